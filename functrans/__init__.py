@@ -1,0 +1,30 @@
+"""functrans: composable function transformations (grad, jvp, vjp, vmap, ...) for NumPy and
+CuPy arrays, in pure Python.
+
+>>> import numpy as np, functrans as ft, functrans.numpy as fnp
+>>> ft.grad(lambda x: fnp.sum(fnp.tanh(x)))(np.zeros(3))
+array([1., 1., 1.])
+"""
+from functrans import core
+from functrans.interpreters import eval as _eval  # installs the base interpreter
+from functrans import primitives as _primitives  # registers every primitive's rules
+from functrans.api import (eval_shape, grad, hessian, jacfwd, jacrev, jvp, linear_transpose,
+                           linearize, make_jaxpr, value_and_grad, vjp, vmap)
+from functrans.core import (ClosedJaxpr, ConcretizationTypeError, Jaxpr, ShapeDtypeStruct,
+                            TracerArrayConversionError, UnexpectedTracerError, check_jaxpr,
+                            float0)
+from functrans.interpreters.eval import eval_jaxpr
+from functrans import lax, tree_util
+from functrans import numpy  # noqa: F401  (also installs the array methods of tracers)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ClosedJaxpr", "ConcretizationTypeError", "Jaxpr", "ShapeDtypeStruct",
+    "TracerArrayConversionError", "UnexpectedTracerError", "check_jaxpr", "eval_jaxpr",
+    "eval_shape", "float0", "grad", "hessian", "jacfwd", "jacrev", "jvp", "lax",
+    "linear_transpose", "linearize", "make_jaxpr", "numpy", "tree_util", "value_and_grad",
+    "vjp", "vmap",
+]
+
+del _eval, _primitives

@@ -1,0 +1,686 @@
+"""The public transforms: jvp, linearize, vjp, grad, value_and_grad, vmap, jacfwd, jacrev,
+hessian, linear_transpose, make_jaxpr and eval_shape.
+
+Each one flattens its pytree arguments, runs a flat transform from ``interpreters/`` and
+unflattens the results; the checks here turn bad input into errors that name the transform,
+the argument and the shapes or dtypes involved.
+"""
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable, Sequence, TypeVar
+
+import numpy as np
+
+from functrans import core
+from functrans.backend import array_module
+from functrans.core import ClosedJaxpr, ShapeDtypeStruct, ShapedArray, float0, get_aval
+from functrans.interpreters import ad, batching, partial_eval, transpose
+from functrans.interpreters.ad import Zero
+from functrans.interpreters.batching import not_mapped
+from functrans.interpreters.eval import eval_jaxpr
+from functrans.primitives import shape as shape_ops
+from functrans.primitives.conversion import zeros_like
+from functrans.tree_util import (PyTreeDef, flatten_up_to, tree_flatten, tree_structure,
+                                 tree_unflatten)
+
+__all__ = ["jvp", "linearize", "vjp", "grad", "value_and_grad", "vmap", "jacfwd", "jacrev",
+           "hessian", "linear_transpose", "make_jaxpr", "eval_shape"]
+
+F = TypeVar("F", bound=Callable)
+
+
+# ------------------------------------------------------------------------------------------
+# Flattening helpers
+# ------------------------------------------------------------------------------------------
+
+
+class _Store:
+    """Records the output structure of a flattened function once it has run."""
+
+    __slots__ = ("out_tree", "aux_tree", "num_out")
+
+    def __init__(self):
+        self.out_tree = self.aux_tree = self.num_out = None
+
+
+def _flatten_fun(fun: Callable, in_tree: PyTreeDef, has_aux: bool = False, name: str = ""
+                 ) -> tuple[Callable, _Store]:
+    """``fun`` as a function of flat leaves returning flat leaves (aux leaves last)."""
+    store = _Store()
+
+    def flat_fun(*leaves):
+        out = fun(*tree_unflatten(in_tree, leaves))
+        aux_leaves: list = []
+        if has_aux:
+            if not (isinstance(out, (tuple, list)) and len(out) == 2):
+                raise TypeError(f"{name}: with has_aux=True the function must return a pair "
+                                f"(output, auxiliary data), got {type(out).__name__}")
+            out, aux = out
+            aux_leaves, store.aux_tree = tree_flatten(aux)
+        out_leaves, store.out_tree = tree_flatten(out)
+        for leaf in out_leaves:
+            _check_leaf(leaf, name, "output")
+        store.num_out = len(out_leaves)
+        return out_leaves + aux_leaves
+
+    return flat_fun, store
+
+
+def _check_leaf(x, name: str, what: str) -> None:
+    try:
+        get_aval(x)
+    except TypeError:
+        raise TypeError(f"{name}: {what} {x!r} of type {type(x).__name__} is not an array; "
+                        "leaves must be NumPy/CuPy arrays or Python scalars") from None
+
+
+def _split_aux(leaves: list, store: _Store):
+    return leaves[:store.num_out], leaves[store.num_out:]
+
+
+def _argnums_tuple(argnums, nargs: int, name: str) -> tuple[int, ...]:
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    for i in nums:
+        if not isinstance(i, (int, np.integer)) or not -nargs <= i < nargs:
+            raise ValueError(f"{name}: argnums {argnums!r} is out of range for a function "
+                             f"called with {nargs} positional argument(s)")
+    return tuple(int(i) % nargs for i in nums)
+
+
+def _partial_over(fun: Callable, args: Sequence, argnums: tuple[int, ...]) -> Callable:
+    """``fun`` as a function of ``args[argnums]`` alone, the other arguments fixed."""
+    def partial_fun(*dyn_args):
+        full = list(args)
+        for i, x in zip(argnums, dyn_args):
+            full[i] = x
+        return fun(*full)
+    return partial_fun
+
+
+def _zeros_for(primal, ct):
+    """A materialized cotangent/tangent: ``ct``, or zeros matching ``primal``."""
+    if type(ct) is not Zero:
+        return ct
+    if ct.aval.dtype == float0:
+        return np.zeros(ct.aval.shape, float0)
+    return zeros_like(primal)
+
+
+def _snapshot(x):
+    # NumPy arrays are mutable: keep our own copy of inputs whose residuals outlive the call.
+    return x.copy() if isinstance(x, np.ndarray) and x.flags.writeable else x
+
+
+# ------------------------------------------------------------------------------------------
+# Forward mode
+# ------------------------------------------------------------------------------------------
+
+
+def _check_tangents(name: str, primals: list, tangents: list, primal_tree, tangent_tree):
+    if primal_tree != tangent_tree:
+        raise TypeError(f"{name}: primal and tangent arguments must have the same tree "
+                        f"structure; primals have {primal_tree}, tangents have {tangent_tree}")
+    out = []
+    for i, (p, t) in enumerate(zip(primals, tangents)):
+        _check_leaf(p, name, "primal")
+        _check_leaf(t, name, "tangent")
+        pa, ta = get_aval(p), get_aval(t)
+        if pa.shape != ta.shape:
+            raise ValueError(f"{name}: primal and tangent leaf {i} must have equal shapes; "
+                             f"got primal shape {pa.shape} and tangent shape {ta.shape}")
+        expected = core.tangent_dtype(pa.dtype)
+        if ta.dtype != expected and not (ta.weak_type and core.is_inexact(expected)):
+            raise TypeError(f"{name}: the tangent of a {pa.dtype.name} primal (leaf {i}) must "
+                            f"have dtype {expected.name if expected != float0 else 'float0'}, "
+                            f"got {ta.dtype.name}")
+        out.append(Zero(core.tangent_aval(pa)) if expected == float0 else t)
+    return out
+
+
+def jvp(fun: Callable, primals: Sequence, tangents: Sequence, has_aux: bool = False):
+    """Forward mode: evaluate ``fun`` and its directional derivative.
+
+    Returns ``(fun(*primals), J·tangents)`` (plus the auxiliary data if ``has_aux``).
+
+    >>> import functrans as ft, functrans.numpy as fnp
+    >>> y, dy = ft.jvp(fnp.sin, (0.0,), (2.0,))
+    >>> float(y), float(dy)
+    (0.0, 2.0)
+    """
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise TypeError("jvp: primal and tangent arguments must be tuples or lists; got "
+                        f"{type(primals).__name__} and {type(tangents).__name__}")
+    primals_flat, in_tree = tree_flatten(tuple(primals))
+    tangents_flat, tangent_tree = tree_flatten(tuple(tangents))
+    tangents_flat = _check_tangents("jvp", primals_flat, tangents_flat, in_tree, tangent_tree)
+    flat_fun, store = _flatten_fun(fun, in_tree, has_aux, "jvp")
+    out_p, out_t = ad.jvp_flat(flat_fun, primals_flat, tangents_flat)
+    out_p, aux = _split_aux(out_p, store)
+    out_t = [_zeros_for(p, t) for p, t in zip(out_p, out_t[:store.num_out])]
+    result = (tree_unflatten(store.out_tree, out_p), tree_unflatten(store.out_tree, out_t))
+    return result + (tree_unflatten(store.aux_tree, aux),) if has_aux else result
+
+
+def linearize(fun: Callable, *primals, has_aux: bool = False):
+    """Evaluate ``fun`` and stage its JVP at ``primals`` as a linear function.
+
+    Type: ``(f, x) -> (f(x), t ↦ ∂f(x)·t)``.  The linear function evaluates a jaxpr of the
+    tangent computation only; the primal work is done once.
+
+    >>> import functrans as ft, functrans.numpy as fnp
+    >>> y, f_jvp = ft.linearize(fnp.exp, 0.0)
+    >>> float(f_jvp(3.0))
+    3.0
+    """
+    primals_flat, in_tree = tree_flatten(primals)
+    for p in primals_flat:
+        _check_leaf(p, "linearize", "primal")
+    primals_flat = [_snapshot(p) for p in primals_flat]
+    flat_fun, store = _flatten_fun(fun, in_tree, has_aux, "linearize")
+    out_p, jaxpr, consts, out_tangents = ad.linearize_flat(flat_fun, primals_flat)
+    out_p, aux = _split_aux(out_p, store)
+    num_out = store.num_out
+
+    def f_jvp(*tangents):
+        tangents_flat, tangent_tree = tree_flatten(tangents)
+        tangents_flat = _check_tangents("linearize", primals_flat, tangents_flat, in_tree,
+                                        tangent_tree)
+        args = [_zeros_for(p, t) for p, t in zip(primals_flat, tangents_flat)]
+        values = iter(eval_jaxpr(jaxpr, consts, *args))
+        outs = [next(values) if t is None else _zeros_for(p, t)
+                for p, t in zip(out_p, out_tangents[:num_out])]
+        return tree_unflatten(store.out_tree, outs)
+
+    result = (tree_unflatten(store.out_tree, out_p), f_jvp)
+    return result + (tree_unflatten(store.aux_tree, aux),) if has_aux else result
+
+
+# ------------------------------------------------------------------------------------------
+# Reverse mode
+# ------------------------------------------------------------------------------------------
+
+
+def _check_cotangents(name: str, outs: list, cts: list, out_tree, ct_tree) -> list:
+    if out_tree != ct_tree:
+        raise TypeError(f"{name}: the cotangent must have the structure of the primal "
+                        f"output {out_tree}, got {ct_tree}")
+    checked = []
+    for i, (o, ct) in enumerate(zip(outs, cts)):
+        _check_leaf(ct, name, "cotangent")
+        oa, ca = get_aval(o), get_aval(ct)
+        if oa.shape != ca.shape:
+            raise ValueError(f"{name}: cotangent leaf {i} has shape {ca.shape}, but the "
+                             f"primal output has shape {oa.shape}")
+        expected = core.tangent_dtype(oa.dtype)
+        if expected == float0:
+            checked.append(Zero(core.tangent_aval(oa)))
+            continue
+        if ca.dtype != expected and not ca.weak_type:
+            raise TypeError(f"{name}: cotangent leaf {i} has dtype {ca.dtype.name}, but the "
+                            f"primal output has dtype {oa.dtype.name}")
+        checked.append(ct)
+    return checked
+
+
+def vjp(fun: Callable, *primals, has_aux: bool = False):
+    """Reverse mode: evaluate ``fun`` and return a function pulling cotangents back.
+
+    Returns ``(fun(*primals), vjp_fun)`` where ``vjp_fun(ct)`` is the tuple of
+    ``ctᵀ·∂fun/∂primals[i]``, one entry per primal (plus aux data if ``has_aux``).  It is
+    linearize followed by transposition of the linear jaxpr.
+
+    >>> import numpy as np, functrans as ft
+    >>> y, f_vjp = ft.vjp(lambda x: x * x, np.array([1.0, 2.0]))
+    >>> f_vjp(np.ones(2))
+    (array([2., 4.]),)
+    """
+    primals_flat, in_tree = tree_flatten(primals)
+    for p in primals_flat:
+        _check_leaf(p, "vjp", "primal")
+    primals_flat = [_snapshot(p) for p in primals_flat]
+    flat_fun, store = _flatten_fun(fun, in_tree, has_aux, "vjp")
+    out_p, pullback = transpose.vjp_flat(flat_fun, primals_flat)
+    out_p, aux = _split_aux(out_p, store)
+
+    def vjp_fun(ct):
+        cts_flat, ct_tree = tree_flatten(ct)
+        cts_flat = _check_cotangents("vjp", out_p, cts_flat, store.out_tree, ct_tree)
+        cts_in = pullback(cts_flat + [Zero.from_value(a) for a in aux])
+        cts_in = [_zeros_for(p, c) for p, c in zip(primals_flat, cts_in)]
+        return tree_unflatten(in_tree, cts_in)
+
+    result = (tree_unflatten(store.out_tree, out_p), vjp_fun)
+    return result + (tree_unflatten(store.aux_tree, aux),) if has_aux else result
+
+
+def _check_grad_inputs(name: str, leaves: list, holomorphic: bool, allow_int: bool) -> None:
+    for x in leaves:
+        _check_leaf(x, name, "argument")
+        dtype = get_aval(x).dtype
+        if holomorphic:
+            if dtype.kind != "c":
+                raise TypeError(f"{name} with holomorphic=True requires complex inputs, got "
+                                f"{dtype.name}")
+        elif dtype.kind == "c":
+            raise TypeError(f"{name} requires real-valued inputs, got {dtype.name}; for "
+                            "holomorphic functions pass holomorphic=True, otherwise split the "
+                            "input into real and imaginary parts")
+        elif not core.is_inexact(dtype) and not allow_int:
+            raise TypeError(f"{name} requires real- or complex-valued inputs (a floating "
+                            f"dtype), got {dtype.name}. To differentiate with respect to "
+                            "integer or boolean inputs, set allow_int=True (their gradient "
+                            "is a float0 zero) or use vjp")
+
+
+def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+                   holomorphic: bool = False, allow_int: bool = False) -> Callable:
+    """Like :func:`grad`, but the function returns ``(value, gradient)``.
+
+    >>> import functrans as ft
+    >>> ft.value_and_grad(lambda x: x ** 3)(2.0)
+    (8.0, 12.0)
+    """
+    name = "grad" if not getattr(fun, "__name__", "") else f"grad of {fun.__name__}"
+
+    @functools.wraps(fun)
+    def value_and_grad_fun(*args, **kwargs):
+        nums = _argnums_tuple(argnums, len(args), "grad")
+        f = _partial_over(functools.partial(fun, **kwargs) if kwargs else fun, args, nums)
+        dyn = tuple(args[i] for i in nums)
+        leaves, in_tree = tree_flatten(dyn)
+        _check_grad_inputs("grad", leaves, holomorphic, allow_int)
+        flat_fun, store = _flatten_fun(f, in_tree, has_aux, "grad")
+        out_p, pullback = transpose.vjp_flat(flat_fun, leaves)
+        if store.num_out != 1:
+            raise TypeError(f"{name}: grad requires a single scalar output, got a pytree "
+                            f"with {store.num_out} leaves ({store.out_tree})")
+        value, aux = out_p[0], out_p[1:]
+        aval = get_aval(value)
+        if aval.shape != ():
+            raise TypeError(f"{name}: grad requires a scalar output, got shape {aval.shape}. "
+                            "Use vjp, jacrev or jacfwd for non-scalar outputs")
+        if holomorphic:
+            if aval.dtype.kind != "c":
+                raise TypeError(f"{name} with holomorphic=True requires a complex output, got "
+                                f"{aval.dtype.name}")
+        elif not (core.is_inexact(aval.dtype) and aval.dtype.kind != "c"):
+            raise TypeError(f"{name}: grad requires a real-valued floating output, got "
+                            f"{aval.dtype.name}" + ("; for holomorphic functions pass "
+                                                    "holomorphic=True" if aval.dtype.kind == "c"
+                                                    else ""))
+        one = aval.dtype.type(1)
+        cts = pullback([one] + [Zero.from_value(a) for a in aux])
+        grads = tree_unflatten(in_tree, [_zeros_for(p, c) for p, c in zip(leaves, cts)])
+        g = grads[0] if isinstance(argnums, int) else grads
+        if has_aux:
+            return (value, tree_unflatten(store.aux_tree, aux)), g
+        return value, g
+
+    return value_and_grad_fun
+
+
+def grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+         holomorphic: bool = False, allow_int: bool = False) -> Callable:
+    """The gradient of a scalar function with respect to positional argument(s) ``argnums``.
+
+    >>> import functrans as ft, functrans.numpy as fnp
+    >>> ft.grad(fnp.sin)(0.0)
+    1.0
+    >>> ft.grad(lambda x, y: x * y, argnums=(0, 1))(2.0, 3.0)
+    (3.0, 2.0)
+    """
+    vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
+
+    @functools.wraps(fun)
+    def grad_fun(*args, **kwargs):
+        out = vg(*args, **kwargs)
+        if has_aux:
+            (_, aux), g = out
+            return g, aux
+        return out[1]
+
+    return grad_fun
+
+
+# ------------------------------------------------------------------------------------------
+# Batching
+# ------------------------------------------------------------------------------------------
+
+
+def _broadcast_prefix(name: str, what: str, prefix, tree) -> list:
+    """One entry of ``prefix`` per leaf of ``tree`` (``prefix`` is a tree prefix of it)."""
+    prefix_leaves, prefix_tree = tree_flatten(prefix, is_leaf=lambda x: x is None)
+    try:
+        subtrees = flatten_up_to(prefix_tree, tree)
+    except ValueError as e:
+        raise ValueError(f"{name}: {what} {prefix!r} must be a tree prefix of the value it "
+                         f"applies to, of structure {tree_structure(tree)} ({e})") from None
+    out = []
+    for axis, sub in zip(prefix_leaves, subtrees):
+        out.extend([axis] * len(tree_flatten(sub)[0]))
+    return out
+
+
+def vmap(fun: F, in_axes: int | None | Sequence[Any] = 0, out_axes: Any = 0,
+         axis_size: int | None = None) -> F:
+    """Vectorize ``fun`` over a batch axis of its arguments.
+
+    ``in_axes``: an int, None, or a tuple with one entry (a pytree prefix) per positional
+    argument saying which axis of each leaf is mapped (None: not mapped).  ``out_axes``
+    likewise for the output.
+
+    >>> import numpy as np, functrans as ft, functrans.numpy as fnp
+    >>> ft.vmap(fnp.dot, in_axes=(0, None))(np.eye(2), np.array([1.0, 2.0]))
+    array([1., 2.])
+    """
+    if not (in_axes is None or isinstance(in_axes, (int, tuple, list, dict))):
+        raise TypeError(f"vmap: in_axes must be an int, None, or a tuple of entries per "
+                        f"positional argument, got {in_axes!r}")
+
+    @functools.wraps(fun)
+    def batched_fun(*args):
+        if isinstance(in_axes, list) and len(in_axes) == len(args):
+            axes_prefix = tuple(in_axes)
+        elif isinstance(in_axes, (tuple, list)):
+            if len(in_axes) != len(args):
+                raise ValueError(f"vmap: in_axes has {len(in_axes)} entries but the function "
+                                 f"was called with {len(args)} positional arguments")
+            axes_prefix = tuple(in_axes)
+        else:
+            axes_prefix = (in_axes,) * len(args)
+        args_flat, in_tree = tree_flatten(args)
+        dims = _broadcast_prefix("vmap", "in_axes", axes_prefix, args)
+        size, dims = _mapped_size(args_flat, dims, axis_size)
+        flat_fun, store = _flatten_fun(fun, in_tree, name="vmap")
+        outs, out_dims = batching.batch_flat(flat_fun, size, args_flat, dims)
+        target = _broadcast_prefix("vmap", "out_axes", out_axes,
+                                   tree_unflatten(store.out_tree, outs))
+        moved = [_move_batch_axis(x, d, t, size) for x, d, t in zip(outs, out_dims, target)]
+        return tree_unflatten(store.out_tree, moved)
+
+    return batched_fun
+
+
+def _mapped_size(args_flat: list, dims: list, axis_size: int | None):
+    sizes, normalized = [], []
+    for i, (x, d) in enumerate(zip(args_flat, dims)):
+        _check_leaf(x, "vmap", "argument")
+        if d is None:
+            normalized.append(not_mapped)
+            continue
+        shape = get_aval(x).shape
+        if not isinstance(d, (int, np.integer)) or not -len(shape) <= d < len(shape):
+            raise ValueError(f"vmap: in_axes {d!r} is out of range for argument leaf {i} of "
+                             f"shape {shape} (rank {len(shape)})")
+        d = int(d) % len(shape)
+        sizes.append((i, shape[d], d, shape))
+        normalized.append(d)
+    if not sizes:
+        if axis_size is None:
+            raise ValueError("vmap: no argument is mapped (all in_axes are None); pass "
+                             "axis_size to say how many batch members to make")
+        return int(axis_size), normalized
+    size = sizes[0][1] if axis_size is None else int(axis_size)
+    if any(s != size for _, s, _, _ in sizes):
+        detail = "; ".join(f"leaf {i} of shape {shape} has size {s} on axis {d}"
+                           for i, s, d, shape in sizes)
+        raise ValueError(f"vmap got inconsistent sizes for the mapped axes: {detail}"
+                         + (f" (axis_size={axis_size})" if axis_size is not None else ""))
+    return size, normalized
+
+
+def _move_batch_axis(x, dim, target, size: int):
+    if target is None:
+        if dim is not not_mapped:
+            raise ValueError("vmap: an output is batched, but its out_axes is None; only "
+                             "outputs that do not depend on mapped inputs may use None")
+        return x
+    ndim = len(get_aval(x).shape) + (dim is not_mapped)
+    if not -ndim <= target < ndim:
+        raise ValueError(f"vmap: out_axes {target} is out of range for an output of rank "
+                         f"{ndim - 1} (plus the batch axis)")
+    target %= ndim
+    if dim is not_mapped:
+        x = shape_ops.broadcast(x, (size,))
+        dim = 0
+    return shape_ops.moveaxis(x, dim, target)
+
+
+# ------------------------------------------------------------------------------------------
+# Jacobians
+# ------------------------------------------------------------------------------------------
+
+
+def _std_basis(leaves: list, name: str):
+    """Unit vectors for all input elements: per leaf, an array of shape (N, *leaf.shape)."""
+    sizes = [get_aval(x).size for x in leaves]
+    total = sum(sizes)
+    xp = array_module(*leaves)
+    out, offset = [], 0
+    for x, n in zip(leaves, sizes):
+        aval = get_aval(x)
+        basis = xp.zeros((total, n), dtype=aval.dtype)
+        basis[offset:offset + n] = xp.eye(n, dtype=aval.dtype)
+        out.append(basis.reshape((total,) + aval.shape))
+        offset += n
+    return out, sizes
+
+
+def _split_jacobian(jac, axis: int, sizes: list, shapes: list) -> list:
+    """Split axis ``axis`` of size sum(sizes) into blocks reshaped to ``shapes``."""
+    pieces, offset = [], 0
+    jac_shape = get_aval(jac).shape
+    for n, shp in zip(sizes, shapes):
+        start = [0] * len(jac_shape)
+        limit = list(jac_shape)
+        start[axis], limit[axis] = offset, offset + n
+        block = shape_ops.slice(jac, start, limit)
+        pieces.append(shape_ops.reshape(block, jac_shape[:axis] + tuple(shp) + jac_shape[axis + 1:]))
+        offset += n
+    return pieces
+
+
+def _check_jac_inputs(name: str, leaves: list, holomorphic: bool) -> None:
+    for x in leaves:
+        _check_leaf(x, name, "argument")
+        dtype = get_aval(x).dtype
+        if holomorphic and dtype.kind != "c":
+            raise TypeError(f"{name} with holomorphic=True requires complex inputs, got "
+                            f"{dtype.name}")
+        if not holomorphic and not (core.is_inexact(dtype) and dtype.kind != "c"):
+            raise TypeError(f"{name} requires real-valued floating inputs, got {dtype.name}"
+                            + ("; for holomorphic functions pass holomorphic=True"
+                               if dtype.kind == "c" else ""))
+
+
+def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+           holomorphic: bool = False) -> Callable:
+    """The Jacobian of ``fun`` by forward mode (vmap of jvp over input unit vectors).
+
+    The result has the output's structure outside and the input's inside; each block has
+    shape ``out.shape + in.shape``.
+
+    >>> import numpy as np, functrans as ft, functrans.numpy as fnp
+    >>> ft.jacfwd(lambda x: x ** 2)(np.array([1.0, 2.0]))
+    array([[2., 0.],
+           [0., 4.]])
+    """
+    def jac_fun(*args):
+        nums = _argnums_tuple(argnums, len(args), "jacfwd")
+        dyn = tuple(args[i] for i in nums)
+        leaves, in_tree = tree_flatten(dyn)
+        _check_jac_inputs("jacfwd", leaves, holomorphic)
+        flat_fun, store = _flatten_fun(_partial_over(fun, args, nums), in_tree, has_aux,
+                                       "jacfwd")
+        basis, sizes = _std_basis(leaves, "jacfwd")
+
+        def pushforward(*tangents):
+            out_p, out_t = ad.jvp_flat(flat_fun, leaves, list(tangents))
+            return out_p, [_zeros_for(p, t) for p, t in zip(out_p, out_t)]
+
+        # The values do not depend on the tangents, so they come out unbatched.
+        values, jac_flat = vmap(pushforward, out_axes=(None, 0))(*basis)
+        outs, aux = _split_aux(values, store)
+        jac_flat = jac_flat[:store.num_out]
+        return _assemble(store, outs, aux, jac_flat, sizes, leaves, in_tree, argnums, has_aux,
+                         axis_first=True)
+
+    return jac_fun
+
+
+def _assemble(store, outs, aux, jac_flat, sizes, leaves, in_tree, argnums, has_aux, axis_first):
+    in_shapes = [get_aval(x).shape for x in leaves]
+    blocks = []
+    for out, jac in zip(outs, jac_flat):
+        out_shape = get_aval(out).shape
+        if axis_first:  # jac: (N, *out_shape) -> (*out_shape, N)
+            jac = shape_ops.moveaxis(jac, 0, len(out_shape))
+            parts = _split_jacobian(jac, len(out_shape), sizes, in_shapes)
+        else:
+            parts = jac  # already one block per input, shaped (*out_shape, *in_shape)
+        per_input = tree_unflatten(in_tree, parts)
+        blocks.append(per_input[0] if isinstance(argnums, int) else per_input)
+    result = tree_unflatten(store.out_tree, blocks)
+    return (result, tree_unflatten(store.aux_tree, aux)) if has_aux else result
+
+
+def jacrev(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+           holomorphic: bool = False, allow_int: bool = False) -> Callable:
+    """The Jacobian of ``fun`` by reverse mode (vmap of the pullback over output unit
+    vectors); same layout as :func:`jacfwd`.
+
+    >>> import numpy as np, functrans as ft
+    >>> ft.jacrev(lambda x: x[0] * x[1])(np.array([2.0, 3.0]))
+    array([3., 2.])
+    """
+    def jac_fun(*args):
+        nums = _argnums_tuple(argnums, len(args), "jacrev")
+        dyn = tuple(args[i] for i in nums)
+        leaves, in_tree = tree_flatten(dyn)
+        _check_jac_inputs("jacrev", leaves, holomorphic)
+        flat_fun, store = _flatten_fun(_partial_over(fun, args, nums), in_tree, has_aux,
+                                       "jacrev")
+        values, pullback = transpose.vjp_flat(flat_fun, leaves)
+        outs, aux = _split_aux(values, store)
+        for out in outs:
+            dtype = get_aval(out).dtype
+            if not holomorphic and not (core.is_inexact(dtype) and dtype.kind != "c"):
+                raise TypeError(f"jacrev requires real-valued floating outputs, got "
+                                f"{dtype.name}")
+        basis, sizes = _std_basis(outs, "jacrev")
+
+        def pull(*cts):
+            cts_in = pullback(list(cts) + [Zero.from_value(a) for a in aux])
+            return [_zeros_for(p, c) for p, c in zip(leaves, cts_in)]
+
+        per_input = vmap(pull)(*basis)  # per input leaf: (N_out, *in_shape)
+        out_shapes = [get_aval(o).shape for o in outs]
+        # Split the output axis: for each output, blocks (out_shape + in_shape) per input.
+        split = [_split_jacobian(j, 0, sizes, out_shapes) for j in per_input]
+        jac_flat = [[split[k][i] for k in range(len(leaves))] for i in range(len(outs))]
+        return _assemble(store, outs, aux, jac_flat, sizes, leaves, in_tree, argnums, has_aux,
+                         axis_first=False)
+
+    return jac_fun
+
+
+def hessian(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+            holomorphic: bool = False) -> Callable:
+    """The Hessian of a scalar function: ``jacfwd(jacrev(fun))``.
+
+    >>> import numpy as np, functrans as ft, functrans.numpy as fnp
+    >>> ft.hessian(lambda x: fnp.sum(x ** 3))(np.array([1.0, 2.0]))
+    array([[ 6.,  0.],
+           [ 0., 12.]])
+    """
+    return jacfwd(jacrev(fun, argnums, has_aux, holomorphic), argnums, has_aux, holomorphic)
+
+
+# ------------------------------------------------------------------------------------------
+# Staging
+# ------------------------------------------------------------------------------------------
+
+
+def _abstractify(x) -> ShapedArray:
+    if isinstance(x, ShapeDtypeStruct):
+        return ShapedArray(x.shape, x.dtype, x.weak_type)
+    return get_aval(x)
+
+
+def _trace(fun: Callable, args: tuple, name: str, static_argnums=()):
+    static = set(_argnums_tuple(static_argnums, len(args), name)) if static_argnums != () else set()
+    dyn_nums = tuple(i for i in range(len(args)) if i not in static)
+    dyn = tuple(args[i] for i in dyn_nums)
+    leaves, in_tree = tree_flatten(dyn)
+    for x in leaves:
+        if not isinstance(x, ShapeDtypeStruct):
+            _check_leaf(x, name, "argument")
+    flat_fun, store = _flatten_fun(_partial_over(fun, args, dyn_nums), in_tree, name=name)
+    closed, out_avals = partial_eval.trace_to_jaxpr(flat_fun, [_abstractify(x) for x in leaves])
+    return closed, out_avals, store, in_tree
+
+
+def make_jaxpr(fun: Callable, static_argnums: int | Sequence[int] = (),
+               return_shape: bool = False) -> Callable[..., ClosedJaxpr]:
+    """A function returning the jaxpr of ``fun`` traced at its arguments' shapes and dtypes.
+
+    >>> import numpy as np, functrans as ft, functrans.numpy as fnp
+    >>> print(ft.make_jaxpr(fnp.sin)(np.zeros(3)))
+    { lambda ; a:f64[3]. let
+        b:f64[3] = sin a
+      in (b,) }
+    """
+    def make_jaxpr_fun(*args):
+        closed, out_avals, store, _ = _trace(fun, args, "make_jaxpr", static_argnums)
+        if return_shape:
+            shapes = [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type) for a in out_avals]
+            return closed, tree_unflatten(store.out_tree, shapes)
+        return closed
+
+    return make_jaxpr_fun
+
+
+def eval_shape(fun: Callable, *args):
+    """The shapes and dtypes of ``fun(*args)``, found by tracing without computing.
+
+    >>> import numpy as np, functrans as ft, functrans.numpy as fnp
+    >>> ft.eval_shape(fnp.dot, ft.ShapeDtypeStruct((2, 3), np.float32), np.ones(3, np.float32))
+    ShapeDtypeStruct(shape=(2,), dtype=float32)
+    """
+    _, out_avals, store, _ = _trace(fun, args, "eval_shape")
+    return tree_unflatten(store.out_tree,
+                          [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type) for a in out_avals])
+
+
+def linear_transpose(fun: Callable, *primals) -> Callable:
+    """The transpose of a linear function, traced at the shapes and dtypes of ``primals``.
+
+    >>> import numpy as np, functrans as ft
+    >>> f_t = ft.linear_transpose(lambda x: 2.0 * x, np.zeros(2))
+    >>> f_t(np.array([1.0, 3.0]))
+    (array([2., 6.]),)
+    """
+    closed, out_avals, store, in_tree = _trace(fun, primals, "linear_transpose")
+    in_avals = closed.in_avals
+    for aval in in_avals:
+        if not core.is_inexact(aval.dtype):
+            raise TypeError(f"linear_transpose requires floating inputs, got {aval.dtype.name}")
+
+    def transposed(*cts):
+        ct = cts[0] if len(cts) == 1 else cts
+        cts_flat, ct_tree = tree_flatten(ct)
+        if ct_tree != store.out_tree:
+            raise TypeError(f"linear_transpose: cotangent structure {ct_tree} differs from "
+                            f"the output structure {store.out_tree}")
+        for i, (c, aval) in enumerate(zip(cts_flat, out_avals)):
+            if get_aval(c).shape != aval.shape:
+                raise ValueError(f"linear_transpose: cotangent leaf {i} has shape "
+                                 f"{get_aval(c).shape}, expected {aval.shape}")
+        undefined = [transpose.UndefinedPrimal(a) for a in in_avals]
+        cts_in = transpose.backward_pass(closed.jaxpr, closed.consts, undefined, cts_flat)
+        return tree_unflatten(in_tree, [
+            np.zeros(a.shape, a.dtype) if type(c) is Zero else c for c, a in zip(cts_in, in_avals)])
+
+    return transposed
+

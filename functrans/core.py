@@ -1,0 +1,538 @@
+"""The core of functrans: abstract values, tracers, the interpreter stack and jaxprs.
+
+Grammar of the IR (a jaxpr is a typed, first-order, single-assignment program)::
+
+    jaxpr    ::= { lambda constvar* ; invar* . let eqn* in ( atom* ) }
+    eqn      ::= outvar* = primitive[params] atom*
+    atom     ::= var | literal
+    var      ::= name:type            e.g.  b:f64[3,4]
+    literal  ::= a Python or NumPy scalar
+
+Every value flowing through a transformed function is either a concrete array (NumPy,
+CuPy, or a Python scalar) or a ``Tracer`` owned by one ``Trace``.  Traces form a per-thread
+stack; ``Primitive.bind`` hands an operation to the innermost (highest-level) trace among its
+arguments, so nested transforms never confuse each other's tracers.
+"""
+from __future__ import annotations
+
+import itertools
+import threading
+from contextlib import contextmanager
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+__all__ = [
+    "ShapedArray", "ShapeDtypeStruct", "Primitive", "Trace", "Tracer", "get_aval",
+    "Var", "Literal", "JaxprEqn", "Jaxpr", "ClosedJaxpr", "check_jaxpr", "float0",
+    "ConcretizationTypeError", "UnexpectedTracerError", "TracerArrayConversionError",
+]
+
+# ------------------------------------------------------------------------------------------
+# Errors
+# ------------------------------------------------------------------------------------------
+
+
+class ConcretizationTypeError(TypeError):
+    """Python needed a concrete value (for ``bool``, ``int``, an index) of an abstract tracer."""
+
+
+class TracerArrayConversionError(TypeError):
+    """A tracer was passed where a concrete NumPy array is required (e.g. ``np.asarray``)."""
+
+
+class UnexpectedTracerError(RuntimeError):
+    """A tracer was used after the transform that created it had finished (a leak)."""
+
+
+# ------------------------------------------------------------------------------------------
+# Dtypes and abstract values
+# ------------------------------------------------------------------------------------------
+
+#: The dtype of tangents and cotangents of integer and boolean values (as in JAX).
+float0 = np.dtype([("float0", np.void, 0)])
+
+_PY_SCALAR_DTYPES = {
+    int: np.dtype(np.int64), float: np.dtype(np.float64), complex: np.dtype(np.complex128),
+    bool: np.dtype(np.bool_),
+}
+python_scalar_types = frozenset(_PY_SCALAR_DTYPES)
+# A weakly typed value stands for a Python scalar in NumPy's (NEP 50) promotion rules.
+_WEAK_REPRESENTATIVE = {"b": False, "i": 0, "u": 0, "f": 0.0, "c": 0j}
+_SHORT_DTYPE = {"float": "f", "int": "i", "uint": "u", "complex": "c"}
+
+
+def is_inexact(dtype) -> bool:
+    return np.issubdtype(dtype, np.inexact)
+
+
+def short_dtype_name(dtype: np.dtype) -> str:
+    if dtype == float0:
+        return "float0"
+    if dtype == np.bool_:
+        return "bool"
+    name = dtype.name
+    for long, short in _SHORT_DTYPE.items():
+        if name.startswith(long) and name[len(long):].isdigit():
+            return short + name[len(long):]
+    return name
+
+
+class ShapedArray:
+    """The abstract value of an array: its shape, dtype and whether its type is weak.
+
+    A weak type marks a value that came from a Python scalar: ``x_f32 * 2.0`` stays float32.
+    """
+
+    __slots__ = ("shape", "dtype", "weak_type")
+
+    def __init__(self, shape, dtype, weak_type: bool = False):
+        self.shape = tuple(int(d) for d in shape)
+        self.dtype = np.dtype(dtype)
+        self.weak_type = bool(weak_type)
+
+    ndim = property(lambda self: len(self.shape))
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    def update(self, shape=None, dtype=None, weak_type=None) -> ShapedArray:
+        return ShapedArray(self.shape if shape is None else shape,
+                           self.dtype if dtype is None else dtype,
+                           self.weak_type if weak_type is None else weak_type)
+
+    def strip_weak_type(self) -> ShapedArray:
+        return self.update(weak_type=False) if self.weak_type else self
+
+    def __eq__(self, other):
+        return (type(other) is ShapedArray and self.shape == other.shape
+                and self.dtype == other.dtype and self.weak_type == other.weak_type)
+
+    def __hash__(self):
+        return hash((self.shape, self.dtype, self.weak_type))
+
+    def str_short(self) -> str:
+        return f"{short_dtype_name(self.dtype)}[{','.join(map(str, self.shape))}]"
+
+    def __repr__(self):
+        weak = ", weak_type=True" if self.weak_type else ""
+        return f"ShapedArray({self.shape}, {self.dtype}{weak})"
+
+
+class ShapeDtypeStruct:
+    """A shape and dtype standing in for an array, e.g. as an argument to ``make_jaxpr``."""
+
+    __slots__ = ("shape", "dtype", "weak_type")
+
+    def __init__(self, shape, dtype, weak_type: bool = False):
+        self.shape = tuple(shape)
+        self.dtype = np.dtype(dtype)
+        self.weak_type = weak_type
+
+    ndim = property(lambda self: len(self.shape))
+    size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
+
+    def __eq__(self, other):
+        return (isinstance(other, ShapeDtypeStruct) and self.shape == other.shape
+                and self.dtype == other.dtype)
+
+    def __hash__(self):
+        return hash((self.shape, self.dtype))
+
+    def __repr__(self):
+        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name})"
+
+
+def get_aval(x) -> ShapedArray:
+    """The abstract value of a tracer, an array or a scalar."""
+    if isinstance(x, Tracer):
+        return x.aval
+    t = type(x)
+    if t in _PY_SCALAR_DTYPES:
+        return ShapedArray((), _PY_SCALAR_DTYPES[t], weak_type=t is not bool)
+    try:
+        return ShapedArray(x.shape, x.dtype)
+    except AttributeError:
+        raise TypeError(f"Value {x!r} of type {t.__name__} is not a valid functrans array "
+                        "type; pass NumPy or CuPy arrays, Python scalars, or pytrees of them."
+                        ) from None
+
+
+def tangent_dtype(dtype: np.dtype) -> np.dtype:
+    return dtype if is_inexact(dtype) else float0
+
+
+def tangent_aval(aval: ShapedArray) -> ShapedArray:
+    return aval if is_inexact(aval.dtype) else ShapedArray(aval.shape, float0)
+
+
+def result_type(*avals: ShapedArray) -> tuple[np.dtype, bool]:
+    """NumPy's promotion of the given abstract values; weak only if all inputs are weak."""
+    strong = [a.dtype for a in avals if not a.weak_type]
+    if not strong:
+        return np.result_type(*[a.dtype for a in avals]), True
+    weak = [_WEAK_REPRESENTATIVE[a.dtype.kind] for a in avals if a.weak_type]
+    return np.result_type(*strong, *weak), False
+
+
+def is_python_scalar(x) -> bool:
+    return type(x) in _PY_SCALAR_DTYPES
+
+
+# ------------------------------------------------------------------------------------------
+# Primitives and their rule tables
+# ------------------------------------------------------------------------------------------
+
+#: primitive -> impl(*args, **params) -> array (or list of arrays if multiple_results)
+impl_rules: dict[Primitive, Callable] = {}
+#: primitive -> abstract_eval(*avals, **params) -> ShapedArray (or list)
+abstract_eval_rules: dict[Primitive, Callable] = {}
+
+
+class Primitive:
+    """A named operation.  Its behaviour under each interpreter lives in rule tables."""
+
+    __slots__ = ("name", "multiple_results")
+
+    def __init__(self, name: str, multiple_results: bool = False):
+        self.name = name
+        self.multiple_results = multiple_results
+
+    def __repr__(self):
+        return self.name
+
+    def bind(self, *args, **params):
+        return find_top_trace(args).process_primitive(self, args, params)
+
+    def abstract_eval(self, *avals, **params):
+        try:
+            rule = abstract_eval_rules[self]
+        except KeyError:
+            raise NotImplementedError(f"Abstract evaluation for '{self.name}' not implemented"
+                                      ) from None
+        return rule(*avals, **params)
+
+    def impl(self, *args, **params):
+        try:
+            rule = impl_rules[self]
+        except KeyError:
+            raise NotImplementedError(f"Evaluation rule for '{self.name}' not implemented"
+                                      ) from None
+        return rule(*args, **params)
+
+
+def abstract_eval_out_avals(prim: Primitive, avals, params) -> list[ShapedArray]:
+    out = prim.abstract_eval(*avals, **params)
+    return list(out) if prim.multiple_results else [out]
+
+
+# ------------------------------------------------------------------------------------------
+# Traces, tracers and the per-thread interpreter stack
+# ------------------------------------------------------------------------------------------
+
+
+class Trace:
+    """One active transform.  ``level`` is its position in the thread's trace stack."""
+
+    __slots__ = ("level", "__weakref__")
+
+    def __init__(self, level: int):
+        self.level = level
+
+    def process_primitive(self, prim: Primitive, args: Sequence, params: dict):
+        raise NotImplementedError
+
+    def __repr__(self):
+        return f"{type(self).__name__}(level={self.level})"
+
+
+class Tracer:
+    """An abstract array value owned by a trace; behaves like an array in Python code."""
+
+    __slots__ = ("_trace",)
+    __array_priority__ = 1000
+    __array_ufunc__ = None  # make `ndarray + tracer` defer to `tracer.__radd__`
+
+    @property
+    def aval(self) -> ShapedArray:
+        raise NotImplementedError
+
+    shape = property(lambda self: self.aval.shape)
+    dtype = property(lambda self: self.aval.dtype)
+    ndim = property(lambda self: self.aval.ndim)
+    size = property(lambda self: self.aval.size)
+    weak_type = property(lambda self: self.aval.weak_type)
+
+    def to_concrete_value(self, context: str):
+        """The concrete value behind this tracer, or a ConcretizationTypeError."""
+        raise ConcretizationTypeError(
+            f"Abstract tracer value encountered where a concrete value is expected ({context}):"
+            f" {self.aval.str_short()} traced by {type(self._trace).__name__}.\n"
+            "The value depends on a traced input, so Python control flow cannot branch on it "
+            "here. Use functrans.lax.cond / lax.select (functrans.numpy.where) for branches, "
+            "lax.while_loop / lax.fori_loop for loops, or mark the argument as static.")
+
+    def __bool__(self):
+        return bool(self.to_concrete_value("the truth value of a tracer, e.g. in `if x:`"))
+
+    def __int__(self):
+        return int(self.to_concrete_value("int() of a tracer"))
+
+    def __float__(self):
+        return float(self.to_concrete_value("float() of a tracer"))
+
+    def __complex__(self):
+        return complex(self.to_concrete_value("complex() of a tracer"))
+
+    def __index__(self):
+        return int(self.to_concrete_value("a tracer used as an index (__index__)"))
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of unsized object (a 0-d tracer)")
+        return self.shape[0]
+
+    def __iter__(self):
+        if not self.shape:
+            raise TypeError("iteration over a 0-d tracer")
+        return (self[i] for i in range(self.shape[0]))
+
+    def __array__(self, *args, **kwargs):
+        raise TracerArrayConversionError(
+            f"A tracer ({self.aval.str_short()}) cannot be converted to a NumPy array: it is an "
+            "abstract value inside a transform. Use functrans.numpy functions instead of numpy "
+            "ones on traced values.")
+
+    __hash__ = None  # like arrays, tracers define elementwise __eq__ and are unhashable
+
+    def __repr__(self):
+        return f"{type(self).__name__}<{self.aval.str_short()}>"
+
+
+class _TraceState(threading.local):
+    """The interpreter stack of one thread.  Level 0 is plain evaluation."""
+
+    def __init__(self):
+        base = _base_trace_type(0)
+        self.stack: list[Trace] = [base]
+        self.dynamic: Trace = base  # the trace that takes operations on constants
+
+
+_base_trace_type: type | None = None
+_state: _TraceState | None = None
+
+
+def set_base_trace_type(trace_type: type) -> None:
+    global _base_trace_type, _state
+    _base_trace_type = trace_type
+    _state = _TraceState()
+
+
+def trace_stack() -> list[Trace]:
+    return _state.stack
+
+
+@contextmanager
+def new_trace(trace_type: type, *args, dynamic: bool = False, **kwargs):
+    """Push a new trace on this thread's stack for the duration of a transform."""
+    state = _state
+    level = len(state.stack)
+    trace = trace_type(level, *args, **kwargs)
+    state.stack.append(trace)
+    previous_dynamic = state.dynamic
+    if dynamic:
+        state.dynamic = trace
+    try:
+        yield trace
+    finally:
+        # Restore the stack even if the transform raised, so the next call starts clean.
+        del state.stack[level:]
+        state.dynamic = previous_dynamic
+
+
+def _leaked_tracer_error(tracer: Tracer) -> UnexpectedTracerError:
+    return UnexpectedTracerError(
+        f"Encountered a tracer ({tracer.aval.str_short()}, from {tracer._trace!r}) outside the "
+        "transform that created it. It leaked, e.g. by being stored in a global, a closure "
+        "or an attribute during a transformed call, and is now used after that transform "
+        "ended. Return values from the transformed function instead of storing them.")
+
+
+def find_top_trace(args) -> Trace:
+    state = _state
+    top = state.dynamic
+    level = top.level
+    stack = state.stack
+    for x in args:
+        if isinstance(x, Tracer):
+            trace = x._trace
+            lvl = trace.level
+            if lvl >= len(stack) or stack[lvl] is not trace:
+                raise _leaked_tracer_error(x)
+            if lvl > level:
+                top, level = trace, lvl
+    return top
+
+
+# ------------------------------------------------------------------------------------------
+# Jaxprs
+# ------------------------------------------------------------------------------------------
+
+
+class Var:
+    """A jaxpr variable; identity is the object itself.  Names are given when printed."""
+
+    __slots__ = ("aval",)
+
+    def __init__(self, aval: ShapedArray):
+        self.aval = aval
+
+    def __repr__(self):
+        return f"Var({self.aval.str_short()})"
+
+
+class Literal:
+    """A scalar constant written inline in a jaxpr."""
+
+    __slots__ = ("val", "aval")
+
+    def __init__(self, val, aval: ShapedArray):
+        self.val = val
+        self.aval = aval
+
+    def __repr__(self):
+        return f"Literal({self.val!r})"
+
+
+class JaxprEqn:
+    __slots__ = ("primitive", "invars", "params", "outvars")
+
+    def __init__(self, primitive: Primitive, invars: list, params: dict, outvars: list[Var]):
+        self.primitive = primitive
+        self.invars = invars
+        self.params = params
+        self.outvars = outvars
+
+
+class Jaxpr:
+    __slots__ = ("constvars", "invars", "eqns", "outvars")
+
+    def __init__(self, constvars, invars, eqns, outvars):
+        self.constvars = list(constvars)
+        self.invars = list(invars)
+        self.eqns = list(eqns)
+        self.outvars = list(outvars)
+
+    in_avals = property(lambda self: [v.aval for v in self.invars])
+    out_avals = property(lambda self: [v.aval for v in self.outvars])
+
+    def __str__(self):
+        return pp_jaxpr(self)
+
+    __repr__ = __str__
+
+
+class ClosedJaxpr:
+    """A jaxpr together with the values of its constvars."""
+
+    __slots__ = ("jaxpr", "consts")
+
+    def __init__(self, jaxpr: Jaxpr, consts: Sequence):
+        assert len(jaxpr.constvars) == len(consts), (len(jaxpr.constvars), len(consts))
+        self.jaxpr = jaxpr
+        self.consts = list(consts)
+
+    in_avals = property(lambda self: self.jaxpr.in_avals)
+    out_avals = property(lambda self: self.jaxpr.out_avals)
+    eqns = property(lambda self: self.jaxpr.eqns)
+
+    def __str__(self):
+        return pp_jaxpr(self.jaxpr)
+
+    __repr__ = __str__
+
+
+def _var_names():
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    for n in itertools.count(1):
+        for chars in itertools.product(letters, repeat=n):
+            yield "".join(chars)
+
+
+def _pp_param(value) -> str:
+    if isinstance(value, np.dtype):
+        return short_dtype_name(value)
+    if isinstance(value, (Jaxpr, ClosedJaxpr)):
+        return "{ " + str(value).strip().replace("\n", "\n  ") + " }"
+    return repr(value)
+
+
+def pp_jaxpr(jaxpr: Jaxpr) -> str:
+    names: dict[Var, str] = {}
+    fresh = _var_names()
+
+    def binder(v: Var) -> str:
+        assert v not in names, "jaxpr variable bound twice"
+        names[v] = next(fresh)
+        return f"{names[v]}:{v.aval.str_short()}"
+
+    def atom(x) -> str:
+        if isinstance(x, Literal):
+            return repr(x.val.item() if isinstance(x.val, (np.ndarray, np.generic)) else x.val)
+        return names.get(x, "?")
+
+    consts = " ".join(binder(v) for v in jaxpr.constvars)
+    ins = " ".join(binder(v) for v in jaxpr.invars)
+    lines = []
+    for eqn in jaxpr.eqns:
+        args = " ".join(atom(x) for x in eqn.invars)
+        params = ", ".join(f"{k}={_pp_param(v)}" for k, v in eqn.params.items())
+        rhs = eqn.primitive.name + (f"[{params}]" if params else "") + (f" {args}" if args else "")
+        outs = " ".join(binder(v) for v in eqn.outvars)
+        lines.append(f"    {outs} = {rhs}")
+    outs = " ".join(atom(x) for x in jaxpr.outvars)
+    head = f"{{ lambda {consts}; {ins}. let" if consts else f"{{ lambda ; {ins}. let"
+    return "\n".join([head, *lines, f"  in ({outs},) }}"])
+
+
+class JaxprTypeError(TypeError):
+    """A jaxpr failed the type checker."""
+
+
+def check_jaxpr(jaxpr: Jaxpr) -> None:
+    """Type-check a jaxpr: single assignment, use after definition, and every equation's
+    output types equal to its primitive's abstract evaluation of its input types."""
+    env: set[Var] = set()
+
+    def bind(v: Var):
+        if not isinstance(v, Var):
+            raise JaxprTypeError(f"binder {v!r} is not a Var")
+        if v in env:
+            raise JaxprTypeError(f"variable {v!r} is bound twice")
+        env.add(v)
+
+    def read(x) -> ShapedArray:
+        if isinstance(x, Literal):
+            return x.aval
+        if x not in env:
+            raise JaxprTypeError(f"variable {x!r} is used before it is defined")
+        return x.aval
+
+    for v in jaxpr.constvars:
+        bind(v)
+    for v in jaxpr.invars:
+        bind(v)
+    for eqn in jaxpr.eqns:
+        in_avals = [read(x) for x in eqn.invars]
+        out_avals = abstract_eval_out_avals(eqn.primitive, in_avals, eqn.params)
+        if len(out_avals) != len(eqn.outvars):
+            raise JaxprTypeError(f"{eqn.primitive}: {len(out_avals)} results for "
+                                 f"{len(eqn.outvars)} binders")
+        for v, aval in zip(eqn.outvars, out_avals):
+            if v.aval.shape != aval.shape or v.aval.dtype != aval.dtype:
+                raise JaxprTypeError(f"{eqn.primitive}: binder type {v.aval.str_short()} "
+                                     f"differs from the inferred {aval.str_short()}")
+            bind(v)
+    for x in jaxpr.outvars:
+        read(x)

@@ -1,0 +1,55 @@
+"""Evaluation: the interpreter at the bottom of every stack, and the jaxpr evaluator."""
+from __future__ import annotations
+
+from typing import Sequence
+
+from functrans import core
+from functrans.core import Jaxpr, Literal, Primitive, Trace, impl_rules, python_scalar_types
+
+
+class EvalTrace(Trace):
+    """Applies each primitive's impl rule to concrete values (NumPy, CuPy, Python scalars)."""
+
+    __slots__ = ()
+
+    def process_primitive(self, prim: Primitive, args: Sequence, params: dict):
+        try:
+            impl = impl_rules[prim]
+        except KeyError:
+            raise NotImplementedError(f"Evaluation rule for '{prim.name}' not implemented"
+                                      ) from None
+        out = impl(*args, **params)
+        # An operation on Python scalars alone gives a weakly typed value, as it would when
+        # traced: keep it a Python scalar so that e.g. `sin(2.0) * x_f32` stays float32.
+        if not prim.multiple_results and getattr(out, "ndim", 1) == 0:
+            for x in args:
+                if type(x) not in python_scalar_types:
+                    return out
+            return out.item()
+        return out
+
+
+core.set_base_trace_type(EvalTrace)
+
+
+def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence, *args) -> list:
+    """Evaluate a jaxpr on values (concrete or tracers of enclosing transforms)."""
+    assert len(consts) == len(jaxpr.constvars) and len(args) == len(jaxpr.invars), (
+        "eval_jaxpr: wrong number of constants or arguments")
+    env = {}
+    for v, x in zip(jaxpr.constvars, consts):
+        env[v] = x
+    for v, x in zip(jaxpr.invars, args):
+        env[v] = x
+
+    def read(x):
+        return x.val if type(x) is Literal else env[x]
+
+    for eqn in jaxpr.eqns:
+        outs = eqn.primitive.bind(*[read(x) for x in eqn.invars], **eqn.params)
+        if eqn.primitive.multiple_results:
+            for v, out in zip(eqn.outvars, outs):
+                env[v] = out
+        else:
+            env[eqn.outvars[0]] = outs
+    return [read(x) for x in jaxpr.outvars]

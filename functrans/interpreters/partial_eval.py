@@ -1,0 +1,102 @@
+"""Jaxpr tracing: record the primitives applied to abstract values as a jaxpr.
+
+A ``JaxprTrace`` owns a builder that appends one equation per primitive bound to its
+tracers, so equations are always in a valid (topological) order and building a jaxpr needs
+no graph walk.  Values from outside the trace (arrays, tracers of enclosing transforms)
+become constvars; scalars become literals.
+
+Installed as the *dynamic* trace (``make_jaxpr``), it also stages operations on constants.
+Installed as an ordinary trace under a JVP (``linearize``), it records exactly the
+operations that touch tangents: everything else is evaluated right away by the traces
+below, which is partial evaluation with the known values as residuals.
+"""
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+import numpy as np
+
+from functrans import core
+from functrans.core import (ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Primitive, ShapedArray,
+                            Trace, Tracer, Var, get_aval)
+
+
+class JaxprTracer(Tracer):
+    __slots__ = ("aval", "var")
+
+    def __init__(self, trace: JaxprTrace, aval: ShapedArray, var: Var):
+        self._trace = trace
+        self.aval = aval
+        self.var = var
+
+
+def _is_literal(x) -> bool:
+    return core.is_python_scalar(x) or isinstance(x, np.generic) or (
+        type(x) is np.ndarray and x.ndim == 0)
+
+
+class JaxprTrace(Trace):
+    __slots__ = ("eqns", "invars", "constvar_of", "constvars", "consts")
+
+    def __init__(self, level: int):
+        super().__init__(level)
+        self.eqns: list[JaxprEqn] = []
+        self.invars: list[Var] = []
+        self.constvar_of: dict[int, Var] = {}  # id(const) -> its constvar
+        self.constvars: list[Var] = []
+        self.consts: list = []  # keeps the constants alive, so their ids stay unique
+
+    def new_arg(self, aval: ShapedArray) -> JaxprTracer:
+        var = Var(aval)
+        self.invars.append(var)
+        return JaxprTracer(self, aval, var)
+
+    def atom(self, x):
+        """The jaxpr atom standing for a value: a var, a constvar or a literal."""
+        if isinstance(x, JaxprTracer) and x._trace is self:
+            return x.var
+        if _is_literal(x):
+            return Literal(x, get_aval(x))
+        var = self.constvar_of.get(id(x))
+        if var is None:
+            var = self.constvar_of[id(x)] = Var(get_aval(x))
+            self.constvars.append(var)
+            self.consts.append(x)
+        return var
+
+    def process_primitive(self, prim: Primitive, args: Sequence, params: dict):
+        invars = [self.atom(x) for x in args]
+        out_avals = core.abstract_eval_out_avals(prim, [a.aval for a in invars], params)
+        outs = [JaxprTracer(self, aval, Var(aval)) for aval in out_avals]
+        self.eqns.append(JaxprEqn(prim, invars, params, [t.var for t in outs]))
+        return outs if prim.multiple_results else outs[0]
+
+    def to_jaxpr(self, outs: Sequence) -> tuple[Jaxpr, list]:
+        """The jaxpr from this trace's arguments to ``outs``, with dead equations removed."""
+        outvars = [self.atom(x) for x in outs]
+        eqns = _dead_code_elimination(self.eqns, outvars)
+        used = {id(x) for eqn in eqns for x in eqn.invars} | {id(x) for x in outvars}
+        kept = [(v, c) for v, c in zip(self.constvars, self.consts) if id(v) in used]
+        return Jaxpr([v for v, _ in kept], self.invars, eqns, outvars), [c for _, c in kept]
+
+
+def _dead_code_elimination(eqns: list[JaxprEqn], outvars: list) -> list[JaxprEqn]:
+    live = {id(v) for v in outvars}
+    kept = []
+    for eqn in reversed(eqns):
+        if any(id(v) in live for v in eqn.outvars):
+            kept.append(eqn)
+            live.update(id(x) for x in eqn.invars)
+    kept.reverse()
+    return kept
+
+
+def trace_to_jaxpr(flat_fun: Callable, in_avals: Sequence[ShapedArray]
+                   ) -> tuple[ClosedJaxpr, list[ShapedArray]]:
+    """Trace ``flat_fun`` (a function of a flat list of arrays, returning a flat list) on
+    abstract values and return its closed jaxpr.  Operations on constants are staged too."""
+    with core.new_trace(JaxprTrace, dynamic=True) as trace:
+        args = [trace.new_arg(aval) for aval in in_avals]
+        outs = flat_fun(*args)
+        jaxpr, consts = trace.to_jaxpr(outs)
+    return ClosedJaxpr(jaxpr, consts), jaxpr.out_avals

@@ -1,0 +1,133 @@
+"""Transposition of linear jaxprs, and reverse mode built from it.
+
+Type of the transforms here::
+
+    backward_pass : (linear jaxpr, residuals, cotangents of outputs) -> cotangents of inputs
+    vjp           : (f, primals) -> (f(primals), ct ↦ ctᵀ·∂f(primals))   = linearize, then transpose
+
+A linear primitive has a transpose rule ``rule(ct, *args, **params) -> [ct_arg, ...]`` in
+which every linear argument is an ``UndefinedPrimal`` (its value is unknown; only its type
+is) and the other arguments are concrete residuals.  A rule returns ``None`` or a ``Zero``
+for arguments that get no cotangent.
+"""
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+from functrans import core
+from functrans.core import Jaxpr, Literal, Primitive, ShapedArray, get_aval
+from functrans.interpreters.ad import Zero, add_tangents, linearize_flat
+
+#: primitive -> rule(ct, *args, **params) -> list of cotangents, one per argument
+transpose_rules: dict[Primitive, Callable] = {}
+
+
+class UndefinedPrimal:
+    """Marks the linear argument of a primitive being transposed."""
+
+    __slots__ = ("aval",)
+
+    def __init__(self, aval: ShapedArray):
+        self.aval = aval
+
+    def __repr__(self):
+        return f"UndefinedPrimal({self.aval.str_short()})"
+
+
+def is_undefined_primal(x) -> bool:
+    return type(x) is UndefinedPrimal
+
+
+def deflinear(prim: Primitive, transpose: Callable) -> None:
+    """Register ``transpose(ct, *args, **params)`` as the transpose rule of ``prim``."""
+    transpose_rules[prim] = transpose
+
+
+def _check_cotangent(var, ct) -> None:
+    aval = get_aval(ct)
+    expected = var.aval
+    assert aval.shape == expected.shape and aval.dtype == core.tangent_dtype(expected.dtype), (
+        f"transpose produced a cotangent of type {aval.str_short()} for a value of type "
+        f"{expected.str_short()}")
+
+
+def backward_pass(jaxpr: Jaxpr, consts: Sequence, args: Sequence, cts_out: Sequence) -> list:
+    """Transpose ``jaxpr`` with respect to its arguments marked ``UndefinedPrimal``.
+
+    Equations whose inputs are all known are evaluated forward first; the others (those that
+    depend on a linear input) are transposed in reverse order.  Returns one cotangent per
+    jaxpr argument (``Zero`` where nothing flowed back).
+    """
+    assert len(args) == len(jaxpr.invars) and len(cts_out) == len(jaxpr.outvars)
+    env = dict(zip(jaxpr.constvars, consts))
+    linear = set()
+    for v, x in zip(jaxpr.invars, args):
+        if type(x) is UndefinedPrimal:
+            linear.add(v)
+        else:
+            env[v] = x
+
+    def read(x):
+        return x.val if type(x) is Literal else env[x]
+
+    linear_eqns = []
+    for eqn in jaxpr.eqns:
+        if any(x in linear for x in eqn.invars):
+            linear_eqns.append(eqn)
+            linear.update(eqn.outvars)
+        else:
+            outs = eqn.primitive.bind(*[read(x) for x in eqn.invars], **eqn.params)
+            env.update(zip(eqn.outvars, outs if eqn.primitive.multiple_results else [outs]))
+
+    ct_env: dict = {}
+
+    def accumulate(var, ct):
+        if ct is None or type(ct) is Zero:
+            return
+        _check_cotangent(var, ct)
+        previous = ct_env.get(var)
+        ct_env[var] = ct if previous is None else add_tangents(previous, ct)
+
+    for v, ct in zip(jaxpr.outvars, cts_out):
+        if v in linear:
+            accumulate(v, ct)
+
+    for eqn in reversed(linear_eqns):
+        prim = eqn.primitive
+        if prim.multiple_results:
+            cts = [ct_env.pop(v, None) for v in eqn.outvars]
+            if all(ct is None for ct in cts):
+                continue
+            ct = [Zero(core.tangent_aval(v.aval)) if c is None else c
+                  for v, c in zip(eqn.outvars, cts)]
+        else:
+            ct = ct_env.pop(eqn.outvars[0], None)
+            if ct is None:
+                continue
+        invals = [UndefinedPrimal(x.aval) if x in linear else read(x) for x in eqn.invars]
+        try:
+            rule = transpose_rules[prim]
+        except KeyError:
+            raise NotImplementedError(f"Transpose rule for '{prim.name}' not implemented") from None
+        cts_in = rule(ct, *invals, **eqn.params)
+        assert len(cts_in) == len(eqn.invars), f"transpose of {prim}: wrong number of results"
+        for x, ct_in in zip(eqn.invars, cts_in):
+            if x in linear:
+                accumulate(x, ct_in)
+
+    return [ct_env.get(v, Zero(core.tangent_aval(v.aval))) if v in linear else None
+            for v in jaxpr.invars]
+
+
+def vjp_flat(fun: Callable, primals: Sequence) -> tuple[list, Callable]:
+    """Reverse mode on flat lists: the outputs, and a pullback from output cotangents
+    (``Zero`` allowed) to input cotangents (``Zero`` where zero)."""
+    primals_out, jaxpr, consts, out_tangents = linearize_flat(fun, primals)
+    undefined = [UndefinedPrimal(v.aval) for v in jaxpr.invars]
+
+    def pullback(cts: Sequence) -> list:
+        assert len(cts) == len(out_tangents)
+        live_cts = [ct for ct, t in zip(cts, out_tangents) if t is None]
+        return backward_pass(jaxpr, consts, undefined, live_cts)
+
+    return primals_out, pullback

@@ -1,0 +1,747 @@
+"""``functrans.numpy``: NumPy-named functions that work on arrays and on tracers alike.
+
+Code written for ``numpy`` (or ``jax.numpy``) runs under every transform after swapping the
+import.  Dtypes follow NumPy: float32 stays float32, and Python scalars do not upcast arrays.
+
+>>> import numpy as np, functrans.numpy as fnp
+>>> fnp.sum(fnp.sin(np.zeros(3, np.float32)) * 2.0).dtype
+dtype('float32')
+"""
+from __future__ import annotations
+
+import builtins
+import math
+from typing import Sequence
+
+import numpy as _np
+
+from functrans import core, lax
+from functrans.core import Tracer, get_aval
+from functrans.primitives import shape as _shape
+
+# Dtypes and constants, re-exported so that `fnp.float32` etc. work as in NumPy.
+from numpy import (bool_, complex64, complex128, dtype, e, float16, float32, float64, inf,  # noqa
+                   int8, int16, int32, int64, nan, newaxis, pi, uint8, uint32, uint64)
+
+ndarray = _np.ndarray
+
+# ------------------------------------------------------------------------------------------
+# Argument handling
+# ------------------------------------------------------------------------------------------
+
+
+def _arg(x):
+    """Accept arrays, tracers and Python scalars as they are; convert lists and tuples."""
+    if isinstance(x, Tracer) or core.is_python_scalar(x):
+        return x
+    if isinstance(x, (list, tuple)):
+        return asarray(x)
+    get_aval(x)  # raises a clear TypeError for unsupported values
+    return x
+
+
+def _shape_of(x) -> tuple:
+    return get_aval(x).shape
+
+
+def _dtype_of(x) -> _np.dtype:
+    return get_aval(x).dtype
+
+
+def _promote_inexact(x):
+    """Integers and booleans become float64 (weakly typed if they were), like NumPy."""
+    x = _arg(x)
+    aval = get_aval(x)
+    if core.is_inexact(aval.dtype):
+        return x
+    return lax.convert_element_type(x, _np.float64, aval.weak_type)
+
+
+def _axes(axis, ndim: int) -> tuple:
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, (int, _np.integer)):
+        return (int(axis),)
+    return tuple(int(a) for a in axis)
+
+
+def _keepdims(out, x_shape: tuple, axes: tuple, keepdims: bool):
+    if not keepdims:
+        return out
+    axes = {a % len(x_shape) for a in axes} if x_shape else set()
+    return _shape.reshape(out, [1 if i in axes else n for i, n in enumerate(x_shape)])
+
+
+# ------------------------------------------------------------------------------------------
+# Array creation (concrete arrays; constants inside traced functions)
+# ------------------------------------------------------------------------------------------
+
+
+def asarray(a, dtype=None):
+    """Like ``numpy.asarray``; tracers are returned (converted to ``dtype`` if given)."""
+    if isinstance(a, Tracer):
+        return a if dtype is None else lax.convert_element_type(a, dtype)
+    if isinstance(a, (list, tuple)) and any(isinstance(x, Tracer) for x in _flat(a)):
+        return stack([asarray(x, dtype) for x in a])
+    if type(a).__module__.startswith("cupy"):
+        return a if dtype is None else a.astype(dtype)
+    return _np.asarray(a, dtype=dtype)
+
+
+def _flat(seq):
+    for x in seq:
+        if isinstance(x, (list, tuple)):
+            yield from _flat(x)
+        else:
+            yield x
+
+
+def array(a, dtype=None, copy: bool = True):
+    """Like ``numpy.array``."""
+    if isinstance(a, Tracer) or (isinstance(a, (list, tuple)) and any(
+            isinstance(x, Tracer) for x in _flat(a))):
+        return asarray(a, dtype)
+    return _np.array(a, dtype=dtype, copy=copy)
+
+
+zeros, ones, full, empty = _np.zeros, _np.ones, _np.full, _np.zeros
+arange, linspace, eye, identity = _np.arange, _np.linspace, _np.eye, _np.identity
+result_type, iscomplexobj, issubdtype, finfo, iinfo = (
+    _np.result_type, _np.iscomplexobj, _np.issubdtype, _np.finfo, _np.iinfo)
+
+
+def zeros_like(a, dtype=None):
+    a = _arg(a)
+    z = lax.zeros_like(a)
+    return z if dtype is None else lax.convert_element_type(z, dtype)
+
+
+def ones_like(a, dtype=None):
+    return full_like(a, 1, dtype)
+
+
+def full_like(a, fill_value, dtype=None):
+    a = _arg(a)
+    dtype = _dtype_of(a) if dtype is None else _np.dtype(dtype)
+    return lax.add(lax.convert_element_type(lax.zeros_like(a), dtype), fill_value)
+
+
+# ------------------------------------------------------------------------------------------
+# Elementwise functions
+# ------------------------------------------------------------------------------------------
+
+
+def _inexact_unary(f, name: str, doc: str):
+    def fn(x):
+        return f(_promote_inexact(x))
+    fn.__name__, fn.__doc__ = name, doc
+    return fn
+
+
+sin = _inexact_unary(lax.sin, "sin", "Elementwise sine.")
+cos = _inexact_unary(lax.cos, "cos", "Elementwise cosine.")
+tan = _inexact_unary(lax.tan, "tan", "Elementwise tangent.")
+tanh = _inexact_unary(lax.tanh, "tanh", "Elementwise hyperbolic tangent.")
+sinh = _inexact_unary(lax.sinh, "sinh", "Elementwise hyperbolic sine.")
+cosh = _inexact_unary(lax.cosh, "cosh", "Elementwise hyperbolic cosine.")
+exp = _inexact_unary(lax.exp, "exp", "Elementwise exponential.")
+expm1 = _inexact_unary(lax.expm1, "expm1", "Elementwise exp(x) - 1.")
+log = _inexact_unary(lax.log, "log", "Elementwise natural logarithm.")
+log1p = _inexact_unary(lax.log1p, "log1p", "Elementwise log(1 + x).")
+sqrt = _inexact_unary(lax.sqrt, "sqrt", "Elementwise square root.")
+arctan = _inexact_unary(lax.atan, "arctan", "Elementwise arc tangent.")
+
+
+def log2(x):
+    """Elementwise base-2 logarithm."""
+    return lax.div(log(x), math.log(2))
+
+
+def log10(x):
+    """Elementwise base-10 logarithm."""
+    return lax.div(log(x), math.log(10))
+
+
+def exp2(x):
+    """Elementwise 2 ** x."""
+    return exp(lax.mul(_promote_inexact(x), math.log(2)))
+
+
+def negative(x):
+    return lax.neg(_arg(x))
+
+
+def positive(x):
+    return _arg(x)
+
+
+def absolute(x):
+    return lax.abs(_arg(x))
+
+
+abs = absolute  # noqa: A001
+
+
+def sign(x):
+    return lax.sign(_arg(x))
+
+
+def real(x):
+    return lax.real(_arg(x))
+
+
+def imag(x):
+    return lax.imag(_arg(x))
+
+
+def conjugate(x):
+    return lax.conj(_arg(x))
+
+
+conj = conjugate
+
+
+def square(x):
+    return lax.integer_pow(_arg(x), 2)
+
+
+def reciprocal(x):
+    return lax.div(1, _promote_inexact(x))
+
+
+def add(x, y):
+    return lax.add(_arg(x), _arg(y))
+
+
+def subtract(x, y):
+    return lax.sub(_arg(x), _arg(y))
+
+
+def multiply(x, y):
+    return lax.mul(_arg(x), _arg(y))
+
+
+def true_divide(x, y):
+    """Elementwise x / y; integers are promoted to float first, as in NumPy."""
+    return lax.div(_promote_inexact(x), _promote_inexact(y))
+
+
+divide = true_divide
+
+
+def power(x, y):
+    """Elementwise x ** y; a Python int exponent uses repeated multiplication."""
+    x, y = _arg(x), _arg(y)
+    if type(y) is int or isinstance(y, _np.integer):
+        if y >= 0 or core.is_inexact(_dtype_of(x)):
+            return lax.integer_pow(x, int(y))
+    return lax.pow(_promote_inexact(x), _promote_inexact(y) if not core.is_inexact(
+        _dtype_of(y)) else y)
+
+
+def maximum(x, y):
+    return lax.max(_arg(x), _arg(y))
+
+
+def minimum(x, y):
+    return lax.min(_arg(x), _arg(y))
+
+
+def clip(a, a_min=None, a_max=None):
+    """Limit the values of ``a`` to ``[a_min, a_max]``."""
+    a = _arg(a)
+    if a_min is not None:
+        a = maximum(a, a_min)
+    if a_max is not None:
+        a = minimum(a, a_max)
+    return a
+
+
+def equal(x, y):
+    return lax.eq(_arg(x), _arg(y))
+
+
+def not_equal(x, y):
+    return lax.ne(_arg(x), _arg(y))
+
+
+def less(x, y):
+    return lax.lt(_arg(x), _arg(y))
+
+
+def less_equal(x, y):
+    return lax.le(_arg(x), _arg(y))
+
+
+def greater(x, y):
+    return lax.gt(_arg(x), _arg(y))
+
+
+def greater_equal(x, y):
+    return lax.ge(_arg(x), _arg(y))
+
+
+def _as_bool(x):
+    x = _arg(x)
+    return x if _dtype_of(x) == _np.bool_ else lax.ne(x, 0)
+
+
+def logical_and(x, y):
+    return lax.bitwise_and(_as_bool(x), _as_bool(y))
+
+
+def logical_or(x, y):
+    return lax.bitwise_or(_as_bool(x), _as_bool(y))
+
+
+def logical_not(x):
+    return lax.bitwise_not(_as_bool(x))
+
+
+def where(condition, x=None, y=None):
+    """Elementwise ``x if condition else y`` (broadcasting); the one-argument form is not
+    supported (its output shape depends on the data)."""
+    if x is None or y is None:
+        raise TypeError("where(condition) without x and y has a data-dependent shape and is "
+                        "not supported; use where(condition, x, y)")
+    return lax.select(_as_bool(condition), _arg(x), _arg(y))
+
+
+def astype(x, dtype):
+    return lax.convert_element_type(_arg(x), dtype)
+
+
+# ------------------------------------------------------------------------------------------
+# Reductions
+# ------------------------------------------------------------------------------------------
+
+
+def sum(a, axis=None, dtype=None, keepdims: bool = False):  # noqa: A001
+    """Sum over ``axis`` (all axes by default); booleans and small ints sum as int64."""
+    a = _arg(a)
+    aval = get_aval(a)
+    if dtype is not None:
+        a = lax.convert_element_type(a, dtype)
+    elif aval.dtype == _np.bool_ or (aval.dtype.kind in "iu" and aval.dtype.itemsize < 8):
+        a = lax.convert_element_type(a, _np.int64 if aval.dtype.kind != "u" else _np.uint64)
+    axes = _axes(axis, aval.ndim)
+    return _keepdims(lax.reduce_sum(a, axes), aval.shape, axes, keepdims)
+
+
+def mean(a, axis=None, dtype=None, keepdims: bool = False):
+    """Arithmetic mean over ``axis``; integers average in float64."""
+    a = _promote_inexact(a) if dtype is None else astype(a, dtype)
+    aval = get_aval(a)
+    axes = _axes(axis, aval.ndim)
+    count = math.prod(aval.shape[a_ % aval.ndim] for a_ in axes) if aval.ndim else 1
+    return lax.div(sum(a, axis, keepdims=keepdims), count)
+
+
+def var(a, axis=None, ddof: int = 0, keepdims: bool = False):
+    """Variance over ``axis`` (``ddof`` delta degrees of freedom)."""
+    a = _promote_inexact(a)
+    aval = get_aval(a)
+    axes = _axes(axis, aval.ndim)
+    centered = lax.sub(a, mean(a, axis, keepdims=True))
+    count = math.prod(aval.shape[a_ % aval.ndim] for a_ in axes) if aval.ndim else 1
+    squares = lax.real(lax.mul(centered, lax.conj(centered))) if aval.dtype.kind == "c" else (
+        lax.mul(centered, centered))
+    return lax.div(sum(squares, axis, keepdims=keepdims), count - ddof)
+
+
+def std(a, axis=None, ddof: int = 0, keepdims: bool = False):
+    """Standard deviation over ``axis``."""
+    return sqrt(var(a, axis, ddof, keepdims))
+
+
+def max(a, axis=None, keepdims: bool = False):  # noqa: A001
+    a = _arg(a)
+    aval = get_aval(a)
+    axes = _axes(axis, aval.ndim)
+    return _keepdims(lax.reduce_max(a, axes), aval.shape, axes, keepdims)
+
+
+def min(a, axis=None, keepdims: bool = False):  # noqa: A001
+    a = _arg(a)
+    aval = get_aval(a)
+    axes = _axes(axis, aval.ndim)
+    return _keepdims(lax.reduce_min(a, axes), aval.shape, axes, keepdims)
+
+
+amax, amin = max, min
+
+
+def argmax(a, axis=None):
+    a = _arg(a)
+    if axis is None:
+        return lax.argmax(ravel(a), 0)
+    return lax.argmax(a, axis)
+
+
+def argmin(a, axis=None):
+    a = _arg(a)
+    if axis is None:
+        return lax.argmin(ravel(a), 0)
+    return lax.argmin(a, axis)
+
+
+# ------------------------------------------------------------------------------------------
+# Linear algebra
+# ------------------------------------------------------------------------------------------
+
+
+def matmul(a, b):
+    """Matrix product with NumPy's ``@`` semantics (1-D operands, broadcast batch axes)."""
+    a, b = _arg(a), _arg(b)
+    a_nd, b_nd = len(_shape_of(a)), len(_shape_of(b))
+    if a_nd == 0 or b_nd == 0:
+        raise ValueError("matmul: operands must have at least one axis; use multiply for "
+                         "scalars")
+    if a_nd == 1 and b_nd == 1:
+        return lax.dot_general(a, b, (((0,), (0,)), ((), ())))
+    a2 = _shape.expand_dims(a, (0,)) if a_nd == 1 else a
+    b2 = _shape.expand_dims(b, (1,)) if b_nd == 1 else b
+    a_batch, b_batch = _shape_of(a2)[:-2], _shape_of(b2)[:-2]
+    try:
+        batch = _np.broadcast_shapes(a_batch, b_batch)
+    except ValueError:
+        raise ValueError(f"matmul: batch shapes {a_batch} and {b_batch} (of operands "
+                         f"{_shape_of(a)} and {_shape_of(b)}) do not broadcast") from None
+    if _shape_of(a2)[-1] != _shape_of(b2)[-2]:
+        raise ValueError(f"matmul: contracting sizes differ: operands of shapes {_shape_of(a)} "
+                         f"and {_shape_of(b)}")
+    nb = len(batch)
+    a2 = _shape.broadcast_to(a2, batch + _shape_of(a2)[-2:])
+    b2 = _shape.broadcast_to(b2, batch + _shape_of(b2)[-2:])
+    batch_dims = tuple(range(nb))
+    out = lax.dot_general(a2, b2, (((nb + 1,), (nb,)), (batch_dims, batch_dims)))
+    if a_nd == 1:
+        out = _shape.squeeze(out, (-2,))
+    if b_nd == 1:
+        out = _shape.squeeze(out, (-1,))
+    return out
+
+
+def dot(a, b):
+    """NumPy's ``dot``: a sum product over the last axis of ``a`` and the second-to-last of
+    ``b`` (the last if ``b`` is 1-D); scalars multiply."""
+    a, b = _arg(a), _arg(b)
+    a_nd, b_nd = len(_shape_of(a)), len(_shape_of(b))
+    if a_nd == 0 or b_nd == 0:
+        return lax.mul(a, b)
+    contract_b = 0 if b_nd == 1 else b_nd - 2
+    return lax.dot_general(a, b, (((a_nd - 1,), (contract_b,)), ((), ())))
+
+
+def vdot(a, b):
+    """Dot product of flattened arrays, conjugating the first."""
+    return dot(ravel(conj(a)), ravel(b))
+
+
+def inner(a, b):
+    a, b = _arg(a), _arg(b)
+    a_nd, b_nd = len(_shape_of(a)), len(_shape_of(b))
+    if a_nd == 0 or b_nd == 0:
+        return lax.mul(a, b)
+    return lax.dot_general(a, b, (((a_nd - 1,), (b_nd - 1,)), ((), ())))
+
+
+def outer(a, b):
+    a = ravel(a)
+    return lax.mul(_shape.reshape(a, (get_aval(a).size, 1)), ravel(b))
+
+
+def tensordot(a, b, axes=2):
+    """Sum products over the given axes (an int: the last ``axes`` of ``a`` and the first of
+    ``b``; or a pair of axis sequences)."""
+    a, b = _arg(a), _arg(b)
+    a_nd, b_nd = len(_shape_of(a)), len(_shape_of(b))
+    if isinstance(axes, (int, _np.integer)):
+        ca, cb = tuple(range(a_nd - axes, a_nd)), tuple(range(axes))
+    else:
+        ax_a, ax_b = axes
+        ca = (ax_a,) if isinstance(ax_a, int) else tuple(ax_a)
+        cb = (ax_b,) if isinstance(ax_b, int) else tuple(ax_b)
+        ca = tuple(i % a_nd for i in ca)
+        cb = tuple(i % b_nd for i in cb)
+    return lax.dot_general(a, b, ((ca, cb), ((), ())))
+
+
+def einsum(subscripts: str, *operands):
+    """Einstein summation for two operands (or one), lowered to dot_general, transposes and
+    reductions.  Explicit output (``'ij,jk->ik'``) and implicit forms are supported;
+    ellipses are not yet."""
+    if "..." in subscripts:
+        raise NotImplementedError("einsum: ellipsis ('...') is not supported yet")
+    subscripts = subscripts.replace(" ", "")
+    if "->" in subscripts:
+        inputs, output = subscripts.split("->")
+    else:
+        inputs = subscripts
+        counts = {}
+        for c in inputs.replace(",", ""):
+            counts[c] = counts.get(c, 0) + 1
+        output = "".join(sorted(c for c, n in counts.items() if n == 1))
+    specs = inputs.split(",")
+    if len(specs) != len(operands):
+        raise ValueError(f"einsum: {len(specs)} operand specs for {len(operands)} operands")
+    operands = [_arg(x) for x in operands]
+    if len(specs) == 1:
+        return _einsum_single(specs[0], output, operands[0])
+    if len(specs) != 2:
+        out, spec = operands[0], specs[0]
+        for k in range(1, len(specs)):
+            rest = set("".join(specs[k + 1:])) | set(output)
+            keep = "".join(dict.fromkeys(c for c in spec + specs[k] if c in rest))
+            out = einsum(f"{spec},{specs[k]}->{keep}", out, operands[k])
+            spec = keep
+        return _einsum_single(spec, output, out)
+    (sa, sb), (a, b) = specs, operands
+    # Letters used by one operand only and absent from the output are summed out first.
+    a, sa = _einsum_single(sa, "".join(c for c in dict.fromkeys(sa) if c in sb or c in output),
+                           a), "".join(c for c in dict.fromkeys(sa) if c in sb or c in output)
+    b, sb = _einsum_single(sb, "".join(c for c in dict.fromkeys(sb) if c in sa or c in output),
+                           b), "".join(c for c in dict.fromkeys(sb) if c in sa or c in output)
+    batch = [c for c in sa if c in sb and c in output]
+    contract = [c for c in sa if c in sb and c not in output]
+    dn = ((tuple(sa.index(c) for c in contract), tuple(sb.index(c) for c in contract)),
+          (tuple(sa.index(c) for c in batch), tuple(sb.index(c) for c in batch)))
+    out = lax.dot_general(a, b, dn)
+    out_spec = "".join(batch) + "".join(c for c in sa if c not in sb) + "".join(
+        c for c in sb if c not in sa)
+    return _einsum_single(out_spec, output, out)
+
+
+def _einsum_single(spec: str, output: str, x):
+    """One-operand einsum: take diagonals of repeated letters, sum letters not in
+    ``output`` and transpose to its order."""
+    if len(set(spec)) != len(spec):
+        raise NotImplementedError(f"einsum: repeated index in '{spec}' (diagonals) is not "
+                                  "supported yet")
+    missing = [c for c in output if c not in spec]
+    if missing:
+        raise ValueError(f"einsum: output index {missing[0]!r} does not occur in the inputs")
+    summed = tuple(i for i, c in enumerate(spec) if c not in output)
+    x = lax.reduce_sum(x, summed) if summed else x
+    kept = [c for c in spec if c in output]
+    return _shape.transpose_axes(x, [kept.index(c) for c in output])
+
+
+# ------------------------------------------------------------------------------------------
+# Shape manipulation
+# ------------------------------------------------------------------------------------------
+
+
+def reshape(a, newshape, order: str = "C"):
+    """Reshape (row-major); one entry may be -1."""
+    if order != "C":
+        raise NotImplementedError("reshape: only order='C' is supported")
+    a = _arg(a)
+    size = get_aval(a).size
+    shape = (newshape,) if isinstance(newshape, (int, _np.integer)) else tuple(newshape)
+    if shape.count(-1) > 1:
+        raise ValueError(f"reshape: can only specify one unknown dimension, got {shape}")
+    if -1 in shape:
+        known = math.prod(d for d in shape if d != -1)
+        if known == 0 or size % known:
+            raise ValueError(f"reshape: cannot reshape an array of size {size} into shape "
+                             f"{shape}")
+        shape = tuple(size // known if d == -1 else d for d in shape)
+    return _shape.reshape(a, shape)
+
+
+def ravel(a):
+    return reshape(a, -1)
+
+
+def transpose(a, axes=None):
+    a = _arg(a)
+    nd = len(_shape_of(a))
+    perm = tuple(reversed(range(nd))) if axes is None else tuple(int(i) % nd for i in axes)
+    return _shape.transpose_axes(a, perm)
+
+
+def swapaxes(a, axis1: int, axis2: int):
+    a = _arg(a)
+    nd = len(_shape_of(a))
+    perm = list(range(nd))
+    perm[axis1 % nd], perm[axis2 % nd] = perm[axis2 % nd], perm[axis1 % nd]
+    return _shape.transpose_axes(a, perm)
+
+
+def moveaxis(a, source: int, destination: int):
+    a = _arg(a)
+    nd = len(_shape_of(a))
+    return _shape.moveaxis(a, source % nd, destination % nd)
+
+
+def broadcast_to(a, shape):
+    return _shape.broadcast_to(_arg(a), tuple(shape))
+
+
+def broadcast_arrays(*args):
+    shape = _np.broadcast_shapes(*[_shape_of(_arg(a)) for a in args])
+    return [broadcast_to(a, shape) for a in args]
+
+
+def expand_dims(a, axis):
+    return _shape.expand_dims(_arg(a), _axes(axis, 0))
+
+
+def squeeze(a, axis=None):
+    a = _arg(a)
+    shape = _shape_of(a)
+    axes = tuple(i for i, n in enumerate(shape) if n == 1) if axis is None else _axes(
+        axis, len(shape))
+    return _shape.squeeze(a, axes)
+
+
+def atleast_1d(a):
+    a = _arg(a)
+    return reshape(a, (1,)) if not _shape_of(a) else a
+
+
+def concatenate(arrays: Sequence, axis: int = 0):
+    arrays = [_arg(a) for a in arrays]
+    nd = len(_shape_of(arrays[0]))
+    if axis is None:
+        return _shape.concatenate([ravel(a) for a in arrays], 0)
+    return _shape.concatenate(arrays, _shape.normalize_axis(axis, nd))
+
+
+def stack(arrays: Sequence, axis: int = 0):
+    arrays = [_arg(a) for a in arrays]
+    nd = len(_shape_of(arrays[0])) + 1
+    axis = _shape.normalize_axis(axis, nd)
+    return _shape.concatenate([_shape.expand_dims(a, (axis,)) for a in arrays], axis)
+
+
+def flip(a, axis=None):
+    a = _arg(a)
+    return lax.rev(a, _axes(axis, len(_shape_of(a))))
+
+
+def pad(array, pad_width, constant_values=0):
+    """Constant padding, as ``numpy.pad(mode='constant')``."""
+    array = _arg(array)
+    nd = len(_shape_of(array))
+    widths = _np.broadcast_to(_np.asarray(pad_width, dtype=int), (nd, 2))
+    return lax.pad(array, _np.asarray(constant_values, _dtype_of(array))[()],
+                   [(int(lo), int(hi), 0) for lo, hi in widths])
+
+
+def shape(a):
+    return _shape_of(_arg(a))
+
+
+def ndim(a):
+    return len(_shape_of(_arg(a)))
+
+
+def size(a):
+    return get_aval(_arg(a)).size
+
+
+# ------------------------------------------------------------------------------------------
+# Indexing (static) and the array methods of tracers
+# ------------------------------------------------------------------------------------------
+
+
+def _getitem(x, index):
+    """Basic indexing with Python ints, slices, None and Ellipsis."""
+    if not isinstance(index, tuple):
+        index = (index,)
+    for idx in index:
+        if isinstance(idx, Tracer) or (hasattr(idx, "shape") and not isinstance(
+                idx, _np.generic) and getattr(idx, "ndim", 0) > 0) or isinstance(idx, list):
+            raise NotImplementedError(
+                "Indexing with arrays or traced values (advanced or dynamic indexing) is not "
+                "supported yet; use static ints and slices, or lax.dynamic_slice")
+    shape = _shape_of(x)
+    n_real = len([i for i in index if i is not None and i is not Ellipsis])
+    if n_real > len(shape):
+        raise IndexError(f"too many indices ({n_real}) for an array of shape {shape}")
+    if Ellipsis in index:
+        k = index.index(Ellipsis)
+        index = index[:k] + (builtins.slice(None),) * (len(shape) - n_real) + index[k + 1:]
+    index = index + (builtins.slice(None),) * (len(shape) - n_real)
+    start, limit, strides, squeeze_axes, reverse_axes, new_axes = [], [], [], [], [], []
+    axis, out_axis = 0, 0
+    for idx in index:
+        if idx is None:
+            new_axes.append(out_axis)
+            out_axis += 1
+            continue
+        n = shape[axis]
+        if isinstance(idx, (int, _np.integer)):
+            i = int(idx)
+            if not -n <= i < n:
+                raise IndexError(f"index {i} is out of bounds for axis {axis} with size {n}")
+            i %= n
+            start.append(i), limit.append(i + 1), strides.append(1)
+            squeeze_axes.append(axis)
+        elif isinstance(idx, builtins.slice):
+            lo, hi, step = idx.indices(n)
+            if step < 0:
+                # x[hi+1 .. lo] reversed: reverse the axis, then slice forward.
+                reverse_axes.append(axis)
+                lo, hi, step = n - 1 - lo, n - 1 - hi, -step
+            count = builtins.max(0, -(-(hi - lo) // step))
+            start.append(lo), limit.append(lo + (count - 1) * step + 1 if count else lo)
+            strides.append(step)
+            out_axis += 1
+        else:
+            raise TypeError(f"invalid index {idx!r} of type {type(idx).__name__}")
+        axis += 1
+    if reverse_axes:
+        x = lax.rev(x, reverse_axes)
+    x = _shape.slice(x, start, limit, strides)
+    if squeeze_axes:
+        x = _shape.squeeze(x, squeeze_axes)
+    if new_axes:
+        x = _shape.expand_dims(x, new_axes)
+    return x
+
+
+def _reflected(f):
+    return lambda self, other: f(other, self)
+
+
+def _method_reshape(self, *shape, order="C"):
+    return reshape(self, shape[0] if len(shape) == 1 else shape, order)
+
+
+def _method_transpose(self, *axes):
+    return transpose(self, None if not axes else (axes[0] if len(axes) == 1 and not isinstance(
+        axes[0], int) else axes))
+
+
+_TRACER_METHODS = {
+    "__add__": add, "__radd__": _reflected(add),
+    "__sub__": subtract, "__rsub__": _reflected(subtract),
+    "__mul__": multiply, "__rmul__": _reflected(multiply),
+    "__truediv__": true_divide, "__rtruediv__": _reflected(true_divide),
+    "__pow__": power, "__rpow__": _reflected(power),
+    "__matmul__": matmul, "__rmatmul__": _reflected(matmul),
+    "__neg__": negative, "__pos__": positive, "__abs__": absolute,
+    "__eq__": equal, "__ne__": not_equal, "__lt__": less, "__le__": less_equal,
+    "__gt__": greater, "__ge__": greater_equal,
+    "__and__": logical_and, "__or__": logical_or, "__invert__": logical_not,
+    "__getitem__": _getitem,
+    "sum": sum, "mean": mean, "max": max, "min": min, "var": var, "std": std,
+    "argmax": argmax, "argmin": argmin, "dot": dot, "conj": conj, "conjugate": conj,
+    "reshape": _method_reshape, "transpose": _method_transpose, "ravel": ravel,
+    "flatten": ravel, "squeeze": squeeze, "astype": astype, "clip": clip,
+    "swapaxes": swapaxes,
+}
+
+
+def _install_tracer_methods() -> None:
+    for name, fn in _TRACER_METHODS.items():
+        setattr(Tracer, name, fn)
+    Tracer.T = property(lambda self: transpose(self))
+    Tracer.real = property(real)
+    Tracer.imag = property(imag)
+
+
+_install_tracer_methods()

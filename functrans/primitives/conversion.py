@@ -1,0 +1,109 @@
+"""Dtype conversion, stop_gradient and zeros_like."""
+from __future__ import annotations
+
+import numpy as np
+
+from functrans import core
+from functrans.backend import array_module
+from functrans.core import Primitive, abstract_eval_rules, get_aval, impl_rules, is_inexact
+from functrans.interpreters import ad, batching, transpose
+from functrans.interpreters.ad import Zero
+
+# -- convert_element_type ------------------------------------------------------------------
+
+convert_element_type_p = Primitive("convert_element_type")
+
+
+def convert_element_type(x, new_dtype, weak_type: bool = False):
+    """Convert ``x`` to ``new_dtype`` (complex to real keeps the real part)."""
+    new_dtype = np.dtype(new_dtype)
+    aval = get_aval(x)
+    if aval.dtype == new_dtype and aval.weak_type == weak_type:
+        return x
+    return convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=weak_type)
+
+
+def _convert_impl(x, *, new_dtype, weak_type):
+    xp = array_module(x)
+    x = xp.asarray(x)
+    if x.dtype.kind == "c" and new_dtype.kind != "c":
+        x = x.real
+    return x.astype(new_dtype)
+
+
+def _convert_abstract_eval(aval, *, new_dtype, weak_type):
+    return aval.update(dtype=new_dtype, weak_type=weak_type)
+
+
+def _convert_jvp(primals, tangents, *, new_dtype, weak_type):
+    (x,), (g,) = primals, tangents
+    ans = convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=weak_type)
+    if type(g) is Zero or not (is_inexact(get_aval(x).dtype) and is_inexact(new_dtype)):
+        return ans, Zero.from_value(ans)
+    return ans, convert_element_type_p.bind(g, new_dtype=new_dtype, weak_type=weak_type)
+
+
+def _convert_transpose(ct, x, *, new_dtype, weak_type):
+    aval = x.aval
+    return [convert_element_type(ct, aval.dtype, aval.weak_type)]
+
+
+impl_rules[convert_element_type_p] = _convert_impl
+abstract_eval_rules[convert_element_type_p] = _convert_abstract_eval
+ad.jvp_rules[convert_element_type_p] = _convert_jvp
+transpose.deflinear(convert_element_type_p, _convert_transpose)
+batching.defvectorized(convert_element_type_p)
+
+# -- stop_gradient -------------------------------------------------------------------------
+
+stop_gradient_p = Primitive("stop_gradient")
+
+
+def stop_gradient(x):
+    """The identity on values whose derivative is zero: gradients do not flow through it.
+
+    >>> import functrans as ft
+    >>> ft.grad(lambda x: x * ft.lax.stop_gradient(x))(3.0)
+    3.0
+    """
+    return stop_gradient_p.bind(x)
+
+
+impl_rules[stop_gradient_p] = lambda x: x
+abstract_eval_rules[stop_gradient_p] = lambda aval: aval
+ad.defjvp_zero(stop_gradient_p)
+batching.defvectorized(stop_gradient_p)
+
+# -- zeros_like ----------------------------------------------------------------------------
+
+zeros_like_p = Primitive("zeros_like")
+
+
+def zeros_like(x):
+    """Zeros of the shape, dtype and array module (NumPy or CuPy) of ``x``."""
+    return zeros_like_p.bind(x)
+
+
+def instantiate(t, like):
+    """The value of a tangent: ``t`` itself, or real zeros if ``t`` is a symbolic Zero
+    (``like`` is a value of the tangent's type and array module, e.g. the primal)."""
+    if type(t) is not Zero:
+        return t
+    if t.aval.dtype == core.float0:
+        return np.zeros(t.aval.shape, core.float0)
+    z = zeros_like_p.bind(like)
+    return convert_element_type(z, t.aval.dtype, get_aval(like).weak_type) if (
+        t.aval.dtype != get_aval(like).dtype) else z
+
+
+def _zeros_like_impl(x):
+    if core.is_python_scalar(x):
+        return type(x)(0)
+    return array_module(x).zeros_like(x)
+
+
+impl_rules[zeros_like_p] = _zeros_like_impl
+abstract_eval_rules[zeros_like_p] = lambda aval: aval
+ad.defjvp_zero(zeros_like_p)
+transpose.deflinear(zeros_like_p, lambda ct, x: [None])
+batching.defvectorized(zeros_like_p)

@@ -1,0 +1,455 @@
+"""Elementwise primitives: unary math, broadcasting binary arithmetic, comparisons, select.
+
+Two factories register everything a family member needs:
+
+* ``unary(name, impl, derivative)``: same-shape operation; batching applies it to the whole
+  batch; the JVP multiplies by the derivative.
+* ``binary(name, impl, derivatives)``: NumPy-broadcasting operation with NumPy's dtype
+  promotion (Python scalars are weak).  Its JVP broadcasts each term to the output, its
+  transpose (if linear) sums cotangents back over broadcast axes, and its batching rule
+  aligns batch axes before broadcasting.
+"""
+from __future__ import annotations
+
+import builtins
+from typing import Callable
+
+import numpy as np
+
+from functrans import core
+from functrans.backend import array_module
+from functrans.core import Primitive, ShapedArray, abstract_eval_rules, get_aval, impl_rules
+from functrans.interpreters import ad, batching, transpose
+from functrans.interpreters.ad import Zero, add_any_p
+from functrans.interpreters.batching import not_mapped
+from functrans.interpreters.transpose import is_undefined_primal
+from functrans.primitives.conversion import convert_element_type, zeros_like
+from functrans.primitives.shape import (broadcast_to, expand_dims, moveaxis, reshape,
+                                        shape_of)
+from functrans.primitives.reductions import reduce_sum
+
+# -- shared rules --------------------------------------------------------------------------
+
+
+def _broadcast_shapes(name: str, avals) -> tuple:
+    try:
+        return np.broadcast_shapes(*[a.shape for a in avals])
+    except ValueError:
+        shapes = ", ".join(str(a.shape) for a in avals)
+        raise ValueError(f"{name}: operand shapes {shapes} cannot be broadcast together"
+                         ) from None
+
+
+def match_tangent(t, ans):
+    """Broadcast and convert the tangent term ``t`` to the type of the output ``ans``."""
+    aval, out = get_aval(t), get_aval(ans)
+    if aval.shape != out.shape:
+        t = broadcast_to(t, out.shape)
+    dtype = core.tangent_dtype(out.dtype)
+    if aval.dtype != dtype:
+        t = convert_element_type(t, dtype, out.weak_type)
+    return t
+
+
+def unbroadcast(aval: ShapedArray, ct):
+    """Sum the cotangent ``ct`` of a broadcast result back to an operand of type ``aval``."""
+    shape = shape_of(ct)
+    lead = len(shape) - aval.ndim
+    axes = list(range(lead)) + [lead + i for i, n in enumerate(aval.shape)
+                                if n == 1 and shape[lead + i] != 1]
+    if axes:
+        ct = reshape(reduce_sum(ct, axes), aval.shape)
+    dtype = core.tangent_dtype(aval.dtype)
+    if get_aval(ct).dtype != dtype:
+        ct = convert_element_type(ct, dtype, aval.weak_type)
+    return ct
+
+
+def broadcasting_batcher(prim: Primitive) -> Callable:
+    """Batching rule of an n-ary NumPy-broadcasting primitive."""
+    def rule(vals, dims, **params):
+        shapes = [shape_of(v) for v in vals]
+        ranks = [len(s) - (d is not not_mapped) for s, d in zip(shapes, dims)]
+        out_rank = builtins.max(ranks)
+        bd = next(d for d in dims if d is not not_mapped)
+        # Common case: batch axes already agree and NumPy broadcasting lines the rest up.
+        if all(r <= out_rank - bd if d is not_mapped else (d == bd and r == out_rank)
+               for d, r in zip(dims, ranks)):
+            return prim.bind(*vals, **params), bd
+        aligned = []
+        for v, d, r in zip(vals, dims, ranks):
+            if d is not not_mapped:
+                v = moveaxis(v, d, 0)
+                if r < out_rank:
+                    v = expand_dims(v, tuple(range(1, 1 + out_rank - r)))
+            aligned.append(v)
+        return prim.bind(*aligned, **params), 0
+    return rule
+
+
+# -- unary family --------------------------------------------------------------------------
+
+
+def _require_inexact(name: str, aval: ShapedArray) -> None:
+    if not core.is_inexact(aval.dtype):
+        raise TypeError(f"{name} requires a floating-point or complex operand, got "
+                        f"{aval.dtype.name}; convert it first (functrans.numpy does this)")
+
+
+def unary(name: str, impl: Callable, derivative: Callable | None, *,
+          inexact_only: bool = True, out_dtype: Callable | None = None) -> Primitive:
+    """A unary elementwise primitive.  ``derivative(g, ans, x, **params)`` is the tangent
+    map (``None``: zero derivative); ``out_dtype(dtype)`` maps the input dtype."""
+    prim = Primitive(name)
+
+    def abstract_eval(aval, **params):
+        if inexact_only:
+            _require_inexact(name, aval)
+        if out_dtype is None:
+            return aval
+        return ShapedArray(aval.shape, out_dtype(aval.dtype), aval.weak_type)
+
+    impl_rules[prim] = impl
+    abstract_eval_rules[prim] = abstract_eval
+    if derivative is None:
+        ad.defjvp_zero(prim)
+    else:
+        ad.defjvp(prim, derivative)
+    batching.defvectorized(prim)
+    return prim
+
+
+def _np_unary(ufunc_name: str) -> Callable:
+    def impl(x):
+        return getattr(array_module(x), ufunc_name)(x)
+    impl.__name__ = ufunc_name
+    return impl
+
+
+neg_p = unary("neg", _np_unary("negative"), lambda g, ans, x: neg(g), inexact_only=False)
+exp_p = unary("exp", _np_unary("exp"), lambda g, ans, x: mul(g, ans))
+log_p = unary("log", _np_unary("log"), lambda g, ans, x: div(g, x))
+sin_p = unary("sin", _np_unary("sin"), lambda g, ans, x: mul(g, cos(x)))
+cos_p = unary("cos", _np_unary("cos"), lambda g, ans, x: neg(mul(g, sin(x))))
+tan_p = unary("tan", _np_unary("tan"), lambda g, ans, x: mul(g, add(1, mul(ans, ans))))
+tanh_p = unary("tanh", _np_unary("tanh"), lambda g, ans, x: mul(g, sub(1, mul(ans, ans))))
+sinh_p = unary("sinh", _np_unary("sinh"), lambda g, ans, x: mul(g, cosh(x)))
+cosh_p = unary("cosh", _np_unary("cosh"), lambda g, ans, x: mul(g, sinh(x)))
+sqrt_p = unary("sqrt", _np_unary("sqrt"), lambda g, ans, x: div(g, mul(2, ans)))
+log1p_p = unary("log1p", _np_unary("log1p"), lambda g, ans, x: div(g, add(1, x)))
+expm1_p = unary("expm1", _np_unary("expm1"), lambda g, ans, x: mul(g, add(ans, 1)))
+atan_p = unary("atan", _np_unary("arctan"), lambda g, ans, x: div(g, add(1, mul(x, x))))
+logistic_p = unary("logistic", lambda x: _logistic_impl(x),
+                   lambda g, ans, x: mul(g, mul(ans, sub(1, ans))))
+sign_p = unary("sign", _np_unary("sign"), None, inexact_only=False)
+
+
+def _logistic_impl(x):
+    # 1 / (1 + exp(-x)) written with tanh: no overflow for large |x|, and dtype-preserving.
+    return 0.5 * (1 + array_module(x).tanh(0.5 * x))
+
+
+def _abs_derivative(g, ans, x):
+    if get_aval(x).dtype.kind == "c":
+        safe = select(eq(ans, 0), 1, ans)
+        return real(mul(g, div(conj(x), convert_element_type(safe, get_aval(x).dtype))))
+    return select(ge(x, 0), g, neg(g))
+
+
+def _real_dtype(dtype: np.dtype) -> np.dtype:
+    return np.empty((), dtype).real.dtype
+
+
+abs_p = unary("abs", _np_unary("abs"), _abs_derivative, inexact_only=False,
+              out_dtype=_real_dtype)
+
+
+def _complex_dtype(dtype: np.dtype) -> np.dtype:
+    return np.result_type(dtype, np.complex64)
+
+
+real_p = unary("real", _np_unary("real"), lambda g, ans, x: real(g), inexact_only=False,
+               out_dtype=_real_dtype)
+imag_p = unary("imag", _np_unary("imag"), lambda g, ans, x: imag(g), inexact_only=False,
+               out_dtype=_real_dtype)
+conj_p = unary("conj", _np_unary("conj"), lambda g, ans, x: conj(g), inexact_only=False)
+
+
+def _to_complex(ct, aval):
+    return convert_element_type(ct, core.tangent_dtype(aval.dtype), aval.weak_type)
+
+
+transpose.deflinear(neg_p, lambda ct, x: [neg(ct)])
+transpose.deflinear(real_p, lambda ct, x: [_to_complex(ct, x.aval)])
+transpose.deflinear(imag_p, lambda ct, x: [mul(_to_complex(ct, x.aval), -1j)])
+transpose.deflinear(conj_p, lambda ct, x: [conj(ct)])
+
+# -- integer_pow ---------------------------------------------------------------------------
+
+
+def _integer_pow_derivative(g, ans, x, *, y):
+    if y == 0:
+        return mul(g, 0)
+    return mul(g, mul(y, integer_pow(x, y - 1)))
+
+
+integer_pow_p = unary("integer_pow", lambda x, *, y: array_module(x).power(x, y),
+                      _integer_pow_derivative, inexact_only=False)
+
+
+def integer_pow(x, y: int):
+    """``x ** y`` for a static Python integer ``y``."""
+    y = int(y)
+    if y == 1:
+        return x
+    return integer_pow_p.bind(x, y=y)
+
+
+# -- binary family -------------------------------------------------------------------------
+
+
+def binary(name: str, impl: Callable, derivatives, *, out_dtype=None,
+           transpose_rule=None, inexact_only=False) -> Primitive:
+    """A NumPy-broadcasting binary primitive (see the module docstring)."""
+    prim = Primitive(name)
+
+    def abstract_eval(x, y):
+        if inexact_only:
+            dtype, _ = core.result_type(x, y)
+            _require_inexact(name, ShapedArray((), dtype))
+        shape = _broadcast_shapes(name, (x, y))
+        dtype, weak = core.result_type(x, y)
+        if out_dtype is not None:
+            dtype, weak = out_dtype, False
+        return ShapedArray(shape, dtype, weak)
+
+    impl_rules[prim] = impl
+    abstract_eval_rules[prim] = abstract_eval
+    if derivatives is None:
+        ad.defjvp_zero(prim)
+    else:
+        ad.defjvp(prim, *[None if d is None else
+                          (lambda d: lambda g, ans, x, y: match_tangent(d(g, ans, x, y), ans))(d)
+                          for d in derivatives])
+    if transpose_rule is not None:
+        transpose.deflinear(prim, transpose_rule)
+    batching.batching_rules[prim] = broadcasting_batcher(prim)
+    return prim
+
+
+def _aval(x):
+    return x.aval if is_undefined_primal(x) else get_aval(x)
+
+
+def _linear_each(ct, x, y, ct_x, ct_y):
+    """Cotangents of a binary op that is linear in each undefined operand separately."""
+    return [unbroadcast(x.aval, ct_x(ct)) if is_undefined_primal(x) else None,
+            unbroadcast(y.aval, ct_y(ct)) if is_undefined_primal(y) else None]
+
+
+def _np_binary(ufunc_name: str) -> Callable:
+    def impl(x, y):
+        return getattr(array_module(x, y), ufunc_name)(x, y)
+    impl.__name__ = ufunc_name
+    return impl
+
+
+add_p = binary("add", _np_binary("add"), (lambda g, ans, x, y: g, lambda g, ans, x, y: g),
+               transpose_rule=lambda ct, x, y: _linear_each(ct, x, y, lambda c: c, lambda c: c))
+sub_p = binary("sub", _np_binary("subtract"),
+               (lambda g, ans, x, y: g, lambda g, ans, x, y: neg(g)),
+               transpose_rule=lambda ct, x, y: _linear_each(ct, x, y, lambda c: c, neg))
+
+
+def _mul_transpose(ct, x, y):
+    assert not (is_undefined_primal(x) and is_undefined_primal(y)), "mul is not linear in both"
+    return _linear_each(ct, x, y, lambda c: mul(c, y), lambda c: mul(x, c))
+
+
+def _div_transpose(ct, x, y):
+    assert not is_undefined_primal(y), "div is linear only in its numerator"
+    return [unbroadcast(x.aval, div(ct, y)), None]
+
+
+mul_p = binary("mul", _np_binary("multiply"),
+               (lambda g, ans, x, y: mul(g, y), lambda g, ans, x, y: mul(x, g)),
+               transpose_rule=_mul_transpose)
+div_p = binary("div", _np_binary("true_divide"),
+               (lambda g, ans, x, y: div(g, y), lambda g, ans, x, y: neg(mul(g, div(ans, y)))),
+               transpose_rule=_div_transpose, inexact_only=True)
+
+
+def _pow_rhs_derivative(g, ans, x, y):
+    # d/dy x**y = log(x) x**y; at x == 0 take log(1) so that 0**y has derivative 0 in y.
+    safe_x = select(eq(x, 0), 1, x)
+    return mul(g, mul(log(convert_element_type(safe_x, get_aval(ans).dtype)), ans))
+
+
+pow_p = binary("pow", _np_binary("power"),
+               (lambda g, ans, x, y: mul(g, mul(y, pow(x, sub(y, 1)))), _pow_rhs_derivative),
+               inexact_only=True)
+
+
+def _minmax_derivative(pick):
+    # Ties share the derivative equally, so max(x, x) has derivative 1 in x.
+    def derivative(g, ans, x, y):
+        dtype = core.tangent_dtype(get_aval(ans).dtype)
+        weight = add(convert_element_type(pick(x, y), dtype),
+                     mul(convert_element_type(eq(x, y), dtype), 0.5))
+        return mul(g, weight)
+    return (derivative,
+            lambda g, ans, x, y: derivative(g, ans, y, x))
+
+
+max_p = binary("max", _np_binary("maximum"), _minmax_derivative(lambda a, b: gt(a, b)))
+min_p = binary("min", _np_binary("minimum"), _minmax_derivative(lambda a, b: lt(a, b)))
+
+
+def _complex_impl(x, y):
+    xp = array_module(x, y)
+    return xp.add(x, xp.multiply(y, 1j))
+
+
+complex_p = binary(
+    "complex", _complex_impl,
+    (lambda g, ans, x, y: g, lambda g, ans, x, y: mul(g, 1j)),
+    transpose_rule=lambda ct, x, y: [real(ct) if is_undefined_primal(x) else None,
+                                     neg(imag(ct)) if is_undefined_primal(y) else None])
+
+
+def _complex_abstract_eval(x, y):
+    shape = _broadcast_shapes("complex", (x, y))
+    dtype, weak = core.result_type(x, y)
+    if dtype.kind == "c":
+        raise TypeError("complex: operands must be real")
+    return ShapedArray(shape, _complex_dtype(dtype), weak)
+
+
+abstract_eval_rules[complex_p] = _complex_abstract_eval
+
+_BOOL = np.dtype(np.bool_)
+eq_p = binary("eq", _np_binary("equal"), None, out_dtype=_BOOL)
+ne_p = binary("ne", _np_binary("not_equal"), None, out_dtype=_BOOL)
+lt_p = binary("lt", _np_binary("less"), None, out_dtype=_BOOL)
+le_p = binary("le", _np_binary("less_equal"), None, out_dtype=_BOOL)
+gt_p = binary("gt", _np_binary("greater"), None, out_dtype=_BOOL)
+ge_p = binary("ge", _np_binary("greater_equal"), None, out_dtype=_BOOL)
+and_p = binary("and", _np_binary("logical_and"), None, out_dtype=_BOOL)
+or_p = binary("or", _np_binary("logical_or"), None, out_dtype=_BOOL)
+not_p = unary("not", _np_unary("logical_not"), None, inexact_only=False,
+              out_dtype=lambda d: _BOOL)
+
+# -- add_any: the sum of two tangents of one type (used by AD itself) ----------------------
+
+
+def _add_any_abstract_eval(x, y):
+    assert x.shape == y.shape, f"add_any of tangents of shapes {x.shape} and {y.shape}"
+    return x
+
+
+impl_rules[add_any_p] = _np_binary("add")
+abstract_eval_rules[add_any_p] = _add_any_abstract_eval
+ad.defjvp(add_any_p, lambda g, ans, x, y: g, lambda g, ans, x, y: g)
+transpose.deflinear(add_any_p, lambda ct, x, y: [ct if is_undefined_primal(x) else None,
+                                                  ct if is_undefined_primal(y) else None])
+batching.batching_rules[add_any_p] = broadcasting_batcher(add_any_p)
+
+# -- select --------------------------------------------------------------------------------
+
+select_p = Primitive("select")
+
+
+def _select_abstract_eval(pred, on_true, on_false):
+    if pred.dtype != _BOOL:
+        raise TypeError(f"select: the predicate must be boolean, got {pred.dtype.name}")
+    shape = _broadcast_shapes("select", (pred, on_true, on_false))
+    dtype, weak = core.result_type(on_true, on_false)
+    return ShapedArray(shape, dtype, weak)
+
+
+def _select_jvp(primals, tangents):
+    pred, on_true, on_false = primals
+    _, g_true, g_false = tangents
+    ans = select_p.bind(pred, on_true, on_false)
+    if type(g_true) is Zero and type(g_false) is Zero:
+        return ans, Zero.from_value(ans)
+    g_true = 0 if type(g_true) is Zero else g_true
+    g_false = 0 if type(g_false) is Zero else g_false
+    return ans, match_tangent(select_p.bind(pred, g_true, g_false), ans)
+
+
+def _select_transpose(ct, pred, on_true, on_false):
+    assert not is_undefined_primal(pred)
+    zero = zeros_like(ct)
+    return [None,
+            unbroadcast(on_true.aval, select(pred, ct, zero)) if is_undefined_primal(
+                on_true) else None,
+            unbroadcast(on_false.aval, select(pred, zero, ct)) if is_undefined_primal(
+                on_false) else None]
+
+
+impl_rules[select_p] = lambda pred, on_true, on_false: array_module(
+    pred, on_true, on_false).where(pred, on_true, on_false)
+abstract_eval_rules[select_p] = _select_abstract_eval
+ad.jvp_rules[select_p] = _select_jvp
+transpose.deflinear(select_p, _select_transpose)
+batching.batching_rules[select_p] = broadcasting_batcher(select_p)
+
+# -- lax-level functions -------------------------------------------------------------------
+
+
+def _unary_fn(prim: Primitive, doc: str) -> Callable:
+    def f(x):
+        return prim.bind(x)
+    f.__name__, f.__doc__ = prim.name, doc
+    return f
+
+
+def _binary_fn(prim: Primitive, doc: str) -> Callable:
+    def f(x, y):
+        return prim.bind(x, y)
+    f.__name__, f.__doc__ = prim.name, doc
+    return f
+
+
+neg = _unary_fn(neg_p, "Elementwise negation.")
+exp = _unary_fn(exp_p, "Elementwise exponential.")
+log = _unary_fn(log_p, "Elementwise natural logarithm.")
+sin = _unary_fn(sin_p, "Elementwise sine.")
+cos = _unary_fn(cos_p, "Elementwise cosine.")
+tan = _unary_fn(tan_p, "Elementwise tangent.")
+tanh = _unary_fn(tanh_p, "Elementwise hyperbolic tangent.")
+sinh = _unary_fn(sinh_p, "Elementwise hyperbolic sine.")
+cosh = _unary_fn(cosh_p, "Elementwise hyperbolic cosine.")
+sqrt = _unary_fn(sqrt_p, "Elementwise square root.")
+log1p = _unary_fn(log1p_p, "Elementwise log(1 + x), accurate near 0.")
+expm1 = _unary_fn(expm1_p, "Elementwise exp(x) - 1, accurate near 0.")
+atan = _unary_fn(atan_p, "Elementwise arc tangent.")
+logistic = _unary_fn(logistic_p, "Elementwise logistic sigmoid 1 / (1 + exp(-x)).")
+sign = _unary_fn(sign_p, "Elementwise sign (-1, 0 or 1).")
+abs = _unary_fn(abs_p, "Elementwise absolute value (modulus for complex).")  # noqa: A001
+real = _unary_fn(real_p, "Real part.")
+imag = _unary_fn(imag_p, "Imaginary part.")
+conj = _unary_fn(conj_p, "Complex conjugate.")
+bitwise_not = _unary_fn(not_p, "Elementwise logical not of booleans.")
+add = _binary_fn(add_p, "Elementwise (broadcasting) x + y.")
+sub = _binary_fn(sub_p, "Elementwise (broadcasting) x - y.")
+mul = _binary_fn(mul_p, "Elementwise (broadcasting) x * y.")
+div = _binary_fn(div_p, "Elementwise (broadcasting) true division x / y.")
+pow = _binary_fn(pow_p, "Elementwise (broadcasting) x ** y for real exponents.")  # noqa: A001
+max = _binary_fn(max_p, "Elementwise (broadcasting) maximum.")  # noqa: A001
+min = _binary_fn(min_p, "Elementwise (broadcasting) minimum.")  # noqa: A001
+complex = _binary_fn(complex_p, "x + 1j * y from real x and y.")  # noqa: A001
+eq = _binary_fn(eq_p, "Elementwise x == y.")
+ne = _binary_fn(ne_p, "Elementwise x != y.")
+lt = _binary_fn(lt_p, "Elementwise x < y.")
+le = _binary_fn(le_p, "Elementwise x <= y.")
+gt = _binary_fn(gt_p, "Elementwise x > y.")
+ge = _binary_fn(ge_p, "Elementwise x >= y.")
+bitwise_and = _binary_fn(and_p, "Elementwise logical and of booleans.")
+bitwise_or = _binary_fn(or_p, "Elementwise logical or of booleans.")
+
+
+def select(pred, on_true, on_false):
+    """Elementwise ``on_true if pred else on_false`` (broadcasting, like ``numpy.where``)."""
+    return select_p.bind(pred, on_true, on_false)

@@ -1,0 +1,156 @@
+"""Reductions: reduce_sum, reduce_max, reduce_min, argmax and argmin over static axes."""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from functrans.backend import array_module
+from functrans.core import Primitive, ShapedArray, abstract_eval_rules, get_aval, impl_rules
+from functrans.interpreters import ad, batching, transpose
+from functrans.primitives.shape import broadcast_in_dim, normalize_axis, shape_of
+
+
+def _normalize_axes(axes: Sequence[int], ndim: int) -> tuple:
+    axes = tuple(sorted({normalize_axis(a, ndim) for a in axes}))
+    return axes
+
+
+def _reduced_aval(name: str, aval: ShapedArray, axes) -> ShapedArray:
+    if any(not 0 <= a < aval.ndim for a in axes) or len(set(axes)) != len(axes):
+        raise ValueError(f"{name}: axes {axes} are not distinct axes of an array of shape "
+                         f"{aval.shape}")
+    return ShapedArray([n for i, n in enumerate(aval.shape) if i not in axes], aval.dtype,
+                       aval.weak_type)
+
+
+def _kept_dims(ndim: int, axes) -> tuple:
+    return tuple(i for i in range(ndim) if i not in axes)
+
+
+def _reduction_batcher(prim: Primitive):
+    def rule(vals, dims, *, axes, **params):
+        (x,), (bd,) = vals, dims
+        physical = tuple(a + (a >= bd) for a in axes)
+        return prim.bind(x, axes=physical, **params), bd - sum(a < bd for a in axes)
+    return rule
+
+
+# -- reduce_sum ----------------------------------------------------------------------------
+
+reduce_sum_p = Primitive("reduce_sum")
+
+
+def reduce_sum(x, axes: Sequence[int]):
+    """Sum of ``x`` over the given axes (the dtype is kept)."""
+    axes = _normalize_axes(axes, len(shape_of(x)))
+    return reduce_sum_p.bind(x, axes=axes) if axes else x
+
+
+def _reduce_sum_impl(x, *, axes):
+    dtype = get_aval(x).dtype
+    return array_module(x).sum(x, axis=axes, dtype=dtype)
+
+
+def _reduce_sum_transpose(ct, x, *, axes):
+    shape = x.aval.shape
+    return [broadcast_in_dim(ct, shape, _kept_dims(len(shape), axes))]
+
+
+impl_rules[reduce_sum_p] = _reduce_sum_impl
+abstract_eval_rules[reduce_sum_p] = lambda aval, *, axes: _reduced_aval("reduce_sum", aval, axes)
+ad.deflinear_jvp(reduce_sum_p)
+transpose.deflinear(reduce_sum_p, _reduce_sum_transpose)
+batching.batching_rules[reduce_sum_p] = _reduction_batcher(reduce_sum_p)
+
+# -- reduce_max / reduce_min ---------------------------------------------------------------
+
+
+def _reduce_chooser_jvp(prim: Primitive):
+    # The derivative flows to the elements equal to the extremum, shared equally among ties.
+    def rule(primals, tangents, *, axes):
+        from functrans.primitives.conversion import convert_element_type
+        from functrans.primitives.elementwise import div, eq, mul
+        (x,), (g,) = primals, tangents
+        ans = prim.bind(x, axes=axes)
+        if type(g) is ad.Zero:
+            return ans, ad.Zero.from_value(ans)
+        shape = shape_of(x)
+        location = eq(x, broadcast_in_dim(ans, shape, _kept_dims(len(shape), axes)))
+        location = convert_element_type(location, get_aval(g).dtype)
+        counts = reduce_sum(location, axes)
+        return ans, div(reduce_sum(mul(g, location), axes), counts)
+    return rule
+
+
+def _chooser(name: str, numpy_name: str) -> Primitive:
+    prim = Primitive(name)
+
+    def abstract_eval(aval, *, axes):
+        if aval.dtype.kind == "c":
+            raise TypeError(f"{name} is not defined for complex values")
+        if any(aval.shape[a] == 0 for a in axes if 0 <= a < aval.ndim):
+            raise ValueError(f"{name}: reduction over an axis of size 0 (shape {aval.shape})")
+        return _reduced_aval(name, aval, axes)
+
+    impl_rules[prim] = lambda x, *, axes: getattr(array_module(x), numpy_name)(x, axis=axes)
+    abstract_eval_rules[prim] = abstract_eval
+    ad.jvp_rules[prim] = _reduce_chooser_jvp(prim)
+    batching.batching_rules[prim] = _reduction_batcher(prim)
+    return prim
+
+
+reduce_max_p = _chooser("reduce_max", "max")
+reduce_min_p = _chooser("reduce_min", "min")
+
+
+def reduce_max(x, axes: Sequence[int]):
+    """Maximum of ``x`` over the given axes."""
+    axes = _normalize_axes(axes, len(shape_of(x)))
+    return reduce_max_p.bind(x, axes=axes) if axes else x
+
+
+def reduce_min(x, axes: Sequence[int]):
+    """Minimum of ``x`` over the given axes."""
+    axes = _normalize_axes(axes, len(shape_of(x)))
+    return reduce_min_p.bind(x, axes=axes) if axes else x
+
+
+# -- argmax / argmin -----------------------------------------------------------------------
+
+
+def _arg_chooser(name: str, numpy_name: str) -> Primitive:
+    prim = Primitive(name)
+
+    def abstract_eval(aval, *, axes, index_dtype):
+        (axis,) = axes
+        if aval.shape[axis] == 0:
+            raise ValueError(f"{name}: empty axis {axis} (shape {aval.shape})")
+        return _reduced_aval(name, aval, axes).update(dtype=index_dtype, weak_type=False)
+
+    def impl(x, *, axes, index_dtype):
+        return getattr(array_module(x), numpy_name)(x, axis=axes[0]).astype(index_dtype)
+
+    impl_rules[prim] = impl
+    abstract_eval_rules[prim] = abstract_eval
+    ad.defjvp_zero(prim)
+    batching.batching_rules[prim] = _reduction_batcher(prim)
+    return prim
+
+
+argmax_p = _arg_chooser("argmax", "argmax")
+argmin_p = _arg_chooser("argmin", "argmin")
+
+
+def argmax(x, axis: int, index_dtype=np.int64):
+    """Index of the (first) maximum along ``axis``."""
+    axis = normalize_axis(axis, len(shape_of(x)))
+    return argmax_p.bind(x, axes=(axis,), index_dtype=np.dtype(index_dtype))
+
+
+def argmin(x, axis: int, index_dtype=np.int64):
+    """Index of the (first) minimum along ``axis``."""
+    axis = normalize_axis(axis, len(shape_of(x)))
+    return argmin_p.bind(x, axes=(axis,), index_dtype=np.dtype(index_dtype))
+
+
