@@ -309,7 +309,10 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
                             f"{aval.dtype.name}" + ("; for holomorphic functions pass "
                                                     "holomorphic=True" if aval.dtype.kind == "c"
                                                     else ""))
-        one = aval.dtype.type(1)
+        # A weakly typed output (from Python scalars) gets a weak cotangent, so Python
+        # scalars in give Python scalars out, as the primal computation does.
+        one = (complex(1) if aval.dtype.kind == "c" else 1.0) if aval.weak_type else (
+            aval.dtype.type(1))
         cts = pullback([one] + [Zero.from_value(a) for a in aux])
         grads = tree_unflatten(in_tree, [_zeros_for(p, c) for p, c in zip(leaves, cts)])
         g = grads[0] if isinstance(argnums, int) else grads

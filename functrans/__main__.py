@@ -1,0 +1,63 @@
+"""A tour of functrans on a tiny MLP (3 -> 4 -> 1, tanh, float64): ``python -m functrans``.
+
+The parameters are a plain dict of NumPy arrays (a pytree); the model is written with
+``functrans.numpy`` so that every transform can trace it.  Prints the loss, its gradient,
+a JVP, per-example gradients (vmap of grad) and the jaxpr of the loss.
+"""
+import numpy as np
+
+import functrans as ft
+import functrans.numpy as fnp
+
+
+def init_params(rng):
+    return {"w1": rng.normal(size=(3, 4)), "b1": np.zeros(4),
+            "w2": rng.normal(size=(4, 1)), "b2": np.zeros(1)}
+
+
+def predict(params, x):
+    hidden = fnp.tanh(x @ params["w1"] + params["b1"])
+    return hidden @ params["w2"] + params["b2"]
+
+
+def loss(params, x, y):
+    return fnp.mean((predict(params, x) - y) ** 2)
+
+
+def heading(title):
+    print(f"\n== {title} ==")
+
+
+def main():
+    rng = np.random.default_rng(0)
+    params = init_params(rng)
+    x = rng.normal(size=(5, 3))          # a batch of 5 examples
+    y = np.sin(x.sum(axis=1, keepdims=True))
+    np.set_printoptions(precision=4, suppress=True)
+
+    heading("loss(params, x, y)")
+    print(f"{float(loss(params, x, y)):.6f}")
+
+    heading("grad(loss)(params, x, y): a dict shaped like params")
+    grads = ft.grad(loss)(params, x, y)
+    for name, g in grads.items():
+        print(f"{name:>3} {str(g.shape):7} {g.ravel()[:3]}")
+
+    heading("jvp(predict) along a random direction in parameter space")
+    direction = {k: rng.normal(size=v.shape) for k, v in params.items()}
+    out, tangent_out = ft.jvp(lambda p: predict(p, x), (params,), (direction,))
+    print("outputs:       ", out.ravel())
+    print("d outputs/d t: ", tangent_out.ravel())
+
+    heading("per-example gradients: vmap(grad(loss), in_axes=(None, 0, 0))")
+    per_example = ft.vmap(ft.grad(loss), in_axes=(None, 0, 0))(params, x, y)
+    print("w1 gradients:", per_example["w1"].shape, "(one 3x4 gradient per example)")
+    mean_grad = per_example["w1"].mean(axis=0)
+    print("their mean equals grad(loss)['w1']:", np.allclose(mean_grad, grads["w1"]))
+
+    heading("make_jaxpr(loss)")
+    print(ft.make_jaxpr(loss)(params, x, y))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,413 @@
+"""Every primitive: numerical derivatives (forward, reverse, second order), vmap against a
+Python loop, abstract evaluation against the impl, jaxpr type checks, float32 dtypes."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import pytest
+
+import functrans as ft
+import functrans.lax as lax
+import functrans.numpy as fnp
+from numerical import check_grads
+
+# ------------------------------------------------------------------------------------------
+# The cases
+# ------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Arg:
+    shape: tuple
+    kind: str = "real"  # real | pos | unit | away0 | int | bool | pyfloat
+
+    def draw(self, rng, dtype=np.float64):
+        if self.kind == "pyfloat":
+            return float(rng.uniform(0.5, 1.5))
+        if self.kind == "int":
+            return rng.integers(-3, 4, self.shape)
+        if self.kind == "bool":
+            return rng.random(self.shape) > 0.5
+        x = rng.standard_normal(self.shape)
+        if self.kind == "pos":
+            x = np.abs(x) + 0.5
+        elif self.kind == "unit":
+            x = np.tanh(x) * 0.8
+        elif self.kind == "away0":
+            x = np.sign(x) * (np.abs(x) + 0.5)
+        return x.astype(dtype)
+
+    @property
+    def batchable(self) -> bool:
+        return self.kind != "pyfloat"
+
+    @property
+    def differentiable(self) -> bool:
+        return self.kind not in ("int", "bool")
+
+
+@dataclass
+class Case:
+    name: str
+    fun: Callable
+    args: list
+    differentiable: bool = True
+    order: int = 2
+    float32: bool = True
+    tol: float = 1e-7  # numerical-derivative tolerance (rtol and atol)
+
+    def draw(self, rng, dtype=np.float64):
+        return [a.draw(rng, dtype) for a in self.args]
+
+
+def A(*shape, kind="real"):
+    return Arg(tuple(shape), kind)
+
+
+def dot(dims):
+    return lambda x, y: lax.dot_general(x, y, dims)
+
+
+CASES = [
+    # unary
+    Case("neg", lax.neg, [A(3, 4)]),
+    Case("exp", lax.exp, [A(3, 4)]),
+    Case("log", lax.log, [A(3, 4, kind="pos")]),
+    Case("sin", lax.sin, [A(3, 4)]),
+    Case("cos", lax.cos, [A(3, 4)]),
+    Case("tan", lax.tan, [A(5, kind="unit")]),
+    Case("tanh", lax.tanh, [A(3, 4)]),
+    Case("sinh", lax.sinh, [A(5)]),
+    Case("cosh", lax.cosh, [A(5)]),
+    Case("sqrt", lax.sqrt, [A(3, 4, kind="pos")]),
+    Case("log1p", lax.log1p, [A(5, kind="pos")]),
+    Case("expm1", lax.expm1, [A(5)]),
+    Case("atan", lax.atan, [A(5)]),
+    Case("logistic", lax.logistic, [A(5)]),
+    Case("abs", lax.abs, [A(3, 4, kind="away0")]),
+    Case("sign", lax.sign, [A(3, 4, kind="away0")]),
+    Case("integer_pow_2", lambda x: lax.integer_pow(x, 2), [A(3, 4)]),
+    Case("integer_pow_3", lambda x: lax.integer_pow(x, 3), [A(3, 4)]),
+    Case("integer_pow_0", lambda x: lax.integer_pow(x, 0), [A(3)]),
+    Case("integer_pow_-2", lambda x: lax.integer_pow(x, -2), [A(3, 4, kind="away0")]),
+    # complex, through real inputs and outputs
+    Case("complex_mul_real_imag",
+         lambda a, b: lax.real(lax.mul(lax.complex(a, b), lax.conj(lax.complex(b, a)))) +
+         lax.imag(lax.mul(lax.complex(a, b), lax.complex(a, a))), [A(4), A(4)]),
+    Case("complex_exp_abs", lambda a, b: lax.abs(lax.exp(lax.complex(a, b))), [A(4), A(4)]),
+    Case("complex_abs", lambda a, b: lax.abs(lax.complex(a, b)), [A(4, kind="away0"), A(4)]),
+    # binary, with broadcasting and weak scalars
+    Case("add", lax.add, [A(3, 4), A(3, 4)]),
+    Case("add_bcast", lax.add, [A(3, 4), A(4)]),
+    Case("add_outer", lax.add, [A(3, 1), A(1, 4)]),
+    Case("add_pyscalar", lax.add, [A(3, 4), A(kind="pyfloat")], float32=True),
+    Case("sub", lax.sub, [A(3, 4), A(4)]),
+    Case("sub_scalar_lhs", lax.sub, [A(), A(2, 3)]),
+    Case("mul", lax.mul, [A(3, 4), A(3, 4)]),
+    Case("mul_bcast", lax.mul, [A(2, 1, 4), A(3, 1)]),
+    Case("mul_pyscalar", lambda x, s: lax.mul(s, x), [A(3), A(kind="pyfloat")]),
+    Case("div", lax.div, [A(3, 4), A(3, 4, kind="away0")]),
+    Case("div_bcast", lax.div, [A(4), A(3, 4, kind="away0")]),
+    Case("pow", lax.pow, [A(3, 4, kind="pos"), A(3, 4)]),
+    Case("pow_bcast", lax.pow, [A(3, 4, kind="pos"), A(4)]),
+    Case("max", lax.max, [A(3, 4), A(3, 4)]),
+    Case("min_bcast", lax.min, [A(3, 4), A(4)]),
+    Case("select", lambda p, x, y: lax.select(p, x, y), [A(3, 4, kind="bool"), A(3, 4), A(3, 4)]),
+    Case("select_bcast", lambda p, x, y: lax.select(p, x, y), [A(4, kind="bool"), A(3, 4), A(1)]),
+    Case("select_via_lt", lambda x, y: lax.select(lax.lt(x, y), x, y), [A(3, 4), A(3, 4)]),
+    # comparisons and logical ops: zero derivative / non-float outputs
+    *[Case(name, getattr(lax, name), [A(3, 4), A(4)], differentiable=False)
+      for name in ("eq", "ne", "lt", "le", "gt", "ge")],
+    Case("and", lax.bitwise_and, [A(3, kind="bool"), A(3, kind="bool")], differentiable=False),
+    Case("or", lax.bitwise_or, [A(3, kind="bool"), A(3, kind="bool")], differentiable=False),
+    Case("not", lax.bitwise_not, [A(3, kind="bool")], differentiable=False),
+    # reductions
+    Case("reduce_sum_0", lambda x: lax.reduce_sum(x, (0,)), [A(3, 4)]),
+    Case("reduce_sum_1", lambda x: lax.reduce_sum(x, (1,)), [A(3, 4, 2)]),
+    Case("reduce_sum_all", lambda x: lax.reduce_sum(x, (0, 1)), [A(3, 4)]),
+    Case("reduce_max", lambda x: lax.reduce_max(x, (1,)), [A(3, 4)]),
+    Case("reduce_min_all", lambda x: lax.reduce_min(x, (0, 1)), [A(3, 4)]),
+    Case("argmax", lambda x: lax.argmax(x, 1), [A(3, 4)], differentiable=False),
+    Case("argmin", lambda x: lax.argmin(x, 0), [A(3, 4)], differentiable=False),
+    # shape
+    Case("broadcast_in_dim", lambda x: lax.broadcast_in_dim(x, (2, 3, 4), (1, 2)), [A(3, 1)]),
+    Case("broadcast", lambda x: lax.broadcast(x, (2,)), [A(3)]),
+    Case("reshape", lambda x: lax.reshape(x, (4, 3)), [A(3, 4)]),
+    Case("transpose", lambda x: lax.transpose(x, (2, 0, 1)), [A(2, 3, 4)]),
+    Case("squeeze", lambda x: lax.squeeze(x, (1,)), [A(3, 1, 4)]),
+    Case("expand_dims", lambda x: lax.expand_dims(x, (0, 2)), [A(3, 4)]),
+    Case("slice", lambda x: lax.slice(x, (1, 0), (3, 4)), [A(4, 5)]),
+    Case("slice_strided", lambda x: lax.slice(x, (0, 1), (5, 5), (2, 3)), [A(5, 6)]),
+    Case("pad", lambda x, v: lax.pad(x, v, ((1, 2, 0), (0, 1, 1))), [A(2, 3), A()]),
+    Case("concatenate", lambda x, y: lax.concatenate([x, y], 1), [A(2, 3), A(2, 2)]),
+    Case("rev", lambda x: lax.rev(x, (0,)), [A(3, 4)]),
+    # dot_general
+    Case("matmul", dot((((1,), (0,)), ((), ()))), [A(3, 4), A(4, 5)]),
+    Case("batched_matmul", dot((((2,), (1,)), ((0,), (0,)))), [A(2, 3, 4), A(2, 4, 5)]),
+    Case("dot_vectors", dot((((0,), (0,)), ((), ()))), [A(4), A(4)]),
+    Case("outer", dot((((), ()), ((), ()))), [A(3), A(2)]),
+    Case("contract_two_axes_batch_middle", dot((((0, 3), (2, 0)), ((1,), (1,)))),
+         [A(2, 3, 4, 5), A(5, 3, 2, 6)]),
+    Case("matvec_lhs_transposed", dot((((0,), (0,)), ((), ()))), [A(4, 3), A(4)]),
+    # conversion
+    Case("convert_f32", lambda x: lax.convert_element_type(lax.convert_element_type(x, np.float32),
+                                                           np.float64),
+         [A(3)], order=1, float32=False, tol=1e-3),
+    Case("convert_int", lambda x: lax.convert_element_type(x, np.int64), [A(3)],
+         differentiable=False),
+    # Not checked numerically: its derivative is zero by definition, not by calculus.
+    Case("stop_gradient", lambda x: lax.mul(x, lax.stop_gradient(x)), [A(3)], order=0),
+    Case("zeros_like", lambda x: lax.add(x, lax.zeros_like(x)), [A(3)]),
+]
+
+IDS = [c.name for c in CASES]
+DIFF_CASES = [c for c in CASES if c.differentiable]
+
+
+def _rng(case: Case, salt: int = 0) -> np.random.Generator:
+    return np.random.default_rng(abs(hash((case.name, salt))) % 2**32)
+
+
+def _diff_fun(case: Case, args):
+    """The case as a function of its differentiable arguments only."""
+    diff = [i for i, a in enumerate(case.args) if a.differentiable and a.kind != "pyfloat"]
+
+    def f(*dyn):
+        full = list(args)
+        for i, x in zip(diff, dyn):
+            full[i] = x
+        return case.fun(*full)
+    return f, [args[i] for i in diff]
+
+
+# ------------------------------------------------------------------------------------------
+# Derivatives
+# ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("case", DIFF_CASES, ids=[c.name for c in DIFF_CASES])
+def test_derivatives_numerically(case):
+    if case.order == 0:
+        pytest.skip("derivative is not the numerical one by design (see its own test)")
+    rng = _rng(case)
+    f, primals = _diff_fun(case, case.draw(rng))
+    check_grads(f, primals, case.order, rng, rtol=case.tol, atol=case.tol)
+
+
+@pytest.mark.parametrize("case", DIFF_CASES, ids=[c.name for c in DIFF_CASES])
+def test_jaxprs_typecheck(case):
+    """The jaxprs of f, its JVP, its gradient and its batched version type-check and
+    evaluate to the eager results."""
+    rng = _rng(case, 1)
+    args = case.draw(rng)
+    f, primals = _diff_fun(case, args)
+    tangents = [rng.standard_normal(np.shape(p)) for p in primals]
+
+    def jvp_fun(*p):
+        return ft.jvp(f, p, tangents)
+
+    def vjp_fun(*p):
+        out, pullback = ft.vjp(f, *p)
+        return pullback(ft.tree_util.tree_map(fnp.ones_like, out))
+
+    for fun in (f, jvp_fun, vjp_fun):
+        closed = ft.make_jaxpr(fun)(*primals)
+        ft.check_jaxpr(closed.jaxpr)
+        got = ft.eval_jaxpr(closed.jaxpr, closed.consts, *primals)
+        want = ft.tree_util.tree_leaves(fun(*primals))
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-13, atol=1e-13)
+
+
+# ------------------------------------------------------------------------------------------
+# Abstract evaluation and dtypes
+# ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_abstract_eval_matches_impl(case):
+    args = case.draw(_rng(case, 2))
+    out = case.fun(*args)
+    shape = ft.eval_shape(case.fun, *args)
+    assert shape.shape == np.shape(out)
+    assert shape.dtype == np.asarray(out).dtype, (shape.dtype, np.asarray(out).dtype)
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.float32], ids=[c.name for c in CASES
+                                                                        if c.float32])
+def test_float32_preserved(case):
+    rng = _rng(case, 3)
+    args = case.draw(rng, np.float32)
+    out = case.fun(*args)
+    in_floats = {np.asarray(a).dtype for a in args if isinstance(a, np.ndarray)
+                 and a.dtype.kind == "f"}
+    if in_floats == {np.dtype(np.float32)} and np.asarray(out).dtype.kind == "f":
+        assert np.asarray(out).dtype == np.float32
+        assert ft.eval_shape(case.fun, *args).dtype == np.float32
+    if case.differentiable and in_floats == {np.dtype(np.float32)}:
+        f, primals = _diff_fun(case, args)
+        grads = ft.grad(lambda *p: lax.reduce_sum(lax.real(f(*p)) if np.asarray(
+            out).dtype.kind == "c" else f(*p), tuple(range(np.ndim(out)))),
+            argnums=tuple(range(len(primals))))(*primals)
+        for g, p in zip(grads, primals):
+            assert np.asarray(g).dtype == np.asarray(p).dtype
+
+
+# ------------------------------------------------------------------------------------------
+# Batching
+# ------------------------------------------------------------------------------------------
+
+BATCH = 3
+
+
+def _axis_choices(case: Case):
+    """in_axes combinations: all leading, all trailing, and each argument unbatched."""
+    n = len(case.args)
+    combos = {tuple(0 if a.batchable else None for a in case.args),
+              tuple(-1 if a.batchable else None for a in case.args)}
+    for i in range(n):
+        if n > 1:
+            combos.add(tuple(None if j == i or not a.batchable else (1 if len(a.shape) else 0)
+                             for j, a in enumerate(case.args)))
+    return sorted(combos, key=str)
+
+
+def _batched_args(case: Case, rng, in_axes):
+    samples = [case.draw(rng) for _ in range(BATCH)]
+    batched, per_member = [], []
+    for i, axis in enumerate(in_axes):
+        if axis is None:
+            batched.append(samples[0][i])
+            per_member.append([samples[0][i]] * BATCH)
+        else:
+            batched.append(np.stack([np.asarray(s[i]) for s in samples], axis=axis))
+            per_member.append([s[i] for s in samples])
+    return batched, [[per_member[i][b] for i in range(len(in_axes))] for b in range(BATCH)]
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_vmap_matches_loop(case):
+    rng = _rng(case, 4)
+    for in_axes in _axis_choices(case):
+        if all(a is None for a in in_axes):
+            continue
+        batched, members = _batched_args(case, rng, in_axes)
+        got = ft.vmap(case.fun, in_axes=in_axes)(*batched)
+        want = np.stack([np.asarray(case.fun(*m)) for m in members])
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-13, atol=1e-13,
+                                   err_msg=f"in_axes={in_axes}")
+        assert np.asarray(got).dtype == want.dtype
+
+
+@pytest.mark.parametrize("case", DIFF_CASES, ids=[c.name for c in DIFF_CASES])
+def test_vmap_of_jvp_and_vjp_matches_loop(case):
+    """Batching the JVP and transpose rules: per-member tangents and cotangents."""
+    rng = _rng(case, 5)
+    args = case.draw(rng)
+    f, primals = _diff_fun(case, args)
+    out = f(*primals)
+    tangents = [np.stack([rng.standard_normal(np.shape(p)) for _ in range(BATCH)]) for p in primals]
+    cts = np.stack([rng.standard_normal(np.shape(out)) for _ in range(BATCH)]).astype(
+        np.asarray(out).dtype)
+
+    got_t = ft.vmap(lambda *t: ft.jvp(f, primals, t)[1])(*tangents)
+    want_t = np.stack([np.asarray(ft.jvp(f, primals, [t[b] for t in tangents])[1])
+                       for b in range(BATCH)])
+    np.testing.assert_allclose(np.asarray(got_t), want_t, rtol=1e-12, atol=1e-12)
+
+    _, pullback = ft.vjp(f, *primals)
+    got_c = ft.vmap(pullback)(cts)
+    for b in range(BATCH):
+        for g, w in zip(got_c, pullback(cts[b])):
+            np.testing.assert_allclose(np.asarray(g)[b], np.asarray(w), rtol=1e-12, atol=1e-12)
+
+    # Batched primals, per-example gradients of the summed output.
+    def loss(*p):
+        y = f(*p)
+        return lax.reduce_sum(y, tuple(range(np.ndim(out))))
+
+    batched_primals = [np.stack([np.asarray(p) + 0.01 * b for b in range(BATCH)]) for p in primals]
+    nums = tuple(range(len(primals)))
+    got_g = ft.vmap(ft.grad(loss, argnums=nums))(*batched_primals)
+    for b in range(BATCH):
+        want_g = ft.grad(loss, argnums=nums)(*[p[b] for p in batched_primals])
+        for g, w in zip(got_g, want_g):
+            np.testing.assert_allclose(np.asarray(g)[b], np.asarray(w), rtol=1e-12, atol=1e-12)
+
+
+# ------------------------------------------------------------------------------------------
+# Specific semantics
+# ------------------------------------------------------------------------------------------
+
+
+def test_max_ties_share_derivative():
+    x = np.array([1.0, 2.0, 3.0])
+    assert np.allclose(ft.grad(lambda x: lax.reduce_sum(lax.max(x, x), (0,)))(x), 1.0)
+    g = ft.grad(lambda x: lax.reduce_max(x, (0,)))(np.array([1.0, 3.0, 3.0]))
+    np.testing.assert_array_equal(g, [0.0, 0.5, 0.5])
+
+
+def test_pow_at_zero_base_has_zero_exponent_derivative():
+    assert ft.grad(lambda y: lax.pow(0.0, y), argnums=0)(2.0) == 0.0
+
+
+def test_stop_gradient_blocks_derivatives_in_both_modes():
+    x = np.array([1.0, -2.0, 3.0])
+    f = lambda x: lax.mul(x, lax.stop_gradient(x))  # noqa: E731
+    np.testing.assert_array_equal(ft.jvp(f, (x,), (np.ones(3),))[1], x)
+    np.testing.assert_array_equal(ft.grad(lambda x: lax.reduce_sum(f(x), (0,)))(x), x)
+    # The gradient, stop_gradient(x), is itself constant: every higher derivative is zero.
+    np.testing.assert_array_equal(
+        ft.hessian(lambda x: lax.reduce_sum(f(x), (0,)))(x), np.zeros((3, 3)))
+
+
+def test_sign_and_comparisons_have_zero_derivative():
+    x = np.array([-1.0, 2.0])
+    np.testing.assert_array_equal(ft.grad(lambda x: lax.reduce_sum(lax.sign(x), (0,)))(x), 0.0)
+    y, t = ft.jvp(lambda x: lax.lt(x, 0.0), (x,), (np.ones(2),))
+    assert y.dtype == np.bool_ and t.dtype == ft.float0
+
+
+def _sum_to_shape(a, shape):
+    a = np.sum(a, axis=tuple(range(a.ndim - len(shape))))
+    return np.sum(a, axis=tuple(i for i, n in enumerate(shape) if n == 1), keepdims=True)
+
+
+@pytest.mark.parametrize("shapes", [((3, 4), (4,)), ((2, 1, 4), (3, 1)), ((), (2, 3))])
+def test_broadcast_cotangents_sum_over_broadcast_axes(shapes):
+    rng = np.random.default_rng(0)
+    x, y = (rng.standard_normal(s) for s in shapes)
+    full = np.broadcast_shapes(*shapes)
+    gx, gy = ft.grad(lambda x, y: lax.reduce_sum(lax.mul(x, y), tuple(range(len(full)))),
+                     argnums=(0, 1))(x, y)
+    np.testing.assert_allclose(gx, _sum_to_shape(np.broadcast_to(y, full), x.shape), rtol=1e-13)
+    np.testing.assert_allclose(gy, _sum_to_shape(np.broadcast_to(x, full), y.shape), rtol=1e-13)
+    assert gx.shape == x.shape and gy.shape == y.shape
+
+
+def test_unused_inputs_get_zero_gradients_without_work():
+    calls = []
+
+    def f(x, y):
+        calls.append(1)
+        return lax.reduce_sum(lax.sin(x), (0,))
+
+    gx, gy = ft.grad(f, argnums=(0, 1))(np.ones(3), np.ones(2))
+    np.testing.assert_allclose(gx, np.cos(1.0))
+    np.testing.assert_array_equal(gy, np.zeros(2))
+    jaxpr = ft.make_jaxpr(ft.grad(f, argnums=1))(np.ones(3), np.ones(2)).jaxpr
+    assert "cos" not in str(jaxpr) and "mul" not in str(jaxpr), str(jaxpr)
+
+
+def test_every_registered_primitive_is_covered():
+    """New primitives must be added to the sweep above."""
+    from functrans.core import impl_rules
+    traced = set()
+    for case in CASES:
+        args = case.draw(_rng(case, 6))
+        traced |= {e.primitive.name for e in ft.make_jaxpr(case.fun)(*args).eqns}
+    internal = {"add_any"}
+    missing = {p.name for p in impl_rules} - traced - internal
+    assert not missing, f"primitives without a test case: {sorted(missing)}"
