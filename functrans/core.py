@@ -460,17 +460,27 @@ def _var_names():
             yield "".join(chars)
 
 
-def _pp_param(value) -> str:
+def _is_jaxpr(x) -> bool:
+    return isinstance(x, (Jaxpr, ClosedJaxpr))
+
+
+def _pp_param(value, indent: int) -> str:
     if isinstance(value, np.dtype):
         return short_dtype_name(value)
-    if isinstance(value, (Jaxpr, ClosedJaxpr)):
-        return "{ " + str(value).strip().replace("\n", "\n  ") + " }"
+    if _is_jaxpr(value):
+        return pp_jaxpr(value.jaxpr if isinstance(value, ClosedJaxpr) else value, indent)
+    if isinstance(value, tuple) and value and all(_is_jaxpr(v) for v in value):
+        pad = " " * indent
+        inner = "\n".join(pad + "  " + _pp_param(v, indent + 2) for v in value)
+        return f"(\n{inner}\n{pad})"
     return repr(value)
 
 
-def pp_jaxpr(jaxpr: Jaxpr) -> str:
+def pp_jaxpr(jaxpr: Jaxpr, indent: int = 0) -> str:
+    """The jaxpr as text: typed binders, one equation per line; nested jaxprs indented."""
     names: dict[Var, str] = {}
     fresh = _var_names()
+    pad = " " * indent
 
     def binder(v: Var) -> str:
         assert v not in names, "jaxpr variable bound twice"
@@ -487,13 +497,21 @@ def pp_jaxpr(jaxpr: Jaxpr) -> str:
     lines = []
     for eqn in jaxpr.eqns:
         args = " ".join(atom(x) for x in eqn.invars)
-        params = ", ".join(f"{k}={_pp_param(v)}" for k, v in eqn.params.items())
-        rhs = eqn.primitive.name + (f"[{params}]" if params else "") + (f" {args}" if args else "")
+        nested = any(_is_jaxpr(v) or (isinstance(v, tuple) and v and all(map(_is_jaxpr, v)))
+                     for v in eqn.params.values())
+        if nested:
+            inner = pad + "      "
+            params = ("[\n" + "\n".join(f"{inner}{k}={_pp_param(v, indent + 6)}"
+                                          for k, v in eqn.params.items()) + f"\n{pad}    ]")
+        else:
+            params = ", ".join(f"{k}={_pp_param(v, 0)}" for k, v in eqn.params.items())
+            params = f"[{params}]" if params else ""
+        rhs = eqn.primitive.name + params + (f" {args}" if args else "")
         outs = " ".join(binder(v) for v in eqn.outvars)
-        lines.append(f"    {outs} = {rhs}")
+        lines.append(f"{pad}    {outs} = {rhs}")
     outs = " ".join(atom(x) for x in jaxpr.outvars)
     head = f"{{ lambda {consts}; {ins}. let" if consts else f"{{ lambda ; {ins}. let"
-    return "\n".join([head, *lines, f"  in ({outs},) }}"])
+    return "\n".join([head, *lines, f"{pad}  in ({outs},) }}"])
 
 
 class JaxprTypeError(TypeError):

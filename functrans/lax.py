@@ -3,6 +3,7 @@
 Unlike ``functrans.numpy`` these do no implicit dtype promotion beyond NumPy's rules for
 the operation itself, and shape operations take explicit static parameters.
 """
+from functrans.primitives.control_flow import cond, fori_loop, scan, switch, while_loop
 from functrans.primitives.conversion import convert_element_type, stop_gradient, zeros_like
 from functrans.primitives.elementwise import (abs, add, atan, bitwise_and, bitwise_not,
                                               bitwise_or, complex, conj, cos, cosh, div, eq,
@@ -19,7 +20,8 @@ from functrans.primitives.shape import transpose_axes as transpose
 
 __all__ = [
     "abs", "add", "argmax", "argmin", "atan", "bitwise_and", "bitwise_not", "bitwise_or",
-    "broadcast", "broadcast_in_dim", "complex", "concatenate", "conj", "convert_element_type",
+    "broadcast", "broadcast_in_dim", "complex", "cond", "fori_loop", "scan", "switch",
+    "while_loop", "concatenate", "conj", "convert_element_type",
     "cos", "cosh", "div", "dot_general", "eq", "exp", "expand_dims", "expm1", "ge", "gt",
     "imag", "integer_pow", "le", "log", "log1p", "logistic", "lt", "max", "min", "mul", "ne",
     "neg", "pad", "pow", "real", "reduce_max", "reduce_min", "reduce_sum", "reshape", "rev",

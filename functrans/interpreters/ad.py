@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
+import numpy as np
+
 from functrans import core
 from functrans.core import Primitive, ShapedArray, Trace, Tracer, get_aval, tangent_aval
 
@@ -164,20 +166,22 @@ def jvp_flat(fun: Callable, primals: Sequence, tangents: Sequence) -> tuple[list
     return [p for p, _ in pairs], [t for _, t in pairs]
 
 
-def linearize_flat(fun: Callable, primals: Sequence):
+def linearize_flat(fun: Callable, primals: Sequence, has_tangent: Sequence[bool] | None = None):
     """Evaluate ``fun`` at ``primals`` and stage its JVP as a jaxpr linear in the tangents.
 
     Returns ``(primals_out, jaxpr, consts, out_tangents)`` where the jaxpr maps one tangent
     per primal (``float0`` for integer ones) to the non-zero output tangents, and
     ``out_tangents`` holds, per output, ``Zero`` or ``None`` (its value comes from the jaxpr).
+    ``has_tangent[i] = False`` makes the tangent of primal ``i`` a symbolic zero.
     """
     from functrans.interpreters.partial_eval import JaxprTrace
-    with core.new_trace(JaxprTrace) as jaxpr_trace:
+    with core.new_trace(JaxprTrace, linear=True) as jaxpr_trace:
         tangents = []
-        for p in primals:
+        for i, p in enumerate(primals):
             aval = tangent_aval(get_aval(p))
             arg = jaxpr_trace.new_arg(aval)
-            tangents.append(arg if aval.dtype != core.float0 else Zero(aval))
+            live = aval.dtype != core.float0 and (has_tangent is None or has_tangent[i])
+            tangents.append(arg if live else Zero(aval))
         primals_out, tangents_out = jvp_flat(fun, primals, tangents)
         for p in primals_out:
             if isinstance(p, Tracer) and p._trace is jaxpr_trace:
@@ -186,3 +190,82 @@ def linearize_flat(fun: Callable, primals: Sequence):
         jaxpr, consts = jaxpr_trace.to_jaxpr([t for t in tangents_out if type(t) is not Zero])
     out_tangents = [t if type(t) is Zero else None for t in tangents_out]
     return primals_out, jaxpr, consts, out_tangents
+
+
+def linearize_jaxpr(closed, has_tangent: Sequence[bool], instantiate: Sequence[bool] | bool = False):
+    """Split a jaxpr into a primal part and a linear tangent part (partial evaluation).
+
+    Returns ``(primal, tangent, out_has_tangent, num_residuals)``:
+
+    * ``primal``: a closed jaxpr ``primals -> outputs + residuals``;
+    * ``tangent``: a closed jaxpr ``residuals + tangents -> tangents of outputs``, linear in
+      the tangents, taking one tangent per input with ``has_tangent`` and producing one per
+      output with ``out_has_tangent`` (outputs in ``instantiate`` always get one).
+    """
+    from functrans.interpreters.eval import eval_jaxpr
+    from functrans.interpreters.partial_eval import trace_to_jaxpr
+    n_out = len(closed.jaxpr.outvars)
+    if isinstance(instantiate, bool):
+        instantiate = [instantiate] * n_out
+    found = {}
+
+    def primal_fun(*primals):
+        def fun(*xs):
+            return eval_jaxpr(closed.jaxpr, closed.consts, *xs)
+        outs, lin, residuals, out_tangents = linearize_flat(fun, primals, has_tangent)
+        found["lin"], found["out_tangents"] = lin, out_tangents
+        return list(outs) + list(residuals)
+
+    primal, _ = trace_to_jaxpr(primal_fun, closed.in_avals)
+    lin, out_tangents = found["lin"], found["out_tangents"]
+    num_res = len(lin.constvars)
+    out_has_tangent = [t is None or inst for t, inst in zip(out_tangents, instantiate)]
+
+    def tangent_fun(*args):
+        from functrans.primitives.shape import broadcast_in_dim
+        residuals, tangents = args[:num_res], iter(args[num_res:])
+        full = [next(tangents) if live else Zero(tangent_aval(aval)) for live, aval in
+                zip(has_tangent, closed.in_avals)]
+        values = iter(eval_jaxpr(lin, residuals, *full))
+        outs = []
+        for t, live, aval in zip(out_tangents, out_has_tangent, closed.out_avals):
+            if not live:
+                continue
+            if t is None:
+                outs.append(next(values))
+            else:  # an instantiated zero
+                zero = np.zeros((), core.tangent_dtype(aval.dtype))
+                outs.append(broadcast_in_dim(zero, aval.shape, ()))
+        return outs
+
+    tangent_avals = [v.aval for v in lin.constvars] + [
+        tangent_aval(a) for a, live in zip(closed.in_avals, has_tangent) if live]
+    tangent, _ = trace_to_jaxpr(tangent_fun, tangent_avals)
+    return primal, tangent, out_has_tangent, num_res
+
+
+def jvp_jaxpr(closed, has_tangent: Sequence[bool], instantiate: Sequence[bool] | bool = False):
+    """The JVP of a jaxpr as a jaxpr: ``primals + live tangents -> outputs + live output
+    tangents``; returns ``(jaxpr, out_has_tangent)``."""
+    from functrans.interpreters.eval import eval_jaxpr
+    from functrans.interpreters.partial_eval import trace_to_jaxpr
+    from functrans.primitives.conversion import instantiate as materialize
+    n_in, n_out = len(closed.in_avals), len(closed.out_avals)
+    if isinstance(instantiate, bool):
+        instantiate = [instantiate] * n_out
+    found = {}
+
+    def fun(*args):
+        primals, tangents = args[:n_in], iter(args[n_in:])
+        full = [next(tangents) if live else Zero(tangent_aval(a))
+                for live, a in zip(has_tangent, closed.in_avals)]
+        outs, out_t = jvp_flat(lambda *xs: eval_jaxpr(closed.jaxpr, closed.consts, *xs),
+                               primals, full)
+        live = [type(t) is not Zero or inst for t, inst in zip(out_t, instantiate)]
+        found["live"] = live
+        return list(outs) + [materialize(t, p) for t, p, keep in zip(out_t, outs, live) if keep]
+
+    avals = list(closed.in_avals) + [tangent_aval(a) for a, live in
+                                     zip(closed.in_avals, has_tangent) if live]
+    jaxpr, _ = trace_to_jaxpr(fun, avals)
+    return jaxpr, found["live"]

@@ -35,11 +35,18 @@ def _is_literal(x) -> bool:
         type(x) is np.ndarray and x.ndim == 0)
 
 
-class JaxprTrace(Trace):
-    __slots__ = ("eqns", "invars", "constvar_of", "constvars", "consts")
+#: primitive -> rule(trace, args, params) used instead of recording the equation when a
+#: JaxprTrace stages a *linear* jaxpr (linearize): for primitives that cannot be transposed
+#: (e.g. while_loop), the rule raises an error explaining what to use instead.
+linear_staging_rules: dict[Primitive, Callable] = {}
 
-    def __init__(self, level: int):
+
+class JaxprTrace(Trace):
+    __slots__ = ("eqns", "invars", "constvar_of", "constvars", "consts", "linear")
+
+    def __init__(self, level: int, linear: bool = False):
         super().__init__(level)
+        self.linear = linear  # staging the tangent computation of linearize
         self.eqns: list[JaxprEqn] = []
         self.invars: list[Var] = []
         self.constvar_of: dict[int, Var] = {}  # id(const) -> its constvar
@@ -65,6 +72,8 @@ class JaxprTrace(Trace):
         return var
 
     def process_primitive(self, prim: Primitive, args: Sequence, params: dict):
+        if self.linear and prim in linear_staging_rules:
+            return linear_staging_rules[prim](self, args, params)
         invars = [self.atom(x) for x in args]
         out_avals = core.abstract_eval_out_avals(prim, [a.aval for a in invars], params)
         outs = [JaxprTracer(self, aval, Var(aval)) for aval in out_avals]
@@ -100,3 +109,12 @@ def trace_to_jaxpr(flat_fun: Callable, in_avals: Sequence[ShapedArray]
         outs = flat_fun(*args)
         jaxpr, consts = trace.to_jaxpr(outs)
     return ClosedJaxpr(jaxpr, consts), jaxpr.out_avals
+
+
+def closure_convert(closed: ClosedJaxpr) -> tuple[ClosedJaxpr, list]:
+    """Turn a closed jaxpr's constants into leading arguments: ``(jaxpr, consts)`` with
+    ``jaxpr`` taking ``consts + args``.  Higher-order primitives pass constants (which may
+    be tracers of enclosing transforms) as ordinary operands this way."""
+    jaxpr = closed.jaxpr
+    return (ClosedJaxpr(Jaxpr([], jaxpr.constvars + jaxpr.invars, jaxpr.eqns, jaxpr.outvars), []),
+            list(closed.consts))

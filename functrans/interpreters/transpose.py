@@ -131,3 +131,31 @@ def vjp_flat(fun: Callable, primals: Sequence) -> tuple[list, Callable]:
         return backward_pass(jaxpr, consts, undefined, live_cts)
 
     return primals_out, pullback
+
+
+def transpose_jaxpr(closed, is_linear: Sequence[bool]):
+    """The transpose of a jaxpr linear in the inputs marked ``is_linear``: a closed jaxpr
+    ``(non-linear inputs, output cotangents) -> cotangents of the linear inputs`` (zeros
+    where none flow back)."""
+    from functrans.interpreters.partial_eval import trace_to_jaxpr
+    from functrans.primitives.shape import broadcast_in_dim
+    import numpy as np
+    in_avals = closed.in_avals
+    known_avals = [a for a, lin in zip(in_avals, is_linear) if not lin]
+    ct_avals = [core.tangent_aval(a) for a in closed.out_avals]
+
+    def transposed(*args):
+        known, cts = iter(args[:len(known_avals)]), args[len(known_avals):]
+        full = [UndefinedPrimal(a) if lin else next(known) for a, lin in zip(in_avals, is_linear)]
+        cts_in = backward_pass(closed.jaxpr, closed.consts, full, cts)
+        outs = []
+        for ct, aval, lin in zip(cts_in, in_avals, is_linear):
+            if not lin:
+                continue
+            if type(ct) is Zero:
+                ct = broadcast_in_dim(np.zeros((), core.tangent_dtype(aval.dtype)), aval.shape, ())
+            outs.append(ct)
+        return outs
+
+    jaxpr, _ = trace_to_jaxpr(transposed, known_avals + ct_avals)
+    return jaxpr
