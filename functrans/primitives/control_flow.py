@@ -458,7 +458,8 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
     carry and the stacked ``y``s.  Differentiable in both modes and at any order, batchable.
 
     >>> import numpy as np, functrans.lax as lax
-    >>> lax.scan(lambda c, x: (c + x, c * x), 0.0, np.array([1.0, 2.0, 3.0]))
+    >>> total, ys = lax.scan(lambda c, x: (c + x, c * x), 0.0, np.array([1.0, 2.0, 3.0]))
+    >>> float(total), ys
     (6.0, array([0., 2., 9.]))
     """
     xs_flat, xs_tree = tree_flatten(xs)
@@ -707,7 +708,7 @@ def fori_loop(lower, upper, body_fun: Callable, init_val):
     lowers to ``scan`` (reverse-differentiable); with traced bounds to ``while_loop``.
 
     >>> import functrans.lax as lax
-    >>> lax.fori_loop(0, 4, lambda i, x: x + i, 0.0)
+    >>> float(lax.fori_loop(0, 4, lambda i, x: x + i, 0.0))
     6.0
     """
     if _is_concrete(lower) and _is_concrete(upper):
