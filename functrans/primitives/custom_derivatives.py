@@ -1,0 +1,449 @@
+"""User-defined derivative rules: ``custom_jvp`` and ``custom_vjp``.
+
+A decorated function called on tracers is traced to a jaxpr and bound as a primitive that
+carries the user's rule:
+
+* ``custom_jvp_call``: its JVP rule calls the user's ``jvp(primals, tangents)``; reverse mode
+  transposes whatever linear operations that rule applied to the tangents.
+* ``custom_vjp_call``: its JVP rule runs ``fwd`` and emits ``custom_lin``, a linear primitive
+  that cannot be evaluated (forward mode of a custom_vjp function is an error, as in JAX)
+  but whose transpose rule calls ``bwd(residuals, cotangents)``.
+
+Under ``vmap`` the function and its rules are batched by running them under the batching
+interpreter.  Called on concrete values (no transform), the function just runs.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from functrans import core
+from functrans.core import Primitive, Tracer, abstract_eval_rules, get_aval, impl_rules
+from functrans.interpreters import ad, batching, transpose
+from functrans.interpreters.ad import Zero
+from functrans.interpreters.batching import not_mapped
+from functrans.interpreters.eval import eval_jaxpr
+from functrans.interpreters.partial_eval import closure_convert, trace_to_jaxpr
+from functrans.primitives.conversion import instantiate
+from functrans.primitives.shape import bdim_to_front, shape_of
+from functrans.tree_util import tree_flatten, tree_unflatten
+
+__all__ = ["custom_jvp", "custom_vjp"]
+
+
+class _Rule:
+    """A flat-list wrapper of a user rule, printed by name in jaxprs."""
+
+    __slots__ = ("fun", "name")
+
+    def __init__(self, fun: Callable, name: str):
+        self.fun = fun
+        self.name = name
+
+    def __call__(self, *args):
+        return self.fun(*args)
+
+    def __repr__(self):
+        return self.name
+
+
+def _fun_name(fun) -> str:
+    return getattr(fun, "__name__", type(fun).__name__)
+
+
+def _resolve_args(fun, args, kwargs):
+    if not kwargs:
+        return args
+    bound = inspect.signature(fun).bind(*args, **kwargs)
+    bound.apply_defaults()
+    return bound.args
+
+
+def _split_static(args, nondiff_argnums):
+    static = {i: args[i] for i in nondiff_argnums}
+    dyn = tuple(a for i, a in enumerate(args) if i not in static)
+    return static, dyn
+
+
+def _merge(static: dict, dyn: Sequence) -> list:
+    out, it = [], iter(dyn)
+    for i in range(len(static) + len(dyn)):
+        out.append(static[i] if i in static else next(it))
+    return out
+
+
+def _has_tracer(leaves) -> bool:
+    return any(isinstance(x, Tracer) for x in leaves)
+
+
+def _trace_call(fun, static, in_tree, leaves, name):
+    found = {}
+
+    def flat(*xs):
+        out = fun(*_merge(static, tree_unflatten(in_tree, xs)))
+        out_leaves, found["tree"] = tree_flatten(out)
+        return out_leaves
+
+    closed, _ = trace_to_jaxpr(flat, [get_aval(x) for x in leaves])
+    jaxpr, consts = closure_convert(closed)
+    return jaxpr, consts, found["tree"]
+
+
+def _check_matching(kind: str, name: str, got, want, what: str) -> None:
+    for i, (g, w) in enumerate(zip(got, want)):
+        ga, wa = get_aval(g), core.tangent_aval(get_aval(w))
+        if ga.shape != wa.shape or (ga.dtype != wa.dtype and not ga.weak_type):
+            raise TypeError(f"{kind} rule of '{name}' returned a {what} {i} of type "
+                            f"{ga.str_short()}, but the corresponding value has type "
+                            f"{get_aval(w).str_short()} (expected {wa.str_short()})")
+
+
+# ------------------------------------------------------------------------------------------
+# custom_jvp
+# ------------------------------------------------------------------------------------------
+
+custom_jvp_call_p = Primitive("custom_jvp_call", multiple_results=True)
+
+
+class custom_jvp:
+    """A function with a user-defined JVP rule, used by every transform at any order.
+
+    >>> import functrans as ft, functrans.numpy as fnp
+    >>> @ft.custom_jvp
+    ... def log1pexp(x):
+    ...     return fnp.log(1.0 + fnp.exp(x))
+    >>> @log1pexp.defjvp
+    ... def log1pexp_jvp(primals, tangents):
+    ...     (x,), (t,) = primals, tangents
+    ...     return log1pexp(x), t * (1.0 - 1.0 / (1.0 + fnp.exp(x)))
+    >>> float(ft.grad(log1pexp)(100.0))
+    1.0
+    """
+
+    def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()):
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.jvp: Callable | None = None
+
+    def defjvp(self, jvp: Callable, symbolic_zeros: bool = False) -> Callable:
+        """Set the rule ``jvp(*nondiff_args, primals, tangents) -> (out, tangent_out)``."""
+        if symbolic_zeros:
+            raise NotImplementedError("custom_jvp: symbolic_zeros=True is not supported")
+        self.jvp = jvp
+        return jvp
+
+    def defjvps(self, *jvps: Callable | None) -> None:
+        """Set one rule per argument, ``jvp_i(t_i, out, *primals) -> tangent contribution``
+        (``None``: zero); the contributions are summed."""
+        def jvp(*args):
+            *static, primals, tangents = args
+            out = self(*static, *primals)
+            total = None
+            for rule, t in zip(jvps, tangents):
+                if rule is None:
+                    continue
+                term = rule(t, out, *primals)
+                total = term if total is None else _tree_add(total, term)
+            if total is None:
+                from functrans.tree_util import tree_map
+                from functrans.primitives.conversion import zeros_like
+                total = tree_map(zeros_like, out)
+            return out, total
+        self.defjvp(jvp)
+
+    def __get__(self, instance, owner=None):
+        return self if instance is None else functools.partial(self, instance)
+
+    def __call__(self, *args, **kwargs):
+        name = _fun_name(self.fun)
+        if self.jvp is None:
+            raise AttributeError(f"custom_jvp function '{name}' has no JVP rule: define one "
+                                 "with @{name}.defjvp or .defjvps before calling it")
+        args = _resolve_args(self.fun, args, kwargs)
+        static, dyn = _split_static(args, self.nondiff_argnums)
+        leaves, in_tree = tree_flatten(dyn)
+        if not _has_tracer(leaves):
+            return self.fun(*args)
+        jaxpr, consts, out_tree = _trace_call(self.fun, static, in_tree, leaves, name)
+        user_jvp, nondiff = self.jvp, [static[i] for i in sorted(static)]
+
+        def flat_jvp(primals, tangents):
+            p = tree_unflatten(in_tree, primals)
+            t = tree_unflatten(in_tree, tangents)
+            out, t_out = user_jvp(*nondiff, tuple(p), tuple(t))
+            out_leaves, tree = tree_flatten(out)
+            t_leaves, t_tree = tree_flatten(t_out)
+            if tree != out_tree or t_tree != out_tree:
+                raise TypeError(f"custom_jvp rule of '{name}' must return (primal_out, "
+                                f"tangent_out) with the function's output structure "
+                                f"{out_tree}; got {tree} and {t_tree}")
+            for i, (o, aval) in enumerate(zip(out_leaves, jaxpr.out_avals)):
+                if get_aval(o).shape != aval.shape:
+                    raise TypeError(f"custom_jvp rule of '{name}' returned a primal output {i} "
+                                    f"of shape {get_aval(o).shape}, but the function returns "
+                                    f"shape {aval.shape}")
+            _check_matching("custom_jvp", name, t_leaves, out_leaves, "tangent")
+            return out_leaves, t_leaves
+
+        outs = custom_jvp_call_p.bind(*consts, *leaves, call_jaxpr=jaxpr,
+                                      jvp=_Rule(flat_jvp, f"{name}_jvp"), num_consts=len(consts))
+        return tree_unflatten(out_tree, outs)
+
+
+def _tree_add(a, b):
+    from functrans.primitives.elementwise import add
+    from functrans.tree_util import tree_map
+    return tree_map(add, a, b)
+
+
+def _closed_over_error(kind: str) -> TypeError:
+    return TypeError(f"A {kind} function closes over a value that is being differentiated; its "
+                     "rule cannot see that dependence. Pass the value as an explicit argument.")
+
+
+def _custom_jvp_call_jvp(primals, tangents, *, call_jaxpr, jvp, num_consts):
+    if any(type(t) is not Zero for t in tangents[:num_consts]):
+        raise _closed_over_error("custom_jvp")
+    args, arg_tangents = primals[num_consts:], tangents[num_consts:]
+    return jvp(list(args), [instantiate(t, a) for t, a in zip(arg_tangents, args)])
+
+
+def _custom_jvp_call_batch(vals, dims, *, call_jaxpr, jvp, num_consts):
+    size = next(shape_of(v)[d] for v, d in zip(vals, dims) if d is not not_mapped)
+    vals = [bdim_to_front(v, d, size) for v, d in zip(vals, dims)]
+    batched, new_consts = closure_convert(batching.batch_jaxpr(call_jaxpr, size,
+                                                               [0] * len(vals))[0])
+    n = len(vals) - num_consts
+
+    def batched_jvp(primals, tangents):
+        def flat(*xs):
+            outs, t_outs = jvp(list(xs[:n]), list(xs[n:]))
+            return list(outs) + list(t_outs)
+        outs, out_dims = batching.batch_flat(flat, size, list(primals) + list(tangents),
+                                             [0] * (2 * n))
+        outs = [bdim_to_front(o, d, size) for o, d in zip(outs, out_dims)]
+        half = len(outs) // 2
+        return outs[:half], outs[half:]
+
+    outs = custom_jvp_call_p.bind(*new_consts, *vals, call_jaxpr=batched,
+                                  jvp=_Rule(batched_jvp, f"batched_{jvp!r}"),
+                                  num_consts=len(new_consts) + num_consts)
+    return outs, [0] * len(outs)
+
+
+impl_rules[custom_jvp_call_p] = lambda *args, call_jaxpr, jvp, num_consts: eval_jaxpr(
+    call_jaxpr.jaxpr, [], *args)
+abstract_eval_rules[custom_jvp_call_p] = lambda *avals, call_jaxpr, jvp, num_consts: list(
+    call_jaxpr.out_avals)
+ad.jvp_rules[custom_jvp_call_p] = _custom_jvp_call_jvp
+batching.batching_rules[custom_jvp_call_p] = _custom_jvp_call_batch
+
+# ------------------------------------------------------------------------------------------
+# custom_vjp
+# ------------------------------------------------------------------------------------------
+
+custom_vjp_call_p = Primitive("custom_vjp_call", multiple_results=True)
+custom_lin_p = Primitive("custom_lin", multiple_results=True)
+
+
+class custom_vjp:
+    """A function with a user-defined reverse-mode rule ``fwd`` / ``bwd``.
+
+    ``fwd(*args) -> (out, residuals)`` (residuals: any pytree);
+    ``bwd(*nondiff_args, residuals, out_cotangent) -> tuple of input cotangents`` (one per
+    differentiable argument; ``None`` for a zero cotangent).  Forward mode (jvp) of such a
+    function is an error.
+
+    >>> import functrans as ft, functrans.numpy as fnp
+    >>> @ft.custom_vjp
+    ... def clip_gradient(x):
+    ...     return x
+    >>> clip_gradient.defvjp(lambda x: (x, None), lambda _, g: (fnp.clip(g, -1.0, 1.0),))
+    >>> float(ft.grad(lambda x: 5.0 * clip_gradient(x))(2.0))
+    1.0
+    """
+
+    def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()):
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.fwd: Callable | None = None
+        self.bwd: Callable | None = None
+
+    def defvjp(self, fwd: Callable, bwd: Callable) -> None:
+        self.fwd, self.bwd = fwd, bwd
+
+    def __get__(self, instance, owner=None):
+        return self if instance is None else functools.partial(self, instance)
+
+    def __call__(self, *args, **kwargs):
+        name = _fun_name(self.fun)
+        if self.fwd is None:
+            raise AttributeError(f"custom_vjp function '{name}' has no rule: define one with "
+                                 f"{name}.defvjp(fwd, bwd) before calling it")
+        args = _resolve_args(self.fun, args, kwargs)
+        static, dyn = _split_static(args, self.nondiff_argnums)
+        leaves, in_tree = tree_flatten(dyn)
+        if not _has_tracer(leaves):
+            return self.fun(*args)
+        jaxpr, consts, out_tree = _trace_call(self.fun, static, in_tree, leaves, name)
+        user_fwd, user_bwd = self.fwd, self.bwd
+        nondiff = [static[i] for i in sorted(static)]
+        in_avals = [get_aval(x) for x in leaves]
+        res_tree: dict[str, Any] = {}
+
+        def flat_fwd(*xs):
+            result = user_fwd(*_merge(static, tree_unflatten(in_tree, xs)))
+            if not (isinstance(result, tuple) and len(result) == 2):
+                raise TypeError(f"custom_vjp fwd of '{name}' must return a pair "
+                                "(output, residuals)")
+            out, res = result
+            out_leaves, tree = tree_flatten(out)
+            if tree != out_tree:
+                raise TypeError(f"custom_vjp fwd of '{name}' returned an output of structure "
+                                f"{tree}, but the function returns {out_tree}")
+            res_leaves, res_tree["tree"] = tree_flatten(res)
+            return out_leaves, res_leaves
+
+        def flat_bwd(res, cts):
+            cts_in = user_bwd(*nondiff, tree_unflatten(res_tree["tree"], res),
+                              tree_unflatten(out_tree, cts))
+            if not isinstance(cts_in, (tuple, list)) or len(cts_in) != len(dyn):
+                raise TypeError(f"custom_vjp bwd of '{name}' must return a tuple with one "
+                                f"cotangent per differentiable argument ({len(dyn)}), got "
+                                f"{type(cts_in).__name__}"
+                                + (f" of length {len(cts_in)}" if isinstance(
+                                    cts_in, (tuple, list)) else ""))
+            flat = []
+            for arg, ct in zip(dyn, cts_in):
+                arg_leaves, arg_tree = tree_flatten(arg)
+                if ct is None:
+                    flat.extend(Zero(core.tangent_aval(get_aval(a))) for a in arg_leaves)
+                    continue
+                ct_leaves, ct_tree = tree_flatten(ct, is_leaf=lambda x: x is None)
+                if ct_tree != arg_tree and len(ct_leaves) != len(arg_leaves):
+                    raise TypeError(f"custom_vjp bwd of '{name}' returned a cotangent of "
+                                    f"structure {ct_tree} for an argument of structure "
+                                    f"{arg_tree}")
+                flat.extend(Zero(core.tangent_aval(get_aval(a))) if c is None else c
+                            for a, c in zip(arg_leaves, ct_leaves))
+            for i, (c, aval) in enumerate(zip(flat, in_avals)):
+                if type(c) is Zero:
+                    continue
+                ca = get_aval(c)
+                want = core.tangent_aval(aval)
+                if ca.shape != want.shape or (ca.dtype != want.dtype and not ca.weak_type):
+                    raise TypeError(f"custom_vjp bwd of '{name}' returned a cotangent of type "
+                                    f"{ca.str_short()} for input leaf {i} of type "
+                                    f"{aval.str_short()} (expected {want.str_short()})")
+            return flat
+
+        outs = custom_vjp_call_p.bind(*consts, *leaves, call_jaxpr=jaxpr,
+                                      fwd=_Rule(flat_fwd, f"{name}_fwd"),
+                                      bwd=_Rule(flat_bwd, f"{name}_bwd"),
+                                      num_consts=len(consts))
+        return tree_unflatten(out_tree, outs)
+
+
+def _custom_vjp_call_jvp(primals, tangents, *, call_jaxpr, fwd, bwd, num_consts):
+    if any(type(t) is not Zero for t in tangents[:num_consts]):
+        raise _closed_over_error("custom_vjp")
+    args, arg_tangents = primals[num_consts:], tangents[num_consts:]
+    outs, res = fwd(*args)
+    out_avals = tuple(core.tangent_aval(get_aval(o)) for o in outs)
+    live = [instantiate(t, a) for t, a in zip(arg_tangents, args)]
+    t_outs = custom_lin_p.bind(*res, *live, num_res=len(res), bwd=bwd, out_avals=out_avals)
+    return outs, t_outs
+
+
+def _custom_vjp_call_batch(vals, dims, *, call_jaxpr, fwd, bwd, num_consts):
+    size = next(shape_of(v)[d] for v, d in zip(vals, dims) if d is not not_mapped)
+    vals = [bdim_to_front(v, d, size) for v, d in zip(vals, dims)]
+    batched, new_consts = closure_convert(batching.batch_jaxpr(call_jaxpr, size,
+                                                               [0] * len(vals))[0])
+    n_args = len(vals) - num_consts
+
+    def batched_fwd(*xs):
+        found = {}
+
+        def flat(*a):
+            outs, res = fwd(*a)
+            found["n_out"] = len(outs)
+            return list(outs) + list(res)
+        outs, out_dims = batching.batch_flat(flat, size, list(xs), [0] * n_args)
+        outs = [bdim_to_front(o, d, size) for o, d in zip(outs, out_dims)]
+        return outs[:found["n_out"]], outs[found["n_out"]:]
+
+    outs = custom_vjp_call_p.bind(*new_consts, *vals, call_jaxpr=batched,
+                                  fwd=_Rule(batched_fwd, f"batched_{fwd!r}"),
+                                  bwd=_batched_bwd(bwd, size),
+                                  num_consts=len(new_consts) + num_consts)
+    return outs, [0] * len(outs)
+
+
+def _batched_bwd(bwd: _Rule, size: int) -> _Rule:
+    """``bwd`` applied to residuals and cotangents batched along axis 0."""
+    def batched(res, cts):
+        found = {}
+
+        def flat(*a):
+            outs = bwd(list(a[:len(res)]), list(a[len(res):]))
+            found["zero"] = [type(o) is Zero for o in outs]
+            found["avals"] = [o.aval if type(o) is Zero else None for o in outs]
+            return [o for o in outs if type(o) is not Zero]
+        outs, dims = batching.batch_flat(flat, size, list(res) + list(cts),
+                                         [0] * (len(res) + len(cts)))
+        it = iter(bdim_to_front(o, d, size) for o, d in zip(outs, dims))
+        return [Zero(core.ShapedArray((size,) + a.shape, a.dtype)) if z else next(it)
+                for z, a in zip(found["zero"], found["avals"])]
+    return _Rule(batched, f"batched_{bwd!r}")
+
+
+def _forward_mode_error():
+    return TypeError("Forward-mode differentiation (jvp, jacfwd, linearize's jvp function) of a "
+                     "custom_vjp function is not supported: it only defines a reverse-mode "
+                     "rule. Use reverse mode (grad, vjp, jacrev), or define the function with "
+                     "custom_jvp, whose rule serves both modes.")
+
+
+def _custom_lin_transpose(cts, *args, num_res, bwd, out_avals):
+    res = args[:num_res]
+    cts = [instantiate_zero(ct) for ct in cts]
+    return [None] * num_res + list(bwd(list(res), cts))
+
+
+def instantiate_zero(ct):
+    if type(ct) is Zero:
+        return np.zeros(ct.aval.shape, ct.aval.dtype)
+    return ct
+
+
+def _custom_lin_batch(vals, dims, *, num_res, bwd, out_avals):
+    size = next(shape_of(v)[d] for v, d in zip(vals, dims) if d is not not_mapped)
+    vals = [bdim_to_front(v, d, size) for v, d in zip(vals, dims)]
+    avals = tuple(core.ShapedArray((size,) + a.shape, a.dtype, a.weak_type) for a in out_avals)
+    outs = custom_lin_p.bind(*vals, num_res=num_res, bwd=_batched_bwd(bwd, size),
+                             out_avals=avals)
+    return outs, [0] * len(outs)
+
+
+def _raise_forward_mode(*args, **params):
+    raise _forward_mode_error()
+
+
+impl_rules[custom_vjp_call_p] = lambda *args, call_jaxpr, fwd, bwd, num_consts: eval_jaxpr(
+    call_jaxpr.jaxpr, [], *args)
+abstract_eval_rules[custom_vjp_call_p] = lambda *avals, call_jaxpr, fwd, bwd, num_consts: list(
+    call_jaxpr.out_avals)
+ad.jvp_rules[custom_vjp_call_p] = _custom_vjp_call_jvp
+batching.batching_rules[custom_vjp_call_p] = _custom_vjp_call_batch
+
+impl_rules[custom_lin_p] = _raise_forward_mode
+abstract_eval_rules[custom_lin_p] = lambda *avals, num_res, bwd, out_avals: list(out_avals)
+ad.jvp_rules[custom_lin_p] = _raise_forward_mode
+transpose.deflinear(custom_lin_p, _custom_lin_transpose)
+batching.batching_rules[custom_lin_p] = _custom_lin_batch
