@@ -14,6 +14,7 @@ from functrans.core import (ClosedJaxpr, ConcretizationTypeError, Jaxpr, ShapeDt
                             TracerArrayConversionError, UnexpectedTracerError, check_jaxpr,
                             float0)
 from functrans.interpreters.eval import eval_jaxpr
+from functrans.primitives.checkpoint import checkpoint, checkpoint_policies, remat
 from functrans.primitives.custom_derivatives import custom_jvp, custom_vjp
 from functrans import lax, tree_util
 from functrans import numpy  # noqa: F401  (also installs the array methods of tracers)
@@ -22,10 +23,12 @@ __version__ = "0.1.0"
 
 __all__ = [
     "ClosedJaxpr", "ConcretizationTypeError", "Jaxpr", "ShapeDtypeStruct",
-    "TracerArrayConversionError", "UnexpectedTracerError", "check_jaxpr", "custom_jvp",
+    "TracerArrayConversionError", "UnexpectedTracerError", "check_jaxpr", "checkpoint",
+    "checkpoint_policies", "custom_jvp",
     "custom_vjp", "eval_jaxpr",
     "eval_shape", "float0", "grad", "hessian", "jacfwd", "jacrev", "jvp", "lax",
-    "linear_transpose", "linearize", "make_jaxpr", "numpy", "tree_util", "value_and_grad",
+    "linear_transpose", "linearize", "make_jaxpr", "numpy", "remat", "tree_util",
+    "value_and_grad",
     "vjp", "vmap",
 ]
 

@@ -83,13 +83,14 @@ class JaxprTrace(Trace):
     def to_jaxpr(self, outs: Sequence) -> tuple[Jaxpr, list]:
         """The jaxpr from this trace's arguments to ``outs``, with dead equations removed."""
         outvars = [self.atom(x) for x in outs]
-        eqns = _dead_code_elimination(self.eqns, outvars)
+        eqns = dead_code_elimination(self.eqns, outvars)
         used = {id(x) for eqn in eqns for x in eqn.invars} | {id(x) for x in outvars}
         kept = [(v, c) for v, c in zip(self.constvars, self.consts) if id(v) in used]
         return Jaxpr([v for v, _ in kept], self.invars, eqns, outvars), [c for _, c in kept]
 
 
-def _dead_code_elimination(eqns: list[JaxprEqn], outvars: list) -> list[JaxprEqn]:
+def dead_code_elimination(eqns: list[JaxprEqn], outvars: list) -> list[JaxprEqn]:
+    """The equations needed to compute ``outvars``, in order."""
     live = {id(v) for v in outvars}
     kept = []
     for eqn in reversed(eqns):

@@ -2,4 +2,4 @@
 abstract eval, JVP, transpose if linear, batching) registered next to each other, plus the
 ``lax``-level functions that bind them."""
 from functrans.primitives import (conversion, shape, elementwise, reductions, linalg,  # noqa: F401
-                                  control_flow, custom_derivatives)
+                                  control_flow, custom_derivatives, checkpoint)
