@@ -14,6 +14,7 @@ from functrans.core import (ClosedJaxpr, ConcretizationTypeError, Jaxpr, ShapeDt
                             TracerArrayConversionError, UnexpectedTracerError, check_jaxpr,
                             float0)
 from functrans.interpreters.eval import eval_jaxpr
+from functrans.intermediates import intermediate_grads, tag
 from functrans.primitives.checkpoint import checkpoint, checkpoint_policies, remat
 from functrans.primitives.custom_derivatives import custom_jvp, custom_vjp
 from functrans import lax, tree_util
@@ -26,8 +27,9 @@ __all__ = [
     "TracerArrayConversionError", "UnexpectedTracerError", "check_jaxpr", "checkpoint",
     "checkpoint_policies", "custom_jvp",
     "custom_vjp", "eval_jaxpr",
-    "eval_shape", "float0", "grad", "hessian", "jacfwd", "jacrev", "jvp", "lax",
-    "linear_transpose", "linearize", "make_jaxpr", "numpy", "remat", "tree_util",
+    "eval_shape", "float0", "grad", "hessian", "intermediate_grads", "jacfwd", "jacrev",
+    "jvp", "lax",
+    "linear_transpose", "linearize", "make_jaxpr", "numpy", "remat", "tag", "tree_util",
     "value_and_grad",
     "vjp", "vmap",
 ]
