@@ -509,9 +509,9 @@ def pp_jaxpr(jaxpr: Jaxpr, indent: int = 0) -> str:
         rhs = eqn.primitive.name + params + (f" {args}" if args else "")
         outs = " ".join(binder(v) for v in eqn.outvars)
         lines.append(f"{pad}    {outs} = {rhs}")
-    outs = " ".join(atom(x) for x in jaxpr.outvars)
+    outs = ", ".join(atom(x) for x in jaxpr.outvars) + ("," if len(jaxpr.outvars) == 1 else "")
     head = f"{{ lambda {consts}; {ins}. let" if consts else f"{{ lambda ; {ins}. let"
-    return "\n".join([head, *lines, f"{pad}  in ({outs},) }}"])
+    return "\n".join([head, *lines, f"{pad}  in ({outs}) }}"])
 
 
 class JaxprTypeError(TypeError):

@@ -2,6 +2,7 @@
 Python loop, abstract evaluation against the impl, jaxpr type checks, float32 dtypes."""
 from __future__ import annotations
 
+import zlib
 from dataclasses import dataclass
 from typing import Callable
 
@@ -112,11 +113,14 @@ CASES = [
     Case("div_bcast", lax.div, [A(4), A(3, 4, kind="away0")]),
     Case("pow", lax.pow, [A(3, 4, kind="pos"), A(3, 4)]),
     Case("pow_bcast", lax.pow, [A(3, 4, kind="pos"), A(4)]),
-    Case("max", lax.max, [A(3, 4), A(3, 4)]),
-    Case("min_bcast", lax.min, [A(3, 4), A(4)]),
+    # max/min/select are checked away from ties: the second operand is x + d with |d| >= 0.5.
+    Case("max", lambda x, d: lax.max(x, lax.add(x, d)), [A(3, 4), A(3, 4, kind="away0")]),
+    Case("min_bcast", lambda x, d: lax.min(x, lax.add(x, d)),
+         [A(3, 4), A(4, kind="away0")]),
     Case("select", lambda p, x, y: lax.select(p, x, y), [A(3, 4, kind="bool"), A(3, 4), A(3, 4)]),
     Case("select_bcast", lambda p, x, y: lax.select(p, x, y), [A(4, kind="bool"), A(3, 4), A(1)]),
-    Case("select_via_lt", lambda x, y: lax.select(lax.lt(x, y), x, y), [A(3, 4), A(3, 4)]),
+    Case("select_via_lt", lambda x, d: lax.select(lax.lt(x, lax.add(x, d)), x, lax.add(x, d)),
+         [A(3, 4), A(3, 4, kind="away0")]),
     # comparisons and logical ops: zero derivative / non-float outputs
     *[Case(name, getattr(lax, name), [A(3, 4), A(4)], differentiable=False)
       for name in ("eq", "ne", "lt", "le", "gt", "ge")],
@@ -167,7 +171,8 @@ DIFF_CASES = [c for c in CASES if c.differentiable]
 
 
 def _rng(case: Case, salt: int = 0) -> np.random.Generator:
-    return np.random.default_rng(abs(hash((case.name, salt))) % 2**32)
+    # crc32, not hash(): string hashes change from process to process.
+    return np.random.default_rng(zlib.crc32(f"{case.name}/{salt}".encode()))
 
 
 def _diff_fun(case: Case, args):

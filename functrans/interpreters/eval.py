@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
+import numpy as np
+
 from functrans import core
 from functrans.core import Jaxpr, Literal, Primitive, Trace, impl_rules, python_scalar_types
 
@@ -18,15 +20,32 @@ class EvalTrace(Trace):
         except KeyError:
             raise NotImplementedError(f"Evaluation rule for '{prim.name}' not implemented"
                                       ) from None
-        out = impl(*args, **params)
+        try:
+            out = impl(*args, **params)
+        except Exception as error:
+            _explain_failure(prim, args, params, error)
+            raise
         # An operation on Python scalars alone gives a weakly typed value, as it would when
         # traced: keep it a Python scalar so that e.g. `sin(2.0) * x_f32` stays float32.
-        if not prim.multiple_results and getattr(out, "ndim", 1) == 0:
+        if not prim.multiple_results and type(out) in _WEAK_RESULT_TYPES:
             for x in args:
                 if type(x) not in python_scalar_types:
                     return out
             return out.item()
         return out
+
+
+# NumPy scalar types a Python-scalar computation can produce; other dtypes were asked for.
+_WEAK_RESULT_TYPES = frozenset({np.float64, np.int64, np.complex128, np.bool_})
+
+
+def _explain_failure(prim: Primitive, args, params, error: Exception) -> None:
+    """If the impl failed on invalid input, raise the abstract evaluation's clearer error
+    (the one tracing gives) instead of the array library's."""
+    try:
+        prim.abstract_eval(*[core.get_aval(x) for x in args], **params)
+    except (TypeError, ValueError) as clearer:
+        raise clearer from error
 
 
 core.set_base_trace_type(EvalTrace)

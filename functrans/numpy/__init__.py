@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import operator
 from typing import Sequence
 
 import numpy as _np
@@ -121,9 +122,12 @@ def ones_like(a, dtype=None):
 
 
 def full_like(a, fill_value, dtype=None):
+    """An array like ``a`` (shape, array module; dtype unless given) filled with
+    ``fill_value`` converted to that dtype."""
     a = _arg(a)
     dtype = _dtype_of(a) if dtype is None else _np.dtype(dtype)
-    return lax.add(lax.convert_element_type(lax.zeros_like(a), dtype), fill_value)
+    fill = lax.convert_element_type(_arg(fill_value), dtype)
+    return lax.add(lax.convert_element_type(lax.zeros_like(a), dtype), fill)
 
 
 # ------------------------------------------------------------------------------------------
@@ -230,13 +234,24 @@ divide = true_divide
 
 
 def power(x, y):
-    """Elementwise x ** y; a Python int exponent uses repeated multiplication."""
+    """Elementwise x ** y with NumPy's result dtype; a static integer exponent (a Python or
+    NumPy integer) uses repeated multiplication (``integer_pow``)."""
     x, y = _arg(x), _arg(y)
+    dtype, weak = core.result_type(get_aval(x), get_aval(y))
     if type(y) is int or isinstance(y, _np.integer):
-        if y >= 0 or core.is_inexact(_dtype_of(x)):
-            return lax.integer_pow(x, int(y))
-    return lax.pow(_promote_inexact(x), _promote_inexact(y) if not core.is_inexact(
-        _dtype_of(y)) else y)
+        if y < 0 and not core.is_inexact(dtype):
+            raise ValueError(f"power: integers to negative integer powers ({int(y)}) are not "
+                             "allowed, as in NumPy; convert the base to float first")
+        return lax.integer_pow(lax.convert_element_type(x, dtype, weak), int(y))
+    if core.is_inexact(dtype):
+        return lax.pow(x, y)
+    # Integer base and integer array exponent: computed in float64, where integer results
+    # up to 2**53 are exact, then rounded to the nearest integer (truncated for negative
+    # exponents, whose results lie strictly between -1 and 1 unless they are +-1).
+    p = lax.pow(lax.convert_element_type(x, _np.float64), lax.convert_element_type(
+        y, _np.float64))
+    rounded = lax.select(lax.ge(y, 0), lax.add(p, lax.mul(lax.sign(p), 0.5)), p)
+    return lax.convert_element_type(rounded, dtype, weak)
 
 
 def maximum(x, y):
@@ -247,9 +262,11 @@ def minimum(x, y):
     return lax.min(_arg(x), _arg(y))
 
 
-def clip(a, a_min=None, a_max=None):
-    """Limit the values of ``a`` to ``[a_min, a_max]``."""
+def clip(a, a_min=None, a_max=None, *, min=None, max=None):  # noqa: A002 (NumPy's names)
+    """Limit the values of ``a`` to ``[a_min, a_max]`` (``min``/``max`` are aliases)."""
     a = _arg(a)
+    a_min = min if a_min is None else a_min
+    a_max = max if a_max is None else a_max
     if a_min is not None:
         a = maximum(a, a_min)
     if a_max is not None:
@@ -371,18 +388,23 @@ def min(a, axis=None, keepdims: bool = False):  # noqa: A001
 amax, amin = max, min
 
 
-def argmax(a, axis=None):
+def _arg_extremum(f, a, axis, keepdims: bool):
     a = _arg(a)
+    shape = _shape_of(a)
     if axis is None:
-        return lax.argmax(ravel(a), 0)
-    return lax.argmax(a, axis)
+        return _keepdims(f(ravel(a), 0), shape, tuple(range(len(shape))), keepdims)
+    axis = _shape.normalize_axis(int(axis), len(shape))
+    return _keepdims(f(a, axis), shape, (axis,), keepdims)
 
 
-def argmin(a, axis=None):
-    a = _arg(a)
-    if axis is None:
-        return lax.argmin(ravel(a), 0)
-    return lax.argmin(a, axis)
+def argmax(a, axis=None, keepdims: bool = False):
+    """Index of the first maximum along ``axis`` (of the flattened array by default)."""
+    return _arg_extremum(lax.argmax, a, axis, keepdims)
+
+
+def argmin(a, axis=None, keepdims: bool = False):
+    """Index of the first minimum along ``axis`` (of the flattened array by default)."""
+    return _arg_extremum(lax.argmin, a, axis, keepdims)
 
 
 # ------------------------------------------------------------------------------------------
@@ -468,9 +490,9 @@ def tensordot(a, b, axes=2):
 
 
 def einsum(subscripts: str, *operands):
-    """Einstein summation for two operands (or one), lowered to dot_general, transposes and
-    reductions.  Explicit output (``'ij,jk->ik'``) and implicit forms are supported;
-    ellipses are not yet."""
+    """Einstein summation, lowered to dot_general, transposes, reductions and (for repeated
+    indices) diagonals; more than two operands are contracted left to right.  Explicit
+    output (``'ij,jk->ik'``) and implicit forms are supported; ellipses are not yet."""
     if "..." in subscripts:
         raise NotImplementedError("einsum: ellipsis ('...') is not supported yet")
     subscripts = subscripts.replace(" ", "")
@@ -515,9 +537,12 @@ def einsum(subscripts: str, *operands):
 def _einsum_single(spec: str, output: str, x):
     """One-operand einsum: take diagonals of repeated letters, sum letters not in
     ``output`` and transpose to its order."""
-    if len(set(spec)) != len(spec):
-        raise NotImplementedError(f"einsum: repeated index in '{spec}' (diagonals) is not "
-                                  "supported yet")
+    for c in spec:
+        while spec.count(c) > 1:
+            first = spec.index(c)
+            second = spec.index(c, first + 1)
+            x = _diagonal(x, first, second)
+            spec = spec[:second] + spec[second + 1:]
     missing = [c for c in output if c not in spec]
     if missing:
         raise ValueError(f"einsum: output index {missing[0]!r} does not occur in the inputs")
@@ -527,18 +552,39 @@ def _einsum_single(spec: str, output: str, x):
     return _shape.transpose_axes(x, [kept.index(c) for c in output])
 
 
+def _diagonal(x, axis1: int, axis2: int):
+    """The diagonal over ``axis1 < axis2`` (of equal size n), left at ``axis1``: the two
+    axes are merged into one of size n * n and every (n + 1)-th element is kept."""
+    shape = _shape_of(x)
+    n = shape[axis1]
+    if shape[axis2] != n:
+        raise ValueError(f"einsum: a repeated index labels axes of sizes {n} and "
+                         f"{shape[axis2]} (operand shape {shape})")
+    x = _shape.moveaxis(x, axis2, axis1 + 1)
+    merged = shape[:axis1] + (n * n,) + tuple(d for i, d in enumerate(shape)
+                                              if i > axis1 and i != axis2)
+    x = _shape.reshape(x, merged)
+    strides = [1] * len(merged)
+    strides[axis1] = n + 1
+    return _shape.slice(x, [0] * len(merged), merged, strides)
+
+
 # ------------------------------------------------------------------------------------------
 # Shape manipulation
 # ------------------------------------------------------------------------------------------
 
 
-def reshape(a, newshape, order: str = "C"):
-    """Reshape (row-major); one entry may be -1."""
+def reshape(a, shape=None, order: str = "C", *, newshape=None):
+    """Reshape (row-major) to ``shape`` (``newshape`` is NumPy's older name); one entry may
+    be -1."""
     if order != "C":
         raise NotImplementedError("reshape: only order='C' is supported")
+    if (shape is None) == (newshape is None):
+        raise TypeError("reshape: give the new shape once, as `shape` (or `newshape`)")
+    shape = newshape if shape is None else shape
     a = _arg(a)
     size = get_aval(a).size
-    shape = (newshape,) if isinstance(newshape, (int, _np.integer)) else tuple(newshape)
+    shape = (shape,) if isinstance(shape, (int, _np.integer)) else tuple(shape)
     if shape.count(-1) > 1:
         raise ValueError(f"reshape: can only specify one unknown dimension, got {shape}")
     if -1 in shape:
@@ -569,10 +615,25 @@ def swapaxes(a, axis1: int, axis2: int):
     return _shape.transpose_axes(a, perm)
 
 
-def moveaxis(a, source: int, destination: int):
+def moveaxis(a, source, destination):
+    """Move axes ``source`` (an int or a sequence) to positions ``destination``; the other
+    axes keep their order."""
     a = _arg(a)
     nd = len(_shape_of(a))
-    return _shape.moveaxis(a, source % nd, destination % nd)
+    src = [_shape.normalize_axis(int(i), nd, "source axis") for i in _as_tuple(source)]
+    dst = [_shape.normalize_axis(int(i), nd, "destination axis")
+           for i in _as_tuple(destination)]
+    if len(src) != len(dst) or len(set(src)) != len(src) or len(set(dst)) != len(dst):
+        raise ValueError(f"moveaxis: source {source} and destination {destination} must be "
+                         "the same number of distinct axes")
+    order = [i for i in range(nd) if i not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return _shape.transpose_axes(a, order)
+
+
+def _as_tuple(axes) -> tuple:
+    return (axes,) if isinstance(axes, (int, _np.integer)) else tuple(axes)
 
 
 def broadcast_to(a, shape):
@@ -621,13 +682,16 @@ def flip(a, axis=None):
     return lax.rev(a, _axes(axis, len(_shape_of(a))))
 
 
-def pad(array, pad_width, constant_values=0):
-    """Constant padding, as ``numpy.pad(mode='constant')``."""
+def pad(array, pad_width, mode: str = "constant", constant_values=0):
+    """Constant padding, as ``numpy.pad(mode='constant')``; ``constant_values`` is one
+    scalar (it may be traced)."""
+    if mode != "constant":
+        raise NotImplementedError(f"pad: mode={mode!r} is not supported; only 'constant'")
     array = _arg(array)
     nd = len(_shape_of(array))
     widths = _np.broadcast_to(_np.asarray(pad_width, dtype=int), (nd, 2))
-    return lax.pad(array, _np.asarray(constant_values, _dtype_of(array))[()],
-                   [(int(lo), int(hi), 0) for lo, hi in widths])
+    value = lax.convert_element_type(_arg(constant_values), _dtype_of(array))
+    return lax.pad(array, value, [(int(lo), int(hi), 0) for lo, hi in widths])
 
 
 def shape(a):
@@ -652,19 +716,23 @@ def _getitem(x, index):
     if not isinstance(index, tuple):
         index = (index,)
     for idx in index:
-        if isinstance(idx, Tracer) or (hasattr(idx, "shape") and not isinstance(
-                idx, _np.generic) and getattr(idx, "ndim", 0) > 0) or isinstance(idx, list):
+        if isinstance(idx, (Tracer, list, bool, _np.bool_)) or getattr(idx, "ndim", 0) > 0 or (
+                getattr(idx, "dtype", None) == _np.bool_):
             raise NotImplementedError(
-                "Indexing with arrays or traced values (advanced or dynamic indexing) is not "
-                "supported yet; use static ints and slices, or lax.dynamic_slice")
+                f"Indexing with {type(idx).__name__} {idx!r} (advanced, boolean or traced "
+                "indices) is not supported yet; use static ints, slices, None and Ellipsis")
     shape = _shape_of(x)
     n_real = len([i for i in index if i is not None and i is not Ellipsis])
     if n_real > len(shape):
         raise IndexError(f"too many indices ({n_real}) for an array of shape {shape}")
+    if index.count(Ellipsis) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    rest = (builtins.slice(None),) * (len(shape) - n_real)
     if Ellipsis in index:
         k = index.index(Ellipsis)
-        index = index[:k] + (builtins.slice(None),) * (len(shape) - n_real) + index[k + 1:]
-    index = index + (builtins.slice(None),) * (len(shape) - n_real)
+        index = index[:k] + rest + index[k + 1:]
+    else:
+        index = index + rest
     start, limit, strides, squeeze_axes, reverse_axes, new_axes = [], [], [], [], [], []
     axis, out_axis = 0, 0
     for idx in index:
@@ -673,14 +741,18 @@ def _getitem(x, index):
             out_axis += 1
             continue
         n = shape[axis]
-        if isinstance(idx, (int, _np.integer)):
-            i = int(idx)
+        if not isinstance(idx, builtins.slice):
+            try:
+                i = operator.index(idx)
+            except TypeError:
+                raise TypeError(f"invalid index {idx!r} of type {type(idx).__name__}; use "
+                                "ints, slices, None and Ellipsis") from None
             if not -n <= i < n:
                 raise IndexError(f"index {i} is out of bounds for axis {axis} with size {n}")
             i %= n
             start.append(i), limit.append(i + 1), strides.append(1)
             squeeze_axes.append(axis)
-        elif isinstance(idx, builtins.slice):
+        else:
             lo, hi, step = idx.indices(n)
             if step < 0:
                 # x[hi+1 .. lo] reversed: reverse the axis, then slice forward.
@@ -690,8 +762,6 @@ def _getitem(x, index):
             start.append(lo), limit.append(lo + (count - 1) * step + 1 if count else lo)
             strides.append(step)
             out_axis += 1
-        else:
-            raise TypeError(f"invalid index {idx!r} of type {type(idx).__name__}")
         axis += 1
     if reverse_axes:
         x = lax.rev(x, reverse_axes)
@@ -705,6 +775,21 @@ def _getitem(x, index):
 
 def _reflected(f):
     return lambda self, other: f(other, self)
+
+
+def _boolean_only(f, name: str):
+    """``&``, ``|`` and ``~`` are logical on booleans; on integers NumPy's are bitwise, which
+    have no primitives yet, so refuse rather than compute a logical result."""
+    def method(*args):
+        for x in args:
+            dtype = _dtype_of(_arg(x))
+            if dtype != _np.bool_:
+                raise TypeError(f"operator {name} is supported for boolean arrays only, got "
+                                f"{dtype.name}: bitwise operations on integers are not "
+                                "implemented; use logical_and/logical_or/logical_not for "
+                                "logical results")
+        return f(*args)
+    return method
 
 
 def _method_reshape(self, *shape, order="C"):
@@ -726,7 +811,9 @@ _TRACER_METHODS = {
     "__neg__": negative, "__pos__": positive, "__abs__": absolute,
     "__eq__": equal, "__ne__": not_equal, "__lt__": less, "__le__": less_equal,
     "__gt__": greater, "__ge__": greater_equal,
-    "__and__": logical_and, "__or__": logical_or, "__invert__": logical_not,
+    "__and__": _boolean_only(logical_and, "&"), "__rand__": _boolean_only(logical_and, "&"),
+    "__or__": _boolean_only(logical_or, "|"), "__ror__": _boolean_only(logical_or, "|"),
+    "__invert__": _boolean_only(logical_not, "~"),
     "__getitem__": _getitem,
     "sum": sum, "mean": mean, "max": max, "min": min, "var": var, "std": std,
     "argmax": argmax, "argmin": argmin, "dot": dot, "conj": conj, "conjugate": conj,
@@ -736,9 +823,47 @@ _TRACER_METHODS = {
 }
 
 
+def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
+    """NumPy ufuncs on tracers (``np.sin(x)``, ``ndarray + x``) run the functrans.numpy
+    function of the same name."""
+    fn = _UFUNCS.get(ufunc.__name__)
+    if method != "__call__" or fn is None or kwargs:
+        raise TypeError(
+            f"numpy.{ufunc.__name__}{'' if method == '__call__' else '.' + method} cannot be "
+            f"applied to a functrans tracer{' with ' + ', '.join(kwargs) if kwargs else ''}; "
+            "use the functrans.numpy function instead")
+    return fn(*inputs)
+
+
+def _array_function(self, func, types, args, kwargs):
+    """NumPy functions on tracers (``np.sum(x)``) run the functrans.numpy function of the
+    same name, when there is one."""
+    fn = globals().get(func.__name__)
+    if fn is None or not callable(fn) or fn is func:
+        raise TypeError(f"numpy.{func.__name__} cannot be applied to a functrans tracer; use "
+                        "functrans.numpy functions on traced values")
+    return fn(*args, **kwargs)
+
+
+_UFUNCS = {
+    "add": add, "subtract": subtract, "multiply": multiply, "true_divide": true_divide,
+    "divide": true_divide, "power": power, "negative": negative, "positive": positive,
+    "absolute": absolute, "sign": sign, "sin": sin, "cos": cos, "tan": tan, "tanh": tanh,
+    "sinh": sinh, "cosh": cosh, "exp": exp, "expm1": expm1, "log": log, "log1p": log1p,
+    "log2": log2, "log10": log10, "exp2": exp2, "sqrt": sqrt, "arctan": arctan,
+    "square": square, "reciprocal": reciprocal, "maximum": maximum, "minimum": minimum,
+    "equal": equal, "not_equal": not_equal, "less": less, "less_equal": less_equal,
+    "greater": greater, "greater_equal": greater_equal, "logical_and": logical_and,
+    "logical_or": logical_or, "logical_not": logical_not, "conjugate": conjugate,
+    "matmul": matmul,
+}
+
+
 def _install_tracer_methods() -> None:
     for name, fn in _TRACER_METHODS.items():
         setattr(Tracer, name, fn)
+    Tracer.__array_ufunc__ = _array_ufunc
+    Tracer.__array_function__ = _array_function
     Tracer.T = property(lambda self: transpose(self))
     Tracer.real = property(real)
     Tracer.imag = property(imag)

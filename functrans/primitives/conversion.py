@@ -24,6 +24,8 @@ def convert_element_type(x, new_dtype, weak_type: bool = False):
 
 
 def _convert_impl(x, *, new_dtype, weak_type):
+    if weak_type and core.is_python_scalar(x):
+        return np.asarray(x).astype(new_dtype).item()  # still a weakly typed Python scalar
     xp = array_module(x)
     x = xp.asarray(x)
     if x.dtype.kind == "c" and new_dtype.kind != "c":
