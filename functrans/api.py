@@ -20,7 +20,7 @@ from functrans.interpreters.ad import Zero
 from functrans.interpreters.batching import not_mapped
 from functrans.interpreters.eval import eval_jaxpr
 from functrans.primitives import shape as shape_ops
-from functrans.primitives.conversion import zeros_like
+from functrans.primitives.conversion import convert_element_type, zeros_like
 from functrans.tree_util import (PyTreeDef, flatten_up_to, tree_flatten, tree_structure,
                                  tree_unflatten)
 
@@ -107,6 +107,15 @@ def _zeros_for(primal, ct):
     return zeros_like(primal)
 
 
+def _cast(x, dtype, weak_type: bool):
+    """A weakly typed tangent or cotangent (a Python scalar, or a tracer of one) as ``dtype``."""
+    if isinstance(x, core.Tracer):
+        return convert_element_type(x, dtype, weak_type)
+    # Not convert_element_type: evaluated on a Python scalar it gives a Python scalar back.
+    value = np.asarray(x, dtype)
+    return value.item() if weak_type else value
+
+
 def _snapshot(x):
     # NumPy arrays are mutable: keep our own copy of inputs whose residuals outlive the call.
     return x.copy() if isinstance(x, np.ndarray) and x.flags.writeable else x
@@ -134,7 +143,11 @@ def _check_tangents(name: str, primals: list, tangents: list, primal_tree, tange
             raise TypeError(f"{name}: the tangent of a {pa.dtype.name} primal (leaf {i}) must "
                             f"have dtype {expected.name if expected != float0 else 'float0'}, "
                             f"got {ta.dtype.name}")
-        out.append(Zero(core.tangent_aval(pa)) if expected == float0 else t)
+        if expected == float0:
+            out.append(Zero(core.tangent_aval(pa)))
+        else:
+            # A Python scalar tangent takes the primal's dtype (no float32 -> float64 leak).
+            out.append(t if ta.dtype == expected else _cast(t, expected, pa.weak_type))
     return out
 
 
@@ -219,7 +232,8 @@ def _check_cotangents(name: str, outs: list, cts: list, out_tree, ct_tree) -> li
         if ca.dtype != expected and not ca.weak_type:
             raise TypeError(f"{name}: cotangent leaf {i} has dtype {ca.dtype.name}, but the "
                             f"primal output has dtype {oa.dtype.name}")
-        checked.append(ct)
+        # A Python scalar cotangent takes the output's dtype; the transpose rules require it.
+        checked.append(ct if ca.dtype == expected else _cast(ct, expected, oa.weak_type))
     return checked
 
 
@@ -484,10 +498,13 @@ def _split_jacobian(jac, axis: int, sizes: list, shapes: list) -> list:
     return pieces
 
 
-def _check_jac_inputs(name: str, leaves: list, holomorphic: bool) -> None:
+def _check_jac_inputs(name: str, leaves: list, holomorphic: bool, allow_int: bool = False
+                      ) -> None:
     for x in leaves:
         _check_leaf(x, name, "argument")
         dtype = get_aval(x).dtype
+        if allow_int and dtype.kind in "biu":
+            continue
         if holomorphic and dtype.kind != "c":
             raise TypeError(f"{name} with holomorphic=True requires complex inputs, got "
                             f"{dtype.name}")
@@ -509,13 +526,13 @@ def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
     array([[2., 0.],
            [0., 4.]])
     """
-    def jac_fun(*args):
+    def jac_fun(*args, **kwargs):
         nums = _argnums_tuple(argnums, len(args), "jacfwd")
         dyn = tuple(args[i] for i in nums)
         leaves, in_tree = tree_flatten(dyn)
         _check_jac_inputs("jacfwd", leaves, holomorphic)
-        flat_fun, store = _flatten_fun(_partial_over(fun, args, nums), in_tree, has_aux,
-                                       "jacfwd")
+        f = functools.partial(fun, **kwargs) if kwargs else fun
+        flat_fun, store = _flatten_fun(_partial_over(f, args, nums), in_tree, has_aux, "jacfwd")
         basis, sizes = _std_basis(leaves, "jacfwd")
 
         def pushforward(*tangents):
@@ -557,13 +574,13 @@ def jacrev(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
     >>> ft.jacrev(lambda x: x[0] * x[1])(np.array([2.0, 3.0]))
     array([3., 2.])
     """
-    def jac_fun(*args):
+    def jac_fun(*args, **kwargs):
         nums = _argnums_tuple(argnums, len(args), "jacrev")
         dyn = tuple(args[i] for i in nums)
         leaves, in_tree = tree_flatten(dyn)
-        _check_jac_inputs("jacrev", leaves, holomorphic)
-        flat_fun, store = _flatten_fun(_partial_over(fun, args, nums), in_tree, has_aux,
-                                       "jacrev")
+        _check_jac_inputs("jacrev", leaves, holomorphic, allow_int)
+        f = functools.partial(fun, **kwargs) if kwargs else fun
+        flat_fun, store = _flatten_fun(_partial_over(f, args, nums), in_tree, has_aux, "jacrev")
         values, pullback = transpose.vjp_flat(flat_fun, leaves)
         outs, aux = _split_aux(values, store)
         for out in outs:
@@ -573,14 +590,19 @@ def jacrev(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
                                 f"{dtype.name}")
         basis, sizes = _std_basis(outs, "jacrev")
 
+        # Integer inputs (allow_int=True) get float0 blocks, made here rather than batched.
+        inexact = [core.is_inexact(get_aval(x).dtype) for x in leaves]
+
         def pull(*cts):
             cts_in = pullback(list(cts) + [Zero.from_value(a) for a in aux])
-            return [_zeros_for(p, c) for p, c in zip(leaves, cts_in)]
+            return [_zeros_for(p, c) for p, c, d in zip(leaves, cts_in, inexact) if d]
 
-        per_input = vmap(pull)(*basis)  # per input leaf: (N_out, *in_shape)
+        batched = iter(vmap(pull)(*basis))  # per inexact input leaf: (N_out, *in_shape)
         out_shapes = [get_aval(o).shape for o in outs]
         # Split the output axis: for each output, blocks (out_shape + in_shape) per input.
-        split = [_split_jacobian(j, 0, sizes, out_shapes) for j in per_input]
+        split = [_split_jacobian(next(batched), 0, sizes, out_shapes) if d else
+                 [np.zeros(shp + get_aval(x).shape, float0) for shp in out_shapes]
+                 for x, d in zip(leaves, inexact)]
         jac_flat = [[split[k][i] for k in range(len(leaves))] for i in range(len(outs))]
         return _assemble(store, outs, aux, jac_flat, sizes, leaves, in_tree, argnums, has_aux,
                          axis_first=False)

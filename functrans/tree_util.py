@@ -166,7 +166,8 @@ def treedef_is_leaf(treedef: PyTreeDef) -> bool:
 
 
 def tree_map(f: Callable, tree: Any, *rest: Any, is_leaf=None) -> Any:
-    """Apply ``f`` to the leaves of ``tree`` (and the matching leaves of ``rest``).
+    """Apply ``f`` to the leaves of ``tree`` (and the matching subtrees of ``rest``, each of
+    which has ``tree``'s structure or has it as a prefix, as in JAX).
 
     >>> tree_map(lambda x, y: x + y, (1, {"a": 2}), (10, {"a": 20}))
     (11, {'a': 22})
@@ -174,10 +175,11 @@ def tree_map(f: Callable, tree: Any, *rest: Any, is_leaf=None) -> Any:
     leaves, treedef = tree_flatten(tree, is_leaf)
     others = []
     for r in rest:
-        r_leaves, r_def = tree_flatten(r, is_leaf)
-        if r_def != treedef:
-            raise ValueError(f"tree_map: tree structures differ: {treedef} and {r_def}")
-        others.append(r_leaves)
+        try:
+            others.append(flatten_up_to(treedef, r))
+        except ValueError as e:
+            raise ValueError(f"tree_map: tree structures differ: {treedef} is not a prefix of "
+                             f"{tree_structure(r)} ({e})") from None
     return tree_unflatten(treedef, [f(*xs) for xs in zip(leaves, *others)])
 
 
