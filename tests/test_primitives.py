@@ -420,3 +420,14 @@ def test_every_registered_primitive_is_covered():
     internal |= covered_elsewhere
     missing = {p.name for p in impl_rules} - traced - internal
     assert not missing, f"primitives without a test case: {sorted(missing)}"
+
+
+def test_add_any_batches_one_mapped_and_one_unmapped_tangent():
+    # Cotangents of x meet from a batched and an unbatched path under vmap(grad).
+    def f(x, y):
+        return fnp.sum(x * y + x)
+
+    closed = ft.make_jaxpr(ft.vmap(ft.grad(f), in_axes=(None, 0)))(np.ones(2), np.ones((3, 2)))
+    ft.check_jaxpr(closed.jaxpr)
+    y = np.arange(6.0).reshape(3, 2)
+    np.testing.assert_array_equal(ft.vmap(ft.grad(f), in_axes=(None, 0))(np.ones(2), y), y + 1)

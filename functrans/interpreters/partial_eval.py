@@ -22,12 +22,13 @@ from functrans.core import (ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Primitive, Sh
 
 
 class JaxprTracer(Tracer):
-    __slots__ = ("aval", "var")
+    # Not named `var`: that would hide the array method `x.var()`.
+    __slots__ = ("aval", "binder")
 
-    def __init__(self, trace: JaxprTrace, aval: ShapedArray, var: Var):
+    def __init__(self, trace: JaxprTrace, aval: ShapedArray, binder: Var):
         self._trace = trace
         self.aval = aval
-        self.var = var
+        self.binder = binder
 
 
 def _is_literal(x) -> bool:
@@ -61,7 +62,7 @@ class JaxprTrace(Trace):
     def atom(self, x):
         """The jaxpr atom standing for a value: a var, a constvar or a literal."""
         if isinstance(x, JaxprTracer) and x._trace is self:
-            return x.var
+            return x.binder
         if _is_literal(x):
             return Literal(x, get_aval(x))
         var = self.constvar_of.get(id(x))
@@ -77,7 +78,7 @@ class JaxprTrace(Trace):
         invars = [self.atom(x) for x in args]
         out_avals = core.abstract_eval_out_avals(prim, [a.aval for a in invars], params)
         outs = [JaxprTracer(self, aval, Var(aval)) for aval in out_avals]
-        self.eqns.append(JaxprEqn(prim, invars, params, [t.var for t in outs]))
+        self.eqns.append(JaxprEqn(prim, invars, params, [t.binder for t in outs]))
         return outs if prim.multiple_results else outs[0]
 
     def to_jaxpr(self, outs: Sequence) -> tuple[Jaxpr, list]:

@@ -855,7 +855,8 @@ _UFUNCS = {
     "equal": equal, "not_equal": not_equal, "less": less, "less_equal": less_equal,
     "greater": greater, "greater_equal": greater_equal, "logical_and": logical_and,
     "logical_or": logical_or, "logical_not": logical_not, "conjugate": conjugate,
-    "matmul": matmul,
+    "matmul": matmul, "bitwise_and": _TRACER_METHODS["__and__"],
+    "bitwise_or": _TRACER_METHODS["__or__"], "invert": _TRACER_METHODS["__invert__"],
 }
 
 

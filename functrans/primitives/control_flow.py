@@ -132,7 +132,11 @@ def switch(index, branches: Sequence[Callable], *operands):
                 "cond/switch branches must return the same structure and types: branch 0 "
                 f"returns {out_tree} {_types_str(out_avals)}, branch {i} returns {tree} "
                 f"{_types_str(jaxpr.out_avals)}")
-    closed = [ClosedJaxpr(j.jaxpr, consts) for j, consts, _ in traced]
+    # _trace_fun passes each branch's constants as leading arguments: make them constvars
+    # again, so that _join_branches can give all branches one operand list.
+    closed = [ClosedJaxpr(Jaxpr(j.jaxpr.invars[:len(consts)], j.jaxpr.invars[len(consts):],
+                                j.jaxpr.eqns, j.jaxpr.outvars), consts)
+              for j, consts, _ in traced]
     joined, consts = _join_branches(closed)
     if len(branches) == 1:
         outs = eval_jaxpr(joined[0].jaxpr, [], *consts, *ops_flat)
@@ -396,15 +400,49 @@ def _while_linear_staging(trace, args, params):
         "jacfwd) supports while_loop.")
 
 
+def _batch_jaxpr_as(closed, size: int, in_dims, out_batched):
+    """``batching.batch_jaxpr`` with exactly the outputs marked in ``out_batched`` batched
+    (along axis 0); the others must come out unbatched."""
+    batched, out_dims = batching.batch_jaxpr(closed, size, in_dims, instantiate=False)
+    assert all(want or d is not_mapped for d, want in zip(out_dims, out_batched))
+    if all((d is not not_mapped) == want for d, want in zip(out_dims, out_batched)):
+        return batched
+
+    def fun(*args):
+        outs = eval_jaxpr(batched.jaxpr, batched.consts, *args)
+        return [bdim_to_front(x, not_mapped, size) if want and d is not_mapped else x
+                for x, d, want in zip(outs, out_dims, out_batched)]
+    return trace_to_jaxpr(fun, batched.in_avals)[0]
+
+
 def _while_batch(vals, dims, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
     size = next(shape_of(v)[d] for v, d in zip(vals, dims) if d is not not_mapped)
     cconsts, bconsts, carry = _while_split(vals, cond_nconsts, body_nconsts)
-    cdims, bdims, _ = _while_split(dims, cond_nconsts, body_nconsts)
-    carry = [bdim_to_front(x, d, size) for x, d in zip(carry, dims[cond_nconsts + body_nconsts:])]
+    cdims, bdims, carry_dims = _while_split(dims, cond_nconsts, body_nconsts)
     n_c = len(carry)
-    body_b, _ = batching.batch_jaxpr(body_jaxpr, size, list(bdims) + [0] * n_c)
-    cond_b, (pred_dim,) = batching.batch_jaxpr(cond_jaxpr, size, list(cdims) + [0] * n_c,
-                                               instantiate=False)
+
+    def as_dims(batched):
+        return [0 if b else not_mapped for b in batched]
+
+    # A carry is batched if it enters batched or the body makes it so (a fixpoint); the
+    # others stay unbatched, as jacfwd needs of the primal part of a JVP'd loop.
+    carry_bat = [d is not not_mapped for d in carry_dims]
+    while True:
+        _, out_dims = batching.batch_jaxpr(body_jaxpr, size, list(bdims) + as_dims(carry_bat),
+                                           instantiate=False)
+        new = [b or d is not not_mapped for b, d in zip(carry_bat, out_dims)]
+        if new == carry_bat:
+            break
+        carry_bat = new
+    _, (pred_dim,) = batching.batch_jaxpr(cond_jaxpr, size, list(cdims) + as_dims(carry_bat),
+                                          instantiate=False)
+    if pred_dim is not not_mapped:
+        carry_bat = [True] * n_c  # members that finish keep their own carry
+    carry = [bdim_to_front(x, d, size) if b else x
+             for x, d, b in zip(carry, carry_dims, carry_bat)]
+    body_b = _batch_jaxpr_as(body_jaxpr, size, list(bdims) + as_dims(carry_bat), carry_bat)
+    cond_b, _ = batching.batch_jaxpr(cond_jaxpr, size, list(cdims) + as_dims(carry_bat),
+                                     instantiate=False)
     body_b, body_consts = closure_convert(body_b)
     cond_b, cond_consts = closure_convert(cond_b)
     if pred_dim is not_mapped:
@@ -412,7 +450,7 @@ def _while_batch(vals, dims, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_ncons
                             cond_jaxpr=cond_b, body_jaxpr=body_b,
                             cond_nconsts=len(cond_consts) + len(cconsts),
                             body_nconsts=len(body_consts) + len(bconsts))
-        return outs, [0] * n_c
+        return outs, as_dims(carry_bat)
     # Batched predicate: loop while any member continues; finished members keep their carry.
     n_cc = len(cond_consts) + len(cconsts)
     n_bc = len(body_consts) + len(bconsts)

@@ -24,8 +24,8 @@ from functrans.interpreters.ad import Zero, add_any_p
 from functrans.interpreters.batching import not_mapped
 from functrans.interpreters.transpose import is_undefined_primal
 from functrans.primitives.conversion import convert_element_type, zeros_like
-from functrans.primitives.shape import (broadcast_to, expand_dims, moveaxis, reshape,
-                                        shape_of)
+from functrans.primitives.shape import (bdim_to_front, broadcast_to, expand_dims, moveaxis,
+                                        reshape, shape_of)
 from functrans.primitives.reductions import reduce_sum
 
 # -- shared rules --------------------------------------------------------------------------
@@ -181,7 +181,8 @@ def _to_complex(ct, aval):
 
 transpose.deflinear(neg_p, lambda ct, x: [neg(ct)])
 transpose.deflinear(real_p, lambda ct, x: [_to_complex(ct, x.aval)])
-transpose.deflinear(imag_p, lambda ct, x: [mul(_to_complex(ct, x.aval), -1j)])
+transpose.deflinear(imag_p, lambda ct, x: [mul(_to_complex(ct, x.aval), -1j)
+                                           if x.aval.dtype.kind == "c" else None])
 transpose.deflinear(conj_p, lambda ct, x: [conj(ct)])
 
 # -- integer_pow ---------------------------------------------------------------------------
@@ -352,7 +353,16 @@ abstract_eval_rules[add_any_p] = _add_any_abstract_eval
 ad.defjvp(add_any_p, lambda g, ans, x, y: g, lambda g, ans, x, y: g)
 transpose.deflinear(add_any_p, lambda ct, x, y: [ct if is_undefined_primal(x) else None,
                                                   ct if is_undefined_primal(y) else None])
-batching.batching_rules[add_any_p] = broadcasting_batcher(add_any_p)
+def _add_any_batch(vals, dims):
+    # Tangents of one type: both operands must end up batched along the same axis.
+    (x, y), (dx, dy) = vals, dims
+    if dx == dy:
+        return add_any_p.bind(x, y), dx
+    size = shape_of(x)[dx] if dx is not not_mapped else shape_of(y)[dy]
+    return add_any_p.bind(bdim_to_front(x, dx, size), bdim_to_front(y, dy, size)), 0
+
+
+batching.batching_rules[add_any_p] = _add_any_batch
 
 # -- select --------------------------------------------------------------------------------
 
