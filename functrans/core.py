@@ -520,7 +520,8 @@ class JaxprTypeError(TypeError):
 
 def check_jaxpr(jaxpr: Jaxpr) -> None:
     """Type-check a jaxpr: single assignment, use after definition, and every equation's
-    output types equal to its primitive's abstract evaluation of its input types."""
+    output types equal to its primitive's abstract evaluation of its input types (nested
+    jaxprs of control flow included)."""
     env: set[Var] = set()
 
     def bind(v: Var):
@@ -543,6 +544,10 @@ def check_jaxpr(jaxpr: Jaxpr) -> None:
         bind(v)
     for eqn in jaxpr.eqns:
         in_avals = [read(x) for x in eqn.invars]
+        for value in eqn.params.values():  # the jaxprs of higher-order primitives
+            for sub in (value if isinstance(value, tuple) else (value,)):
+                if _is_jaxpr(sub):
+                    check_jaxpr(sub.jaxpr if isinstance(sub, ClosedJaxpr) else sub)
         out_avals = abstract_eval_out_avals(eqn.primitive, in_avals, eqn.params)
         if len(out_avals) != len(eqn.outvars):
             raise JaxprTypeError(f"{eqn.primitive}: {len(out_avals)} results for "
