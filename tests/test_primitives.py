@@ -147,6 +147,11 @@ CASES = [
     Case("pad", lambda x, v: lax.pad(x, v, ((1, 2, 0), (0, 1, 1))), [A(2, 3), A()]),
     Case("concatenate", lambda x, y: lax.concatenate([x, y], 1), [A(2, 3), A(2, 2)]),
     Case("rev", lambda x: lax.rev(x, (0,)), [A(3, 4)]),
+    # dynamic slicing (start indices are integer operands, clamped)
+    Case("dynamic_slice", lambda x, i: lax.dynamic_slice(x, (i, 1), (2, 3)),
+         [A(4, 5), A(kind="int")]),
+    Case("dynamic_update_slice", lambda x, u, i: lax.dynamic_update_slice(x, u, (1, i)),
+         [A(4, 5), A(2, 2), A(kind="int")]),
     # dot_general
     Case("matmul", dot((((1,), (0,)), ((), ()))), [A(3, 4), A(4, 5)]),
     Case("batched_matmul", dot((((2,), (1,)), ((0,), (0,)))), [A(2, 3, 4), A(2, 4, 5)]),

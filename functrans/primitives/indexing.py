@@ -1,0 +1,178 @@
+"""Slicing at traced positions: dynamic_slice and dynamic_update_slice.
+
+Start indices are scalar integer operands (they may be traced) and are clamped so the
+slice fits, as in JAX.  Both primitives are linear in their array operands; their batching
+rules handle batched arrays directly and batched indices member by member.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from functrans.backend import array_module
+from functrans.core import Primitive, ShapedArray, abstract_eval_rules, get_aval, impl_rules
+from functrans.interpreters import ad, batching, transpose
+from functrans.interpreters.ad import Zero
+from functrans.interpreters.batching import not_mapped
+from functrans.interpreters.transpose import is_undefined_primal
+from functrans.primitives.conversion import convert_element_type, instantiate
+from functrans.primitives.shape import (bdim_to_front, concatenate, expand_dims, moveaxis,
+                                        shape_of)
+from functrans.primitives.shape import slice as static_slice
+
+dynamic_slice_p = Primitive("dynamic_slice")
+dynamic_update_slice_p = Primitive("dynamic_update_slice")
+
+
+def dynamic_slice(operand, start_indices: Sequence, slice_sizes: Sequence[int]):
+    """``operand[i0:i0+s0, i1:i1+s1, ...]`` for (possibly traced) scalar starts ``i``; the
+    starts are clamped to keep the slice in bounds.
+
+    >>> import numpy as np, functrans.lax as lax
+    >>> lax.dynamic_slice(np.arange(10.0), (8,), (3,))  # start clamped to 7
+    array([7., 8., 9.])
+    """
+    return dynamic_slice_p.bind(operand, *start_indices,
+                                slice_sizes=tuple(int(s) for s in slice_sizes))
+
+
+def dynamic_update_slice(operand, update, start_indices: Sequence):
+    """A copy of ``operand`` with ``update`` written at the (clamped) ``start_indices``.
+
+    >>> import numpy as np, functrans.lax as lax
+    >>> lax.dynamic_update_slice(np.zeros(5), np.ones(2), (1,))
+    array([0., 1., 1., 0., 0.])
+    """
+    return dynamic_update_slice_p.bind(operand, update, *start_indices)
+
+
+def _check_indices(name: str, aval: ShapedArray, indices) -> None:
+    if len(indices) != aval.ndim:
+        raise ValueError(f"{name}: {len(indices)} start indices for an operand of shape "
+                         f"{aval.shape}")
+    for i, idx in enumerate(indices):
+        if idx.shape != () or idx.dtype.kind not in "iu":
+            raise TypeError(f"{name}: start index {i} must be an integer scalar, got "
+                            f"{idx.str_short()}")
+
+
+def _dynamic_slice_abstract_eval(aval, *indices, slice_sizes):
+    _check_indices("dynamic_slice", aval, indices)
+    if len(slice_sizes) != aval.ndim or any(not 0 <= s <= n for s, n in zip(slice_sizes,
+                                                                          aval.shape)):
+        raise ValueError(f"dynamic_slice: slice_sizes {slice_sizes} do not fit an operand of "
+                         f"shape {aval.shape}")
+    return ShapedArray(slice_sizes, aval.dtype, aval.weak_type)
+
+
+def _clamped_slices(indices, sizes, shape):
+    return tuple(slice(s, s + n) for s, n in zip(
+        (int(np.clip(int(i), 0, d - n)) for i, n, d in zip(indices, sizes, shape)), sizes))
+
+
+def _dynamic_slice_impl(operand, *indices, slice_sizes):
+    operand = array_module(operand).asarray(operand)
+    return operand[_clamped_slices(indices, slice_sizes, operand.shape)]
+
+
+def _dynamic_slice_jvp(primals, tangents, *, slice_sizes):
+    ans = dynamic_slice_p.bind(*primals, slice_sizes=slice_sizes)
+    g = tangents[0]
+    if type(g) is Zero:
+        return ans, Zero.from_value(ans)
+    return ans, dynamic_slice_p.bind(g, *primals[1:], slice_sizes=slice_sizes)
+
+
+def _dynamic_slice_transpose(ct, operand, *indices, slice_sizes):
+    zeros = np.zeros(operand.aval.shape, ct.dtype if hasattr(ct, "dtype") else
+                     get_aval(ct).dtype)
+    return [dynamic_update_slice_p.bind(zeros, ct, *indices)] + [None] * len(indices)
+
+
+def _per_member(prim, vals, dims, size, **params):
+    """Batch by running each batch member separately (for batched start indices)."""
+    members = []
+    for b in range(size):
+        args = [x if d is not_mapped else static_slice_axis(x, d, b) for x, d in zip(vals, dims)]
+        members.append(expand_dims(prim.bind(*args, **params), (0,)))
+    return concatenate(members, 0), 0
+
+
+def static_slice_axis(x, axis: int, index: int):
+    from functrans.primitives.shape import squeeze
+    shape = shape_of(x)
+    start = [0] * len(shape)
+    limit = list(shape)
+    start[axis], limit[axis] = index, index + 1
+    return squeeze(static_slice(x, start, limit), (axis,))
+
+
+def _dynamic_slice_batch(vals, dims, *, slice_sizes):
+    operand, indices = vals[0], vals[1:]
+    size = next(shape_of(v)[d] for v, d in zip(vals, dims) if d is not not_mapped)
+    if any(d is not not_mapped for d in dims[1:]):
+        return _per_member(dynamic_slice_p, vals, dims, size, slice_sizes=slice_sizes)
+    operand = moveaxis(operand, dims[0], 0)
+    return dynamic_slice_p.bind(operand, np.int64(0), *indices,
+                                slice_sizes=(size,) + slice_sizes), 0
+
+
+impl_rules[dynamic_slice_p] = _dynamic_slice_impl
+abstract_eval_rules[dynamic_slice_p] = _dynamic_slice_abstract_eval
+ad.jvp_rules[dynamic_slice_p] = _dynamic_slice_jvp
+transpose.deflinear(dynamic_slice_p, _dynamic_slice_transpose)
+batching.batching_rules[dynamic_slice_p] = _dynamic_slice_batch
+
+
+def _dynamic_update_slice_abstract_eval(aval, update, *indices):
+    _check_indices("dynamic_update_slice", aval, indices)
+    if update.ndim != aval.ndim or any(u > n for u, n in zip(update.shape, aval.shape)):
+        raise ValueError(f"dynamic_update_slice: an update of shape {update.shape} does not "
+                         f"fit an operand of shape {aval.shape}")
+    return aval
+
+
+def _dynamic_update_slice_impl(operand, update, *indices):
+    xp = array_module(operand, update)
+    out = xp.array(operand, copy=True)  # never write into the caller's array
+    out[_clamped_slices(indices, xp.shape(update), out.shape)] = update
+    return out
+
+
+def _dynamic_update_slice_jvp(primals, tangents):
+    operand, update, *indices = primals
+    g_op, g_up = tangents[0], tangents[1]
+    ans = dynamic_update_slice_p.bind(*primals)
+    if type(g_op) is Zero and type(g_up) is Zero:
+        return ans, Zero.from_value(ans)
+    return ans, dynamic_update_slice_p.bind(instantiate(g_op, operand),
+                                            instantiate(g_up, update), *indices)
+
+
+def _dynamic_update_slice_transpose(ct, operand, update, *indices):
+    update_aval = update.aval if is_undefined_primal(update) else get_aval(update)
+    ct_operand = ct_update = None
+    if is_undefined_primal(operand):
+        zeros = np.zeros(update_aval.shape, get_aval(ct).dtype)
+        ct_operand = dynamic_update_slice_p.bind(ct, zeros, *indices)
+    if is_undefined_primal(update):
+        ct_update = dynamic_slice_p.bind(ct, *indices, slice_sizes=update_aval.shape)
+        ct_update = convert_element_type(ct_update, update_aval.dtype)
+    return [ct_operand, ct_update] + [None] * len(indices)
+
+
+def _dynamic_update_slice_batch(vals, dims):
+    size = next(shape_of(v)[d] for v, d in zip(vals, dims) if d is not not_mapped)
+    if any(d is not not_mapped for d in dims[2:]):
+        return _per_member(dynamic_update_slice_p, vals, dims, size)
+    operand = bdim_to_front(vals[0], dims[0], size)
+    update = bdim_to_front(vals[1], dims[1], size)
+    return dynamic_update_slice_p.bind(operand, update, np.int64(0), *vals[2:]), 0
+
+
+impl_rules[dynamic_update_slice_p] = _dynamic_update_slice_impl
+abstract_eval_rules[dynamic_update_slice_p] = _dynamic_update_slice_abstract_eval
+ad.jvp_rules[dynamic_update_slice_p] = _dynamic_update_slice_jvp
+transpose.deflinear(dynamic_update_slice_p, _dynamic_update_slice_transpose)
+batching.batching_rules[dynamic_update_slice_p] = _dynamic_update_slice_batch
