@@ -93,18 +93,27 @@ def intermediate_grads(fun: Callable, argnums: int | Sequence[int] = 0,
     Returns ``(grads, intermediates)``, or ``(grads, intermediates, aux)`` with ``has_aux``.
     """
     single = isinstance(argnums, int)
-    nums = (argnums,) if single else tuple(argnums)
 
     def wrapped(*args):
+        nums = api._argnums_tuple(argnums, len(args), "intermediate_grads")
+
+        def of_differentiated(*dyn):
+            full = list(args)
+            for i, x in zip(nums, dyn):
+                full[i] = x
+            return fun(*full)
+
+        # Only the differentiated arguments are abstract, as under grad: the others (ints,
+        # functions) stay concrete.
         with _active(_Collect()) as collected:
-            api.eval_shape(fun, *args)
+            api.eval_shape(of_differentiated, *[args[i] for i in nums])
         zeros = {name: np.zeros(aval.shape, aval.dtype) for name, aval in collected.avals.items()}
 
         def perturbed(perturbations, *args):
             with _active(_Perturb(perturbations)):
                 return fun(*args)
 
-        shifted = tuple(i % len(args) + 1 for i in nums)
+        shifted = tuple(i + 1 for i in nums)
         out = api.grad(perturbed, argnums=(0,) + shifted, has_aux=has_aux)(zeros, *args)
         grads, aux = out if has_aux else (out, None)
         inter, arg_grads = grads[0], grads[1:]

@@ -95,9 +95,11 @@ def _checkpoint_impl(*args, jaxpr, prevent_cse, policy):
     return eval_jaxpr(jaxpr.jaxpr, [], *args)
 
 
-def _split_saved(jvp_jaxpr: Jaxpr, n_primal: int, policy) -> tuple[Jaxpr, Jaxpr, list]:
+def _split_saved(jvp_jaxpr: Jaxpr, n_primal: int, policy
+                 ) -> tuple[Jaxpr, Jaxpr, list, list[int]]:
     """Split the JVP jaxpr into (a) a primal jaxpr computing the intermediates ``policy``
-    saves and (b) the tangent jaxpr taking them as extra inputs after the primals."""
+    saves and (b) the tangent jaxpr taking them as extra inputs after the primals it uses
+    (their indices are returned: a primal input it does not use is not kept alive)."""
     tangent_dependent = {id(v) for v in jvp_jaxpr.invars[n_primal:]}
     saved, primal_eqns = [], []
     for eqn in jvp_jaxpr.eqns:
@@ -112,11 +114,12 @@ def _split_saved(jvp_jaxpr: Jaxpr, n_primal: int, policy) -> tuple[Jaxpr, Jaxpr,
     tangent_eqns = dead_code_elimination(remaining, jvp_jaxpr.outvars)
     used = {id(x) for e in tangent_eqns for x in e.invars} | {id(x) for x in jvp_jaxpr.outvars}
     saved = [v for v in saved if id(v) in used]
+    kept = [i for i, v in enumerate(jvp_jaxpr.invars[:n_primal]) if id(v) in used]
     primal = Jaxpr([], jvp_jaxpr.invars[:n_primal],
                    dead_code_elimination(primal_eqns, saved), saved)
-    tangent = Jaxpr([], jvp_jaxpr.invars[:n_primal] + saved + jvp_jaxpr.invars[n_primal:],
-                    tangent_eqns, jvp_jaxpr.outvars)
-    return primal, tangent, saved
+    tangent = Jaxpr([], [jvp_jaxpr.invars[i] for i in kept] + saved
+                    + jvp_jaxpr.invars[n_primal:], tangent_eqns, jvp_jaxpr.outvars)
+    return primal, tangent, saved, kept
 
 
 def _checkpoint_jvp(primals, tangents, *, jaxpr, prevent_cse, policy):
@@ -130,11 +133,12 @@ def _checkpoint_jvp(primals, tangents, *, jaxpr, prevent_cse, policy):
     # Keep only the tangent outputs: the primal ones were computed above.
     tangent_only = Jaxpr([], jvp_j.jaxpr.invars, jvp_j.jaxpr.eqns, jvp_j.jaxpr.outvars[n_out:])
     n_primal = len(jvp_consts) + len(primals)
-    primal_part, tangent_part, saved = _split_saved(tangent_only, n_primal, policy)
+    primal_part, tangent_part, saved, kept = _split_saved(tangent_only, n_primal, policy)
     primal_args = list(jvp_consts) + list(primals)
     saved_values = eval_jaxpr(primal_part, [], *primal_args) if saved else []
     live = [t for t in tangents if type(t) is not Zero]
-    t_outs = iter(checkpoint_p.bind(*primal_args, *saved_values, *live,
+    # Under linearize the operands of this equation are the residuals: only what it uses.
+    t_outs = iter(checkpoint_p.bind(*[primal_args[i] for i in kept], *saved_values, *live,
                                     jaxpr=ClosedJaxpr(tangent_part, []),
                                     prevent_cse=prevent_cse, policy=policy))
     return outs, [next(t_outs) if h else Zero.from_value(o) for h, o in zip(out_has, outs)]

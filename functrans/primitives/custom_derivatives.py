@@ -75,8 +75,11 @@ def _merge(static: dict, dyn: Sequence) -> list:
     return out
 
 
-def _has_tracer(leaves) -> bool:
-    return any(isinstance(x, Tracer) for x in leaves)
+def _runs_directly(leaves) -> bool:
+    """True when no transform can reach the call: no tracer among the arguments and none
+    active.  Under a transform the call is staged even on constants, since the function may
+    close over a tracer (differentiating that is an error, as the rule cannot see it)."""
+    return not any(isinstance(x, Tracer) for x in leaves) and len(core.trace_stack()) == 1
 
 
 def _trace_call(fun, static, in_tree, leaves, name):
@@ -162,11 +165,11 @@ class custom_jvp:
         name = _fun_name(self.fun)
         if self.jvp is None:
             raise AttributeError(f"custom_jvp function '{name}' has no JVP rule: define one "
-                                 "with @{name}.defjvp or .defjvps before calling it")
+                                 f"with @{name}.defjvp or .defjvps before calling it")
         args = _resolve_args(self.fun, args, kwargs)
         static, dyn = _split_static(args, self.nondiff_argnums)
         leaves, in_tree = tree_flatten(dyn)
-        if not _has_tracer(leaves):
+        if _runs_directly(leaves):
             return self.fun(*args)
         jaxpr, consts, out_tree = _trace_call(self.fun, static, in_tree, leaves, name)
         user_jvp, nondiff = self.jvp, [static[i] for i in sorted(static)]
@@ -288,7 +291,7 @@ class custom_vjp:
         args = _resolve_args(self.fun, args, kwargs)
         static, dyn = _split_static(args, self.nondiff_argnums)
         leaves, in_tree = tree_flatten(dyn)
-        if not _has_tracer(leaves):
+        if _runs_directly(leaves):
             return self.fun(*args)
         jaxpr, consts, out_tree = _trace_call(self.fun, static, in_tree, leaves, name)
         user_fwd, user_bwd = self.fwd, self.bwd
@@ -325,7 +328,7 @@ class custom_vjp:
                     flat.extend(Zero(core.tangent_aval(get_aval(a))) for a in arg_leaves)
                     continue
                 ct_leaves, ct_tree = tree_flatten(ct, is_leaf=lambda x: x is None)
-                if ct_tree != arg_tree and len(ct_leaves) != len(arg_leaves):
+                if ct_tree != arg_tree:
                     raise TypeError(f"custom_vjp bwd of '{name}' returned a cotangent of "
                                     f"structure {ct_tree} for an argument of structure "
                                     f"{arg_tree}")
