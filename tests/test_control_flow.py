@@ -15,7 +15,7 @@ import functrans as ft
 import functrans.lax as lax
 import functrans.numpy as fnp
 from functrans.tree_util import tree_flatten, tree_leaves, tree_map, tree_unflatten
-from numerical import check_grads, check_jvp, random_like
+from numerical import assert_close, check_grads, check_jvp, random_like
 
 TOL = 1e-10
 BATCH = 4
@@ -26,16 +26,7 @@ BATCH = 4
 
 
 def assert_trees_close(actual, expected, tol=TOL, what=""):
-    a_leaves, a_tree = tree_flatten(actual)
-    e_leaves, e_tree = tree_flatten(expected)
-    assert a_tree == e_tree, f"{what}: structures differ: {a_tree} vs {e_tree}"
-    for a, e in zip(a_leaves, e_leaves):
-        a, e = np.asarray(a), np.asarray(e)
-        assert a.shape == e.shape, f"{what}: shapes differ: {a.shape} vs {e.shape}"
-        if ft.float0 in (a.dtype, e.dtype):
-            assert a.dtype == e.dtype, f"{what}: dtypes differ: {a.dtype} vs {e.dtype}"
-            continue
-        np.testing.assert_allclose(a, e, rtol=tol, atol=tol, err_msg=what)
+    assert_close(actual, expected, rtol=tol, atol=tol, what=what)
 
 
 def check_jaxpr_deep(jaxpr: ft.Jaxpr) -> None:

@@ -19,20 +19,14 @@ import functrans.lax as lax
 import functrans.numpy as fnp
 from functrans.interpreters.ad import linearize_flat
 from functrans.tree_util import tree_flatten, tree_leaves
-from numerical import check_grads
+from numerical import assert_close, check_grads
 
 TOL = 1e-12
 XS = np.array([0.3, -1.2, 2.0])
 
 
 def assert_trees_close(actual, expected, tol=TOL, what=""):
-    a_leaves, a_tree = tree_flatten(actual)
-    e_leaves, e_tree = tree_flatten(expected)
-    assert a_tree == e_tree, f"{what}: structures differ: {a_tree} vs {e_tree}"
-    for a, e in zip(a_leaves, e_leaves):
-        a, e = np.asarray(a), np.asarray(e)
-        assert a.shape == e.shape, f"{what}: shapes differ: {a.shape} vs {e.shape}"
-        np.testing.assert_allclose(a, e, rtol=tol, atol=tol, err_msg=what)
+    assert_close(actual, expected, rtol=tol, atol=tol, what=what)
 
 
 def primitive_names(jaxpr: ft.Jaxpr) -> set:

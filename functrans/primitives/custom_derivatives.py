@@ -82,6 +82,20 @@ def _runs_directly(leaves) -> bool:
     return not any(isinstance(x, Tracer) for x in leaves) and len(core.trace_stack()) == 1
 
 
+def _staged_call(rule_holder, args, kwargs):
+    """The common start of a custom_jvp / custom_vjp call: ``None`` when the function just
+    runs, else ``(name, static, dyn, leaves, in_tree, jaxpr, consts, out_tree)``."""
+    fun = rule_holder.fun
+    args = _resolve_args(fun, args, kwargs)
+    static, dyn = _split_static(args, rule_holder.nondiff_argnums)
+    leaves, in_tree = tree_flatten(dyn)
+    if _runs_directly(leaves):
+        return None
+    name = _fun_name(fun)
+    jaxpr, consts, out_tree = _trace_call(fun, static, in_tree, leaves, name)
+    return name, static, dyn, leaves, in_tree, jaxpr, consts, out_tree
+
+
 def _trace_call(fun, static, in_tree, leaves, name):
     found = {}
 
@@ -166,12 +180,10 @@ class custom_jvp:
         if self.jvp is None:
             raise AttributeError(f"custom_jvp function '{name}' has no JVP rule: define one "
                                  f"with @{name}.defjvp or .defjvps before calling it")
-        args = _resolve_args(self.fun, args, kwargs)
-        static, dyn = _split_static(args, self.nondiff_argnums)
-        leaves, in_tree = tree_flatten(dyn)
-        if _runs_directly(leaves):
-            return self.fun(*args)
-        jaxpr, consts, out_tree = _trace_call(self.fun, static, in_tree, leaves, name)
+        staged = _staged_call(self, args, kwargs)
+        if staged is None:
+            return self.fun(*args, **kwargs)
+        name, static, dyn, leaves, in_tree, jaxpr, consts, out_tree = staged
         user_jvp, nondiff = self.jvp, [static[i] for i in sorted(static)]
 
         def flat_jvp(primals, tangents):
@@ -288,12 +300,10 @@ class custom_vjp:
         if self.fwd is None:
             raise AttributeError(f"custom_vjp function '{name}' has no rule: define one with "
                                  f"{name}.defvjp(fwd, bwd) before calling it")
-        args = _resolve_args(self.fun, args, kwargs)
-        static, dyn = _split_static(args, self.nondiff_argnums)
-        leaves, in_tree = tree_flatten(dyn)
-        if _runs_directly(leaves):
-            return self.fun(*args)
-        jaxpr, consts, out_tree = _trace_call(self.fun, static, in_tree, leaves, name)
+        staged = _staged_call(self, args, kwargs)
+        if staged is None:
+            return self.fun(*args, **kwargs)
+        name, static, dyn, leaves, in_tree, jaxpr, consts, out_tree = staged
         user_fwd, user_bwd = self.fwd, self.bwd
         nondiff = [static[i] for i in sorted(static)]
         in_avals = [get_aval(x) for x in leaves]
