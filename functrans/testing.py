@@ -1,0 +1,938 @@
+"""Testing helpers in the conventions people bring from other libraries.
+
+* JAX: :func:`check_grads`, :func:`check_jvp`, :func:`check_vjp`, :func:`numerical_jvp`.
+* Chainer, for pure functions: :func:`check_backward`, :func:`check_double_backward`,
+  :func:`numerical_grad`.
+* MXNet, for pure functions: :func:`check_symbolic_backward`,
+  :func:`check_numeric_gradient`.
+* :func:`assert_allclose`, which names the worst element; pytest helpers: reproducible
+  seeds (:func:`seed_for`, :func:`make_rng`, the ``rng`` fixture) and
+  :func:`parametrize_dtypes_shapes`.
+
+Every checker raises :class:`functrans.GradcheckError` (an ``AssertionError``) on a wrong
+derivative and :class:`functrans.NondifferentiableError` when asked to look for kinks.
+Complex numbers follow the library's (JAX's) convention, described in ``docs/gradcheck.md``.
+
+>>> import numpy as np, functrans.numpy as fnp
+>>> from functrans.testing import check_grads
+>>> check_grads(lambda x: fnp.sin(x) * x, (np.array([0.5, 1.0]),), order=2)
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import os
+import zlib
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from functrans import api
+from functrans.core import float0, get_aval, is_inexact
+from functrans.gradcheck import (SEED_ENV_VAR, GradcheckError, NondifferentiableError,
+                                 _host, _is_complex, _make_problem, _nondifferentiable_check,
+                                 _numeric_dtype, _numeric_jacobian, _random_direction,
+                                 _random_like, _realify, _resolve_seed,
+                                 _vmap_consistency_check, default_tolerance)
+from functrans.tree_util import tree_flatten, tree_map, tree_unflatten
+
+__all__ = [
+    "check_grads", "check_jvp", "check_vjp", "numerical_jvp",
+    "check_backward", "check_double_backward", "numerical_grad",
+    "check_symbolic_backward", "check_numeric_gradient",
+    "assert_allclose", "seed_for", "make_rng", "random_array", "parametrize_dtypes_shapes",
+    "FLOAT_DTYPES", "INEXACT_DTYPES", "SEED_ENV_VAR",
+]
+
+#: The float dtypes a typical derivative test is parametrized over.
+FLOAT_DTYPES = (np.float32, np.float64)
+#: Float and complex dtypes.
+INEXACT_DTYPES = (np.float32, np.float64, np.complex64, np.complex128)
+
+# JAX's finite-difference step for check_grads.
+_JAX_EPS = 1e-4
+
+
+# ------------------------------------------------------------------------------------------
+# assert_allclose
+# ------------------------------------------------------------------------------------------
+
+
+def _leaf_label(path: str) -> str:
+    return f" (leaf {path})" if path else ""
+
+
+def assert_allclose(actual, desired, *, rtol: float = 1e-7, atol: float = 0.0,
+                    equal_nan: bool = True, err_msg: str = "",
+                    names: tuple[str, str] = ("actual", "desired")) -> None:
+    """Assert ``|actual - desired| <= atol + rtol * |desired|`` elementwise, and on failure
+    say where the worst violation is: its index, both values, the tolerance there and the
+    ratio of the error to it, and how many elements fail.
+
+    Arrays broadcast as in NumPy; pytrees are compared leaf by leaf.  ``atol`` and ``rtol``
+    are keyword-only (NumPy and Chainer order them differently).
+
+    >>> import numpy as np
+    >>> assert_allclose(np.array([1.0, 2.0]), np.array([1.0, 2.0 + 1e-9]), rtol=1e-6)
+    >>> try:
+    ...     assert_allclose(np.array([[1.0, 2.0], [3.0, 4.0]]),
+    ...                     np.array([[1.0, 2.0], [3.0, 4.5]]), atol=1e-3, rtol=0)
+    ... except AssertionError as e:
+    ...     print(str(e).splitlines()[2])  # doctest: +NORMALIZE_WHITESPACE
+    worst violation at index (1, 1): actual 4, desired 4.5,
+    |difference| 0.5 > tolerance 0.001 (ratio 500)
+    """
+    a_leaves, a_tree = tree_flatten(actual)
+    d_leaves, d_tree = tree_flatten(desired)
+    if a_tree != d_tree:
+        raise AssertionError(f"{err_msg + ': ' if err_msg else ''}{names[0]} and {names[1]} "
+                             f"have different structures: {a_tree} vs {d_tree}")
+    paths = [""] if len(a_leaves) == 1 else [f"[{i}]" for i in range(len(a_leaves))]
+    for path, a, d in zip(paths, a_leaves, d_leaves):
+        message = _allclose_message(_host(a), _host(d), rtol, atol, equal_nan, names)
+        if message:
+            head = f"Not equal to tolerance rtol={rtol:g}, atol={atol:g}{_leaf_label(path)}"
+            if err_msg:
+                head = f"{err_msg}\n{head}"
+            raise AssertionError(f"{head}\n{message}")
+
+
+def _allclose_message(a: np.ndarray, d: np.ndarray, rtol, atol, equal_nan, names) -> str:
+    try:
+        shape = np.broadcast_shapes(a.shape, d.shape)
+    except ValueError:
+        return f"shapes differ: {names[0]} {a.shape}, {names[1]} {d.shape}"
+    a, d = np.broadcast_to(a, shape), np.broadcast_to(d, shape)
+    if a.dtype.kind not in "fciub" or d.dtype.kind not in "fciub":
+        equal = np.array_equal(a, d)
+        return "" if equal else f"{names[0]} {a!r} differs from {names[1]} {d!r}"
+    a64 = a.astype(np.complex128 if _is_complex(a.dtype) else np.float64)
+    d64 = d.astype(np.complex128 if _is_complex(d.dtype) else np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        diff = np.abs(a64 - d64)
+        tol = np.nan_to_num(atol + rtol * np.abs(d64), nan=0.0, posinf=np.inf)
+    both_nan = np.isnan(a64) & np.isnan(d64) if equal_nan else np.zeros(shape, bool)
+    same = (a64 == d64) | both_nan
+    diff = np.where(same, 0.0, np.where(np.isnan(diff), np.inf, diff))
+    bad = diff > tol
+    if not bad.any():
+        return ""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(bad, np.where(tol > 0, diff / np.where(tol > 0, tol, 1), np.inf), 0)
+    worst = np.unravel_index(int(np.argmax(ratio)), shape) if shape else ()
+    index = tuple(int(i) for i in worst)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rel = np.where(bad & (np.abs(d64) > 0), diff / np.abs(d64), 0)
+    lines = [
+        f"mismatched elements: {int(bad.sum())} / {bad.size} ({100 * bad.mean():.3g}%)",
+        f"worst violation at index {index}: {names[0]} {_fmt(a[index])}, {names[1]} "
+        f"{_fmt(d[index])}, |difference| {_fmt(diff[index])} > tolerance {_fmt(tol[index])} "
+        f"(ratio {_fmt(ratio[index])})",
+        f"max absolute difference among violations: {_fmt(np.max(np.where(bad, diff, 0)))}",
+        f"max relative difference among violations: {_fmt(np.max(rel))}",
+    ]
+    if a.size <= 20:
+        lines.append(f"{names[0]}: {np.array2string(a, precision=8)}")
+        lines.append(f"{names[1]}: {np.array2string(d, precision=8)}")
+    return "\n".join(lines)
+
+
+def _fmt(x) -> str:
+    x = complex(x) if np.iscomplexobj(x) else float(x)
+    if isinstance(x, complex):
+        return f"{x.real:.6g}{x.imag:+.6g}j"
+    return f"{x:.6g}"
+
+
+# ------------------------------------------------------------------------------------------
+# Shared numerics
+# ------------------------------------------------------------------------------------------
+
+
+def _tree_add_scaled(primals, direction, scale: float, dtype=None):
+    """``primals + scale * direction`` leafwise (in ``dtype``'s precision if given)."""
+    def one(p, t):
+        if not is_inexact(get_aval(p).dtype):
+            return p
+        p = np.asarray(p) if not hasattr(p, "astype") else p
+        if dtype is not None:
+            p = p.astype(_numeric_dtype(p.dtype, dtype))
+        return p + scale * np.asarray(t).astype(p.dtype)
+    return tree_map(one, primals, direction)
+
+
+def _real_inner(xs, ys) -> float:
+    """Σ Re(conj(x)·y) over the leaves of two pytrees, in float64."""
+    x_leaves, y_leaves = tree_flatten(xs)[0], tree_flatten(ys)[0]
+    return float(sum(np.sum(_realify(x) * _realify(y)) for x, y in zip(x_leaves, y_leaves)
+                     if is_inexact(get_aval(x).dtype) and is_inexact(get_aval(y).dtype)))
+
+
+def _default_tol(*trees) -> float:
+    dtypes = [get_aval(x).dtype for t in trees for x in tree_flatten(t)[0]
+              if is_inexact(get_aval(x).dtype)]
+    return max((default_tolerance(d) for d in dtypes), default=1e-5)
+
+
+def _random_tree(rng, tree):
+    """Standard-normal values shaped like the inexact leaves of ``tree``; float0 zeros (the
+    tangent type of integers and booleans) for the others."""
+    leaves, treedef = tree_flatten(tree)
+    out = []
+    for x in leaves:
+        aval = get_aval(x)
+        if is_inexact(aval.dtype):
+            out.append(_random_like(rng, [np.asarray(x)])[0])
+        else:
+            out.append(np.zeros(aval.shape, float0))
+    return tree_unflatten(treedef, out)
+
+
+# ------------------------------------------------------------------------------------------
+# JAX's conventions
+# ------------------------------------------------------------------------------------------
+
+
+def numerical_jvp(f: Callable, primals: Sequence, tangents: Sequence, eps: float | None = None):
+    """The central difference ``(f(p + eps·t) - f(p - eps·t)) / (2 eps)``, leafwise over
+    the output pytree, as JAX's ``numerical_jvp`` (``eps`` defaults to 1e-4).
+
+    >>> import numpy as np, functrans.numpy as fnp
+    >>> out = numerical_jvp(fnp.exp, (np.array([0.0]),), (np.array([1.0]),))
+    >>> bool(abs(out[0] - 1.0) < 1e-8)
+    True
+    """
+    return _numerical_jvp(f, primals, tangents, _JAX_EPS if eps is None else eps, None)
+
+
+def _numerical_jvp(f, primals, tangents, eps, dtype):
+    """The central difference; in ``dtype``'s precision if given (the result then stays
+    in it), else in the primals' dtypes with the result in the outputs' dtypes."""
+    plus = f(*_tree_add_scaled(tuple(primals), tuple(tangents), eps, dtype))
+    minus = f(*_tree_add_scaled(tuple(primals), tuple(tangents), -eps, dtype))
+
+    def quotient(p, m):
+        p, m = _host(p), _host(m)
+        if not is_inexact(p.dtype):
+            return np.zeros(p.shape, p.dtype)
+        wide = np.complex128 if _is_complex(p.dtype) else np.float64
+        q = (p.astype(wide) - m.astype(wide)) / (2 * eps)
+        return q if dtype is not None else q.astype(p.dtype)
+    return tree_map(quotient, plus, minus)
+
+
+def check_jvp(f: Callable, f_jvp: Callable, args: Sequence, atol: float | None = None,
+              rtol: float | None = None, eps: float | None = None, err_msg: str = "",
+              seed: int | None = None) -> None:
+    """Check a JVP function against finite differences along one random tangent (JAX's
+    semantics).  ``f_jvp(primals, tangents)`` returns ``(f(*primals), J·tangents)``, e.g.
+    ``functools.partial(functrans.jvp, f)``.  The finite difference is computed in
+    float64 whatever the arguments' precision.
+
+    >>> import functools, numpy as np, functrans as ft, functrans.numpy as fnp
+    >>> check_jvp(fnp.tanh, functools.partial(ft.jvp, fnp.tanh), (np.array([0.3, -1.0]),))
+    """
+    seed = _resolve_seed(seed)
+    rng = np.random.default_rng(seed)
+    args = tuple(args)
+    tangent = _random_tree(rng, args)
+    out, out_tangent = f_jvp(args, tangent)
+    expected_out = f(*args)
+    tol = _default_tol(args, expected_out)
+    atol, rtol = (tol if atol is None else atol), (tol if rtol is None else rtol)
+    eps = _JAX_EPS if eps is None else eps
+    where = f"{err_msg + ': ' if err_msg else ''}jvp check (seed {seed}; set "
+    where += f"{SEED_ENV_VAR}={seed} to reproduce)"
+    _raise_if_far(out, expected_out, atol, rtol, f"{where}: primal output of f_jvp vs f")
+    expected = _numerical_jvp(f, args, tangent, eps, np.float64)
+    _raise_if_far(out_tangent, expected, atol, rtol,
+                  f"{where}: tangent output vs central difference (eps={eps})")
+
+
+def _raise_if_far(actual, desired, atol, rtol, message):
+    try:
+        assert_allclose(tree_map(_host, actual), tree_map(_host, desired), atol=atol, rtol=rtol,
+                        err_msg=message, names=("analytic", "numeric"))
+    except AssertionError as e:
+        raise GradcheckError(str(e)) from None
+
+
+def check_vjp(f: Callable, f_vjp: Callable, args: Sequence, atol: float | None = None,
+              rtol: float | None = None, eps: float | None = None, err_msg: str = "",
+              seed: int | None = None) -> None:
+    """Check a VJP function against finite differences (JAX's semantics): for a random
+    tangent ``t`` and cotangent ``c``, ``Re⟨t, conj(vjp(conj(c)))⟩`` must equal
+    ``Re⟨(numerical J t), c⟩``.  ``f_vjp(*args)`` returns ``(f(*args), vjp_fun)``, e.g.
+    ``functools.partial(functrans.vjp, f)``.
+
+    >>> import functools, numpy as np, functrans as ft, functrans.numpy as fnp
+    >>> f = lambda x, y: fnp.sum(x * fnp.sin(y))
+    >>> check_vjp(f, functools.partial(ft.vjp, f), (np.array([1.0, 2.0]), np.array([0.5, 0.1])))
+    """
+    seed = _resolve_seed(seed)
+    rng = np.random.default_rng(seed)
+    args = tuple(args)
+    out, vjp_fun = f_vjp(*args)
+    tol = _default_tol(args, out)
+    atol, rtol = (tol if atol is None else atol), (tol if rtol is None else rtol)
+    eps = _JAX_EPS if eps is None else eps
+    tangent = _random_tree(rng, args)
+    cotangent = _random_tree(rng, out)
+    conj = functools.partial(tree_map, lambda x: np.conj(x) if _is_complex(
+        get_aval(x).dtype) else x)
+    cotangent_in = conj(vjp_fun(conj(cotangent)))
+    analytic = _real_inner(tangent, cotangent_in)
+    numeric = _real_inner(_numerical_jvp(f, args, tangent, eps, np.float64), cotangent)
+    message = (f"{err_msg + ': ' if err_msg else ''}vjp check: <t, conj(vjp(conj(c)))> vs "
+               f"<numerical J t, c> for a random t and c (eps={eps}; seed {seed}; set "
+               f"{SEED_ENV_VAR}={seed} to reproduce)")
+    _raise_if_far(analytic, numeric, atol, rtol, message)
+
+
+def check_grads(f: Callable, args: Sequence, order: int, modes: Sequence[str] = ("fwd", "rev"),
+                atol: float | None = None, rtol: float | None = None,
+                eps: float | None = None) -> None:
+    """Check forward and/or reverse derivatives of ``f`` at ``args`` up to ``order``
+    against finite differences along random directions (JAX's semantics and defaults:
+    step 1e-4, tolerance by dtype).  Order ``k`` recurses on the JVP function
+    ``(primals, tangents) -> jvp(f, primals, tangents)`` and on
+    ``x -> vjp(f, x)(f(x))``.  Raises :class:`functrans.GradcheckError`.
+
+    >>> import numpy as np, functrans.numpy as fnp
+    >>> check_grads(lambda x, y: fnp.exp(x) * y, (np.array([0.1, 0.2]), 3.0), order=2)
+    """
+    modes = (modes,) if isinstance(modes, str) else tuple(modes)
+    for m in modes:
+        if m not in ("fwd", "rev"):
+            raise ValueError(f"check_grads: unknown mode {m!r}; use 'fwd' and/or 'rev'")
+    args = tuple(np.asarray(a) if isinstance(a, float) or isinstance(a, complex) else a
+                 for a in args)
+
+    def recurse(fun, fun_args, k, msg):
+        if "fwd" in modes:
+            fwd_msg = f"{msg}JVP of order {order - k + 1}"
+            check_jvp(fun, functools.partial(api.jvp, fun), fun_args, atol, rtol, eps,
+                      fwd_msg)
+            if k > 1:  # the primals double as tangents (float0 for integer ones)
+                tangents = tree_map(lambda x: x if is_inexact(get_aval(x).dtype) else np.zeros(
+                    get_aval(x).shape, float0), fun_args)
+                recurse(functools.partial(api.jvp, fun), (fun_args, tangents), k - 1,
+                        fwd_msg + " of ")
+        if "rev" in modes:
+            rev_msg = f"{msg}VJP of order {order - k + 1}"
+            check_vjp(fun, functools.partial(api.vjp, fun), fun_args, atol, rtol, eps,
+                      rev_msg)
+            if k > 1:
+                def fun_vjp(*xs):
+                    out, vjp_fun = api.vjp(fun, *xs)
+                    return vjp_fun(out)
+                recurse(fun_vjp, fun_args, k - 1, rev_msg + " of ")
+
+    recurse(f, args, order, "")
+
+
+# ------------------------------------------------------------------------------------------
+# Chainer's conventions, for pure functions
+# ------------------------------------------------------------------------------------------
+
+
+def _as_tuple(x) -> tuple:
+    if x is None:
+        return ()
+    return tuple(x) if isinstance(x, (tuple, list)) else (x,)
+
+
+def _scalar_objective(func: Callable, grad_outputs: tuple):
+    """``(*args) -> Re Σ_k grad_outputs[k] · func(*args)[k]`` as a traceable function: the
+    library's pairing of a cotangent with a value (no conjugation), so that its gradient is
+    what the pullback of ``grad_outputs`` computes."""
+    from functrans import numpy as fnp
+
+    def objective(*args):
+        ys = func(*args)
+        ys = ys if isinstance(ys, (tuple, list)) else (ys,)
+        total = 0.0
+        for y, gy in zip(ys, grad_outputs):
+            if gy is None or not is_inexact(get_aval(y).dtype):
+                continue
+            term = fnp.sum(np.asarray(gy) * y)
+            total = total + (fnp.real(term) if _is_complex(get_aval(term).dtype) else term)
+        return total
+    return objective
+
+
+def _gradient_from_jacobian(row: np.ndarray, like) -> np.ndarray:
+    """A realified gradient row back to a cotangent in the library's convention (for a
+    complex input z = x + iy: ∂L/∂x − i ∂L/∂y)."""
+    aval = get_aval(like)
+    if _is_complex(aval.dtype):
+        n = aval.size
+        values = row[:n] - 1j * row[n:]
+    else:
+        values = row
+    return values.reshape(aval.shape).astype(aval.dtype)
+
+
+def numerical_grad(f: Callable, inputs: Sequence, grad_outputs, eps: float = 1e-3,
+                   detect_nondifferentiable: bool = False) -> tuple:
+    """Chainer's ``numerical_grad`` for a pure function: the gradient of
+    ``Re Σ_k grad_outputs[k] · f(*inputs)[k]`` with respect to each input, by central
+    differences of every element (all evaluated at once with vmap), computed in the inputs'
+    dtypes, accumulated in float64 and returned in the inputs' dtypes.  A ``None`` in
+    ``grad_outputs`` drops that output.
+
+    >>> import numpy as np, functrans.numpy as fnp
+    >>> (g,) = numerical_grad(lambda x: x ** 2, (np.array([1.0, 3.0]),), (np.ones(2),))
+    >>> np.round(g, 6)
+    array([2., 6.])
+    """
+    inputs = tuple(np.asarray(x) if not hasattr(x, "shape") else x for x in inputs)
+    grad_outputs = _as_tuple(grad_outputs)
+    objective = _scalar_objective(f, grad_outputs)
+    problem = _make_problem(objective, inputs, {}, label=getattr(f, "__name__", "f"))
+    num = _numeric_jacobian(problem, eps, "input", detect=detect_nondifferentiable)
+    consistency = _vmap_consistency_check(problem, num, 1, [0], None, None)
+    if not consistency.passed:
+        raise GradcheckError(f"numerical_grad: {consistency.message}")
+    if detect_nondifferentiable:
+        check = _nondifferentiable_check(problem, num, 1, 0.0, 1e-2)
+        if not check.passed:
+            raise NondifferentiableError(f"numerical_grad: the function is not "
+                                         f"differentiable at the inputs:\n{check.message}")
+    grads, col = [], 0
+    checked = iter(zip(problem.leaves, problem.in_sizes))
+    for x in inputs:
+        if not is_inexact(get_aval(x).dtype):
+            grads.append(None)
+            continue
+        leaf, n = next(checked)
+        grads.append(_gradient_from_jacobian(num.jacobian[0, col:col + n], x))
+        col += n
+    return tuple(grads)
+
+
+def _chainer_inputs(x_data, params, no_grads, name):
+    xs = _as_tuple(x_data)
+    params = _as_tuple(params)
+    if no_grads is None:
+        no_grads = [not is_inexact(get_aval(x).dtype) for x in xs]
+    elif len(no_grads) != len(xs):
+        raise ValueError(f"{name}: no_grads has {len(no_grads)} entries for {len(xs)} inputs")
+    for i, (x, skip) in enumerate(zip(xs, no_grads)):
+        if not skip and not is_inexact(get_aval(x).dtype):
+            raise TypeError(f"{name}: input {i} has dtype {get_aval(x).dtype.name}; integer "
+                            "and boolean inputs cannot be checked, set no_grads[{i}]=True")
+    for j, p in enumerate(params):
+        if not is_inexact(get_aval(p).dtype):
+            raise TypeError(f"{name}: params[{j}] has dtype {get_aval(p).dtype.name}; "
+                            "parameters must be floating-point")
+    return xs, params, list(no_grads)
+
+
+def _output_grads(func, all_inputs, y_grad, name):
+    ys = func(*all_inputs)
+    ys_tuple = ys if isinstance(ys, (tuple, list)) else (ys,)
+    if y_grad is None:
+        if len(ys_tuple) != 1 or get_aval(ys_tuple[0]).size != 1:
+            shapes = [get_aval(y).shape for y in ys_tuple]
+            raise ValueError(f"{name}: y_grad=None is only for a function with one scalar "
+                             f"output (a loss); this one returns shapes {shapes}. Pass the "
+                             "output gradients as y_grad")
+        y = ys_tuple[0]
+        gys = (np.ones(get_aval(y).shape, get_aval(y).dtype),)
+    else:
+        gys = _as_tuple(y_grad)
+        if len(gys) != len(ys_tuple):
+            raise ValueError(f"{name}: y_grad has {len(gys)} entries for {len(ys_tuple)} "
+                             "outputs")
+        for k, (y, gy) in enumerate(zip(ys_tuple, gys)):
+            if gy is not None and np.shape(gy) != get_aval(y).shape:
+                raise ValueError(f"{name}: y_grad[{k}] has shape {np.shape(gy)}, output {k} "
+                                 f"has shape {get_aval(y).shape}")
+    return ys, ys_tuple, gys
+
+
+def check_backward(func: Callable, x_data, y_grad, params=(), eps: float = 1e-3,
+                   atol: float = 1e-5, rtol: float = 1e-4, no_grads=None, dtype=None,
+                   detect_nondifferentiable: bool = False, seed: int | None = None) -> None:
+    """Chainer's ``check_backward`` for a pure function ``func(*x_data, *params)``.
+
+    ``x_data``: an array or a tuple of arrays; ``y_grad``: the output gradient(s) (an
+    array, a tuple with one entry per output, or ``None`` for a scalar loss); ``params``:
+    extra arrays passed after the inputs whose gradients are checked too; ``no_grads``: one
+    flag per input to skip it (default: skip non-float inputs).  One random direction ``r``
+    over all checked inputs (unit norm, no component below about ``0.1/sqrt(N)``) is used:
+    the analytic ``Σ⟨grad_i, r_i⟩`` must match the central difference of
+    ``⟨y_grad, func⟩`` along ``r``.  ``dtype`` casts the inputs and ``y_grad`` for the
+    numerical side.  Raises :class:`functrans.GradcheckError`.
+
+    >>> import numpy as np, functrans.numpy as fnp
+    >>> x = np.array([[0.5, -1.0], [2.0, 0.1]])
+    >>> check_backward(fnp.tanh, x, np.ones((2, 2)))
+    >>> check_backward(lambda x, w: fnp.sum((x @ w) ** 2), x, None, params=np.eye(2))
+    """
+    name = "check_backward"
+    xs, params, no_grads = _chainer_inputs(x_data, params, no_grads, name)
+    all_inputs = xs + params
+    checked = [i for i, skip in enumerate(no_grads) if not skip] + [
+        len(xs) + j for j in range(len(params))]
+    ys, ys_tuple, gys = _output_grads(func, all_inputs, y_grad, name)
+    seed = _resolve_seed(seed)
+    rng = np.random.default_rng(seed)
+
+    def partial_fun(*values):
+        full = list(all_inputs)
+        for i, v in zip(checked, values):
+            full[i] = v
+        return func(*full)
+
+    checked_values = [all_inputs[i] for i in checked]
+    out, vjp_fun = api.vjp(partial_fun, *checked_values)
+    cts = tuple(np.zeros(get_aval(y).shape, get_aval(y).dtype) if gy is None else
+                np.asarray(gy).astype(get_aval(y).dtype) for y, gy in zip(ys_tuple, gys))
+    grads = vjp_fun(cts if isinstance(out, (tuple, list)) else cts[0])
+    direction = _random_direction(rng, checked_values)
+    if detect_nondifferentiable:
+        _chainer_nondifferentiable(partial_fun, checked_values, gys, direction, eps, dtype,
+                                   atol, rtol, name)
+    analytic = sum(float(np.sum(_realify(np.conj(_host(g))) * _realify(r)))
+                   for g, r in zip(grads, direction))
+    # The numerical side: in `dtype` if given, differences accumulated in float64.
+    numeric_values = _cast_location(list(checked_values), dtype)
+    numeric_gys = [None if g is None else _cast_location([g], dtype)[0] for g in gys]
+
+    def along(scale):
+        moved = [v + scale * r.astype(v.dtype) for v, r in zip(numeric_values, direction)]
+        y = partial_fun(*moved)
+        return y if isinstance(y, (tuple, list)) else (y,)
+
+    plus, minus = along(eps), along(-eps)
+    # Re(y_grad · dy): the library's pairing of a cotangent with a tangent.
+    numeric = sum(_real_inner(np.conj(g), (_wide(p) - _wide(m)) / (2 * eps))
+                  for g, p, m in zip(numeric_gys, plus, minus) if g is not None)
+    message = (f"{name}: <analytic gradient, r> vs the central difference of <y_grad, func> "
+               f"along a random direction r (eps={eps}; seed {seed}; set {SEED_ENV_VAR}="
+               f"{seed} to reproduce)")
+    try:
+        assert_allclose(analytic, numeric, atol=atol, rtol=rtol, err_msg=message,
+                        names=("analytic", "numeric"))
+    except AssertionError as e:
+        detail = _localize(partial_fun, checked_values, gys, grads, eps, atol, rtol)
+        raise GradcheckError(f"{e}\n{detail}" if detail else str(e)) from None
+
+
+def _wide(x) -> np.ndarray:
+    x = _host(x)
+    return x.astype(np.complex128 if _is_complex(x.dtype) else np.float64)
+
+
+def _localize(fun, values, gys, grads, eps, atol, rtol) -> str:
+    """After a directional failure, name the worst input elements (small problems only)."""
+    if sum(get_aval(v).size for v in values) > 20_000:
+        return ""
+    try:
+        numeric = numerical_grad(fun, values, gys, eps)
+    except Exception:  # the report stays useful without the localization
+        return ""
+    lines = ["per-element numerical gradients (all elements perturbed, evaluated with vmap):"]
+    for i, (g, n) in enumerate(zip(grads, numeric)):
+        g, n = _host(g), _host(n).astype(np.result_type(_host(g).dtype, np.float64))
+        diff = np.abs(g - n)
+        tol = atol + rtol * np.abs(n)
+        if np.any(diff > tol):
+            worst = np.unravel_index(int(np.argmax(diff / tol)), diff.shape) if diff.shape else ()
+            lines.append(f"  input {i}: {int((diff > tol).sum())} of {diff.size} elements off; "
+                         f"worst at {tuple(int(k) for k in worst)}: analytic {_fmt(g[worst])}, "
+                         f"numeric {_fmt(n[worst])}")
+    return "\n".join(lines) if len(lines) > 1 else ""
+
+
+def _chainer_nondifferentiable(fun, values, gys, direction, eps, dtype, atol, rtol, name):
+    def along(scale):
+        moved = [np.asarray(v) + scale * r.astype(np.asarray(v).dtype)
+                 for v, r in zip(values, direction)]
+        y = fun(*moved)
+        y = y if isinstance(y, (tuple, list)) else (y,)
+        return np.concatenate([_realify(_host(t)) for t, g in zip(y, gys) if g is not None])
+    plus, minus, half_plus, half_minus, f0 = (along(s * eps) for s in (1, -1, .5, -.5, 0))
+    right = (4 * half_plus - 3 * f0 - plus) / eps
+    left = (3 * f0 - 4 * half_minus + minus) / eps
+    finite = [np.isfinite(v) for v in (plus, minus, half_plus, half_minus)]
+    changed = np.zeros(f0.shape, bool)
+    for fin in finite:
+        changed |= fin != np.isfinite(f0)
+    ulp = max(np.finfo(_host(v).dtype).eps if is_inexact(_host(v).dtype) else 0 for v in values)
+    noise = 64 * ulp * (np.abs(plus) + 4 * np.abs(half_plus) + 6 * np.abs(f0)
+                        + 4 * np.abs(half_minus) + np.abs(minus)) / eps
+    bad = (np.abs(right - left) > atol + rtol * np.maximum(np.abs(left), np.abs(right)) + noise)
+    if not (bad | changed).any():
+        return
+    problem = _make_problem(lambda *v: fun(*v), tuple(values), {}, label=name)
+    num = _numeric_jacobian(problem, eps, "input", detect=True)
+    check = _nondifferentiable_check(problem, num, 1, atol, rtol)
+    detail = check.message if not check.passed else (
+        "  the function is not smooth along the random direction r")
+    raise NondifferentiableError(f"{name}: the function is not differentiable at the point "
+                                 f"checked:\n{detail}")
+
+
+def check_double_backward(func: Callable, x_data, y_grad, x_grad_grad, params=(),
+                          params_grad_grad=(), eps: float = 1e-3, atol: float = 1e-4,
+                          rtol: float = 1e-3, no_grads=None, dtype=None,
+                          detect_nondifferentiable: bool = False,
+                          seed: int | None = None) -> None:
+    """Chainer's ``check_double_backward`` for a pure function: checks the first-order
+    gradient function ``(x, y_grad, params) -> (gradients of x and params)`` with
+    :func:`check_backward`, ``x_grad_grad`` (one per checked input) and
+    ``params_grad_grad`` playing the output gradients.  ``y_grad`` is a checked input too
+    unless it is ``None`` (a scalar loss).
+
+    >>> import numpy as np, functrans.numpy as fnp
+    >>> x = np.array([0.3, -0.7])
+    >>> check_double_backward(lambda x: x ** 3, x, np.ones(2), np.array([1.0, 0.5]))
+    """
+    name = "check_double_backward"
+    xs, params, no_grads = _chainer_inputs(x_data, params, no_grads, name)
+    _, ys_tuple, gys = _output_grads(func, xs + params, y_grad, name)
+    checked = [i for i, skip in enumerate(no_grads) if not skip]
+    n_x, n_gy, n_p = len(xs), len(gys), len(params)
+    single_output = not isinstance(func(*xs, *params), (tuple, list))
+    gy_inputs = () if y_grad is None else tuple(np.asarray(g) for g in gys)
+
+    def first_order(*args):
+        x_vals, rest = args[:n_x], args[n_x:]
+        gy_vals, p_vals = (rest[:n_gy], rest[n_gy:]) if y_grad is not None else ((), rest)
+        gy_vals = gy_vals if y_grad is not None else gys
+
+        def of_checked(*values):
+            full = list(x_vals) + list(p_vals)
+            for i, v in zip(checked + [n_x + j for j in range(n_p)], values):
+                full[i] = v
+            return func(*full)
+
+        values = [x_vals[i] for i in checked] + list(p_vals)
+        _, vjp_fun = api.vjp(of_checked, *values)
+        cts = tuple(gy_vals)
+        grads = vjp_fun(cts[0] if single_output else cts)
+        return tuple(grads)
+
+    x_grad_grad = _as_tuple(x_grad_grad)
+    if len(x_grad_grad) == len(xs) and len(checked) != len(xs):
+        x_grad_grad = tuple(x_grad_grad[i] for i in checked)
+    if len(x_grad_grad) != len(checked):
+        raise ValueError(f"{name}: x_grad_grad needs one entry per checked input "
+                         f"({len(checked)}), got {len(x_grad_grad)}")
+    params_grad_grad = _as_tuple(params_grad_grad)
+    if len(params_grad_grad) != n_p:
+        raise ValueError(f"{name}: params_grad_grad needs one entry per parameter ({n_p}), "
+                         f"got {len(params_grad_grad)}")
+    inputs = xs + gy_inputs
+    second_no_grads = list(no_grads) + [False] * len(gy_inputs)
+    try:
+        check_backward(first_order, inputs, x_grad_grad + params_grad_grad, params=params,
+                       eps=eps, atol=atol, rtol=rtol, no_grads=second_no_grads, dtype=dtype,
+                       detect_nondifferentiable=detect_nondifferentiable, seed=seed)
+    except GradcheckError as e:
+        raise type(e)(f"{name}: the gradient of the first-order gradients is wrong\n{e}"
+                      ) from None
+
+
+# ------------------------------------------------------------------------------------------
+# MXNet's conventions, for pure functions
+# ------------------------------------------------------------------------------------------
+
+_MX_RTOL = {np.dtype(np.float16): 1e-2, np.dtype(np.float32): 1e-4, np.dtype(np.float64): 1e-5}
+_MX_ATOL = {np.dtype(np.float16): 1e-1, np.dtype(np.float32): 1e-3, np.dtype(np.float64): 1e-20}
+_MX_EPS = {np.dtype(np.float16): 2.0 ** -6, np.dtype(np.float32): 2.0 ** -9,
+           np.dtype(np.float64): 2.0 ** -14}
+
+
+def _parameter_names(fun: Callable, count: int | None = None) -> list[str]:
+    try:
+        params = inspect.signature(fun).parameters.values()
+    except (TypeError, ValueError):
+        params = []
+    names = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if count is not None and len(names) < count:
+        names += [f"arg{i}" for i in range(len(names), count)]
+    return names
+
+
+def _located(fun: Callable, location, what: str) -> tuple[list[str], list]:
+    """``location`` (a list in argument order, or a dict by parameter name) as names and
+    values in argument order."""
+    if isinstance(location, dict):
+        names = _parameter_names(fun)
+        missing = [n for n in names if n not in location]
+        extra = [k for k in location if k not in names]
+        if missing or extra:
+            raise ValueError(f"{what}: location keys must match the function's parameters "
+                             f"{names}; missing {missing}, unexpected {extra}")
+        return names, [location[n] for n in names]
+    values = list(location)
+    return _parameter_names(fun, len(values))[:len(values)], values
+
+
+def _per_argument(value, names: list[str], what: str, default=None) -> dict:
+    if isinstance(value, dict):
+        unknown = [k for k in value if k not in names]
+        if unknown:
+            raise ValueError(f"{what}: unknown argument names {unknown}; expected some of "
+                             f"{names}")
+        return {n: value.get(n, default) for n in names}
+    if isinstance(value, (list, tuple)):
+        if len(value) != len(names):
+            raise ValueError(f"{what}: {len(value)} entries for {len(names)} arguments")
+        return dict(zip(names, value))
+    return {n: value for n in names}
+
+
+def _cast_location(values: list, dtype) -> list:
+    out = []
+    for v in values:
+        v = np.asarray(v) if not hasattr(v, "dtype") else v
+        if dtype is not None and is_inexact(v.dtype):
+            v = v.astype(_numeric_dtype(v.dtype, dtype))
+        out.append(v)
+    return out
+
+
+def check_symbolic_backward(fun: Callable, location, out_grads, expected, rtol: float = 1e-5,
+                            atol: float | None = None, grad_req="write", equal_nan: bool = False,
+                            dtype=np.float32, grad_buffers=None, seed: int | None = None) -> dict:
+    """MXNet's ``check_symbolic_backward`` for a pure function: its gradients at
+    ``location`` for the output gradients ``out_grads`` must equal ``expected``.
+
+    ``location``: a list in argument order, or a dict keyed by ``fun``'s parameter names
+    (the keys must match them exactly); ``out_grads``: an array, a list (one per output) or
+    ``None`` (ones); ``expected``: a list or dict of expected gradients.  ``grad_req``
+    (one for all, or a list / dict per argument): ``"write"`` overwrites the gradient
+    buffer, ``"add"`` adds to it (``grad_buffers`` gives the buffers to accumulate into,
+    updated in place; otherwise they start random) and the increment is compared,
+    ``"null"`` leaves it untouched.  ``dtype`` (default float32, as in MXNet; None keeps
+    the arrays' dtypes) is what ``location`` is cast to.  Returns the gradient buffers by
+    argument name.
+
+    >>> import numpy as np, functrans.numpy as fnp
+    >>> lhs, rhs = np.array([[1.0, 2.0], [3.0, 4.0]]), np.array([[5.0, 6.0], [7.0, 8.0]])
+    >>> grads = check_symbolic_backward(lambda lhs, rhs: lhs * rhs, {"lhs": lhs, "rhs": rhs},
+    ...                                 np.ones((2, 2)), {"lhs": rhs, "rhs": lhs})
+    >>> sorted(grads), grads["lhs"].dtype
+    (['lhs', 'rhs'], dtype('float32'))
+    """
+    what = "check_symbolic_backward"
+    names, values = _located(fun, location, what)
+    values = _cast_location(values, dtype)
+    reqs = _per_argument(grad_req, names, what + " grad_req", default="null")
+    for n, r in reqs.items():
+        if r not in ("write", "add", "null"):
+            raise ValueError(f"{what}: grad_req for {n!r} must be 'write', 'add' or 'null', "
+                             f"got {r!r}")
+    expected = _per_argument(expected, names, what + " expected")
+    buffers = _per_argument(grad_buffers, names, what + " grad_buffers") if (
+        grad_buffers is not None) else {n: None for n in names}
+    active = [i for i, n in enumerate(names) if reqs[n] != "null"
+              and is_inexact(get_aval(values[i]).dtype)]
+
+    def partial_fun(*xs):
+        full = list(values)
+        for i, x in zip(active, xs):
+            full[i] = x
+        return fun(*full)
+
+    out, vjp_fun = api.vjp(partial_fun, *[values[i] for i in active])
+    outs = out if isinstance(out, (tuple, list)) else (out,)
+    if out_grads is None:
+        cts = tuple(np.ones(get_aval(y).shape, get_aval(y).dtype) for y in outs)
+    else:
+        cts = tuple(np.asarray(g).astype(get_aval(y).dtype)
+                    for g, y in zip(_as_tuple(out_grads), outs))
+        if len(cts) != len(outs):
+            raise ValueError(f"{what}: {len(cts)} out_grads for {len(outs)} outputs")
+    grads = dict(zip([names[i] for i in active],
+                     vjp_fun(cts if isinstance(out, (tuple, list)) else cts[0])))
+    rng = np.random.default_rng(_resolve_seed(seed))
+    tol = {np.dtype(np.float16): 1e-1, np.dtype(np.float32): 1e-3}
+    result = {}
+    for i, n in enumerate(names):
+        x = values[i]
+        buffer = buffers[n]
+        if buffer is None:
+            buffer = _random_like(rng, [np.asarray(x)])[0] if is_inexact(
+                get_aval(x).dtype) else np.zeros(get_aval(x).shape)
+        before = np.array(buffer, copy=True)
+        if reqs[n] == "write":
+            buffer[...] = _host(grads[n])
+        elif reqs[n] == "add":
+            buffer += _host(grads[n]).astype(buffer.dtype)
+        result[n] = buffer
+        if reqs[n] == "null":
+            if not np.array_equal(before, buffer):
+                raise GradcheckError(f"{what}: grad_req='null' but the buffer of {n!r} changed")
+            continue
+        got = buffer - before if reqs[n] == "add" else buffer
+        want = expected[n]
+        if want is None:
+            continue
+        a_tol = atol if atol is not None else tol.get(np.dtype(got.dtype), 1e-20)
+        try:
+            assert_allclose(got, np.asarray(want), rtol=rtol, atol=a_tol, equal_nan=equal_nan,
+                            err_msg=f"{what}: gradient of {n!r} (grad_req={reqs[n]!r})",
+                            names=("computed", "expected"))
+        except AssertionError as e:
+            raise GradcheckError(str(e)) from None
+    return result
+
+
+def check_numeric_gradient(fun: Callable, location, numeric_eps: float | None = None,
+                           rtol: float | None = None, atol: float | None = None,
+                           grad_nodes=None, dtype=np.float32, seed: int | None = None) -> None:
+    """MXNet's ``check_numeric_gradient`` for a pure function: the outputs are projected on
+    a random positive vector, and the gradient of that projection with respect to every
+    element of every argument in ``grad_nodes`` (names; default all floating ones) is
+    compared with central differences (all elements at once with vmap).  Defaults by
+    ``dtype`` (the dtype ``location`` is cast to; float32 as in MXNet): float16 / float32 /
+    float64 have rtol 1e-2 / 1e-4 / 1e-5, atol 1e-1 / 1e-3 / 1e-20 and step 2⁻⁶ / 2⁻⁹ /
+    2⁻¹⁴.
+
+    >>> import numpy as np, functrans.numpy as fnp
+    >>> check_numeric_gradient(lambda x, w: fnp.tanh(x @ w),
+    ...                        [np.ones((2, 3)) * 0.1, np.eye(3)], dtype=np.float64)
+    """
+    what = "check_numeric_gradient"
+    names, values = _located(fun, location, what)
+    values = _cast_location(values, dtype)
+    if grad_nodes is None:
+        nodes = [n for n, v in zip(names, values) if is_inexact(get_aval(v).dtype)]
+    else:
+        nodes = list(grad_nodes)
+        unknown = [n for n in nodes if n not in names]
+        if unknown:
+            raise ValueError(f"{what}: grad_nodes {unknown} are not arguments of the function "
+                             f"({names})")
+    rng = np.random.default_rng(_resolve_seed(seed))
+    outs = fun(*values)
+    outs = outs if isinstance(outs, (tuple, list)) else (outs,)
+    projections = tuple(rng.uniform(0.5, 1.5, get_aval(y).shape).astype(
+        np.result_type(get_aval(y).dtype, np.float16)) if is_inexact(get_aval(y).dtype)
+        else None for y in outs)
+    active = [names.index(n) for n in nodes]
+
+    def partial_fun(*xs):
+        full = list(values)
+        for i, x in zip(active, xs):
+            full[i] = x
+        return fun(*full)
+
+    checked_values = [values[i] for i in active]
+    base = np.dtype(np.result_type(*[get_aval(v).dtype for v in checked_values]))
+    base = np.dtype(base.type(0).real.dtype)
+    eps = _MX_EPS.get(base, 2.0 ** -14) if numeric_eps is None else numeric_eps
+    rtol = _MX_RTOL.get(base, 1e-5) if rtol is None else rtol
+    atol = _MX_ATOL.get(base, 1e-20) if atol is None else atol
+    out, vjp_fun = api.vjp(partial_fun, *checked_values)
+    cts = tuple(np.zeros(get_aval(y).shape, get_aval(y).dtype) if p is None else
+                p.astype(get_aval(y).dtype) for p, y in zip(projections, outs))
+    analytic = vjp_fun(cts if isinstance(out, (tuple, list)) else cts[0])
+    numeric = numerical_grad(partial_fun, checked_values, projections, eps)
+    for n, a, num in zip(nodes, analytic, numeric):
+        try:
+            assert_allclose(_host(a), num, rtol=rtol, atol=atol,
+                            err_msg=f"{what}: gradient of {n!r} (eps={eps})",
+                            names=("analytic", "numeric"))
+        except AssertionError as e:
+            raise GradcheckError(str(e)) from None
+
+
+# ------------------------------------------------------------------------------------------
+# pytest helpers
+# ------------------------------------------------------------------------------------------
+
+
+def seed_for(key: str = "") -> int:
+    """A reproducible seed: the ``FUNCTRANS_TEST_SEED`` environment variable if set (an
+    integer, or ``random`` for a fresh one), otherwise a hash of ``key`` (e.g. the test's
+    name), so each test gets its own stable seed.
+
+    >>> seed_for("test_sin") == seed_for("test_sin")
+    True
+    """
+    env = os.environ.get(SEED_ENV_VAR, "").strip()
+    if env:
+        return _resolve_seed(None)
+    return zlib.crc32(key.encode()) & 0x7FFFFFFF
+
+
+def make_rng(key: str = "") -> tuple[np.random.Generator, int]:
+    """``(numpy Generator, seed)`` seeded by :func:`seed_for` ``(key)``; put the seed in
+    failure messages.
+
+    >>> rng, seed = make_rng("test_example")
+    >>> rng.standard_normal(2).shape
+    (2,)
+    """
+    seed = seed_for(key)
+    return np.random.default_rng(seed), seed
+
+
+def random_array(rng: np.random.Generator, shape, dtype=np.float64) -> np.ndarray:
+    """Standard-normal values of ``shape`` and ``dtype`` (complex: both parts normal;
+    integers: small values; booleans: fair coins).
+
+    >>> random_array(np.random.default_rng(0), (2, 3), np.complex64).dtype
+    dtype('complex64')
+    """
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return rng.random(shape) > 0.5
+    if dtype.kind in "iu":
+        return rng.integers(0 if dtype.kind == "u" else -3, 4, shape).astype(dtype)
+    if dtype.kind == "c":
+        return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
+    return rng.standard_normal(shape).astype(dtype)
+
+
+def _shape_id(shape) -> str:
+    return "x".join(map(str, shape)) if shape else "scalar"
+
+
+def parametrize_dtypes_shapes(dtypes: Sequence = FLOAT_DTYPES,
+                              shapes: Sequence[tuple] = ((), (3,), (2, 3)),
+                              argnames: str = "dtype,shape"):
+    """A ``pytest.mark.parametrize`` over every (dtype, shape) pair, with readable ids
+    such as ``float32-2x3``.
+
+    >>> mark = parametrize_dtypes_shapes((np.float64,), ((2,),))
+    >>> mark.args
+    ('dtype,shape', [(<class 'numpy.float64'>, (2,))])
+    """
+    import pytest
+    cases = [(d, tuple(s)) for d in dtypes for s in shapes]
+    ids = [f"{np.dtype(d).name}-{_shape_id(s)}" for d, s in cases]
+    return pytest.mark.parametrize(argnames, cases, ids=ids)
+
+
+def _make_rng_fixture():
+    import pytest
+
+    @pytest.fixture
+    def rng(request):
+        """A numpy Generator seeded per test (see :func:`seed_for`); the seed is printed
+        with the failure report."""
+        seed = seed_for(request.node.nodeid)
+        request.node.add_report_section(
+            "setup", "functrans seed",
+            f"seed {seed}: rerun with {SEED_ENV_VAR}={seed} to reproduce")
+        return np.random.default_rng(seed)
+
+    return rng
+
+
+def __getattr__(name: str) -> Any:
+    # The pytest fixture is built on first use, so importing functrans never imports pytest.
+    # Use it with `from functrans.testing import rng` in a conftest.py or test module.
+    if name == "rng":
+        fixture = _make_rng_fixture()
+        globals()["rng"] = fixture
+        return fixture
+    raise AttributeError(f"module 'functrans.testing' has no attribute {name!r}")
