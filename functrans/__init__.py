@@ -10,6 +10,8 @@ from functrans.interpreters import eval as _eval  # installs the base interprete
 from functrans import primitives as _primitives  # registers every primitive's rules
 from functrans.api import (eval_shape, grad, hessian, jacfwd, jacrev, jvp, linear_transpose,
                            linearize, make_jaxpr, value_and_grad, vjp, vmap)
+from functrans import config
+from functrans.config import checking_leaks
 from functrans.core import (ClosedJaxpr, ConcretizationTypeError, Jaxpr, ShapeDtypeStruct,
                             TracerArrayConversionError, UnexpectedTracerError, check_jaxpr,
                             float0)
@@ -26,7 +28,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "ClosedJaxpr", "ConcretizationTypeError", "Jaxpr", "ShapeDtypeStruct",
-    "TracerArrayConversionError", "UnexpectedTracerError", "check_jaxpr", "checkpoint",
+    "TracerArrayConversionError", "UnexpectedTracerError", "check_jaxpr", "checking_leaks",
+    "checkpoint", "config",
     "checkpoint_policies", "custom_jvp",
     "custom_vjp", "eval_jaxpr",
     "eval_shape", "float0", "grad", "hessian", "intermediate_grads", "jacfwd", "jacrev",

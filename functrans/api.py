@@ -116,11 +116,6 @@ def _cast(x, dtype, weak_type: bool):
     return value.item() if weak_type else value
 
 
-def _snapshot(x):
-    # NumPy arrays are mutable: keep our own copy of inputs whose residuals outlive the call.
-    return x.copy() if isinstance(x, np.ndarray) and x.flags.writeable else x
-
-
 # ------------------------------------------------------------------------------------------
 # Forward mode
 # ------------------------------------------------------------------------------------------
@@ -189,9 +184,9 @@ def linearize(fun: Callable, *primals, has_aux: bool = False):
     primals_flat, in_tree = tree_flatten(primals)
     for p in primals_flat:
         _check_leaf(p, "linearize", "primal")
-    primals_flat = [_snapshot(p) for p in primals_flat]
     flat_fun, store = _flatten_fun(fun, in_tree, has_aux, "linearize")
-    out_p, jaxpr, consts, out_tangents = ad.linearize_flat(flat_fun, primals_flat)
+    # The linear function outlives this call: it keeps copies of the caller's arrays.
+    out_p, jaxpr, consts, out_tangents = ad.linearize_flat(flat_fun, primals_flat, snapshot=True)
     out_p, aux = _split_aux(out_p, store)
     num_out = store.num_out
 
@@ -252,9 +247,9 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
     primals_flat, in_tree = tree_flatten(primals)
     for p in primals_flat:
         _check_leaf(p, "vjp", "primal")
-    primals_flat = [_snapshot(p) for p in primals_flat]
     flat_fun, store = _flatten_fun(fun, in_tree, has_aux, "vjp")
-    out_p, pullback = transpose.vjp_flat(flat_fun, primals_flat)
+    # The pullback outlives this call: it keeps copies of the caller's arrays.
+    out_p, pullback = transpose.vjp_flat(flat_fun, primals_flat, snapshot=True)
     out_p, aux = _split_aux(out_p, store)
 
     def vjp_fun(ct):
@@ -276,10 +271,6 @@ def _check_grad_inputs(name: str, leaves: list, holomorphic: bool, allow_int: bo
             if dtype.kind != "c":
                 raise TypeError(f"{name} with holomorphic=True requires complex inputs, got "
                                 f"{dtype.name}")
-        elif dtype.kind == "c":
-            raise TypeError(f"{name} requires real-valued inputs, got {dtype.name}; for "
-                            "holomorphic functions pass holomorphic=True, otherwise split the "
-                            "input into real and imaginary parts")
         elif not core.is_inexact(dtype) and not allow_int:
             raise TypeError(f"{name} requires real- or complex-valued inputs (a floating "
                             f"dtype), got {dtype.name}. To differentiate with respect to "

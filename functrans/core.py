@@ -15,12 +15,17 @@ arguments, so nested transforms never confuse each other's tracers.
 """
 from __future__ import annotations
 
+import gc
 import itertools
 import threading
+import types
+import weakref
 from contextlib import contextmanager
 from typing import Any, Callable, Sequence
 
 import numpy as np
+
+from functrans import config
 
 __all__ = [
     "ShapedArray", "ShapeDtypeStruct", "Primitive", "Trace", "Tracer", "get_aval",
@@ -236,6 +241,8 @@ class Trace:
     """One active transform.  ``level`` is its position in the thread's trace stack."""
 
     __slots__ = ("level", "__weakref__")
+    #: the public transforms built on this trace, for error messages
+    transforms = ""
 
     def __init__(self, level: int):
         self.level = level
@@ -264,6 +271,16 @@ class Tracer:
     size = property(lambda self: self.aval.size)
     weak_type = property(lambda self: self.aval.weak_type)
 
+    def _check_alive(self) -> None:
+        # A leaked tracer's value is that of a finished computation: refuse it, as `bind` does.
+        trace, stack = self._trace, _state.stack
+        if trace.level >= len(stack) or stack[trace.level] is not trace:
+            raise _leaked_tracer_error(self)
+
+    def _concrete(self, context: str):
+        self._check_alive()
+        return self.to_concrete_value(context)
+
     def to_concrete_value(self, context: str):
         """The concrete value behind this tracer, or a ConcretizationTypeError."""
         raise ConcretizationTypeError(
@@ -274,19 +291,19 @@ class Tracer:
             "lax.while_loop / lax.fori_loop for loops, or mark the argument as static.")
 
     def __bool__(self):
-        return bool(self.to_concrete_value("the truth value of a tracer, e.g. in `if x:`"))
+        return bool(self._concrete("the truth value of a tracer, e.g. in `if x:`"))
 
     def __int__(self):
-        return int(self.to_concrete_value("int() of a tracer"))
+        return int(self._concrete("int() of a tracer"))
 
     def __float__(self):
-        return float(self.to_concrete_value("float() of a tracer"))
+        return float(self._concrete("float() of a tracer"))
 
     def __complex__(self):
-        return complex(self.to_concrete_value("complex() of a tracer"))
+        return complex(self._concrete("complex() of a tracer"))
 
     def __index__(self):
-        return int(self.to_concrete_value("a tracer used as an index (__index__)"))
+        return int(self._concrete("a tracer used as an index (__index__)"))
 
     def __len__(self):
         if not self.shape:
@@ -299,6 +316,7 @@ class Tracer:
         return (self[i] for i in range(self.shape[0]))
 
     def __array__(self, *args, **kwargs):
+        self._check_alive()
         raise TracerArrayConversionError(
             f"A tracer ({self.aval.str_short()}) cannot be converted to a NumPy array: it is an "
             "abstract value inside a transform. Use functrans.numpy functions instead of numpy "
@@ -349,6 +367,30 @@ def new_trace(trace_type: type, *args, dynamic: bool = False, **kwargs):
         # Restore the stack even if the transform raised, so the next call starts clean.
         del state.stack[level:]
         state.dynamic = previous_dynamic
+    if config.check_tracer_leaks:  # only after a normal exit: a traceback holds tracers
+        # The transform's own code has dropped its references (e.g. `del trace` in
+        # ad.jvp_flat), so the trace normally dies here; if not, something may hold tracers.
+        trace_ref = weakref.ref(trace)
+        del trace
+        if trace_ref() is not None:
+            check_no_leaks(trace_ref())
+
+
+@contextmanager
+def evaluating_with(trace: Trace | None):
+    """Evaluate operations on constants with ``trace``, a level-0 stand-in for the base
+    trace, inside the block.  Nothing changes when ``trace`` is None or a staging trace is
+    dynamic (``make_jaxpr``): operations on constants are then recorded, not evaluated."""
+    state = _state
+    previous = state.dynamic
+    if trace is None or previous is not state.stack[0]:
+        yield
+        return
+    state.dynamic = trace
+    try:
+        yield
+    finally:
+        state.dynamic = previous
 
 
 def _leaked_tracer_error(tracer: Tracer) -> UnexpectedTracerError:
@@ -356,7 +398,27 @@ def _leaked_tracer_error(tracer: Tracer) -> UnexpectedTracerError:
         f"Encountered a tracer ({tracer.aval.str_short()}, from {tracer._trace!r}) outside the "
         "transform that created it. It leaked, e.g. by being stored in a global, a closure "
         "or an attribute during a transformed call, and is now used after that transform "
-        "ended. Return values from the transformed function instead of storing them.")
+        "ended (or in another thread). Return values from the transformed function instead "
+        "of storing them; `with functrans.checking_leaks():` reports where a leak happens.")
+
+
+def check_no_leaks(trace: Trace) -> None:
+    """Raise UnexpectedTracerError if a tracer of ``trace`` (which has ended) is still
+    referenced.  Used by the leak checker (``functrans.checking_leaks``)."""
+    gc.collect()  # tracers kept alive only by garbage cycles are not leaks
+    leaked = [r for r in gc.get_referrers(trace) if isinstance(r, Tracer) and r._trace is trace]
+    if not leaked:
+        return
+    holders = sorted({type(h).__name__ for x in leaked for h in gc.get_referrers(x)
+                      if h is not leaked and not isinstance(h, types.FrameType)})
+    kinds = ", ".join(sorted({repr(x) for x in leaked}))
+    transforms = f" (used by {type(trace).transforms})" if type(trace).transforms else ""
+    raise UnexpectedTracerError(
+        f"Leaked {len(leaked)} tracer{'s' if len(leaked) > 1 else ''} of {type(trace).__name__}"
+        f"{transforms}: {kinds}, still referenced after the transform ended"
+        + (f", held by: {', '.join(holders)}" if holders else "") + ". A transformed "
+        "function stored a traced value outside itself (a global, a closure, an attribute, "
+        "a list); return it instead.")
 
 
 def find_top_trace(args) -> Trace:

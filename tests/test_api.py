@@ -409,6 +409,14 @@ def test_complex_input_without_holomorphic_raises(make, z):
         make(lambda z: fnp.sum(z * z), z)
 
 
+def test_grad_of_real_function_of_complex_input_follows_jax_convention():
+    # As in JAX: a real-valued f of complex z gets df/dx - i df/dy, e.g. |z|^2 -> 2 conj(z).
+    z = np.array([1.0 + 2.0j, -0.5 + 0.25j])
+    g = ft.grad(lambda z: fnp.sum(fnp.abs(z) ** 2))(z)
+    np.testing.assert_allclose(g, 2 * np.conj(z), rtol=RTOL)
+    assert g.dtype == np.complex128
+
+
 @pytest.mark.parametrize("make", [
     lambda f: ft.grad(f, holomorphic=True)(2.0),
     lambda f: ft.jacfwd(f, holomorphic=True)(np.ones(2)),

@@ -73,6 +73,7 @@ class JVPTracer(Tracer):
 
 class JVPTrace(Trace):
     __slots__ = ()
+    transforms = "jvp, grad, vjp, linearize, jacfwd, jacrev, hessian"
 
     def process_primitive(self, prim: Primitive, args: Sequence, params: dict):
         primals, tangents = [], []
@@ -163,32 +164,40 @@ def jvp_flat(fun: Callable, primals: Sequence, tangents: Sequence) -> tuple[list
                for p, t in zip(primals, tangents)]
         outs = fun(*ins)
         pairs = [trace.unpack(x) for x in outs]
+        del ins, outs, trace  # only leaked tracers may keep the trace alive (core.new_trace)
     return [p for p, _ in pairs], [t for _, t in pairs]
 
 
-def linearize_flat(fun: Callable, primals: Sequence, has_tangent: Sequence[bool] | None = None):
+def linearize_flat(fun: Callable, primals: Sequence, has_tangent: Sequence[bool] | None = None,
+                   snapshot: bool = False):
     """Evaluate ``fun`` at ``primals`` and stage its JVP as a jaxpr linear in the tangents.
 
     Returns ``(primals_out, jaxpr, consts, out_tangents)`` where the jaxpr maps one tangent
     per primal (``float0`` for integer ones) to the non-zero output tangents, and
     ``out_tangents`` holds, per output, ``Zero`` or ``None`` (its value comes from the jaxpr).
     ``has_tangent[i] = False`` makes the tangent of primal ``i`` a symbolic zero.
+    ``snapshot=True`` (for ``vjp`` and ``linearize``, whose jaxpr outlives the call) copies
+    the caller's mutable arrays that become residuals, so changing them later changes nothing.
     """
-    from functrans.interpreters.partial_eval import JaxprTrace
-    with core.new_trace(JaxprTrace, linear=True) as jaxpr_trace:
-        tangents = []
-        for i, p in enumerate(primals):
-            aval = tangent_aval(get_aval(p))
-            arg = jaxpr_trace.new_arg(aval)
-            live = aval.dtype != core.float0 and (has_tangent is None or has_tangent[i])
-            tangents.append(arg if live else Zero(aval))
+    from functrans.interpreters.eval import RecordingEvalTrace
+    from functrans.interpreters.partial_eval import JaxprTrace, unshare_outputs
+    recorder = RecordingEvalTrace(0) if snapshot else None
+    produced = recorder.produced if snapshot else None
+    with core.evaluating_with(recorder), core.new_trace(
+            JaxprTrace, linear=True, produced=produced) as jaxpr_trace:
+        args = [jaxpr_trace.new_arg(tangent_aval(get_aval(p))) for p in primals]
+        tangents = [a if a.aval.dtype != core.float0 and (has_tangent is None or has_tangent[i])
+                    else Zero(a.aval) for i, a in enumerate(args)]
         primals_out, tangents_out = jvp_flat(fun, primals, tangents)
         for p in primals_out:
             if isinstance(p, Tracer) and p._trace is jaxpr_trace:
                 raise AssertionError("linearize: a primal output depends on the tangents; a "
                                      "JVP rule mixed tangents into its primal result")
         jaxpr, consts = jaxpr_trace.to_jaxpr([t for t in tangents_out if type(t) is not Zero])
-    out_tangents = [t if type(t) is Zero else None for t in tangents_out]
+        out_tangents = [t if type(t) is Zero else None for t in tangents_out]
+        del args, tangents, tangents_out, jaxpr_trace  # see jvp_flat
+    if snapshot:
+        consts = unshare_outputs(consts, primals_out)
     return primals_out, jaxpr, consts, out_tangents
 
 

@@ -48,6 +48,7 @@ class BatchTracer(Tracer):
 
 class BatchTrace(Trace):
     __slots__ = ("axis_size",)
+    transforms = "vmap, jacfwd, jacrev"
 
     def __init__(self, level: int, axis_size: int):
         super().__init__(level)
@@ -87,6 +88,7 @@ def batch_flat(fun: Callable, axis_size: int, vals: Sequence, dims: Sequence) ->
         ins = [trace.pack(v, d) for v, d in zip(vals, dims)]
         outs = fun(*ins)
         pairs = [trace.unpack(x) for x in outs]
+        del ins, outs, trace  # only leaked tracers may keep the trace alive (core.new_trace)
     return [v for v, _ in pairs], [d for _, d in pairs]
 
 

@@ -1,6 +1,7 @@
 """Evaluation: the interpreter at the bottom of every stack, and the jaxpr evaluator."""
 from __future__ import annotations
 
+import weakref
 from typing import Sequence
 
 import numpy as np
@@ -37,6 +38,28 @@ class EvalTrace(Trace):
 
 # NumPy scalar types a Python-scalar computation can produce; other dtypes were asked for.
 _WEAK_RESULT_TYPES = frozenset({np.float64, np.int64, np.complex128, np.bool_})
+
+
+class RecordingEvalTrace(EvalTrace):
+    """Evaluates like ``EvalTrace`` and remembers the NumPy arrays it created, so that
+    ``vjp`` and ``linearize`` can tell their own intermediates from the caller's arrays."""
+
+    __slots__ = ("produced",)
+
+    def __init__(self, level: int):
+        super().__init__(level)
+        self.produced: dict[int, weakref.ref] = {}  # id -> weak reference (ids get reused)
+
+    def process_primitive(self, prim: Primitive, args: Sequence, params: dict):
+        out = EvalTrace.process_primitive(self, prim, args, params)
+        for x in out if prim.multiple_results else (out,):
+            if type(x) is np.ndarray:
+                for a in args:
+                    if a is x:  # an impl may return its input (stop_gradient): not new
+                        break
+                else:
+                    self.produced[id(x)] = weakref.ref(x)
+        return out
 
 
 def _explain_failure(prim: Primitive, args, params, error: Exception) -> None:

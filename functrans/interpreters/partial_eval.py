@@ -17,6 +17,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from functrans import core
+from functrans.backend import is_array
 from functrans.core import (ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Primitive, ShapedArray,
                             Trace, Tracer, Var, get_aval)
 
@@ -43,16 +44,23 @@ linear_staging_rules: dict[Primitive, Callable] = {}
 
 
 class JaxprTrace(Trace):
-    __slots__ = ("eqns", "invars", "constvar_of", "constvars", "consts", "linear")
+    __slots__ = ("eqns", "invars", "constvar_of", "constvars", "consts", "linear", "produced",
+                 "originals")
+    transforms = "make_jaxpr, eval_shape, linearize, vjp, grad, lax control flow"
 
-    def __init__(self, level: int, linear: bool = False):
+    def __init__(self, level: int, linear: bool = False, produced: dict | None = None):
         super().__init__(level)
         self.linear = linear  # staging the tangent computation of linearize
+        # For vjp and linearize, whose linear jaxpr outlives the call: the arrays computed
+        # during the call (RecordingEvalTrace.produced).  Other mutable arrays captured as
+        # constants belong to the caller, who may change them later: they are copied.
+        self.produced = produced
         self.eqns: list[JaxprEqn] = []
         self.invars: list[Var] = []
         self.constvar_of: dict[int, Var] = {}  # id(const) -> its constvar
         self.constvars: list[Var] = []
         self.consts: list = []  # keeps the constants alive, so their ids stay unique
+        self.originals: list = []  # likewise for constants that were copied
 
     def new_arg(self, aval: ShapedArray) -> JaxprTracer:
         var = Var(aval)
@@ -64,11 +72,16 @@ class JaxprTrace(Trace):
         if isinstance(x, JaxprTracer) and x._trace is self:
             return x.binder
         if _is_literal(x):
+            if self.produced is not None and type(x) is np.ndarray:
+                x = x.copy()  # a 0-d array is mutable too
             return Literal(x, get_aval(x))
         var = self.constvar_of.get(id(x))
         if var is None:
             var = self.constvar_of[id(x)] = Var(get_aval(x))
             self.constvars.append(var)
+            if self.produced is not None and _callers_mutable_array(x, self.produced):
+                self.originals.append(x)
+                x = x.copy()
             self.consts.append(x)
         return var
 
@@ -88,6 +101,35 @@ class JaxprTrace(Trace):
         used = {id(x) for eqn in eqns for x in eqn.invars} | {id(x) for x in outvars}
         kept = [(v, c) for v, c in zip(self.constvars, self.consts) if id(v) in used]
         return Jaxpr([v for v, _ in kept], self.invars, eqns, outvars), [c for _, c in kept]
+
+
+def _root(x):
+    """The array that owns the memory of ``x`` (``x`` itself unless it is a view)."""
+    base = x.base
+    while base is not None and is_array(base):
+        x, base = base, base.base
+    return x
+
+
+def _callers_mutable_array(x, produced: dict) -> bool:
+    """Whether ``x`` is an array whose memory the caller can change: its owner is
+    writeable (views of it may be read-only) and was not computed during this call."""
+    if type(x) is not np.ndarray:
+        return is_array(x)  # CuPy: mutable; its arrays are not recorded as produced
+    root = _root(x)
+    if type(root) is np.ndarray and not root.flags.writeable:
+        return False
+    ref = produced.get(id(root))
+    return ref is None or ref() is not root
+
+
+def unshare_outputs(consts: list, outputs: Sequence) -> list:
+    """``consts``, with a copy of each array sharing memory with an output: outputs are
+    handed to the caller, who may change them."""
+    roots = {id(_root(o)) for o in outputs if is_array(o)}
+    if not roots:
+        return consts
+    return [c.copy() if is_array(c) and id(_root(c)) in roots else c for c in consts]
 
 
 def dead_code_elimination(eqns: list[JaxprEqn], outvars: list) -> list[JaxprEqn]:
@@ -110,6 +152,7 @@ def trace_to_jaxpr(flat_fun: Callable, in_avals: Sequence[ShapedArray]
         args = [trace.new_arg(aval) for aval in in_avals]
         outs = flat_fun(*args)
         jaxpr, consts = trace.to_jaxpr(outs)
+        del args, outs, trace  # only leaked tracers may keep the trace alive (core.new_trace)
     return ClosedJaxpr(jaxpr, consts), jaxpr.out_avals
 
 

@@ -119,10 +119,12 @@ def backward_pass(jaxpr: Jaxpr, consts: Sequence, args: Sequence, cts_out: Seque
             for v in jaxpr.invars]
 
 
-def vjp_flat(fun: Callable, primals: Sequence) -> tuple[list, Callable]:
+def vjp_flat(fun: Callable, primals: Sequence, snapshot: bool = False
+             ) -> tuple[list, Callable]:
     """Reverse mode on flat lists: the outputs, and a pullback from output cotangents
-    (``Zero`` allowed) to input cotangents (``Zero`` where zero)."""
-    primals_out, jaxpr, consts, out_tangents = linearize_flat(fun, primals)
+    (``Zero`` allowed) to input cotangents (``Zero`` where zero).  ``snapshot``: the
+    pullback outlives the call (see ``linearize_flat``)."""
+    primals_out, jaxpr, consts, out_tangents = linearize_flat(fun, primals, snapshot=snapshot)
     undefined = [UndefinedPrimal(v.aval) for v in jaxpr.invars]
 
     def pullback(cts: Sequence) -> list:

@@ -307,6 +307,8 @@ class custom_vjp:
         user_fwd, user_bwd = self.fwd, self.bwd
         nondiff = [static[i] for i in sorted(static)]
         in_avals = [get_aval(x) for x in leaves]
+        # Only types and structures of the arguments: bwd must not keep their tracers alive.
+        arg_trees = [tree_flatten(arg)[1] for arg in dyn]
         res_tree: dict[str, Any] = {}
 
         def flat_fwd(*xs):
@@ -325,25 +327,25 @@ class custom_vjp:
         def flat_bwd(res, cts):
             cts_in = user_bwd(*nondiff, tree_unflatten(res_tree["tree"], res),
                               tree_unflatten(out_tree, cts))
-            if not isinstance(cts_in, (tuple, list)) or len(cts_in) != len(dyn):
+            if not isinstance(cts_in, (tuple, list)) or len(cts_in) != len(arg_trees):
                 raise TypeError(f"custom_vjp bwd of '{name}' must return a tuple with one "
-                                f"cotangent per differentiable argument ({len(dyn)}), got "
+                                f"cotangent per differentiable argument ({len(arg_trees)}), got "
                                 f"{type(cts_in).__name__}"
                                 + (f" of length {len(cts_in)}" if isinstance(
                                     cts_in, (tuple, list)) else ""))
-            flat = []
-            for arg, ct in zip(dyn, cts_in):
-                arg_leaves, arg_tree = tree_flatten(arg)
+            flat, avals = [], iter(in_avals)
+            for arg_tree, ct in zip(arg_trees, cts_in):
+                arg_avals = [next(avals) for _ in range(arg_tree.num_leaves)]
                 if ct is None:
-                    flat.extend(Zero(core.tangent_aval(get_aval(a))) for a in arg_leaves)
+                    flat.extend(Zero(core.tangent_aval(a)) for a in arg_avals)
                     continue
                 ct_leaves, ct_tree = tree_flatten(ct, is_leaf=lambda x: x is None)
                 if ct_tree != arg_tree:
                     raise TypeError(f"custom_vjp bwd of '{name}' returned a cotangent of "
                                     f"structure {ct_tree} for an argument of structure "
                                     f"{arg_tree}")
-                flat.extend(Zero(core.tangent_aval(get_aval(a))) if c is None else c
-                            for a, c in zip(arg_leaves, ct_leaves))
+                flat.extend(Zero(core.tangent_aval(a)) if c is None else c
+                            for a, c in zip(arg_avals, ct_leaves))
             for i, (c, aval) in enumerate(zip(flat, in_avals)):
                 if type(c) is Zero:
                     continue
