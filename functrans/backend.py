@@ -19,3 +19,11 @@ def array_module(*args):
 
 def is_array(x) -> bool:
     return isinstance(x, np.ndarray) or type(x).__module__.startswith("cupy")
+
+
+def coerce(xp, *args) -> tuple:
+    """``args`` ready for ``xp``: with CuPy, host (NumPy) arrays among them, such as the
+    constants that rules create, are moved to the device; with NumPy nothing changes."""
+    if xp is np:
+        return args
+    return tuple(xp.asarray(a) if isinstance(a, (np.ndarray, np.generic)) else a for a in args)

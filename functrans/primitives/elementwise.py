@@ -17,7 +17,7 @@ from typing import Callable
 import numpy as np
 
 from functrans import core
-from functrans.backend import array_module
+from functrans.backend import array_module, coerce
 from functrans.core import Primitive, ShapedArray, abstract_eval_rules, get_aval, impl_rules
 from functrans.interpreters import ad, batching, transpose
 from functrans.interpreters.ad import Zero, add_any_p
@@ -250,7 +250,10 @@ def _linear_each(ct, x, y, ct_x, ct_y):
 
 def _np_binary(ufunc_name: str) -> Callable:
     def impl(x, y):
-        return getattr(array_module(x, y), ufunc_name)(x, y)
+        xp = array_module(x, y)
+        if xp is not np:  # the hot path skips the call
+            x, y = coerce(xp, x, y)
+        return getattr(xp, ufunc_name)(x, y)
     impl.__name__ = ufunc_name
     return impl
 
@@ -308,6 +311,7 @@ min_p = binary("min", _np_binary("minimum"), _minmax_derivative(lambda a, b: lt(
 
 def _complex_impl(x, y):
     xp = array_module(x, y)
+    x, y = coerce(xp, x, y)
     return xp.add(x, xp.multiply(y, 1j))
 
 
@@ -398,8 +402,12 @@ def _select_transpose(ct, pred, on_true, on_false):
                 on_false) else None]
 
 
-impl_rules[select_p] = lambda pred, on_true, on_false: array_module(
-    pred, on_true, on_false).where(pred, on_true, on_false)
+def _select_impl(pred, on_true, on_false):
+    xp = array_module(pred, on_true, on_false)
+    return xp.where(*coerce(xp, pred, on_true, on_false))
+
+
+impl_rules[select_p] = _select_impl
 abstract_eval_rules[select_p] = _select_abstract_eval
 ad.jvp_rules[select_p] = _select_jvp
 transpose.deflinear(select_p, _select_transpose)

@@ -10,7 +10,7 @@ from typing import Sequence
 
 import numpy as np
 
-from functrans.backend import array_module
+from functrans.backend import array_module, coerce
 from functrans.core import Primitive, ShapedArray, abstract_eval_rules, get_aval, impl_rules
 from functrans.interpreters import ad, batching, transpose
 from functrans.interpreters.ad import Zero
@@ -135,6 +135,7 @@ def _dynamic_update_slice_abstract_eval(aval, update, *indices):
 
 def _dynamic_update_slice_impl(operand, update, *indices):
     xp = array_module(operand, update)
+    operand, update = coerce(xp, operand, update)
     out = xp.array(operand, copy=True)  # never write into the caller's array
     out[_clamped_slices(indices, xp.shape(update), out.shape)] = update
     return out

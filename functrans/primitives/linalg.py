@@ -9,7 +9,7 @@ import math
 from typing import Sequence
 
 from functrans import core
-from functrans.backend import array_module
+from functrans.backend import array_module, coerce
 from functrans.core import Primitive, ShapedArray, abstract_eval_rules, get_aval, impl_rules
 from functrans.interpreters import ad, batching, transpose
 from functrans.interpreters.batching import not_mapped
@@ -66,7 +66,7 @@ def _dot_general_impl(lhs, rhs, *, dimension_numbers):
     # Transpose to (batch, free, contract) @ (batch, contract, free) and use matmul (BLAS).
     (lc, rc), (lb, rb) = dimension_numbers
     xp = array_module(lhs, rhs)
-    lhs, rhs = xp.asarray(lhs), xp.asarray(rhs)
+    lhs, rhs = (xp.asarray(a) for a in coerce(xp, lhs, rhs))
     lf, rf = _free_dims(lhs.ndim, lc, lb), _free_dims(rhs.ndim, rc, rb)
     batch_shape = [lhs.shape[d] for d in lb]
     lf_shape, rf_shape = [lhs.shape[d] for d in lf], [rhs.shape[d] for d in rf]

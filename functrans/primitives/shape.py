@@ -9,7 +9,7 @@ from typing import Sequence
 import numpy as np
 
 from functrans import core
-from functrans.backend import array_module
+from functrans.backend import array_module, coerce
 from functrans.core import Primitive, ShapedArray, abstract_eval_rules, get_aval, impl_rules
 from functrans.interpreters import ad, batching, transpose
 from functrans.interpreters.ad import Zero
@@ -333,6 +333,7 @@ def _interior_slices(padding_config, shape):
 def _pad_impl(x, padding_value, *, padding_config):
     x = _asarray(x)
     xp = array_module(x, padding_value)
+    x, padding_value = coerce(xp, x, padding_value)
     shape = [lo + hi + n + max(n - 1, 0) * i for (lo, hi, i), n in zip(padding_config, x.shape)]
     out = xp.full(shape, padding_value, dtype=x.dtype)
     out[_interior_slices(padding_config, x.shape)] = x
@@ -423,8 +424,9 @@ def _concatenate_abstract_eval(*avals, dimension):
 
 
 def _concatenate_impl(*xs, dimension):
-    xs = [_asarray(x) for x in xs]
-    return array_module(*xs).concatenate(xs, axis=dimension)
+    xp = array_module(*xs)
+    xs = [_asarray(x) for x in coerce(xp, *xs)]
+    return xp.concatenate(xs, axis=dimension)
 
 
 def _concatenate_jvp(primals, tangents, *, dimension):
