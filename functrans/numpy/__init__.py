@@ -33,7 +33,7 @@ ndarray = _np.ndarray
 
 def _arg(x):
     """Accept arrays, tracers and Python scalars as they are; convert lists and tuples."""
-    if isinstance(x, Tracer) or core.is_python_scalar(x):
+    if type(x) is _np.ndarray or isinstance(x, Tracer) or core.is_python_scalar(x):
         return x
     if isinstance(x, (list, tuple)):
         return asarray(x)
@@ -51,6 +51,8 @@ def _dtype_of(x) -> _np.dtype:
 
 def _promote_inexact(x):
     """Integers and booleans become float64 (weakly typed if they were), like NumPy."""
+    if type(x) is _np.ndarray and x.dtype.kind in "fc":  # the common case, kept cheap
+        return x
     x = _arg(x)
     aval = get_aval(x)
     if core.is_inexact(aval.dtype):
