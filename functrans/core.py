@@ -22,7 +22,7 @@ import threading
 import types
 import weakref
 from contextlib import contextmanager
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 

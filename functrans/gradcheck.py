@@ -803,6 +803,28 @@ def _direct_column(problem: _Problem, num: _Numeric, j: int) -> np.ndarray:
 # ------------------------------------------------------------------------------------------
 
 
+def _unit_chunk(values, sizes, start: int, stop: int, imaginary_unit, xp):
+    """Unit vectors for the realified coordinates ``start:stop`` of ``values`` (``sizes``
+    coordinates each: a complex value has its real parts, then its imaginary parts, which
+    get ``imaginary_unit``).  Returns, for each value the chunk touches, an array of shape
+    ``(stop - start, *value.shape)``, and the positions of those values."""
+    count = stop - start
+    batched, positions, offset = [], [], 0
+    for k, (v, n) in enumerate(zip(values, sizes)):
+        lo, hi = max(start, offset), min(stop, offset + n)
+        if lo < hi:
+            aval = get_aval(v)
+            local = np.arange(lo, hi) - offset
+            units = np.zeros((count, aval.size), aval.dtype)
+            unit = np.where(local < aval.size, 1.0, imaginary_unit) if _is_complex(
+                aval.dtype) else 1.0
+            units[np.arange(lo - start, hi - start), local % aval.size] = unit
+            batched.append(xp.asarray(units.reshape((count,) + aval.shape)))
+            positions.append(k)
+        offset += n
+    return batched, positions
+
+
 def _reverse_jacobian(problem: _Problem, chunk_size=None) -> np.ndarray:
     """The realified Jacobian from ``vmap`` of the pullback over unit output coordinates.
     Row of a coordinate c (1 for a real part, 1j for an imaginary one) is
@@ -814,20 +836,7 @@ def _reverse_jacobian(problem: _Problem, chunk_size=None) -> np.ndarray:
     xp = problem.xp
     for start in range(0, n_out, chunk):
         stop = min(n_out, start + chunk)
-        count = stop - start
-        batched, positions = [], []
-        offset = 0
-        for k, (y, n) in enumerate(zip(outs, problem.out_sizes)):
-            lo, hi = max(start, offset), min(stop, offset + n)
-            if lo < hi:
-                aval = get_aval(y)
-                local = np.arange(lo, hi) - offset
-                cts = np.zeros((count, aval.size), aval.dtype)
-                unit = np.where(local < aval.size, 1.0, -1j) if _is_complex(aval.dtype) else 1.0
-                cts[np.arange(lo - start, hi - start), local % aval.size] = unit
-                batched.append(xp.asarray(cts.reshape((count,) + aval.shape)))
-                positions.append(k)
-            offset += n
+        batched, positions = _unit_chunk(outs, problem.out_sizes, start, stop, -1j, xp)
 
         def pull(*cts, positions=tuple(positions)):
             full = [_zero_of(y) for y in outs]
@@ -849,20 +858,7 @@ def _forward_jacobian(problem: _Problem, chunk_size=None) -> np.ndarray:
     xp = problem.xp
     for start in range(0, n_in, chunk):
         stop = min(n_in, start + chunk)
-        count = stop - start
-        batched, positions = [], []
-        offset = 0
-        for i, (x, n) in enumerate(zip(problem.leaves, problem.in_sizes)):
-            lo, hi = max(start, offset), min(stop, offset + n)
-            if lo < hi:
-                aval = get_aval(x)
-                local = np.arange(lo, hi) - offset
-                ts = np.zeros((count, aval.size), aval.dtype)
-                unit = np.where(local < aval.size, 1.0, 1j) if _is_complex(aval.dtype) else 1.0
-                ts[np.arange(lo - start, hi - start), local % aval.size] = unit
-                batched.append(xp.asarray(ts.reshape((count,) + aval.shape)))
-                positions.append(i)
-            offset += n
+        batched, positions = _unit_chunk(problem.leaves, problem.in_sizes, start, stop, 1j, xp)
 
         def push(*ts, positions=tuple(positions)):
             full = [_zero_of(x) for x in problem.leaves]

@@ -361,7 +361,6 @@ def _while_jvp(primals, tangents, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_
     body_jvp, _ = ad.jvp_jaxpr(body_jaxpr, bconsts_has + carry_has, instantiate=carry_has)
     n_b, n_c = len(bconsts), len(carry)
     n_bt = sum(bconsts_has)
-    n_ct = sum(carry_has)
 
     # body_jvp takes (bconsts, carry, bconsts_t, carry_t); the loop wants (consts, carry).
     def body(*args):

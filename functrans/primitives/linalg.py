@@ -6,11 +6,10 @@ output axes are the batch axes, then the free axes of ``lhs``, then those of ``r
 from __future__ import annotations
 
 import math
-from typing import Sequence
 
 from functrans import core
 from functrans.backend import array_module, coerce
-from functrans.core import Primitive, ShapedArray, abstract_eval_rules, get_aval, impl_rules
+from functrans.core import Primitive, ShapedArray, abstract_eval_rules, impl_rules
 from functrans.interpreters import ad, batching, transpose
 from functrans.interpreters.batching import not_mapped
 from functrans.interpreters.transpose import is_undefined_primal
