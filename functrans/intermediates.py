@@ -97,11 +97,7 @@ def intermediate_grads(fun: Callable, argnums: int | Sequence[int] = 0,
     def wrapped(*args):
         nums = api._argnums_tuple(argnums, len(args), "intermediate_grads")
 
-        def of_differentiated(*dyn):
-            full = list(args)
-            for i, x in zip(nums, dyn):
-                full[i] = x
-            return fun(*full)
+        of_differentiated = api._partial_over(fun, args, nums)
 
         # Only the differentiated arguments are abstract, as under grad: the others (ints,
         # functions) stay concrete.

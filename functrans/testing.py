@@ -480,11 +480,7 @@ def check_backward(func: Callable, x_data, y_grad, params=(), eps: float = 1e-3,
     seed = _resolve_seed(seed)
     rng = np.random.default_rng(seed)
 
-    def partial_fun(*values):
-        full = list(all_inputs)
-        for i, v in zip(checked, values):
-            full[i] = v
-        return func(*full)
+    partial_fun = api._partial_over(func, all_inputs, checked)
 
     checked_values = [all_inputs[i] for i in checked]
     out, vjp_fun = api.vjp(partial_fun, *checked_values)
@@ -604,11 +600,8 @@ def check_double_backward(func: Callable, x_data, y_grad, x_grad_grad, params=()
         gy_vals, p_vals = (rest[:n_gy], rest[n_gy:]) if y_grad is not None else ((), rest)
         gy_vals = gy_vals if y_grad is not None else gys
 
-        def of_checked(*values):
-            full = list(x_vals) + list(p_vals)
-            for i, v in zip(checked + [n_x + j for j in range(n_p)], values):
-                full[i] = v
-            return func(*full)
+        of_checked = api._partial_over(func, list(x_vals) + list(p_vals),
+                                       checked + [n_x + j for j in range(n_p)])
 
         values = [x_vals[i] for i in checked] + list(p_vals)
         _, vjp_fun = api.vjp(of_checked, *values)
@@ -734,11 +727,7 @@ def check_symbolic_backward(fun: Callable, location, out_grads, expected, rtol: 
     active = [i for i, n in enumerate(names) if reqs[n] != "null"
               and is_inexact(get_aval(values[i]).dtype)]
 
-    def partial_fun(*xs):
-        full = list(values)
-        for i, x in zip(active, xs):
-            full[i] = x
-        return fun(*full)
+    partial_fun = api._partial_over(fun, values, active)
 
     out, vjp_fun = api.vjp(partial_fun, *[values[i] for i in active])
     outs = out if isinstance(out, (tuple, list)) else (out,)
@@ -818,11 +807,7 @@ def check_numeric_gradient(fun: Callable, location, numeric_eps: float | None = 
         else None for y in outs)
     active = [names.index(n) for n in nodes]
 
-    def partial_fun(*xs):
-        full = list(values)
-        for i, x in zip(active, xs):
-            full[i] = x
-        return fun(*full)
+    partial_fun = api._partial_over(fun, values, active)
 
     checked_values = [values[i] for i in active]
     base = np.dtype(np.result_type(*[get_aval(v).dtype for v in checked_values]))
