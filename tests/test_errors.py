@@ -159,6 +159,12 @@ MISUSES = {
     # has_aux and outputs
     "grad_has_aux_not_pair": (
         TypeError, lambda: ft.grad(lambda x: x, has_aux=True)(1.0), ["grad", "has_aux"]),
+    # shapes of array operations
+    "matmul_contracting_sizes": (
+        ValueError, lambda: fnp.matmul(M23, np.ones((2, 4))), ["matmul", "(2, 3)", "(2, 4)"]),
+    "matmul_contracting_sizes_vector": (
+        ValueError, lambda: ft.grad(lambda x: fnp.sum(fnp.matmul(M23, x)))(np.ones(4)),
+        ["matmul", "(2, 3)", "(4,)"]),
     # linear_transpose
     "linear_transpose_cotangent_shape": (
         ValueError, lambda: ft.linear_transpose(lambda x: 2.0 * x, V3)(np.ones(2)),

@@ -160,6 +160,10 @@ CASES = [
     Case("contract_two_axes_batch_middle", dot((((0, 3), (2, 0)), ((1,), (1,)))),
          [A(2, 3, 4, 5), A(5, 3, 2, 6)]),
     Case("matvec_lhs_transposed", dot((((0,), (0,)), ((), ()))), [A(4, 3), A(4)]),
+    Case("matmul_both_transposed", dot((((0,), (1,)), ((), ()))), [A(4, 3), A(5, 4)]),
+    Case("vecmat_rhs_transposed", dot((((0,), (1,)), ((), ()))), [A(4), A(5, 4)]),
+    Case("contract_two_axes_no_batch", dot((((0, 2), (1, 0)), ((), ()))),
+         [A(2, 3, 4), A(4, 2, 5)]),
     # conversion
     Case("convert_f32", lambda x: lax.convert_element_type(lax.convert_element_type(x, np.float32),
                                                            np.float64),

@@ -421,8 +421,13 @@ def matmul(a, b):
     if a_nd == 0 or b_nd == 0:
         raise ValueError("matmul: operands must have at least one axis; use multiply for "
                          "scalars")
-    if a_nd == 1 and b_nd == 1:
-        return lax.dot_general(a, b, (((0,), (0,)), ((), ())))
+    if a_nd <= 2 and b_nd <= 2:  # no batch axes: one dot_general, no expand/squeeze
+        k_a, k_b = _shape_of(a)[-1], _shape_of(b)[0 if b_nd == 1 else -2]
+        if k_a != k_b:
+            raise ValueError(f"matmul: contracting sizes differ: operands of shapes "
+                             f"{_shape_of(a)} and {_shape_of(b)}")
+        return lax.dot_general(a, b, (((a_nd - 1,), (b_nd - 2 if b_nd == 2 else 0,)),
+                                      ((), ())))
     a2 = _shape.expand_dims(a, (0,)) if a_nd == 1 else a
     b2 = _shape.expand_dims(b, (1,)) if b_nd == 1 else b
     a_batch, b_batch = _shape_of(a2)[:-2], _shape_of(b2)[:-2]

@@ -62,19 +62,31 @@ def _dot_general_abstract_eval(lhs, rhs, *, dimension_numbers):
 
 
 def _dot_general_impl(lhs, rhs, *, dimension_numbers):
-    # Transpose to (batch, free, contract) @ (batch, contract, free) and use matmul (BLAS).
     (lc, rc), (lb, rb) = dimension_numbers
     xp = array_module(lhs, rhs)
-    lhs, rhs = (xp.asarray(a) for a in coerce(xp, lhs, rhs))
+    lhs, rhs = (a if isinstance(a, xp.ndarray) else xp.asarray(a)
+                for a in coerce(xp, lhs, rhs))
+    if not lb and len(lc) == 1 and lhs.ndim <= 2 and rhs.ndim <= 2:
+        # The common case (vectors and matrices, one contracted axis) straight to BLAS:
+        # transposed operands are strided views, which matmul handles without a copy.
+        a = lhs if lc[0] == lhs.ndim - 1 else lhs.T
+        c = rhs if rc[0] == 0 else rhs.T
+        out = xp.matmul(a, c)
+        return out if isinstance(out, xp.ndarray) else xp.asarray(out)
+    # Otherwise transpose to (batch, free, contract) @ (batch, contract, free) and matmul.
     lf, rf = _free_dims(lhs.ndim, lc, lb), _free_dims(rhs.ndim, rc, rb)
     batch_shape = [lhs.shape[d] for d in lb]
     lf_shape, rf_shape = [lhs.shape[d] for d in lf], [rhs.shape[d] for d in rf]
     k = math.prod(lhs.shape[d] for d in lc)
-    b, m, n = math.prod(batch_shape), math.prod(lf_shape), math.prod(rf_shape)
+    m, n = math.prod(lf_shape), math.prod(rf_shape)
+    if not lb:
+        a = xp.transpose(lhs, (*lf, *lc)).reshape(m, k)
+        c = xp.transpose(rhs, (*rc, *rf)).reshape(k, n)
+        return xp.matmul(a, c).reshape(lf_shape + rf_shape)
+    b = math.prod(batch_shape)
     a = xp.transpose(lhs, (*lb, *lf, *lc)).reshape(b, m, k)
     c = xp.transpose(rhs, (*rb, *rc, *rf)).reshape(b, k, n)
-    out = xp.matmul(a[0], c[0])[None] if b == 1 else xp.matmul(a, c)
-    return out.reshape(batch_shape + lf_shape + rf_shape)
+    return xp.matmul(a, c).reshape(batch_shape + lf_shape + rf_shape)
 
 
 def _dot_general_jvp_lhs(g, ans, lhs, rhs, *, dimension_numbers):
