@@ -152,8 +152,15 @@ class ShapeDtypeStruct:
         return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name})"
 
 
+_new_aval = object.__new__
+
+
 def get_aval(x) -> ShapedArray:
     """The abstract value of a tracer, an array or a scalar."""
+    if type(x) is np.ndarray:  # the hot path: shape is a tuple, dtype a np.dtype
+        aval = _new_aval(ShapedArray)
+        aval.shape, aval.dtype, aval.weak_type = x.shape, x.dtype, False
+        return aval
     if isinstance(x, Tracer):
         return x.aval
     t = type(x)
@@ -177,6 +184,9 @@ def tangent_aval(aval: ShapedArray) -> ShapedArray:
 
 def result_type(*avals: ShapedArray) -> tuple[np.dtype, bool]:
     """NumPy's promotion of the given abstract values; weak only if all inputs are weak."""
+    if avals and all(a.dtype == avals[0].dtype and a.weak_type == avals[0].weak_type
+                     for a in avals):
+        return avals[0].dtype, avals[0].weak_type
     strong = [a.dtype for a in avals if not a.weak_type]
     if not strong:
         return np.result_type(*[a.dtype for a in avals]), True

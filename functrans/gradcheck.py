@@ -28,6 +28,7 @@ import functools
 import inspect
 import math
 import os
+import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
@@ -358,7 +359,15 @@ def _coordinate_label(shape: tuple, is_complex: bool, j: int) -> str:
 
 def _pairing(a: Sequence, b: Sequence) -> float:
     """The real inner product Σ Re(conj(a)·b) of two lists of arrays."""
-    return float(sum(np.sum(_realify(x) * _realify(y)) for x, y in zip(a, b)))
+    total = 0.0
+    for x, y in zip(a, b):
+        x, y = _host(x).ravel(), _host(y).ravel()
+        if _is_complex(x.dtype) or _is_complex(y.dtype):
+            total += float(np.vdot(x.astype(np.complex128), y.astype(np.complex128)).real)
+        else:
+            total += float(np.dot(x.astype(np.float64, copy=False),
+                                  y.astype(np.float64, copy=False)))
+    return total
 
 
 def _l1(xs: Sequence) -> float:
@@ -384,8 +393,10 @@ def _random_direction(rng: np.random.Generator, values: Sequence, xp=np) -> list
     r = rng.standard_normal(total)
     r /= np.linalg.norm(r) or 1.0
     floor = 0.1 / math.sqrt(total)
-    r = np.where(np.abs(r) < floor, np.where(r < 0, -floor, floor), r)
-    r /= np.linalg.norm(r)
+    small = np.abs(r) < floor
+    if small.any():
+        r[small] = np.copysign(floor, r[small])
+        r /= np.linalg.norm(r)
     out, offset = [], 0
     for v, n in zip(values, sizes):
         out.append(_unit(r[offset:offset + n], v, xp))
@@ -446,6 +457,7 @@ class _Problem:
         self.xp = array_module(*leaves)
         self._outs = None
         self._pullback = None
+        self._linearization = None
         self.directional_cache: dict = {}
 
     # The outputs come from whichever evaluation runs first (fast mode counts evaluations).
@@ -474,14 +486,28 @@ class _Problem:
         self.outs  # noqa: B018  (the names are known once the function has run)
         return self._out_names() if callable(self._out_names) else self._out_names
 
-    def pullback(self) -> Callable:
-        """The pullback of ``fun`` at ``leaves`` (one linearization, shared by all checks);
-        it accepts symbolic Zero cotangents and returns materialized cotangents."""
-        if self._pullback is None:
-            outs, pullback = transpose.vjp_flat(self.fun, self.leaves)
+    def linearization(self) -> tuple:
+        """``(jaxpr, residuals, out_tangents)`` from ``linearize_flat`` of ``fun`` at
+        ``leaves``: computed once, shared by all checks of both modes."""
+        if self._linearization is None:
+            outs, jaxpr, consts, out_tangents = ad.linearize_flat(self.fun, self.leaves)
             self._set_outs(outs)
+            self._linearization = (jaxpr, consts, out_tangents)
+        return self._linearization
+
+    def pullback(self) -> Callable:
+        """The pullback of ``fun`` at ``leaves`` (the transpose of the linearization); it
+        accepts symbolic Zero cotangents and returns materialized cotangents."""
+        if self._pullback is None:
+            pullback = transpose.linear_pullback(*self.linearization())
             self._pullback = lambda cts: _materialize(pullback(list(cts)), self.leaves)
         return self._pullback
+
+    def push_linearized(self, tangents: Sequence) -> list:
+        """``J·tangents`` from the linearization: forward mode without a second evaluation
+        of ``fun`` when reverse mode has linearized it already."""
+        outs_t = ad.eval_linearized(*self.linearization(), tangents)
+        return _materialize(outs_t, self.outs)
 
     def push(self, tangents: Sequence) -> list:
         """``jvp`` of ``fun`` at ``leaves`` (tangents may be symbolic Zeros)."""
@@ -557,13 +583,30 @@ def _tree_paths(treedef: PyTreeDef) -> list[str]:
     return [key + path for key, child in zip(keys, children) for path in _tree_paths(child)]
 
 
-def _arg_names(fun: Callable, nargs: int) -> list[str]:
+#: function -> the names of its positional parameters (inspect.signature is slow)
+_POSITIONAL_NAMES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _positional_names(fun: Callable) -> list[str]:
+    try:
+        return _POSITIONAL_NAMES[fun]
+    except (KeyError, TypeError):  # TypeError: not weakly referenceable or not hashable
+        pass
     try:
         params = list(inspect.signature(fun).parameters.values())
     except (TypeError, ValueError):
         params = []
     kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    positional = [p.name for p in params if p.kind in kinds]
+    names = [p.name for p in params if p.kind in kinds]
+    try:
+        _POSITIONAL_NAMES[fun] = names
+    except TypeError:
+        pass
+    return names
+
+
+def _arg_names(fun: Callable, nargs: int) -> list[str]:
+    positional = _positional_names(fun)
     return [positional[i] if i < len(positional) else f"args[{i}]" for i in range(nargs)]
 
 
@@ -1047,11 +1090,15 @@ def _fast_checks(problem: _Problem, opts: _Options, rng: np.random.Generator,
     xp = problem.xp
     u = _random_direction(rng, problem.leaves, xp)
     # Run the analytic side first: its primal outputs give v's shapes without an extra call.
+    # With both modes, J·u comes from the linearization that reverse mode transposes
+    # (linearize is jvp plus partial evaluation: the same JVP rules), so f is evaluated once.
     pushed = {}
-    if "fwd" in opts.modes:
+    if "rev" not in opts.modes:
         pushed["fwd"] = problem.push(u)
     else:
-        problem.pullback()
+        problem.linearization()
+        if "fwd" in opts.modes:
+            pushed["fwd"] = problem.push_linearized(u)
     v = _random_direction(rng, problem.outs, xp)
     xs = problem.cast(opts.dtype)
     eps = opts.eps_for(problem)

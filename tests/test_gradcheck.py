@@ -197,13 +197,29 @@ def test_function_that_cannot_be_vmapped_falls_back_to_a_loop():
 # ------------------------------------------------------------------------------------------
 
 
-def test_fast_mode_uses_a_few_evaluations():
+@pytest.mark.parametrize("modes, calls", [
+    # one linearization serves both modes (J·u evaluates it, vᵀJ transposes it), then
+    # f(x + h u) and f(x - h u); the nondeterminism check reruns the pullback, not f
+    (("fwd", "rev"), 3),
+    (("rev",), 3),
+    # jvp, the two perturbed calls, and jvp again for the nondeterminism check
+    (("fwd",), 4),
+])
+def test_fast_mode_uses_a_few_evaluations(modes, calls):
     f = counting(lambda x: fnp.tanh(x) * fnp.sum(x))
-    result = ft.gradcheck(f, fast_mode=True)(np.linspace(-1, 1, 500))
+    result = ft.gradcheck(f, fast_mode=True, modes=modes)(np.linspace(-1, 1, 500))
     assert result
-    # jvp, linearization, f(x + h u), f(x - h u), and the repeated jvp for nondet checking
-    assert f.calls <= 5
-    assert {c.kind for c in result.checks} >= {"directional"}
+    assert f.calls == calls
+    assert {c.mode for c in result.checks if c.kind == "directional"} == set(modes)
+
+
+def test_fast_mode_forward_check_sees_a_wrong_jvp_rule_through_the_linearization():
+    # With both modes, J·u comes from the linearization: a JVP rule 10% off must still fail
+    # the forward check, and the reverse check (the transpose of the same rule) too.
+    result = ft.gradcheck(lambda x: exp_wrong_scale_p.bind(x), fast_mode=True,
+                          raise_exception=False)(np.linspace(-1, 1, 50))
+    failed = {c.mode for c in result.failures if c.kind == "directional"}
+    assert failed == {"fwd", "rev"}
 
 
 def test_fast_mode_failure_reruns_full_mode_to_name_entries():

@@ -201,6 +201,16 @@ def linearize_flat(fun: Callable, primals: Sequence, has_tangent: Sequence[bool]
     return primals_out, jaxpr, consts, out_tangents
 
 
+def eval_linearized(jaxpr, consts: Sequence, out_tangents: Sequence, tangents: Sequence
+                    ) -> list:
+    """Apply a linearization from ``linearize_flat`` to concrete tangents (one per primal):
+    the output tangents, ``Zero`` where an output's tangent is zero."""
+    from functrans.interpreters.eval import eval_jaxpr
+    assert not any(type(t) is Zero for t in tangents), "eval_linearized takes concrete tangents"
+    values = iter(eval_jaxpr(jaxpr, consts, *tangents))
+    return [next(values) if t is None else t for t in out_tangents]
+
+
 def linearize_jaxpr(closed, has_tangent: Sequence[bool], instantiate: Sequence[bool] | bool = False):
     """Split a jaxpr into a primal part and a linear tangent part (partial evaluation).
 

@@ -69,9 +69,9 @@ class JaxprTrace(Trace):
 
     def atom(self, x):
         """The jaxpr atom standing for a value: a var, a constvar or a literal."""
-        if isinstance(x, JaxprTracer) and x._trace is self:
+        if type(x) is JaxprTracer and x._trace is self:
             return x.binder
-        if _is_literal(x):
+        if (type(x) is not np.ndarray or x.ndim == 0) and _is_literal(x):
             if self.produced is not None and type(x) is np.ndarray:
                 x = x.copy()  # a 0-d array is mutable too
             return Literal(x, get_aval(x))

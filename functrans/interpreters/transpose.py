@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
+import numpy as np
+
 from functrans import core
 from functrans.core import Jaxpr, Literal, Primitive, ShapedArray, get_aval
 from functrans.interpreters.ad import Zero, add_tangents, linearize_flat
@@ -44,8 +46,11 @@ def deflinear(prim: Primitive, transpose: Callable) -> None:
 
 
 def _check_cotangent(var, ct) -> None:
-    aval = get_aval(ct)
     expected = var.aval
+    if type(ct) is np.ndarray:  # the common case, without building an abstract value
+        if ct.shape == expected.shape and ct.dtype == expected.dtype:
+            return
+    aval = get_aval(ct)
     assert aval.shape == expected.shape and aval.dtype == core.tangent_dtype(expected.dtype), (
         f"transpose produced a cotangent of type {aval.str_short()} for a value of type "
         f"{expected.str_short()}")
@@ -59,6 +64,9 @@ def backward_pass(jaxpr: Jaxpr, consts: Sequence, args: Sequence, cts_out: Seque
     jaxpr argument (``Zero`` where nothing flowed back).
     """
     assert len(args) == len(jaxpr.invars) and len(cts_out) == len(jaxpr.outvars)
+    if all(ct is None or type(ct) is Zero for ct in cts_out):  # nothing flows back
+        return [Zero(core.tangent_aval(v.aval)) if type(x) is UndefinedPrimal else None
+                for v, x in zip(jaxpr.invars, args)]
     env = dict(zip(jaxpr.constvars, consts))
     linear = set()
     for v, x in zip(jaxpr.invars, args):
@@ -72,7 +80,7 @@ def backward_pass(jaxpr: Jaxpr, consts: Sequence, args: Sequence, cts_out: Seque
 
     linear_eqns = []
     for eqn in jaxpr.eqns:
-        if any(x in linear for x in eqn.invars):
+        if not linear.isdisjoint(eqn.invars):
             linear_eqns.append(eqn)
             linear.update(eqn.outvars)
         else:
@@ -125,6 +133,12 @@ def vjp_flat(fun: Callable, primals: Sequence, snapshot: bool = False
     (``Zero`` allowed) to input cotangents (``Zero`` where zero).  ``snapshot``: the
     pullback outlives the call (see ``linearize_flat``)."""
     primals_out, jaxpr, consts, out_tangents = linearize_flat(fun, primals, snapshot=snapshot)
+    return primals_out, linear_pullback(jaxpr, consts, out_tangents)
+
+
+def linear_pullback(jaxpr: Jaxpr, consts: Sequence, out_tangents: Sequence) -> Callable:
+    """The transpose of a linearization from ``linearize_flat``: a function from one
+    cotangent per output (``Zero`` allowed) to one per input (``Zero`` where zero)."""
     undefined = [UndefinedPrimal(v.aval) for v in jaxpr.invars]
 
     def pullback(cts: Sequence) -> list:
@@ -132,7 +146,7 @@ def vjp_flat(fun: Callable, primals: Sequence, snapshot: bool = False
         live_cts = [ct for ct, t in zip(cts, out_tangents) if t is None]
         return backward_pass(jaxpr, consts, undefined, live_cts)
 
-    return primals_out, pullback
+    return pullback
 
 
 def transpose_jaxpr(closed, is_linear: Sequence[bool]):
@@ -141,7 +155,6 @@ def transpose_jaxpr(closed, is_linear: Sequence[bool]):
     where none flow back)."""
     from functrans.interpreters.partial_eval import trace_to_jaxpr
     from functrans.primitives.shape import broadcast_in_dim
-    import numpy as np
     in_avals = closed.in_avals
     known_avals = [a for a, lin in zip(in_avals, is_linear) if not lin]
     ct_avals = [core.tangent_aval(a) for a in closed.out_avals]

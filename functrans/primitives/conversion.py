@@ -16,6 +16,8 @@ convert_element_type_p = Primitive("convert_element_type")
 
 def convert_element_type(x, new_dtype, weak_type: bool = False):
     """Convert ``x`` to ``new_dtype`` (complex to real keeps the real part)."""
+    if type(x) is np.ndarray and x.dtype == new_dtype and not weak_type:
+        return x  # the common no-op, decided without building an abstract value
     new_dtype = np.dtype(new_dtype)
     aval = get_aval(x)
     if aval.dtype == new_dtype and aval.weak_type == weak_type:

@@ -32,6 +32,9 @@ from functrans.primitives.reductions import reduce_sum
 
 
 def _broadcast_shapes(name: str, avals) -> tuple:
+    first = avals[0].shape
+    if all(a.shape == first for a in avals):  # the common case, without NumPy's helper
+        return first
     try:
         return np.broadcast_shapes(*[a.shape for a in avals])
     except ValueError:
@@ -215,11 +218,10 @@ def binary(name: str, impl: Callable, derivatives, *, out_dtype=None,
     prim = Primitive(name)
 
     def abstract_eval(x, y):
-        if inexact_only:
-            dtype, _ = core.result_type(x, y)
-            _require_inexact(name, ShapedArray((), dtype))
         shape = _broadcast_shapes(name, (x, y))
         dtype, weak = core.result_type(x, y)
+        if inexact_only:
+            _require_inexact(name, ShapedArray((), dtype))
         if out_dtype is not None:
             dtype, weak = out_dtype, False
         return ShapedArray(shape, dtype, weak)

@@ -40,23 +40,45 @@ def _free_dims(ndim: int, contracting, batch) -> list:
     return [d for d in range(ndim) if d not in contracting and d not in batch]
 
 
-def _dot_general_abstract_eval(lhs, rhs, *, dimension_numbers):
+def _dot_general_shape(ls: tuple, rs: tuple, dimension_numbers) -> tuple:
+    """The output shape of dot_general on operands of shapes ``ls`` and ``rs`` (checked)."""
     (lc, rc), (lb, rb) = dimension_numbers
-    for name, aval, dims in (("lhs", lhs, lc + lb), ("rhs", rhs, rc + rb)):
-        if any(not 0 <= d < aval.ndim for d in dims) or len(set(dims)) != len(dims):
+    for name, shape, dims in (("lhs", ls, lc + lb), ("rhs", rs, rc + rb)):
+        if len(set(dims)) != len(dims) or (dims and not 0 <= min(dims) <= max(dims) < len(shape)):
             raise ValueError(f"dot_general: {name} axes {dims} are not distinct axes of its "
-                             f"shape {aval.shape}")
+                             f"shape {shape}")
     if len(lc) != len(rc) or len(lb) != len(rb):
         raise ValueError(f"dot_general: dimension_numbers {dimension_numbers} pair unequal "
                          "numbers of lhs and rhs axes")
     for kind, ldims, rdims in (("contracting", lc, rc), ("batch", lb, rb)):
-        lsizes = [lhs.shape[d] for d in ldims]
-        rsizes = [rhs.shape[d] for d in rdims]
+        lsizes = [ls[d] for d in ldims]
+        rsizes = [rs[d] for d in rdims]
         if lsizes != rsizes:
             raise TypeError(f"dot_general: {kind} axes of sizes {lsizes} (lhs shape "
-                            f"{lhs.shape}) and {rsizes} (rhs shape {rhs.shape}) differ")
-    shape = ([lhs.shape[d] for d in lb] + [lhs.shape[d] for d in _free_dims(lhs.ndim, lc, lb)]
-             + [rhs.shape[d] for d in _free_dims(rhs.ndim, rc, rb)])
+                            f"{ls}) and {rsizes} (rhs shape {rs}) differ")
+    return tuple([ls[d] for d in lb] + [ls[d] for d in _free_dims(len(ls), lc, lb)]
+                 + [rs[d] for d in _free_dims(len(rs), rc, rb)])
+
+
+#: (lhs shape, rhs shape, dimension_numbers) -> output shape: tracing asks the same
+#: question over and over, and the checks above cost more than the lookup.
+_shape_cache: dict = {}
+
+
+def _dot_general_abstract_eval(lhs, rhs, *, dimension_numbers):
+    key = (lhs.shape, rhs.shape, dimension_numbers)
+    try:
+        shape = _shape_cache.get(key)
+    except TypeError:  # dimension numbers given as lists: check them, do not cache
+        shape = key = None
+    if shape is None:
+        shape = _dot_general_shape(lhs.shape, rhs.shape, dimension_numbers)
+        if key is not None:
+            if len(_shape_cache) >= 4096:
+                _shape_cache.clear()
+            _shape_cache[key] = shape
+    if lhs.dtype == rhs.dtype and lhs.weak_type == rhs.weak_type:
+        return ShapedArray(shape, lhs.dtype, lhs.weak_type)
     dtype, weak = core.result_type(lhs, rhs)
     return ShapedArray(shape, dtype, weak)
 
@@ -66,6 +88,9 @@ def _dot_general_impl(lhs, rhs, *, dimension_numbers):
     xp = array_module(lhs, rhs)
     lhs, rhs = (a if isinstance(a, xp.ndarray) else xp.asarray(a)
                 for a in coerce(xp, lhs, rhs))
+    if not lc and not lb:  # an outer product (a scalar times an array, say)
+        out = xp.reshape(lhs, lhs.shape + (1,) * rhs.ndim) * rhs
+        return out if isinstance(out, xp.ndarray) else xp.asarray(out)
     if not lb and len(lc) == 1 and lhs.ndim <= 2 and rhs.ndim <= 2:
         # The common case (vectors and matrices, one contracted axis) straight to BLAS:
         # transposed operands are strided views, which matmul handles without a copy.

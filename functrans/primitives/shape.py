@@ -18,11 +18,11 @@ from functrans.interpreters.transpose import is_undefined_primal
 
 
 def shape_of(x) -> tuple:
-    return get_aval(x).shape
+    return x.shape if type(x) is np.ndarray else get_aval(x).shape
 
 
 def ndim_of(x) -> int:
-    return len(get_aval(x).shape)
+    return x.ndim if type(x) is np.ndarray else len(get_aval(x).shape)
 
 
 def _asarray(x):
@@ -153,7 +153,7 @@ transpose_p = Primitive("transpose")
 
 def transpose_axes(x, permutation: Sequence[int]):
     """Permute the axes of ``x``: output axis ``i`` is input axis ``permutation[i]``."""
-    permutation = tuple(int(p) for p in permutation)
+    permutation = tuple(map(int, permutation))
     if permutation == tuple(range(len(permutation))):
         return x
     return transpose_p.bind(x, permutation=permutation)
