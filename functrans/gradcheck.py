@@ -868,6 +868,14 @@ def _unit_chunk(values, sizes, start: int, stop: int, imaginary_unit, xp):
     return batched, positions
 
 
+def _map_units(fun: Callable, batched: list) -> list:
+    """``vmap(fun)(*batched)``; a batch of one unit vector (a scalar output's only row) is
+    a plain call, which costs a fraction of tracing ``fun`` under vmap."""
+    if batched[0].shape[0] == 1:
+        return [_host(y)[None] for y in fun(*[b[0] for b in batched])]
+    return vmap(fun)(*batched)
+
+
 def _reverse_jacobian(problem: _Problem, chunk_size=None) -> np.ndarray:
     """The realified Jacobian from ``vmap`` of the pullback over unit output coordinates.
     Row of a coordinate c (1 for a real part, 1j for an imaginary one) is
@@ -885,9 +893,12 @@ def _reverse_jacobian(problem: _Problem, chunk_size=None) -> np.ndarray:
             full = [_zero_of(y) for y in outs]
             for k, c in zip(positions, cts):
                 full[k] = c
-            return pullback(full)
+            grads = pullback(full)
+            if not any(isinstance(c, core.Tracer) for c in cts):  # a plain call (one row):
+                problem.directional_cache.setdefault("rev", (full, grads))  # nondet reuses it
+            return grads
 
-        rows = vmap(pull)(*batched)
+        rows = _map_units(pull, batched)
         jac[start:stop] = np.concatenate([_realify(np.conj(_host(r)), 1) for r in rows], axis=1)
     return jac
 
@@ -909,7 +920,7 @@ def _forward_jacobian(problem: _Problem, chunk_size=None) -> np.ndarray:
                 full[i] = t
             return problem.push(full)
 
-        cols = vmap(push)(*batched)
+        cols = _map_units(push, batched)
         jac[:, start:stop] = np.concatenate([_realify(c, 1) for c in cols], axis=1).T
     return jac
 
