@@ -13,7 +13,7 @@ from typing import Any, Callable, Sequence, TypeVar
 import numpy as np
 
 from functrans import core
-from functrans.backend import array_module
+from functrans.backend import array_module, owned
 from functrans.core import ClosedJaxpr, ShapeDtypeStruct, ShapedArray, float0, get_aval
 from functrans.interpreters import ad, batching, partial_eval, transpose
 from functrans.interpreters.ad import Zero
@@ -165,7 +165,8 @@ def jvp(fun: Callable, primals: Sequence, tangents: Sequence, has_aux: bool = Fa
     flat_fun, store = _flatten_fun(fun, in_tree, has_aux, "jvp")
     out_p, out_t = ad.jvp_flat(flat_fun, primals_flat, tangents_flat)
     out_p, aux = _split_aux(out_p, store)
-    out_t = [_zeros_for(p, t) for p, t in zip(out_p, out_t[:store.num_out])]
+    out_t = owned([_zeros_for(p, t) for p, t in zip(out_p, out_t[:store.num_out])],
+                  primals_flat + tangents_flat + out_p)
     result = (tree_unflatten(store.out_tree, out_p), tree_unflatten(store.out_tree, out_t))
     return result + (tree_unflatten(store.aux_tree, aux),) if has_aux else result
 
@@ -198,7 +199,7 @@ def linearize(fun: Callable, *primals, has_aux: bool = False):
         values = iter(eval_jaxpr(jaxpr, consts, *args))
         outs = [next(values) if t is None else _zeros_for(p, t)
                 for p, t in zip(out_p, out_tangents[:num_out])]
-        return tree_unflatten(store.out_tree, outs)
+        return tree_unflatten(store.out_tree, owned(outs, tangents_flat + out_p))
 
     result = (tree_unflatten(store.out_tree, out_p), f_jvp)
     return result + (tree_unflatten(store.aux_tree, aux),) if has_aux else result
@@ -257,7 +258,7 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
         cts_flat = _check_cotangents("vjp", out_p, cts_flat, store.out_tree, ct_tree)
         cts_in = pullback(cts_flat + [Zero.from_value(a) for a in aux])
         cts_in = [_zeros_for(p, c) for p, c in zip(primals_flat, cts_in)]
-        return tree_unflatten(in_tree, cts_in)
+        return tree_unflatten(in_tree, owned(cts_in, cts_flat + primals_flat + out_p))
 
     result = (tree_unflatten(store.out_tree, out_p), vjp_fun)
     return result + (tree_unflatten(store.aux_tree, aux),) if has_aux else result
@@ -319,7 +320,8 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
         one = (complex(1) if aval.dtype.kind == "c" else 1.0) if aval.weak_type else (
             aval.dtype.type(1))
         cts = pullback([one] + [Zero.from_value(a) for a in aux])
-        grads = tree_unflatten(in_tree, [_zeros_for(p, c) for p, c in zip(leaves, cts)])
+        grads = tree_unflatten(in_tree, owned([_zeros_for(p, c) for p, c in zip(leaves, cts)],
+                                              leaves))
         g = grads[0] if isinstance(argnums, int) else grads
         if has_aux:
             return (value, tree_unflatten(store.aux_tree, aux)), g
@@ -405,7 +407,7 @@ def vmap(fun: F, in_axes: int | None | Sequence[Any] = 0, out_axes: Any = 0,
         target = _broadcast_prefix("vmap", "out_axes", out_axes,
                                    tree_unflatten(store.out_tree, outs))
         moved = [_move_batch_axis(x, d, t, size) for x, d, t in zip(outs, out_dims, target)]
-        return tree_unflatten(store.out_tree, moved)
+        return tree_unflatten(store.out_tree, owned(moved, args_flat))
 
     return batched_fun
 
@@ -550,7 +552,7 @@ def _assemble(store, outs, aux, jac_flat, sizes, leaves, in_tree, argnums, has_a
             parts = _split_jacobian(jac, len(out_shape), sizes, in_shapes)
         else:
             parts = jac  # already one block per input, shaped (*out_shape, *in_shape)
-        per_input = tree_unflatten(in_tree, parts)
+        per_input = tree_unflatten(in_tree, owned(parts, check_aliasing=False))
         blocks.append(per_input[0] if isinstance(argnums, int) else per_input)
     result = tree_unflatten(store.out_tree, blocks)
     return (result, tree_unflatten(store.aux_tree, aux)) if has_aux else result
@@ -695,8 +697,9 @@ def linear_transpose(fun: Callable, *primals) -> Callable:
                                  f"{get_aval(c).shape}, expected {aval.shape}")
         undefined = [transpose.UndefinedPrimal(a) for a in in_avals]
         cts_in = transpose.backward_pass(closed.jaxpr, closed.consts, undefined, cts_flat)
-        return tree_unflatten(in_tree, [
-            np.zeros(a.shape, a.dtype) if type(c) is Zero else c for c, a in zip(cts_in, in_avals)])
+        return tree_unflatten(in_tree, owned([
+            np.zeros(a.shape, a.dtype) if type(c) is Zero else c for c, a in zip(cts_in, in_avals)],
+            cts_flat))
 
     return transposed
 

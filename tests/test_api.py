@@ -1034,3 +1034,60 @@ def test_float32_gradient_values():
     g32 = ft.grad(f32_loss)(X32)
     g64 = ft.grad(f32_loss)(X32.astype(np.float64))
     np.testing.assert_allclose(g32, g64, rtol=1e-5)
+
+
+# ------------------------------------------------------------------------------------------
+# Arrays returned by transforms belong to the caller: writable, and sharing no memory with
+# the caller's inputs or with each other (JAX's arrays are immutable, so code ported from it
+# never expects a gradient update like `g *= lr` to change anything else).
+# ------------------------------------------------------------------------------------------
+
+V = np.array([1.0, 2.0, 3.0])
+C = np.array([0.5, -1.0, 2.0])
+
+
+def _writable_and_unshared(outputs, inputs):
+    leaves = [x for x in tree_leaves(outputs) if isinstance(x, np.ndarray)]
+    assert leaves
+    for i, a in enumerate(leaves):
+        assert a.flags.writeable, f"output {i} is read-only"
+        for b in leaves[:i] + [x for x in inputs if isinstance(x, np.ndarray)]:
+            assert not np.shares_memory(a, b), f"output {i} shares memory"
+
+
+@pytest.mark.parametrize("name, run, inputs", [
+    ("grad_of_sum", lambda: ft.grad(lambda x: fnp.sum(x))(V), [V]),
+    ("grad_of_mean", lambda: ft.grad(lambda x: fnp.mean(x))(V), [V]),
+    ("grad_two_args_one_cotangent", lambda: ft.grad(lambda x, y: fnp.sum((x + y) * C),
+                                                    argnums=(0, 1))(V, V), [V, C]),
+    ("value_and_grad", lambda: ft.value_and_grad(lambda x: fnp.sum(x))(V)[1], [V]),
+    ("jvp_identity", lambda: ft.jvp(lambda x: x, (V,), (C,))[1], [V, C]),
+    ("jvp_two_outputs", lambda: ft.jvp(lambda x: (x, x), (V,), (C,))[1], [V, C]),
+    ("linearize_identity", lambda: ft.linearize(lambda x: x, V)[1](C), [V, C]),
+    ("vjp_identity", lambda: ft.vjp(lambda x: x, V)[1](C), [V, C]),
+    ("vjp_of_sum", lambda: ft.vjp(lambda x: fnp.sum(x), V)[1](np.float64(2.0)), [V]),
+    ("vmap_of_constant", lambda: ft.vmap(lambda v: C)(np.ones((4, 3))), [C]),
+    ("vmap_identity_moved_axis", lambda: ft.vmap(lambda v: v, in_axes=1)(np.ones((4, 3))), []),
+    ("jacfwd_of_sum", lambda: ft.jacfwd(lambda x: fnp.sum(x))(V), [V]),
+    ("jacrev_of_sum", lambda: ft.jacrev(lambda x: fnp.sum(x))(V), [V]),
+    ("hessian", lambda: ft.hessian(lambda x: fnp.sum(x * x))(V), [V]),
+    ("linear_transpose_identity", lambda: ft.linear_transpose(lambda x: x, V)(C), [V, C]),
+])
+def test_transform_outputs_are_writable_and_unshared(name, run, inputs):
+    before = [x.copy() for x in inputs]
+    out = run()
+    _writable_and_unshared(out, inputs)
+    for leaf in tree_leaves(out):  # writing to an output changes nothing the caller had
+        if isinstance(leaf, np.ndarray):
+            leaf *= 3.0
+    for x, b in zip(inputs, before):
+        np.testing.assert_array_equal(x, b)
+
+
+def test_gradient_update_in_place():
+    params = {"w": np.ones(3), "b": np.zeros(())}
+    grads = ft.grad(lambda p: fnp.sum(p["w"]) + p["b"])(params)
+    grads["w"] *= 0.1  # would raise "output array is read-only" on a broadcast view
+    grads["b"] *= 0.1
+    np.testing.assert_allclose(grads["w"], 0.1)
+    np.testing.assert_allclose(params["w"], 1.0)

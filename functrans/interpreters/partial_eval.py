@@ -17,7 +17,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from functrans import core
-from functrans.backend import is_array
+from functrans.backend import is_array, memory_owner
 from functrans.core import (ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Primitive, ShapedArray,
                             Trace, Tracer, Var, get_aval)
 
@@ -103,20 +103,12 @@ class JaxprTrace(Trace):
         return Jaxpr([v for v, _ in kept], self.invars, eqns, outvars), [c for _, c in kept]
 
 
-def _root(x):
-    """The array that owns the memory of ``x`` (``x`` itself unless it is a view)."""
-    base = x.base
-    while base is not None and is_array(base):
-        x, base = base, base.base
-    return x
-
-
 def _callers_mutable_array(x, produced: dict) -> bool:
     """Whether ``x`` is an array whose memory the caller can change: its owner is
     writeable (views of it may be read-only) and was not computed during this call."""
     if type(x) is not np.ndarray:
         return is_array(x)  # CuPy: mutable; its arrays are not recorded as produced
-    root = _root(x)
+    root = memory_owner(x)
     if type(root) is np.ndarray and not root.flags.writeable:
         return False
     ref = produced.get(id(root))
@@ -126,10 +118,10 @@ def _callers_mutable_array(x, produced: dict) -> bool:
 def unshare_outputs(consts: list, outputs: Sequence) -> list:
     """``consts``, with a copy of each array sharing memory with an output: outputs are
     handed to the caller, who may change them."""
-    roots = {id(_root(o)) for o in outputs if is_array(o)}
+    roots = {id(memory_owner(o)) for o in outputs if is_array(o)}
     if not roots:
         return consts
-    return [c.copy() if is_array(c) and id(_root(c)) in roots else c for c in consts]
+    return [c.copy() if is_array(c) and id(memory_owner(c)) in roots else c for c in consts]
 
 
 def dead_code_elimination(eqns: list[JaxprEqn], outvars: list) -> list[JaxprEqn]:
