@@ -99,8 +99,12 @@ def _partial_over(fun: Callable, args: Sequence, argnums: tuple[int, ...]) -> Ca
 
 
 def _zeros_for(primal, ct):
-    """A materialized cotangent/tangent: ``ct``, or zeros matching ``primal``."""
+    """A materialized cotangent/tangent: ``ct``, or zeros matching ``primal``.  The
+    (co)tangent of a Python float or complex is one too, whichever path computed it."""
     if type(ct) is not Zero:
+        if type(primal) in (float, complex) and (
+                isinstance(ct, np.generic) or (type(ct) is np.ndarray and ct.ndim == 0)):
+            return ct.item()
         return ct
     if ct.aval.dtype == float0:
         return np.zeros(ct.aval.shape, float0)

@@ -227,6 +227,19 @@ def test_grad_python_scalars():
     assert ft.grad(lambda xs: xs[0] * xs[1])([2.0, 3.0]) == [3.0, 2.0]
 
 
+@pytest.mark.parametrize("fun", [
+    lambda x: x * x, fnp.sin, lambda x: fnp.where(x > 0, x, -x), lambda x: fnp.maximum(x, 0.0),
+    fnp.abs, lambda x: 1.0, lambda x: fnp.dot(x, x), lambda x: fnp.sum(x) * 2.0,
+], ids=["mul", "sin", "where", "maximum", "abs", "constant", "dot", "sum"])
+def test_derivatives_of_python_floats_are_python_floats(fun):
+    # Whatever primitives the derivative went through (select, max, dot, ...), the
+    # gradient of a Python float is a Python float.
+    assert type(ft.grad(fun)(2.0)) is float
+    assert type(ft.vjp(fun, 2.0)[1](1.0)[0]) is float
+    y, t = ft.jvp(fun, (2.0,), (1.0,))
+    assert type(t) is type(y)  # a tangent is the same kind of value as its primal
+
+
 def test_grad_of_constant_function_is_zero():
     g = ft.grad(lambda x: 1.0)(np.ones(3))
     np.testing.assert_array_equal(g, np.zeros(3))
