@@ -381,8 +381,9 @@ def vmap(fun: F, in_axes: int | None | Sequence[Any] = 0, out_axes: Any = 0,
     """Vectorize ``fun`` over a batch axis of its arguments.
 
     ``in_axes``: an int, None, or a tuple with one entry (a pytree prefix) per positional
-    argument saying which axis of each leaf is mapped (None: not mapped).  ``out_axes``
-    likewise for the output.
+    argument saying which axis of each leaf is mapped (None: not mapped).  Keyword
+    arguments are always mapped over their leading axis, as in JAX.  ``out_axes`` likewise
+    for the output.
 
     >>> import numpy as np, functrans as ft, functrans.numpy as fnp
     >>> ft.vmap(fnp.dot, in_axes=(0, None))(np.eye(2), np.array([1.0, 2.0]))
@@ -393,7 +394,7 @@ def vmap(fun: F, in_axes: int | None | Sequence[Any] = 0, out_axes: Any = 0,
                         f"positional argument, got {in_axes!r}")
 
     @functools.wraps(fun)
-    def batched_fun(*args):
+    def batched_fun(*args, **kwargs):
         if isinstance(in_axes, list) and len(in_axes) == len(args):
             axes_prefix = tuple(in_axes)
         elif isinstance(in_axes, (tuple, list)):
@@ -403,10 +404,13 @@ def vmap(fun: F, in_axes: int | None | Sequence[Any] = 0, out_axes: Any = 0,
             axes_prefix = tuple(in_axes)
         else:
             axes_prefix = (in_axes,) * len(args)
+        call, args = _with_kwargs(fun, args, kwargs)
+        if kwargs:
+            axes_prefix += (0,)
         args_flat, in_tree = tree_flatten(args)
         dims = _broadcast_prefix("vmap", "in_axes", axes_prefix, args)
         size, dims = _mapped_size(args_flat, dims, axis_size)
-        flat_fun, store = _flatten_fun(fun, in_tree, name="vmap")
+        flat_fun, store = _flatten_fun(call, in_tree, name="vmap")
         outs, out_dims = batching.batch_flat(flat_fun, size, args_flat, dims)
         target = _broadcast_prefix("vmap", "out_axes", out_axes,
                                    tree_unflatten(store.out_tree, outs))
@@ -630,8 +634,22 @@ def _abstractify(x) -> ShapedArray:
     return get_aval(x)
 
 
-def _trace(fun: Callable, args: tuple, name: str, static_argnums=()):
+def _with_kwargs(fun: Callable, args: tuple, kwargs: dict) -> tuple[Callable, tuple]:
+    """``fun`` taking its keyword arguments as one extra positional dict, and the arguments
+    with that dict appended: transforms then treat keyword arguments like the others."""
+    if not kwargs:
+        return fun, args
+    n = len(args)
+
+    def positional(*all_args):
+        return fun(*all_args[:n], **all_args[n])
+
+    return positional, args + (dict(kwargs),)
+
+
+def _trace(fun: Callable, args: tuple, name: str, static_argnums=(), kwargs=None):
     static = set(_argnums_tuple(static_argnums, len(args), name)) if static_argnums != () else set()
+    fun, args = _with_kwargs(fun, args, kwargs or {})
     dyn_nums = tuple(i for i in range(len(args)) if i not in static)
     dyn = tuple(args[i] for i in dyn_nums)
     leaves, in_tree = tree_flatten(dyn)
@@ -653,8 +671,8 @@ def make_jaxpr(fun: Callable, static_argnums: int | Sequence[int] = (),
         b:f64[3] = sin a
       in (b,) }
     """
-    def make_jaxpr_fun(*args):
-        closed, out_avals, store, _ = _trace(fun, args, "make_jaxpr", static_argnums)
+    def make_jaxpr_fun(*args, **kwargs):
+        closed, out_avals, store, _ = _trace(fun, args, "make_jaxpr", static_argnums, kwargs)
         if return_shape:
             shapes = [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type) for a in out_avals]
             return closed, tree_unflatten(store.out_tree, shapes)
@@ -663,14 +681,14 @@ def make_jaxpr(fun: Callable, static_argnums: int | Sequence[int] = (),
     return make_jaxpr_fun
 
 
-def eval_shape(fun: Callable, *args):
-    """The shapes and dtypes of ``fun(*args)``, found by tracing without computing.
+def eval_shape(fun: Callable, *args, **kwargs):
+    """The shapes and dtypes of ``fun(*args, **kwargs)``, found by tracing without computing.
 
     >>> import numpy as np, functrans as ft, functrans.numpy as fnp
     >>> ft.eval_shape(fnp.dot, ft.ShapeDtypeStruct((2, 3), np.float32), np.ones(3, np.float32))
     ShapeDtypeStruct(shape=(2,), dtype=float32)
     """
-    _, out_avals, store, _ = _trace(fun, args, "eval_shape")
+    _, out_avals, store, _ = _trace(fun, args, "eval_shape", kwargs=kwargs)
     return tree_unflatten(store.out_tree,
                           [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type) for a in out_avals])
 
