@@ -5,12 +5,14 @@ the operation itself, and shape operations take explicit static parameters.
 """
 from functrans.primitives.control_flow import cond, fori_loop, scan, switch, while_loop
 from functrans.primitives.conversion import convert_element_type, stop_gradient, zeros_like
-from functrans.primitives.elementwise import (abs, add, atan, bitwise_and, bitwise_not,
-                                              bitwise_or, complex, conj, cos, cosh, div, eq,
-                                              exp, expm1, ge, gt, imag, integer_pow, le, log,
-                                              log1p, logistic, lt, max, min, mul, ne, neg, pow,
-                                              real, select, sign, sin, sinh, sqrt, sub, tan,
-                                              tanh)
+from functrans.primitives.elementwise import (RoundingMethod, abs, acos, add, asin, atan,
+                                              atan2, bitwise_and, bitwise_not, bitwise_or,
+                                              ceil, complex, conj, cos, cosh, div, eq, exp,
+                                              expm1, floor, ge, gt, imag, integer_pow,
+                                              is_finite, le, log, log1p, logistic, lt, max,
+                                              min, mul, ne, neg, pow, real, round, select,
+                                              sign, sin, sinh, sqrt, sub, tan, tanh)
+from functrans.primitives.cumulative import cummax, cummin, cumprod, cumsum, reduce_prod
 from functrans.primitives.indexing import dynamic_slice, dynamic_update_slice
 from functrans.primitives.linalg import dot_general
 from functrans.primitives.reductions import (argmax, argmin, reduce_max, reduce_min,
@@ -20,12 +22,14 @@ from functrans.primitives.shape import (broadcast, broadcast_in_dim, concatenate
 from functrans.primitives.shape import transpose_axes as transpose
 
 __all__ = [
-    "abs", "add", "argmax", "argmin", "atan", "bitwise_and", "bitwise_not", "bitwise_or",
-    "broadcast", "broadcast_in_dim", "complex", "cond", "fori_loop", "scan", "switch",
-    "while_loop", "concatenate", "conj", "convert_element_type",
-    "cos", "cosh", "div", "dot_general", "dynamic_slice", "dynamic_update_slice", "eq", "exp", "expand_dims", "expm1", "ge", "gt",
-    "imag", "integer_pow", "le", "log", "log1p", "logistic", "lt", "max", "min", "mul", "ne",
-    "neg", "pad", "pow", "real", "reduce_max", "reduce_min", "reduce_sum", "reshape", "rev",
-    "select", "sign", "sin", "sinh", "slice", "sqrt", "squeeze", "stop_gradient", "sub", "tan",
-    "tanh", "transpose", "zeros_like",
+    "RoundingMethod", "abs", "acos", "add", "argmax", "argmin", "asin", "atan", "atan2",
+    "bitwise_and", "bitwise_not", "bitwise_or", "broadcast", "broadcast_in_dim", "ceil",
+    "complex", "concatenate", "cond", "conj", "convert_element_type", "cos", "cosh",
+    "cummax", "cummin", "cumprod", "cumsum", "div", "dot_general", "dynamic_slice",
+    "dynamic_update_slice", "eq", "exp", "expand_dims", "expm1", "floor", "fori_loop", "ge",
+    "gt", "imag", "integer_pow", "is_finite", "le", "log", "log1p", "logistic", "lt", "max",
+    "min", "mul", "ne", "neg", "pad", "pow", "real", "reduce_max", "reduce_min",
+    "reduce_prod", "reduce_sum", "reshape", "rev", "round", "scan", "select", "sign", "sin",
+    "sinh", "slice", "sqrt", "squeeze", "stop_gradient", "sub", "switch", "tan", "tanh",
+    "transpose", "while_loop", "zeros_like",
 ]

@@ -440,6 +440,13 @@ def _apart(*shape):
     return draw
 
 
+def _off_grid(*shape):
+    # A quarter (give or take 0.05) away from integers and halves: floor, ceil and round are
+    # flat there.
+    return lambda rng: (rng.integers(-4, 4, shape) / 2 + 0.25
+                        + rng.uniform(-0.05, 0.05, shape))
+
+
 def _cplx(*shape):
     return lambda rng: rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
 
@@ -507,6 +514,21 @@ SMOOTH = [
     S("zeros_like ones_like full_like astype", lambda x: x * fnp.ones_like(x) + fnp.zeros_like(
         x) + fnp.full_like(x, 2.0) * fnp.astype(x, np.float64), _any(3)),
     S("asarray array", lambda x: fnp.asarray([x[0], x[1]]) * fnp.array([x[1], x[0]]), _any(2)),
+    S("arcsin arccos", lambda x: fnp.arcsin(x) * fnp.arccos(x), _unit(4)),
+    S("arctan2 logaddexp", lambda x, y: fnp.arctan2(x, y) + fnp.logaddexp(y, x * 2.0),
+      _pos(2, 3), _any(3)),
+    S("floor ceil round around", lambda x: fnp.floor(x) * x + fnp.ceil(x) * fnp.sin(x)
+      + fnp.round(x) * x ** 2 + fnp.around(x * 10.0, -1), _off_grid(2, 3)),
+    S("hstack vstack atleast_2d split", lambda x, y: fnp.vstack([
+        fnp.hstack([x, y]), fnp.hstack(fnp.split(y * x, [1])),
+        fnp.atleast_2d(fnp.hstack([fnp.sin(x[0]), y[1]]))]), _any(2, 2), _any(2, 2)),
+    S("tile repeat roll diff", lambda x: fnp.tile(x, (2, 1)) * fnp.repeat(x, 2, axis=0)
+      + fnp.roll(fnp.diff(x ** 2, axis=0), 1, axis=1)[:1], _any(2, 3)),
+    S("diagonal diag trace tril triu", lambda x: fnp.diag(fnp.diagonal(x, 1) ** 2)
+      * fnp.trace(x) + fnp.tril(x)[:2, :2] * fnp.triu(x, 1)[1:, 1:], _any(3, 3)),
+    S("linalg.norm", lambda x: fnp.linalg.norm(x) * fnp.linalg.norm(x, axis=1), _pos(2, 3)),
+    S("prod cumsum cumprod", lambda x: fnp.prod(x, axis=0) * fnp.cumsum(x, axis=0)[-1]
+      + fnp.cumprod(x)[3:6] + fnp.prod(x), _any(2, 3)),
 ]
 
 # Control flow and the lax functions functrans.numpy does not reach.
@@ -531,7 +553,7 @@ SMOOTH_LAX = [
 # integer results, dtype helpers), or are covered through an alias above.
 NOT_DIFFERENTIABLE = set(
     "Sequence arange argmax argmin empty eye full get_aval identity iscomplexobj issubdtype "
-    "linspace ndim ones result_type shape size zeros".split())
+    "linspace ndim ones result_type shape size zeros all any isnan isfinite".split())
 
 
 def _registry() -> set:

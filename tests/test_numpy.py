@@ -30,8 +30,10 @@ WITH_COMPLEX = ALL + (C128, C64)
 @dataclass(frozen=True)
 class Arg:
     shape: tuple
-    # real | pos | unit | away0 | spread (distinct values, no near-ties): drawn in the case's
-    # dtype (float, complex or int64); bool, int (int64) and f64 (float64) keep their dtype.
+    # real | pos | unit | away0 | spread (distinct values, no near-ties) | quarter (n/2 + 1/4:
+    # a quarter away from integers and halves) | grid (-1, 0 or 1: ties and zeros) |
+    # nonfinite (some nan, inf and -inf): drawn in the case's dtype (float, complex or
+    # int64); bool, int (int64) and f64 (float64) keep their dtype.
     kind: str = "real"
 
     def draw(self, rng, dtype: np.dtype):
@@ -52,6 +54,12 @@ class Arg:
             x = np.tanh(x) * 0.8
         elif self.kind == "away0":
             x = x * (1 + 0.5 / np.abs(x))
+        elif self.kind == "quarter":
+            x = np.floor(2 * x.real) / 2 + 0.25
+        elif self.kind == "grid":
+            x = rng.integers(-1, 2, self.shape) + 0.0 * x
+        elif self.kind == "nonfinite":
+            x.flat[::3], x.flat[1::4], x.flat[2::5] = np.nan, np.inf, -np.inf
         return x.astype(F64 if self.kind == "f64" else dtype)
 
     @property
@@ -85,7 +93,7 @@ UNARY = {  # name -> argument kind
     "exp": "real", "expm1": "real", "log": "pos", "log1p": "pos", "log2": "pos", "log10": "pos",
     "exp2": "real", "sqrt": "pos", "arctan": "real", "negative": "real", "positive": "real",
     "abs": "away0", "absolute": "away0", "sign": "away0", "real": "real", "imag": "real",
-    "conj": "real", "conjugate": "real", "square": "real",
+    "conj": "real", "conjugate": "real", "square": "real", "arcsin": "unit", "arccos": "unit",
 }
 BINARY = ["add", "subtract", "multiply", "divide", "true_divide", "maximum", "minimum"]
 COMPARISONS = ["equal", "not_equal", "less", "less_equal", "greater", "greater_equal"]
@@ -132,6 +140,14 @@ def _reductions():
         C("std_ddof1_keep", lambda m, x: m.std(x, axis=-1, ddof=1, keepdims=True), A(4, 3)),
         C("max_0d", lambda m, x: m.max(x), A()),
         C("sum_1d", lambda m, x: m.sum(x), A(5)),
+        C("prod_all", lambda m, x: m.prod(x), A(3, 4)),
+        C("prod_axis_keep", lambda m, x: m.prod(x, axis=(0, 2), keepdims=True), A(2, 3, 4)),
+        C("prod_bool", lambda m, b: m.prod(b, axis=0), A(3, 4, kind="bool"), dtypes=(F64,),
+          diff=False),
+        C("cumsum_flat", lambda m, x: m.cumsum(x), A(3, 4)),
+        C("cumsum_axis", lambda m, x: m.cumsum(x, axis=-1), A(2, 3, 4)),
+        C("cumprod_axis", lambda m, x: m.cumprod(x, axis=0), A(4, 3)),
+        C("cumprod_flat_dtype", lambda m, x: m.cumprod(x, dtype=np.float64), A(2, 3)),
     ]
 
 
@@ -196,8 +212,32 @@ CASES = [
     C("where_pyint", lambda m, c, x: m.where(c, 1, x), A(4, kind="bool"), A(3, 4)),
     C("where_int_condition", lambda m, c, x, y: m.where(c, x, y), A(3, 4, kind="int"), A(3, 4),
       A(3, 4)),
+    # elementwise, new: rounding (a zero derivative away from the jumps), nan tests, arctan2,
+    # logaddexp (ties included: its derivatives are exact there)
+    *[C(name, _unary(name), A(3, 4, kind="quarter")) for name in ("floor", "ceil", "round")],
+    C("round_decimals", lambda m, x: m.round(x / 10, 1), A(3, 4, kind="quarter")),
+    C("round_negative_decimals", lambda m, x: m.around(x * 100, decimals=-2),
+      A(3, 4, kind="quarter"), dtypes=FLOATS),
+    C("round_halves", lambda m, x: m.round(x - 0.25), A(3, 4, kind="quarter"), diff=False),
+    C("round_bool", _unary("round"), A(3, 4, kind="bool"), dtypes=(F64,), diff=False),
+    *[C(name, _unary(name), A(3, 4, kind="nonfinite"), diff=False)
+      for name in ("isnan", "isfinite")],
+    C("arctan2", _binary("arctan2"), A(3, 4), A(3, 4)),
+    C("arctan2_bcast", _binary("arctan2"), A(2, 1, 4), A(3, 1)),
+    C("arctan2_pyfloat_lhs", _binary("arctan2", -1.5, left=True), A(3, 4)),
+    C("logaddexp", _binary("logaddexp"), A(3, 4), A(4)),
+    C("logaddexp_ties", _binary("logaddexp"), A(3, 4, kind="grid"), A(3, 4, kind="grid")),
+    C("logaddexp_pyint", _binary("logaddexp", 2), A(3, 4)),
     # reductions
     *_reductions(),
+    *[C(f"{name}_axis{axis}_keep{int(keep)}".replace(" ", ""),
+        lambda m, x, n=name, a=axis, k=keep: getattr(m, n)(x, axis=a, keepdims=k),
+        A(3, 4, 2, kind="grid"), diff=False)
+      for name in ("all", "any") for axis, keep in [(None, False), (0, True), ((0, 2), False),
+                                                    (-1, False)]],
+    C("all_bool", lambda m, b: m.all(b, axis=1), A(3, 2, kind="bool"), dtypes=(F64,),
+      diff=False),
+    C("any_bool", lambda m, b: m.any(b), A(3, 2, kind="bool"), dtypes=(F64,), diff=False),
     # linear algebra
     C("matmul_1d_1d", _binary("matmul"), A(4), A(4)),
     C("matmul_2d_1d", _binary("matmul"), A(3, 4), A(4)),
@@ -270,6 +310,56 @@ CASES = [
     C("pad_value", lambda m, x: m.pad(x, ((1, 1), (0, 2)), constant_values=2.5), A(2, 3)),
     C("pad_mode", lambda m, x: m.pad(x, 2, mode="constant"), A(3)),
     C("pad_traced_value", lambda m, x, v: m.pad(x, (1, 0), constant_values=v), A(2, 3), A()),
+    C("hstack_1d", lambda m, x, y: m.hstack([x, y, x]), A(3), A(2)),
+    C("hstack_2d", lambda m, x, y: m.hstack((x, y)), A(2, 3), A(2, 1)),
+    C("hstack_scalars", lambda m, x, y: m.hstack([x, y]), A(), A(2)),
+    C("vstack_1d", lambda m, x, y: m.vstack([x, y]), A(3), A(3)),
+    C("vstack_mixed", lambda m, x, y, z: m.vstack((x, y, z)), A(2, 3), A(3), A(1, 3)),
+    C("atleast_2d_0d", _unary("atleast_2d"), A()),
+    C("atleast_2d_1d", _unary("atleast_2d"), A(3)),
+    C("atleast_2d_3d", _unary("atleast_2d"), A(2, 3, 1)),
+    C("atleast_2d_several", lambda m, x, y: m.atleast_2d(x, y), A(), A(3)),
+    C("split_sections", lambda m, x: m.split(x, 3), A(6, 2)),
+    C("split_sections_axis", lambda m, x: m.split(x, 2, axis=-1), A(3, 4)),
+    C("split_indices", lambda m, x: m.split(x, [1, 3], axis=1), A(2, 5)),
+    C("split_indices_negative", lambda m, x: m.split(x, [-2]), A(5, 2)),
+    C("tile_int", lambda m, x: m.tile(x, 2), A(2, 3)),
+    C("tile_longer_reps", lambda m, x: m.tile(x, (2, 1, 3)), A(2, 3)),
+    C("tile_shorter_reps", lambda m, x: m.tile(x, (2,)), A(2, 3)),
+    C("repeat_flat", lambda m, x: m.repeat(x, 2), A(2, 3)),
+    C("repeat_axis", lambda m, x: m.repeat(x, 3, axis=0), A(2, 3)),
+    C("repeat_last_axis", lambda m, x: m.repeat(x, 2, axis=-1), A(2, 3, 2)),
+    C("roll_flat", lambda m, x: m.roll(x, 4), A(2, 3)),
+    C("roll_axis", lambda m, x: m.roll(x, -1, axis=1), A(2, 3)),
+    C("roll_tuple", lambda m, x: m.roll(x, (1, 5), axis=(0, -1)), A(3, 4)),
+    C("roll_zero", lambda m, x: m.roll(x, 3, axis=0), A(3, 4)),
+    C("diff", _unary("diff"), A(3, 4)),
+    C("diff_n2_axis0", lambda m, x: m.diff(x, n=2, axis=0), A(4, 3)),
+    C("diff_bool", _unary("diff"), A(5, kind="bool"), dtypes=(F64,), diff=False),
+    C("diagonal", _unary("diagonal"), A(3, 3)),
+    C("diagonal_rectangular", _unary("diagonal"), A(2, 4)),
+    C("diagonal_offset", lambda m, x: m.diagonal(x, 1), A(3, 4)),
+    C("diagonal_negative_offset", lambda m, x: m.diagonal(x, offset=-2), A(4, 3)),
+    C("diagonal_axes", lambda m, x: m.diagonal(x, 1, axis1=2, axis2=0), A(3, 2, 4)),
+    C("diagonal_empty", lambda m, x: m.diagonal(x, 5), A(3, 4), diff=False),
+    C("diag_1d", _unary("diag"), A(3)),
+    C("diag_1d_k", lambda m, x: m.diag(x, 2), A(3)),
+    C("diag_1d_negative_k", lambda m, x: m.diag(x, k=-1), A(2)),
+    C("diag_2d", _unary("diag"), A(3, 4)),
+    C("diag_2d_k", lambda m, x: m.diag(x, -1), A(3, 4)),
+    C("trace", _unary("trace"), A(3, 3)),
+    C("trace_offset_axes", lambda m, x: m.trace(x, 1, 0, 2), A(3, 2, 4)),
+    C("trace_bool", _unary("trace"), A(3, 3, kind="bool"), dtypes=(F64,), diff=False),
+    *[C(f"{name}_k{k}", lambda m, x, n=name, k=k: getattr(m, n)(x, k), A(3, 4))
+      for name in ("tril", "triu") for k in (0, 1, -2)],
+    C("tril_batched", _unary("tril"), A(2, 3, 3)),
+    C("triu_batched", _unary("triu"), A(2, 3, 2)),
+    C("norm", lambda m, x: m.linalg.norm(x), A(3, 4)),
+    C("norm_vector_ord2", lambda m, x: m.linalg.norm(x, 2), A(4)),
+    C("norm_matrix_fro", lambda m, x: m.linalg.norm(x, "fro"), A(3, 4)),
+    C("norm_axis", lambda m, x: m.linalg.norm(x, axis=-1), A(3, 4)),
+    C("norm_axis_keepdims", lambda m, x: m.linalg.norm(x, axis=0, keepdims=True), A(3, 4)),
+    C("norm_axes", lambda m, x: m.linalg.norm(x, None, (2, 0)), A(2, 3, 4)),
     C("zeros_like", _unary("zeros_like"), A(3, 4)),
     C("ones_like", _unary("ones_like"), A(3, 4)),
     C("zeros_like_dtype", lambda m, x: m.zeros_like(x, dtype=np.int32), A(3, 4), diff=False),
@@ -292,7 +382,10 @@ ALL_NUMPY_FUNCTIONS = (set(UNARY) | set(BINARY) | set(COMPARISONS) | {
     "mean", "var", "std", "max", "min", "argmax", "argmin", "matmul", "dot", "vdot", "inner",
     "outer", "tensordot", "einsum", "reshape", "ravel", "transpose", "swapaxes", "moveaxis",
     "broadcast_to", "broadcast_arrays", "expand_dims", "squeeze", "concatenate", "stack",
-    "flip", "pad", "zeros_like", "ones_like", "full_like", "asarray", "array", "astype"})
+    "flip", "pad", "zeros_like", "ones_like", "full_like", "asarray", "array", "astype",
+    "floor", "ceil", "round", "around", "isnan", "isfinite", "arctan2", "logaddexp", "all",
+    "any", "hstack", "vstack", "atleast_2d", "split", "tile", "repeat", "roll", "diff",
+    "diagonal", "diag", "trace", "tril", "triu", "linalg", "prod", "cumsum", "cumprod"})
 
 # Also swept with complex inputs (values, dtypes and vmap; derivatives use real inputs).
 COMPLEX_CASES = {
@@ -301,7 +394,10 @@ COMPLEX_CASES = {
     "sum_axisNone_keep0", "mean_axis0_keep1", "var_axis-1_keep0", "std_axis(0,2)_keep0",
     "matmul_2d_2d", "matmul_batched", "dot_1d", "vdot", "inner_nd", "outer", "tensordot_pairs",
     "einsum_ij,jk->ik", "einsum_ii", "transpose_axes", "reshape_minus1", "concatenate", "stack",
-    "flip", "pad_value", "asarray_list", "broadcast_to", "full_like",
+    "flip", "pad_value", "asarray_list", "broadcast_to", "full_like", "arcsin", "isnan",
+    "isfinite", "round", "any_axis0_keep1", "hstack_2d", "split_indices", "tile_int",
+    "repeat_axis", "roll_tuple", "diff", "diagonal_offset", "diag_1d_k", "trace", "tril_k1",
+    "norm", "norm_axis",
 }
 assert COMPLEX_CASES <= {c.name for c in CASES}, COMPLEX_CASES - {c.name for c in CASES}
 for _case in CASES:
@@ -532,11 +628,14 @@ def test_numpy_functions_on_tracers_run_functrans_numpy():
     def f(x):
         return [np.sin(x), np.sum(x, axis=0), np.exp(x) * np.ones(3), np.maximum(x, 0.5),
                 np.where(x > 0, x, 0.0), np.matmul(x, x.T), np.stack([x, x]), np.mean(x),
-                np.float64(2.0) ** x, np.logical_and(x > 0, np.ones(3, bool))]
+                np.float64(2.0) ** x, np.logical_and(x > 0, np.ones(3, bool)), np.floor(x),
+                np.arctan2(x, 2.0), np.logaddexp(x, x[0]), np.isnan(x), np.round(x, 1),
+                np.tril(x), np.hstack([x, x]), np.roll(x, 1), np.linalg.norm(x, axis=1),
+                np.prod(x, axis=0), np.cumsum(x, axis=1), x.cumprod()]
 
     for g, w in zip(_traced(f, x), f(x)):
         assert_same(g, w)
-    for unsupported in (np.floor, lambda x: np.add(x, 1, out=np.empty(3)), np.cumsum):
+    for unsupported in (np.cbrt, lambda x: np.add(x, 1, out=np.empty(3)), np.sort):
         with pytest.raises(TypeError, match="functrans"):
             _traced(unsupported, x[0])
 
@@ -582,6 +681,7 @@ METHODS = [
     "x.argmin(axis=1)", "x.transpose()", "x.transpose(1, 0)", "x.transpose((1, 0))",
     "x.ravel()", "x.flatten()", "x.reshape(3, 1, 4).squeeze()", "x.clip(-0.5, 0.5)",
     "x.swapaxes(0, 1)", "x.conj()", "x.conjugate()", "x.real", "x.dot(y)", "x.T.dot(x)",
+    "x.any(axis=0)", "(x > 0).all()", "x.diagonal(1)", "x.trace()", "x.repeat(2, axis=1)",
 ]
 
 
@@ -766,3 +866,58 @@ def test_constants_and_dtype_names_are_reexported():
     assert fnp.float32 is np.float32 and fnp.pi == np.pi and fnp.newaxis is None
     assert fnp.zeros((2, 3), fnp.float32).dtype == np.float32
     assert fnp.ones(3).dtype == np.float64 and fnp.arange(3).dtype == np.int64
+
+
+# ------------------------------------------------------------------------------------------
+# logaddexp at extremes, and the errors of the shape and rounding functions
+# ------------------------------------------------------------------------------------------
+
+
+def test_logaddexp_is_stable_and_its_derivatives_are_exact_at_ties():
+    big = np.array([1000.0, -1000.0, 0.0, np.inf, -np.inf, np.inf, np.nan])
+    other = np.array([1000.0, 5.0, -800.0, np.inf, -np.inf, 3.0, 1.0])
+    with np.errstate(invalid="ignore"):
+        assert_same(fnp.logaddexp(big, other), np.logaddexp(big, other))
+        assert_same(_traced(fnp.logaddexp, big, other), np.logaddexp(big, other))
+    # Far apart: gradients are (1, 0) without nan from the branch not taken.
+    g = ft.grad(lambda a, b: fnp.logaddexp(a, b), argnums=(0, 1))(800.0, -800.0)
+    assert g == (1.0, 0.0)
+    # At a tie: first derivatives 1/2, second derivatives +-1/4 (sigmoid' at 0).
+    hessian = ft.hessian(lambda ab: fnp.logaddexp(ab[0], ab[1]))(np.array([0.3, 0.3]))
+    np.testing.assert_allclose(hessian, [[0.25, -0.25], [-0.25, 0.25]], rtol=1e-14)
+    np.testing.assert_allclose(ft.grad(lambda a: fnp.logaddexp(a, 0.3))(0.3), 0.5)
+
+
+@pytest.mark.parametrize("call,error,match", [
+    (lambda x: fnp.split(x, 4), ValueError, "split: 4 sections do not divide axis 0"),
+    (lambda x: fnp.split(x, [1.5]), TypeError, "split: each index must be an integer"),
+    (lambda x: fnp.repeat(x, [1, 2, 3]), NotImplementedError, "repeat: only one static"),
+    (lambda x: fnp.repeat(x, -1), ValueError, "repeat: repeats must be non-negative"),
+    (lambda x: fnp.repeat(x, 2, axis=2), ValueError, "axis 2"),
+    (lambda x: fnp.roll(x, x[0, 0]), NotImplementedError, "roll: shift must be static"),
+    (lambda x: fnp.roll(x, (1, 2), axis=(0, 1, 1)), ValueError, "roll: 2 shifts for 3 axes"),
+    (lambda x: fnp.tile(x, (-1, 2)), ValueError, "tile: reps must be non-negative"),
+    (lambda x: fnp.diff(x, n=-1), ValueError, "diff: the order n must be non-negative"),
+    (lambda x: fnp.diff(x[0, 0]), ValueError, "diff: the input must have at least one axis"),
+    (lambda x: fnp.diagonal(x[0]), ValueError, r"diagonal: .* at least two axes, got shape \(3,\)"),
+    (lambda x: fnp.diagonal(x, 0, 1, -1), ValueError, "diagonal: axis1 and axis2 must differ"),
+    (lambda x: fnp.diag(x[None]), ValueError, r"diag: the input must be 1-D or 2-D, got shape"),
+    (lambda x: fnp.tril(x[0]), ValueError, r"tril: the input must have at least two axes"),
+    (lambda x: fnp.triu(x, 0.5), TypeError, "triu: k must be an integer"),
+    (lambda x: fnp.hstack([]), ValueError, "hstack: need at least one array"),
+    (lambda x: fnp.round(x, 1.5), TypeError, "round: decimals must be a static integer"),
+    (lambda x: fnp.round(np.arange(3), -1), NotImplementedError, "round: integer arrays"),
+    (lambda x: fnp.floor(x + 1j), TypeError, "floor requires a real floating-point operand"),
+    (lambda x: fnp.arctan2(x, 1j), TypeError, "atan2 requires a real floating-point operand"),
+    (lambda x: fnp.logaddexp(x, x + 1j), TypeError, "logaddexp: complex operands"),
+    (lambda x: fnp.logaddexp(x, x[:, :2]), ValueError, r"logaddexp: operand shapes \(2, 3\) and"),
+    (lambda x: fnp.linalg.norm(x, 1), NotImplementedError, "norm: matrix ord=1 is not supp"),
+    (lambda x: fnp.linalg.norm(x, np.inf, axis=1), NotImplementedError, "norm: vector ord=inf"),
+    (lambda x: fnp.linalg.norm(x, "fro", axis=0), NotImplementedError, "vector ord='fro'"),
+    (lambda x: fnp.linalg.norm(x[None], 2), ValueError, "norm: with ord=2 and axis=None"),
+    (lambda x: fnp.linalg.norm(x, axis=(0, 0)), ValueError, "norm: axis must be one axis or"),
+], ids=lambda v: v if isinstance(v, str) else "")
+def test_bad_arguments_are_reported(call, error, match):
+    x = np.arange(6.0).reshape(2, 3)
+    with pytest.raises(error, match=match):
+        _traced(call, x)

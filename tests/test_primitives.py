@@ -22,7 +22,7 @@ from numerical import check_grads
 @dataclass
 class Arg:
     shape: tuple
-    kind: str = "real"  # real | pos | unit | away0 | int | bool | pyfloat
+    kind: str = "real"  # real | pos | unit | away0 | quarter (n/2 + 1/4) | int | bool | pyfloat
 
     def draw(self, rng, dtype=np.float64):
         if self.kind == "pyfloat":
@@ -38,6 +38,8 @@ class Arg:
             x = np.tanh(x) * 0.8
         elif self.kind == "away0":
             x = np.sign(x) * (np.abs(x) + 0.5)
+        elif self.kind == "quarter":  # a quarter away from the jumps of floor, ceil and round
+            x = np.floor(2 * x) / 2 + 0.25
         return x.astype(dtype)
 
     @property
@@ -86,6 +88,14 @@ CASES = [
     Case("log1p", lax.log1p, [A(5, kind="pos")]),
     Case("expm1", lax.expm1, [A(5)]),
     Case("atan", lax.atan, [A(5)]),
+    Case("asin", lax.asin, [A(3, 4, kind="unit")]),
+    Case("acos", lax.acos, [A(5, kind="unit")]),
+    Case("floor", lax.floor, [A(3, 4, kind="quarter")]),
+    Case("ceil", lax.ceil, [A(5, kind="quarter")]),
+    Case("round", lax.round, [A(3, 4, kind="quarter")]),
+    Case("round_even", lambda x: lax.round(x, lax.RoundingMethod.TO_NEAREST_EVEN),
+         [A(5, kind="quarter")]),
+    Case("is_finite", lax.is_finite, [A(3, 4)], differentiable=False),
     Case("logistic", lax.logistic, [A(5)]),
     Case("abs", lax.abs, [A(3, 4, kind="away0")]),
     Case("sign", lax.sign, [A(3, 4, kind="away0")]),
@@ -113,6 +123,9 @@ CASES = [
     Case("div_bcast", lax.div, [A(4), A(3, 4, kind="away0")]),
     Case("pow", lax.pow, [A(3, 4, kind="pos"), A(3, 4)]),
     Case("pow_bcast", lax.pow, [A(3, 4, kind="pos"), A(4)]),
+    Case("atan2", lax.atan2, [A(3, 4), A(3, 4)]),
+    Case("atan2_bcast", lax.atan2, [A(4), A(3, 1, kind="away0")]),
+    Case("atan2_pyscalar", lambda x, s: lax.atan2(s, x), [A(3), A(kind="pyfloat")]),
     # max/min/select are checked away from ties: the second operand is x + d with |d| >= 0.5.
     Case("max", lambda x, d: lax.max(x, lax.add(x, d)), [A(3, 4), A(3, 4, kind="away0")]),
     Case("min_bcast", lambda x, d: lax.min(x, lax.add(x, d)),
@@ -367,6 +380,30 @@ def test_pow_at_zero_base_has_zero_exponent_derivative():
     assert ft.grad(lambda y: lax.pow(0.0, y), argnums=0)(2.0) == 0.0
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_round_breaks_ties_by_its_rounding_method(dtype):
+    x = np.array([0.5, 1.5, 2.5, -0.5, -2.5, 0.49999997, -1.25, np.inf, -np.inf], dtype)
+    away = lax.round(x)
+    np.testing.assert_array_equal(away, [1, 2, 3, -1, -3, 0, -1, np.inf, -np.inf])
+    np.testing.assert_array_equal(lax.round(x, lax.RoundingMethod.TO_NEAREST_EVEN), np.rint(x))
+    assert away.dtype == dtype and np.isnan(lax.round(np.array([np.nan], dtype)))[0]
+
+
+def test_is_finite_and_rounding_reject_non_floats():
+    np.testing.assert_array_equal(lax.is_finite(np.array([1.0, np.inf, -np.inf, np.nan])),
+                                  [True, False, False, False])
+    for fun in (lax.floor, lax.ceil, lax.round, lax.is_finite):
+        for bad in (np.array([1 + 2j]), np.array([1, 2])):
+            with pytest.raises(TypeError, match=f"{fun.__name__} requires a real floating"):
+                ft.make_jaxpr(fun)(bad)
+    with pytest.raises(TypeError, match="atan2 requires a real floating"):
+        lax.atan2(np.array([1j]), 1.0)
+    with pytest.raises(TypeError, match="atan2 requires"):
+        ft.make_jaxpr(lax.atan2)(np.array([1, 2]), np.array([3, 4]))
+    with pytest.raises(ValueError, match="atan2: operand shapes"):
+        lax.atan2(np.ones(3), np.ones(2))
+
+
 def test_stop_gradient_blocks_derivatives_in_both_modes():
     x = np.array([1.0, -2.0, 3.0])
     f = lambda x: lax.mul(x, lax.stop_gradient(x))  # noqa: E731
@@ -425,7 +462,8 @@ def test_every_registered_primitive_is_covered():
     internal = {"add_any"}
     covered_elsewhere = {"cond", "while", "scan",  # tests/test_control_flow.py
                          "custom_jvp_call", "custom_vjp_call", "custom_lin",  # test_custom_rules
-                         "checkpoint"}
+                         "checkpoint",
+                         "cumsum", "cumprod", "cummax", "cummin", "reduce_prod"}  # test_cumulative
     internal |= covered_elsewhere
     missing = {p.name for p in impl_rules} - traced - internal
     assert not missing, f"primitives without a test case: {sorted(missing)}"

@@ -18,6 +18,7 @@ import numpy as _np
 
 from functrans import core, lax
 from functrans.core import Tracer, get_aval
+from functrans.primitives import cumulative as _cumulative
 from functrans.primitives import shape as _shape
 
 # Dtypes and constants, re-exported so that `fnp.float32` etc. work as in NumPy.
@@ -84,7 +85,7 @@ def asarray(a, dtype=None):
     """Like ``numpy.asarray``; tracers are returned (converted to ``dtype`` if given)."""
     if isinstance(a, Tracer):
         return a if dtype is None else lax.convert_element_type(a, dtype)
-    if isinstance(a, (list, tuple)) and any(isinstance(x, Tracer) for x in _flat(a)):
+    if isinstance(a, (list, tuple)) and builtins.any(isinstance(x, Tracer) for x in _flat(a)):
         return stack([asarray(x, dtype) for x in a])
     if type(a).__module__.startswith("cupy"):
         return a if dtype is None else a.astype(dtype)
@@ -101,7 +102,7 @@ def _flat(seq):
 
 def array(a, dtype=None, copy: bool = True):
     """Like ``numpy.array``."""
-    if isinstance(a, Tracer) or (isinstance(a, (list, tuple)) and any(
+    if isinstance(a, Tracer) or (isinstance(a, (list, tuple)) and builtins.any(
             isinstance(x, Tracer) for x in _flat(a))):
         return asarray(a, dtype)
     return _np.array(a, dtype=dtype, copy=copy)
@@ -156,6 +157,66 @@ log = _inexact_unary(lax.log, "log", "Elementwise natural logarithm.")
 log1p = _inexact_unary(lax.log1p, "log1p", "Elementwise log(1 + x).")
 sqrt = _inexact_unary(lax.sqrt, "sqrt", "Elementwise square root.")
 arctan = _inexact_unary(lax.atan, "arctan", "Elementwise arc tangent.")
+arcsin = _inexact_unary(lax.asin, "arcsin", "Elementwise arc sine.")
+arccos = _inexact_unary(lax.acos, "arccos", "Elementwise arc cosine.")
+
+
+def arctan2(x1, x2):
+    """Elementwise arc tangent of ``x1 / x2`` in the quadrant of the point ``(x2, x1)``
+    (broadcasting; integers are promoted to float).
+
+    >>> float(arctan2(1.0, -1.0)) == 3 * pi / 4
+    True
+    """
+    return lax.atan2(_promote_inexact(x1), _promote_inexact(x2))
+
+
+def floor(x):
+    """Elementwise floor; integers and booleans come back unchanged, as in NumPy 2."""
+    x = _arg(x)
+    return x if _dtype_of(x).kind in "biu" else lax.floor(x)
+
+
+def ceil(x):
+    """Elementwise ceiling; integers and booleans come back unchanged, as in NumPy 2."""
+    x = _arg(x)
+    return x if _dtype_of(x).kind in "biu" else lax.ceil(x)
+
+
+def round(a, decimals: int = 0):  # noqa: A001 (NumPy's name)
+    """Round half to even to ``decimals`` places (negative: to tens, hundreds, ...), by
+    NumPy's method: scale by a power of ten, round to an integer, scale back.
+
+    >>> round(asarray([0.5, 1.5, 2.5]))
+    array([0., 2., 2.])
+    >>> round(asarray([0.125, 0.375]), 2), float(round(-1250.0, -2))
+    (array([0.12, 0.38]), -1200.0)
+    """
+    try:
+        decimals = operator.index(decimals)
+    except TypeError:
+        raise TypeError(f"round: decimals must be a static integer, got {decimals!r}") from None
+    a = _arg(a)
+    kind = _dtype_of(a).kind
+    if kind in "iu":
+        if decimals < 0:
+            raise NotImplementedError("round: integer arrays with decimals < 0 are not "
+                                      "supported; convert to float first")
+        return a
+    if kind == "b":
+        a = lax.convert_element_type(a, _np.float16)  # NumPy's result type for booleans
+    if kind == "c":
+        return lax.complex(round(lax.real(a), decimals), round(lax.imag(a), decimals))
+    even = lax.RoundingMethod.TO_NEAREST_EVEN
+    if decimals == 0:
+        return lax.round(a, even)
+    factor = 10.0 ** builtins.abs(decimals)
+    if decimals > 0:
+        return lax.div(lax.round(lax.mul(a, factor), even), factor)
+    return lax.mul(lax.round(lax.div(a, factor), even), factor)
+
+
+around = round
 
 
 def log2(x):
@@ -264,6 +325,33 @@ def minimum(x, y):
     return lax.min(_arg(x), _arg(y))
 
 
+def logaddexp(x1, x2):
+    """Elementwise ``log(exp(x1) + exp(x2))`` without overflow or underflow.
+
+    Each side of ``x1 == x2`` uses a formula that is exact everywhere and stable on that
+    side, so derivatives of every order are right at ties too; the branch not taken gets a
+    harmless argument, so it adds no nan to gradients.
+
+    >>> float(logaddexp(1000.0, 1000.0)) == 1000.0 + math.log(2)
+    True
+    """
+    x1, x2 = _promote_inexact(x1), _promote_inexact(x2)
+    if _dtype_of(x1).kind == "c" or _dtype_of(x2).kind == "c":
+        raise TypeError("logaddexp: complex operands are not supported (nor by NumPy)")
+    try:
+        _np.broadcast_shapes(_shape_of(x1), _shape_of(x2))
+    except ValueError:
+        raise ValueError(f"logaddexp: operand shapes {_shape_of(x1)} and {_shape_of(x2)} "
+                         "cannot be broadcast together") from None
+    delta = lax.sub(x1, x2)
+    x1_larger = lax.ge(delta, 0)
+    via_x1 = lax.add(x1, lax.log1p(lax.exp(lax.select(x1_larger, lax.neg(delta), 0.0))))
+    via_x2 = lax.add(x2, lax.log1p(lax.exp(lax.select(x1_larger, 0.0, delta))))
+    out = lax.select(x1_larger, via_x1, via_x2)
+    # delta is nan for a nan operand or infinities of one sign: then x1 + x2 is the answer.
+    return lax.select(lax.ne(delta, delta), lax.add(x1, x2), out)
+
+
 def clip(a, a_min=None, a_max=None, *, min=None, max=None):  # noqa: A002 (NumPy's names)
     """Limit the values of ``a`` to ``[a_min, a_max]`` (``min``/``max`` are aliases)."""
     a = _arg(a)
@@ -317,6 +405,25 @@ def logical_not(x):
     return lax.bitwise_not(_as_bool(x))
 
 
+def isnan(x):
+    """Elementwise test for nan (never true for integers and booleans)."""
+    x = _arg(x)
+    if not core.is_inexact(_dtype_of(x)):
+        return full_like(x, False, dtype=_np.bool_)
+    return lax.ne(x, x)
+
+
+def isfinite(x):
+    """Elementwise test for values that are neither infinite nor nan."""
+    x = _arg(x)
+    dtype = _dtype_of(x)
+    if not core.is_inexact(dtype):
+        return full_like(x, True, dtype=_np.bool_)
+    if dtype.kind == "c":
+        return lax.bitwise_and(lax.is_finite(lax.real(x)), lax.is_finite(lax.imag(x)))
+    return lax.is_finite(x)
+
+
 def where(condition, x=None, y=None):
     """Elementwise ``x if condition else y`` (broadcasting); the one-argument form is not
     supported (its output shape depends on the data)."""
@@ -356,6 +463,22 @@ def mean(a, axis=None, dtype=None, keepdims: bool = False):
     return lax.div(sum(a, axis, keepdims=keepdims), count)
 
 
+def prod(a, axis=None, dtype=None, keepdims: bool = False):
+    """Product over ``axis`` (all axes by default); booleans and small ints multiply as
+    int64.  Its derivative is exact where elements are zero (no division)."""
+    return _cumulative.numpy_prod(_arg(a), axis, dtype, keepdims)
+
+
+def cumsum(a, axis=None, dtype=None):
+    """Running sum along ``axis`` (of the flattened array by default)."""
+    return _cumulative.numpy_cumsum(_arg(a), axis, dtype)
+
+
+def cumprod(a, axis=None, dtype=None):
+    """Running product along ``axis`` (of the flattened array by default)."""
+    return _cumulative.numpy_cumprod(_arg(a), axis, dtype)
+
+
 def var(a, axis=None, ddof: int = 0, keepdims: bool = False):
     """Variance over ``axis`` (``ddof`` delta degrees of freedom)."""
     a = _promote_inexact(a)
@@ -388,6 +511,16 @@ def min(a, axis=None, keepdims: bool = False):  # noqa: A001
 
 
 amax, amin = max, min
+
+
+def any(a, axis=None, keepdims: bool = False):  # noqa: A001 (NumPy's name)
+    """Whether any element along ``axis`` (all axes by default) is true (nonzero)."""
+    return lax.gt(sum(_as_bool(a), axis, keepdims=keepdims), 0)
+
+
+def all(a, axis=None, keepdims: bool = False):  # noqa: A001 (NumPy's name)
+    """Whether every element along ``axis`` (all axes by default) is true (nonzero)."""
+    return lax.eq(sum(logical_not(a), axis, keepdims=keepdims), 0)
 
 
 def _arg_extremum(f, a, axis, keepdims: bool):
@@ -669,6 +802,18 @@ def atleast_1d(a):
     return reshape(a, (1,)) if not _shape_of(a) else a
 
 
+def atleast_2d(*arys):
+    """Arrays with at least two axes: a scalar becomes shape (1, 1), a vector (1, n).  One
+    array in, one array out; several in, a tuple out."""
+    outs = []
+    for a in arys:
+        a = _arg(a)
+        nd = len(_shape_of(a))
+        outs.append(_shape.reshape(a, (1, 1)) if nd == 0 else
+                    _shape.expand_dims(a, (0,)) if nd == 1 else a)
+    return outs[0] if len(outs) == 1 else tuple(outs)
+
+
 def concatenate(arrays: Sequence, axis: int = 0):
     arrays = [_arg(a) for a in arrays]
     nd = len(_shape_of(arrays[0]))
@@ -682,6 +827,232 @@ def stack(arrays: Sequence, axis: int = 0):
     nd = len(_shape_of(arrays[0])) + 1
     axis = _shape.normalize_axis(axis, nd)
     return _shape.concatenate([_shape.expand_dims(a, (axis,)) for a in arrays], axis)
+
+
+def hstack(tup: Sequence):
+    """Concatenate along the second axis (the first, for 1-D arrays); scalars count as 1-D."""
+    arrays = [atleast_1d(a) for a in tup]
+    if not arrays:
+        raise ValueError("hstack: need at least one array to concatenate")
+    return concatenate(arrays, axis=0 if len(_shape_of(arrays[0])) == 1 else 1)
+
+
+def vstack(tup: Sequence):
+    """Concatenate along the first axis, after making every array at least 2-D."""
+    arrays = [atleast_2d(a) for a in tup]
+    if not arrays:
+        raise ValueError("vstack: need at least one array to concatenate")
+    return concatenate(arrays, axis=0)
+
+
+def _static_int(value, name: str, what: str) -> int:
+    if isinstance(value, Tracer):
+        raise NotImplementedError(f"{name}: {what} must be a static integer, not a traced "
+                                  "value (it decides the output shape)")
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"{name}: {what} must be an integer, got {value!r}") from None
+
+
+def _slice_axis(x, axis: int, lo: int, hi: int):
+    """``x[..., lo:hi, ...]`` along ``axis`` (``0 <= lo <= hi <= size``)."""
+    shape = _shape_of(x)
+    start, limit = [0] * len(shape), list(shape)
+    start[axis], limit[axis] = lo, hi
+    return _shape.slice(x, start, limit)
+
+
+def split(ary, indices_or_sections, axis: int = 0):
+    """Split ``ary`` along ``axis`` into equal sections (an int that divides the axis) or
+    at the given indices (the pieces are ``ary[:i0], ary[i0:i1], ..., ary[ik:]``, with
+    Python's slicing rules)."""
+    ary = _arg(ary)
+    shape = _shape_of(ary)
+    axis = _shape.normalize_axis(_static_int(axis, "split", "axis"), len(shape))
+    n = shape[axis]
+    if isinstance(indices_or_sections, (int, _np.integer)):
+        sections = int(indices_or_sections)
+        if sections <= 0 or n % sections:
+            raise ValueError(f"split: {sections} sections do not divide axis {axis} (of size "
+                             f"{n}, array shape {shape}) equally; pass split indices instead")
+        size = n // sections
+        bounds = [(i * size, (i + 1) * size) for i in range(sections)]
+    else:
+        if isinstance(indices_or_sections, Tracer):
+            raise NotImplementedError("split: indices must be static, not a traced value")
+        points = [_static_int(i, "split", "each index") for i in indices_or_sections]
+        edges = [0, *points, n]
+        bounds = []
+        for lo, hi in zip(edges, edges[1:]):
+            lo, hi, _ = builtins.slice(lo, hi).indices(n)
+            bounds.append((lo, builtins.max(lo, hi)))
+    return [_slice_axis(ary, axis, lo, hi) for lo, hi in bounds]
+
+
+def tile(A, reps):
+    """Repeat the whole array ``reps`` times along each axis (an int or a tuple; the
+    shorter of ``A.shape`` and ``reps`` is padded with leading ones)."""
+    A = _arg(A)
+    reps = tuple(_static_int(r, "tile", "reps") for r in _as_tuple(reps))
+    if builtins.any(r < 0 for r in reps):
+        raise ValueError(f"tile: reps must be non-negative, got {reps}")
+    shape = _shape_of(A)
+    d = builtins.max(len(shape), len(reps))
+    shape, reps = (1,) * (d - len(shape)) + shape, (1,) * (d - len(reps)) + reps
+    # Each axis of size n becomes a pair (r, n) of axes, merged into one of size r * n.
+    pairs = _shape.broadcast_in_dim(_shape.reshape(A, shape),
+                                    [m for r, n in zip(reps, shape) for m in (r, n)],
+                                    tuple(range(1, 2 * d, 2)))
+    return _shape.reshape(pairs, [r * n for r, n in zip(reps, shape)])
+
+
+def repeat(a, repeats, axis=None):
+    """Repeat each element ``repeats`` times (a static int) along ``axis`` (of the
+    flattened array by default)."""
+    if not isinstance(repeats, Tracer) and _np.ndim(repeats) > 0:
+        raise NotImplementedError("repeat: only one static integer count is supported, not "
+                                  "one count per element")
+    repeats = _static_int(repeats, "repeat", "repeats")
+    if repeats < 0:
+        raise ValueError(f"repeat: repeats must be non-negative, got {repeats}")
+    a = _arg(a)
+    if axis is None:
+        a, axis = ravel(a), 0
+    shape = _shape_of(a)
+    axis = _shape.normalize_axis(_static_int(axis, "repeat", "axis"), len(shape))
+    # Each element gets a new axis of size `repeats` right after it, then the two merge.
+    widened = _shape.broadcast_in_dim(
+        a, shape[:axis + 1] + (repeats,) + shape[axis + 1:],
+        tuple(i if i <= axis else i + 1 for i in range(len(shape))))
+    return _shape.reshape(widened, shape[:axis] + (shape[axis] * repeats,) + shape[axis + 1:])
+
+
+def roll(a, shift, axis=None):
+    """Shift elements ``shift`` places along ``axis`` (of the flattened array by default),
+    wrapping around; ``shift`` and ``axis`` may be tuples of equal length (or one of them
+    an int, used for every axis)."""
+    a = _arg(a)
+    if isinstance(shift, Tracer):
+        raise NotImplementedError("roll: shift must be static, not a traced value")
+    if axis is None:
+        return _shape.reshape(roll(ravel(a), shift, 0), _shape_of(a))
+    shifts, axes = _as_tuple(shift), _as_tuple(axis)
+    if len(shifts) == 1:
+        shifts *= len(axes)
+    if len(axes) == 1:
+        axes *= len(shifts)
+    if len(shifts) != len(axes):
+        raise ValueError(f"roll: {len(shifts)} shifts for {len(axes)} axes")
+    nd = len(_shape_of(a))
+    for s, ax in zip(shifts, axes):
+        ax = _shape.normalize_axis(_static_int(ax, "roll", "axis"), nd)
+        n = _shape_of(a)[ax]
+        s = _static_int(s, "roll", "shift") % n if n else 0
+        if s:
+            a = _shape.concatenate([_slice_axis(a, ax, n - s, n), _slice_axis(a, ax, 0, n - s)],
+                                   ax)
+    return a
+
+
+def diff(a, n: int = 1, axis: int = -1):
+    """The ``n``-th forward difference along ``axis``: ``a[1:] - a[:-1]``, ``n`` times
+    (booleans differ by ``!=``, as in NumPy)."""
+    a = _arg(a)
+    n = _static_int(n, "diff", "n")
+    if n < 0:
+        raise ValueError(f"diff: the order n must be non-negative, got {n}")
+    shape = _shape_of(a)
+    if not shape:
+        raise ValueError("diff: the input must have at least one axis, got a scalar")
+    axis = _shape.normalize_axis(_static_int(axis, "diff", "axis"), len(shape))
+    difference = lax.ne if _dtype_of(a) == _np.bool_ else lax.sub
+    for _ in range(n):
+        m = _shape_of(a)[axis]
+        a = difference(_slice_axis(a, axis, builtins.min(1, m), m),
+                       _slice_axis(a, axis, 0, builtins.max(m - 1, 0)))
+    return a
+
+
+def diagonal(a, offset: int = 0, axis1: int = 0, axis2: int = 1):
+    """The diagonal ``a[i, i + offset]`` of the planes spanned by ``axis1`` and ``axis2``,
+    as the last axis of the result (the other axes keep their order)."""
+    a = _arg(a)
+    shape = _shape_of(a)
+    if len(shape) < 2:
+        raise ValueError(f"diagonal: the input must have at least two axes, got shape {shape}")
+    offset = _static_int(offset, "diagonal", "offset")
+    ax1 = _shape.normalize_axis(_static_int(axis1, "diagonal", "axis1"), len(shape), "axis1")
+    ax2 = _shape.normalize_axis(_static_int(axis2, "diagonal", "axis2"), len(shape), "axis2")
+    if ax1 == ax2:
+        raise ValueError(f"diagonal: axis1 and axis2 must differ, both are axis {ax1}")
+    rest = [i for i in range(len(shape)) if i not in (ax1, ax2)]
+    lead = [shape[i] for i in rest]
+    rows, cols = shape[ax1], shape[ax2]
+    r0, c0 = builtins.min(builtins.max(-offset, 0), rows), builtins.min(builtins.max(offset, 0),
+                                                                         cols)
+    size = builtins.min(rows - r0, cols - c0)
+    # The square block whose main diagonal is the wanted one, flattened: every
+    # (size + 1)-th element lies on that diagonal.
+    x = _shape.transpose_axes(a, rest + [ax1, ax2])
+    x = _shape.slice(x, [0] * len(lead) + [r0, c0], lead + [r0 + size, c0 + size])
+    x = _shape.reshape(x, lead + [size * size])
+    return _shape.slice(x, [0] * (len(lead) + 1), lead + [size * size],
+                        [1] * len(lead) + [size + 1])
+
+
+def diag(v, k: int = 0):
+    """A 1-D ``v`` placed on the ``k``-th diagonal of a square 2-D array, or the ``k``-th
+    diagonal of a 2-D ``v``.
+
+    >>> diag(asarray([1, 2]), 1)
+    array([[0, 1, 0],
+           [0, 0, 2],
+           [0, 0, 0]])
+    """
+    v = _arg(v)
+    shape = _shape_of(v)
+    k = _static_int(k, "diag", "k")
+    if len(shape) == 2:
+        return diagonal(v, k)
+    if len(shape) != 1:
+        raise ValueError(f"diag: the input must be 1-D or 2-D, got shape {shape}")
+    n = shape[0]
+    size = n + builtins.abs(k)
+    # With `size` zeros between neighbours, element i lands at flat position
+    # start + i * (size + 1), which is (i, i + k) of the (size, size) result.
+    start = k if k >= 0 else -k * size
+    spread = n + (n - 1) * size if n else 0
+    zero = lax.convert_element_type(0, _dtype_of(v))
+    flat = lax.pad(v, zero, [(start, size * size - start - spread, size)])
+    return _shape.reshape(flat, (size, size))
+
+
+def trace(a, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype=None):
+    """The sum along a diagonal (see ``diagonal``), with ``sum``'s dtype rules."""
+    return sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
+
+
+def _triangle(name: str, m, k, lower: bool):
+    m = _arg(m)
+    shape = _shape_of(m)
+    if len(shape) < 2:
+        raise ValueError(f"{name}: the input must have at least two axes, got shape {shape}")
+    k = _static_int(k, name, "k")
+    rows, cols = shape[-2:]
+    keep = _np.tri(rows, cols, k, dtype=bool) if lower else ~_np.tri(rows, cols, k - 1,
+                                                                      dtype=bool)
+    return lax.select(keep, m, lax.zeros_like(m))
+
+
+def tril(m, k: int = 0):
+    """Zero the elements above the ``k``-th diagonal of the last two axes."""
+    return _triangle("tril", m, k, lower=True)
+
+
+def triu(m, k: int = 0):
+    """Zero the elements below the ``k``-th diagonal of the last two axes."""
+    return _triangle("triu", m, k, lower=False)
 
 
 def flip(a, axis=None):
@@ -826,7 +1197,8 @@ _TRACER_METHODS = {
     "argmax": argmax, "argmin": argmin, "dot": dot, "conj": conj, "conjugate": conj,
     "reshape": _method_reshape, "transpose": _method_transpose, "ravel": ravel,
     "flatten": ravel, "squeeze": squeeze, "astype": astype, "clip": clip,
-    "swapaxes": swapaxes,
+    "swapaxes": swapaxes, "all": all, "any": any, "round": round, "diagonal": diagonal,
+    "trace": trace, "repeat": repeat, "prod": prod, "cumsum": cumsum, "cumprod": cumprod,
 }
 
 
@@ -845,7 +1217,8 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
 def _array_function(self, func, types, args, kwargs):
     """NumPy functions on tracers (``np.sum(x)``) run the functrans.numpy function of the
     same name, when there is one."""
-    fn = globals().get(func.__name__)
+    namespace = vars(linalg) if func.__module__ == "numpy.linalg" else globals()
+    fn = namespace.get(func.__name__)
     if fn is None or not callable(fn) or fn is func:
         raise TypeError(f"numpy.{func.__name__} cannot be applied to a functrans tracer; use "
                         "functrans.numpy functions on traced values")
@@ -864,6 +1237,8 @@ _UFUNCS = {
     "logical_or": logical_or, "logical_not": logical_not, "conjugate": conjugate,
     "matmul": matmul, "bitwise_and": _TRACER_METHODS["__and__"],
     "bitwise_or": _TRACER_METHODS["__or__"], "invert": _TRACER_METHODS["__invert__"],
+    "arcsin": arcsin, "arccos": arccos, "arctan2": arctan2, "floor": floor, "ceil": ceil,
+    "isnan": isnan, "isfinite": isfinite, "logaddexp": logaddexp,
 }
 
 
@@ -878,3 +1253,5 @@ def _install_tracer_methods() -> None:
 
 
 _install_tracer_methods()
+
+from functrans.numpy import linalg as linalg  # noqa: E402  (it uses the functions above)

@@ -2,5 +2,5 @@
 abstract eval, JVP, transpose if linear, batching) registered next to each other, plus the
 ``lax``-level functions that bind them."""
 from functrans.primitives import (conversion, shape, elementwise, reductions, linalg,  # noqa: F401
-                                  indexing,
+                                  indexing, cumulative,
                                   control_flow, custom_derivatives, checkpoint)

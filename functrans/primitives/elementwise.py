@@ -12,6 +12,7 @@ Two factories register everything a family member needs:
 from __future__ import annotations
 
 import builtins
+import enum
 from typing import Callable
 
 import numpy as np
@@ -99,14 +100,24 @@ def _require_inexact(name: str, aval: ShapedArray) -> None:
                         f"{aval.dtype.name}; convert it first (functrans.numpy does this)")
 
 
+def _require_real_floating(name: str, aval: ShapedArray) -> None:
+    if aval.dtype.kind != "f":
+        raise TypeError(f"{name} requires a real floating-point operand, got "
+                        f"{aval.dtype.name}")
+
+
 def unary(name: str, impl: Callable, derivative: Callable | None, *,
-          inexact_only: bool = True, out_dtype: Callable | None = None) -> Primitive:
+          inexact_only: bool = True, real_only: bool = False,
+          out_dtype: Callable | None = None) -> Primitive:
     """A unary elementwise primitive.  ``derivative(g, ans, x, **params)`` is the tangent
-    map (``None``: zero derivative); ``out_dtype(dtype)`` maps the input dtype."""
+    map (``None``: zero derivative); ``out_dtype(dtype)`` maps the input dtype;
+    ``real_only`` refuses complex (and integer) operands."""
     prim = Primitive(name)
 
     def abstract_eval(aval, **params):
-        if inexact_only:
+        if real_only:
+            _require_real_floating(name, aval)
+        elif inexact_only:
             _require_inexact(name, aval)
         if out_dtype is None:
             return aval
@@ -142,9 +153,39 @@ sqrt_p = unary("sqrt", _np_unary("sqrt"), lambda g, ans, x: div(g, mul(2, ans)))
 log1p_p = unary("log1p", _np_unary("log1p"), lambda g, ans, x: div(g, add(1, x)))
 expm1_p = unary("expm1", _np_unary("expm1"), lambda g, ans, x: mul(g, add(ans, 1)))
 atan_p = unary("atan", _np_unary("arctan"), lambda g, ans, x: div(g, add(1, mul(x, x))))
+asin_p = unary("asin", _np_unary("arcsin"),
+               lambda g, ans, x: div(g, sqrt(sub(1, mul(x, x)))))
+acos_p = unary("acos", _np_unary("arccos"),
+               lambda g, ans, x: neg(div(g, sqrt(sub(1, mul(x, x))))))
 logistic_p = unary("logistic", lambda x: _logistic_impl(x),
                    lambda g, ans, x: mul(g, mul(ans, sub(1, ans))))
 sign_p = unary("sign", _np_unary("sign"), None, inexact_only=False)
+# Piecewise constant: the derivative is zero wherever it exists.
+floor_p = unary("floor", _np_unary("floor"), None, real_only=True)
+ceil_p = unary("ceil", _np_unary("ceil"), None, real_only=True)
+is_finite_p = unary("is_finite", _np_unary("isfinite"), None, real_only=True,
+                    out_dtype=lambda d: np.dtype(np.bool_))
+
+
+class RoundingMethod(enum.IntEnum):
+    """How ``round`` breaks ties (``x.5``), with ``jax.lax.RoundingMethod``'s values."""
+    AWAY_FROM_ZERO = 0
+    TO_NEAREST_EVEN = 1
+
+    def __repr__(self) -> str:  # as jaxprs print it
+        return self.name
+
+
+def _round_impl(x, *, rounding_method):
+    xp = array_module(x)
+    if rounding_method == RoundingMethod.TO_NEAREST_EVEN:
+        return xp.rint(x)
+    whole = xp.trunc(x)  # x - trunc(x) is exact, so the tie test is too
+    with np.errstate(invalid="ignore"):  # inf - inf: nan, which is not >= 0.5
+        return xp.where(xp.abs(x - whole) >= 0.5, whole + xp.sign(x), whole)
+
+
+round_p = unary("round", _round_impl, None, real_only=True)
 
 
 def _logistic_impl(x):
@@ -213,14 +254,16 @@ def integer_pow(x, y: int):
 
 
 def binary(name: str, impl: Callable, derivatives, *, out_dtype=None,
-           transpose_rule=None, inexact_only=False) -> Primitive:
+           transpose_rule=None, inexact_only=False, real_only=False) -> Primitive:
     """A NumPy-broadcasting binary primitive (see the module docstring)."""
     prim = Primitive(name)
 
     def abstract_eval(x, y):
         shape = _broadcast_shapes(name, (x, y))
         dtype, weak = core.result_type(x, y)
-        if inexact_only:
+        if real_only:
+            _require_real_floating(name, ShapedArray((), dtype))
+        elif inexact_only:
             _require_inexact(name, ShapedArray((), dtype))
         if out_dtype is not None:
             dtype, weak = out_dtype, False
@@ -305,6 +348,17 @@ def _minmax_derivative(pick):
         return mul(g, weight)
     return (derivative,
             lambda g, ans, x, y: derivative(g, ans, y, x))
+
+
+def _atan2_derivatives():
+    # atan2(x, y) is the angle of the point (y, x): d/dx = y / r², d/dy = -x / r².
+    def radius2(x, y):
+        return add(mul(x, x), mul(y, y))
+    return (lambda g, ans, x, y: mul(g, div(y, radius2(x, y))),
+            lambda g, ans, x, y: mul(g, div(neg(x), radius2(x, y))))
+
+
+atan2_p = binary("atan2", _np_binary("arctan2"), _atan2_derivatives(), real_only=True)
 
 
 max_p = binary("max", _np_binary("maximum"), _minmax_derivative(lambda a, b: gt(a, b)))
@@ -445,6 +499,11 @@ sqrt = _unary_fn(sqrt_p, "Elementwise square root.")
 log1p = _unary_fn(log1p_p, "Elementwise log(1 + x), accurate near 0.")
 expm1 = _unary_fn(expm1_p, "Elementwise exp(x) - 1, accurate near 0.")
 atan = _unary_fn(atan_p, "Elementwise arc tangent.")
+asin = _unary_fn(asin_p, "Elementwise arc sine.")
+acos = _unary_fn(acos_p, "Elementwise arc cosine.")
+floor = _unary_fn(floor_p, "Elementwise floor (largest integer not above x), for floats.")
+ceil = _unary_fn(ceil_p, "Elementwise ceiling (smallest integer not below x), for floats.")
+is_finite = _unary_fn(is_finite_p, "Elementwise test for values that are neither inf nor nan.")
 logistic = _unary_fn(logistic_p, "Elementwise logistic sigmoid 1 / (1 + exp(-x)).")
 sign = _unary_fn(sign_p, "Elementwise sign (-1, 0 or 1).")
 abs = _unary_fn(abs_p, "Elementwise absolute value (modulus for complex).")  # noqa: A001
@@ -457,6 +516,8 @@ sub = _binary_fn(sub_p, "Elementwise (broadcasting) x - y.")
 mul = _binary_fn(mul_p, "Elementwise (broadcasting) x * y.")
 div = _binary_fn(div_p, "Elementwise (broadcasting) true division x / y.")
 pow = _binary_fn(pow_p, "Elementwise (broadcasting) x ** y for real exponents.")  # noqa: A001
+atan2 = _binary_fn(atan2_p, "Elementwise (broadcasting) arc tangent of x / y, in the quadrant "
+                            "of the point (y, x).")
 max = _binary_fn(max_p, "Elementwise (broadcasting) maximum.")  # noqa: A001
 min = _binary_fn(min_p, "Elementwise (broadcasting) minimum.")  # noqa: A001
 complex = _binary_fn(complex_p, "x + 1j * y from real x and y.")  # noqa: A001
@@ -473,3 +534,16 @@ bitwise_or = _binary_fn(or_p, "Elementwise logical or of booleans.")
 def select(pred, on_true, on_false):
     """Elementwise ``on_true if pred else on_false`` (broadcasting, like ``numpy.where``)."""
     return select_p.bind(pred, on_true, on_false)
+
+
+def round(x, rounding_method: RoundingMethod = RoundingMethod.AWAY_FROM_ZERO):  # noqa: A001
+    """Elementwise rounding to the nearest integer of a float array; ties go away from zero
+    by default (``jax.lax.round``), or to even with ``RoundingMethod.TO_NEAREST_EVEN``.
+
+    >>> import numpy as np
+    >>> round(np.array([0.5, 1.5, -2.5]))
+    array([ 1.,  2., -3.])
+    >>> round(np.array([0.5, 1.5, -2.5]), RoundingMethod.TO_NEAREST_EVEN)
+    array([ 0.,  2., -2.])
+    """
+    return round_p.bind(x, rounding_method=RoundingMethod(rounding_method))

@@ -1,0 +1,43 @@
+"""``functrans.numpy.linalg``: the norms of ``numpy.linalg`` that are smooth away from 0.
+
+>>> import numpy as np, functrans.numpy as fnp
+>>> float(fnp.linalg.norm(np.array([3.0, 4.0])))
+5.0
+"""
+from __future__ import annotations
+
+from functrans import lax
+from functrans.core import get_aval
+from functrans.numpy import _promote_inexact, sqrt, sum
+from functrans.primitives.shape import normalize_axis
+
+__all__ = ["norm"]
+
+
+def norm(x, ord=None, axis=None, keepdims: bool = False):  # noqa: A002 (NumPy's name)
+    """The Euclidean norm of vectors (``ord`` None or 2) or the Frobenius norm of matrices
+    (``ord`` None or ``'fro'``).  ``axis``: None (the whole array; with ``ord``, a 1-D or
+    2-D one), an int (vectors along it) or a pair of ints (matrices in that plane).  Its
+    derivative at ``x = 0`` is undefined."""
+    x = _promote_inexact(x)
+    aval = get_aval(x)
+    if axis is None:
+        axes = tuple(range(aval.ndim))
+        if ord is not None and aval.ndim not in (1, 2):
+            raise ValueError(f"norm: with ord={ord!r} and axis=None the input must be 1-D or "
+                             f"2-D, got shape {aval.shape}")
+    else:
+        axes = (axis,) if isinstance(axis, int) else tuple(axis)
+        axes = tuple(normalize_axis(int(a), aval.ndim) for a in axes)
+        if len(set(axes)) != len(axes) or len(axes) not in (1, 2):
+            raise ValueError(f"norm: axis must be one axis or a pair of distinct axes, got "
+                             f"{axis!r} (input shape {aval.shape})")
+    if ord is not None:
+        if len(axes) == 1 and not (isinstance(ord, (int, float)) and ord == 2):
+            raise NotImplementedError(f"norm: vector ord={ord!r} is not supported; only "
+                                      "ord=None or 2 (the Euclidean norm)")
+        if len(axes) == 2 and not (isinstance(ord, str) and ord == "fro"):
+            raise NotImplementedError(f"norm: matrix ord={ord!r} is not supported; only "
+                                      "ord=None or 'fro' (the Frobenius norm)")
+    squares = lax.real(lax.mul(x, lax.conj(x))) if aval.dtype.kind == "c" else lax.mul(x, x)
+    return sqrt(sum(squares, axes, keepdims=keepdims))
