@@ -18,7 +18,6 @@ from functrans.core import ClosedJaxpr, ShapeDtypeStruct, ShapedArray, float0, g
 from functrans.interpreters import ad, batching, partial_eval, transpose
 from functrans.interpreters.ad import Zero
 from functrans.interpreters.batching import not_mapped
-from functrans.interpreters.eval import eval_jaxpr
 from functrans.primitives import shape as shape_ops
 from functrans.primitives.conversion import convert_element_type, zeros_like
 from functrans.tree_util import (PyTreeDef, flatten_up_to, tree_flatten, tree_structure,
@@ -200,9 +199,8 @@ def linearize(fun: Callable, *primals, has_aux: bool = False):
         tangents_flat = _check_tangents("linearize", primals_flat, tangents_flat, in_tree,
                                         tangent_tree)
         args = [_zeros_for(p, t) for p, t in zip(primals_flat, tangents_flat)]
-        values = iter(eval_jaxpr(jaxpr, consts, *args))
-        outs = [next(values) if t is None else _zeros_for(p, t)
-                for p, t in zip(out_p, out_tangents[:num_out])]
+        outs_t = ad.eval_linearized(jaxpr, consts, out_tangents, args)
+        outs = [_zeros_for(p, t) for p, t in zip(out_p, outs_t[:num_out])]
         return tree_unflatten(store.out_tree, owned(outs, tangents_flat + out_p))
 
     result = (tree_unflatten(store.out_tree, out_p), f_jvp)
