@@ -1,32 +1,193 @@
-"""Which array module (NumPy or CuPy) a primitive's impl should use for its inputs.
+"""The one place that knows NumPy from CuPy.
 
-Impls never move device arrays to the host: they compute with the module their inputs come
-from.  CuPy is optional and only imported when a CuPy array is actually seen.
+Everything that differs between the array libraries lives here: which module computes with
+given inputs, creating arrays on the device of given inputs, scatter-add, cumulative
+maximum and minimum, writeability and views, random numbers for gradient checks, and the
+explicit copy to the host.  Rules, transforms and checkers never create a host array for
+device inputs: they ask this module, passing ``like=`` an input whose device to use.
+
+CuPy is optional and only imported when a CuPy array is actually seen.  Other array types
+that behave like CuPy (the test suite's NumPy-backed stand-in) are registered with
+``register_array_library``.
 """
 from __future__ import annotations
 
+from typing import Any, Callable
+
 import numpy as np
+
+__all__ = [
+    "ArrayLibrary", "register_array_library", "array_module", "library_of", "is_array",
+    "is_device_array", "coerce", "asarray", "zeros", "ones", "full", "empty", "arange",
+    "eye", "tri", "scatter_add", "cumulative_max", "cumulative_min", "is_writeable",
+    "memory_owner", "owned", "default_rng", "to_host",
+]
+
+
+class ArrayLibrary:
+    """An array module (``numpy``, ``cupy`` or a stand-in) with the few operations that are
+    spelled differently in each: ``scatter_add(target, index, updates)`` accumulates in
+    place (duplicates add up), ``to_host(x)`` copies to a NumPy array, and
+    ``default_rng(seed)`` makes a generator whose ``standard_normal(shape, dtype)`` gives
+    arrays of this module."""
+
+    __slots__ = ("xp", "scatter_add", "to_host", "default_rng", "has_ufunc_methods")
+
+    def __init__(self, xp, scatter_add: Callable, to_host: Callable, default_rng: Callable,
+                 has_ufunc_methods: bool):
+        self.xp = xp
+        self.scatter_add = scatter_add
+        self.to_host = to_host
+        self.default_rng = default_rng
+        self.has_ufunc_methods = has_ufunc_methods
+
+    def __repr__(self):
+        return f"ArrayLibrary({self.xp.__name__})"
+
+
+NUMPY = ArrayLibrary(np, lambda a, i, v: np.add.at(a, i, v), np.asarray,
+                     np.random.default_rng, has_ufunc_methods=True)
+
+#: array type -> its library, for the device array types seen so far or registered
+_libraries: dict[type, ArrayLibrary] = {}
+
+
+def register_array_library(array_type: type, library: ArrayLibrary) -> None:
+    """Make ``array_type`` a device array type computed on with ``library``."""
+    _libraries[array_type] = library
+
+
+def _cupy_library(array_type: type) -> ArrayLibrary | None:
+    if not array_type.__module__.startswith("cupy"):
+        return None
+    import cupy
+    import cupyx
+    library = ArrayLibrary(cupy, cupyx.scatter_add, cupy.asnumpy, cupy.random.default_rng,
+                           has_ufunc_methods=False)
+    register_array_library(cupy.ndarray, library)
+    return library
+
+
+def _lookup(t: type) -> ArrayLibrary | None:
+    library = _libraries.get(t)
+    if library is None and t.__module__.startswith("cupy"):
+        library = _cupy_library(t)
+    return library
+
+
+def library_of(*args) -> ArrayLibrary:
+    """The library of the first device array among ``args``, else NumPy's."""
+    for x in args:
+        t = type(x)
+        if t is np.ndarray or t in _SCALAR_TYPES:
+            continue
+        library = _lookup(t)
+        if library is not None:
+            return library
+    return NUMPY
+
+
+_SCALAR_TYPES = frozenset({int, float, complex, bool})
 
 
 def array_module(*args):
-    """``cupy`` if any argument is a CuPy array, else ``numpy``."""
-    for x in args:
-        if type(x).__module__.startswith("cupy"):
-            import cupy
-            return cupy
-    return np
+    """The array module (``numpy``, ``cupy``, ...) that computes with ``args``."""
+    return library_of(*args).xp
 
 
 def is_array(x) -> bool:
-    return isinstance(x, np.ndarray) or type(x).__module__.startswith("cupy")
+    """Whether ``x`` is a NumPy array or a device array."""
+    return isinstance(x, np.ndarray) or _lookup(type(x)) is not None
+
+
+def is_device_array(x) -> bool:
+    """Whether ``x`` is an array of a device library (CuPy or a registered stand-in)."""
+    return not isinstance(x, np.ndarray) and _lookup(type(x)) is not None
 
 
 def coerce(xp, *args) -> tuple:
-    """``args`` ready for ``xp``: with CuPy, host (NumPy) arrays among them, such as the
-    constants that rules create, are moved to the device; with NumPy nothing changes."""
+    """``args`` ready for ``xp``: with a device module, host (NumPy) arrays among them, such
+    as the constants that rules create, are moved to the device; with NumPy nothing
+    changes."""
     if xp is np:
         return args
     return tuple(xp.asarray(a) if isinstance(a, (np.ndarray, np.generic)) else a for a in args)
+
+
+def asarray(x, dtype=None, like=None):
+    """``x`` as an array on the device of ``like`` (NumPy when ``like`` is None or a host
+    value).  A host value is copied to the device once; a device array stays put."""
+    return array_module(like).asarray(x, dtype=dtype)
+
+
+def zeros(shape, dtype=float, like=None):
+    """Zeros of ``shape`` and ``dtype`` on the device of ``like``."""
+    return array_module(like).zeros(shape, dtype)
+
+
+def ones(shape, dtype=float, like=None):
+    """Ones of ``shape`` and ``dtype`` on the device of ``like``."""
+    return array_module(like).ones(shape, dtype)
+
+
+def full(shape, fill_value, dtype=None, like=None):
+    """``fill_value`` repeated to ``shape`` on the device of ``like``."""
+    return array_module(like).full(shape, fill_value, dtype)
+
+
+def empty(shape, dtype=float, like=None):
+    """An uninitialised array of ``shape`` and ``dtype`` on the device of ``like``."""
+    return array_module(like).empty(shape, dtype)
+
+
+def arange(*args, dtype=None, like=None):
+    """``arange(start, stop, step)`` on the device of ``like``."""
+    return array_module(like).arange(*args, dtype=dtype)
+
+
+def eye(n: int, m: int | None = None, k: int = 0, dtype=float, like=None):
+    """The ``n x m`` identity (ones on diagonal ``k``) on the device of ``like``."""
+    return array_module(like).eye(n, m, k, dtype=dtype)
+
+
+def tri(n: int, m: int | None = None, k: int = 0, dtype=float, like=None):
+    """Ones at and below diagonal ``k`` of an ``n x m`` array, on the device of ``like``."""
+    return array_module(like).tri(n, m, k, dtype=dtype)
+
+
+def scatter_add(target, index, updates) -> None:
+    """``target[index] += updates`` in place, with repeated indices accumulating."""
+    library_of(target).scatter_add(target, index, updates)
+
+
+def _cumulative_extremum(x, axis: int, pick: str):
+    library = library_of(x)
+    xp = library.xp
+    if library.has_ufunc_methods:
+        return getattr(xp, pick).accumulate(x, axis)
+    # CuPy has no ufunc.accumulate: a log-depth prefix scan (Hillis-Steele) instead.
+    x = xp.moveaxis(x, axis, -1).copy()
+    n, shift = x.shape[-1], 1
+    while shift < n:
+        x[..., shift:] = getattr(xp, pick)(x[..., shift:], x[..., :-shift])
+        shift *= 2
+    return xp.moveaxis(x, -1, axis)
+
+
+def cumulative_max(x, axis: int):
+    """The running maximum of ``x`` along ``axis``."""
+    return _cumulative_extremum(x, axis, "maximum")
+
+
+def cumulative_min(x, axis: int):
+    """The running minimum of ``x`` along ``axis``."""
+    return _cumulative_extremum(x, axis, "minimum")
+
+
+def is_writeable(x) -> bool:
+    """Whether the caller may write into ``x``: NumPy's flag (broadcast views are
+    read-only); device arrays have no such flag and are always writeable."""
+    return x.flags.writeable if type(x) is np.ndarray else True
 
 
 def memory_owner(x):
@@ -46,7 +207,7 @@ def owned(values: list, others=(), check_aliasing: bool = True) -> list:
     out = []
     for v in values:
         if is_array(v):
-            if type(v) is np.ndarray and not v.flags.writeable:
+            if not is_writeable(v):
                 v = v.copy()
             elif check_aliasing and id(memory_owner(v)) in seen:
                 v = v.copy()
@@ -54,3 +215,15 @@ def owned(values: list, others=(), check_aliasing: bool = True) -> list:
                 seen.add(id(memory_owner(v)))
         out.append(v)
     return out
+
+
+def default_rng(seed: Any, like=None):
+    """A random generator of the library of ``like`` (NumPy's when ``like`` is None), so
+    that random directions are drawn where the arrays live."""
+    return library_of(like).default_rng(seed)
+
+
+def to_host(x):
+    """An explicit copy of ``x`` to a NumPy array (for reports and comparisons); NumPy
+    arrays and scalars are returned as NumPy arrays without a copy."""
+    return library_of(x).to_host(x)
