@@ -6,7 +6,6 @@ CuPy arrays, in pure Python.
 array([1., 1., 1.])
 """
 from functrans import core
-from functrans.interpreters import eval as _eval  # installs the base interpreter
 from functrans import primitives as _primitives  # registers every primitive's rules
 from functrans.api import (eval_shape, grad, hessian, jacfwd, jacrev, jvp, linear_transpose,
                            linearize, make_jaxpr, value_and_grad, vjp, vmap)
@@ -15,7 +14,7 @@ from functrans.config import checking_leaks
 from functrans.core import (ClosedJaxpr, ConcretizationTypeError, Jaxpr, ShapeDtypeStruct,
                             TracerArrayConversionError, UnexpectedTracerError, check_jaxpr,
                             float0)
-from functrans.interpreters.eval import eval_jaxpr
+from functrans.core import eval_jaxpr
 from functrans.intermediates import intermediate_grads, tag
 from functrans.primitives.checkpoint import checkpoint, checkpoint_policies, remat
 from functrans.primitives.custom_derivatives import custom_jvp, custom_vjp
@@ -40,4 +39,4 @@ __all__ = [
     "GradcheckError", "NondifferentiableError", "gradcheck", "testing",
 ]
 
-del _eval, _primitives
+del _primitives

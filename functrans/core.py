@@ -32,6 +32,7 @@ __all__ = [
     "ShapedArray", "ShapeDtypeStruct", "Primitive", "Trace", "Tracer", "get_aval",
     "Var", "Literal", "JaxprEqn", "Jaxpr", "ClosedJaxpr", "check_jaxpr", "float0",
     "ConcretizationTypeError", "UnexpectedTracerError", "TracerArrayConversionError",
+    "EvalTrace", "eval_jaxpr",
 ]
 
 # ------------------------------------------------------------------------------------------
@@ -341,23 +342,56 @@ class Tracer:
         return f"{type(self).__name__}<{self.aval.str_short()}>"
 
 
+class EvalTrace(Trace):
+    """The interpreter at the bottom of every stack: applies each primitive's impl rule to
+    concrete values (NumPy, CuPy, Python scalars)."""
+
+    __slots__ = ()
+
+    def process_primitive(self, prim: Primitive, args: Sequence, params: dict):
+        try:
+            impl = impl_rules[prim]
+        except KeyError:
+            raise NotImplementedError(f"Evaluation rule for '{prim.name}' not implemented"
+                                      ) from None
+        try:
+            out = impl(*args, **params)
+        except Exception as error:
+            _explain_failure(prim, args, params, error)
+            raise
+        # An operation on Python scalars alone gives a weakly typed value, as it would when
+        # traced: keep it a Python scalar so that e.g. `sin(2.0) * x_f32` stays float32.
+        if not prim.multiple_results and type(out) in _WEAK_RESULT_TYPES:
+            for x in args:
+                if type(x) not in _PY_SCALAR_DTYPES:
+                    return out
+            return out.item()
+        return out
+
+
+# NumPy scalar types a Python-scalar computation can produce; other dtypes were asked for.
+_WEAK_RESULT_TYPES = frozenset({np.float64, np.int64, np.complex128, np.bool_})
+
+
+def _explain_failure(prim: Primitive, args, params, error: Exception) -> None:
+    """If the impl failed on invalid input, raise the abstract evaluation's clearer error
+    (the one tracing gives) instead of the array library's."""
+    try:
+        prim.abstract_eval(*[get_aval(x) for x in args], **params)
+    except (TypeError, ValueError) as clearer:
+        raise clearer from error
+
+
 class _TraceState(threading.local):
     """The interpreter stack of one thread.  Level 0 is plain evaluation."""
 
     def __init__(self):
-        base = _base_trace_type(0)
+        base = EvalTrace(0)
         self.stack: list[Trace] = [base]
         self.dynamic: Trace = base  # the trace that takes operations on constants
 
 
-_base_trace_type: type | None = None
-_state: _TraceState | None = None
-
-
-def set_base_trace_type(trace_type: type) -> None:
-    global _base_trace_type, _state
-    _base_trace_type = trace_type
-    _state = _TraceState()
+_state = _TraceState()
 
 
 def trace_stack() -> list[Trace]:
@@ -491,7 +525,7 @@ class JaxprEqn:
 
 
 class Jaxpr:
-    __slots__ = ("constvars", "invars", "eqns", "outvars")
+    __slots__ = ("constvars", "invars", "eqns", "outvars", "__weakref__")
 
     def __init__(self, constvars, invars, eqns, outvars):
         self.constvars = list(constvars)
@@ -511,7 +545,7 @@ class Jaxpr:
 class ClosedJaxpr:
     """A jaxpr together with the values of its constvars."""
 
-    __slots__ = ("jaxpr", "consts")
+    __slots__ = ("jaxpr", "consts", "__weakref__")
 
     def __init__(self, jaxpr: Jaxpr, consts: Sequence):
         assert len(jaxpr.constvars) == len(consts), (len(jaxpr.constvars), len(consts))
@@ -634,3 +668,29 @@ def check_jaxpr(jaxpr: Jaxpr) -> None:
             bind(v)
     for x in jaxpr.outvars:
         read(x)
+
+
+def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence, *args) -> list:
+    """Evaluate a jaxpr on values (concrete, or tracers of the transforms around the call):
+    each equation's primitive is bound, so the innermost active transform interprets it."""
+    if len(consts) != len(jaxpr.constvars) or len(args) != len(jaxpr.invars):
+        raise TypeError(f"eval_jaxpr: the jaxpr takes {len(jaxpr.constvars)} constants and "
+                        f"{len(jaxpr.invars)} arguments, got {len(consts)} constants and "
+                        f"{len(args)} arguments")
+    env = {}
+    for v, x in zip(jaxpr.constvars, consts):
+        env[v] = x
+    for v, x in zip(jaxpr.invars, args):
+        env[v] = x
+
+    def read(x):
+        return x.val if type(x) is Literal else env[x]
+
+    for eqn in jaxpr.eqns:
+        outs = eqn.primitive.bind(*[read(x) for x in eqn.invars], **eqn.params)
+        if eqn.primitive.multiple_results:
+            for v, out in zip(eqn.outvars, outs):
+                env[v] = out
+        else:
+            env[eqn.outvars[0]] = outs
+    return [read(x) for x in jaxpr.outvars]

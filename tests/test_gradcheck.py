@@ -40,7 +40,7 @@ def _linear(name, impl, transpose_rule):
         impl_rules[prim] = impl
         abstract_eval_rules[prim] = lambda aval: aval
         ad.deflinear_jvp(prim)
-        transpose.deflinear(prim, transpose_rule)
+        transpose.deftranspose(prim, transpose_rule)
         batching.defvectorized(prim)
     return prim
 

@@ -63,7 +63,7 @@ def linear(name: str, impl: Callable, transpose_rule: Callable, batch_rule=None)
         impl_rules[prim] = impl
         abstract_eval_rules[prim] = lambda aval, **params: aval
         ad.deflinear_jvp(prim)
-        transpose.deflinear(prim, transpose_rule)
+        transpose.deftranspose(prim, transpose_rule)
         batching.batching_rules[prim] = batch_rule or batching.vectorized_batcher(prim)
     return prim
 
@@ -140,7 +140,7 @@ def _register_add_row():
     impl_rules[add_row_p] = lambda x, b: np.add(x, b)
     abstract_eval_rules[add_row_p] = lambda x, b: x
     ad.jvp_rules[add_row_p] = _add_row_jvp
-    transpose.deflinear(add_row_p, _add_row_transpose)
+    transpose.deftranspose(add_row_p, _add_row_transpose)
     batching.batching_rules[add_row_p] = _add_row_batch
 
 

@@ -16,7 +16,7 @@ import functrans.numpy as fnp
 from functrans import core, lax
 from functrans.core import trace_stack
 from functrans.interpreters import ad, batching, transpose
-from functrans.interpreters.eval import EvalTrace
+from functrans.core import EvalTrace
 
 
 def assert_clean():

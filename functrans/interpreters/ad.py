@@ -17,14 +17,20 @@ from typing import Callable, Sequence
 import numpy as np
 
 from functrans import core
-from functrans.core import Primitive, ShapedArray, Trace, Tracer, get_aval, tangent_aval
+from functrans.core import (Primitive, ShapedArray, Trace, Tracer, eval_jaxpr, get_aval,
+                            tangent_aval)
+from functrans.interpreters.eval import RecordingEvalTrace
+from functrans.interpreters.partial_eval import JaxprTrace, unshare_outputs
 
 #: primitive -> rule(primals, tangents, **params) -> (primal_out, tangent_out)
 jvp_rules: dict[Primitive, Callable] = {}
 
-#: Adds two tangents (or cotangents) of the same type; the AD system's own primitive.
-#: Its rules live in ``functrans/primitives/elementwise.py`` with the other arithmetic.
+#: The AD system's own two primitives; their rules are registered with their families
+#: (``add_any`` in ``primitives/elementwise.py``, ``zeros_like`` in ``primitives/conversion.py``).
+#: ``add_any`` adds two tangents (or cotangents) of the same type; ``zeros_like`` gives the
+#: zeros of a value's shape, dtype and device, i.e. the value of a symbolic zero.
 add_any_p = Primitive("add_any")
+zeros_like_p = Primitive("zeros_like")
 
 
 class Zero:
@@ -41,6 +47,16 @@ class Zero:
 
     def __repr__(self):
         return f"Zero({self.aval.str_short()})"
+
+
+def instantiate(t, like):
+    """The value of a tangent: ``t`` itself, or real zeros if ``t`` is a symbolic ``Zero``
+    (``like`` is a value of the tangent's shape on the right device, e.g. the primal)."""
+    if type(t) is not Zero:
+        return t
+    if t.aval.dtype == core.float0:
+        return np.zeros(t.aval.shape, core.float0)  # float0 holds no data: no device
+    return zeros_like_p.bind(like, dtype=t.aval.dtype, weak_type=get_aval(like).weak_type)
 
 
 def add_tangents(x, y):
@@ -133,12 +149,26 @@ def defjvp(prim: Primitive, *derivatives, post: Callable | None = None) -> None:
 
 
 def deflinear_jvp(prim: Primitive) -> None:
-    """A primitive linear in its single argument is its own JVP."""
+    """Register the JVP of a primitive linear in all its arguments jointly: itself applied
+    to the tangents (zero tangents instantiated when others are not).  Use
+    ``transpose.deflinear`` to register this together with the transpose rule."""
     def rule(primals, tangents, **params):
-        (g,) = tangents
         ans = prim.bind(*primals, **params)
-        return ans, (Zero.from_value(ans) if type(g) is Zero else prim.bind(g, **params))
+        if all(type(g) is Zero for g in tangents):
+            zero = [Zero.from_value(a) for a in ans] if prim.multiple_results else (
+                Zero.from_value(ans))
+            return ans, zero
+        return ans, prim.bind(*[_linear_operand(g, p) for g, p in zip(tangents, primals)],
+                              **params)
     jvp_rules[prim] = rule
+
+
+def _linear_operand(g, primal):
+    """The tangent ``g`` as an operand of a linear primitive.  The zero tangent of an integer
+    operand (say, a padding value of 1) is zeros of the operand's own type, not float0."""
+    if type(g) is Zero and g.aval.dtype == core.float0:
+        return zeros_like_p.bind(primal, dtype=None, weak_type=get_aval(primal).weak_type)
+    return instantiate(g, primal)
 
 
 def defjvp_zero(prim: Primitive) -> None:
@@ -179,8 +209,6 @@ def linearize_flat(fun: Callable, primals: Sequence, has_tangent: Sequence[bool]
     ``snapshot=True`` (for ``vjp`` and ``linearize``, whose jaxpr outlives the call) copies
     the caller's mutable arrays that become residuals, so changing them later changes nothing.
     """
-    from functrans.interpreters.eval import RecordingEvalTrace
-    from functrans.interpreters.partial_eval import JaxprTrace, unshare_outputs
     recorder = RecordingEvalTrace(0) if snapshot else None
     produced = recorder.produced if snapshot else None
     with core.evaluating_with(recorder), core.new_trace(
@@ -205,86 +233,6 @@ def eval_linearized(jaxpr, consts: Sequence, out_tangents: Sequence, tangents: S
                     ) -> list:
     """Apply a linearization from ``linearize_flat`` to concrete tangents (one per primal):
     the output tangents, ``Zero`` where an output's tangent is zero."""
-    from functrans.interpreters.eval import eval_jaxpr
     assert not any(type(t) is Zero for t in tangents), "eval_linearized takes concrete tangents"
     values = iter(eval_jaxpr(jaxpr, consts, *tangents))
     return [next(values) if t is None else t for t in out_tangents]
-
-
-def linearize_jaxpr(closed, has_tangent: Sequence[bool], instantiate: Sequence[bool] | bool = False):
-    """Split a jaxpr into a primal part and a linear tangent part (partial evaluation).
-
-    Returns ``(primal, tangent, out_has_tangent, num_residuals)``:
-
-    * ``primal``: a closed jaxpr ``primals -> outputs + residuals``;
-    * ``tangent``: a closed jaxpr ``residuals + tangents -> tangents of outputs``, linear in
-      the tangents, taking one tangent per input with ``has_tangent`` and producing one per
-      output with ``out_has_tangent`` (outputs in ``instantiate`` always get one).
-    """
-    from functrans.interpreters.eval import eval_jaxpr
-    from functrans.interpreters.partial_eval import trace_to_jaxpr
-    n_out = len(closed.jaxpr.outvars)
-    if isinstance(instantiate, bool):
-        instantiate = [instantiate] * n_out
-    found = {}
-
-    def primal_fun(*primals):
-        def fun(*xs):
-            return eval_jaxpr(closed.jaxpr, closed.consts, *xs)
-        outs, lin, residuals, out_tangents = linearize_flat(fun, primals, has_tangent)
-        found["lin"], found["out_tangents"] = lin, out_tangents
-        return list(outs) + list(residuals)
-
-    primal, _ = trace_to_jaxpr(primal_fun, closed.in_avals)
-    lin, out_tangents = found["lin"], found["out_tangents"]
-    num_res = len(lin.constvars)
-    out_has_tangent = [t is None or inst for t, inst in zip(out_tangents, instantiate)]
-
-    def tangent_fun(*args):
-        from functrans.primitives.shape import broadcast_in_dim
-        residuals, tangents = args[:num_res], iter(args[num_res:])
-        full = [next(tangents) if live else Zero(tangent_aval(aval)) for live, aval in
-                zip(has_tangent, closed.in_avals)]
-        values = iter(eval_jaxpr(lin, residuals, *full))
-        outs = []
-        for t, live, aval in zip(out_tangents, out_has_tangent, closed.out_avals):
-            if not live:
-                continue
-            if t is None:
-                outs.append(next(values))
-            else:  # an instantiated zero
-                zero = np.zeros((), core.tangent_dtype(aval.dtype))
-                outs.append(broadcast_in_dim(zero, aval.shape, ()))
-        return outs
-
-    tangent_avals = [v.aval for v in lin.constvars] + [
-        tangent_aval(a) for a, live in zip(closed.in_avals, has_tangent) if live]
-    tangent, _ = trace_to_jaxpr(tangent_fun, tangent_avals)
-    return primal, tangent, out_has_tangent, num_res
-
-
-def jvp_jaxpr(closed, has_tangent: Sequence[bool], instantiate: Sequence[bool] | bool = False):
-    """The JVP of a jaxpr as a jaxpr: ``primals + live tangents -> outputs + live output
-    tangents``; returns ``(jaxpr, out_has_tangent)``."""
-    from functrans.interpreters.eval import eval_jaxpr
-    from functrans.interpreters.partial_eval import trace_to_jaxpr
-    from functrans.primitives.conversion import instantiate as materialize
-    n_in, n_out = len(closed.in_avals), len(closed.out_avals)
-    if isinstance(instantiate, bool):
-        instantiate = [instantiate] * n_out
-    found = {}
-
-    def fun(*args):
-        primals, tangents = args[:n_in], iter(args[n_in:])
-        full = [next(tangents) if live else Zero(tangent_aval(a))
-                for live, a in zip(has_tangent, closed.in_avals)]
-        outs, out_t = jvp_flat(lambda *xs: eval_jaxpr(closed.jaxpr, closed.consts, *xs),
-                               primals, full)
-        live = [type(t) is not Zero or inst for t, inst in zip(out_t, instantiate)]
-        found["live"] = live
-        return list(outs) + [materialize(t, p) for t, p, keep in zip(out_t, outs, live) if keep]
-
-    avals = list(closed.in_avals) + [tangent_aval(a) for a, live in
-                                     zip(closed.in_avals, has_tangent) if live]
-    jaxpr, _ = trace_to_jaxpr(fun, avals)
-    return jaxpr, found["live"]

@@ -100,27 +100,25 @@ def vectorized_batcher(prim: Primitive) -> Callable:
 
 
 def defvectorized(prim: Primitive) -> None:
+    """Register the batching rule of a primitive that applies elementwise (or otherwise
+    independently along every axis): bind it on the whole batch."""
     batching_rules[prim] = vectorized_batcher(prim)
 
 
-def batch_jaxpr(closed, axis_size: int, in_dims: Sequence, instantiate: bool = True):
-    """A closed jaxpr computing ``closed`` for every batch member, inputs batched along
-    ``in_dims`` (``not_mapped`` allowed).  Returns ``(jaxpr, out_dims)``: outputs are
-    batched along axis 0, or ``not_mapped`` where unbatched and ``instantiate`` is False."""
-    from functrans.interpreters.eval import eval_jaxpr
-    from functrans.interpreters.partial_eval import trace_to_jaxpr
-    from functrans.primitives.shape import bdim_to_front
-    found = {}
+def leading_dims_batcher(prim: Primitive, moveaxis: Callable) -> Callable:
+    """Batching rule of a primitive that acts on the trailing axes of its operands and
+    treats leading axes as independent members (matrix decompositions, solves, FFTs): move
+    every batch axis to the front (``moveaxis(x, src, dst)`` is the caller's shape
+    primitive) and bind once.  Unbatched operands are broadcast by the primitive itself,
+    so they must be allowed fewer leading axes."""
+    def rule(vals, dims, **params):
+        vals = [v if d is not_mapped or d == 0 else moveaxis(v, d, 0)
+                for v, d in zip(vals, dims)]
+        out = prim.bind(*vals, **params)
+        return out, ([0] * len(out) if prim.multiple_results else 0)
+    return rule
 
-    def fun(*args):
-        outs, dims = batch_flat(lambda *xs: eval_jaxpr(closed.jaxpr, closed.consts, *xs),
-                                axis_size, args, in_dims)
-        found["dims"] = [0 if instantiate or d is not not_mapped else not_mapped for d in dims]
-        return [x if d is not_mapped and not instantiate else bdim_to_front(x, d, axis_size)
-                for x, d in zip(outs, dims)]
 
-    avals = [a if d is not_mapped else
-             ShapedArray(a.shape[:d] + (axis_size,) + a.shape[d:], a.dtype, a.weak_type)
-             for a, d in zip(closed.in_avals, in_dims)]
-    jaxpr, _ = trace_to_jaxpr(fun, avals)
-    return jaxpr, found["dims"]
+def defleading_dims(prim: Primitive, moveaxis: Callable) -> None:
+    """Register ``leading_dims_batcher`` as the batching rule of ``prim``."""
+    batching_rules[prim] = leading_dims_batcher(prim, moveaxis)

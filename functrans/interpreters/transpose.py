@@ -18,6 +18,7 @@ import numpy as np
 
 from functrans import core
 from functrans.core import Jaxpr, Literal, Primitive, ShapedArray, get_aval
+from functrans.interpreters import ad
 from functrans.interpreters.ad import Zero, add_tangents, linearize_flat
 
 #: primitive -> rule(ct, *args, **params) -> list of cotangents, one per argument
@@ -40,9 +41,17 @@ def is_undefined_primal(x) -> bool:
     return type(x) is UndefinedPrimal
 
 
-def deflinear(prim: Primitive, transpose: Callable) -> None:
-    """Register ``transpose(ct, *args, **params)`` as the transpose rule of ``prim``."""
-    transpose_rules[prim] = transpose
+def deftranspose(prim: Primitive, rule: Callable) -> None:
+    """Register ``rule(ct, *args, **params)`` as the transpose rule of ``prim`` (its JVP is
+    registered separately)."""
+    transpose_rules[prim] = rule
+
+
+def deflinear(prim: Primitive, rule: Callable) -> None:
+    """Register both rules of a primitive linear in all its arguments: the JVP (the
+    primitive applied to the tangents) and ``rule`` as its transpose."""
+    ad.deflinear_jvp(prim)
+    transpose_rules[prim] = rule
 
 
 def _check_cotangent(var, ct) -> None:
@@ -147,30 +156,3 @@ def linear_pullback(jaxpr: Jaxpr, consts: Sequence, out_tangents: Sequence) -> C
         return backward_pass(jaxpr, consts, undefined, live_cts)
 
     return pullback
-
-
-def transpose_jaxpr(closed, is_linear: Sequence[bool]):
-    """The transpose of a jaxpr linear in the inputs marked ``is_linear``: a closed jaxpr
-    ``(non-linear inputs, output cotangents) -> cotangents of the linear inputs`` (zeros
-    where none flow back)."""
-    from functrans.interpreters.partial_eval import trace_to_jaxpr
-    from functrans.primitives.shape import broadcast_in_dim
-    in_avals = closed.in_avals
-    known_avals = [a for a, lin in zip(in_avals, is_linear) if not lin]
-    ct_avals = [core.tangent_aval(a) for a in closed.out_avals]
-
-    def transposed(*args):
-        known, cts = iter(args[:len(known_avals)]), args[len(known_avals):]
-        full = [UndefinedPrimal(a) if lin else next(known) for a, lin in zip(in_avals, is_linear)]
-        cts_in = backward_pass(closed.jaxpr, closed.consts, full, cts)
-        outs = []
-        for ct, aval, lin in zip(cts_in, in_avals, is_linear):
-            if not lin:
-                continue
-            if type(ct) is Zero:
-                ct = broadcast_in_dim(np.zeros((), core.tangent_dtype(aval.dtype)), aval.shape, ())
-            outs.append(ct)
-        return outs
-
-    jaxpr, _ = trace_to_jaxpr(transposed, known_avals + ct_avals)
-    return jaxpr

@@ -3,7 +3,7 @@
 Each is a higher-order primitive holding jaxprs (closed, their constants passed as leading
 operands).  Differentiation never unrolls a loop:
 
-* the JVP of ``cond`` and ``scan`` is split (``ad.linearize_jaxpr``) into a primal part that
+* the JVP of ``cond`` and ``scan`` is split (``jaxpr_transforms.linearize_jaxpr``) into a primal part that
   also emits residuals and a tangent part linear in the tangents, so reverse mode only
   needs the transpose of the linear part: ``cond`` of transposed branches, and a ``scan``
   run backwards over the transposed body;
@@ -24,42 +24,24 @@ import numpy as np
 from functrans import core
 from functrans.core import (ClosedJaxpr, Jaxpr, Primitive, ShapedArray, Tracer, Var,
                             abstract_eval_rules, get_aval, impl_rules)
+from functrans import jaxpr_transforms
+from functrans.backend import array_module
+from functrans.core import eval_jaxpr
 from functrans.interpreters import ad, batching, partial_eval, transpose
 from functrans.interpreters.ad import Zero
 from functrans.interpreters.batching import not_mapped
-from functrans.interpreters.eval import eval_jaxpr
 from functrans.interpreters.partial_eval import closure_convert, trace_to_jaxpr
 from functrans.interpreters.transpose import is_undefined_primal
+from functrans.jaxpr_transforms import trace_function
 from functrans.primitives.conversion import convert_element_type
 from functrans.primitives.elementwise import add, eq, gt, lt, max, min, ne, select
 from functrans.primitives.reductions import reduce_max
 from functrans.primitives.shape import bdim_to_front, broadcast_in_dim, moveaxis, reshape, shape_of
-from functrans.tree_util import tree_flatten, tree_unflatten
+from functrans.tree_util import tree_flatten, tree_structure, tree_unflatten
 
 # ------------------------------------------------------------------------------------------
 # Tracing user functions into jaxprs
 # ------------------------------------------------------------------------------------------
-
-
-def _trace_fun(fun: Callable, args_tree, avals: Sequence[ShapedArray], name: str):
-    """Trace ``fun`` (called with the pytree ``args_tree`` of ``avals``) to a const-free jaxpr.
-    Returns ``(jaxpr, consts, out_tree)``."""
-    found = {}
-
-    def flat_fun(*leaves):
-        out = fun(*tree_unflatten(args_tree, leaves))
-        out_leaves, found["tree"] = tree_flatten(out)
-        for x in out_leaves:
-            try:
-                get_aval(x)
-            except TypeError:
-                raise TypeError(f"{name}: the function returned {x!r} of type "
-                                f"{type(x).__name__}, which is not an array") from None
-        return out_leaves
-
-    closed, _ = trace_to_jaxpr(flat_fun, avals)
-    jaxpr, consts = closure_convert(closed)
-    return jaxpr, consts, found["tree"]
 
 
 def _zeros(aval: ShapedArray):
@@ -124,7 +106,7 @@ def switch(index, branches: Sequence[Callable], *operands):
                         f"{index_aval.str_short()}")
     ops_flat, ops_tree = tree_flatten(operands)
     avals = [get_aval(x) for x in ops_flat]
-    traced = [_trace_fun(b, ops_tree, avals, "switch/cond") for b in branches]
+    traced = [trace_function(b, ops_tree, avals, "switch/cond") for b in branches]
     out_tree, out_avals = traced[0][2], traced[0][0].out_avals
     for i, (jaxpr, _, tree) in enumerate(traced[1:], 1):
         if tree != out_tree or not _same_types(jaxpr.out_avals, out_avals):
@@ -190,8 +172,8 @@ def _cond_jvp(primals, tangents, *, branches):
         return outs, [Zero.from_value(o) for o in outs]
     out_has_t = [False] * n_out
     for b in branches:
-        out_has_t = [a or b_ for a, b_ in zip(out_has_t, ad.linearize_jaxpr(b, has_t)[2])]
-    lins = [ad.linearize_jaxpr(b, has_t, instantiate=out_has_t) for b in branches]
+        out_has_t = [a or b_ for a, b_ in zip(out_has_t, jaxpr_transforms.linearize_jaxpr(b, has_t)[2])]
+    lins = [jaxpr_transforms.linearize_jaxpr(b, has_t, instantiate=out_has_t) for b in branches]
     res_avals = [p.out_avals[n_out:] for p, _, _, _ in lins]
 
     # Primal branches emit every branch's residual slots (zeros in the others' slots).
@@ -231,7 +213,7 @@ def _cond_transpose(cts, index, *ops, branches):
     assert not is_undefined_primal(index), "cond: the index cannot be linear"
     is_linear = [is_undefined_primal(x) for x in ops]
     cts = _instantiate_cts(cts, branches[0].out_avals)
-    transposed, consts = _join_branches([transpose.transpose_jaxpr(b, is_linear)
+    transposed, consts = _join_branches([jaxpr_transforms.transpose_jaxpr(b, is_linear)
                                          for b in branches])
     known = [x for x, lin in zip(ops, is_linear) if not lin]
     cts_in = iter(cond_p.bind(index, *consts, *known, *cts, branches=tuple(transposed)))
@@ -244,7 +226,7 @@ def _cond_batch(vals, dims, *, branches):
     size = next(shape_of(v)[d] for v, d in zip(vals, dims) if d is not not_mapped)
     n_out = len(branches[0].out_avals)
     if index_dim is not_mapped:
-        batched, consts = _join_branches([batching.batch_jaxpr(b, size, op_dims)[0]
+        batched, consts = _join_branches([jaxpr_transforms.batch_jaxpr(b, size, op_dims)[0]
                                           for b in branches])
         return cond_p.bind(index, *consts, *ops, branches=tuple(batched)), [0] * n_out
     # A batched predicate: run every branch on the whole batch, then select per member.
@@ -252,7 +234,7 @@ def _cond_batch(vals, dims, *, branches):
     index = max(min(moveaxis(index, index_dim, 0), len(branches) - 1), 0)
     results = None
     for i, b in enumerate(branches):
-        bj, _ = batching.batch_jaxpr(b, size, [0] * len(ops))
+        bj, _ = jaxpr_transforms.batch_jaxpr(b, size, [0] * len(ops))
         outs = eval_jaxpr(bj.jaxpr, bj.consts, *ops)
         if results is None:
             results = list(outs)
@@ -266,7 +248,7 @@ def _cond_batch(vals, dims, *, branches):
 impl_rules[cond_p] = _cond_impl
 abstract_eval_rules[cond_p] = _cond_abstract_eval
 ad.jvp_rules[cond_p] = _cond_jvp
-transpose.deflinear(cond_p, _cond_transpose)
+transpose.deftranspose(cond_p, _cond_transpose)
 batching.batching_rules[cond_p] = _cond_batch
 
 # ------------------------------------------------------------------------------------------
@@ -281,12 +263,13 @@ def _as_args_tree(tree):
     return tree_flatten((tree_unflatten(tree, [0] * tree.num_leaves),))[1]
 
 
-def _trace_loop_body(body_fun, tree, init_flat, name: str):
+def _trace_loop_body(body_fun, tree, init_flat, name: str, key=None):
     """Trace a loop body whose output must match its carry; weakly typed initial values
     (Python scalars) are promoted to the body's output dtypes, as in JAX."""
     avals = [get_aval(x) for x in init_flat]
     for _ in range(2):
-        jaxpr, consts, out_tree = _trace_fun(body_fun, _as_args_tree(tree), avals, name)
+        jaxpr, consts, out_tree = trace_function(body_fun, _as_args_tree(tree), avals, name,
+                                                 key=key)
         out_avals = jaxpr.out_avals
         if out_tree == tree and _same_types(out_avals, avals):
             return jaxpr, consts, init_flat
@@ -312,11 +295,18 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val):
     >>> lax.while_loop(lambda c: c[0] < 5, lambda c: (c[0] + 1, c[1] * 2.0), (0, 1.0))
     (5, 32.0)
     """
+    return _while_loop(cond_fun, body_fun, init_val, body_fun, "while_loop")
+
+
+def _while_loop(cond_fun: Callable, body_fun: Callable, init_val, body_key, name: str):
+    """``while_loop``, with the body's trace cached under ``body_key`` and ``name`` (which
+    must tell apart the different bodies cached under one key)."""
     init_flat, tree = tree_flatten(init_val)
-    body_jaxpr, body_consts, init_flat = _trace_loop_body(body_fun, tree, init_flat,
-                                                          "while_loop")
+    body_jaxpr, body_consts, init_flat = _trace_loop_body(body_fun, tree, init_flat, name,
+                                                          body_key)
     avals = [get_aval(x) for x in init_flat]
-    cond_jaxpr, cond_consts, _ = _trace_fun(cond_fun, _as_args_tree(tree), avals, "while_loop")
+    cond_jaxpr, cond_consts, _ = trace_function(cond_fun, _as_args_tree(tree), avals,
+                                                "while_loop")
     pred = cond_jaxpr.out_avals
     if len(pred) != 1 or pred[0].shape != () or pred[0].dtype != np.bool_:
         raise TypeError(f"while_loop: cond_fun must return a boolean scalar, got "
@@ -349,7 +339,7 @@ def _while_jvp(primals, tangents, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_
     bconsts_has = [type(t) is not Zero for t in bconsts_t]
     carry_has = [type(t) is not Zero for t in carry_t]
     while True:  # the carry tangents that can become non-zero: a fixpoint
-        _, out_has = ad.jvp_jaxpr(body_jaxpr, bconsts_has + carry_has)
+        _, out_has = jaxpr_transforms.jvp_jaxpr(body_jaxpr, bconsts_has + carry_has)
         new = [a or b for a, b in zip(carry_has, out_has)]
         if new == carry_has:
             break
@@ -358,7 +348,7 @@ def _while_jvp(primals, tangents, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_
         outs = while_p.bind(*primals, cond_jaxpr=cond_jaxpr, body_jaxpr=body_jaxpr,
                             cond_nconsts=cond_nconsts, body_nconsts=body_nconsts)
         return outs, [Zero.from_value(o) for o in outs]
-    body_jvp, _ = ad.jvp_jaxpr(body_jaxpr, bconsts_has + carry_has, instantiate=carry_has)
+    body_jvp, _ = jaxpr_transforms.jvp_jaxpr(body_jaxpr, bconsts_has + carry_has, instantiate=carry_has)
     n_b, n_c = len(bconsts), len(carry)
     n_bt = sum(bconsts_has)
 
@@ -372,9 +362,8 @@ def _while_jvp(primals, tangents, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_
     def cond(*args):
         return eval_jaxpr(cond_jaxpr.jaxpr, [], *args[:cond_nconsts + n_c])
 
-    from functrans.primitives.conversion import instantiate
     live_bt = [t for t in bconsts_t if type(t) is not Zero]
-    live_ct = [instantiate(t, p) for t, p, h in zip(carry_t, carry, carry_has) if h]
+    live_ct = [ad.instantiate(t, p) for t, p, h in zip(carry_t, carry, carry_has) if h]
     carry_avals = [get_aval(x) for x in carry]
     body_avals = ([get_aval(x) for x in bconsts] + [get_aval(t) for t in live_bt] + carry_avals
                   + [get_aval(t) for t in live_ct])
@@ -400,9 +389,9 @@ def _while_linear_staging(trace, args, params):
 
 
 def _batch_jaxpr_as(closed, size: int, in_dims, out_batched):
-    """``batching.batch_jaxpr`` with exactly the outputs marked in ``out_batched`` batched
+    """``jaxpr_transforms.batch_jaxpr`` with exactly the outputs marked in ``out_batched`` batched
     (along axis 0); the others must come out unbatched."""
-    batched, out_dims = batching.batch_jaxpr(closed, size, in_dims, instantiate=False)
+    batched, out_dims = jaxpr_transforms.batch_jaxpr(closed, size, in_dims, instantiate=False)
     assert all(want or d is not_mapped for d, want in zip(out_dims, out_batched))
     if all((d is not not_mapped) == want for d, want in zip(out_dims, out_batched)):
         return batched
@@ -427,20 +416,20 @@ def _while_batch(vals, dims, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_ncons
     # others stay unbatched, as jacfwd needs of the primal part of a JVP'd loop.
     carry_bat = [d is not not_mapped for d in carry_dims]
     while True:
-        _, out_dims = batching.batch_jaxpr(body_jaxpr, size, list(bdims) + as_dims(carry_bat),
+        _, out_dims = jaxpr_transforms.batch_jaxpr(body_jaxpr, size, list(bdims) + as_dims(carry_bat),
                                            instantiate=False)
         new = [b or d is not not_mapped for b, d in zip(carry_bat, out_dims)]
         if new == carry_bat:
             break
         carry_bat = new
-    _, (pred_dim,) = batching.batch_jaxpr(cond_jaxpr, size, list(cdims) + as_dims(carry_bat),
+    _, (pred_dim,) = jaxpr_transforms.batch_jaxpr(cond_jaxpr, size, list(cdims) + as_dims(carry_bat),
                                           instantiate=False)
     if pred_dim is not not_mapped:
         carry_bat = [True] * n_c  # members that finish keep their own carry
     carry = [bdim_to_front(x, d, size) if b else x
              for x, d, b in zip(carry, carry_dims, carry_bat)]
     body_b = _batch_jaxpr_as(body_jaxpr, size, list(bdims) + as_dims(carry_bat), carry_bat)
-    cond_b, _ = batching.batch_jaxpr(cond_jaxpr, size, list(cdims) + as_dims(carry_bat),
+    cond_b, _ = jaxpr_transforms.batch_jaxpr(cond_jaxpr, size, list(cdims) + as_dims(carry_bat),
                                      instantiate=False)
     body_b, body_consts = closure_convert(body_b)
     cond_b, cond_consts = closure_convert(cond_b)
@@ -498,7 +487,16 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
     >>> total, ys = lax.scan(lambda c, x: (c + x, c * x), 0.0, np.array([1.0, 2.0, 3.0]))
     >>> float(total), ys
     (6.0, array([0., 2., 9.]))
+
+    ``unroll`` is accepted for compatibility with JAX and ignored: there is no compiler to
+    unroll for, each iteration is one evaluation of the body's jaxpr.
     """
+    return _scan(f, init, xs, length, reverse, unroll, key=f, name="scan")
+
+
+def _scan(f: Callable, init, xs, length, reverse: bool, unroll: int, *, key, name: str):
+    """``scan``, with the body's trace cached under ``key`` (``fori_loop`` passes its own
+    body, since the function it scans is made afresh on every call)."""
     xs_flat, xs_tree = tree_flatten(xs)
     lengths = {shape_of(x)[0] for x in xs_flat if shape_of(x)}
     if any(not shape_of(x) for x in xs_flat):
@@ -517,25 +515,22 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
     x_avals = [ShapedArray(shape_of(x)[1:], get_aval(x).dtype, get_aval(x).weak_type)
                for x in xs_flat]
     n_carry = len(init_flat)
+    args_tree = tree_flatten((tree_unflatten(init_tree, [0] * n_carry),
+                              tree_unflatten(xs_tree, [0] * len(xs_flat))))[1]
 
-    def body(*args):
-        carry = tree_unflatten(init_tree, args[:n_carry])
-        out = f(carry, tree_unflatten(xs_tree, args[n_carry:]))
+    def body(carry, x):
+        out = f(carry, x)
         if not (isinstance(out, tuple) and len(out) == 2):
             raise TypeError("scan: f must return a pair (carry, y)")
-        new_carry, y = out
-        carry_leaves, carry_tree = tree_flatten(new_carry)
-        if carry_tree != init_tree:
+        if tree_structure(out[0]) != init_tree:
             raise TypeError(f"scan: f must return a carry of the same structure as init: "
-                            f"{init_tree} in, {carry_tree} out")
-        y_leaves, found["y_tree"] = tree_flatten(y)
-        return carry_leaves + y_leaves
+                            f"{init_tree} in, {tree_structure(out[0])} out")
+        return out
 
-    found = {}
     avals = [get_aval(x) for x in init_flat] + x_avals
     for _ in range(2):
-        closed, _ = trace_to_jaxpr(body, avals)
-        out_carry = closed.out_avals[:n_carry]
+        jaxpr, consts, out_tree = trace_function(body, args_tree, avals, name, key=key)
+        out_carry = jaxpr.out_avals[:n_carry]
         if _same_types(out_carry, avals[:n_carry]):
             break
         if not all(a.shape == b.shape and (a.dtype == b.dtype or a.weak_type)
@@ -548,12 +543,12 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
     else:
         raise TypeError(f"scan: f must return a carry of the same types as init: "
                         f"{_types_str(avals[:n_carry])} in, {_types_str(out_carry)} out")
-    jaxpr, consts = closure_convert(closed)
+    y_tree = out_tree.children[1]
     outs = scan_p.bind(*consts, *init_flat, *xs_flat, jaxpr=jaxpr, num_consts=len(consts),
                        num_carry=n_carry, length=length, reverse=bool(reverse),
                        unroll=int(unroll))
     return (tree_unflatten(init_tree, outs[:n_carry]),
-            tree_unflatten(found["y_tree"], outs[n_carry:]))
+            tree_unflatten(y_tree, outs[n_carry:]))
 
 
 def _scan_split(args, num_consts, num_carry):
@@ -561,7 +556,6 @@ def _scan_split(args, num_consts, num_carry):
 
 
 def _scan_impl(*args, jaxpr, num_consts, num_carry, length, reverse, unroll):
-    from functrans.backend import array_module
     consts, carry, xs = _scan_split(args, num_consts, num_carry)
     ys = []
     for i in (range(length - 1, -1, -1) if reverse else range(length)):
@@ -604,7 +598,7 @@ def _scan_jvp(primals, tangents, *, jaxpr, num_consts, num_carry, length, revers
     xs_has = [type(t) is not Zero for t in xs_t]
     carry_has = [type(t) is not Zero for t in carry_t]
     while True:  # which carry tangents can become non-zero: a fixpoint
-        _, out_has = ad.jvp_jaxpr(jaxpr, consts_has + carry_has + xs_has)
+        _, out_has = jaxpr_transforms.jvp_jaxpr(jaxpr, consts_has + carry_has + xs_has)
         new = [a or b for a, b in zip(carry_has, out_has[:num_carry])]
         if new == carry_has:
             break
@@ -614,7 +608,7 @@ def _scan_jvp(primals, tangents, *, jaxpr, num_consts, num_carry, length, revers
         outs = scan_p.bind(*primals, jaxpr=jaxpr, num_consts=num_consts, num_carry=num_carry,
                            length=length, reverse=reverse, unroll=unroll)
         return outs, [Zero.from_value(o) for o in outs]
-    primal, tangent, out_has, num_res = ad.linearize_jaxpr(
+    primal, tangent, out_has, num_res = jaxpr_transforms.linearize_jaxpr(
         jaxpr, has_t, instantiate=carry_has + [False] * n_ys)
 
     # Primal scan: residuals come out as extra ys, except those that are loop constants.
@@ -643,10 +637,9 @@ def _scan_jvp(primals, tangents, *, jaxpr, num_consts, num_carry, length, revers
               + t_in[:n_ct] + t_in[n_ct:n_ct + n_cr]
               + [v for v, k in zip(res_in, invariant) if k is None] + t_in[n_ct + n_cr:])
     tangent_jaxpr = ClosedJaxpr(Jaxpr([], invars, tj.eqns, tj.outvars), [])
-    from functrans.primitives.conversion import instantiate
     inv_values = [all_consts[k] for k in invariant if k is not None]
     live_consts_t = [t for t in consts_t if type(t) is not Zero]
-    live_carry_t = [instantiate(t, p) for t, p, h in zip(carry_t, carry, carry_has) if h]
+    live_carry_t = [ad.instantiate(t, p) for t, p, h in zip(carry_t, carry, carry_has) if h]
     live_xs_t = [t for t in xs_t if type(t) is not Zero]
     variant_res = [next(stacked_res) for k in invariant if k is None]
     t_outs = scan_p.bind(*tconsts, *inv_values, *live_consts_t, *live_carry_t, *variant_res,
@@ -673,7 +666,7 @@ def _scan_transpose(cts, *args, jaxpr, num_consts, num_carry, length, reverse, u
         num_consts=num_consts, num_carry=num_carry, length=length, reverse=reverse,
         unroll=unroll))
     ct_carry, ct_ys = cts[:num_carry], cts[num_carry:]
-    body_t = transpose.transpose_jaxpr(jaxpr, consts_lin + [True] * num_carry + xs_lin)
+    body_t = jaxpr_transforms.transpose_jaxpr(jaxpr, consts_lin + [True] * num_carry + xs_lin)
     bj, bconsts = closure_convert(body_t)
     known_consts = [x for x, lin in zip(consts, consts_lin) if not lin]
     known_xs = [x for x, lin in zip(xs, xs_lin) if not lin]
@@ -722,7 +715,7 @@ def _scan_batch(vals, dims, *, jaxpr, num_consts, num_carry, length, reverse, un
     xs = [x if d is not_mapped else moveaxis(x, d, 1) for x, d in zip(xs, xdims)]
     body_dims = list(cdims) + [0] * num_carry + [not_mapped if d is not_mapped else 0
                                                  for d in xdims]
-    body, _ = batching.batch_jaxpr(jaxpr, size, body_dims)
+    body, _ = jaxpr_transforms.batch_jaxpr(jaxpr, size, body_dims)
     body, k = closure_convert(body)
     outs = scan_p.bind(*k, *consts, *carry, *xs, jaxpr=body, num_consts=len(k) + num_consts,
                        num_carry=num_carry, length=length, reverse=reverse, unroll=unroll)
@@ -732,7 +725,7 @@ def _scan_batch(vals, dims, *, jaxpr, num_consts, num_carry, length, reverse, un
 impl_rules[scan_p] = _scan_impl
 abstract_eval_rules[scan_p] = _scan_abstract_eval
 ad.jvp_rules[scan_p] = _scan_jvp
-transpose.deflinear(scan_p, _scan_transpose)
+transpose.deftranspose(scan_p, _scan_transpose)
 batching.batching_rules[scan_p] = _scan_batch
 
 # ------------------------------------------------------------------------------------------
@@ -755,17 +748,19 @@ def fori_loop(lower, upper, body_fun: Callable, init_val):
             i, val = carry
             return (add(i, 1), body_fun(i, val)), None
 
-        (_, out), _ = scan(step, (np.int64(lo), init_val), None, length=builtins.max(hi - lo, 0))
+        (_, out), _ = _scan(step, (np.int64(lo), init_val), None, builtins.max(hi - lo, 0),
+                            False, 1, key=body_fun, name="fori_loop")
         return out
-
-    def cond_fun(carry):
-        return lt(carry[0], carry[1])
 
     def body(carry):
         i, hi, val = carry
         return add(i, 1), hi, body_fun(i, val)
 
-    _, _, out = while_loop(cond_fun, body,
-                           (convert_element_type(lower, np.int64),
-                            convert_element_type(upper, np.int64), init_val))
+    _, _, out = _while_loop(_fori_cond, body, (convert_element_type(lower, np.int64),
+                                               convert_element_type(upper, np.int64), init_val),
+                            body_fun, "fori_loop")
     return out
+
+
+def _fori_cond(carry):
+    return lt(carry[0], carry[1])

@@ -55,7 +55,7 @@ def _convert_transpose(ct, x, *, new_dtype, weak_type):
 impl_rules[convert_element_type_p] = _convert_impl
 abstract_eval_rules[convert_element_type_p] = _convert_abstract_eval
 ad.jvp_rules[convert_element_type_p] = _convert_jvp
-transpose.deflinear(convert_element_type_p, _convert_transpose)
+transpose.deftranspose(convert_element_type_p, _convert_transpose)
 batching.defvectorized(convert_element_type_p)
 
 # -- stop_gradient -------------------------------------------------------------------------
@@ -79,35 +79,33 @@ ad.defjvp_zero(stop_gradient_p)
 batching.defvectorized(stop_gradient_p)
 
 # -- zeros_like ----------------------------------------------------------------------------
+# The primitive belongs to the AD system (``ad.zeros_like_p``, the value of a symbolic zero);
+# its rules live here.  Its result has the shape and device of its operand, and the given
+# dtype (the operand's when None).
 
-zeros_like_p = Primitive("zeros_like")
-
-
-def zeros_like(x):
-    """Zeros of the shape, dtype and array module (NumPy or CuPy) of ``x``."""
-    return zeros_like_p.bind(x)
+zeros_like_p = ad.zeros_like_p
 
 
-def instantiate(t, like):
-    """The value of a tangent: ``t`` itself, or real zeros if ``t`` is a symbolic Zero
-    (``like`` is a value of the tangent's type and array module, e.g. the primal)."""
-    if type(t) is not Zero:
-        return t
-    if t.aval.dtype == core.float0:
-        return np.zeros(t.aval.shape, core.float0)
-    z = zeros_like_p.bind(like)
-    return convert_element_type(z, t.aval.dtype, get_aval(like).weak_type) if (
-        t.aval.dtype != get_aval(like).dtype) else z
+def zeros_like(x, dtype=None):
+    """Zeros of the shape, dtype (unless given) and array module (NumPy or CuPy) of ``x``."""
+    return zeros_like_p.bind(x, dtype=None if dtype is None else np.dtype(dtype),
+                             weak_type=get_aval(x).weak_type if dtype is None else False)
 
 
-def _zeros_like_impl(x):
-    if core.is_python_scalar(x):
+def _zeros_like_impl(x, *, dtype, weak_type):
+    if core.is_python_scalar(x) and dtype is None:
         return type(x)(0)
-    return array_module(x).zeros_like(x)
+    if core.is_python_scalar(x) and weak_type:
+        return np.zeros((), dtype).item()  # a Python scalar stays one
+    return array_module(x).zeros_like(x, dtype=dtype)
+
+
+def _zeros_like_abstract_eval(aval, *, dtype, weak_type):
+    return aval.update(dtype=dtype, weak_type=weak_type)
 
 
 impl_rules[zeros_like_p] = _zeros_like_impl
-abstract_eval_rules[zeros_like_p] = lambda aval: aval
+abstract_eval_rules[zeros_like_p] = _zeros_like_abstract_eval
 ad.defjvp_zero(zeros_like_p)
-transpose.deflinear(zeros_like_p, lambda ct, x: [None])
+transpose.deftranspose(zeros_like_p, lambda ct, x, **params: [None])
 batching.defvectorized(zeros_like_p)

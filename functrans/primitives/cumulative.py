@@ -185,7 +185,6 @@ def cummin(operand, axis: int = 0, reverse: bool = False):
     return _bind(cummin_p, operand, axis, reverse)
 
 
-ad.deflinear_jvp(cumsum_p)
 # The transpose of a running sum is the running sum in the opposite direction.
 transpose.deflinear(cumsum_p, lambda ct, x, *, axis, reverse: [
     cumsum_p.bind(ct, axis=axis, reverse=not reverse)])

@@ -25,9 +25,10 @@ from functrans.core import Primitive, Tracer, abstract_eval_rules, get_aval, imp
 from functrans.interpreters import ad, batching, transpose
 from functrans.interpreters.ad import Zero
 from functrans.interpreters.batching import not_mapped
-from functrans.interpreters.eval import eval_jaxpr
+from functrans.core import eval_jaxpr
 from functrans.interpreters.partial_eval import closure_convert, trace_to_jaxpr
-from functrans.primitives.conversion import instantiate
+from functrans import jaxpr_transforms
+from functrans.jaxpr_transforms import trace_function
 from functrans.primitives.shape import bdim_to_front, shape_of
 from functrans.tree_util import tree_flatten, tree_unflatten
 
@@ -97,16 +98,12 @@ def _staged_call(rule_holder, args, kwargs):
 
 
 def _trace_call(fun, static, in_tree, leaves, name):
-    found = {}
+    def with_static(*dyn):
+        return fun(*_merge(static, dyn))
 
-    def flat(*xs):
-        out = fun(*_merge(static, tree_unflatten(in_tree, xs)))
-        out_leaves, found["tree"] = tree_flatten(out)
-        return out_leaves
-
-    closed, _ = trace_to_jaxpr(flat, [get_aval(x) for x in leaves])
-    jaxpr, consts = closure_convert(closed)
-    return jaxpr, consts, found["tree"]
+    return trace_function(with_static, in_tree, [get_aval(x) for x in leaves], name, key=fun,
+                          static=tuple((i, type(v), v) for i, v in sorted(static.items())),
+                          check_output=False)
 
 
 def _check_matching(kind: str, name: str, got, want, what: str) -> None:
@@ -224,13 +221,13 @@ def _custom_jvp_call_jvp(primals, tangents, *, call_jaxpr, jvp, num_consts):
     if any(type(t) is not Zero for t in tangents[:num_consts]):
         raise _closed_over_error("custom_jvp")
     args, arg_tangents = primals[num_consts:], tangents[num_consts:]
-    return jvp(list(args), [instantiate(t, a) for t, a in zip(arg_tangents, args)])
+    return jvp(list(args), [ad.instantiate(t, a) for t, a in zip(arg_tangents, args)])
 
 
 def _custom_jvp_call_batch(vals, dims, *, call_jaxpr, jvp, num_consts):
     size = next(shape_of(v)[d] for v, d in zip(vals, dims) if d is not not_mapped)
     vals = [bdim_to_front(v, d, size) for v, d in zip(vals, dims)]
-    batched, new_consts = closure_convert(batching.batch_jaxpr(call_jaxpr, size,
+    batched, new_consts = closure_convert(jaxpr_transforms.batch_jaxpr(call_jaxpr, size,
                                                                [0] * len(vals))[0])
     n = len(vals) - num_consts
 
@@ -370,7 +367,7 @@ def _custom_vjp_call_jvp(primals, tangents, *, call_jaxpr, fwd, bwd, num_consts)
     args, arg_tangents = primals[num_consts:], tangents[num_consts:]
     outs, res = fwd(*args)
     out_avals = tuple(core.tangent_aval(get_aval(o)) for o in outs)
-    live = [instantiate(t, a) for t, a in zip(arg_tangents, args)]
+    live = [ad.instantiate(t, a) for t, a in zip(arg_tangents, args)]
     t_outs = custom_lin_p.bind(*res, *live, num_res=len(res), bwd=bwd, out_avals=out_avals)
     return outs, t_outs
 
@@ -378,7 +375,7 @@ def _custom_vjp_call_jvp(primals, tangents, *, call_jaxpr, fwd, bwd, num_consts)
 def _custom_vjp_call_batch(vals, dims, *, call_jaxpr, fwd, bwd, num_consts):
     size = next(shape_of(v)[d] for v, d in zip(vals, dims) if d is not not_mapped)
     vals = [bdim_to_front(v, d, size) for v, d in zip(vals, dims)]
-    batched, new_consts = closure_convert(batching.batch_jaxpr(call_jaxpr, size,
+    batched, new_consts = closure_convert(jaxpr_transforms.batch_jaxpr(call_jaxpr, size,
                                                                [0] * len(vals))[0])
     n_args = len(vals) - num_consts
 
@@ -460,5 +457,5 @@ batching.batching_rules[custom_vjp_call_p] = _custom_vjp_call_batch
 impl_rules[custom_lin_p] = _raise_forward_mode
 abstract_eval_rules[custom_lin_p] = lambda *avals, num_res, bwd, out_avals: list(out_avals)
 ad.jvp_rules[custom_lin_p] = _raise_forward_mode
-transpose.deflinear(custom_lin_p, _custom_lin_transpose)
+transpose.deftranspose(custom_lin_p, _custom_lin_transpose)
 batching.batching_rules[custom_lin_p] = _custom_lin_batch

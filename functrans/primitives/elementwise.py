@@ -223,11 +223,11 @@ def _to_complex(ct, aval):
     return convert_element_type(ct, core.tangent_dtype(aval.dtype), aval.weak_type)
 
 
-transpose.deflinear(neg_p, lambda ct, x: [neg(ct)])
-transpose.deflinear(real_p, lambda ct, x: [_to_complex(ct, x.aval)])
-transpose.deflinear(imag_p, lambda ct, x: [mul(_to_complex(ct, x.aval), -1j)
+transpose.deftranspose(neg_p, lambda ct, x: [neg(ct)])
+transpose.deftranspose(real_p, lambda ct, x: [_to_complex(ct, x.aval)])
+transpose.deftranspose(imag_p, lambda ct, x: [mul(_to_complex(ct, x.aval), -1j)
                                            if x.aval.dtype.kind == "c" else None])
-transpose.deflinear(conj_p, lambda ct, x: [conj(ct)])
+transpose.deftranspose(conj_p, lambda ct, x: [conj(ct)])
 
 # -- integer_pow ---------------------------------------------------------------------------
 
@@ -278,7 +278,7 @@ def binary(name: str, impl: Callable, derivatives, *, out_dtype=None,
                           (lambda d: lambda g, ans, x, y: match_tangent(d(g, ans, x, y), ans))(d)
                           for d in derivatives])
     if transpose_rule is not None:
-        transpose.deflinear(prim, transpose_rule)
+        transpose.deftranspose(prim, transpose_rule)
     batching.batching_rules[prim] = broadcasting_batcher(prim)
     return prim
 
@@ -411,7 +411,7 @@ def _add_any_abstract_eval(x, y):
 impl_rules[add_any_p] = _np_binary("add")
 abstract_eval_rules[add_any_p] = _add_any_abstract_eval
 ad.defjvp(add_any_p, lambda g, ans, x, y: g, lambda g, ans, x, y: g)
-transpose.deflinear(add_any_p, lambda ct, x, y: [ct if is_undefined_primal(x) else None,
+transpose.deftranspose(add_any_p, lambda ct, x, y: [ct if is_undefined_primal(x) else None,
                                                   ct if is_undefined_primal(y) else None])
 def _add_any_batch(vals, dims):
     # Tangents of one type: both operands must end up batched along the same axis.
@@ -466,7 +466,7 @@ def _select_impl(pred, on_true, on_false):
 impl_rules[select_p] = _select_impl
 abstract_eval_rules[select_p] = _select_abstract_eval
 ad.jvp_rules[select_p] = _select_jvp
-transpose.deflinear(select_p, _select_transpose)
+transpose.deftranspose(select_p, _select_transpose)
 batching.batching_rules[select_p] = broadcasting_batcher(select_p)
 
 # -- lax-level functions -------------------------------------------------------------------

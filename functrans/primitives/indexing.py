@@ -16,7 +16,7 @@ from functrans.interpreters import ad, batching, transpose
 from functrans.interpreters.ad import Zero
 from functrans.interpreters.batching import not_mapped
 from functrans.interpreters.transpose import is_undefined_primal
-from functrans.primitives.conversion import convert_element_type, instantiate
+from functrans.primitives.conversion import convert_element_type
 from functrans.primitives.shape import (bdim_to_front, concatenate, expand_dims, moveaxis,
                                         shape_of)
 from functrans.primitives.shape import slice as static_slice
@@ -121,7 +121,7 @@ def _dynamic_slice_batch(vals, dims, *, slice_sizes):
 impl_rules[dynamic_slice_p] = _dynamic_slice_impl
 abstract_eval_rules[dynamic_slice_p] = _dynamic_slice_abstract_eval
 ad.jvp_rules[dynamic_slice_p] = _dynamic_slice_jvp
-transpose.deflinear(dynamic_slice_p, _dynamic_slice_transpose)
+transpose.deftranspose(dynamic_slice_p, _dynamic_slice_transpose)
 batching.batching_rules[dynamic_slice_p] = _dynamic_slice_batch
 
 
@@ -147,8 +147,8 @@ def _dynamic_update_slice_jvp(primals, tangents):
     ans = dynamic_update_slice_p.bind(*primals)
     if type(g_op) is Zero and type(g_up) is Zero:
         return ans, Zero.from_value(ans)
-    return ans, dynamic_update_slice_p.bind(instantiate(g_op, operand),
-                                            instantiate(g_up, update), *indices)
+    return ans, dynamic_update_slice_p.bind(ad.instantiate(g_op, operand),
+                                            ad.instantiate(g_up, update), *indices)
 
 
 def _dynamic_update_slice_transpose(ct, operand, update, *indices):
@@ -175,5 +175,5 @@ def _dynamic_update_slice_batch(vals, dims):
 impl_rules[dynamic_update_slice_p] = _dynamic_update_slice_impl
 abstract_eval_rules[dynamic_update_slice_p] = _dynamic_update_slice_abstract_eval
 ad.jvp_rules[dynamic_update_slice_p] = _dynamic_update_slice_jvp
-transpose.deflinear(dynamic_update_slice_p, _dynamic_update_slice_transpose)
+transpose.deftranspose(dynamic_update_slice_p, _dynamic_update_slice_transpose)
 batching.batching_rules[dynamic_update_slice_p] = _dynamic_update_slice_batch

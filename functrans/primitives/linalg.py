@@ -180,7 +180,7 @@ def _dot_general_batch(vals, dims, *, dimension_numbers):
 impl_rules[dot_general_p] = _dot_general_impl
 abstract_eval_rules[dot_general_p] = _dot_general_abstract_eval
 ad.defjvp(dot_general_p, _dot_general_jvp_lhs, _dot_general_jvp_rhs)
-transpose.deflinear(dot_general_p, _dot_general_transpose)
+transpose.deftranspose(dot_general_p, _dot_general_transpose)
 batching.batching_rules[dot_general_p] = _dot_general_batch
 
 

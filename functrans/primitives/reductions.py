@@ -59,7 +59,6 @@ def _reduce_sum_transpose(ct, x, *, axes):
 
 impl_rules[reduce_sum_p] = _reduce_sum_impl
 abstract_eval_rules[reduce_sum_p] = lambda aval, *, axes: _reduced_aval("reduce_sum", aval, axes)
-ad.deflinear_jvp(reduce_sum_p)
 transpose.deflinear(reduce_sum_p, _reduce_sum_transpose)
 batching.batching_rules[reduce_sum_p] = _reduction_batcher(reduce_sum_p)
 

@@ -30,11 +30,6 @@ def _asarray(x):
         x, np.generic) else x
 
 
-def _linear(prim: Primitive, transpose_rule) -> None:
-    ad.deflinear_jvp(prim)
-    transpose.deflinear(prim, transpose_rule)
-
-
 def normalize_axis(axis: int, ndim: int, what: str = "axis") -> int:
     if not -ndim <= axis < max(ndim, 1) or (ndim == 0 and axis not in (0, -1)):
         raise ValueError(f"{what} {axis} is out of bounds for an array of rank {ndim}")
@@ -112,7 +107,7 @@ def _broadcast_in_dim_batch(vals, dims, *, shape, broadcast_dimensions):
 
 impl_rules[broadcast_in_dim_p] = _broadcast_in_dim_impl
 abstract_eval_rules[broadcast_in_dim_p] = _broadcast_in_dim_abstract_eval
-_linear(broadcast_in_dim_p, _broadcast_in_dim_transpose)
+transpose.deflinear(broadcast_in_dim_p, _broadcast_in_dim_transpose)
 batching.batching_rules[broadcast_in_dim_p] = _broadcast_in_dim_batch
 
 # -- reshape -------------------------------------------------------------------------------
@@ -143,7 +138,7 @@ def _reshape_batch(vals, dims, *, new_sizes):
 
 impl_rules[reshape_p] = lambda x, *, new_sizes: array_module(x).reshape(x, new_sizes)
 abstract_eval_rules[reshape_p] = _reshape_abstract_eval
-_linear(reshape_p, lambda ct, x, *, new_sizes: [reshape(ct, x.aval.shape)])
+transpose.deflinear(reshape_p, lambda ct, x, *, new_sizes: [reshape(ct, x.aval.shape)])
 batching.batching_rules[reshape_p] = _reshape_batch
 
 # -- transpose -----------------------------------------------------------------------------
@@ -182,7 +177,7 @@ def _transpose_batch(vals, dims, *, permutation):
 
 impl_rules[transpose_p] = lambda x, *, permutation: array_module(x).transpose(x, permutation)
 abstract_eval_rules[transpose_p] = _transpose_abstract_eval
-_linear(transpose_p, lambda ct, x, *, permutation: [
+transpose.deflinear(transpose_p, lambda ct, x, *, permutation: [
     transpose_axes(ct, tuple(int(i) for i in np.argsort(permutation)))])
 batching.batching_rules[transpose_p] = _transpose_batch
 
@@ -235,7 +230,7 @@ impl_rules[expand_dims_p] = lambda x, *, dimensions: array_module(x).expand_dims
 abstract_eval_rules[squeeze_p] = _squeeze_abstract_eval
 abstract_eval_rules[expand_dims_p] = _expand_dims_abstract_eval
 for _p in (squeeze_p, expand_dims_p):
-    _linear(_p, lambda ct, x, **_: [reshape(ct, x.aval.shape)])
+    transpose.deflinear(_p, lambda ct, x, **_: [reshape(ct, x.aval.shape)])
     batching.batching_rules[_p] = _axes_batch(_p)
 
 # -- slice ---------------------------------------------------------------------------------
@@ -297,7 +292,7 @@ def _slice_batch(vals, dims, *, start_indices, limit_indices, strides):
 
 impl_rules[slice_p] = _slice_impl
 abstract_eval_rules[slice_p] = _slice_abstract_eval
-_linear(slice_p, _slice_transpose)
+transpose.deflinear(slice_p, _slice_transpose)
 batching.batching_rules[slice_p] = _slice_batch
 
 # -- pad -----------------------------------------------------------------------------------
@@ -340,16 +335,6 @@ def _pad_impl(x, padding_value, *, padding_config):
     return out
 
 
-def _pad_jvp(primals, tangents, *, padding_config):
-    (x, v), (gx, gv) = primals, tangents
-    ans = pad_p.bind(x, v, padding_config=padding_config)
-    if type(gx) is Zero and type(gv) is Zero:
-        return ans, Zero.from_value(ans)
-    from functrans.primitives.conversion import instantiate
-    gv = 0 if type(gv) is Zero else gv
-    return ans, pad_p.bind(instantiate(gx, x), gv, padding_config=padding_config)
-
-
 def _unpad(ct, padding_config, operand_shape):
     lo = [s.start for s in _interior_slices(padding_config, operand_shape)]
     hi = [s.stop for s in _interior_slices(padding_config, operand_shape)]
@@ -388,7 +373,6 @@ def _pad_batch(vals, dims, *, padding_config):
 
 impl_rules[pad_p] = _pad_impl
 abstract_eval_rules[pad_p] = _pad_abstract_eval
-ad.jvp_rules[pad_p] = _pad_jvp
 transpose.deflinear(pad_p, _pad_transpose)
 batching.batching_rules[pad_p] = _pad_batch
 
@@ -429,15 +413,6 @@ def _concatenate_impl(*xs, dimension):
     return xp.concatenate(xs, axis=dimension)
 
 
-def _concatenate_jvp(primals, tangents, *, dimension):
-    from functrans.primitives.conversion import instantiate
-    ans = concatenate_p.bind(*primals, dimension=dimension)
-    if all(type(t) is Zero for t in tangents):
-        return ans, Zero.from_value(ans)
-    ts = [instantiate(t, p) for p, t in zip(primals, tangents)]
-    return ans, concatenate_p.bind(*ts, dimension=dimension)
-
-
 def _concatenate_transpose(ct, *xs, dimension):
     from functrans.primitives.conversion import convert_element_type
     cts, offset = [], 0
@@ -464,7 +439,6 @@ def _concatenate_batch(vals, dims, *, dimension):
 
 impl_rules[concatenate_p] = _concatenate_impl
 abstract_eval_rules[concatenate_p] = _concatenate_abstract_eval
-ad.jvp_rules[concatenate_p] = _concatenate_jvp
 transpose.deflinear(concatenate_p, _concatenate_transpose)
 batching.batching_rules[concatenate_p] = _concatenate_batch
 
@@ -481,7 +455,7 @@ def rev(x, dimensions: Sequence[int]):
 
 impl_rules[rev_p] = lambda x, *, dimensions: array_module(x).flip(x, axis=dimensions)
 abstract_eval_rules[rev_p] = lambda aval, *, dimensions: aval
-_linear(rev_p, lambda ct, x, *, dimensions: [rev(ct, dimensions)])
+transpose.deflinear(rev_p, lambda ct, x, *, dimensions: [rev(ct, dimensions)])
 batching.batching_rules[rev_p] = lambda vals, dims, *, dimensions: (
     rev_p.bind(vals[0], dimensions=tuple(d + (d >= dims[0]) for d in dimensions)), dims[0])
 
