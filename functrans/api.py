@@ -19,6 +19,7 @@ from functrans.interpreters import ad, batching, partial_eval, transpose
 from functrans.interpreters.ad import Zero
 from functrans.interpreters.batching import not_mapped
 from functrans.primitives import shape as shape_ops
+from functrans.primitives import slicing
 from functrans.primitives.conversion import convert_element_type, zeros_like
 from functrans.tree_util import (PyTreeDef, flatten_up_to, tree_flatten, tree_structure,
                                  tree_unflatten)
@@ -491,7 +492,7 @@ def _split_jacobian(jac, axis: int, sizes: list, shapes: list) -> list:
         start = [0] * len(jac_shape)
         limit = list(jac_shape)
         start[axis], limit[axis] = offset, offset + n
-        block = shape_ops.slice(jac, start, limit)
+        block = slicing.slice(jac, start, limit)
         pieces.append(shape_ops.reshape(block, jac_shape[:axis] + tuple(shp) + jac_shape[axis + 1:]))
         offset += n
     return pieces

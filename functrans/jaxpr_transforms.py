@@ -43,14 +43,15 @@ from functrans.core import (ClosedJaxpr, Jaxpr, ShapedArray, Tracer, eval_jaxpr,
 from functrans.interpreters import ad, batching
 from functrans.interpreters.ad import Zero
 from functrans.interpreters.batching import not_mapped
-from functrans.interpreters.partial_eval import (closure_convert, dead_code_elimination,
-                                                 linear_staging_rules, trace_to_jaxpr)
+from functrans.interpreters import partial_eval
+from functrans.interpreters.partial_eval import (dead_code_elimination, linear_staging_rules,
+                                                 trace_to_jaxpr)
 from functrans.interpreters.transpose import UndefinedPrimal, backward_pass
 from functrans.primitives.shape import bdim_to_front, broadcast_in_dim
 from functrans.tree_util import PyTreeDef, tree_flatten, tree_unflatten
 
 __all__ = [
-    "trace_function", "jvp_jaxpr", "partial_eval_jaxpr", "linearize_jaxpr",
+    "trace_function", "closure_convert", "jvp_jaxpr", "partial_eval_jaxpr", "linearize_jaxpr",
     "transpose_jaxpr", "batch_jaxpr", "memoize_on_jaxpr", "cache_info", "clear_caches",
 ]
 
@@ -91,16 +92,16 @@ def _fresh(result):
     """A copy of a cached result whose lists the caller may change."""
     if isinstance(result, tuple):
         return tuple(list(r) if isinstance(r, list) else r for r in result)
-    return result
+    return list(result) if isinstance(result, list) else result
 
 
-def memoize_on_jaxpr(fn: Callable) -> Callable:
+def memoize_on_jaxpr(fn: Callable, name: str | None = None) -> Callable:
     """Memoise ``fn(closed, *flags)`` on the identity of ``closed`` (held weakly: the entry
     dies with the jaxpr) and the values of the flags (lists are compared as tuples).
     Results are shared between callers, so they must never be mutated (lists in a result
     tuple are copied for each caller)."""
     cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-    name = fn.__name__
+    name = name or fn.__name__
     _clearers.append(cache.clear)
 
     signature = inspect.signature(fn)
@@ -109,14 +110,13 @@ def memoize_on_jaxpr(fn: Callable) -> Callable:
     def memoized(closed, *args, **kwargs):
         bound = signature.bind(closed, *args, **kwargs)
         bound.apply_defaults()
-        flags = tuple(bound.arguments.values())[1:]
-        key = _freeze(flags)
+        key = _freeze(tuple(bound.arguments.values())[1:])
         with _lock:
             entries = cache.get(closed)
             if entries is not None and key in entries:
                 _hits[name] += 1
                 return _fresh(entries[key])
-        result = fn(closed, *flags)
+        result = fn(*bound.args, **bound.kwargs)
         with _lock:
             _misses[name] += 1
             cache.setdefault(closed, {})[key] = result
@@ -124,6 +124,10 @@ def memoize_on_jaxpr(fn: Callable) -> Callable:
 
     return memoized
 
+
+#: ``partial_eval.closure_convert``, memoised: the same jaxpr gives the same converted jaxpr,
+#: so the caches of the transforms applied to it next keep hitting.
+closure_convert = memoize_on_jaxpr(partial_eval.closure_convert)
 
 # ------------------------------------------------------------------------------------------
 # Tracing user functions, cached

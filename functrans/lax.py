@@ -15,10 +15,10 @@ from functrans.primitives.elementwise import (RoundingMethod, abs, acos, add, as
 from functrans.primitives.cumulative import cummax, cummin, cumprod, cumsum, reduce_prod
 from functrans.primitives.indexing import dynamic_slice, dynamic_update_slice
 from functrans.primitives.linalg import dot_general
-from functrans.primitives.reductions import (argmax, argmin, reduce_max, reduce_min,
-                                             reduce_sum)
-from functrans.primitives.shape import (broadcast, broadcast_in_dim, concatenate, expand_dims,
-                                        pad, reshape, rev, slice, squeeze)
+from functrans.primitives.reductions import argmax, argmin, reduce_max, reduce_min
+from functrans.primitives.shape import (broadcast, broadcast_in_dim, expand_dims, reduce_sum,
+                                        reshape, rev, squeeze)
+from functrans.primitives.slicing import concatenate, pad, slice
 from functrans.primitives.shape import transpose_axes as transpose
 
 __all__ = [

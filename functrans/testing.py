@@ -28,6 +28,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from functrans import api
+from functrans import numpy as fnp
 from functrans.core import float0, get_aval, is_inexact
 from functrans.gradcheck import (SEED_ENV_VAR, GradcheckError, NondifferentiableError,
                                  _host, _is_complex, _make_problem, _nondifferentiable_check,
@@ -346,7 +347,6 @@ def _scalar_objective(func: Callable, grad_outputs: tuple):
     """``(*args) -> Re Σ_k grad_outputs[k] · func(*args)[k]`` as a traceable function: the
     library's pairing of a cotangent with a value (no conjugation), so that its gradient is
     what the pullback of ``grad_outputs`` computes."""
-    from functrans import numpy as fnp
 
     def objective(*args):
         ys = func(*args)

@@ -706,7 +706,7 @@ def _diagonal(x, axis1: int, axis2: int):
     x = _shape.reshape(x, merged)
     strides = [1] * len(merged)
     strides[axis1] = n + 1
-    return _shape.slice(x, [0] * len(merged), merged, strides)
+    return lax.slice(x, [0] * len(merged), merged, strides)
 
 
 # ------------------------------------------------------------------------------------------
@@ -818,15 +818,15 @@ def concatenate(arrays: Sequence, axis: int = 0):
     arrays = [_arg(a) for a in arrays]
     nd = len(_shape_of(arrays[0]))
     if axis is None:
-        return _shape.concatenate([ravel(a) for a in arrays], 0)
-    return _shape.concatenate(arrays, _shape.normalize_axis(axis, nd))
+        return lax.concatenate([ravel(a) for a in arrays], 0)
+    return lax.concatenate(arrays, _shape.normalize_axis(axis, nd))
 
 
 def stack(arrays: Sequence, axis: int = 0):
     arrays = [_arg(a) for a in arrays]
     nd = len(_shape_of(arrays[0])) + 1
     axis = _shape.normalize_axis(axis, nd)
-    return _shape.concatenate([_shape.expand_dims(a, (axis,)) for a in arrays], axis)
+    return lax.concatenate([_shape.expand_dims(a, (axis,)) for a in arrays], axis)
 
 
 def hstack(tup: Sequence):
@@ -860,7 +860,7 @@ def _slice_axis(x, axis: int, lo: int, hi: int):
     shape = _shape_of(x)
     start, limit = [0] * len(shape), list(shape)
     start[axis], limit[axis] = lo, hi
-    return _shape.slice(x, start, limit)
+    return lax.slice(x, start, limit)
 
 
 def split(ary, indices_or_sections, axis: int = 0):
@@ -950,7 +950,7 @@ def roll(a, shift, axis=None):
         n = _shape_of(a)[ax]
         s = _static_int(s, "roll", "shift") % n if n else 0
         if s:
-            a = _shape.concatenate([_slice_axis(a, ax, n - s, n), _slice_axis(a, ax, 0, n - s)],
+            a = lax.concatenate([_slice_axis(a, ax, n - s, n), _slice_axis(a, ax, 0, n - s)],
                                    ax)
     return a
 
@@ -995,9 +995,9 @@ def diagonal(a, offset: int = 0, axis1: int = 0, axis2: int = 1):
     # The square block whose main diagonal is the wanted one, flattened: every
     # (size + 1)-th element lies on that diagonal.
     x = _shape.transpose_axes(a, rest + [ax1, ax2])
-    x = _shape.slice(x, [0] * len(lead) + [r0, c0], lead + [r0 + size, c0 + size])
+    x = lax.slice(x, [0] * len(lead) + [r0, c0], lead + [r0 + size, c0 + size])
     x = _shape.reshape(x, lead + [size * size])
-    return _shape.slice(x, [0] * (len(lead) + 1), lead + [size * size],
+    return lax.slice(x, [0] * (len(lead) + 1), lead + [size * size],
                         [1] * len(lead) + [size + 1])
 
 
@@ -1143,7 +1143,7 @@ def _getitem(x, index):
         axis += 1
     if reverse_axes:
         x = lax.rev(x, reverse_axes)
-    x = _shape.slice(x, start, limit, strides)
+    x = lax.slice(x, start, limit, strides)
     if squeeze_axes:
         x = _shape.squeeze(x, squeeze_axes)
     if new_axes:

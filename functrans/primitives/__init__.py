@@ -1,6 +1,7 @@
 """Primitive families.  Each module defines its primitives with all of their rules (impl,
 abstract eval, JVP, transpose if linear, batching) registered next to each other, plus the
 ``lax``-level functions that bind them."""
-from functrans.primitives import (conversion, shape, elementwise, reductions, linalg,  # noqa: F401
-                                  indexing, cumulative,
+# In dependency order: each family imports only the ones before it.
+from functrans.primitives import (conversion, shape, elementwise, reductions, slicing,  # noqa: F401
+                                  linalg, indexing, cumulative,
                                   control_flow, custom_derivatives, checkpoint)

@@ -16,15 +16,15 @@ from __future__ import annotations
 import functools
 from typing import Callable, Sequence
 
-from functrans.core import (ClosedJaxpr, Jaxpr, Primitive, Tracer, abstract_eval_rules,
+from functrans.core import (Primitive, Tracer, abstract_eval_rules,
                             get_aval, impl_rules)
 from functrans.interpreters import ad, batching, transpose
 from functrans.interpreters.ad import Zero
 from functrans.interpreters.batching import not_mapped
 from functrans import jaxpr_transforms
 from functrans.core import eval_jaxpr
-from functrans.interpreters.partial_eval import closure_convert
-from functrans.jaxpr_transforms import trace_function
+
+from functrans.jaxpr_transforms import closure_convert, trace_function
 from functrans.interpreters.transpose import backward_pass, is_undefined_primal
 from functrans.primitives.shape import shape_of
 from functrans.tree_util import tree_flatten, tree_unflatten

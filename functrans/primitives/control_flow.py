@@ -30,9 +30,9 @@ from functrans.core import eval_jaxpr
 from functrans.interpreters import ad, batching, partial_eval, transpose
 from functrans.interpreters.ad import Zero
 from functrans.interpreters.batching import not_mapped
-from functrans.interpreters.partial_eval import closure_convert, trace_to_jaxpr
+from functrans.interpreters.partial_eval import trace_to_jaxpr
 from functrans.interpreters.transpose import is_undefined_primal
-from functrans.jaxpr_transforms import trace_function
+from functrans.jaxpr_transforms import closure_convert, memoize_on_jaxpr, trace_function
 from functrans.primitives.conversion import convert_element_type
 from functrans.primitives.elementwise import add, eq, gt, lt, max, min, ne, select
 from functrans.primitives.reductions import reduce_max
@@ -72,20 +72,38 @@ def _is_concrete(x) -> bool:
 cond_p = Primitive("cond", multiple_results=True)
 
 
-def _join_branches(branches: Sequence[ClosedJaxpr]) -> tuple[list[ClosedJaxpr], list]:
-    """Give branches (with their own constants) one common operand list: every branch takes
-    all branches' constants first and ignores the others'.  Returns (branches, consts)."""
-    converted = [closure_convert(b) for b in branches]
-    all_consts = [c for _, consts in converted for c in consts]
+def _memoize_branches(fn: Callable) -> Callable:
+    """Memoise ``fn(branches, *flags)`` on the identity of the branches (the first held
+    weakly, as ``memoize_on_jaxpr`` does), so a cond's rules build their jaxprs once."""
+    memo = memoize_on_jaxpr(lambda first, rest, *flags: fn((first,) + rest, *flags),
+                            name=fn.__name__)
+    return lambda branches, *flags: memo(branches[0], tuple(branches[1:]), *flags)
+
+
+@_memoize_branches
+def _join_converted(jaxprs: tuple, n_consts: tuple) -> list[ClosedJaxpr]:
+    """Branches taking their own constants first (``n_consts[i]`` of them) made to take one
+    common operand list: every branch takes all branches' constants and ignores the
+    others'."""
     joined = []
-    for i, (jaxpr, consts) in enumerate(converted):
-        before = [Var(get_aval(c)) for _, cs in converted[:i] for c in cs]
-        after = [Var(get_aval(c)) for _, cs in converted[i + 1:] for c in cs]
-        j = jaxpr.jaxpr
-        n = len(consts)
+    for i, closed in enumerate(jaxprs):
+        j = closed.jaxpr
+        before = [Var(v.aval) for k in range(i) for v in jaxprs[k].jaxpr.invars[:n_consts[k]]]
+        after = [Var(v.aval) for k in range(i + 1, len(jaxprs))
+                 for v in jaxprs[k].jaxpr.invars[:n_consts[k]]]
+        n = n_consts[i]
         invars = before + j.invars[:n] + after + j.invars[n:]
         joined.append(ClosedJaxpr(Jaxpr([], invars, j.eqns, j.outvars), []))
-    return joined, all_consts
+    return joined
+
+
+def _join_branches(branches: Sequence[ClosedJaxpr]) -> tuple[list[ClosedJaxpr], list]:
+    """Give branches (with their own constants) one common operand list.  Returns
+    ``(branches, consts)``: the constants of all branches, to pass before the operands."""
+    converted = [closure_convert(b) for b in branches]
+    joined = _join_converted(tuple(j for j, _ in converted),
+                             tuple(len(consts) for _, consts in converted))
+    return joined, [c for _, consts in converted for c in consts]
 
 
 def switch(index, branches: Sequence[Callable], *operands):
@@ -114,12 +132,9 @@ def switch(index, branches: Sequence[Callable], *operands):
                 "cond/switch branches must return the same structure and types: branch 0 "
                 f"returns {out_tree} {_types_str(out_avals)}, branch {i} returns {tree} "
                 f"{_types_str(jaxpr.out_avals)}")
-    # _trace_fun passes each branch's constants as leading arguments: make them constvars
-    # again, so that _join_branches can give all branches one operand list.
-    closed = [ClosedJaxpr(Jaxpr(j.jaxpr.invars[:len(consts)], j.jaxpr.invars[len(consts):],
-                                j.jaxpr.eqns, j.jaxpr.outvars), consts)
-              for j, consts, _ in traced]
-    joined, consts = _join_branches(closed)
+    joined = _join_converted(tuple(j for j, _, _ in traced),
+                             tuple(len(consts) for _, consts, _ in traced))
+    consts = [c for _, cs, _ in traced for c in cs]
     if len(branches) == 1:
         outs = eval_jaxpr(joined[0].jaxpr, [], *consts, *ops_flat)
     else:
@@ -162,21 +177,21 @@ def _cond_abstract_eval(index, *ops, branches):
     return branches[0].out_avals
 
 
-def _cond_jvp(primals, tangents, *, branches):
-    index, ops = primals[0], primals[1:]
-    op_tangents = tangents[1:]
-    has_t = [type(t) is not Zero for t in op_tangents]
+@_memoize_branches
+def _cond_jvp_branches(branches: tuple, has_t: tuple):
+    """The branches of a cond's JVP: primal branches that also emit residuals (each branch
+    fills its own residual slots, zeros in the others'), and tangent branches linear in the
+    tangents.  Returns ``(primal_branches, primal_consts, tangent_branches, tangent_consts,
+    out_has_tangent)``."""
     n_out = len(branches[0].out_avals)
-    if not any(has_t):
-        outs = cond_p.bind(*primals, branches=branches)
-        return outs, [Zero.from_value(o) for o in outs]
     out_has_t = [False] * n_out
     for b in branches:
-        out_has_t = [a or b_ for a, b_ in zip(out_has_t, jaxpr_transforms.linearize_jaxpr(b, has_t)[2])]
-    lins = [jaxpr_transforms.linearize_jaxpr(b, has_t, instantiate=out_has_t) for b in branches]
+        live = jaxpr_transforms.linearize_jaxpr(b, has_t)[2]
+        out_has_t = [x or y for x, y in zip(out_has_t, live)]
+    lins = [jaxpr_transforms.linearize_jaxpr(b, has_t, out_has_t) for b in branches]
     res_avals = [p.out_avals[n_out:] for p, _, _, _ in lins]
+    op_avals = branches[0].in_avals
 
-    # Primal branches emit every branch's residual slots (zeros in the others' slots).
     def primal_branch(i):
         def fun(*args):
             outs = eval_jaxpr(lins[i][0].jaxpr, lins[i][0].consts, *args)
@@ -184,40 +199,64 @@ def _cond_jvp(primals, tangents, *, branches):
             for j, avals in enumerate(res_avals):
                 res += list(outs[n_out:]) if j == i else [_zeros(a) for a in avals]
             return list(outs[:n_out]) + res
-        return trace_to_jaxpr(fun, [get_aval(x) for x in ops])[0]
+        return trace_to_jaxpr(fun, op_avals)[0]
+
+    n_res = sum(len(a) for a in res_avals)
+    t_avals = [a for avals in res_avals for a in avals] + [
+        core.tangent_aval(a) for a, live in zip(op_avals, has_t) if live]
 
     def tangent_branch(i):
         offset = sum(len(a) for a in res_avals[:i])
-        n_res = sum(len(a) for a in res_avals)
 
         def fun(*args):
             own = args[offset:offset + len(res_avals[i])]
             return eval_jaxpr(lins[i][1].jaxpr, lins[i][1].consts, *own, *args[n_res:])
-        avals = [a for avals in res_avals for a in avals] + [
-            core.tangent_aval(get_aval(x)) for x, live in zip(ops, has_t) if live]
-        return trace_to_jaxpr(fun, avals)[0]
+        return trace_to_jaxpr(fun, t_avals)[0]
 
-    primal_branches, consts = _join_branches([primal_branch(i) for i in range(len(branches))])
-    outs = cond_p.bind(index, *consts, *ops, branches=tuple(primal_branches))
+    primal, p_consts = _join_branches([primal_branch(i) for i in range(len(branches))])
+    tangent, t_consts = _join_branches([tangent_branch(i) for i in range(len(branches))])
+    return tuple(primal), p_consts, tuple(tangent), t_consts, out_has_t
+
+
+def _cond_jvp(primals, tangents, *, branches):
+    index, ops = primals[0], primals[1:]
+    op_tangents = tangents[1:]
+    has_t = [type(t) is not Zero for t in op_tangents]
+    if not any(has_t):
+        outs = cond_p.bind(*primals, branches=branches)
+        return outs, [Zero.from_value(o) for o in outs]
+    primal, p_consts, tangent, t_consts, out_has_t = _cond_jvp_branches(branches, has_t)
+    n_out = len(out_has_t)
+    outs = cond_p.bind(index, *p_consts, *ops, branches=primal)
     primal_outs, residuals = outs[:n_out], outs[n_out:]
-    tangent_branches, t_consts = _join_branches(
-        [tangent_branch(i) for i in range(len(branches))])
     live_tangents = [t for t in op_tangents if type(t) is not Zero]
-    t_outs = iter(cond_p.bind(index, *t_consts, *residuals, *live_tangents,
-                              branches=tuple(tangent_branches)))
+    t_outs = iter(cond_p.bind(index, *t_consts, *residuals, *live_tangents, branches=tangent))
     return primal_outs, [next(t_outs) if live else Zero.from_value(o)
                          for live, o in zip(out_has_t, primal_outs)]
+
+
+@_memoize_branches
+def _cond_transpose_branches(branches: tuple, is_linear: tuple):
+    transposed, consts = _join_branches([jaxpr_transforms.transpose_jaxpr(b, is_linear)
+                                         for b in branches])
+    return tuple(transposed), consts
 
 
 def _cond_transpose(cts, index, *ops, branches):
     assert not is_undefined_primal(index), "cond: the index cannot be linear"
     is_linear = [is_undefined_primal(x) for x in ops]
     cts = _instantiate_cts(cts, branches[0].out_avals)
-    transposed, consts = _join_branches([jaxpr_transforms.transpose_jaxpr(b, is_linear)
-                                         for b in branches])
+    transposed, consts = _cond_transpose_branches(branches, is_linear)
     known = [x for x, lin in zip(ops, is_linear) if not lin]
-    cts_in = iter(cond_p.bind(index, *consts, *known, *cts, branches=tuple(transposed)))
+    cts_in = iter(cond_p.bind(index, *consts, *known, *cts, branches=transposed))
     return [None] + [next(cts_in) if lin else None for lin in is_linear]
+
+
+@_memoize_branches
+def _cond_batch_branches(branches: tuple, size: int, op_dims: tuple):
+    batched, consts = _join_branches([jaxpr_transforms.batch_jaxpr(b, size, op_dims)[0]
+                                      for b in branches])
+    return tuple(batched), consts
 
 
 def _cond_batch(vals, dims, *, branches):
@@ -226,9 +265,8 @@ def _cond_batch(vals, dims, *, branches):
     size = next(shape_of(v)[d] for v, d in zip(vals, dims) if d is not not_mapped)
     n_out = len(branches[0].out_avals)
     if index_dim is not_mapped:
-        batched, consts = _join_branches([jaxpr_transforms.batch_jaxpr(b, size, op_dims)[0]
-                                          for b in branches])
-        return cond_p.bind(index, *consts, *ops, branches=tuple(batched)), [0] * n_out
+        batched, consts = _cond_batch_branches(branches, size, op_dims)
+        return cond_p.bind(index, *consts, *ops, branches=batched), [0] * n_out
     # A batched predicate: run every branch on the whole batch, then select per member.
     ops = [bdim_to_front(x, d, size) for x, d in zip(ops, op_dims)]
     index = max(min(moveaxis(index, index_dim, 0), len(branches) - 1), 0)
@@ -590,26 +628,28 @@ def _scan_abstract_eval(*avals, jaxpr, num_consts, num_carry, length, reverse, u
                                      for a in outs[num_carry:]]
 
 
-def _scan_jvp(primals, tangents, *, jaxpr, num_consts, num_carry, length, reverse, unroll):
-    consts, carry, xs = _scan_split(primals, num_consts, num_carry)
-    consts_t, carry_t, xs_t = _scan_split(tangents, num_consts, num_carry)
+@memoize_on_jaxpr
+def _scan_jvp_jaxprs(jaxpr: ClosedJaxpr, num_consts: int, num_carry: int, consts_has: tuple,
+                     carry_has: tuple, xs_has: tuple):
+    """The two scans of a scan's JVP, built once per body and tangent pattern: a primal scan
+    whose extra ys are the residuals that change per iteration, and a tangent scan linear
+    in the tangents.  Returns None if no tangent can be non-zero, else ``(carry_has,
+    out_has, primal_jaxpr, primal_consts, invariant, tangent_jaxpr, tangent_consts)``;
+    ``invariant[k]`` is the index among the primal scan's constants of residual ``k`` when it
+    is a loop constant (it is then not stacked), else None."""
     n_ys = len(jaxpr.out_avals) - num_carry
-    consts_has = [type(t) is not Zero for t in consts_t]
-    xs_has = [type(t) is not Zero for t in xs_t]
-    carry_has = [type(t) is not Zero for t in carry_t]
+    carry_has = list(carry_has)
     while True:  # which carry tangents can become non-zero: a fixpoint
-        _, out_has = jaxpr_transforms.jvp_jaxpr(jaxpr, consts_has + carry_has + xs_has)
+        _, out_has = jaxpr_transforms.jvp_jaxpr(jaxpr, list(consts_has) + carry_has + list(xs_has))
         new = [a or b for a, b in zip(carry_has, out_has[:num_carry])]
         if new == carry_has:
             break
         carry_has = new
-    has_t = consts_has + carry_has + xs_has
+    has_t = list(consts_has) + carry_has + list(xs_has)
     if not any(has_t):
-        outs = scan_p.bind(*primals, jaxpr=jaxpr, num_consts=num_consts, num_carry=num_carry,
-                           length=length, reverse=reverse, unroll=unroll)
-        return outs, [Zero.from_value(o) for o in outs]
+        return None
     primal, tangent, out_has, num_res = jaxpr_transforms.linearize_jaxpr(
-        jaxpr, has_t, instantiate=carry_has + [False] * n_ys)
+        jaxpr, has_t, carry_has + [False] * n_ys)
 
     # Primal scan: residuals come out as extra ys, except those that are loop constants.
     pjaxpr, pconsts = closure_convert(primal)
@@ -620,11 +660,6 @@ def _scan_jvp(primals, tangents, *, jaxpr, num_consts, num_carry, length, revers
     invariant = [const_vars.get(id(v)) for v in res_vars]
     primal_jaxpr = ClosedJaxpr(Jaxpr([], pj.invars, pj.eqns, pj.outvars[:num_carry + n_ys] + [
         v for v, k in zip(res_vars, invariant) if k is None]), [])
-    outs = scan_p.bind(*pconsts, *consts, *carry, *xs, jaxpr=primal_jaxpr, num_consts=n_pc,
-                       num_carry=num_carry, length=length, reverse=reverse, unroll=unroll)
-    carry_out, ys, stacked_res = outs[:num_carry], outs[num_carry:num_carry + n_ys], iter(
-        outs[num_carry + n_ys:])
-    all_consts = list(pconsts) + list(consts)
 
     # Tangent scan over (invariant residuals, const tangents | carry tangents | per-iteration
     # residuals, xs tangents), linear in the tangents.
@@ -637,6 +672,28 @@ def _scan_jvp(primals, tangents, *, jaxpr, num_consts, num_carry, length, revers
               + t_in[:n_ct] + t_in[n_ct:n_ct + n_cr]
               + [v for v, k in zip(res_in, invariant) if k is None] + t_in[n_ct + n_cr:])
     tangent_jaxpr = ClosedJaxpr(Jaxpr([], invars, tj.eqns, tj.outvars), [])
+    return carry_has, out_has, primal_jaxpr, pconsts, invariant, tangent_jaxpr, tconsts
+
+
+def _scan_jvp(primals, tangents, *, jaxpr, num_consts, num_carry, length, reverse, unroll):
+    consts, carry, xs = _scan_split(primals, num_consts, num_carry)
+    consts_t, carry_t, xs_t = _scan_split(tangents, num_consts, num_carry)
+    n_ys = len(jaxpr.out_avals) - num_carry
+    built = _scan_jvp_jaxprs(jaxpr, num_consts, num_carry,
+                             [type(t) is not Zero for t in consts_t],
+                             [type(t) is not Zero for t in carry_t],
+                             [type(t) is not Zero for t in xs_t])
+    if built is None:
+        outs = scan_p.bind(*primals, jaxpr=jaxpr, num_consts=num_consts, num_carry=num_carry,
+                           length=length, reverse=reverse, unroll=unroll)
+        return outs, [Zero.from_value(o) for o in outs]
+    carry_has, out_has, primal_jaxpr, pconsts, invariant, tangent_jaxpr, tconsts = built
+    outs = scan_p.bind(*pconsts, *consts, *carry, *xs, jaxpr=primal_jaxpr,
+                       num_consts=len(pconsts) + num_consts, num_carry=num_carry,
+                       length=length, reverse=reverse, unroll=unroll)
+    carry_out, ys, stacked_res = outs[:num_carry], outs[num_carry:num_carry + n_ys], iter(
+        outs[num_carry + n_ys:])
+    all_consts = list(pconsts) + list(consts)
     inv_values = [all_consts[k] for k in invariant if k is not None]
     live_consts_t = [t for t in consts_t if type(t) is not Zero]
     live_carry_t = [ad.instantiate(t, p) for t, p, h in zip(carry_t, carry, carry_has) if h]
@@ -644,8 +701,9 @@ def _scan_jvp(primals, tangents, *, jaxpr, num_consts, num_carry, length, revers
     variant_res = [next(stacked_res) for k in invariant if k is None]
     t_outs = scan_p.bind(*tconsts, *inv_values, *live_consts_t, *live_carry_t, *variant_res,
                          *live_xs_t, jaxpr=tangent_jaxpr,
-                         num_consts=n_tc + len(inv_values) + n_ct, num_carry=n_cr,
-                         length=length, reverse=reverse, unroll=unroll)
+                         num_consts=len(tconsts) + len(inv_values) + len(live_consts_t),
+                         num_carry=len(live_carry_t), length=length, reverse=reverse,
+                         unroll=unroll)
     t_iter = iter(t_outs)
     tangents_out = [next(t_iter) if h else Zero.from_value(p)
                     for h, p in zip(out_has[:num_carry], carry_out)]
@@ -654,25 +712,24 @@ def _scan_jvp(primals, tangents, *, jaxpr, num_consts, num_carry, length, revers
     return list(carry_out) + list(ys), tangents_out
 
 
-def _scan_transpose(cts, *args, jaxpr, num_consts, num_carry, length, reverse, unroll):
-    consts, carry, xs = _scan_split(args, num_consts, num_carry)
-    consts_lin = [is_undefined_primal(x) for x in consts]
-    xs_lin = [is_undefined_primal(x) for x in xs]
-    # The carry is linear (a known carry is an instantiated zero tangent: its cotangent is
-    # computed like the others' and dropped).
-    out_avals = jaxpr.out_avals
-    cts = _instantiate_cts(cts, _scan_abstract_eval(
-        *[x.aval if is_undefined_primal(x) else get_aval(x) for x in args], jaxpr=jaxpr,
-        num_consts=num_consts, num_carry=num_carry, length=length, reverse=reverse,
-        unroll=unroll))
-    ct_carry, ct_ys = cts[:num_carry], cts[num_carry:]
-    body_t = jaxpr_transforms.transpose_jaxpr(jaxpr, consts_lin + [True] * num_carry + xs_lin)
+@memoize_on_jaxpr
+def _scan_transpose_jaxpr(jaxpr: ClosedJaxpr, num_consts: int, num_carry: int,
+                          consts_lin: tuple, xs_lin: tuple):
+    """The body of a transposed scan, built once per body and linearity pattern.  It runs
+    backwards over (transposed body constants, known constants | accumulated cotangents
+    of linear constants, carry cotangents | known xs, cotangents of ys).  Returns
+    ``(body, body_consts, linear_const_avals)``."""
+    body_t = jaxpr_transforms.transpose_jaxpr(
+        jaxpr, list(consts_lin) + [True] * num_carry + list(xs_lin))
     bj, bconsts = closure_convert(body_t)
-    known_consts = [x for x, lin in zip(consts, consts_lin) if not lin]
-    known_xs = [x for x, lin in zip(xs, xs_lin) if not lin]
-    lin_const_avals = [core.tangent_aval(x.aval) for x, lin in zip(consts, consts_lin) if lin]
-    n_bc, n_kc, n_acc = len(bconsts), len(known_consts), len(lin_const_avals)
-    n_kx = len(known_xs)
+    in_avals, out_avals = jaxpr.in_avals, jaxpr.out_avals
+    known_const_avals = [a for a, lin in zip(in_avals[:num_consts], consts_lin) if not lin]
+    lin_const_avals = [core.tangent_aval(a) for a, lin in zip(in_avals[:num_consts], consts_lin)
+                       if lin]
+    x_avals = [a.strip_weak_type() for a, lin in zip(in_avals[num_consts + num_carry:], xs_lin)
+               if not lin]
+    n_bc, n_kc, n_acc, n_kx = len(bconsts), len(known_const_avals), len(lin_const_avals), \
+        len(x_avals)
     n_lin_x = sum(xs_lin)
 
     def body(*a):
@@ -687,15 +744,32 @@ def _scan_transpose(cts, *args, jaxpr, num_consts, num_carry, length, reverse, u
         assert len(ct_x) == n_lin_x
         return [add(a_, c) for a_, c in zip(acc, ct_c)] + list(ct_carry_in) + list(ct_x)
 
-    y_avals = [core.tangent_aval(a) for a in out_avals[num_carry:]]
-    x_avals = [ShapedArray(get_aval(x).shape[1:], get_aval(x).dtype) for x in known_xs]
-    avals = ([get_aval(c) for c in bconsts] + [get_aval(c) for c in known_consts]
-             + lin_const_avals + [core.tangent_aval(a) for a in out_avals[:num_carry]]
-             + x_avals + y_avals)
+    avals = ([get_aval(c) for c in bconsts] + known_const_avals + lin_const_avals
+             + [core.tangent_aval(a) for a in out_avals[:num_carry]] + x_avals
+             + [core.tangent_aval(a) for a in out_avals[num_carry:]])
     closed, k = closure_convert(trace_to_jaxpr(body, avals)[0])
+    return closed, list(k) + list(bconsts), lin_const_avals
+
+
+def _scan_transpose(cts, *args, jaxpr, num_consts, num_carry, length, reverse, unroll):
+    consts, carry, xs = _scan_split(args, num_consts, num_carry)
+    consts_lin = [is_undefined_primal(x) for x in consts]
+    xs_lin = [is_undefined_primal(x) for x in xs]
+    # The carry is linear (a known carry is an instantiated zero tangent: its cotangent is
+    # computed like the others' and dropped).
+    cts = _instantiate_cts(cts, _scan_abstract_eval(
+        *[x.aval if is_undefined_primal(x) else get_aval(x) for x in args], jaxpr=jaxpr,
+        num_consts=num_consts, num_carry=num_carry, length=length, reverse=reverse,
+        unroll=unroll))
+    ct_carry, ct_ys = cts[:num_carry], cts[num_carry:]
+    body, body_consts, lin_const_avals = _scan_transpose_jaxpr(jaxpr, num_consts, num_carry,
+                                                               consts_lin, xs_lin)
+    known_consts = [x for x, lin in zip(consts, consts_lin) if not lin]
+    known_xs = [x for x, lin in zip(xs, xs_lin) if not lin]
+    n_acc = len(lin_const_avals)
     acc0 = [_zeros(a) for a in lin_const_avals]
-    outs = scan_p.bind(*k, *bconsts, *known_consts, *acc0, *ct_carry, *known_xs, *ct_ys,
-                       jaxpr=closed, num_consts=len(k) + n_bc + n_kc,
+    outs = scan_p.bind(*body_consts, *known_consts, *acc0, *ct_carry, *known_xs, *ct_ys,
+                       jaxpr=body, num_consts=len(body_consts) + len(known_consts),
                        num_carry=n_acc + num_carry, length=length, reverse=not reverse,
                        unroll=unroll)
     ct_consts = iter(outs[:n_acc])

@@ -26,9 +26,9 @@ from functrans.interpreters import ad, batching, transpose
 from functrans.interpreters.ad import Zero
 from functrans.primitives.conversion import convert_element_type
 from functrans.primitives.elementwise import add, ge, gt, le, lt, mul, sub
-from functrans.primitives.reductions import (_kept_dims, _reduced_aval, _reduction_batcher,
-                                             reduce_sum)
-from functrans.primitives.shape import pad, reshape, shape_of, slice, transpose_axes
+from functrans.primitives.slicing import pad, slice
+from functrans.primitives.shape import (kept_dims, reduce_sum, reduced_aval, reduction_batcher,
+                                        reshape, shape_of, transpose_axes)
 
 
 def _check_axis(name: str, axis, shape: tuple) -> int:
@@ -268,7 +268,7 @@ def _reduce_prod_impl(x, *, axes):
 
 def _reduce_prod_abstract_eval(aval, *, axes):
     _check_dtype("reduce_prod", aval, ordered=False)
-    return _reduced_aval("reduce_prod", aval, axes)
+    return reduced_aval("reduce_prod", aval, axes)
 
 
 def _reduce_prod_jvp(primals, tangents, *, axes):
@@ -278,7 +278,7 @@ def _reduce_prod_jvp(primals, tangents, *, axes):
         return ans, Zero.from_value(ans)
     # d prod / dx[j] = prod(x[:j]) * prod(x[j+1:]) along the flattened reduced axes.
     shape = shape_of(x)
-    kept = _kept_dims(len(shape), axes)
+    kept = kept_dims(len(shape), axes)
     flat = [shape[i] for i in kept] + [int(np.prod([shape[a] for a in axes]))]
 
     def flatten(v):
@@ -295,7 +295,7 @@ def _reduce_prod_jvp(primals, tangents, *, axes):
 impl_rules[reduce_prod_p] = _reduce_prod_impl
 abstract_eval_rules[reduce_prod_p] = _reduce_prod_abstract_eval
 ad.jvp_rules[reduce_prod_p] = _reduce_prod_jvp
-batching.batching_rules[reduce_prod_p] = _reduction_batcher(reduce_prod_p)
+batching.batching_rules[reduce_prod_p] = reduction_batcher(reduce_prod_p)
 
 
 # ------------------------------------------------------------------------------------------

@@ -26,11 +26,12 @@ from functrans.interpreters import ad, batching, transpose
 from functrans.interpreters.ad import Zero
 from functrans.interpreters.batching import not_mapped
 from functrans.core import eval_jaxpr
-from functrans.interpreters.partial_eval import closure_convert, trace_to_jaxpr
 from functrans import jaxpr_transforms
-from functrans.jaxpr_transforms import trace_function
+from functrans.jaxpr_transforms import closure_convert, trace_function
+from functrans.primitives.conversion import zeros_like
+from functrans.primitives.elementwise import add
 from functrans.primitives.shape import bdim_to_front, shape_of
-from functrans.tree_util import tree_flatten, tree_unflatten
+from functrans.tree_util import tree_flatten, tree_map, tree_unflatten
 
 __all__ = ["custom_jvp", "custom_vjp"]
 
@@ -163,8 +164,6 @@ class custom_jvp:
                 term = rule(t, out, *primals)
                 total = term if total is None else _tree_add(total, term)
             if total is None:
-                from functrans.tree_util import tree_map
-                from functrans.primitives.conversion import zeros_like
                 total = tree_map(zeros_like, out)
             return out, total
         self.defjvp(jvp)
@@ -207,8 +206,6 @@ class custom_jvp:
 
 
 def _tree_add(a, b):
-    from functrans.primitives.elementwise import add
-    from functrans.tree_util import tree_map
     return tree_map(add, a, b)
 
 

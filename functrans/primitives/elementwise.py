@@ -26,8 +26,7 @@ from functrans.interpreters.batching import not_mapped
 from functrans.interpreters.transpose import is_undefined_primal
 from functrans.primitives.conversion import convert_element_type, zeros_like
 from functrans.primitives.shape import (bdim_to_front, broadcast_to, expand_dims, moveaxis,
-                                        reshape, shape_of)
-from functrans.primitives.reductions import reduce_sum
+                                        reduce_sum, reshape, shape_of)
 
 # -- shared rules --------------------------------------------------------------------------
 

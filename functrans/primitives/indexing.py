@@ -17,9 +17,9 @@ from functrans.interpreters.ad import Zero
 from functrans.interpreters.batching import not_mapped
 from functrans.interpreters.transpose import is_undefined_primal
 from functrans.primitives.conversion import convert_element_type
-from functrans.primitives.shape import (bdim_to_front, concatenate, expand_dims, moveaxis,
-                                        shape_of)
-from functrans.primitives.shape import slice as static_slice
+from functrans.primitives.shape import bdim_to_front, expand_dims, moveaxis, shape_of, squeeze
+from functrans.primitives.slicing import concatenate
+from functrans.primitives.slicing import slice as static_slice
 
 dynamic_slice_p = Primitive("dynamic_slice")
 dynamic_update_slice_p = Primitive("dynamic_update_slice")
@@ -100,7 +100,6 @@ def _per_member(prim, vals, dims, size, **params):
 
 
 def static_slice_axis(x, axis: int, index: int):
-    from functrans.primitives.shape import squeeze
     shape = shape_of(x)
     start = [0] * len(shape)
     limit = list(shape)

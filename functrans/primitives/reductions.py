@@ -1,4 +1,5 @@
-"""Reductions: reduce_sum, reduce_max, reduce_min, argmax and argmin over static axes."""
+"""Reductions: reduce_max, reduce_min, argmax and argmin over static axes (reduce_sum, the
+transpose of broadcast_in_dim, is in ``shape.py``)."""
 from __future__ import annotations
 
 from typing import Sequence
@@ -6,61 +7,14 @@ from typing import Sequence
 import numpy as np
 
 from functrans.backend import array_module
-from functrans.core import Primitive, ShapedArray, abstract_eval_rules, get_aval, impl_rules
-from functrans.interpreters import ad, batching, transpose
-from functrans.primitives.shape import broadcast_in_dim, normalize_axis, shape_of
+from functrans.core import Primitive, abstract_eval_rules, get_aval, impl_rules
+from functrans.interpreters import ad, batching
+from functrans.primitives.conversion import convert_element_type
+from functrans.primitives.elementwise import div, eq, mul
+from functrans.primitives.shape import (broadcast_in_dim, kept_dims, normalize_axes,
+                                        normalize_axis, reduce_sum, reduced_aval,
+                                        reduction_batcher, shape_of)
 
-
-def _normalize_axes(axes: Sequence[int], ndim: int) -> tuple:
-    axes = tuple(sorted({normalize_axis(a, ndim) for a in axes}))
-    return axes
-
-
-def _reduced_aval(name: str, aval: ShapedArray, axes) -> ShapedArray:
-    if any(not 0 <= a < aval.ndim for a in axes) or len(set(axes)) != len(axes):
-        raise ValueError(f"{name}: axes {axes} are not distinct axes of an array of shape "
-                         f"{aval.shape}")
-    return ShapedArray([n for i, n in enumerate(aval.shape) if i not in axes], aval.dtype,
-                       aval.weak_type)
-
-
-def _kept_dims(ndim: int, axes) -> tuple:
-    return tuple(i for i in range(ndim) if i not in axes)
-
-
-def _reduction_batcher(prim: Primitive):
-    def rule(vals, dims, *, axes, **params):
-        (x,), (bd,) = vals, dims
-        physical = tuple(a + (a >= bd) for a in axes)
-        return prim.bind(x, axes=physical, **params), bd - sum(a < bd for a in axes)
-    return rule
-
-
-# -- reduce_sum ----------------------------------------------------------------------------
-
-reduce_sum_p = Primitive("reduce_sum")
-
-
-def reduce_sum(x, axes: Sequence[int]):
-    """Sum of ``x`` over the given axes (the dtype is kept)."""
-    axes = _normalize_axes(axes, len(shape_of(x)))
-    return reduce_sum_p.bind(x, axes=axes) if axes else x
-
-
-def _reduce_sum_impl(x, *, axes):
-    dtype = get_aval(x).dtype
-    return array_module(x).sum(x, axis=axes, dtype=dtype)
-
-
-def _reduce_sum_transpose(ct, x, *, axes):
-    shape = x.aval.shape
-    return [broadcast_in_dim(ct, shape, _kept_dims(len(shape), axes))]
-
-
-impl_rules[reduce_sum_p] = _reduce_sum_impl
-abstract_eval_rules[reduce_sum_p] = lambda aval, *, axes: _reduced_aval("reduce_sum", aval, axes)
-transpose.deflinear(reduce_sum_p, _reduce_sum_transpose)
-batching.batching_rules[reduce_sum_p] = _reduction_batcher(reduce_sum_p)
 
 # -- reduce_max / reduce_min ---------------------------------------------------------------
 
@@ -68,14 +22,12 @@ batching.batching_rules[reduce_sum_p] = _reduction_batcher(reduce_sum_p)
 def _reduce_chooser_jvp(prim: Primitive):
     # The derivative flows to the elements equal to the extremum, shared equally among ties.
     def rule(primals, tangents, *, axes):
-        from functrans.primitives.conversion import convert_element_type
-        from functrans.primitives.elementwise import div, eq, mul
         (x,), (g,) = primals, tangents
         ans = prim.bind(x, axes=axes)
         if type(g) is ad.Zero:
             return ans, ad.Zero.from_value(ans)
         shape = shape_of(x)
-        location = eq(x, broadcast_in_dim(ans, shape, _kept_dims(len(shape), axes)))
+        location = eq(x, broadcast_in_dim(ans, shape, kept_dims(len(shape), axes)))
         location = convert_element_type(location, get_aval(g).dtype)
         counts = reduce_sum(location, axes)
         return ans, div(reduce_sum(mul(g, location), axes), counts)
@@ -90,12 +42,12 @@ def _chooser(name: str, numpy_name: str) -> Primitive:
             raise TypeError(f"{name} is not defined for complex values")
         if any(aval.shape[a] == 0 for a in axes if 0 <= a < aval.ndim):
             raise ValueError(f"{name}: reduction over an axis of size 0 (shape {aval.shape})")
-        return _reduced_aval(name, aval, axes)
+        return reduced_aval(name, aval, axes)
 
     impl_rules[prim] = lambda x, *, axes: getattr(array_module(x), numpy_name)(x, axis=axes)
     abstract_eval_rules[prim] = abstract_eval
     ad.jvp_rules[prim] = _reduce_chooser_jvp(prim)
-    batching.batching_rules[prim] = _reduction_batcher(prim)
+    batching.batching_rules[prim] = reduction_batcher(prim)
     return prim
 
 
@@ -105,13 +57,13 @@ reduce_min_p = _chooser("reduce_min", "min")
 
 def reduce_max(x, axes: Sequence[int]):
     """Maximum of ``x`` over the given axes."""
-    axes = _normalize_axes(axes, len(shape_of(x)))
+    axes = normalize_axes(axes, len(shape_of(x)))
     return reduce_max_p.bind(x, axes=axes) if axes else x
 
 
 def reduce_min(x, axes: Sequence[int]):
     """Minimum of ``x`` over the given axes."""
-    axes = _normalize_axes(axes, len(shape_of(x)))
+    axes = normalize_axes(axes, len(shape_of(x)))
     return reduce_min_p.bind(x, axes=axes) if axes else x
 
 
@@ -125,7 +77,7 @@ def _arg_chooser(name: str, numpy_name: str) -> Primitive:
         (axis,) = axes
         if aval.shape[axis] == 0:
             raise ValueError(f"{name}: empty axis {axis} (shape {aval.shape})")
-        return _reduced_aval(name, aval, axes).update(dtype=index_dtype, weak_type=False)
+        return reduced_aval(name, aval, axes).update(dtype=index_dtype, weak_type=False)
 
     def impl(x, *, axes, index_dtype):
         return getattr(array_module(x), numpy_name)(x, axis=axes[0]).astype(index_dtype)
@@ -133,7 +85,7 @@ def _arg_chooser(name: str, numpy_name: str) -> Primitive:
     impl_rules[prim] = impl
     abstract_eval_rules[prim] = abstract_eval
     ad.defjvp_zero(prim)
-    batching.batching_rules[prim] = _reduction_batcher(prim)
+    batching.batching_rules[prim] = reduction_batcher(prim)
     return prim
 
 

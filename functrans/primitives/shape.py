@@ -1,20 +1,19 @@
-"""Shape primitives: broadcast_in_dim, reshape, transpose, squeeze, expand_dims, slice, pad,
-concatenate and rev.  All are linear; each transposes to another one of this family."""
+"""Shape primitives: broadcast_in_dim, reshape, transpose, squeeze, expand_dims, rev, and
+reduce_sum.  All are linear; each transposes to another one of this family (reduce_sum is
+here as the transpose of broadcast_in_dim, and the other way round).  slice, pad and
+concatenate, whose rules need arithmetic, are in ``slicing.py``."""
 from __future__ import annotations
 
-import builtins
 import math
 from typing import Sequence
 
 import numpy as np
 
 from functrans import core
-from functrans.backend import array_module, coerce
+from functrans.backend import array_module
 from functrans.core import Primitive, ShapedArray, abstract_eval_rules, get_aval, impl_rules
-from functrans.interpreters import ad, batching, transpose
-from functrans.interpreters.ad import Zero
+from functrans.interpreters import batching, transpose
 from functrans.interpreters.batching import not_mapped
-from functrans.interpreters.transpose import is_undefined_primal
 
 
 def shape_of(x) -> tuple:
@@ -25,7 +24,8 @@ def ndim_of(x) -> int:
     return x.ndim if type(x) is np.ndarray else len(get_aval(x).shape)
 
 
-def _asarray(x):
+def as_operand(x):
+    """``x`` as an array of its module: Python and NumPy scalars become 0-d arrays."""
     return array_module(x).asarray(x) if core.is_python_scalar(x) or isinstance(
         x, np.generic) else x
 
@@ -82,7 +82,7 @@ def _broadcast_in_dim_abstract_eval(aval, *, shape, broadcast_dimensions):
 
 
 def _broadcast_in_dim_impl(x, *, shape, broadcast_dimensions):
-    x = _asarray(x)
+    x = as_operand(x)
     expanded = [1] * len(shape)
     for i, d in enumerate(broadcast_dimensions):
         expanded[d] = x.shape[i]
@@ -93,7 +93,6 @@ def _broadcast_in_dim_transpose(ct, x, *, shape, broadcast_dimensions):
     operand_shape = x.aval.shape
     summed = [d for d in range(len(shape)) if d not in broadcast_dimensions] + [
         d for i, d in enumerate(broadcast_dimensions) if operand_shape[i] == 1 and shape[d] != 1]
-    from functrans.primitives.reductions import reduce_sum
     return [reshape(reduce_sum(ct, sorted(summed)), operand_shape)]
 
 
@@ -233,215 +232,6 @@ for _p in (squeeze_p, expand_dims_p):
     transpose.deflinear(_p, lambda ct, x, **_: [reshape(ct, x.aval.shape)])
     batching.batching_rules[_p] = _axes_batch(_p)
 
-# -- slice ---------------------------------------------------------------------------------
-
-slice_p = Primitive("slice")
-
-
-def slice(x, start_indices, limit_indices, strides=None):  # noqa: A001 (lax's name)
-    """The static slice ``x[start:limit:stride, ...]`` (non-negative, in-bounds indices)."""
-    start = tuple(int(i) for i in start_indices)
-    limit = tuple(int(i) for i in limit_indices)
-    strides = None if strides is None or all(s == 1 for s in strides) else tuple(
-        int(s) for s in strides)
-    if start == (0,) * len(start) and limit == shape_of(x) and strides is None:
-        return x
-    return slice_p.bind(x, start_indices=start, limit_indices=limit, strides=strides)
-
-
-def _slice_abstract_eval(aval, *, start_indices, limit_indices, strides):
-    strides = strides or (1,) * aval.ndim
-    if not len(start_indices) == len(limit_indices) == len(strides) == aval.ndim:
-        raise ValueError(f"slice: got {len(start_indices)} start indices, {len(limit_indices)} "
-                         f"limit indices and {len(strides)} strides for an array of shape "
-                         f"{aval.shape}")
-    for i, (s, l, st, n) in enumerate(zip(start_indices, limit_indices, strides, aval.shape)):
-        if not 0 <= s <= l <= n or st < 1:
-            raise ValueError(f"slice: axis {i} of size {n} cannot be sliced with start {s}, "
-                             f"limit {l}, stride {st}")
-    shape = [-(-(l - s) // st) for s, l, st in zip(start_indices, limit_indices, strides)]
-    return ShapedArray(shape, aval.dtype, aval.weak_type)
-
-
-def _slice_impl(x, *, start_indices, limit_indices, strides):
-    strides = strides or (1,) * len(start_indices)
-    return x[tuple(_pyslice(s, l, st) for s, l, st in zip(start_indices, limit_indices, strides))]
-
-
-_pyslice = builtins.slice
-
-
-def _slice_transpose(ct, x, *, start_indices, limit_indices, strides):
-    strides = strides or (1,) * len(start_indices)
-    config = []
-    for s, l, st, n, m in zip(start_indices, limit_indices, strides, x.aval.shape, shape_of(ct)):
-        used = s + (m - 1) * st + 1 if m else s
-        config.append((s, n - used, st - 1 if m > 1 else 0))
-    zero = np.zeros((), ct.dtype if hasattr(ct, "dtype") else get_aval(ct).dtype)
-    return [pad(ct, zero, config)]
-
-
-def _slice_batch(vals, dims, *, start_indices, limit_indices, strides):
-    (x,), (bd,) = vals, dims
-    n = shape_of(x)[bd]
-    strides = None if strides is None else strides[:bd] + (1,) + strides[bd:]
-    return slice_p.bind(x, start_indices=start_indices[:bd] + (0,) + start_indices[bd:],
-                        limit_indices=limit_indices[:bd] + (n,) + limit_indices[bd:],
-                        strides=strides), bd
-
-
-impl_rules[slice_p] = _slice_impl
-abstract_eval_rules[slice_p] = _slice_abstract_eval
-transpose.deflinear(slice_p, _slice_transpose)
-batching.batching_rules[slice_p] = _slice_batch
-
-# -- pad -----------------------------------------------------------------------------------
-
-pad_p = Primitive("pad")
-
-
-def pad(x, padding_value, padding_config):
-    """Pad ``x`` with the scalar ``padding_value``: per axis ``(low, high, interior)``
-    elements before, after and between the elements (all non-negative)."""
-    config = tuple((int(lo), int(hi), int(i)) for lo, hi, i in padding_config)
-    return pad_p.bind(x, padding_value, padding_config=config)
-
-
-def _pad_abstract_eval(aval, pad_aval, *, padding_config):
-    if pad_aval.shape != ():
-        raise TypeError(f"pad: padding_value must be a scalar, got shape {pad_aval.shape}")
-    if len(padding_config) != aval.ndim:
-        raise ValueError(f"pad: {len(padding_config)} (low, high, interior) triples for an "
-                         f"array of rank {aval.ndim}")
-    if any(v < 0 for c in padding_config for v in c):
-        raise ValueError(f"pad: negative padding {padding_config} is not supported; slice "
-                         "the array instead")
-    shape = [lo + hi + n + max(n - 1, 0) * i for (lo, hi, i), n in zip(padding_config, aval.shape)]
-    return ShapedArray(shape, aval.dtype, aval.weak_type)
-
-
-def _interior_slices(padding_config, shape):
-    return tuple(_pyslice(lo, lo + max(n - 1, 0) * (i + 1) + 1 if n else lo, i + 1)
-                 for (lo, _, i), n in zip(padding_config, shape))
-
-
-def _pad_impl(x, padding_value, *, padding_config):
-    x = _asarray(x)
-    xp = array_module(x, padding_value)
-    x, padding_value = coerce(xp, x, padding_value)
-    shape = [lo + hi + n + max(n - 1, 0) * i for (lo, hi, i), n in zip(padding_config, x.shape)]
-    out = xp.full(shape, padding_value, dtype=x.dtype)
-    out[_interior_slices(padding_config, x.shape)] = x
-    return out
-
-
-def _unpad(ct, padding_config, operand_shape):
-    lo = [s.start for s in _interior_slices(padding_config, operand_shape)]
-    hi = [s.stop for s in _interior_slices(padding_config, operand_shape)]
-    return slice(ct, lo, hi, [i + 1 for _, _, i in padding_config])
-
-
-def _pad_transpose(ct, x, v, *, padding_config):
-    from functrans.primitives.conversion import convert_element_type
-    from functrans.primitives.elementwise import sub
-    from functrans.primitives.reductions import reduce_sum
-    operand_shape = x.aval.shape if is_undefined_primal(x) else shape_of(x)
-    ct_x = _unpad(ct, padding_config, operand_shape)
-    ct_v = None
-    if is_undefined_primal(v):
-        axes = tuple(range(len(operand_shape)))
-        ct_v = sub(reduce_sum(ct, axes), reduce_sum(ct_x, axes))
-        ct_v = convert_element_type(ct_v, v.aval.dtype, v.aval.weak_type)
-    return [ct_x if is_undefined_primal(x) else None, ct_v]
-
-
-def _pad_batch(vals, dims, *, padding_config):
-    (x, v), (bx, bv) = vals, dims
-    size = shape_of(x)[bx] if bx is not not_mapped else shape_of(v)[bv]
-    x = bdim_to_front(x, bx, size)
-    config = ((0, 0, 0),) + padding_config
-    if bv is not_mapped:
-        return pad_p.bind(x, v, padding_config=config), 0
-    # A batched padding value: pad with zeros, then select the padding positions per member.
-    from functrans.primitives.elementwise import select
-    zero = np.zeros((), get_aval(x).dtype)
-    padded = pad_p.bind(x, zero, padding_config=config)
-    mask = pad_p.bind(np.ones(shape_of(x)[1:], bool), False, padding_config=padding_config)
-    v = reshape(moveaxis(v, bv, 0), (size,) + (1,) * len(padding_config))
-    return select(mask, padded, v), 0
-
-
-impl_rules[pad_p] = _pad_impl
-abstract_eval_rules[pad_p] = _pad_abstract_eval
-transpose.deflinear(pad_p, _pad_transpose)
-batching.batching_rules[pad_p] = _pad_batch
-
-# -- concatenate ---------------------------------------------------------------------------
-
-concatenate_p = Primitive("concatenate")
-
-
-def concatenate(operands: Sequence, dimension: int):
-    """Join arrays along an existing axis ``dimension``."""
-    operands = list(operands)
-    if len(operands) == 1:
-        return operands[0]
-    return concatenate_p.bind(*operands, dimension=int(dimension))
-
-
-def _concatenate_abstract_eval(*avals, dimension):
-    if not avals:
-        raise ValueError("concatenate: need at least one operand")
-    first = avals[0]
-    if not 0 <= dimension < first.ndim:
-        raise ValueError(f"concatenate: dimension {dimension} out of range for rank "
-                         f"{first.ndim}")
-    for a in avals:
-        if a.ndim != first.ndim or any(m != n for i, (m, n) in enumerate(zip(a.shape, first.shape))
-                                       if i != dimension):
-            raise TypeError(f"concatenate: operand shapes {[x.shape for x in avals]} must agree "
-                            f"except along dimension {dimension}")
-    dtype, weak = core.result_type(*avals)
-    shape = list(first.shape)
-    shape[dimension] = sum(a.shape[dimension] for a in avals)
-    return ShapedArray(shape, dtype, weak)
-
-
-def _concatenate_impl(*xs, dimension):
-    xp = array_module(*xs)
-    xs = [_asarray(x) for x in coerce(xp, *xs)]
-    return xp.concatenate(xs, axis=dimension)
-
-
-def _concatenate_transpose(ct, *xs, dimension):
-    from functrans.primitives.conversion import convert_element_type
-    cts, offset = [], 0
-    ct_shape = shape_of(ct)
-    for x in xs:
-        aval = x.aval if is_undefined_primal(x) else get_aval(x)
-        n = aval.shape[dimension]
-        if is_undefined_primal(x):
-            start = [0] * len(ct_shape)
-            limit = list(ct_shape)
-            start[dimension], limit[dimension] = offset, offset + n
-            cts.append(convert_element_type(slice(ct, start, limit), aval.dtype, aval.weak_type))
-        else:
-            cts.append(None)
-        offset += n
-    return cts
-
-
-def _concatenate_batch(vals, dims, *, dimension):
-    size = next(shape_of(v)[d] for v, d in zip(vals, dims) if d is not not_mapped)
-    xs = [bdim_to_front(v, d, size) for v, d in zip(vals, dims)]
-    return concatenate_p.bind(*xs, dimension=dimension + 1), 0
-
-
-impl_rules[concatenate_p] = _concatenate_impl
-abstract_eval_rules[concatenate_p] = _concatenate_abstract_eval
-transpose.deflinear(concatenate_p, _concatenate_transpose)
-batching.batching_rules[concatenate_p] = _concatenate_batch
-
 # -- rev -----------------------------------------------------------------------------------
 
 rev_p = Primitive("rev")
@@ -459,6 +249,61 @@ transpose.deflinear(rev_p, lambda ct, x, *, dimensions: [rev(ct, dimensions)])
 batching.batching_rules[rev_p] = lambda vals, dims, *, dimensions: (
     rev_p.bind(vals[0], dimensions=tuple(d + (d >= dims[0]) for d in dimensions)), dims[0])
 
+
+# -- reduce_sum (the transpose of broadcast_in_dim) ---------------------------------------
+
+def normalize_axes(axes: Sequence[int], ndim: int) -> tuple:
+    """``axes`` as sorted, distinct, non-negative axes of an array of rank ``ndim``."""
+    return tuple(sorted({normalize_axis(a, ndim) for a in axes}))
+
+
+def reduced_aval(name: str, aval: ShapedArray, axes) -> ShapedArray:
+    """The abstract value of a reduction of ``aval`` over ``axes`` (checked)."""
+    if any(not 0 <= a < aval.ndim for a in axes) or len(set(axes)) != len(axes):
+        raise ValueError(f"{name}: axes {axes} are not distinct axes of an array of shape "
+                         f"{aval.shape}")
+    return ShapedArray([n for i, n in enumerate(aval.shape) if i not in axes], aval.dtype,
+                       aval.weak_type)
+
+
+def kept_dims(ndim: int, axes) -> tuple:
+    """The axes of a rank-``ndim`` array that a reduction over ``axes`` keeps."""
+    return tuple(i for i in range(ndim) if i not in axes)
+
+
+def reduction_batcher(prim: Primitive):
+    """Batching rule of a reduction over static ``axes``: shift the axes past the batch
+    axis and reduce the whole batch at once."""
+    def rule(vals, dims, *, axes, **params):
+        (x,), (bd,) = vals, dims
+        physical = tuple(a + (a >= bd) for a in axes)
+        return prim.bind(x, axes=physical, **params), bd - sum(a < bd for a in axes)
+    return rule
+
+
+reduce_sum_p = Primitive("reduce_sum")
+
+
+def reduce_sum(x, axes: Sequence[int]):
+    """Sum of ``x`` over the given axes (the dtype is kept)."""
+    axes = normalize_axes(axes, len(shape_of(x)))
+    return reduce_sum_p.bind(x, axes=axes) if axes else x
+
+
+def _reduce_sum_impl(x, *, axes):
+    dtype = get_aval(x).dtype
+    return array_module(x).sum(x, axis=axes, dtype=dtype)
+
+
+def _reduce_sum_transpose(ct, x, *, axes):
+    shape = x.aval.shape
+    return [broadcast_in_dim(ct, shape, kept_dims(len(shape), axes))]
+
+
+impl_rules[reduce_sum_p] = _reduce_sum_impl
+abstract_eval_rules[reduce_sum_p] = lambda aval, *, axes: reduced_aval("reduce_sum", aval, axes)
+transpose.deflinear(reduce_sum_p, _reduce_sum_transpose)
+batching.batching_rules[reduce_sum_p] = reduction_batcher(reduce_sum_p)
 
 # -- batching helpers ----------------------------------------------------------------------
 
