@@ -208,3 +208,9 @@ def test_creation_from_shapes_matches_numpy_defaults():
 def test_pad_reads_device_widths_on_the_host():
     out = fnp.pad(np.ones((2, 2)), StandInArray([[1, 0], [0, 2]]))
     np.testing.assert_array_equal(out, np.pad(np.ones((2, 2)), [[1, 0], [0, 2]]))
+
+
+def test_creation_accepts_jax_device_keyword_for_the_host_only():
+    np.testing.assert_array_equal(fnp.zeros(2, device="cpu"), np.zeros(2))
+    with pytest.raises(ValueError, match="zeros: device='gpu:0' is not supported; pass like="):
+        fnp.zeros(2, device="gpu:0")

@@ -47,27 +47,29 @@ def array(a, dtype=None, copy: bool = True):
     return backend.array_module(a).array(a, dtype=dtype, copy=copy)
 
 
-def zeros(shape, dtype=None, *, like=None):
+def zeros(shape, dtype=None, *, like=None, device=None):
     """Zeros of ``shape`` (float64 unless ``dtype`` is given), on the device of ``like``.
 
     >>> import functrans.numpy as fnp
     >>> fnp.zeros((2, 3), fnp.float32).dtype
     dtype('float32')
     """
+    _check_device("zeros", device)
     return backend.zeros(shape, _float_unless(dtype), like=like)
 
 
-def ones(shape, dtype=None, *, like=None):
+def ones(shape, dtype=None, *, like=None, device=None):
     """Ones of ``shape`` (float64 unless ``dtype`` is given), on the device of ``like``.
 
     >>> import functrans.numpy as fnp
     >>> fnp.ones(3)
     array([1., 1., 1.])
     """
+    _check_device("ones", device)
     return backend.ones(shape, _float_unless(dtype), like=like)
 
 
-def full(shape, fill_value, dtype=None, *, like=None):
+def full(shape, fill_value, dtype=None, *, like=None, device=None):
     """``fill_value`` repeated to ``shape`` (its dtype unless ``dtype`` is given), on the
     device of ``like``.
 
@@ -75,10 +77,11 @@ def full(shape, fill_value, dtype=None, *, like=None):
     >>> fnp.full(2, 7)
     array([7, 7])
     """
+    _check_device("full", device)
     return backend.full(shape, fill_value, dtype, like=like)
 
 
-def empty(shape, dtype=None, *, like=None):
+def empty(shape, dtype=None, *, like=None, device=None):
     """An array of ``shape``; as in JAX it is filled with zeros, so results never depend on
     leftover memory.
 
@@ -86,16 +89,18 @@ def empty(shape, dtype=None, *, like=None):
     >>> fnp.empty(2)
     array([0., 0.])
     """
+    _check_device("empty", device)
     return backend.zeros(shape, _float_unless(dtype), like=like)
 
 
-def arange(start, stop=None, step=None, dtype=None, *, like=None):
+def arange(start, stop=None, step=None, dtype=None, *, like=None, device=None):
     """Evenly spaced values in ``[start, stop)`` (``[0, start)`` with one argument).
 
     >>> import functrans.numpy as fnp
     >>> fnp.arange(1, 7, 2)
     array([1, 3, 5])
     """
+    _check_device("arange", device)
     if stop is None:
         start, stop = 0, start
     args = (start, stop) if step is None else (start, stop, step)
@@ -103,18 +108,19 @@ def arange(start, stop=None, step=None, dtype=None, *, like=None):
 
 
 def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = False,
-             dtype=None, axis: int = 0, *, like=None):
+             dtype=None, axis: int = 0, *, like=None, device=None):
     """``num`` evenly spaced values from ``start`` to ``stop`` (included if ``endpoint``).
 
     >>> import functrans.numpy as fnp
     >>> fnp.linspace(0.0, 1.0, 5)
     array([0.  , 0.25, 0.5 , 0.75, 1.  ])
     """
+    _check_device("linspace", device)
     return backend.array_module(like).linspace(start, stop, num, endpoint, retstep, dtype,
                                                  axis)
 
 
-def eye(N: int, M: int | None = None, k: int = 0, dtype=None, *, like=None):
+def eye(N: int, M: int | None = None, k: int = 0, dtype=None, *, like=None, device=None):
     """An ``N x M`` array with ones on diagonal ``k`` and zeros elsewhere.
 
     >>> import functrans.numpy as fnp
@@ -122,6 +128,7 @@ def eye(N: int, M: int | None = None, k: int = 0, dtype=None, *, like=None):
     array([[0., 1., 0.],
            [0., 0., 1.]])
     """
+    _check_device("eye", device)
     return backend.eye(N, M, k, _float_unless(dtype), like=like)
 
 
@@ -134,6 +141,13 @@ def identity(n: int, dtype=None, *, like=None):
            [0, 1]], dtype=int32)
     """
     return backend.eye(n, dtype=_float_unless(dtype), like=like)
+
+
+def _check_device(name: str, device) -> None:
+    # JAX's `device=` keyword; arrays go where `like=` lives, and NumPy's only device is the CPU.
+    if device not in (None, "cpu"):
+        raise ValueError(f"{name}: device={device!r} is not supported; pass like= an array on "
+                         "the device you want (a CuPy array for the GPU)")
 
 
 def _float_unless(dtype):
