@@ -44,7 +44,8 @@ from functrans.numpy._shape import (reshape, ravel, transpose, swapaxes, moveaxi
                                     flip, pad, shape, ndim, size)
 from functrans.numpy._indexing import (newaxis, where, diagonal, diag, tril, triu)
 from functrans.numpy._contractions import (matmul, dot, vdot, inner, outer, tensordot, einsum)
-from functrans.numpy import _array_methods, linalg
+from functrans.numpy import linalg
+from functrans.numpy._array_methods import install_tracer_methods as _install_tracer_methods
 
 __all__ = [
     "abs", "absolute", "add", "all", "amax", "amin", "any", "arange", "arccos", "arcsin",
@@ -78,4 +79,4 @@ for _name in __all__:
         _value.__module__ = __name__
 del _name, _value
 
-_array_methods.install_tracer_methods()
+_install_tracer_methods()

@@ -10,9 +10,15 @@ from __future__ import annotations
 
 import numpy as np
 
+import functrans.numpy._contractions as contractions
+import functrans.numpy._creation as creation
+import functrans.numpy._dtypes as dtypes
+import functrans.numpy._elementwise as elementwise
+import functrans.numpy._indexing as indexing
+import functrans.numpy._reductions as reductions
+import functrans.numpy._shape as shapes
 from functrans.core import Tracer
-from functrans.numpy import (_contractions, _creation, _dtypes, _elementwise, _indexing,
-                             _reductions, _shape, linalg)
+from functrans.numpy import linalg
 from functrans.numpy._contractions import dot, matmul
 from functrans.numpy._dtypes import astype
 from functrans.numpy._elementwise import (absolute, add, clip, conj, equal, greater,
@@ -102,8 +108,8 @@ def _counterparts(numpy_namespace, families) -> dict:
     return table
 
 
-_ALL = {**_counterparts(np, [_elementwise, _reductions, _shape, _indexing, _contractions,
-                             _creation, _dtypes]),
+_ALL = {**_counterparts(np, [elementwise, reductions, shapes, indexing, contractions, creation,
+                             dtypes]),
         **_counterparts(np.linalg, [linalg])}
 
 #: NumPy function -> functrans.numpy function, for ``np.sum(tracer)`` and the like
