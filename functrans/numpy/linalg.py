@@ -8,10 +8,16 @@ from __future__ import annotations
 
 from functrans import lax
 from functrans.core import get_aval
-from functrans.numpy import _promote_inexact, sqrt, sum
+from functrans.numpy._elementwise import sqrt
+from functrans.numpy._reductions import sum
+from functrans.numpy._util import promote_inexact
 from functrans.primitives.shape import normalize_axis
 
 __all__ = ["norm"]
+
+
+def __dir__() -> list:
+    return sorted(__all__)
 
 
 def norm(x, ord=None, axis=None, keepdims: bool = False):  # noqa: A002 (NumPy's name)
@@ -19,7 +25,7 @@ def norm(x, ord=None, axis=None, keepdims: bool = False):  # noqa: A002 (NumPy's
     (``ord`` None or ``'fro'``).  ``axis``: None (the whole array; with ``ord``, a 1-D or
     2-D one), an int (vectors along it) or a pair of ints (matrices in that plane).  Its
     derivative at ``x = 0`` is undefined."""
-    x = _promote_inexact(x)
+    x = promote_inexact(x)
     aval = get_aval(x)
     if axis is None:
         axes = tuple(range(aval.ndim))

@@ -1,0 +1,152 @@
+"""The operators and methods of tracers (``x @ w``, ``x.T``, ``x.sum()``, ``x[1:]``), and
+NumPy's dispatch of its own functions on tracers to ours (``np.sin(x)``, ``np.sum(x)``).
+
+What dispatches is the two tables below, ``NUMPY_FUNCTIONS`` and ``UFUNCS`` (a NumPy
+function or ufunc -> the functrans.numpy function of the same name), built from the
+families' ``__all__``: a new family function with a NumPy name dispatches with no change
+here.  A new tracer method or operator is one entry in ``TRACER_METHODS``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+import functrans.numpy._contractions as contractions
+import functrans.numpy._creation as creation
+import functrans.numpy._dtypes as dtypes
+import functrans.numpy._elementwise as elementwise
+import functrans.numpy._indexing as indexing
+import functrans.numpy._reductions as reductions
+import functrans.numpy._shape as shapes
+from functrans.core import Tracer
+from functrans.numpy import linalg
+from functrans.numpy._contractions import dot, matmul
+from functrans.numpy._dtypes import astype
+from functrans.numpy._elementwise import (absolute, add, clip, conj, equal, greater,
+                                          greater_equal, imag, less, less_equal, logical_and,
+                                          logical_not, logical_or, multiply, negative,
+                                          not_equal, positive, power, real, round, subtract,
+                                          true_divide)
+from functrans.numpy._indexing import diagonal, getitem
+from functrans.numpy._reductions import (all, any, argmax, argmin, cumprod, cumsum, max, mean,
+                                         min, prod, std, sum, trace, var)
+from functrans.numpy._shape import ravel, repeat, reshape, squeeze, swapaxes, transpose
+from functrans.numpy._util import arg, dtype_of
+
+__all__ = ["TRACER_METHODS", "NUMPY_FUNCTIONS", "UFUNCS", "install_tracer_methods"]
+
+
+def _reflected(f):
+    return lambda self, other: f(other, self)
+
+
+def _boolean_only(f, name: str):
+    """``&``, ``|`` and ``~`` are logical on booleans; on integers NumPy's are bitwise, which
+    have no primitives yet, so refuse rather than compute a logical result."""
+    def method(*args):
+        for x in args:
+            dtype = dtype_of(arg(x))
+            if dtype != np.bool_:
+                raise TypeError(f"operator {name} is supported for boolean arrays only, got "
+                                f"{dtype.name}: bitwise operations on integers are not "
+                                "implemented; use logical_and/logical_or/logical_not for "
+                                "logical results")
+        return f(*args)
+    return method
+
+
+def _method_reshape(self, *shape, order="C"):
+    return reshape(self, shape[0] if len(shape) == 1 else shape, order)
+
+
+def _method_transpose(self, *axes):
+    return transpose(self, None if not axes else (axes[0] if len(axes) == 1 and not isinstance(
+        axes[0], int) else axes))
+
+
+_bitwise_and = _boolean_only(logical_and, "&")
+_bitwise_or = _boolean_only(logical_or, "|")
+_invert = _boolean_only(logical_not, "~")
+
+TRACER_METHODS = {
+    "__add__": add, "__radd__": _reflected(add),
+    "__sub__": subtract, "__rsub__": _reflected(subtract),
+    "__mul__": multiply, "__rmul__": _reflected(multiply),
+    "__truediv__": true_divide, "__rtruediv__": _reflected(true_divide),
+    "__pow__": power, "__rpow__": _reflected(power),
+    "__matmul__": matmul, "__rmatmul__": _reflected(matmul),
+    "__neg__": negative, "__pos__": positive, "__abs__": absolute,
+    "__eq__": equal, "__ne__": not_equal, "__lt__": less, "__le__": less_equal,
+    "__gt__": greater, "__ge__": greater_equal,
+    "__and__": _bitwise_and, "__rand__": _bitwise_and,
+    "__or__": _bitwise_or, "__ror__": _bitwise_or,
+    "__invert__": _invert,
+    "__getitem__": getitem,
+    "sum": sum, "mean": mean, "max": max, "min": min, "var": var, "std": std,
+    "argmax": argmax, "argmin": argmin, "dot": dot, "conj": conj, "conjugate": conj,
+    "reshape": _method_reshape, "transpose": _method_transpose, "ravel": ravel,
+    "flatten": ravel, "squeeze": squeeze, "astype": astype, "clip": clip,
+    "swapaxes": swapaxes, "all": all, "any": any, "round": round, "diagonal": diagonal,
+    "trace": trace, "repeat": repeat, "prod": prod, "cumsum": cumsum, "cumprod": cumprod,
+}
+
+# NumPy calls __array_function__ of a creation-from-shape function only for `like=` a
+# tracer; ours would hand the call straight back to NumPy, so NumPy's error stands.
+_NOT_DISPATCHED = frozenset({"asarray", "array", "zeros", "ones", "full", "empty", "arange",
+                             "linspace", "eye", "identity"})
+
+
+def _counterparts(numpy_namespace, families) -> dict:
+    """NumPy function -> ours, for every function the families export under a name that
+    ``numpy_namespace`` also has (NumPy's own objects re-exported as they are left out)."""
+    table = {}
+    for family in families:
+        for name in family.__all__:
+            ours, theirs = getattr(family, name), getattr(numpy_namespace, name, None)
+            if (callable(theirs) and theirs is not ours and not isinstance(ours, type)
+                    and name not in _NOT_DISPATCHED):
+                table.setdefault(theirs, ours)  # the first of aliases (absolute, not abs)
+    return table
+
+
+_ALL = {**_counterparts(np, [elementwise, reductions, shapes, indexing, contractions, creation,
+                             dtypes]),
+        **_counterparts(np.linalg, [linalg])}
+
+#: NumPy function -> functrans.numpy function, for ``np.sum(tracer)`` and the like
+NUMPY_FUNCTIONS = {f: fn for f, fn in _ALL.items() if not isinstance(f, np.ufunc)}
+
+#: NumPy ufunc -> functrans.numpy function, for ``np.sin(tracer)`` and ``ndarray + tracer``
+UFUNCS = {**{f: fn for f, fn in _ALL.items() if isinstance(f, np.ufunc)},
+          np.bitwise_and: _bitwise_and, np.bitwise_or: _bitwise_or, np.invert: _invert}
+
+
+def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
+    """NumPy ufuncs on tracers run the functrans.numpy function of the same name."""
+    fn = UFUNCS.get(ufunc)
+    if method != "__call__" or fn is None or kwargs:
+        raise TypeError(
+            f"numpy.{ufunc.__name__}{'' if method == '__call__' else '.' + method} cannot be "
+            f"applied to a functrans tracer{' with ' + ', '.join(kwargs) if kwargs else ''}; "
+            "use the functrans.numpy function instead")
+    return fn(*inputs)
+
+
+def _array_function(self, func, types, args, kwargs):
+    """NumPy functions on tracers run the functrans.numpy function of the same name, when
+    there is one."""
+    fn = NUMPY_FUNCTIONS.get(func)
+    if fn is None:
+        raise TypeError(f"numpy.{func.__name__} cannot be applied to a functrans tracer; use "
+                        "functrans.numpy functions on traced values")
+    return fn(*args, **kwargs)
+
+
+def install_tracer_methods() -> None:
+    """Give ``Tracer`` the operators and methods of arrays, and NumPy's dispatch hooks."""
+    for name, fn in TRACER_METHODS.items():
+        setattr(Tracer, name, fn)
+    Tracer.__array_ufunc__ = _array_ufunc
+    Tracer.__array_function__ = _array_function
+    Tracer.T = property(lambda self: transpose(self))
+    Tracer.real = property(real)
+    Tracer.imag = property(imag)

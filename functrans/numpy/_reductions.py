@@ -1,0 +1,151 @@
+"""Reductions and scans along axes: sums and means (``sum``, ``mean``, ``var``), extrema
+(``max``, ``argmax``), truth tests (``any``, ``all``), running sums and products
+(``cumsum``, ``cumprod``) and differences (``diff``, ``trace``).
+
+A new function that combines elements along an axis goes here.
+"""
+from __future__ import annotations
+
+import builtins
+import math
+
+import numpy as np
+
+from functrans import lax
+from functrans.core import get_aval
+from functrans.numpy._dtypes import astype
+from functrans.numpy._elementwise import logical_not, sqrt
+from functrans.numpy._indexing import diagonal
+from functrans.numpy._shape import ravel
+from functrans.numpy._util import (alias, arg, as_bool, axis_tuple, dtype_of, keep_dims,
+                                   promote_inexact, shape_of, slice_axis, static_int)
+from functrans.primitives import cumulative
+from functrans.primitives import shape as shape_ops
+
+__all__ = ["sum", "mean", "prod", "cumsum", "cumprod", "var", "std", "max", "min", "amax",
+           "amin", "any", "all", "argmax", "argmin", "diff", "trace"]
+
+
+def sum(a, axis=None, dtype=None, keepdims: bool = False):  # noqa: A001
+    """Sum over ``axis`` (all axes by default); booleans and small ints sum as int64."""
+    a = arg(a)
+    aval = get_aval(a)
+    if dtype is not None:
+        a = lax.convert_element_type(a, dtype)
+    elif aval.dtype == np.bool_ or (aval.dtype.kind in "iu" and aval.dtype.itemsize < 8):
+        a = lax.convert_element_type(a, np.int64 if aval.dtype.kind != "u" else np.uint64)
+    axes = axis_tuple(axis, aval.ndim)
+    return keep_dims(lax.reduce_sum(a, axes), aval.shape, axes, keepdims)
+
+
+def mean(a, axis=None, dtype=None, keepdims: bool = False):
+    """Arithmetic mean over ``axis``; integers average in float64."""
+    a = promote_inexact(a) if dtype is None else astype(a, dtype)
+    aval = get_aval(a)
+    axes = axis_tuple(axis, aval.ndim)
+    count = math.prod(aval.shape[a_ % aval.ndim] for a_ in axes) if aval.ndim else 1
+    return lax.div(sum(a, axis, keepdims=keepdims), count)
+
+
+def prod(a, axis=None, dtype=None, keepdims: bool = False):
+    """Product over ``axis`` (all axes by default); booleans and small ints multiply as
+    int64.  Its derivative is exact where elements are zero (no division)."""
+    return cumulative.numpy_prod(arg(a), axis, dtype, keepdims)
+
+
+def cumsum(a, axis=None, dtype=None):
+    """Running sum along ``axis`` (of the flattened array by default)."""
+    return cumulative.numpy_cumsum(arg(a), axis, dtype)
+
+
+def cumprod(a, axis=None, dtype=None):
+    """Running product along ``axis`` (of the flattened array by default)."""
+    return cumulative.numpy_cumprod(arg(a), axis, dtype)
+
+
+def var(a, axis=None, ddof: int = 0, keepdims: bool = False):
+    """Variance over ``axis`` (``ddof`` delta degrees of freedom)."""
+    a = promote_inexact(a)
+    aval = get_aval(a)
+    axes = axis_tuple(axis, aval.ndim)
+    centered = lax.sub(a, mean(a, axis, keepdims=True))
+    count = math.prod(aval.shape[a_ % aval.ndim] for a_ in axes) if aval.ndim else 1
+    squares = lax.real(lax.mul(centered, lax.conj(centered))) if aval.dtype.kind == "c" else (
+        lax.mul(centered, centered))
+    return lax.div(sum(squares, axis, keepdims=keepdims), count - ddof)
+
+
+def std(a, axis=None, ddof: int = 0, keepdims: bool = False):
+    """Standard deviation over ``axis``."""
+    return sqrt(var(a, axis, ddof, keepdims))
+
+
+def max(a, axis=None, keepdims: bool = False):  # noqa: A001
+    a = arg(a)
+    aval = get_aval(a)
+    axes = axis_tuple(axis, aval.ndim)
+    return keep_dims(lax.reduce_max(a, axes), aval.shape, axes, keepdims)
+
+
+def min(a, axis=None, keepdims: bool = False):  # noqa: A001
+    a = arg(a)
+    aval = get_aval(a)
+    axes = axis_tuple(axis, aval.ndim)
+    return keep_dims(lax.reduce_min(a, axes), aval.shape, axes, keepdims)
+
+
+amax = alias(max, "amax")
+amin = alias(min, "amin")
+
+
+def any(a, axis=None, keepdims: bool = False):  # noqa: A001 (NumPy's name)
+    """Whether any element along ``axis`` (all axes by default) is true (nonzero)."""
+    return lax.gt(sum(as_bool(a), axis, keepdims=keepdims), 0)
+
+
+def all(a, axis=None, keepdims: bool = False):  # noqa: A001 (NumPy's name)
+    """Whether every element along ``axis`` (all axes by default) is true (nonzero)."""
+    return lax.eq(sum(logical_not(a), axis, keepdims=keepdims), 0)
+
+
+def _arg_extremum(f, a, axis, keepdims: bool):
+    a = arg(a)
+    shape = shape_of(a)
+    if axis is None:
+        return keep_dims(f(ravel(a), 0), shape, tuple(range(len(shape))), keepdims)
+    axis = shape_ops.normalize_axis(int(axis), len(shape))
+    return keep_dims(f(a, axis), shape, (axis,), keepdims)
+
+
+def argmax(a, axis=None, keepdims: bool = False):
+    """Index of the first maximum along ``axis`` (of the flattened array by default)."""
+    return _arg_extremum(lax.argmax, a, axis, keepdims)
+
+
+def argmin(a, axis=None, keepdims: bool = False):
+    """Index of the first minimum along ``axis`` (of the flattened array by default)."""
+    return _arg_extremum(lax.argmin, a, axis, keepdims)
+
+
+def diff(a, n: int = 1, axis: int = -1):
+    """The ``n``-th forward difference along ``axis``: ``a[1:] - a[:-1]``, ``n`` times
+    (booleans differ by ``!=``, as in NumPy)."""
+    a = arg(a)
+    n = static_int(n, "diff", "n")
+    if n < 0:
+        raise ValueError(f"diff: the order n must be non-negative, got {n}")
+    shape = shape_of(a)
+    if not shape:
+        raise ValueError("diff: the input must have at least one axis, got a scalar")
+    axis = shape_ops.normalize_axis(static_int(axis, "diff", "axis"), len(shape))
+    difference = lax.ne if dtype_of(a) == np.bool_ else lax.sub
+    for _ in range(n):
+        m = shape_of(a)[axis]
+        a = difference(slice_axis(a, axis, builtins.min(1, m), m),
+                       slice_axis(a, axis, 0, builtins.max(m - 1, 0)))
+    return a
+
+
+def trace(a, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype=None):
+    """The sum along a diagonal (see ``diagonal``), with ``sum``'s dtype rules."""
+    return sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
