@@ -33,7 +33,6 @@ class Problem:
         self.label = label
         self.in_avals = [get_aval(x) for x in leaves]
         self.in_sizes = [real_size(a) for a in self.in_avals]
-        self.xp = backend.array_module(*leaves)
         self.like = placement(leaves)
         self._outs = None
         self._pullback = None
