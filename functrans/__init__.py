@@ -20,7 +20,8 @@ from functrans.primitives.checkpoint import checkpoint, checkpoint_policies, rem
 from functrans.primitives.custom_derivatives import custom_jvp, custom_vjp
 from functrans import lax, tree_util
 from functrans import numpy  # noqa: F401  (also installs the array methods of tracers)
-from functrans.gradcheck import GradcheckError, NondifferentiableError, gradcheck
+from functrans.gradcheck import (Check, GradcheckError, GradcheckResult,
+                                 NondifferentiableError, gradcheck)
 from functrans import testing  # noqa: F401
 
 __version__ = "0.1.0"
@@ -36,7 +37,12 @@ __all__ = [
     "linear_transpose", "linearize", "make_jaxpr", "numpy", "remat", "tag", "tree_util",
     "value_and_grad",
     "vjp", "vmap",
-    "GradcheckError", "NondifferentiableError", "gradcheck", "testing",
+    "Check", "GradcheckError", "GradcheckResult", "NondifferentiableError", "gradcheck",
+    "testing",
 ]
 
 del _primitives
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

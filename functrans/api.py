@@ -13,6 +13,7 @@ from typing import Any, Callable, Sequence, TypeVar
 import numpy as np
 
 from functrans import core
+from functrans.api_util import argnums_tuple, partial_over
 from functrans.backend import array_module, owned
 from functrans.core import ClosedJaxpr, ShapeDtypeStruct, ShapedArray, float0, get_aval
 from functrans.interpreters import ad, batching, partial_eval, transpose
@@ -77,25 +78,6 @@ def _check_leaf(x, name: str, what: str) -> None:
 
 def _split_aux(leaves: list, store: _Store):
     return leaves[:store.num_out], leaves[store.num_out:]
-
-
-def _argnums_tuple(argnums, nargs: int, name: str) -> tuple[int, ...]:
-    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
-    for i in nums:
-        if not isinstance(i, (int, np.integer)) or not -nargs <= i < nargs:
-            raise ValueError(f"{name}: argnums {argnums!r} is out of range for a function "
-                             f"called with {nargs} positional argument(s)")
-    return tuple(int(i) % nargs for i in nums)
-
-
-def _partial_over(fun: Callable, args: Sequence, argnums: tuple[int, ...]) -> Callable:
-    """``fun`` as a function of ``args[argnums]`` alone, the other arguments fixed."""
-    def partial_fun(*dyn_args):
-        full = list(args)
-        for i, x in zip(argnums, dyn_args):
-            full[i] = x
-        return fun(*full)
-    return partial_fun
 
 
 def _zeros_for(primal, ct):
@@ -294,8 +276,8 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
 
     @functools.wraps(fun)
     def value_and_grad_fun(*args, **kwargs):
-        nums = _argnums_tuple(argnums, len(args), "grad")
-        f = _partial_over(functools.partial(fun, **kwargs) if kwargs else fun, args, nums)
+        nums = argnums_tuple(argnums, len(args), "grad")
+        f = partial_over(functools.partial(fun, **kwargs) if kwargs else fun, args, nums)
         dyn = tuple(args[i] for i in nums)
         leaves, in_tree = tree_flatten(dyn)
         _check_grad_inputs("grad", leaves, holomorphic, allow_int)
@@ -527,12 +509,12 @@ def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
            [0., 4.]])
     """
     def jac_fun(*args, **kwargs):
-        nums = _argnums_tuple(argnums, len(args), "jacfwd")
+        nums = argnums_tuple(argnums, len(args), "jacfwd")
         dyn = tuple(args[i] for i in nums)
         leaves, in_tree = tree_flatten(dyn)
         _check_jac_inputs("jacfwd", leaves, holomorphic)
         f = functools.partial(fun, **kwargs) if kwargs else fun
-        flat_fun, store = _flatten_fun(_partial_over(f, args, nums), in_tree, has_aux, "jacfwd")
+        flat_fun, store = _flatten_fun(partial_over(f, args, nums), in_tree, has_aux, "jacfwd")
         basis, sizes = _std_basis(leaves, "jacfwd")
 
         def pushforward(*tangents):
@@ -575,12 +557,12 @@ def jacrev(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
     array([3., 2.])
     """
     def jac_fun(*args, **kwargs):
-        nums = _argnums_tuple(argnums, len(args), "jacrev")
+        nums = argnums_tuple(argnums, len(args), "jacrev")
         dyn = tuple(args[i] for i in nums)
         leaves, in_tree = tree_flatten(dyn)
         _check_jac_inputs("jacrev", leaves, holomorphic, allow_int)
         f = functools.partial(fun, **kwargs) if kwargs else fun
-        flat_fun, store = _flatten_fun(_partial_over(f, args, nums), in_tree, has_aux, "jacrev")
+        flat_fun, store = _flatten_fun(partial_over(f, args, nums), in_tree, has_aux, "jacrev")
         values, pullback = transpose.vjp_flat(flat_fun, leaves)
         outs, aux = _split_aux(values, store)
         for out in outs:
@@ -647,7 +629,7 @@ def _with_kwargs(fun: Callable, args: tuple, kwargs: dict) -> tuple[Callable, tu
 
 
 def _trace(fun: Callable, args: tuple, name: str, static_argnums=(), kwargs=None):
-    static = set(_argnums_tuple(static_argnums, len(args), name)) if static_argnums != () else set()
+    static = set(argnums_tuple(static_argnums, len(args), name)) if static_argnums != () else set()
     fun, args = _with_kwargs(fun, args, kwargs or {})
     dyn_nums = tuple(i for i in range(len(args)) if i not in static)
     dyn = tuple(args[i] for i in dyn_nums)
@@ -655,7 +637,7 @@ def _trace(fun: Callable, args: tuple, name: str, static_argnums=(), kwargs=None
     for x in leaves:
         if not isinstance(x, ShapeDtypeStruct):
             _check_leaf(x, name, "argument")
-    flat_fun, store = _flatten_fun(_partial_over(fun, args, dyn_nums), in_tree, name=name)
+    flat_fun, store = _flatten_fun(partial_over(fun, args, dyn_nums), in_tree, name=name)
     closed, out_avals = partial_eval.trace_to_jaxpr(flat_fun, [_abstractify(x) for x in leaves])
     return closed, out_avals, store, in_tree
 

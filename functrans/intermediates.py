@@ -28,6 +28,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from functrans import api
+from functrans.api_util import argnums_tuple, partial_over
 from functrans.core import ShapedArray, get_aval
 from functrans.primitives.elementwise import add
 
@@ -95,9 +96,9 @@ def intermediate_grads(fun: Callable, argnums: int | Sequence[int] = 0,
     single = isinstance(argnums, int)
 
     def wrapped(*args):
-        nums = api._argnums_tuple(argnums, len(args), "intermediate_grads")
+        nums = argnums_tuple(argnums, len(args), "intermediate_grads")
 
-        of_differentiated = api._partial_over(fun, args, nums)
+        of_differentiated = partial_over(fun, args, nums)
 
         # Only the differentiated arguments are abstract, as under grad: the others (ints,
         # functions) stay concrete.

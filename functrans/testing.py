@@ -20,22 +20,25 @@ Complex numbers follow the library's (JAX's) convention, described in ``docs/gra
 from __future__ import annotations
 
 import functools
-import inspect
 import os
 import zlib
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from functrans import api
+from functrans import api, backend
 from functrans import numpy as fnp
+from functrans.api_util import partial_over, positional_names
 from functrans.core import float0, get_aval, is_inexact
 from functrans.gradcheck import (SEED_ENV_VAR, GradcheckError, NondifferentiableError,
-                                 _host, _is_complex, _make_problem, _nondifferentiable_check,
-                                 _numeric_dtype, _numeric_jacobian, _random_direction,
-                                 _random_like, _realify, _resolve_seed,
-                                 _vmap_consistency_check, default_tolerance)
-from functrans.tree_util import tree_flatten, tree_map, tree_unflatten
+                                 default_tolerance)
+from functrans.gradcheck.checks import nondifferentiable_check, vmap_consistency_check
+from functrans.gradcheck.jacobians import numeric_jacobian
+from functrans.gradcheck.options import numeric_dtype, resolve_seed
+from functrans.gradcheck.problem import make_problem
+from functrans.gradcheck.realify import (is_complex, placement, random_direction, random_like,
+                                          realify)
+from functrans.tree_util import tree_flatten, tree_leaves, tree_map, tree_unflatten
 
 __all__ = [
     "check_grads", "check_jvp", "check_vjp", "numerical_jvp",
@@ -90,7 +93,8 @@ def assert_allclose(actual, desired, *, rtol: float = 1e-7, atol: float = 0.0,
                              f"have different structures: {a_tree} vs {d_tree}")
     paths = [""] if len(a_leaves) == 1 else [f"[{i}]" for i in range(len(a_leaves))]
     for path, a, d in zip(paths, a_leaves, d_leaves):
-        message = _allclose_message(_host(a), _host(d), rtol, atol, equal_nan, names)
+        message = _allclose_message(backend.to_host(a), backend.to_host(d), rtol, atol,
+                                    equal_nan, names)
         if message:
             head = f"Not equal to tolerance rtol={rtol:g}, atol={atol:g}{_leaf_label(path)}"
             if err_msg:
@@ -107,8 +111,8 @@ def _allclose_message(a: np.ndarray, d: np.ndarray, rtol, atol, equal_nan, names
     if a.dtype.kind not in "fciub" or d.dtype.kind not in "fciub":
         equal = np.array_equal(a, d)
         return "" if equal else f"{names[0]} {a!r} differs from {names[1]} {d!r}"
-    a64 = a.astype(np.complex128 if _is_complex(a.dtype) else np.float64)
-    d64 = d.astype(np.complex128 if _is_complex(d.dtype) else np.float64)
+    a64 = a.astype(np.complex128 if is_complex(a.dtype) else np.float64)
+    d64 = d.astype(np.complex128 if is_complex(d.dtype) else np.float64)
     with np.errstate(invalid="ignore", over="ignore"):
         diff = np.abs(a64 - d64)
         tol = np.nan_to_num(atol + rtol * np.abs(d64), nan=0.0, posinf=np.inf)
@@ -155,17 +159,17 @@ def _tree_add_scaled(primals, direction, scale: float, dtype=None):
     def one(p, t):
         if not is_inexact(get_aval(p).dtype):
             return p
-        p = np.asarray(p) if not hasattr(p, "astype") else p
+        p = backend.asarray(p, like=t) if not hasattr(p, "astype") else p
         if dtype is not None:
-            p = p.astype(_numeric_dtype(p.dtype, dtype))
-        return p + scale * np.asarray(t).astype(p.dtype)
+            p = p.astype(numeric_dtype(p.dtype, dtype))
+        return p + scale * backend.asarray(t, like=p).astype(p.dtype)
     return tree_map(one, primals, direction)
 
 
 def _real_inner(xs, ys) -> float:
     """Σ Re(conj(x)·y) over the leaves of two pytrees, in float64."""
     x_leaves, y_leaves = tree_flatten(xs)[0], tree_flatten(ys)[0]
-    return float(sum(np.sum(_realify(x) * _realify(y)) for x, y in zip(x_leaves, y_leaves)
+    return float(sum(np.sum(realify(x) * realify(y)) for x, y in zip(x_leaves, y_leaves)
                      if is_inexact(get_aval(x).dtype) and is_inexact(get_aval(y).dtype)))
 
 
@@ -183,7 +187,7 @@ def _random_tree(rng, tree):
     for x in leaves:
         aval = get_aval(x)
         if is_inexact(aval.dtype):
-            out.append(_random_like(rng, [np.asarray(x)])[0])
+            out.append(random_like(rng, [x])[0])
         else:
             out.append(np.zeros(aval.shape, float0))
     return tree_unflatten(treedef, out)
@@ -213,10 +217,10 @@ def _numerical_jvp(f, primals, tangents, eps, dtype):
     minus = f(*_tree_add_scaled(tuple(primals), tuple(tangents), -eps, dtype))
 
     def quotient(p, m):
-        p, m = _host(p), _host(m)
+        p, m = backend.to_host(p), backend.to_host(m)
         if not is_inexact(p.dtype):
             return np.zeros(p.shape, p.dtype)
-        wide = np.complex128 if _is_complex(p.dtype) else np.float64
+        wide = np.complex128 if is_complex(p.dtype) else np.float64
         q = (p.astype(wide) - m.astype(wide)) / (2 * eps)
         return q if dtype is not None else q.astype(p.dtype)
     return tree_map(quotient, plus, minus)
@@ -233,9 +237,9 @@ def check_jvp(f: Callable, f_jvp: Callable, args: Sequence, atol: float | None =
     >>> import functools, numpy as np, functrans as ft, functrans.numpy as fnp
     >>> check_jvp(fnp.tanh, functools.partial(ft.jvp, fnp.tanh), (np.array([0.3, -1.0]),))
     """
-    seed = _resolve_seed(seed)
-    rng = np.random.default_rng(seed)
+    seed = resolve_seed(seed)
     args = tuple(args)
+    rng = backend.default_rng(seed, like=placement(tree_leaves(args)))
     tangent = _random_tree(rng, args)
     out, out_tangent = f_jvp(args, tangent)
     expected_out = f(*args)
@@ -252,8 +256,8 @@ def check_jvp(f: Callable, f_jvp: Callable, args: Sequence, atol: float | None =
 
 def _raise_if_far(actual, desired, atol, rtol, message):
     try:
-        assert_allclose(tree_map(_host, actual), tree_map(_host, desired), atol=atol, rtol=rtol,
-                        err_msg=message, names=("analytic", "numeric"))
+        assert_allclose(tree_map(backend.to_host, actual), tree_map(backend.to_host, desired),
+                        atol=atol, rtol=rtol, err_msg=message, names=("analytic", "numeric"))
     except AssertionError as e:
         raise GradcheckError(str(e)) from None
 
@@ -270,16 +274,16 @@ def check_vjp(f: Callable, f_vjp: Callable, args: Sequence, atol: float | None =
     >>> f = lambda x, y: fnp.sum(x * fnp.sin(y))
     >>> check_vjp(f, functools.partial(ft.vjp, f), (np.array([1.0, 2.0]), np.array([0.5, 0.1])))
     """
-    seed = _resolve_seed(seed)
-    rng = np.random.default_rng(seed)
+    seed = resolve_seed(seed)
     args = tuple(args)
+    rng = backend.default_rng(seed, like=placement(tree_leaves(args)))
     out, vjp_fun = f_vjp(*args)
     tol = _default_tol(args, out)
     atol, rtol = (tol if atol is None else atol), (tol if rtol is None else rtol)
     eps = _JAX_EPS if eps is None else eps
     tangent = _random_tree(rng, args)
     cotangent = _random_tree(rng, out)
-    conj = functools.partial(tree_map, lambda x: np.conj(x) if _is_complex(
+    conj = functools.partial(tree_map, lambda x: np.conj(x) if is_complex(
         get_aval(x).dtype) else x)
     cotangent_in = conj(vjp_fun(conj(cotangent)))
     analytic = _real_inner(tangent, cotangent_in)
@@ -306,7 +310,8 @@ def check_grads(f: Callable, args: Sequence, order: int, modes: Sequence[str] = 
     for m in modes:
         if m not in ("fwd", "rev"):
             raise ValueError(f"check_grads: unknown mode {m!r}; use 'fwd' and/or 'rev'")
-    args = tuple(np.asarray(a) if isinstance(a, float) or isinstance(a, complex) else a
+    like = placement(tree_leaves(args))
+    args = tuple(backend.asarray(a, like=like) if isinstance(a, (float, complex)) else a
                  for a in args)
 
     def recurse(fun, fun_args, k, msg):
@@ -355,8 +360,8 @@ def _scalar_objective(func: Callable, grad_outputs: tuple):
         for y, gy in zip(ys, grad_outputs):
             if gy is None or not is_inexact(get_aval(y).dtype):
                 continue
-            term = fnp.sum(np.asarray(gy) * y)
-            total = total + (fnp.real(term) if _is_complex(get_aval(term).dtype) else term)
+            term = fnp.sum(backend.asarray(gy, like=gy) * y)
+            total = total + (fnp.real(term) if is_complex(get_aval(term).dtype) else term)
         return total
     return objective
 
@@ -365,12 +370,12 @@ def _gradient_from_jacobian(row: np.ndarray, like) -> np.ndarray:
     """A realified gradient row back to a cotangent in the library's convention (for a
     complex input z = x + iy: ∂L/∂x − i ∂L/∂y)."""
     aval = get_aval(like)
-    if _is_complex(aval.dtype):
+    if is_complex(aval.dtype):
         n = aval.size
         values = row[:n] - 1j * row[n:]
     else:
         values = row
-    return values.reshape(aval.shape).astype(aval.dtype)
+    return backend.asarray(values.reshape(aval.shape).astype(aval.dtype), like=like)
 
 
 def numerical_grad(f: Callable, inputs: Sequence, grad_outputs, eps: float = 1e-3,
@@ -386,16 +391,18 @@ def numerical_grad(f: Callable, inputs: Sequence, grad_outputs, eps: float = 1e-
     >>> np.round(g, 6)
     array([2., 6.])
     """
-    inputs = tuple(np.asarray(x) if not hasattr(x, "shape") else x for x in inputs)
+    like = placement(inputs)
+    inputs = tuple(backend.asarray(x, like=like) if not hasattr(x, "shape") else x
+                   for x in inputs)
     grad_outputs = _as_tuple(grad_outputs)
     objective = _scalar_objective(f, grad_outputs)
-    problem = _make_problem(objective, inputs, {}, label=getattr(f, "__name__", "f"))
-    num = _numeric_jacobian(problem, eps, "input", detect=detect_nondifferentiable)
-    consistency = _vmap_consistency_check(problem, num, 1, [0], None, None)
+    problem = make_problem(objective, inputs, {}, label=getattr(f, "__name__", "f"))
+    num = numeric_jacobian(problem, eps, "input", detect=detect_nondifferentiable)
+    consistency = vmap_consistency_check(problem, num, 1, [0], None, None)
     if not consistency.passed:
         raise GradcheckError(f"numerical_grad: {consistency.message}")
     if detect_nondifferentiable:
-        check = _nondifferentiable_check(problem, num, 1, 0.0, 1e-2)
+        check = nondifferentiable_check(problem, num, 1, 0.0, 1e-2)
         if not check.passed:
             raise NondifferentiableError(f"numerical_grad: the function is not "
                                          f"differentiable at the inputs:\n{check.message}")
@@ -439,7 +446,7 @@ def _output_grads(func, all_inputs, y_grad, name):
                              f"output (a loss); this one returns shapes {shapes}. Pass the "
                              "output gradients as y_grad")
         y = ys_tuple[0]
-        gys = (np.ones(get_aval(y).shape, get_aval(y).dtype),)
+        gys = (backend.ones(get_aval(y).shape, get_aval(y).dtype, like=y),)
     else:
         gys = _as_tuple(y_grad)
         if len(gys) != len(ys_tuple):
@@ -477,21 +484,20 @@ def check_backward(func: Callable, x_data, y_grad, params=(), eps: float = 1e-3,
     checked = [i for i, skip in enumerate(no_grads) if not skip] + [
         len(xs) + j for j in range(len(params))]
     ys, ys_tuple, gys = _output_grads(func, all_inputs, y_grad, name)
-    seed = _resolve_seed(seed)
-    rng = np.random.default_rng(seed)
-
-    partial_fun = api._partial_over(func, all_inputs, checked)
-
+    seed = resolve_seed(seed)
+    partial_fun = partial_over(func, all_inputs, checked)
     checked_values = [all_inputs[i] for i in checked]
+    rng = backend.default_rng(seed, like=placement(checked_values))
     out, vjp_fun = api.vjp(partial_fun, *checked_values)
-    cts = tuple(np.zeros(get_aval(y).shape, get_aval(y).dtype) if gy is None else
-                np.asarray(gy).astype(get_aval(y).dtype) for y, gy in zip(ys_tuple, gys))
+    cts = tuple(backend.zeros(get_aval(y).shape, get_aval(y).dtype, like=y) if gy is None else
+                backend.asarray(gy, like=y).astype(get_aval(y).dtype)
+                for y, gy in zip(ys_tuple, gys))
     grads = vjp_fun(cts if isinstance(out, (tuple, list)) else cts[0])
-    direction = _random_direction(rng, checked_values)
+    direction = random_direction(rng, checked_values)
     if detect_nondifferentiable:
         _chainer_nondifferentiable(partial_fun, checked_values, gys, direction, eps, dtype,
                                    atol, rtol, name)
-    analytic = sum(float(np.sum(_realify(np.conj(_host(g))) * _realify(r)))
+    analytic = sum(float(np.sum(realify(np.conj(backend.to_host(g))) * realify(r)))
                    for g, r in zip(grads, direction))
     # The numerical side: in `dtype` if given, differences accumulated in float64.
     numeric_values = _cast_location(list(checked_values), dtype)
@@ -518,8 +524,8 @@ def check_backward(func: Callable, x_data, y_grad, params=(), eps: float = 1e-3,
 
 
 def _wide(x) -> np.ndarray:
-    x = _host(x)
-    return x.astype(np.complex128 if _is_complex(x.dtype) else np.float64)
+    x = backend.to_host(x)
+    return x.astype(np.complex128 if is_complex(x.dtype) else np.float64)
 
 
 def _localize(fun, values, gys, grads, eps, atol, rtol) -> str:
@@ -532,7 +538,8 @@ def _localize(fun, values, gys, grads, eps, atol, rtol) -> str:
         return ""
     lines = ["per-element numerical gradients (all elements perturbed, evaluated with vmap):"]
     for i, (g, n) in enumerate(zip(grads, numeric)):
-        g, n = _host(g), _host(n).astype(np.result_type(_host(g).dtype, np.float64))
+        g = backend.to_host(g)
+        n = backend.to_host(n).astype(np.result_type(g.dtype, np.float64))
         diff = np.abs(g - n)
         tol = atol + rtol * np.abs(n)
         if np.any(diff > tol):
@@ -545,11 +552,10 @@ def _localize(fun, values, gys, grads, eps, atol, rtol) -> str:
 
 def _chainer_nondifferentiable(fun, values, gys, direction, eps, dtype, atol, rtol, name):
     def along(scale):
-        moved = [np.asarray(v) + scale * r.astype(np.asarray(v).dtype)
-                 for v, r in zip(values, direction)]
+        moved = [v + scale * r.astype(get_aval(v).dtype) for v, r in zip(values, direction)]
         y = fun(*moved)
         y = y if isinstance(y, (tuple, list)) else (y,)
-        return np.concatenate([_realify(_host(t)) for t, g in zip(y, gys) if g is not None])
+        return np.concatenate([realify(t) for t, g in zip(y, gys) if g is not None])
     plus, minus, half_plus, half_minus, f0 = (along(s * eps) for s in (1, -1, .5, -.5, 0))
     right = (4 * half_plus - 3 * f0 - plus) / eps
     left = (3 * f0 - 4 * half_minus + minus) / eps
@@ -557,15 +563,16 @@ def _chainer_nondifferentiable(fun, values, gys, direction, eps, dtype, atol, rt
     changed = np.zeros(f0.shape, bool)
     for fin in finite:
         changed |= fin != np.isfinite(f0)
-    ulp = max(np.finfo(_host(v).dtype).eps if is_inexact(_host(v).dtype) else 0 for v in values)
+    ulp = max(np.finfo(get_aval(v).dtype).eps if is_inexact(get_aval(v).dtype) else 0
+              for v in values)
     noise = 64 * ulp * (np.abs(plus) + 4 * np.abs(half_plus) + 6 * np.abs(f0)
                         + 4 * np.abs(half_minus) + np.abs(minus)) / eps
     bad = (np.abs(right - left) > atol + rtol * np.maximum(np.abs(left), np.abs(right)) + noise)
     if not (bad | changed).any():
         return
-    problem = _make_problem(lambda *v: fun(*v), tuple(values), {}, label=name)
-    num = _numeric_jacobian(problem, eps, "input", detect=True)
-    check = _nondifferentiable_check(problem, num, 1, atol, rtol)
+    problem = make_problem(lambda *v: fun(*v), tuple(values), {}, label=name)
+    num = numeric_jacobian(problem, eps, "input", detect=True)
+    check = nondifferentiable_check(problem, num, 1, atol, rtol)
     detail = check.message if not check.passed else (
         "  the function is not smooth along the random direction r")
     raise NondifferentiableError(f"{name}: the function is not differentiable at the point "
@@ -593,15 +600,15 @@ def check_double_backward(func: Callable, x_data, y_grad, x_grad_grad, params=()
     checked = [i for i, skip in enumerate(no_grads) if not skip]
     n_x, n_gy, n_p = len(xs), len(gys), len(params)
     single_output = not isinstance(func(*xs, *params), (tuple, list))
-    gy_inputs = () if y_grad is None else tuple(np.asarray(g) for g in gys)
+    gy_inputs = () if y_grad is None else tuple(backend.asarray(g, like=g) for g in gys)
 
     def first_order(*args):
         x_vals, rest = args[:n_x], args[n_x:]
         gy_vals, p_vals = (rest[:n_gy], rest[n_gy:]) if y_grad is not None else ((), rest)
         gy_vals = gy_vals if y_grad is not None else gys
 
-        of_checked = api._partial_over(func, list(x_vals) + list(p_vals),
-                                       checked + [n_x + j for j in range(n_p)])
+        of_checked = partial_over(func, list(x_vals) + list(p_vals),
+                                  checked + [n_x + j for j in range(n_p)])
 
         values = [x_vals[i] for i in checked] + list(p_vals)
         _, vjp_fun = api.vjp(of_checked, *values)
@@ -641,11 +648,7 @@ _MX_EPS = {np.dtype(np.float16): 2.0 ** -6, np.dtype(np.float32): 2.0 ** -9,
 
 
 def _parameter_names(fun: Callable, count: int | None = None) -> list[str]:
-    try:
-        params = inspect.signature(fun).parameters.values()
-    except (TypeError, ValueError):
-        params = []
-    names = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    names = positional_names(fun)
     if count is not None and len(names) < count:
         names += [f"arg{i}" for i in range(len(names), count)]
     return names
@@ -681,11 +684,12 @@ def _per_argument(value, names: list[str], what: str, default=None) -> dict:
 
 
 def _cast_location(values: list, dtype) -> list:
+    like = placement(values)
     out = []
     for v in values:
-        v = np.asarray(v) if not hasattr(v, "dtype") else v
+        v = backend.asarray(v, like=like) if not hasattr(v, "dtype") else v
         if dtype is not None and is_inexact(v.dtype):
-            v = v.astype(_numeric_dtype(v.dtype, dtype))
+            v = v.astype(numeric_dtype(v.dtype, dtype))
         out.append(v)
     return out
 
@@ -727,36 +731,36 @@ def check_symbolic_backward(fun: Callable, location, out_grads, expected, rtol: 
     active = [i for i, n in enumerate(names) if reqs[n] != "null"
               and is_inexact(get_aval(values[i]).dtype)]
 
-    partial_fun = api._partial_over(fun, values, active)
+    partial_fun = partial_over(fun, values, active)
 
     out, vjp_fun = api.vjp(partial_fun, *[values[i] for i in active])
     outs = out if isinstance(out, (tuple, list)) else (out,)
     if out_grads is None:
-        cts = tuple(np.ones(get_aval(y).shape, get_aval(y).dtype) for y in outs)
+        cts = tuple(backend.ones(get_aval(y).shape, get_aval(y).dtype, like=y) for y in outs)
     else:
-        cts = tuple(np.asarray(g).astype(get_aval(y).dtype)
+        cts = tuple(backend.asarray(g, like=y).astype(get_aval(y).dtype)
                     for g, y in zip(_as_tuple(out_grads), outs))
         if len(cts) != len(outs):
             raise ValueError(f"{what}: {len(cts)} out_grads for {len(outs)} outputs")
     grads = dict(zip([names[i] for i in active],
                      vjp_fun(cts if isinstance(out, (tuple, list)) else cts[0])))
-    rng = np.random.default_rng(_resolve_seed(seed))
+    rng = backend.default_rng(resolve_seed(seed), like=placement(values))
     tol = {np.dtype(np.float16): 1e-1, np.dtype(np.float32): 1e-3}
     result = {}
     for i, n in enumerate(names):
         x = values[i]
         buffer = buffers[n]
         if buffer is None:
-            buffer = _random_like(rng, [np.asarray(x)])[0] if is_inexact(
-                get_aval(x).dtype) else np.zeros(get_aval(x).shape)
-        before = np.array(buffer, copy=True)
+            buffer = random_like(rng, [x])[0] if is_inexact(
+                get_aval(x).dtype) else backend.zeros(get_aval(x).shape, like=x)
+        before = buffer.copy()
         if reqs[n] == "write":
-            buffer[...] = _host(grads[n])
+            buffer[...] = grads[n]
         elif reqs[n] == "add":
-            buffer += _host(grads[n]).astype(buffer.dtype)
+            buffer += grads[n].astype(buffer.dtype)
         result[n] = buffer
         if reqs[n] == "null":
-            if not np.array_equal(before, buffer):
+            if not bool(backend.array_module(buffer).array_equal(before, buffer)):
                 raise GradcheckError(f"{what}: grad_req='null' but the buffer of {n!r} changed")
             continue
         got = buffer - before if reqs[n] == "add" else buffer
@@ -765,7 +769,8 @@ def check_symbolic_backward(fun: Callable, location, out_grads, expected, rtol: 
             continue
         a_tol = atol if atol is not None else tol.get(np.dtype(got.dtype), 1e-20)
         try:
-            assert_allclose(got, np.asarray(want), rtol=rtol, atol=a_tol, equal_nan=equal_nan,
+            assert_allclose(got, backend.asarray(want, like=want), rtol=rtol, atol=a_tol,
+                            equal_nan=equal_nan,
                             err_msg=f"{what}: gradient of {n!r} (grad_req={reqs[n]!r})",
                             names=("computed", "expected"))
         except AssertionError as e:
@@ -799,7 +804,7 @@ def check_numeric_gradient(fun: Callable, location, numeric_eps: float | None = 
         if unknown:
             raise ValueError(f"{what}: grad_nodes {unknown} are not arguments of the function "
                              f"({names})")
-    rng = np.random.default_rng(_resolve_seed(seed))
+    rng = backend.default_rng(resolve_seed(seed), like=placement(values))
     outs = fun(*values)
     outs = outs if isinstance(outs, (tuple, list)) else (outs,)
     projections = tuple(rng.uniform(0.5, 1.5, get_aval(y).shape).astype(
@@ -807,7 +812,7 @@ def check_numeric_gradient(fun: Callable, location, numeric_eps: float | None = 
         else None for y in outs)
     active = [names.index(n) for n in nodes]
 
-    partial_fun = api._partial_over(fun, values, active)
+    partial_fun = partial_over(fun, values, active)
 
     checked_values = [values[i] for i in active]
     base = np.dtype(np.result_type(*[get_aval(v).dtype for v in checked_values]))
@@ -816,13 +821,13 @@ def check_numeric_gradient(fun: Callable, location, numeric_eps: float | None = 
     rtol = _MX_RTOL.get(base, 1e-5) if rtol is None else rtol
     atol = _MX_ATOL.get(base, 1e-20) if atol is None else atol
     out, vjp_fun = api.vjp(partial_fun, *checked_values)
-    cts = tuple(np.zeros(get_aval(y).shape, get_aval(y).dtype) if p is None else
+    cts = tuple(backend.zeros(get_aval(y).shape, get_aval(y).dtype, like=y) if p is None else
                 p.astype(get_aval(y).dtype) for p, y in zip(projections, outs))
     analytic = vjp_fun(cts if isinstance(out, (tuple, list)) else cts[0])
     numeric = numerical_grad(partial_fun, checked_values, projections, eps)
     for n, a, num in zip(nodes, analytic, numeric):
         try:
-            assert_allclose(_host(a), num, rtol=rtol, atol=atol,
+            assert_allclose(backend.to_host(a), num, rtol=rtol, atol=atol,
                             err_msg=f"{what}: gradient of {n!r} (eps={eps})",
                             names=("analytic", "numeric"))
         except AssertionError as e:
@@ -844,7 +849,7 @@ def seed_for(key: str = "") -> int:
     """
     env = os.environ.get(SEED_ENV_VAR, "").strip()
     if env:
-        return _resolve_seed(None)
+        return resolve_seed(None)
     return zlib.crc32(key.encode()) & 0x7FFFFFFF
 
 
@@ -911,6 +916,10 @@ def _make_rng_fixture():
         return np.random.default_rng(seed)
 
     return rng
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
 
 
 def __getattr__(name: str) -> Any:

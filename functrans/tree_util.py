@@ -10,7 +10,7 @@ classes) whose leaves are arrays.  Transforms flatten their arguments and result
 """
 from __future__ import annotations
 
-from collections import OrderedDict, namedtuple
+from collections import OrderedDict
 from typing import Any, Callable, Hashable, Iterable, NamedTuple
 
 __all__ = [
@@ -210,4 +210,5 @@ def _flatten_up_to(prefix: PyTreeDef, tree, out: list) -> None:
         _flatten_up_to(p, c, out)
 
 
-del namedtuple
+def __dir__() -> list[str]:
+    return sorted(__all__)

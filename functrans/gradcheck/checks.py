@@ -1,0 +1,477 @@
+"""The individual checks: Jacobian comparison (full mode), the directional derivative (fast
+mode), non-differentiability, batched derivatives, undefined gradients, gradient dtypes,
+nondeterminism and the consistency of vmap with plain calls.  Each returns a
+:class:`Check`; the numbers they compare are copied to the host explicitly."""
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import numpy as np
+
+from functrans import backend
+from functrans.api import vmap
+from functrans.core import get_aval
+from functrans.gradcheck.jacobians import (NumericJacobian, analytic_jacobian, direct_column,
+                                            numeric_jacobian, rounding_noise)
+from functrans.gradcheck.options import FULL_RECHECK, LOW_PRECISION, Options, default_tolerance
+from functrans.gradcheck.problem import Problem
+from functrans.gradcheck.realify import (coordinate_label, is_complex, l1_norm, pairing,
+                                          random_direction, random_like, realify,
+                                          symbolic_zero)
+from functrans.gradcheck.results import Check, Entry, error_ratio, format_jacobian_check
+from functrans.primitives.conversion import zeros_like
+
+__all__ = ["compare", "jacobian_blocks", "jacobian_checks", "worst_columns",
+           "precision_diagnosis", "kinks", "nondifferentiable_check", "evaluate", "shifted",
+           "fast_checks", "directional", "explain_fast_failure", "fast_nondifferentiable",
+           "worst_mismatch", "batched_check", "undefined_grad_check", "dtype_check",
+           "nondeterminism_check", "vmap_consistency_check"]
+
+
+def compare(numeric: np.ndarray, analytic: np.ndarray, tol: np.ndarray):
+    """Elementwise |analytic - numeric| against ``tol``; equal non-finite values agree."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        diff = np.abs(analytic - numeric)
+    same = (numeric == analytic) | (np.isnan(numeric) & np.isnan(analytic))
+    diff = np.where(same, 0.0, np.where(np.isnan(diff), np.inf, diff))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(diff == 0, 0.0, diff / tol)
+    return diff, ratio
+
+
+def jacobian_blocks(problem: Problem):
+    """(k, i, row slice, column slice) for every output/input pair."""
+    row = 0
+    for k, m in enumerate(problem.out_sizes):
+        col = 0
+        for i, n in enumerate(problem.in_sizes):
+            yield k, i, slice(row, row + m), slice(col, col + n)
+            col += n
+        row += m
+
+
+def jacobian_checks(problem: Problem, num: NumericJacobian, analytic: np.ndarray, mode: str,
+                    order: int, atol, rtol, keep_matrices: bool = True) -> list[Check]:
+    checks = []
+    for k, i, rows, cols in jacobian_blocks(problem):
+        a_tol, r_tol = problem.block_tolerance(k, i, atol, rtol)
+        n_block, a_block = num.jacobian[rows, cols], analytic[rows, cols]
+        tol = a_tol + r_tol * np.abs(n_block) + num.noise[rows, cols]
+        diff, ratio = compare(n_block, a_block, tol)
+        failed = ratio > 1
+        worst = []
+        order_idx = np.argsort(ratio, axis=None)[::-1][:5]
+        for flat in order_idx:
+            r, c = np.unravel_index(flat, ratio.shape)
+            if ratio[r, c] == 0:
+                break
+            worst.append(Entry(
+                coordinate_label(problem.out_avals[k].shape,
+                                 is_complex(problem.out_avals[k].dtype), int(r)),
+                coordinate_label(problem.in_avals[i].shape,
+                                 is_complex(problem.in_avals[i].dtype), int(c)),
+                float(n_block[r, c]), float(a_block[r, c]), float(tol[r, c])))
+        checks.append(Check(
+            "jacobian", mode, problem.label, order, not failed.any(),
+            problem.out_names[k], problem.in_names[i],
+            max_abs_error=float(diff.max(initial=0.0)), max_ratio=float(ratio.max(initial=0.0)),
+            num_failed=int(failed.sum()), num_compared=int(diff.size), worst=worst,
+            numeric=n_block if keep_matrices else None,
+            analytic=a_block if keep_matrices else None, atol=a_tol, rtol=r_tol))
+    return checks
+
+
+def worst_columns(problem: Problem, num: NumericJacobian, analytic: np.ndarray, blocks,
+                  count: int = 4) -> set:
+    """Global column indices of the worst entries of the failed blocks."""
+    out = set()
+    starts = np.cumsum([0] + problem.in_sizes)
+    for b in blocks:
+        if b.passed:
+            continue
+        i = problem.in_names.index(b.input)
+        k = problem.out_names.index(b.output)
+        rows = slice(int(np.cumsum([0] + problem.out_sizes)[k]),
+                     int(np.cumsum([0] + problem.out_sizes)[k + 1]))
+        cols = slice(int(starts[i]), int(starts[i + 1]))
+        diff = np.abs(analytic[rows, cols] - num.jacobian[rows, cols])
+        diff = np.where(np.isnan(diff), np.inf, diff)
+        for flat in np.argsort(diff, axis=None)[::-1][:count]:
+            out.add(int(starts[i] + np.unravel_index(flat, diff.shape)[1]))
+    return set(sorted(out)[:count])
+
+
+def precision_diagnosis(problem: Problem, num: NumericJacobian, mode: str, failed: list[Check],
+                        order: int, atol, rtol, chunk_size) -> None:
+    """If a low-precision problem fails but its 64-bit version passes, say so."""
+    if not failed or not problem.low_precision:
+        return
+    promoted = problem.promoted()
+    again = jacobian_checks(promoted, num, analytic_jacobian(promoted, mode, chunk_size),
+                            mode, order, atol, rtol, keep_matrices=False)
+    by_block = {(c.output, c.input): c for c in again}
+    for c in failed:
+        redo = by_block.get((c.output, c.input))
+        if redo is not None and redo.passed:
+            c.precision_only = True
+            dtypes = sorted({a.dtype.name for a in problem.in_avals + problem.out_avals
+                             if a.dtype in LOW_PRECISION})
+            c.message = (f"Only a precision issue: with the inputs promoted to 64 bits the "
+                         f"analytic derivative agrees (max error/tolerance "
+                         f"{redo.max_ratio:.3g}); the mismatch is {'/'.join(dtypes)} rounding, "
+                         "not a wrong rule. Loosen atol/rtol or check in float64.")
+
+
+# ------------------------------------------------------------------------------------------
+# Non-differentiability
+# ------------------------------------------------------------------------------------------
+
+
+def kinks(problem: Problem, num: NumericJacobian, atol, rtol) -> tuple[np.ndarray, np.ndarray]:
+    jump = np.abs(num.right - num.left)
+    jump = np.where(np.isnan(jump), np.inf, jump)
+    tol = np.empty_like(jump)
+    for k, i, rows, cols in jacobian_blocks(problem):
+        a_tol, r_tol = problem.block_tolerance(k, i, atol, rtol)
+        scale = np.maximum(np.abs(num.left[rows, cols]), np.abs(num.right[rows, cols]))
+        tol[rows, cols] = a_tol + r_tol * np.nan_to_num(scale) + num.kink_tol_noise[rows, cols]
+    bad = (jump > tol) | num.nonfinite_change
+    return bad, jump / tol
+
+
+def nondifferentiable_check(problem: Problem, num: NumericJacobian, order: int, atol,
+                            rtol) -> Check:
+    bad, ratio = kinks(problem, num, atol, rtol)
+    if not bad.any():
+        return Check("nondifferentiable", None, problem.label, order, True,
+                     max_ratio=0.0, num_compared=int(bad.size))
+    lines = []
+    ratio = np.where(num.nonfinite_change, np.inf, ratio)
+    flats = np.argsort(np.where(bad, ratio, -1), axis=None)[::-1][:5]
+    starts_out = np.cumsum([0] + problem.out_sizes)
+    starts_in = np.cumsum([0] + problem.in_sizes)
+    for flat in flats:
+        r, c = np.unravel_index(flat, bad.shape)
+        if not bad[r, c]:
+            break
+        k = int(np.searchsorted(starts_out, r, side="right") - 1)
+        i = int(np.searchsorted(starts_in, c, side="right") - 1)
+        in_aval = problem.in_avals[i]
+        in_label = coordinate_label(in_aval.shape, is_complex(in_aval.dtype),
+                                    int(c - starts_in[i]))
+        out_label = coordinate_label(problem.out_avals[k].shape,
+                                     is_complex(problem.out_avals[k].dtype),
+                                     int(r - starts_out[k]))
+        value = realify(problem.leaves[i])[c - starts_in[i]]
+        what = ("the function changes between finite and non-finite values"
+                if num.nonfinite_change[r, c] else
+                f"one-sided derivatives differ: left {num.left[r, c]:.6g}, "
+                f"right {num.right[r, c]:.6g}")
+        lines.append(f"  d {problem.out_names[k]}{out_label} / d {problem.in_names[i]}"
+                     f"{in_label} at {problem.in_names[i]}{in_label} = {value:.6g}: {what}")
+    message = "\n".join(lines)
+    return Check("nondifferentiable", None, problem.label, order, False,
+                 max_ratio=float(np.nanmax(np.where(bad, ratio, 0.0))),
+                 num_failed=int(bad.sum()), num_compared=int(bad.size), message=message)
+
+
+# ------------------------------------------------------------------------------------------
+# Fast mode
+# ------------------------------------------------------------------------------------------
+
+
+def evaluate(problem: Problem, xs: list) -> list:
+    return [backend.to_host(y) for y in problem.fun(*xs)]
+
+
+def shifted(xs: list, direction: list, scale: float) -> list:
+    return [x + scale * d.astype(x.dtype) for x, d in zip(xs, direction)]
+
+
+def fast_checks(problem: Problem, opts: Options, rng,
+                order: int) -> list[Check]:
+    u = random_direction(rng, problem.leaves)
+    # Run the analytic side first: its primal outputs give v's shapes without an extra call.
+    # With both modes, J·u comes from the linearization that reverse mode transposes
+    # (linearize is jvp plus partial evaluation: the same JVP rules), so f is evaluated once.
+    pushed = {}
+    if "rev" not in opts.modes:
+        pushed["fwd"] = problem.push(u)
+    else:
+        problem.linearization()
+        if "fwd" in opts.modes:
+            pushed["fwd"] = problem.push_linearized(u)
+    v = random_direction(rng, problem.outs)
+    xs = problem.cast(opts.dtype)
+    eps = opts.eps_for(problem)
+    real_dtype = max((np.finfo(x.dtype).dtype for x in xs), key=lambda d: np.finfo(d).eps)
+    if opts.detect_nondifferentiable:
+        check = fast_nondifferentiable(problem, opts, xs, u, eps, order, real_dtype)
+        if check is not None:
+            return [check]
+    plus = evaluate(problem, shifted(xs, u, eps))
+    minus = evaluate(problem, shifted(xs, u, -eps))
+    numeric = pairing(v, [(p - m) / (2 * eps) for p, m in zip(plus, minus)])
+    magnitude = pairing([np.abs(backend.to_host(t)) for t in v],
+                        [np.abs(p) + np.abs(m) for p, m in zip(plus, minus)])
+    noise = float(rounding_noise(magnitude, real_dtype, 2 * eps))
+    a_tol = max(problem.block_tolerance(k, i, opts.atol, opts.rtol)[0]
+                for k, i, _, _ in jacobian_blocks(problem))
+    r_tol = max(problem.block_tolerance(k, i, opts.atol, opts.rtol)[1]
+                for k, i, _, _ in jacobian_blocks(problem))
+    tol = a_tol * l1_norm(u) * l1_norm(v) + r_tol * abs(numeric) + noise
+    checks = []
+    for mode in opts.modes:
+        analytic = directional(problem, mode, u, v, pushed.get(mode))
+        entry = Entry("", "", numeric, analytic, tol)
+        passed = entry.ratio <= 1
+        check = Check("directional", mode, problem.label, order, passed,
+                      ", ".join(problem.out_names), ", ".join(problem.in_names),
+                      max_abs_error=entry.error, max_ratio=entry.ratio, num_failed=int(not passed),
+                      num_compared=1, worst=[entry], atol=a_tol, rtol=r_tol)
+        if not passed:
+            explain_fast_failure(problem, opts, mode, check, order)
+        checks.append(check)
+    return checks
+
+
+def directional(problem: Problem, mode: str, u: list, v: list, tangents=None) -> float:
+    if mode == "rev":
+        cts = [c.conj() if is_complex(get_aval(c).dtype) else c for c in v]
+        grads = problem.pullback()(cts)
+        problem.directional_cache[mode] = (cts, grads)
+        return pairing([np.conj(backend.to_host(g)) for g in grads], u)
+    tangents = problem.push(u) if tangents is None else tangents
+    problem.directional_cache[mode] = (u, tangents)
+    return pairing(v, tangents)
+
+
+def explain_fast_failure(problem: Problem, opts: Options, mode: str, check: Check,
+                         order: int) -> None:
+    """Re-run a failed fast check in full mode (small problems) to name the entries."""
+    n = sum(problem.in_sizes) * sum(problem.out_sizes)
+    if n > FULL_RECHECK:
+        check.message = ("The problem is too large to re-run in full mode automatically; run "
+                         "gradcheck with fast_mode=False on a smaller input to see which "
+                         "entries are wrong.")
+        return
+    num = numeric_jacobian(problem, opts.eps_for(problem), opts.dtype, opts.chunk_size)
+    blocks = jacobian_checks(problem, num, analytic_jacobian(problem, mode, opts.chunk_size),
+                             mode, order, opts.atol, opts.rtol)
+    bad = [b for b in blocks if not b.passed]
+    if bad:
+        lines = ["Full mode (every entry) agrees that the derivative is wrong:"]
+        for b in bad:
+            lines.append(format_jacobian_check(b, indent="  "))
+        check.message = "\n".join(lines)
+    else:
+        check.message = ("Full mode (every entry) would pass at these tolerances (max "
+                         f"error/tolerance {max(b.max_ratio for b in blocks):.3g}); the fast "
+                         "check's tolerance may be too tight for this function.")
+    precision_diagnosis(problem, num, mode, bad, order, opts.atol, opts.rtol, opts.chunk_size)
+    if bad and all(b.precision_only for b in bad):
+        check.precision_only = True
+        check.message += "\n" + bad[0].message
+
+
+def fast_nondifferentiable(problem, opts, xs, u, eps, order, real_dtype):
+    """The 5-point stencil along u; if f is not smooth along u, name the coordinates."""
+    values = [np.concatenate([realify(y) for y in evaluate(problem, shifted(xs, u, s * eps))])
+              for s in (1.0, -1.0, 0.5, -0.5, 0.0)]
+    plus, minus, half_plus, half_minus, f0 = values
+    right = (4 * half_plus - 3 * f0 - plus) / eps
+    left = (3 * f0 - 4 * half_minus + minus) / eps
+    scale = (np.abs(plus) + 4 * np.abs(half_plus) + 6 * np.abs(f0) + 4 * np.abs(half_minus)
+             + np.abs(minus))
+    a_tol = max(problem.block_tolerance(k, i, opts.atol, opts.rtol)[0]
+                for k, i, _, _ in jacobian_blocks(problem))
+    r_tol = max(problem.block_tolerance(k, i, opts.atol, opts.rtol)[1]
+                for k, i, _, _ in jacobian_blocks(problem))
+    tol = (a_tol + r_tol * np.maximum(np.abs(left), np.abs(right))
+           + rounding_noise(scale, real_dtype, eps))
+    finite = np.isfinite(f0)
+    changed = np.zeros_like(finite)
+    for val in values[:4]:
+        changed |= np.isfinite(val) != finite
+    if not ((np.abs(right - left) > tol) | changed).any():
+        return None
+    # Not smooth along u: find which coordinates are responsible.
+    if sum(problem.in_sizes) * sum(problem.out_sizes) <= FULL_RECHECK:
+        num = numeric_jacobian(problem, eps, opts.dtype, opts.chunk_size, detect=True)
+        check = nondifferentiable_check(problem, num, order, opts.atol, opts.rtol)
+        if not check.passed:
+            return check
+    return Check("nondifferentiable", None, problem.label, order, False, num_failed=1,
+                 num_compared=1, max_ratio=math.inf,
+                 message="  the function is not smooth along the random direction u "
+                         "(one-sided directional derivatives differ)")
+
+
+# ------------------------------------------------------------------------------------------
+# The other checks
+# ------------------------------------------------------------------------------------------
+
+
+def worst_mismatch(a_list, b_list, atol, rtol) -> tuple[float, float, str]:
+    worst, worst_err, where = 0.0, 0.0, ""
+    for idx, (a, b) in enumerate(zip(a_list, b_list)):
+        a, b = realify(a), realify(b)
+        if a.shape != b.shape:
+            return math.inf, math.inf, f"item {idx}: shapes differ"
+        diff, ratio = compare(b, a, atol + rtol * np.abs(b))
+        if ratio.size and ratio.max() > worst:
+            j = int(ratio.argmax())
+            worst, worst_err, where = float(ratio[j]), float(diff[j]), f"item {idx}, coordinate {j}"
+    return worst, worst_err, where
+
+
+def batched_check(problem: Problem, mode: str, rng, order: int, atol, rtol,
+                  batch: int = 3) -> Check:
+    kind = "batched_grad" if mode == "rev" else "batched_forward_grad"
+    if mode == "rev":
+        draws = [random_like(rng, problem.outs) for _ in range(batch)]
+        pullback = problem.pullback()
+
+        def one(*cts):
+            return pullback(cts)
+    else:
+        draws = [random_like(rng, problem.leaves) for _ in range(batch)]
+
+        def one(*ts):
+            return problem.push(ts)
+    stacked = [backend.array_module(draws[0][j]).stack([d[j] for d in draws])
+               for j in range(len(draws[0]))]
+    a_tol = atol if atol is not None else max(default_tolerance(a.dtype)
+                                              for a in problem.in_avals + problem.out_avals)
+    r_tol = rtol if rtol is not None else a_tol
+    try:
+        batched = vmap(one)(*stacked)
+    except Exception as e:  # the point of the check is to report any failure of vmap
+        return Check(kind, mode, problem.label, order, False,
+                     message=f"vmap of the {'pullback' if mode == 'rev' else 'jvp'} raised "
+                             f"{type(e).__name__}: {e}")
+    loop = [one(*d) for d in draws]
+    ratio, err, where = 0.0, 0.0, ""
+    for b in range(batch):
+        r, e, w = worst_mismatch([backend.to_host(x)[b] for x in batched], loop[b], a_tol, r_tol)
+        if r > ratio:
+            ratio, err, where = r, e, f"batch member {b}, {w}"
+    what = "pullback (vjp)" if mode == "rev" else "jvp"
+    return Check(kind, mode, problem.label, order, ratio <= 1, max_abs_error=err,
+                 max_ratio=ratio, num_compared=batch, atol=a_tol, rtol=r_tol,
+                 message="" if ratio <= 1 else
+                 f"vmap of the {what} over {batch} random "
+                 f"{'cotangents' if mode == 'rev' else 'tangents'} differs from a Python loop "
+                 f"({where}, error {err:.3g}): a batching rule is wrong")
+
+
+def undefined_grad_check(problem: Problem, rng, order: int, atol, rtol) -> Check:
+    outs, pullback = problem.outs, problem.pullback()
+    problems = []
+    grads = pullback([symbolic_zero(y) for y in outs])
+    for name, g, x in zip(problem.in_names, grads, problem.leaves):
+        g_aval, x_aval = get_aval(g), get_aval(x)
+        if g_aval.shape != x_aval.shape or g_aval.dtype != x_aval.dtype:
+            problems.append(f"for {name}: got {g_aval.str_short()}, expected "
+                            f"{x_aval.str_short()}")
+        elif bool(backend.array_module(g).any(g != 0)):
+            problems.append(f"for {name}: nonzero values from zero cotangents")
+    if len(outs) > 1:
+        cts = random_like(rng, outs)
+        for k in range(len(outs)):
+            symbolic = list(cts)
+            symbolic[k] = symbolic_zero(outs[k])
+            explicit = list(cts)
+            explicit[k] = zeros_like(outs[k])
+            a, b = pullback(symbolic), pullback(explicit)
+            ratio, err, where = worst_mismatch(a, b, 1e-12 if atol is None else atol,
+                                               1e-12 if rtol is None else rtol)
+            if ratio > 1:
+                problems.append(f"a symbolic zero cotangent for {problem.out_names[k]} gives "
+                                f"a different result from explicit zeros ({where}, error "
+                                f"{err:.3g})")
+    return Check("undefined_grad", "rev", problem.label, order, not problems,
+                 num_compared=len(outs), num_failed=len(problems),
+                 max_ratio=math.inf if problems else 0.0,
+                 message="zero (undefined) cotangents must give zero gradients of the "
+                         "inputs' shapes and dtypes; " + "; ".join(problems) if problems else "")
+
+
+def dtype_check(problem: Problem, modes: Sequence[str], rng, order: int) -> Check:
+    problems = []
+    if "rev" in modes:
+        grads = problem.pullback()(random_like(rng, problem.outs))
+        for name, g, x in zip(problem.in_names, grads, problem.leaves):
+            ga, xa = get_aval(g), get_aval(x)
+            if ga.dtype != xa.dtype or ga.shape != xa.shape:
+                problems.append(f"gradient of {name} is {ga.str_short()}, the input is "
+                                f"{xa.str_short()}")
+    if "fwd" in modes:
+        outs_t = problem.push(random_like(rng, problem.leaves))
+        for name, t, y in zip(problem.out_names, outs_t, problem.outs):
+            ta, ya = get_aval(t), get_aval(y)
+            if ta.dtype != ya.dtype or ta.shape != ya.shape:
+                problems.append(f"tangent of {name} is {ta.str_short()}, the output is "
+                                f"{ya.str_short()}")
+    return Check("grad_dtypes", None, problem.label, order, not problems,
+                 num_failed=len(problems), max_ratio=math.inf if problems else 0.0,
+                 message="; ".join(problems))
+
+
+def nondeterminism_check(problem: Problem, modes, rng, order: int, tol: float) -> Check:
+    problems, worst = [], 0.0
+    # Fast mode already computed each derivative once; reuse that as the first run.
+    cache = problem.directional_cache
+    if "rev" in modes:
+        cts, first = cache.get("rev") or (random_like(rng, problem.outs), None)
+        first = problem.pullback()(cts) if first is None else first
+        second = problem.pullback()(cts)
+        diff = max(float(np.max(np.abs(realify(a) - realify(b)), initial=0.0))
+                   for a, b in zip(first, second))
+        worst = max(worst, diff)
+        if not diff <= tol:
+            problems.append(f"the pullback run twice on one cotangent differs by {diff:.3g}")
+    if "fwd" in modes and "rev" not in modes:  # like PyTorch: rerun the backward pass
+        ts, first = cache.get("fwd") or (random_like(rng, problem.leaves), None)
+        first = problem.push(ts) if first is None else first
+        second = problem.push(ts)
+        diff = max(float(np.max(np.abs(realify(a) - realify(b)), initial=0.0))
+                   for a, b in zip(first, second))
+        worst = max(worst, diff)
+        if not diff <= tol:
+            problems.append(f"jvp run twice on one tangent differs by {diff:.3g}")
+    return Check("nondeterminism", None, problem.label, order, not problems,
+                 max_abs_error=worst, max_ratio=error_ratio(worst, tol), num_failed=len(problems),
+                 message="; ".join(problems) + f" (nondet_tol={tol})" if problems else "")
+
+
+def vmap_consistency_check(problem: Problem, num: NumericJacobian, order: int, columns, atol,
+                           rtol) -> Check:
+    """Numerical Jacobian columns from vmap against the same columns from plain calls."""
+    a_tols = np.zeros(num.jacobian.shape[0])
+    r_tols = np.zeros(num.jacobian.shape[0])
+    for k, i, rows, _ in jacobian_blocks(problem):
+        a_tol, r_tol = problem.block_tolerance(k, i, atol, rtol)
+        a_tols[rows] = np.maximum(a_tols[rows], a_tol)
+        r_tols[rows] = np.maximum(r_tols[rows], r_tol)
+    worst, where = 0.0, None
+    columns = [j for j in columns if j < num.jacobian.shape[1]]
+    for j in columns:
+        direct = direct_column(problem, num, j)
+        batched = num.jacobian[:, j]
+        limit = a_tols + r_tols * np.abs(direct) + 2 * num.noise[:, j]
+        diff, ratio = compare(direct, batched, limit)
+        if ratio.size and ratio.max() > worst:
+            worst, where = float(ratio.max()), (j, int(ratio.argmax()), float(diff.max()))
+    message = ""
+    if worst > 1:
+        j, r, err = where
+        message = (f"the numerical derivative from vmap({problem.label}) differs from the one "
+                   f"from plain calls of {problem.label} (column {j}, row {r}, error "
+                   f"{err:.3g}): a batching rule is wrong (or {problem.label} is not "
+                   "deterministic), so full mode's numerical Jacobian (computed with vmap) "
+                   "cannot be trusted; check_batched_grad and check_batched_forward_grad help "
+                   "find the rule")
+    return Check("vmap", None, problem.label, order, worst <= 1, max_ratio=worst,
+                 num_compared=len(columns), message=message)

@@ -1,0 +1,254 @@
+"""Jacobian builders: the numerical Jacobian by central differences (every perturbed point
+of a chunk evaluated in one vmapped call) and the analytic one by ``vmap`` of the pullback
+(reverse mode) or of ``jvp`` (forward mode), all realified to float64 on the host.
+
+Perturbations and unit vectors are made on the device of the values they perturb; the
+outputs are copied to the host, explicitly, to assemble the Jacobian.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+import numpy as np
+
+from functrans import backend, core
+from functrans.api import vmap
+from functrans.core import ConcretizationTypeError, TracerArrayConversionError, get_aval
+from functrans.gradcheck.options import CHUNK_ELEMENTS, MAX_JACOBIAN, NOISE_ULPS, numeric_dtype
+from functrans.gradcheck.problem import Problem
+from functrans.gradcheck.realify import is_complex, realify, symbolic_zero
+
+__all__ = ["batched_call", "stencil_values", "rounding_noise", "chunk_size_for",
+           "NumericJacobian", "numeric_jacobian", "direct_column", "unit_chunk", "map_units",
+           "reverse_jacobian", "forward_jacobian", "analytic_jacobian"]
+
+
+def batched_call(fun: Callable, args: list, in_axes: list, size: int, state: dict) -> list:
+    """``vmap(fun)`` on the batched arguments, or a Python loop if ``fun`` cannot be
+    vmapped (the result notes it)."""
+    if not state.get("loop"):
+        try:
+            return [backend.to_host(y) for y in vmap(fun, in_axes=tuple(in_axes))(*args)]
+        except (NotImplementedError, TracerArrayConversionError,
+                ConcretizationTypeError) as e:
+            state["loop"] = f"{type(e).__name__}: {str(e).splitlines()[0]}"
+    rows = []
+    for b in range(size):
+        rows.append([backend.to_host(y) for y in fun(*[x if ax is None else x[b]
+                                                       for x, ax in zip(args, in_axes)])])
+    return [np.stack([r[k] for r in rows]) for k in range(len(rows[0]))]
+
+
+def stencil_values(problem: Problem, xs: list, eps: float, steps: Sequence[float],
+                   start: int, stop: int, state: dict) -> np.ndarray:
+    """f at ``xs + step * eps * e_j`` for each step and each real input coordinate j in
+    [start, stop), as an array (len(steps), stop - start, M) of realified outputs."""
+    count = stop - start
+    batch = len(steps) * count
+    args, in_axes = [], []
+    offset = 0
+    for x, n in zip(xs, problem.in_sizes):
+        lo, hi = max(start, offset), min(stop, offset + n)
+        if lo >= hi:
+            args.append(x)
+            in_axes.append(None)
+            offset += n
+            continue
+        xp = backend.array_module(x)
+        aval = get_aval(x)
+        size = aval.size
+        stacked = xp.repeat(xp.reshape(x, (1, size)), batch, axis=0)
+        local = backend.arange(lo, hi, like=x) - offset
+        position = local % size
+        unit = (xp.where(local < size, 1.0, 1j) if is_complex(aval.dtype)
+                else backend.ones(hi - lo, like=x))
+        for s, step in enumerate(steps):
+            rows = s * count + backend.arange(lo - start, hi - start, like=x)
+            stacked[rows, position] += ((step * eps) * unit).astype(aval.dtype)
+        args.append(xp.reshape(stacked, (batch,) + aval.shape))
+        in_axes.append(0)
+        offset += n
+    outs = batched_call(problem.fun, args, in_axes, batch, state)
+    values = np.concatenate([realify(y, 1) for y in outs], axis=1)
+    return values.reshape(len(steps), count, -1)
+
+
+def rounding_noise(values: np.ndarray, dtype, eps: float) -> np.ndarray:
+    ulp = np.finfo(dtype).eps
+    return NOISE_ULPS * ulp * values / eps
+
+
+def chunk_size_for(problem: Problem, steps: int, chunk_size: int | None) -> int:
+    if chunk_size is not None:
+        return max(1, int(chunk_size))
+    per_point = sum(a.size for a in problem.in_avals) + sum(a.size for a in problem.out_avals)
+    return max(1, CHUNK_ELEMENTS // (steps * max(1, per_point)))
+
+
+@dataclass
+class NumericJacobian:
+    jacobian: np.ndarray  # (M, N) realified
+    noise: np.ndarray
+    kink: np.ndarray | None = None  # |right - left| one-sided derivative estimates
+    kink_tol_noise: np.ndarray | None = None
+    left: np.ndarray | None = None
+    right: np.ndarray | None = None
+    nonfinite_change: np.ndarray | None = None
+    vmap_note: str | None = None
+    xs: list | None = None  # the inputs in the numerical side's dtype
+    eps: float = 0.0
+
+
+def numeric_jacobian(problem: Problem, eps: float, dtype=None, chunk_size=None,
+                     detect: bool = False) -> NumericJacobian:
+    """The realified numerical Jacobian of ``problem`` by central differences, all
+    perturbed points of a chunk evaluated in one vmapped call.  With ``detect`` the 5-point
+    stencil (±eps, ±eps/2, 0) also estimates one-sided derivatives at every coordinate."""
+    xs = problem.cast(dtype)
+    n_in, n_out = sum(problem.in_sizes), sum(problem.out_sizes)
+    if n_in * n_out > MAX_JACOBIAN:
+        raise ValueError(f"gradcheck: the Jacobian of {problem.label} has {n_out} x {n_in} "
+                         "real entries, too many for full mode; use fast_mode=True")
+    steps = (1.0, -1.0, 0.5, -0.5) if detect else (1.0, -1.0)
+    real_dtype = max((np.finfo(numeric_dtype(a.dtype, dtype)).dtype for a in problem.in_avals),
+                     key=lambda d: np.finfo(d).eps)
+    chunk = chunk_size_for(problem, len(steps), chunk_size)
+    jac = np.empty((n_out, n_in))
+    noise = np.empty((n_out, n_in))
+    out = NumericJacobian(jac, noise)
+    if detect:
+        f0 = np.concatenate([realify(y) for y in problem.fun(*xs)])
+        out.left, out.right = np.empty((n_out, n_in)), np.empty((n_out, n_in))
+        out.kink_tol_noise = np.empty((n_out, n_in))
+        out.nonfinite_change = np.zeros((n_out, n_in), bool)
+    state: dict = {}
+    for start in range(0, n_in, chunk):
+        stop = min(n_in, start + chunk)
+        vals = stencil_values(problem, xs, eps, steps, start, stop, state)
+        plus, minus = vals[0], vals[1]
+        jac[:, start:stop] = ((plus - minus) / (2 * eps)).T
+        noise[:, start:stop] = rounding_noise(np.abs(plus) + np.abs(minus), real_dtype, 2 * eps).T
+        if detect:
+            half_plus, half_minus = vals[2], vals[3]
+            right = (4 * half_plus - 3 * f0 - plus) / eps
+            left = (3 * f0 - 4 * half_minus + minus) / eps
+            out.right[:, start:stop], out.left[:, start:stop] = right.T, left.T
+            scale = (np.abs(plus) + 4 * np.abs(half_plus) + 6 * np.abs(f0)
+                     + 4 * np.abs(half_minus) + np.abs(minus))
+            out.kink_tol_noise[:, start:stop] = rounding_noise(scale, real_dtype, eps).T
+            finite = [np.isfinite(v) for v in (plus, minus, half_plus, half_minus)]
+            change = np.zeros_like(finite[0])
+            for fin in finite:
+                change |= fin != np.isfinite(f0)
+            out.nonfinite_change[:, start:stop] = change.T
+    out.vmap_note = state.get("loop")
+    out.xs, out.eps = xs, eps
+    return out
+
+
+def direct_column(problem: Problem, num: NumericJacobian, j: int) -> np.ndarray:
+    """Column ``j`` of the numerical Jacobian from two plain (unbatched) calls of f."""
+    values = []
+    for sign in (1.0, -1.0):
+        shifted, offset = [], 0
+        for x, n in zip(num.xs, problem.in_sizes):
+            if offset <= j < offset + n:
+                local = j - offset
+                size = get_aval(x).size
+                step = (sign * num.eps) * (1j if local >= size else 1.0)
+                x = x.copy()
+                x.reshape(-1)[local % size] += step
+            shifted.append(x)
+            offset += n
+        values.append(np.concatenate([realify(y) for y in problem.fun(*shifted)]))
+    return (values[0] - values[1]) / (2 * num.eps)
+
+
+# ------------------------------------------------------------------------------------------
+# Analytic side
+# ------------------------------------------------------------------------------------------
+
+
+def unit_chunk(values, sizes, start: int, stop: int, imaginary_unit):
+    """Unit vectors for the realified coordinates ``start:stop`` of ``values`` (``sizes``
+    coordinates each: a complex value has its real parts, then its imaginary parts, which
+    get ``imaginary_unit``).  Returns, for each value the chunk touches, an array of shape
+    ``(stop - start, *value.shape)``, and the positions of those values."""
+    count = stop - start
+    batched, positions, offset = [], [], 0
+    for k, (v, n) in enumerate(zip(values, sizes)):
+        lo, hi = max(start, offset), min(stop, offset + n)
+        if lo < hi:
+            aval = get_aval(v)
+            local = backend.arange(lo, hi, like=v) - offset
+            units = backend.zeros((count, aval.size), aval.dtype, like=v)
+            unit = backend.array_module(v).where(local < aval.size, 1.0, imaginary_unit) if (
+                is_complex(aval.dtype)) else 1.0
+            units[backend.arange(lo - start, hi - start, like=v), local % aval.size] = unit
+            batched.append(units.reshape((count,) + aval.shape))
+            positions.append(k)
+        offset += n
+    return batched, positions
+
+
+def map_units(fun: Callable, batched: list) -> list:
+    """``vmap(fun)(*batched)``; a batch of one unit vector (a scalar output's only row) is
+    a plain call, which costs a fraction of tracing ``fun`` under vmap."""
+    if batched[0].shape[0] == 1:
+        return [backend.to_host(y)[None] for y in fun(*[b[0] for b in batched])]
+    return vmap(fun)(*batched)
+
+
+def reverse_jacobian(problem: Problem, chunk_size=None) -> np.ndarray:
+    """The realified Jacobian from ``vmap`` of the pullback over unit output coordinates.
+    Row of a coordinate c (1 for a real part, 1j for an imaginary one) is
+    ``conj(pullback(conj(c)))`` in real coordinates."""
+    outs, pullback = problem.outs, problem.pullback()
+    n_in, n_out = sum(problem.in_sizes), sum(problem.out_sizes)
+    jac = np.empty((n_out, n_in))
+    chunk = chunk_size_for(problem, 1, chunk_size)
+    for start in range(0, n_out, chunk):
+        stop = min(n_out, start + chunk)
+        batched, positions = unit_chunk(outs, problem.out_sizes, start, stop, -1j)
+
+        def pull(*cts, positions=tuple(positions)):
+            full = [symbolic_zero(y) for y in outs]
+            for k, c in zip(positions, cts):
+                full[k] = c
+            grads = pullback(full)
+            if not any(isinstance(c, core.Tracer) for c in cts):  # a plain call (one row):
+                problem.directional_cache.setdefault("rev", (full, grads))  # nondet reuses it
+            return grads
+
+        rows = map_units(pull, batched)
+        jac[start:stop] = np.concatenate([realify(np.conj(backend.to_host(r)), 1) for r in rows],
+                                         axis=1)
+    return jac
+
+
+def forward_jacobian(problem: Problem, chunk_size=None) -> np.ndarray:
+    """The realified Jacobian from ``vmap`` of ``jvp`` over unit input coordinates
+    (1 for a real part, 1j for an imaginary part)."""
+    n_in, n_out = sum(problem.in_sizes), sum(problem.out_sizes)
+    jac = np.empty((n_out, n_in))
+    chunk = chunk_size_for(problem, 1, chunk_size)
+    for start in range(0, n_in, chunk):
+        stop = min(n_in, start + chunk)
+        batched, positions = unit_chunk(problem.leaves, problem.in_sizes, start, stop, 1j)
+
+        def push(*ts, positions=tuple(positions)):
+            full = [symbolic_zero(x) for x in problem.leaves]
+            for i, t in zip(positions, ts):
+                full[i] = t
+            return problem.push(full)
+
+        cols = map_units(push, batched)
+        jac[:, start:stop] = np.concatenate([realify(c, 1) for c in cols], axis=1).T
+    return jac
+
+
+def analytic_jacobian(problem: Problem, mode: str, chunk_size) -> np.ndarray:
+    if mode == "rev":
+        return reverse_jacobian(problem, chunk_size)
+    return forward_jacobian(problem, chunk_size)

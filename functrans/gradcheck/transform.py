@@ -1,0 +1,148 @@
+"""The ``gradcheck`` transform: its options, and the order in which it runs the checks."""
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable, Sequence
+
+import numpy as np
+from typing_extensions import ParamSpec
+
+from functrans import backend
+from functrans.gradcheck.checks import (batched_check, dtype_check, fast_checks,
+                                         jacobian_checks, nondeterminism_check,
+                                         nondifferentiable_check, precision_diagnosis,
+                                         undefined_grad_check, vmap_consistency_check,
+                                         worst_columns)
+from functrans.gradcheck.jacobians import analytic_jacobian, numeric_jacobian
+from functrans.gradcheck.options import MODES, Options, resolve_seed
+from functrans.gradcheck.problem import Problem, make_problem
+from functrans.gradcheck.results import GradcheckError, GradcheckResult, NondifferentiableError
+
+__all__ = ["check_problem", "gradcheck"]
+
+P = ParamSpec("P")
+
+
+def check_problem(problem: Problem, opts: Options, rng, order: int,
+                  result: GradcheckResult) -> None:
+    """Run every check ``opts`` asks for on ``problem``, and on its derivatives up to
+    ``opts.order``, appending them to ``result``."""
+    checks = result.checks
+    if opts.fast_mode:
+        checks.extend(fast_checks(problem, opts, rng, order))
+    else:
+        num = numeric_jacobian(problem, opts.eps_for(problem), opts.dtype, opts.chunk_size,
+                               detect=opts.detect_nondifferentiable)
+        if num.vmap_note:
+            result.notes.append(f"{problem.label} could not be vmapped ({num.vmap_note}); its "
+                                "numerical Jacobian was computed with a Python loop")
+        # vmap is what makes full mode fast: make sure it computes what f computes.
+        consistency = vmap_consistency_check(problem, num, order, [0], opts.atol, opts.rtol)
+        if not consistency.passed:
+            checks.append(consistency)
+            return
+        if opts.detect_nondifferentiable:
+            nondiff = nondifferentiable_check(problem, num, order, opts.atol, opts.rtol)
+            checks.append(nondiff)
+            if not nondiff.passed:
+                return
+        failed_columns = set()
+        for mode in opts.modes:
+            analytic = analytic_jacobian(problem, mode, opts.chunk_size)
+            blocks = jacobian_checks(problem, num, analytic, mode, order, opts.atol, opts.rtol)
+            precision_diagnosis(problem, num, mode, [b for b in blocks if not b.passed],
+                                order, opts.atol, opts.rtol, opts.chunk_size)
+            checks.extend(blocks)
+            failed_columns |= worst_columns(problem, num, analytic, blocks)
+        if failed_columns:  # was it the derivative rules, or vmap of f?
+            consistency = vmap_consistency_check(problem, num, order, sorted(failed_columns),
+                                                 opts.atol, opts.rtol)
+            if not consistency.passed:
+                checks.append(consistency)
+    if any(c.kind == "nondifferentiable" and not c.passed for c in checks):
+        return
+    if opts.check_batched_grad and "rev" in opts.modes:
+        checks.append(batched_check(problem, "rev", rng, order, opts.atol, opts.rtol))
+    if opts.check_batched_forward_grad and "fwd" in opts.modes:
+        checks.append(batched_check(problem, "fwd", rng, order, opts.atol, opts.rtol))
+    if opts.check_undefined_grad and "rev" in opts.modes:
+        checks.append(undefined_grad_check(problem, rng, order, opts.atol, opts.rtol))
+    if opts.check_grad_dtypes:
+        checks.append(dtype_check(problem, opts.modes, rng, order))
+    checks.append(nondeterminism_check(problem, opts.modes, rng, order, opts.nondet_tol))
+    if order < opts.order:
+        for mode in opts.modes:
+            check_problem(problem.derivative(mode, rng), opts, rng, order + 1, result)
+
+
+def gradcheck(fun: Callable[P, Any], *, eps: float | None = None, atol: float | None = None,
+              rtol: float | None = None, modes: Sequence[str] = ("fwd", "rev"),
+              order: int = 1, fast_mode: bool = False, nondet_tol: float = 0.0,
+              check_batched_grad: bool = False, check_batched_forward_grad: bool = False,
+              check_undefined_grad: bool = True, check_grad_dtypes: bool = False,
+              raise_exception: bool = True, dtype=None, detect_nondifferentiable: bool = False,
+              seed: int | None = None, argnums: int | Sequence[int] | None = None,
+              chunk_size: int | None = None) -> Callable[P, GradcheckResult]:
+    """A checker that compares ``fun``'s derivatives with finite differences.
+
+    ``gradcheck(fun, **options)(*args, **kwargs)`` checks ``fun`` at ``args`` (pytrees of
+    arrays; integer and boolean leaves, and ``kwargs``, are held fixed) and returns a
+    truthy :class:`GradcheckResult`, or raises :class:`GradcheckError` with a report.
+
+    Options (PyTorch's names where it has them):
+
+    * ``eps``: finite-difference step (default 1e-6 when the numerical side is float64).
+    * ``atol``, ``rtol``: tolerances; by default per dtype (float64 1e-5, float32 2e-3,
+      float16 1e-2, complex64 1e-3, complex128 1e-5).
+    * ``modes``: ``"fwd"`` (jvp) and/or ``"rev"`` (vjp).
+    * ``order``: 2 also checks the derivative of the derivative in every combination of
+      ``modes`` (forward over forward, reverse over forward, ...).
+    * ``fast_mode``: compare ``vᵀ J u`` for random unit ``u``, ``v`` instead of every entry.
+    * ``nondet_tol``: the derivative is computed twice; both must agree within this.
+    * ``check_batched_grad`` / ``check_batched_forward_grad``: vmap of the pullback (jvp)
+      over a few random cotangents (tangents) must equal a loop.
+    * ``check_undefined_grad``: zero (symbolic) cotangents must give zero gradients.
+    * ``check_grad_dtypes``: gradients must have their inputs' dtypes.
+    * ``raise_exception``: False returns a falsy result instead of raising.
+    * ``dtype``: the dtype of the numerical side (default float64 / complex128).
+    * ``detect_nondifferentiable``: look for kinks with a 5-point stencil first and raise
+      :class:`NondifferentiableError` naming the element.
+    * ``seed``: for the random directions and cotangents (default: the
+      ``FUNCTRANS_TEST_SEED`` environment variable, else 0).
+    * ``argnums``: which positional arguments to check (default all floating ones).
+    * ``chunk_size``: perturbed points per vmapped evaluation (default: bounded memory).
+
+    >>> import numpy as np, functrans as ft, functrans.numpy as fnp
+    >>> def f(x, y):
+    ...     return fnp.sum(fnp.sin(x) * y)
+    >>> bool(ft.gradcheck(f, order=2)(np.array([0.1, 0.2]), np.array([1.0, 2.0])))
+    True
+    """
+    modes = (modes,) if isinstance(modes, str) else tuple(modes)
+    unknown = [m for m in modes if m not in MODES]
+    if unknown or not modes:
+        raise ValueError(f"gradcheck: modes must be a non-empty subset of ('fwd', 'rev'), got "
+                         f"{modes!r}")
+    if not isinstance(order, (int, np.integer)) or order < 1:
+        raise ValueError(f"gradcheck: order must be a positive integer, got {order!r}")
+    opts = Options(eps, atol, rtol, modes, int(order), bool(fast_mode), float(nondet_tol),
+                   check_batched_grad, check_batched_forward_grad, check_undefined_grad,
+                   check_grad_dtypes, raise_exception, dtype, detect_nondifferentiable, seed,
+                   argnums, chunk_size)
+
+    @functools.wraps(fun)
+    def checker(*args: P.args, **kwargs: P.kwargs) -> GradcheckResult:
+        used_seed = resolve_seed(opts.seed)
+        problem = make_problem(fun, args, kwargs, opts.argnums)
+        # Random directions are drawn where the inputs live (NumPy's generator for NumPy).
+        rng = backend.default_rng(used_seed, like=problem.like)
+        result = GradcheckResult(problem.label, used_seed, dict(opts.__dict__))
+        check_problem(problem, opts, rng, 1, result)
+        result.notes[:0] = problem.notes()
+        if not result.ok and opts.raise_exception:
+            kind = (NondifferentiableError if any(c.kind == "nondifferentiable"
+                                                  for c in result.failures) else GradcheckError)
+            raise kind(result.report(), result)
+        return result
+
+    return checker
