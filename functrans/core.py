@@ -63,7 +63,6 @@ _PY_SCALAR_DTYPES = {
     int: np.dtype(np.int64), float: np.dtype(np.float64), complex: np.dtype(np.complex128),
     bool: np.dtype(np.bool_),
 }
-python_scalar_types = frozenset(_PY_SCALAR_DTYPES)
 # A weakly typed value stands for a Python scalar in NumPy's (NEP 50) promotion rules.
 _WEAK_REPRESENTATIVE = {"b": False, "i": 0, "u": 0, "f": 0.0, "c": 0j}
 _SHORT_DTYPE = {"float": "f", "int": "i", "uint": "u", "complex": "c"}

@@ -277,10 +277,6 @@ def jvp_jaxpr(closed: ClosedJaxpr, has_tangent: Sequence[bool],
     return jaxpr, found["live"]
 
 
-def _default_policy(eqn) -> bool:
-    return True
-
-
 @memoize_on_jaxpr
 def partial_eval_jaxpr(closed: ClosedJaxpr, unknowns: Sequence[bool],
                        out_unknowns_wanted: Sequence[bool] | None = None,

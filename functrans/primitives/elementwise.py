@@ -107,13 +107,15 @@ def _require_real_floating(name: str, aval: ShapedArray) -> None:
 
 def unary(name: str, impl: Callable, derivative: Callable | None, *,
           inexact_only: bool = True, real_only: bool = False,
-          out_dtype: Callable | None = None) -> Primitive:
+          out_dtype: Callable | None = None,
+          abstract_eval: Callable | None = None) -> Primitive:
     """A unary elementwise primitive.  ``derivative(g, ans, x, **params)`` is the tangent
     map (``None``: zero derivative); ``out_dtype(dtype)`` maps the input dtype;
-    ``real_only`` refuses complex (and integer) operands."""
+    ``real_only`` refuses complex (and integer) operands; ``abstract_eval`` replaces the
+    default type rule."""
     prim = Primitive(name)
 
-    def abstract_eval(aval, **params):
+    def default_abstract_eval(aval, **params):
         if real_only:
             _require_real_floating(name, aval)
         elif inexact_only:
@@ -123,7 +125,7 @@ def unary(name: str, impl: Callable, derivative: Callable | None, *,
         return ShapedArray(aval.shape, out_dtype(aval.dtype), aval.weak_type)
 
     impl_rules[prim] = impl
-    abstract_eval_rules[prim] = abstract_eval
+    abstract_eval_rules[prim] = abstract_eval or default_abstract_eval
     if derivative is None:
         ad.defjvp_zero(prim)
     else:
@@ -253,11 +255,13 @@ def integer_pow(x, y: int):
 
 
 def binary(name: str, impl: Callable, derivatives, *, out_dtype=None,
-           transpose_rule=None, inexact_only=False, real_only=False) -> Primitive:
-    """A NumPy-broadcasting binary primitive (see the module docstring)."""
+           transpose_rule=None, inexact_only=False, real_only=False,
+           abstract_eval: Callable | None = None) -> Primitive:
+    """A NumPy-broadcasting binary primitive (see the module docstring).  ``abstract_eval``
+    replaces the default type rule (broadcast shapes, NumPy promotion, ``out_dtype``)."""
     prim = Primitive(name)
 
-    def abstract_eval(x, y):
+    def default_abstract_eval(x, y):
         shape = _broadcast_shapes(name, (x, y))
         dtype, weak = core.result_type(x, y)
         if real_only:
@@ -269,7 +273,7 @@ def binary(name: str, impl: Callable, derivatives, *, out_dtype=None,
         return ShapedArray(shape, dtype, weak)
 
     impl_rules[prim] = impl
-    abstract_eval_rules[prim] = abstract_eval
+    abstract_eval_rules[prim] = abstract_eval or default_abstract_eval
     if derivatives is None:
         ad.defjvp_zero(prim)
     else:
@@ -280,10 +284,6 @@ def binary(name: str, impl: Callable, derivatives, *, out_dtype=None,
         transpose.deftranspose(prim, transpose_rule)
     batching.batching_rules[prim] = broadcasting_batcher(prim)
     return prim
-
-
-def _aval(x):
-    return x.aval if is_undefined_primal(x) else get_aval(x)
 
 
 def _linear_each(ct, x, y, ct_x, ct_y):
@@ -370,13 +370,6 @@ def _complex_impl(x, y):
     return xp.add(x, xp.multiply(y, 1j))
 
 
-complex_p = binary(
-    "complex", _complex_impl,
-    (lambda g, ans, x, y: g, lambda g, ans, x, y: mul(g, 1j)),
-    transpose_rule=lambda ct, x, y: [real(ct) if is_undefined_primal(x) else None,
-                                     neg(imag(ct)) if is_undefined_primal(y) else None])
-
-
 def _complex_abstract_eval(x, y):
     shape = _broadcast_shapes("complex", (x, y))
     dtype, weak = core.result_type(x, y)
@@ -385,7 +378,12 @@ def _complex_abstract_eval(x, y):
     return ShapedArray(shape, _complex_dtype(dtype), weak)
 
 
-abstract_eval_rules[complex_p] = _complex_abstract_eval
+complex_p = binary(
+    "complex", _complex_impl,
+    (lambda g, ans, x, y: g, lambda g, ans, x, y: mul(g, 1j)),
+    transpose_rule=lambda ct, x, y: [real(ct) if is_undefined_primal(x) else None,
+                                     neg(imag(ct)) if is_undefined_primal(y) else None],
+    abstract_eval=_complex_abstract_eval)
 
 _BOOL = np.dtype(np.bool_)
 eq_p = binary("eq", _np_binary("equal"), None, out_dtype=_BOOL)

@@ -26,6 +26,9 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
     >>> a, b = np.ones((2, 3, 4)), np.ones((2, 4, 5))
     >>> lax.dot_general(a, b, (((2,), (1,)), ((0,), (0,)))).shape  # batched matmul
     (2, 3, 5)
+
+    ``precision`` is accepted for compatibility with JAX and ignored: NumPy and CuPy compute
+    in the operands' dtype, which is JAX's ``HIGHEST``.
     """
     (lc, rc), (lb, rb) = dimension_numbers
     dims = ((tuple(int(d) for d in lc), tuple(int(d) for d in rc)),
