@@ -13,7 +13,8 @@ from typing import Any, Callable, Sequence, TypeVar
 import numpy as np
 
 from functrans import core
-from functrans.backend import array_module, owned
+from functrans import backend
+from functrans.backend import owned
 from functrans.core import ClosedJaxpr, ShapeDtypeStruct, ShapedArray, float0, get_aval
 from functrans.interpreters import ad, batching, partial_eval, transpose
 from functrans.interpreters.ad import Zero
@@ -106,8 +107,20 @@ def _zeros_for(primal, ct):
             return ct.item()
         return ct
     if ct.aval.dtype == float0:
+        # Host by design, as in JAX: float0 holds no bytes and CuPy has no void dtypes.
         return np.zeros(ct.aval.shape, float0)
     return zeros_like(primal)
+
+
+def _device_like(values):
+    """A concrete device array among ``values`` (looking through JVP and batching tracers),
+    for creating arrays on its device; None when all are host values or abstract."""
+    for x in values:
+        while isinstance(x, (ad.JVPTracer, batching.BatchTracer)):
+            x = x.primal if isinstance(x, ad.JVPTracer) else x.val
+        if backend.is_device_array(x):
+            return x
+    return None
 
 
 def _cast(x, dtype, weak_type: bool):
@@ -319,8 +332,9 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
                                                     else ""))
         # A weakly typed output (from Python scalars) gets a weak cotangent, so Python
         # scalars in give Python scalars out, as the primal computation does.
-        one = (complex(1) if aval.dtype.kind == "c" else 1.0) if aval.weak_type else (
-            aval.dtype.type(1))
+        like = _device_like([value])
+        one = ((complex(1) if aval.dtype.kind == "c" else 1.0) if aval.weak_type else
+               aval.dtype.type(1) if like is None else backend.ones((), aval.dtype, like=like))
         cts = pullback([one] + [Zero.from_value(a) for a in aux])
         grads = tree_unflatten(in_tree, owned([_zeros_for(p, c) for p, c in zip(leaves, cts)],
                                               leaves))
@@ -472,12 +486,12 @@ def _std_basis(leaves: list, name: str):
     """Unit vectors for all input elements: per leaf, an array of shape (N, *leaf.shape)."""
     sizes = [get_aval(x).size for x in leaves]
     total = sum(sizes)
-    xp = array_module(*leaves)
+    like = _device_like(leaves)
     out, offset = [], 0
     for x, n in zip(leaves, sizes):
         aval = get_aval(x)
-        basis = xp.zeros((total, n), dtype=aval.dtype)
-        basis[offset:offset + n] = xp.eye(n, dtype=aval.dtype)
+        basis = backend.zeros((total, n), aval.dtype, like=like)
+        basis[offset:offset + n] = backend.eye(n, dtype=aval.dtype, like=like)
         out.append(basis.reshape((total,) + aval.shape))
         offset += n
     return out, sizes
@@ -717,9 +731,10 @@ def linear_transpose(fun: Callable, *primals) -> Callable:
                                  f"{get_aval(c).shape}, expected {aval.shape}")
         undefined = [transpose.UndefinedPrimal(a) for a in in_avals]
         cts_in = transpose.backward_pass(closed.jaxpr, closed.consts, undefined, cts_flat)
+        like = _device_like(cts_flat)
         return tree_unflatten(in_tree, owned([
-            np.zeros(a.shape, a.dtype) if type(c) is Zero else c for c, a in zip(cts_in, in_avals)],
-            cts_flat))
+            backend.zeros(a.shape, a.dtype, like=like) if type(c) is Zero else c
+            for c, a in zip(cts_in, in_avals)], cts_flat))
 
     return transposed
 
