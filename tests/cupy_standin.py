@@ -85,7 +85,20 @@ def transfers() -> Iterator[Transfers]:
         _active.remove(counter)
 
 
+def _caller() -> str:
+    """Where in functrans (outside backend.py) the transfer was asked for, innermost first."""
+    frame, sites = sys._getframe(2), []
+    while frame is not None and len(sites) < 3:
+        path = frame.f_code.co_filename.replace("\\", "/")
+        if "/functrans/" in path and not path.endswith("/backend.py"):
+            sites.append(f"{path.rsplit('/functrans/', 1)[1]}:{frame.f_lineno} "
+                         f"{frame.f_code.co_name}")
+        frame = frame.f_back
+    return " < ".join(sites) or "outside functrans"
+
+
 def _record(direction: str, what: str) -> None:
+    what = f"{what} at {_caller()}"
     for counter in _active:
         setattr(counter, direction, getattr(counter, direction) + 1)
         getattr(counter, direction + "_log").append(what)
@@ -393,6 +406,9 @@ def _operator(name: str, inplace: bool = False):
     numpy_op = getattr(np.ndarray, name)
 
     def op(self, *others):
+        if not all(type(o) is ndarray or isinstance(o, (int, float, complex, np.generic,
+                                                         np.ndarray)) for o in others):
+            return NotImplemented  # another array type (a tracer, say) takes over, as in CuPy
         try:
             operands = _unwrap(others, f"operator {name}")
         except TypeError as e:
