@@ -123,13 +123,17 @@ def _device_like(values):
     return None
 
 
-def _cast(x, dtype, weak_type: bool):
-    """A weakly typed tangent or cotangent (a Python scalar, or a tracer of one) as ``dtype``."""
+def _cast(x, dtype, weak_type: bool, like=None):
+    """A weakly typed tangent or cotangent (a Python scalar, or a tracer of one) as ``dtype``
+    (for the primal ``like``)."""
     if isinstance(x, core.Tracer):
         return convert_element_type(x, dtype, weak_type)
     # Not convert_element_type: evaluated on a Python scalar it gives a Python scalar back.
     value = np.asarray(x, dtype)
-    return value.item() if weak_type else value
+    if weak_type:
+        return value.item()
+    # With a device primal a NumPy scalar: device kernels take it without a host array.
+    return value[()] if _device_like([like]) is not None else value
 
 
 # ------------------------------------------------------------------------------------------
@@ -158,7 +162,7 @@ def _check_tangents(name: str, primals: list, tangents: list, primal_tree, tange
             out.append(Zero(core.tangent_aval(pa)))
         else:
             # A Python scalar tangent takes the primal's dtype (no float32 -> float64 leak).
-            out.append(t if ta.dtype == expected else _cast(t, expected, pa.weak_type))
+            out.append(t if ta.dtype == expected else _cast(t, expected, pa.weak_type, p))
     return out
 
 
@@ -244,7 +248,7 @@ def _check_cotangents(name: str, outs: list, cts: list, out_tree, ct_tree) -> li
             raise TypeError(f"{name}: cotangent leaf {i} has dtype {ca.dtype.name}, but the "
                             f"primal output has dtype {oa.dtype.name}")
         # A Python scalar cotangent takes the output's dtype; the transpose rules require it.
-        checked.append(ct if ca.dtype == expected else _cast(ct, expected, oa.weak_type))
+        checked.append(ct if ca.dtype == expected else _cast(ct, expected, oa.weak_type, o))
     return checked
 
 
