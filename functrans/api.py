@@ -13,8 +13,9 @@ from typing import Any, Callable, Sequence, TypeVar
 import numpy as np
 
 from functrans import core
+from functrans import backend
 from functrans.api_util import argnums_tuple, partial_over
-from functrans.backend import array_module, owned
+from functrans.backend import owned
 from functrans.core import ClosedJaxpr, ShapeDtypeStruct, ShapedArray, float0, get_aval
 from functrans.interpreters import ad, batching, partial_eval, transpose
 from functrans.interpreters.ad import Zero
@@ -89,17 +90,33 @@ def _zeros_for(primal, ct):
             return ct.item()
         return ct
     if ct.aval.dtype == float0:
+        # Host by design, as in JAX: float0 holds no bytes and CuPy has no void dtypes.
         return np.zeros(ct.aval.shape, float0)
     return zeros_like(primal)
 
 
-def _cast(x, dtype, weak_type: bool):
-    """A weakly typed tangent or cotangent (a Python scalar, or a tracer of one) as ``dtype``."""
+def _device_like(values):
+    """A concrete device array among ``values`` (looking through JVP and batching tracers),
+    for creating arrays on its device; None when all are host values or abstract."""
+    for x in values:
+        while isinstance(x, (ad.JVPTracer, batching.BatchTracer)):
+            x = x.primal if isinstance(x, ad.JVPTracer) else x.val
+        if backend.is_device_array(x):
+            return x
+    return None
+
+
+def _cast(x, dtype, weak_type: bool, like=None):
+    """A weakly typed tangent or cotangent (a Python scalar, or a tracer of one) as ``dtype``
+    (for the primal ``like``)."""
     if isinstance(x, core.Tracer):
         return convert_element_type(x, dtype, weak_type)
     # Not convert_element_type: evaluated on a Python scalar it gives a Python scalar back.
     value = np.asarray(x, dtype)
-    return value.item() if weak_type else value
+    if weak_type:
+        return value.item()
+    # With a device primal a NumPy scalar: device kernels take it without a host array.
+    return value[()] if _device_like([like]) is not None else value
 
 
 # ------------------------------------------------------------------------------------------
@@ -128,7 +145,7 @@ def _check_tangents(name: str, primals: list, tangents: list, primal_tree, tange
             out.append(Zero(core.tangent_aval(pa)))
         else:
             # A Python scalar tangent takes the primal's dtype (no float32 -> float64 leak).
-            out.append(t if ta.dtype == expected else _cast(t, expected, pa.weak_type))
+            out.append(t if ta.dtype == expected else _cast(t, expected, pa.weak_type, p))
     return out
 
 
@@ -214,7 +231,7 @@ def _check_cotangents(name: str, outs: list, cts: list, out_tree, ct_tree) -> li
             raise TypeError(f"{name}: cotangent leaf {i} has dtype {ca.dtype.name}, but the "
                             f"primal output has dtype {oa.dtype.name}")
         # A Python scalar cotangent takes the output's dtype; the transpose rules require it.
-        checked.append(ct if ca.dtype == expected else _cast(ct, expected, oa.weak_type))
+        checked.append(ct if ca.dtype == expected else _cast(ct, expected, oa.weak_type, o))
     return checked
 
 
@@ -302,8 +319,9 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
                                                     else ""))
         # A weakly typed output (from Python scalars) gets a weak cotangent, so Python
         # scalars in give Python scalars out, as the primal computation does.
-        one = (complex(1) if aval.dtype.kind == "c" else 1.0) if aval.weak_type else (
-            aval.dtype.type(1))
+        like = _device_like([value])
+        one = ((complex(1) if aval.dtype.kind == "c" else 1.0) if aval.weak_type else
+               aval.dtype.type(1) if like is None else backend.ones((), aval.dtype, like=like))
         cts = pullback([one] + [Zero.from_value(a) for a in aux])
         grads = tree_unflatten(in_tree, owned([_zeros_for(p, c) for p, c in zip(leaves, cts)],
                                               leaves))
@@ -455,12 +473,12 @@ def _std_basis(leaves: list, name: str):
     """Unit vectors for all input elements: per leaf, an array of shape (N, *leaf.shape)."""
     sizes = [get_aval(x).size for x in leaves]
     total = sum(sizes)
-    xp = array_module(*leaves)
+    like = _device_like(leaves)
     out, offset = [], 0
     for x, n in zip(leaves, sizes):
         aval = get_aval(x)
-        basis = xp.zeros((total, n), dtype=aval.dtype)
-        basis[offset:offset + n] = xp.eye(n, dtype=aval.dtype)
+        basis = backend.zeros((total, n), aval.dtype, like=like)
+        basis[offset:offset + n] = backend.eye(n, dtype=aval.dtype, like=like)
         out.append(basis.reshape((total,) + aval.shape))
         offset += n
     return out, sizes
@@ -700,9 +718,10 @@ def linear_transpose(fun: Callable, *primals) -> Callable:
                                  f"{get_aval(c).shape}, expected {aval.shape}")
         undefined = [transpose.UndefinedPrimal(a) for a in in_avals]
         cts_in = transpose.backward_pass(closed.jaxpr, closed.consts, undefined, cts_flat)
+        like = _device_like(cts_flat)
         return tree_unflatten(in_tree, owned([
-            np.zeros(a.shape, a.dtype) if type(c) is Zero else c for c, a in zip(cts_in, in_avals)],
-            cts_flat))
+            backend.zeros(a.shape, a.dtype, like=like) if type(c) is Zero else c
+            for c, a in zip(cts_in, in_avals)], cts_flat))
 
     return transposed
 

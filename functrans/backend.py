@@ -108,10 +108,11 @@ def is_device_array(x) -> bool:
 def coerce(xp, *args) -> tuple:
     """``args`` ready for ``xp``: with a device module, host (NumPy) arrays among them, such
     as the constants that rules create, are moved to the device; with NumPy nothing
-    changes."""
+    changes.  NumPy scalars stay scalars: device kernels take them as arguments, so
+    copying them to the device first would be a wasted transfer."""
     if xp is np:
         return args
-    return tuple(xp.asarray(a) if isinstance(a, (np.ndarray, np.generic)) else a for a in args)
+    return tuple(xp.asarray(a) if isinstance(a, np.ndarray) else a for a in args)
 
 
 def asarray(x, dtype=None, like=None):

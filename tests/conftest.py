@@ -1,0 +1,53 @@
+"""Fixtures shared by the test modules: ``device``, the array library that device tests run on
+(the CuPy stand-in here; ``tests/test_cupy.py`` overrides it with real CuPy)."""
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+import pytest
+
+import cupy_standin
+from functrans.tree_util import tree_map
+
+
+class Device:
+    """An array library that device tests run on: copies to and from it, and (where the
+    library can count them) the transfers made inside a block."""
+
+    def __init__(self, name: str, xp, array_type: type, to_host, transfers=None):
+        self.name, self.xp, self.array_type = name, xp, array_type
+        self._to_host = to_host
+        self._transfers = transfers
+
+    def __repr__(self):
+        return f"Device({self.name})"
+
+    @property
+    def counts_transfers(self) -> bool:
+        return self._transfers is not None
+
+    def put(self, tree):
+        """``tree`` with its NumPy arrays and NumPy scalars copied to the device (Python
+        scalars stay Python scalars)."""
+        return tree_map(lambda x: self.xp.asarray(x) if isinstance(x, (np.ndarray, np.generic))
+                        else x, tree)
+
+    def get(self, tree):
+        """``tree`` with its device arrays copied to the host."""
+        return tree_map(lambda x: self._to_host(x) if isinstance(x, self.array_type) else x,
+                        tree)
+
+    def transfers(self):
+        """A context manager counting the transfers inside it (``h2d``, ``d2h``); with a
+        library that cannot count them it yields None."""
+        return self._transfers() if self._transfers else contextlib.nullcontext()
+
+
+STANDIN = Device("standin", cupy_standin, cupy_standin.ndarray, cupy_standin.asnumpy,
+                 cupy_standin.transfers)
+
+
+@pytest.fixture
+def device() -> Device:
+    return STANDIN
