@@ -99,8 +99,8 @@ def _device_like(values):
     """A concrete device array among ``values`` (looking through JVP and batching tracers),
     for creating arrays on its device; None when all are host values or abstract."""
     for x in values:
-        while isinstance(x, (ad.JVPTracer, batching.BatchTracer)):
-            x = x.primal if isinstance(x, ad.JVPTracer) else x.val
+        if isinstance(x, core.Tracer):
+            x = x.device_witness()
         if backend.is_device_array(x):
             return x
     return None

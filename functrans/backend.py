@@ -84,6 +84,11 @@ def library_of(*args) -> ArrayLibrary:
         library = _lookup(t)
         if library is not None:
             return library
+        witness = getattr(x, "device_witness", None)  # a tracer: the array behind it
+        if witness is not None:
+            library = _lookup(type(witness()))
+            if library is not None:
+                return library
     return NUMPY
 
 

@@ -294,6 +294,12 @@ class Tracer:
         self._check_alive()
         return self.to_concrete_value(context)
 
+    def device_witness(self):
+        """A concrete array on this tracer's device when one is known (the primal under
+        differentiation, the batch under vmap), else None: ``functrans.backend`` creates
+        arrays ``like=`` a tracer on that array's device."""
+        return None
+
     def to_concrete_value(self, context: str):
         """The concrete value behind this tracer, or a ConcretizationTypeError."""
         raise ConcretizationTypeError(

@@ -35,7 +35,6 @@ import weakref
 from collections import Counter, OrderedDict
 from typing import Any, Callable, Sequence
 
-import numpy as np
 
 from functrans import core
 from functrans.core import (ClosedJaxpr, Jaxpr, ShapedArray, Tracer, eval_jaxpr, get_aval,
@@ -47,7 +46,7 @@ from functrans.interpreters import partial_eval
 from functrans.interpreters.partial_eval import (dead_code_elimination, linear_staging_rules,
                                                  trace_to_jaxpr)
 from functrans.interpreters.transpose import UndefinedPrimal, backward_pass
-from functrans.primitives.shape import bdim_to_front, broadcast_in_dim
+from functrans.primitives.shape import bdim_to_front
 from functrans.tree_util import PyTreeDef, tree_flatten, tree_unflatten
 
 __all__ = [
@@ -242,10 +241,6 @@ def trace_function(fun: Callable, in_tree: PyTreeDef, in_avals: Sequence[ShapedA
 # ------------------------------------------------------------------------------------------
 
 
-def _zeros(aval: ShapedArray):
-    return broadcast_in_dim(np.zeros((), aval.dtype), aval.shape, ())
-
-
 def _as_list(flag, n: int) -> list:
     return [flag] * n if isinstance(flag, bool) else list(flag)
 
@@ -392,7 +387,8 @@ def transpose_jaxpr(closed: ClosedJaxpr, is_linear: Sequence[bool]) -> ClosedJax
         known, cts = iter(args[:len(known_avals)]), args[len(known_avals):]
         full = [UndefinedPrimal(a) if lin else next(known) for a, lin in zip(in_avals, is_linear)]
         cts_in = backward_pass(closed.jaxpr, closed.consts, full, cts)
-        return [_zeros(tangent_aval(aval)) if type(ct) is Zero else ct
+        witness = ad.device_witness([*cts, *args])
+        return [ad.zeros(tangent_aval(aval), witness) if type(ct) is Zero else ct
                 for ct, aval, lin in zip(cts_in, in_avals, is_linear) if lin]
 
     jaxpr, _ = trace_to_jaxpr(transposed, known_avals + ct_avals)

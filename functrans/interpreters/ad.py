@@ -27,8 +27,8 @@ jvp_rules: dict[Primitive, Callable] = {}
 
 #: The AD system's own two primitives; their rules are registered with their families
 #: (``add_any`` in ``primitives/elementwise.py``, ``zeros_like`` in ``primitives/conversion.py``).
-#: ``add_any`` adds two tangents (or cotangents) of the same type; ``zeros_like`` gives the
-#: zeros of a value's shape, dtype and device, i.e. the value of a symbolic zero.
+#: ``add_any`` adds two tangents (or cotangents) of the same type; ``zeros_like[shape, dtype]``
+#: gives zeros on the device of its operand, i.e. the value of a symbolic zero.
 add_any_p = Primitive("add_any")
 zeros_like_p = Primitive("zeros_like")
 
@@ -49,14 +49,30 @@ class Zero:
         return f"Zero({self.aval.str_short()})"
 
 
+def zeros(aval: ShapedArray, witness):
+    """Zeros of type ``aval`` on the device of ``witness`` (any value on that device: only
+    its array module matters, not its shape).  ``float0`` zeros hold no data: no device."""
+    if aval.dtype == core.float0 or witness is None:
+        return np.zeros(aval.shape, aval.dtype)
+    return zeros_like_p.bind(witness, shape=aval.shape, dtype=aval.dtype,
+                             weak_type=aval.weak_type)
+
+
+def device_witness(values):
+    """A value among ``values`` that carries their device (an array or a tracer rather
+    than a Python scalar), for ``zeros``; None if there is none."""
+    for x in values:
+        if x is not None and type(x) is not Zero and not core.is_python_scalar(x):
+            return x
+    return None
+
+
 def instantiate(t, like):
     """The value of a tangent: ``t`` itself, or real zeros if ``t`` is a symbolic ``Zero``
-    (``like`` is a value of the tangent's shape on the right device, e.g. the primal)."""
+    (``like`` is a value on the right device, e.g. the primal)."""
     if type(t) is not Zero:
         return t
-    if t.aval.dtype == core.float0:
-        return np.zeros(t.aval.shape, core.float0)  # float0 holds no data: no device
-    return zeros_like_p.bind(like, dtype=t.aval.dtype, weak_type=get_aval(like).weak_type)
+    return zeros(t.aval.update(weak_type=get_aval(like).weak_type), like)
 
 
 def add_tangents(x, y):
@@ -78,6 +94,10 @@ class JVPTracer(Tracer):
     @property
     def aval(self) -> ShapedArray:
         return get_aval(self.primal)
+
+    def device_witness(self):
+        primal = self.primal
+        return primal.device_witness() if isinstance(primal, Tracer) else primal
 
     def to_concrete_value(self, context: str):
         # Under differentiation the primal is concrete, so Python control flow still works.
@@ -167,7 +187,7 @@ def _linear_operand(g, primal):
     """The tangent ``g`` as an operand of a linear primitive.  The zero tangent of an integer
     operand (say, a padding value of 1) is zeros of the operand's own type, not float0."""
     if type(g) is Zero and g.aval.dtype == core.float0:
-        return zeros_like_p.bind(primal, dtype=None, weak_type=get_aval(primal).weak_type)
+        return zeros(get_aval(primal), primal)
     return instantiate(g, primal)
 
 

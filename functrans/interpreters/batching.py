@@ -38,6 +38,10 @@ class BatchTracer(Tracer):
         shape = aval.shape[:self.batch_dim] + aval.shape[self.batch_dim + 1:]
         return ShapedArray(shape, aval.dtype, aval.weak_type)
 
+    def device_witness(self):
+        val = self.val
+        return val.device_witness() if isinstance(val, Tracer) else val
+
     def to_concrete_value(self, context: str):
         raise ConcretizationTypeError(
             f"A batched value under vmap was used where Python needs one concrete value "

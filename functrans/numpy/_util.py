@@ -69,6 +69,7 @@ def sequence_to_array(seq, dtype=None):
     or stays on the device."""
     if not any(isinstance(x, Tracer) or backend.is_device_array(x) for x in _flat(seq)):
         return np.asarray(seq, dtype=dtype)
+    like = next(x for x in _flat(seq) if isinstance(x, Tracer) or backend.is_device_array(x))
     items = []
     for x in seq:
         if isinstance(x, (list, tuple)):
@@ -77,6 +78,8 @@ def sequence_to_array(seq, dtype=None):
             x = x if dtype is None else lax.convert_element_type(x, dtype)
         elif backend.is_device_array(x):
             x = x if dtype is None else backend.asarray(x, dtype, like=x)
+        elif np.ndim(x) == 0:  # a scalar: filled on the device, not copied there
+            x = backend.full((), x, dtype=dtype, like=like)
         else:
             x = np.asarray(x, dtype=dtype)
         items.append(shape_ops.expand_dims(x, (0,)))

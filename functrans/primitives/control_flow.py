@@ -36,7 +36,7 @@ from functrans.jaxpr_transforms import closure_convert, memoize_on_jaxpr, trace_
 from functrans.primitives.conversion import convert_element_type
 from functrans.primitives.elementwise import add, eq, gt, lt, max, min, ne, select
 from functrans.primitives.reductions import reduce_max
-from functrans.primitives.shape import bdim_to_front, broadcast_in_dim, moveaxis, reshape, shape_of
+from functrans.primitives.shape import bdim_to_front, moveaxis, reshape, shape_of
 from functrans.tree_util import tree_flatten, tree_structure, tree_unflatten
 
 # ------------------------------------------------------------------------------------------
@@ -44,12 +44,10 @@ from functrans.tree_util import tree_flatten, tree_structure, tree_unflatten
 # ------------------------------------------------------------------------------------------
 
 
-def _zeros(aval: ShapedArray):
-    return broadcast_in_dim(np.zeros((), aval.dtype), aval.shape, ())
-
-
-def _instantiate_cts(cts, avals):
-    return [_zeros(core.tangent_aval(a)) if type(ct) is Zero else ct for ct, a in zip(cts, avals)]
+def _instantiate_cts(cts, avals, witness):
+    """Cotangents with symbolic zeros made concrete, on the device of ``witness``."""
+    return [ad.zeros(core.tangent_aval(a), witness) if type(ct) is Zero else ct
+            for ct, a in zip(cts, avals)]
 
 
 def _types_str(avals) -> str:
@@ -197,7 +195,8 @@ def _cond_jvp_branches(branches: tuple, has_t: tuple):
             outs = eval_jaxpr(lins[i][0].jaxpr, lins[i][0].consts, *args)
             res = []
             for j, avals in enumerate(res_avals):
-                res += list(outs[n_out:]) if j == i else [_zeros(a) for a in avals]
+                res += list(outs[n_out:]) if j == i else [
+                    ad.zeros(a, ad.device_witness(args)) for a in avals]
             return list(outs[:n_out]) + res
         return trace_to_jaxpr(fun, op_avals)[0]
 
@@ -245,7 +244,7 @@ def _cond_transpose_branches(branches: tuple, is_linear: tuple):
 def _cond_transpose(cts, index, *ops, branches):
     assert not is_undefined_primal(index), "cond: the index cannot be linear"
     is_linear = [is_undefined_primal(x) for x in ops]
-    cts = _instantiate_cts(cts, branches[0].out_avals)
+    cts = _instantiate_cts(cts, branches[0].out_avals, ad.device_witness([*cts, *ops]))
     transposed, consts = _cond_transpose_branches(branches, is_linear)
     known = [x for x, lin in zip(ops, is_linear) if not lin]
     cts_in = iter(cond_p.bind(index, *consts, *known, *cts, branches=transposed))
@@ -610,7 +609,8 @@ def _scan_impl(*args, jaxpr, num_consts, num_carry, length, reverse, unroll):
             xp = array_module(*column)
             stacked.append(xp.stack([xp.asarray(c, dtype=aval.dtype) for c in column]))
         else:
-            stacked.append(np.zeros((0,) + aval.shape, aval.dtype))
+            stacked.append(ad.zeros(aval.update(shape=(0,) + aval.shape, weak_type=False),
+                                    ad.device_witness(args)))
     return list(carry) + stacked
 
 
@@ -757,17 +757,18 @@ def _scan_transpose(cts, *args, jaxpr, num_consts, num_carry, length, reverse, u
     xs_lin = [is_undefined_primal(x) for x in xs]
     # The carry is linear (a known carry is an instantiated zero tangent: its cotangent is
     # computed like the others' and dropped).
+    witness = ad.device_witness([*cts, *args])
     cts = _instantiate_cts(cts, _scan_abstract_eval(
         *[x.aval if is_undefined_primal(x) else get_aval(x) for x in args], jaxpr=jaxpr,
         num_consts=num_consts, num_carry=num_carry, length=length, reverse=reverse,
-        unroll=unroll))
+        unroll=unroll), witness)
     ct_carry, ct_ys = cts[:num_carry], cts[num_carry:]
     body, body_consts, lin_const_avals = _scan_transpose_jaxpr(jaxpr, num_consts, num_carry,
                                                                consts_lin, xs_lin)
     known_consts = [x for x, lin in zip(consts, consts_lin) if not lin]
     known_xs = [x for x, lin in zip(xs, xs_lin) if not lin]
     n_acc = len(lin_const_avals)
-    acc0 = [_zeros(a) for a in lin_const_avals]
+    acc0 = [ad.zeros(a, witness) for a in lin_const_avals]
     outs = scan_p.bind(*body_consts, *known_consts, *acc0, *ct_carry, *known_xs, *ct_ys,
                        jaxpr=body, num_consts=len(body_consts) + len(known_consts),
                        num_carry=n_acc + num_carry, length=length, reverse=not reverse,

@@ -5,7 +5,8 @@ import numpy as np
 
 from functrans import core
 from functrans.backend import array_module
-from functrans.core import Primitive, abstract_eval_rules, get_aval, impl_rules, is_inexact
+from functrans.core import (Primitive, ShapedArray, abstract_eval_rules, get_aval, impl_rules,
+                            is_inexact)
 from functrans.interpreters import ad, batching, transpose
 from functrans.interpreters.ad import Zero
 
@@ -26,8 +27,14 @@ def convert_element_type(x, new_dtype, weak_type: bool = False):
 
 
 def _convert_impl(x, *, new_dtype, weak_type):
-    if weak_type and core.is_python_scalar(x):
-        return np.asarray(x).astype(new_dtype).item()  # still a weakly typed Python scalar
+    if core.is_python_scalar(x) or isinstance(x, np.generic):
+        # A scalar stays a scalar (Python when weakly typed, else NumPy): no host array, so
+        # it meets device arrays as a kernel argument rather than by a copy.
+        value = np.asarray(x)
+        if value.dtype.kind == "c" and new_dtype.kind != "c":
+            value = value.real
+        value = value.astype(new_dtype)[()]
+        return value.item() if weak_type else value
     xp = array_module(x)
     x = xp.asarray(x)
     if x.dtype.kind == "c" and new_dtype.kind != "c":
@@ -80,32 +87,36 @@ batching.defvectorized(stop_gradient_p)
 
 # -- zeros_like ----------------------------------------------------------------------------
 # The primitive belongs to the AD system (``ad.zeros_like_p``, the value of a symbolic zero);
-# its rules live here.  Its result has the shape and device of its operand, and the given
-# dtype (the operand's when None).
+# its rules live here.  Its result has the given shape and dtype, on the device of its
+# operand, whose values do not matter: zeros are the same for every batch member.
 
 zeros_like_p = ad.zeros_like_p
 
 
 def zeros_like(x, dtype=None):
     """Zeros of the shape, dtype (unless given) and array module (NumPy or CuPy) of ``x``."""
-    return zeros_like_p.bind(x, dtype=None if dtype is None else np.dtype(dtype),
-                             weak_type=get_aval(x).weak_type if dtype is None else False)
+    aval = get_aval(x)
+    return zeros_like_p.bind(x, shape=aval.shape,
+                             dtype=aval.dtype if dtype is None else np.dtype(dtype),
+                             weak_type=aval.weak_type if dtype is None else False)
 
 
-def _zeros_like_impl(x, *, dtype, weak_type):
-    if core.is_python_scalar(x) and dtype is None:
-        return type(x)(0)
-    if core.is_python_scalar(x) and weak_type:
-        return np.zeros((), dtype).item()  # a Python scalar stays one
-    return array_module(x).zeros_like(x, dtype=dtype)
+def _zeros_like_impl(x, *, shape, dtype, weak_type):
+    if core.is_python_scalar(x) or isinstance(x, np.generic):
+        if shape == ():  # a scalar stays one (Python when weakly typed): no host array
+            zero = np.zeros((), dtype)[()]
+            return zero.item() if weak_type else zero
+        return np.zeros(shape, dtype)
+    return array_module(x).zeros(shape, dtype)
 
 
-def _zeros_like_abstract_eval(aval, *, dtype, weak_type):
-    return aval.update(dtype=dtype, weak_type=weak_type)
+def _zeros_like_batch(vals, dims, **params):
+    return zeros_like_p.bind(vals[0], **params), batching.not_mapped
 
 
 impl_rules[zeros_like_p] = _zeros_like_impl
-abstract_eval_rules[zeros_like_p] = _zeros_like_abstract_eval
+abstract_eval_rules[zeros_like_p] = lambda aval, *, shape, dtype, weak_type: ShapedArray(
+    shape, dtype, weak_type)
 ad.defjvp_zero(zeros_like_p)
 transpose.deftranspose(zeros_like_p, lambda ct, x, **params: [None])
-batching.defvectorized(zeros_like_p)
+batching.batching_rules[zeros_like_p] = _zeros_like_batch

@@ -18,7 +18,6 @@ import functools
 import inspect
 from typing import Any, Callable, Sequence
 
-import numpy as np
 
 from functrans import core
 from functrans.core import Primitive, Tracer, abstract_eval_rules, get_aval, impl_rules
@@ -421,14 +420,9 @@ def _forward_mode_error():
 
 def _custom_lin_transpose(cts, *args, num_res, bwd, out_avals):
     res = args[:num_res]
-    cts = [instantiate_zero(ct) for ct in cts]
+    witness = ad.device_witness([*cts, *res])
+    cts = [ad.zeros(ct.aval, witness) if type(ct) is Zero else ct for ct in cts]
     return [None] * num_res + list(bwd(list(res), cts))
-
-
-def instantiate_zero(ct):
-    if type(ct) is Zero:
-        return np.zeros(ct.aval.shape, ct.aval.dtype)
-    return ct
 
 
 def _custom_lin_batch(vals, dims, *, num_res, bwd, out_avals):

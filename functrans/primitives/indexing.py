@@ -85,8 +85,7 @@ def _dynamic_slice_jvp(primals, tangents, *, slice_sizes):
 
 
 def _dynamic_slice_transpose(ct, operand, *indices, slice_sizes):
-    zeros = np.zeros(operand.aval.shape, ct.dtype if hasattr(ct, "dtype") else
-                     get_aval(ct).dtype)
+    zeros = ad.zeros(operand.aval.update(dtype=get_aval(ct).dtype, weak_type=False), ct)
     return [dynamic_update_slice_p.bind(zeros, ct, *indices)] + [None] * len(indices)
 
 
@@ -154,7 +153,7 @@ def _dynamic_update_slice_transpose(ct, operand, update, *indices):
     update_aval = update.aval if is_undefined_primal(update) else get_aval(update)
     ct_operand = ct_update = None
     if is_undefined_primal(operand):
-        zeros = np.zeros(update_aval.shape, get_aval(ct).dtype)
+        zeros = ad.zeros(update_aval.update(dtype=get_aval(ct).dtype, weak_type=False), ct)
         ct_operand = dynamic_update_slice_p.bind(ct, zeros, *indices)
     if is_undefined_primal(update):
         ct_update = dynamic_slice_p.bind(ct, *indices, slice_sizes=update_aval.shape)

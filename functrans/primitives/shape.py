@@ -24,10 +24,12 @@ def ndim_of(x) -> int:
     return x.ndim if type(x) is np.ndarray else len(get_aval(x).shape)
 
 
-def as_operand(x):
-    """``x`` as an array of its module: Python and NumPy scalars become 0-d arrays."""
-    return array_module(x).asarray(x) if core.is_python_scalar(x) or isinstance(
-        x, np.generic) else x
+def as_operand(x, xp=None):
+    """``x`` as an array: Python and NumPy scalars become 0-d arrays of ``xp`` (default: the
+    module of ``x``), filled on the device rather than copied from the host."""
+    if core.is_python_scalar(x) or isinstance(x, np.generic):
+        return (xp or np).full((), x)
+    return x
 
 
 def normalize_axis(axis: int, ndim: int, what: str = "axis") -> int:

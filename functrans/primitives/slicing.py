@@ -12,11 +12,11 @@ import numpy as np
 from functrans import core
 from functrans.backend import array_module, coerce
 from functrans.core import Primitive, ShapedArray, abstract_eval_rules, get_aval, impl_rules
-from functrans.interpreters import batching, transpose
+from functrans.interpreters import ad, batching, transpose
 from functrans.interpreters.batching import not_mapped
 from functrans.interpreters.transpose import is_undefined_primal
 from functrans.primitives.conversion import convert_element_type
-from functrans.primitives.elementwise import select, sub
+from functrans.primitives.elementwise import eq, select, sub
 from functrans.primitives.shape import (as_operand, bdim_to_front, moveaxis, reduce_sum,
                                         reshape, shape_of)
 
@@ -62,7 +62,7 @@ def _slice_transpose(ct, x, *, start_indices, limit_indices, strides):
     for s, l, st, n, m in zip(start_indices, limit_indices, strides, x.aval.shape, shape_of(ct)):
         used = s + (m - 1) * st + 1 if m else s
         config.append((s, n - used, st - 1 if m > 1 else 0))
-    zero = np.zeros((), ct.dtype if hasattr(ct, "dtype") else get_aval(ct).dtype)
+    zero = np.zeros((), get_aval(ct).dtype)[()]  # a NumPy scalar: no array on the host
     return [pad(ct, zero, config)]
 
 
@@ -111,9 +111,8 @@ def _interior_slices(padding_config, shape):
 
 
 def _pad_impl(x, padding_value, *, padding_config):
-    x = as_operand(x)
     xp = array_module(x, padding_value)
-    x, padding_value = coerce(xp, x, padding_value)
+    x, padding_value = coerce(xp, as_operand(x, xp), padding_value)
     shape = [lo + hi + n + max(n - 1, 0) * i for (lo, hi, i), n in zip(padding_config, x.shape)]
     out = xp.full(shape, padding_value, dtype=x.dtype)
     out[_interior_slices(padding_config, x.shape)] = x
@@ -145,9 +144,10 @@ def _pad_batch(vals, dims, *, padding_config):
     if bv is not_mapped:
         return pad_p.bind(x, v, padding_config=config), 0
     # A batched padding value: pad with zeros, then select the padding positions per member.
-    zero = np.zeros((), get_aval(x).dtype)
+    zero = np.zeros((), get_aval(x).dtype)[()]  # a NumPy scalar: no array on the host
     padded = pad_p.bind(x, zero, padding_config=config)
-    mask = pad_p.bind(np.ones(shape_of(x)[1:], bool), False, padding_config=padding_config)
+    inside = eq(ad.zeros(get_aval(x).update(shape=shape_of(x)[1:]), x), zero)  # all True
+    mask = pad_p.bind(inside, False, padding_config=padding_config)
     v = reshape(moveaxis(v, bv, 0), (size,) + (1,) * len(padding_config))
     return select(mask, padded, v), 0
 
@@ -190,7 +190,7 @@ def _concatenate_abstract_eval(*avals, dimension):
 
 def _concatenate_impl(*xs, dimension):
     xp = array_module(*xs)
-    xs = [as_operand(x) for x in coerce(xp, *xs)]
+    xs = [as_operand(x, xp) for x in coerce(xp, *xs)]
     return xp.concatenate(xs, axis=dimension)
 
 
