@@ -734,6 +734,10 @@ def check_double_backward(func: Callable, x_data, y_grad, x_grad_grad, params=()
       :func:`check_backward`.  Like Chainer's, this does not check the first-order
       gradients themselves: check them with :func:`check_backward`.
 
+    Where functrans differs: a floating input flagged in ``no_grads`` that receives no
+    second-order gradient (say ``x`` in ``2·x``) passes; Chainer's numerical side drops
+    its first-order gradient and fails on a bare ``assert``.
+
     >>> import numpy as np, functrans.numpy as fnp
     >>> x = np.array([0.3, -0.7])
     >>> check_double_backward(lambda x: x ** 3, x, np.ones(2), np.array([1.0, 0.5]))
