@@ -964,7 +964,8 @@ def check_numeric_gradient(fun: Callable, location, numeric_eps=None, rtol=None,
     Where functrans differs: the numerical side is computed in the inputs' dtype with the
     differences accumulated in float64, all elements at once with vmap; functions may
     return several outputs (each is projected); complex arguments follow the library's
-    convention.
+    convention; dict keys may be dtypes or types (MXNet silently ignores a key written as
+    ``np.float64`` rather than ``np.dtype(np.float64)``).
 
     >>> import numpy as np, functrans.numpy as fnp
     >>> check_numeric_gradient(lambda x, w: fnp.tanh(x @ w),
