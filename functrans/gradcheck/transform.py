@@ -123,6 +123,13 @@ def gradcheck(fun: Callable[P, Any], *, eps: float | None = None, atol: float | 
     * ``argnums``: which positional arguments to check (default all floating ones).
     * ``chunk_size``: perturbed points per vmapped evaluation (default: bounded memory).
 
+    As PyTorch's gradcheck, reverse mode always checks that zero output gradients give
+    zero input gradients, and a pullback (jvp) that cannot be vmapped, say a
+    ``custom_vjp`` rule calling NumPy, is evaluated row by row (column by column).  Where
+    functrans deliberately differs: the numerical side is float64 for float32 inputs
+    (PyTorch computes it in float32 and warns that the check is then unreliable), and the
+    default tolerances are per dtype instead of ``atol=1e-5, rtol=1e-3``.
+
     >>> import numpy as np, functrans as ft, functrans.numpy as fnp
     >>> def f(x, y):
     ...     return fnp.sum(fnp.sin(x) * y)
