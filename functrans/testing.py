@@ -173,24 +173,69 @@ def _real_inner(xs, ys) -> float:
                      if is_inexact(get_aval(x).dtype) and is_inexact(get_aval(y).dtype)))
 
 
-def _default_tol(*trees) -> float:
-    dtypes = [get_aval(x).dtype for t in trees for x in tree_flatten(t)[0]
-              if is_inexact(get_aval(x).dtype)]
-    return max((default_tolerance(d) for d in dtypes), default=1e-5)
+def _jax_tolerance(tol, dtype) -> float:
+    """JAX's rule: a number is used as is; a dict by dtype (or None) is merged into its
+    gradient-check table; integer, boolean and float0 values get 0 (exact)."""
+    if tol is not None and not isinstance(tol, dict):
+        return tol
+    dtype = np.dtype(dtype)
+    chosen = {np.dtype(k): v for k, v in (tol or {}).items()}
+    if dtype in chosen:
+        return chosen[dtype]
+    return default_tolerance(dtype) if is_inexact(dtype) else 0
 
 
-def _random_tree(rng, tree):
-    """Standard-normal values shaped like the inexact leaves of ``tree``; float0 zeros (the
-    tangent type of integers and booleans) for the others."""
+def _jax_check_close(actual, desired, atol, rtol, message) -> None:
+    """JAX's ``check_close``, leaf by leaf: shapes must agree; the tolerances are the larger
+    of the two leaves' dtypes' (see :func:`_jax_tolerance`) times the leaf's size; a zero
+    ``rtol`` means NumPy's default 1e-7; NaN equals NaN."""
+    a_leaves, a_tree = tree_flatten(actual)
+    d_leaves, d_tree = tree_flatten(desired)
+    if a_tree != d_tree:
+        raise GradcheckError(f"{message}: structures differ: {a_tree} vs {d_tree}")
+    for a, d in zip(a_leaves, d_leaves):
+        a, d = np.asarray(backend.to_host(a)), np.asarray(backend.to_host(d))
+        if a.shape != d.shape:
+            raise GradcheckError(f"{message}: shapes differ: {a.shape} vs {d.shape}")
+        a_tol = max(_jax_tolerance(atol, a.dtype), _jax_tolerance(atol, d.dtype)) * a.size
+        r_tol = max(_jax_tolerance(rtol, a.dtype), _jax_tolerance(rtol, d.dtype)) * d.size
+        _raise_if_far(a, d, a_tol or 0.0, r_tol or 1e-7, message)
+
+
+def _jax_rand_like(rs: np.random.RandomState, tree):
+    """JAX's random directions: ``rs.randn`` per leaf in tree order (real then imaginary
+    part for complex leaves), in the leaf's dtype, on its device; float0 zeros (the
+    tangent type of integers and booleans) for the other leaves."""
     leaves, treedef = tree_flatten(tree)
     out = []
     for x in leaves:
         aval = get_aval(x)
-        if is_inexact(aval.dtype):
-            out.append(random_like(rng, [x])[0])
-        else:
+        draw = rs.randn(*aval.shape)
+        if not is_inexact(aval.dtype):
             out.append(np.zeros(aval.shape, float0))
+            continue
+        if is_complex(aval.dtype):
+            draw = draw + 1j * rs.randn(*aval.shape)
+        value = np.asarray(draw).astype(aval.dtype)
+        out.append(backend.asarray(value, like=x) if backend.is_device_array(x) else value)
     return tree_unflatten(treedef, out)
+
+
+def _check_dtypes_match(xs, ys, message) -> None:
+    for x, y in zip(tree_leaves(xs), tree_leaves(ys)):
+        dx, dy = get_aval(x).dtype, get_aval(y).dtype
+        if is_inexact(dx) and dx != dy:
+            raise GradcheckError(f"{message}: dtype {dy.name} where {dx.name} was expected")
+
+
+def _inner_dtype(xs, ys) -> np.dtype:
+    """The dtype of JAX's inner product Σ Re(conj(x)·y) of two pytrees' leaves."""
+    dtypes = [np.result_type(get_aval(x).dtype, get_aval(y).dtype)
+              for x, y in zip(tree_leaves(xs), tree_leaves(ys))
+              if is_inexact(get_aval(x).dtype) and is_inexact(get_aval(y).dtype)]
+    if not dtypes:
+        return np.dtype(np.float64)
+    return np.dtype(np.result_type(*dtypes).type(0).real.dtype)
 
 
 # ------------------------------------------------------------------------------------------
@@ -226,34 +271,6 @@ def _numerical_jvp(f, primals, tangents, eps, dtype):
     return tree_map(quotient, plus, minus)
 
 
-def check_jvp(f: Callable, f_jvp: Callable, args: Sequence, atol: float | None = None,
-              rtol: float | None = None, eps: float | None = None, err_msg: str = "",
-              seed: int | None = None) -> None:
-    """Check a JVP function against finite differences along one random tangent (JAX's
-    semantics).  ``f_jvp(primals, tangents)`` returns ``(f(*primals), J·tangents)``, e.g.
-    ``functools.partial(functrans.jvp, f)``.  The finite difference is computed in
-    float64 whatever the arguments' precision.
-
-    >>> import functools, numpy as np, functrans as ft, functrans.numpy as fnp
-    >>> check_jvp(fnp.tanh, functools.partial(ft.jvp, fnp.tanh), (np.array([0.3, -1.0]),))
-    """
-    seed = resolve_seed(seed)
-    args = tuple(args)
-    rng = backend.default_rng(seed, like=placement(tree_leaves(args)))
-    tangent = _random_tree(rng, args)
-    out, out_tangent = f_jvp(args, tangent)
-    expected_out = f(*args)
-    tol = _default_tol(args, expected_out)
-    atol, rtol = (tol if atol is None else atol), (tol if rtol is None else rtol)
-    eps = _JAX_EPS if eps is None else eps
-    where = f"{err_msg + ': ' if err_msg else ''}jvp check (seed {seed}; set "
-    where += f"{SEED_ENV_VAR}={seed} to reproduce)"
-    _raise_if_far(out, expected_out, atol, rtol, f"{where}: primal output of f_jvp vs f")
-    expected = _numerical_jvp(f, args, tangent, eps, np.float64)
-    _raise_if_far(out_tangent, expected, atol, rtol,
-                  f"{where}: tangent output vs central difference (eps={eps})")
-
-
 def _raise_if_far(actual, desired, atol, rtol, message):
     try:
         assert_allclose(tree_map(backend.to_host, actual), tree_map(backend.to_host, desired),
@@ -262,13 +279,41 @@ def _raise_if_far(actual, desired, atol, rtol, message):
         raise GradcheckError(str(e)) from None
 
 
-def check_vjp(f: Callable, f_vjp: Callable, args: Sequence, atol: float | None = None,
-              rtol: float | None = None, eps: float | None = None, err_msg: str = "",
-              seed: int | None = None) -> None:
+def check_jvp(f: Callable, f_jvp: Callable, args: Sequence, atol=None, rtol=None,
+              eps: float | None = None, err_msg: str = "", seed: int | None = None) -> None:
+    """Check a JVP function against finite differences along one random tangent (JAX's
+    semantics).  ``f_jvp(primals, tangents)`` returns ``(f(*primals), J·tangents)``, e.g.
+    ``functools.partial(functrans.jvp, f)``.  Raises :class:`functrans.GradcheckError`.
+    Semantics: JAX's, listed under :func:`check_grads`.
+
+    >>> import functools, numpy as np, functrans as ft, functrans.numpy as fnp
+    >>> check_jvp(fnp.tanh, functools.partial(ft.jvp, fnp.tanh), (np.array([0.3, -1.0]),))
+    """
+    seed = resolve_seed(seed)
+    args = tuple(args)
+    tangent = _jax_rand_like(np.random.RandomState(seed), args)
+    out, out_tangent = f_jvp(args, tangent)
+    where = f"{err_msg + ': ' if err_msg else ''}jvp check (seed {seed}; set "
+    where += f"{SEED_ENV_VAR}={seed} to reproduce)"
+    _check_dtypes_match(out, out_tangent, f"{where}: tangent output of f_jvp")
+    expected_out = f(*args)
+    _check_dtypes_match(out, expected_out, f"{where}: primal output of f_jvp vs f")
+    eps = _JAX_EPS if eps is None else eps
+    expected = _numerical_jvp(f, args, tangent, eps, np.float64)
+    _jax_check_close(out, expected_out, atol, rtol, f"{where}: primal output of f_jvp vs f")
+    _jax_check_close(out_tangent, expected, atol, rtol,
+                     f"{where}: tangent output vs central difference (eps={eps})")
+
+
+def check_vjp(f: Callable, f_vjp: Callable, args: Sequence, atol=None, rtol=None,
+              eps: float | None = None, err_msg: str = "", seed: int | None = None) -> None:
     """Check a VJP function against finite differences (JAX's semantics): for a random
     tangent ``t`` and cotangent ``c``, ``Re⟨t, conj(vjp(conj(c)))⟩`` must equal
     ``Re⟨(numerical J t), c⟩``.  ``f_vjp(*args)`` returns ``(f(*args), vjp_fun)``, e.g.
-    ``functools.partial(functrans.vjp, f)``.
+    ``functools.partial(functrans.vjp, f)``.  Raises :class:`functrans.GradcheckError`.
+    Semantics: JAX's, listed under :func:`check_grads`.
+    The two inner products are compared as one number whose dtype is what JAX's would
+    have (float32 when every leaf is float32 or complex64).
 
     >>> import functools, numpy as np, functrans as ft, functrans.numpy as fnp
     >>> f = lambda x, y: fnp.sum(x * fnp.sin(y))
@@ -276,32 +321,54 @@ def check_vjp(f: Callable, f_vjp: Callable, args: Sequence, atol: float | None =
     """
     seed = resolve_seed(seed)
     args = tuple(args)
-    rng = backend.default_rng(seed, like=placement(tree_leaves(args)))
+    rs = np.random.RandomState(seed)
     out, vjp_fun = f_vjp(*args)
-    tol = _default_tol(args, out)
-    atol, rtol = (tol if atol is None else atol), (tol if rtol is None else rtol)
+    where = f"{err_msg + ': ' if err_msg else ''}vjp check (seed {seed}; set "
+    where += f"{SEED_ENV_VAR}={seed} to reproduce)"
+    _jax_check_close(out, f(*args), atol, rtol, f"{where}: primal output of f_vjp vs f")
     eps = _JAX_EPS if eps is None else eps
-    tangent = _random_tree(rng, args)
-    cotangent = _random_tree(rng, out)
+    tangent = _jax_rand_like(rs, args)
+    tangent_out = _numerical_jvp(f, args, tangent, eps, np.float64)
+    cotangent = _jax_rand_like(rs, out)
     conj = functools.partial(tree_map, lambda x: np.conj(x) if is_complex(
         get_aval(x).dtype) else x)
     cotangent_in = conj(vjp_fun(conj(cotangent)))
-    analytic = _real_inner(tangent, cotangent_in)
-    numeric = _real_inner(_numerical_jvp(f, args, tangent, eps, np.float64), cotangent)
-    message = (f"{err_msg + ': ' if err_msg else ''}vjp check: <t, conj(vjp(conj(c)))> vs "
-               f"<numerical J t, c> for a random t and c (eps={eps}; seed {seed}; set "
-               f"{SEED_ENV_VAR}={seed} to reproduce)")
-    _raise_if_far(analytic, numeric, atol, rtol, message)
+    analytic = np.asarray(_real_inner(tangent, cotangent_in), _inner_dtype(tangent, cotangent_in))
+    numeric = np.asarray(_real_inner(tangent_out, cotangent), _inner_dtype(out, cotangent))
+    message = (f"{where}: <t, conj(vjp(conj(c)))> vs <numerical J t, c> for a random t and c "
+               f"(eps={eps})")
+    _jax_check_close(analytic, numeric, atol, rtol, message)
 
 
 def check_grads(f: Callable, args: Sequence, order: int, modes: Sequence[str] = ("fwd", "rev"),
                 atol: float | None = None, rtol: float | None = None,
                 eps: float | None = None) -> None:
     """Check forward and/or reverse derivatives of ``f`` at ``args`` up to ``order``
-    against finite differences along random directions (JAX's semantics and defaults:
-    step 1e-4, tolerance by dtype).  Order ``k`` recurses on the JVP function
-    ``(primals, tangents) -> jvp(f, primals, tangents)`` and on
-    ``x -> vjp(f, x)(f(x))``.  Raises :class:`functrans.GradcheckError`.
+    against finite differences along random directions, with :func:`check_jvp` and
+    :func:`check_vjp`.  Order ``k`` recurses on the JVP function
+    ``(primals, tangents) -> jvp(f, primals, tangents)`` (the primals double as tangents)
+    and on ``x -> vjp(f, x)(f(x))``.  Raises :class:`functrans.GradcheckError`.
+
+    Semantics, as JAX's (``jax.test_util``):
+
+    * one random direction per check, drawn with ``numpy.random.RandomState(seed)``
+      (seed 0 by default, as JAX) in the arguments' dtypes;
+    * finite-difference step ``eps`` (1e-4), central: ``(f(x + eps·t) - f(x - eps·t)) /
+      2 eps``;
+    * tolerances: ``atol`` and ``rtol`` are numbers or dicts by dtype merged into JAX's
+      table (float16 1e-2, bfloat16 1e-1, float32 2e-3, float64 1e-5, complex64 1e-3,
+      complex128 1e-5; integer and boolean 0); for each output leaf the larger of the two
+      compared values' dtypes is used, **multiplied by the leaf's size**; a zero ``rtol``
+      means NumPy's default 1e-7; NaN equals NaN;
+    * the primal output of ``f_jvp``/``f_vjp`` must be close to ``f(*args)``, and (in
+      ``check_jvp``) the primal and tangent outputs must have the same dtypes;
+    * ``eps=None`` (or 0) in ``check_grads`` means 1e-4.
+
+    Where functrans differs: the finite difference is computed in float64 whatever the
+    arguments' precision (JAX computes it in the arguments' dtype, which for float32 can
+    exceed the float32 tolerance on correct rules); integer arguments get float0 tangents
+    (JAX draws random integers, which its ``jvp`` refuses); ``seed`` (or
+    ``FUNCTRANS_TEST_SEED``) picks the draws.
 
     >>> import numpy as np, functrans.numpy as fnp
     >>> check_grads(lambda x, y: fnp.exp(x) * y, (np.array([0.1, 0.2]), 3.0), order=2)
@@ -313,6 +380,8 @@ def check_grads(f: Callable, args: Sequence, order: int, modes: Sequence[str] = 
     like = placement(tree_leaves(args))
     args = tuple(backend.asarray(a, like=like) if isinstance(a, (float, complex)) else a
                  for a in args)
+
+    eps = eps or _JAX_EPS
 
     def recurse(fun, fun_args, k, msg):
         if "fwd" in modes:
@@ -379,12 +448,26 @@ def _gradient_from_jacobian(row: np.ndarray, like) -> np.ndarray:
 
 
 def numerical_grad(f: Callable, inputs: Sequence, grad_outputs, eps: float = 1e-3,
-                   detect_nondifferentiable: bool = False) -> tuple:
+                   detect_nondifferentiable: bool = False, diff_atol: float = 0.0,
+                   diff_rtol: float = 1e-2) -> tuple:
     """Chainer's ``numerical_grad`` for a pure function: the gradient of
     ``Re Σ_k grad_outputs[k] · f(*inputs)[k]`` with respect to each input, by central
     differences of every element (all evaluated at once with vmap), computed in the inputs'
-    dtypes, accumulated in float64 and returned in the inputs' dtypes.  A ``None`` in
-    ``grad_outputs`` drops that output.
+    dtypes, accumulated in float64 and returned in the inputs' dtypes.
+
+    Semantics, as Chainer's:
+
+    * a ``None`` in ``grad_outputs`` drops that output;
+    * the step is ``eps`` on each side: ``(f(x + eps) - f(x - eps)) / 2 eps``;
+    * with ``detect_nondifferentiable=True``, ``f`` is also evaluated at ``x ± eps/2``,
+      a kink raises :class:`functrans.NondifferentiableError`, and the gradient returned
+      is the 5-point estimate ``(8 (f(x + eps/2) - f(x - eps/2)) - (f(x + eps) -
+      f(x - eps))) / 6 eps``, accurate to fourth order in ``eps``.
+
+    Where functrans differs: kinks are found by comparing one-sided derivatives (with
+    tolerance ``diff_atol + diff_rtol · max(|left|, |right|)`` plus rounding noise) where
+    Chainer fits a parabola to the five values; complex inputs follow the library's
+    convention (Chainer has none).
 
     >>> import numpy as np, functrans.numpy as fnp
     >>> (g,) = numerical_grad(lambda x: x ** 2, (np.array([1.0, 3.0]),), (np.ones(2),))
@@ -401,11 +484,13 @@ def numerical_grad(f: Callable, inputs: Sequence, grad_outputs, eps: float = 1e-
     consistency = vmap_consistency_check(problem, num, 1, [0], None, None)
     if not consistency.passed:
         raise GradcheckError(f"numerical_grad: {consistency.message}")
+    jacobian = num.jacobian
     if detect_nondifferentiable:
-        check = nondifferentiable_check(problem, num, 1, 0.0, 1e-2)
+        check = nondifferentiable_check(problem, num, 1, diff_atol, diff_rtol)
         if not check.passed:
             raise NondifferentiableError(f"numerical_grad: the function is not "
                                          f"differentiable at the inputs:\n{check.message}")
+        jacobian = num.five_point
     grads, col = [], 0
     checked = iter(zip(problem.leaves, problem.in_sizes))
     for x in inputs:
@@ -413,7 +498,7 @@ def numerical_grad(f: Callable, inputs: Sequence, grad_outputs, eps: float = 1e-
             grads.append(None)
             continue
         leaf, n = next(checked)
-        grads.append(_gradient_from_jacobian(num.jacobian[0, col:col + n], x))
+        grads.append(_gradient_from_jacobian(jacobian[0, col:col + n], x))
         col += n
     return tuple(grads)
 
@@ -440,11 +525,11 @@ def _output_grads(func, all_inputs, y_grad, name):
     ys = func(*all_inputs)
     ys_tuple = ys if isinstance(ys, (tuple, list)) else (ys,)
     if y_grad is None:
-        if len(ys_tuple) != 1 or get_aval(ys_tuple[0]).size != 1:
+        if len(ys_tuple) != 1 or get_aval(ys_tuple[0]).shape != ():
             shapes = [get_aval(y).shape for y in ys_tuple]
-            raise ValueError(f"{name}: y_grad=None is only for a function with one scalar "
-                             f"output (a loss); this one returns shapes {shapes}. Pass the "
-                             "output gradients as y_grad")
+            raise ValueError(f"{name}: y_grad=None is only for a loss: a function with one "
+                             f"scalar output of shape (); this one returns shapes {shapes}. "
+                             "Pass the output gradients as y_grad")
         y = ys_tuple[0]
         gys = (backend.ones(get_aval(y).shape, get_aval(y).dtype, like=y),)
     else:
@@ -465,13 +550,29 @@ def check_backward(func: Callable, x_data, y_grad, params=(), eps: float = 1e-3,
     """Chainer's ``check_backward`` for a pure function ``func(*x_data, *params)``.
 
     ``x_data``: an array or a tuple of arrays; ``y_grad``: the output gradient(s) (an
-    array, a tuple with one entry per output, or ``None`` for a scalar loss); ``params``:
-    extra arrays passed after the inputs whose gradients are checked too; ``no_grads``: one
-    flag per input to skip it (default: skip non-float inputs).  One random direction ``r``
-    over all checked inputs (unit norm, no component below about ``0.1/sqrt(N)``) is used:
-    the analytic ``Σ⟨grad_i, r_i⟩`` must match the central difference of
-    ``⟨y_grad, func⟩`` along ``r``.  ``dtype`` casts the inputs and ``y_grad`` for the
-    numerical side.  Raises :class:`functrans.GradcheckError`.
+    array, a tuple with one entry per output, or ``None`` for a loss); ``params``: extra
+    arrays passed after the inputs whose gradients are checked too; ``no_grads``: one flag
+    per input to skip it.  Raises :class:`functrans.GradcheckError`.
+
+    Semantics, as Chainer's:
+
+    * ``y_grad=None`` only for a single output of shape ``()`` (a loss), which gets 1;
+    * ``no_grads`` defaults to "not floating-point" for each input; it must have one
+      entry per input; an input flagged in it that the function does differentiate
+      through (its gradient is not a symbolic zero: Chainer's "not None") is an error;
+    * one random direction ``r`` over all checked inputs and ``params`` (unit norm, no
+      component below about ``0.1/sqrt(N)``): the analytic ``Σ⟨grad_i, r_i⟩`` must match
+      the central difference of ``⟨y_grad, func⟩`` along ``r`` with step ``eps``, within
+      ``atol + rtol·|numeric|``;
+    * ``dtype`` casts the inputs and ``y_grad`` for the numerical side;
+    * ``detect_nondifferentiable=True`` evaluates ``func`` at ``±eps`` and ``±eps/2`` along
+      ``r``, raises :class:`functrans.NondifferentiableError` at a kink, and compares with
+      the 5-point estimate (fourth order in ``eps``).
+
+    Where functrans differs: the numerical side is computed in the inputs' dtypes with
+    the differences accumulated in float64 (Chainer perturbs in float64 and casts back);
+    kinks are found from one-sided derivatives (Chainer fits a parabola); a failure names
+    the worst input elements; complex inputs follow the library's convention.
 
     >>> import numpy as np, functrans.numpy as fnp
     >>> x = np.array([[0.5, -1.0], [2.0, 0.1]])
@@ -493,6 +594,7 @@ def check_backward(func: Callable, x_data, y_grad, params=(), eps: float = 1e-3,
                 backend.asarray(gy, like=y).astype(get_aval(y).dtype)
                 for y, gy in zip(ys_tuple, gys))
     grads = vjp_fun(cts if isinstance(out, (tuple, list)) else cts[0])
+    _forbid_flagged_gradients(func, all_inputs, no_grads, gys, name)
     direction = random_direction(rng, checked_values)
     if detect_nondifferentiable:
         _chainer_nondifferentiable(partial_fun, checked_values, gys, direction, eps, dtype,
@@ -509,9 +611,15 @@ def check_backward(func: Callable, x_data, y_grad, params=(), eps: float = 1e-3,
         return y if isinstance(y, (tuple, list)) else (y,)
 
     plus, minus = along(eps), along(-eps)
+    if detect_nondifferentiable:  # Chainer's 5-point estimate, fourth order in eps
+        half_plus, half_minus = along(eps / 2), along(-eps / 2)
+        slopes = [(8 * (_wide(hp) - _wide(hm)) - (_wide(p) - _wide(m))) / (6 * eps)
+                  for p, m, hp, hm in zip(plus, minus, half_plus, half_minus)]
+    else:
+        slopes = [(_wide(p) - _wide(m)) / (2 * eps) for p, m in zip(plus, minus)]
     # Re(y_grad · dy): the library's pairing of a cotangent with a tangent.
-    numeric = sum(_real_inner(np.conj(g), (_wide(p) - _wide(m)) / (2 * eps))
-                  for g, p, m in zip(numeric_gys, plus, minus) if g is not None)
+    numeric = sum(_real_inner(np.conj(g), slope)
+                  for g, slope in zip(numeric_gys, slopes) if g is not None)
     message = (f"{name}: <analytic gradient, r> vs the central difference of <y_grad, func> "
                f"along a random direction r (eps={eps}; seed {seed}; set {SEED_ENV_VAR}="
                f"{seed} to reproduce)")
@@ -521,6 +629,31 @@ def check_backward(func: Callable, x_data, y_grad, params=(), eps: float = 1e-3,
     except AssertionError as e:
         detail = _localize(partial_fun, checked_values, gys, grads, eps, atol, rtol)
         raise GradcheckError(f"{e}\n{detail}" if detail else str(e)) from None
+
+
+def _forbid_flagged_gradients(func, all_inputs, no_grads, gys, name) -> None:
+    """Chainer's rule: an input flagged in ``no_grads`` must receive no gradient."""
+    flagged = [i for i, skip in enumerate(no_grads)
+               if skip and is_inexact(get_aval(all_inputs[i]).dtype)]
+    ys = func(*all_inputs)
+    ys = ys if isinstance(ys, (tuple, list)) else (ys,)
+    used = [k for k, (y, g) in enumerate(zip(ys, gys))
+            if g is not None and is_inexact(get_aval(y).dtype)]
+    if not flagged or not used:
+        return
+
+    def used_outputs(*args):
+        outs = func(*args)
+        outs = outs if isinstance(outs, (tuple, list)) else (outs,)
+        return [outs[k] for k in used]
+
+    problem = make_problem(used_outputs, tuple(all_inputs), {}, argnums=flagged, label=name)
+    reached = [i for i, hit in zip(flagged, problem.reached_inputs()) if hit]
+    if reached:
+        raise GradcheckError(f"{name}: input(s) {reached} are flagged in no_grads but receive "
+                             "a gradient (the function differentiates through them); as in "
+                             "Chainer, set no_grads[i]=False to check them, or detach them "
+                             "with functrans.lax.stop_gradient")
 
 
 def _wide(x) -> np.ndarray:
@@ -585,22 +718,40 @@ def check_double_backward(func: Callable, x_data, y_grad, x_grad_grad, params=()
                           detect_nondifferentiable: bool = False,
                           seed: int | None = None) -> None:
     """Chainer's ``check_double_backward`` for a pure function: checks the first-order
-    gradient function ``(x, y_grad, params) -> (gradients of x and params)`` with
-    :func:`check_backward`, ``x_grad_grad`` (one per checked input) and
-    ``params_grad_grad`` playing the output gradients.  ``y_grad`` is a checked input too
-    unless it is ``None`` (a scalar loss).
+    gradient function ``(*x_data, *y_grad) -> (gradients of the floating x and of params)``
+    with :func:`check_backward`, ``x_grad_grad`` (one per floating input) and
+    ``params_grad_grad`` playing its output gradients.
+
+    Semantics, as Chainer's:
+
+    * the first-order gradients are those of every floating-point input in ``x_data``
+      (whatever ``no_grads`` says) and of ``params``;
+    * ``y_grad`` entries are inputs of that function too, so ``no_grads`` has one flag
+      per entry of ``x_data`` *and* of ``y_grad`` (default: "not floating-point"); a
+      flagged entry that receives a second-order gradient is an error;
+    * ``y_grad=None`` only for a single output of shape ``()`` (it then is not an input);
+    * the rest (``eps``, ``atol`` 1e-4, ``rtol`` 1e-3, ``dtype``, kinks) as in
+      :func:`check_backward`.  Like Chainer's, this does not check the first-order
+      gradients themselves: check them with :func:`check_backward`.
+
+    Where functrans differs: a floating input flagged in ``no_grads`` that receives no
+    second-order gradient (say ``x`` in ``2·x``) passes; Chainer's numerical side drops
+    its first-order gradient and fails on a bare ``assert``.
 
     >>> import numpy as np, functrans.numpy as fnp
     >>> x = np.array([0.3, -0.7])
     >>> check_double_backward(lambda x: x ** 3, x, np.ones(2), np.array([1.0, 0.5]))
     """
     name = "check_double_backward"
-    xs, params, no_grads = _chainer_inputs(x_data, params, no_grads, name)
+    xs, params, first_no_grads = _chainer_inputs(x_data, params, None, name)
     _, ys_tuple, gys = _output_grads(func, xs + params, y_grad, name)
-    checked = [i for i, skip in enumerate(no_grads) if not skip]
+    checked = [i for i, skip in enumerate(first_no_grads) if not skip]
     n_x, n_gy, n_p = len(xs), len(gys), len(params)
     single_output = not isinstance(func(*xs, *params), (tuple, list))
     gy_inputs = () if y_grad is None else tuple(backend.asarray(g, like=g) for g in gys)
+    if no_grads is not None and len(no_grads) != n_x + len(gy_inputs):
+        raise ValueError(f"{name}: no_grads needs one flag per entry of x_data ({n_x}) and "
+                         f"of y_grad ({len(gy_inputs)}), as in Chainer; got {len(no_grads)}")
 
     def first_order(*args):
         x_vals, rest = args[:n_x], args[n_x:]
@@ -620,17 +771,16 @@ def check_double_backward(func: Callable, x_data, y_grad, x_grad_grad, params=()
     if len(x_grad_grad) == len(xs) and len(checked) != len(xs):
         x_grad_grad = tuple(x_grad_grad[i] for i in checked)
     if len(x_grad_grad) != len(checked):
-        raise ValueError(f"{name}: x_grad_grad needs one entry per checked input "
+        raise ValueError(f"{name}: x_grad_grad needs one entry per floating-point input "
                          f"({len(checked)}), got {len(x_grad_grad)}")
     params_grad_grad = _as_tuple(params_grad_grad)
     if len(params_grad_grad) != n_p:
         raise ValueError(f"{name}: params_grad_grad needs one entry per parameter ({n_p}), "
                          f"got {len(params_grad_grad)}")
     inputs = xs + gy_inputs
-    second_no_grads = list(no_grads) + [False] * len(gy_inputs)
     try:
         check_backward(first_order, inputs, x_grad_grad + params_grad_grad, params=params,
-                       eps=eps, atol=atol, rtol=rtol, no_grads=second_no_grads, dtype=dtype,
+                       eps=eps, atol=atol, rtol=rtol, no_grads=no_grads, dtype=dtype,
                        detect_nondifferentiable=detect_nondifferentiable, seed=seed)
     except GradcheckError as e:
         raise type(e)(f"{name}: the gradient of the first-order gradients is wrong\n{e}"
@@ -778,16 +928,44 @@ def check_symbolic_backward(fun: Callable, location, out_grads, expected, rtol: 
     return result
 
 
-def check_numeric_gradient(fun: Callable, location, numeric_eps: float | None = None,
-                           rtol: float | None = None, atol: float | None = None,
-                           grad_nodes=None, dtype=np.float32, seed: int | None = None) -> None:
-    """MXNet's ``check_numeric_gradient`` for a pure function: the outputs are projected on
-    a random positive vector, and the gradient of that projection with respect to every
-    element of every argument in ``grad_nodes`` (names; default all floating ones) is
-    compared with central differences (all elements at once with vmap).  Defaults by
-    ``dtype`` (the dtype ``location`` is cast to; float32 as in MXNet): float16 / float32 /
-    float64 have rtol 1e-2 / 1e-4 / 1e-5, atol 1e-1 / 1e-3 / 1e-20 and step 2⁻⁶ / 2⁻⁹ /
-    2⁻¹⁴.
+def _mx_tolerance(value, dtype, table: dict) -> float:
+    """MXNet's rule: a number is used as is; a dict by dtype (or None) falls back to the
+    per-dtype default."""
+    if value is not None and not isinstance(value, dict):
+        return float(value)
+    chosen = {np.dtype(k): v for k, v in (value or {}).items()}
+    return float(chosen.get(np.dtype(dtype), table.get(np.dtype(dtype), table[np.dtype(
+        np.float64)])))
+
+
+def check_numeric_gradient(fun: Callable, location, numeric_eps=None, rtol=None, atol=None,
+                           grad_nodes=None, dtype=np.float32, equal_nan: bool = False,
+                           seed: int | None = None) -> None:
+    """MXNet's ``check_numeric_gradient`` (1.9) for a pure function.
+
+    Semantics, as MXNet's:
+
+    * ``location`` (a list in argument order, or a dict by parameter name) is cast to
+      ``dtype`` (float32 by default; None keeps the arrays' dtypes);
+    * the outputs are projected on a random positive vector and the gradient of that
+      projection with respect to every element of every argument in ``grad_nodes`` is
+      compared with finite differences; ``grad_nodes`` is a list of names (default: all
+      floating arguments) or a dict ``name -> grad_req``, where ``"write"`` and ``"add"``
+      compare the gradient and ``"null"`` checks nothing;
+    * ``numeric_eps`` is the *full* width of the central difference:
+      ``(f(x + eps/2) - f(x - eps/2)) / eps``;
+    * ``numeric_eps``, ``rtol`` and ``atol`` are numbers or dicts by dtype; the defaults
+      by ``dtype`` are: float16 / float32 / float64 step 2⁻⁶ / 2⁻⁹ / 2⁻¹⁴, rtol 1e-2 /
+      1e-4 / 1e-5, atol 1e-1 / 1e-3 / 1e-20; a float16 or float32 step below 1e-5 is
+      refused;
+    * each element must satisfy ``|numeric - analytic| <= atol + rtol·|analytic|``, and
+      NaN never equals NaN unless ``equal_nan=True``.
+
+    Where functrans differs: the numerical side is computed in the inputs' dtype with the
+    differences accumulated in float64, all elements at once with vmap; functions may
+    return several outputs (each is projected); complex arguments follow the library's
+    convention; dict keys may be dtypes or types (MXNet silently ignores a key written as
+    ``np.float64`` rather than ``np.dtype(np.float64)``).
 
     >>> import numpy as np, functrans.numpy as fnp
     >>> check_numeric_gradient(lambda x, w: fnp.tanh(x @ w),
@@ -804,6 +982,13 @@ def check_numeric_gradient(fun: Callable, location, numeric_eps: float | None = 
         if unknown:
             raise ValueError(f"{what}: grad_nodes {unknown} are not arguments of the function "
                              f"({names})")
+        if isinstance(grad_nodes, dict):
+            bad = {n: r for n, r in grad_nodes.items() if r not in ("write", "add", "null")}
+            if bad:
+                raise ValueError(f"{what}: grad_req must be 'write', 'add' or 'null', got {bad}")
+            nodes = [n for n in nodes if grad_nodes[n] != "null"]  # nothing to compare
+            if not nodes:
+                return
     rng = backend.default_rng(resolve_seed(seed), like=placement(values))
     outs = fun(*values)
     outs = outs if isinstance(outs, (tuple, list)) else (outs,)
@@ -817,19 +1002,25 @@ def check_numeric_gradient(fun: Callable, location, numeric_eps: float | None = 
     checked_values = [values[i] for i in active]
     base = np.dtype(np.result_type(*[get_aval(v).dtype for v in checked_values]))
     base = np.dtype(base.type(0).real.dtype)
-    eps = _MX_EPS.get(base, 2.0 ** -14) if numeric_eps is None else numeric_eps
-    rtol = _MX_RTOL.get(base, 1e-5) if rtol is None else rtol
-    atol = _MX_ATOL.get(base, 1e-20) if atol is None else atol
+    eps = _mx_tolerance(numeric_eps, base, _MX_EPS)
+    if base in (np.dtype(np.float16), np.dtype(np.float32)) and eps < 1e-5:
+        raise ValueError(f"{what}: numeric_eps={eps:g} is too small for {base.name} "
+                         "finite differences (MXNet requires at least 1e-5)")
+    rtol = _mx_tolerance(rtol, base, _MX_RTOL)
+    atol = _mx_tolerance(atol, base, _MX_ATOL)
     out, vjp_fun = api.vjp(partial_fun, *checked_values)
     cts = tuple(backend.zeros(get_aval(y).shape, get_aval(y).dtype, like=y) if p is None else
                 p.astype(get_aval(y).dtype) for p, y in zip(projections, outs))
     analytic = vjp_fun(cts if isinstance(out, (tuple, list)) else cts[0])
-    numeric = numerical_grad(partial_fun, checked_values, projections, eps)
+    # MXNet's numeric_eps is the full width of the difference: x ± eps/2.
+    numeric = numerical_grad(partial_fun, checked_values, projections, eps / 2)
     for n, a, num in zip(nodes, analytic, numeric):
-        try:
-            assert_allclose(backend.to_host(a), num, rtol=rtol, atol=atol,
-                            err_msg=f"{what}: gradient of {n!r} (eps={eps})",
-                            names=("analytic", "numeric"))
+        try:  # relative to the analytic gradient, as MXNet's np.allclose(numeric, analytic)
+            assert_allclose(backend.to_host(num), backend.to_host(a), rtol=rtol, atol=atol,
+                            equal_nan=equal_nan,
+                            err_msg=f"{what}: gradient of {n!r} (numeric_eps={eps}: "
+                                    f"x ± {eps / 2:g})",
+                            names=("numeric", "analytic"))
         except AssertionError as e:
             raise GradcheckError(str(e)) from None
 

@@ -60,7 +60,7 @@ exp_scaled_report_p = _primitive("test_exp_scaled_report", np.exp,
 # A linear primitive whose transpose adds a tiny random amount: a nondeterministic backward.
 _jitter = np.random.default_rng(123)
 jitter_p = _linear("test_identity_jittery_transpose", lambda x: x,
-                   lambda ct, x: [lax.add(ct, float(_jitter.normal() * 1e-13))])
+                   lambda ct, x: [lax.mul(ct, 1.0 + float(_jitter.normal() * 1e-13))])
 # conj whose transpose forgets to conjugate.
 conj_wrong_p = _linear("test_conj_missing_transpose_conj", np.conj, lambda ct, z: [ct])
 # 2x whose transpose is affine (adds 1): wrong for zero cotangents.

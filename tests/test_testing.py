@@ -157,7 +157,9 @@ def test_check_backward_forms():
     w, b = np.eye(3) * 0.5, np.array([0.1, 0.2, 0.3])
     check_backward(lambda x, w, b: fnp.tanh(x @ w + b), X, np.ones((2, 3)), params=(w, b))
     check_backward(lambda x, n: x ** n, (X, 3), np.ones_like(X))        # int input skipped
-    check_backward(lambda x, y: x * y, (X, X), np.ones_like(X), no_grads=[False, True])
+    # A flagged input must receive no gradient (Chainer's rule): y is detached here.
+    check_backward(lambda x, y: x * lax.stop_gradient(y), (X, X), np.ones_like(X),
+                   no_grads=[False, True])
     check_backward(fnp.sin, X.astype(np.float32), np.ones_like(X, np.float32), dtype=np.float64,
                    atol=1e-4, rtol=1e-3)
 

@@ -25,7 +25,8 @@ from functrans.primitives.conversion import zeros_like
 __all__ = ["compare", "jacobian_blocks", "jacobian_checks", "worst_columns",
            "precision_diagnosis", "kinks", "nondifferentiable_check", "evaluate", "shifted",
            "fast_checks", "directional", "explain_fast_failure", "fast_nondifferentiable",
-           "worst_mismatch", "batched_check", "undefined_grad_check", "dtype_check",
+           "worst_mismatch", "batched_check", "undefined_grad_check", "zero_grad_output_check",
+           "dtype_check",
            "nondeterminism_check", "vmap_consistency_check"]
 
 
@@ -396,6 +397,29 @@ def undefined_grad_check(problem: Problem, rng, order: int, atol, rtol) -> Check
                  max_ratio=math.inf if problems else 0.0,
                  message="zero (undefined) cotangents must give zero gradients of the "
                          "inputs' shapes and dtypes; " + "; ".join(problems) if problems else "")
+
+
+def zero_grad_output_check(problem: Problem, order: int) -> Check:
+    """PyTorch's "backward not multiplied by grad_output": the pullback of explicit zero
+    cotangents (arrays, not symbolic zeros, so they reach every ``custom_vjp`` backward
+    rule) must be exactly zero, with the inputs' shapes and dtypes."""
+    grads = problem.pullback()([zeros_like(y) for y in problem.outs])
+    problems = []
+    for name, g, x in zip(problem.in_names, grads, problem.leaves):
+        g_aval, x_aval = get_aval(g), get_aval(x)
+        if g_aval.shape != x_aval.shape or g_aval.dtype != x_aval.dtype:
+            problems.append(f"for {name}: got {g_aval.str_short()}, expected "
+                            f"{x_aval.str_short()}")
+            continue
+        nonzero = backend.to_host(backend.array_module(g).abs(g)).max(initial=0.0)
+        if nonzero != 0:
+            problems.append(f"for {name}: largest |gradient| {float(nonzero):.3g}")
+    return Check("zero_grad_output", "rev", problem.label, order, not problems,
+                 num_compared=len(grads), num_failed=len(problems),
+                 max_ratio=math.inf if problems else 0.0,
+                 message="backward not multiplied by grad_output: zero cotangents must give "
+                         "exactly zero gradients of the inputs' shapes and dtypes; "
+                         + "; ".join(problems) if problems else "")
 
 
 def dtype_check(problem: Problem, modes: Sequence[str], rng, order: int) -> Check:

@@ -83,6 +83,14 @@ class Problem:
             self._pullback = lambda cts: materialize(pullback(list(cts)), self.leaves)
         return self._pullback
 
+    def reached_inputs(self) -> list[bool]:
+        """For each input, whether a cotangent of the outputs reaches it at all: its
+        gradient is not a symbolic zero (Chainer's "the gradient is not None")."""
+        pullback = transpose.linear_pullback(*self.linearization())
+        grads = pullback([backend.ones(get_aval(y).shape, get_aval(y).dtype, like=y)
+                          for y in self.outs])
+        return [type(g) is not ad.Zero for g in grads]
+
     def push_linearized(self, tangents: Sequence) -> list:
         """``J·tangents`` from the linearization: forward mode without a second evaluation
         of ``fun`` when reverse mode has linearized it already."""

@@ -86,7 +86,8 @@ class Check:
 
     ``kind`` is ``"jacobian"`` (a full-mode block), ``"directional"`` (fast mode),
     ``"nondifferentiable"``, ``"batched_grad"``, ``"batched_forward_grad"``,
-    ``"undefined_grad"``, ``"grad_dtypes"``, ``"nondeterminism"`` or ``"vmap"``.
+    ``"undefined_grad"``, ``"zero_grad_output"``, ``"grad_dtypes"``, ``"nondeterminism"``
+    or ``"vmap"``.
     ``function`` is what was differentiated: ``f``, or at order 2 ``jvp(f)`` / ``vjp(f)``.
 
     >>> import numpy as np, functrans as ft, functrans.numpy as fnp

@@ -12,7 +12,7 @@ from functrans.gradcheck.checks import (batched_check, dtype_check, fast_checks,
                                          jacobian_checks, nondeterminism_check,
                                          nondifferentiable_check, precision_diagnosis,
                                          undefined_grad_check, vmap_consistency_check,
-                                         worst_columns)
+                                         worst_columns, zero_grad_output_check)
 from functrans.gradcheck.jacobians import analytic_jacobian, numeric_jacobian
 from functrans.gradcheck.options import MODES, Options, resolve_seed
 from functrans.gradcheck.problem import Problem, make_problem
@@ -48,7 +48,13 @@ def check_problem(problem: Problem, opts: Options, rng, order: int,
                 return
         failed_columns = set()
         for mode in opts.modes:
-            analytic = analytic_jacobian(problem, mode, opts.chunk_size)
+            state: dict = {}
+            analytic = analytic_jacobian(problem, mode, opts.chunk_size, state)
+            if state.get("loop"):
+                what = "pullback" if mode == "rev" else "jvp"
+                result.notes.append(f"the {what} of {problem.label} could not be vmapped "
+                                    f"({state['loop']}); its Jacobian was computed one "
+                                    f"{'row' if mode == 'rev' else 'column'} at a time")
             blocks = jacobian_checks(problem, num, analytic, mode, order, opts.atol, opts.rtol)
             precision_diagnosis(problem, num, mode, [b for b in blocks if not b.passed],
                                 order, opts.atol, opts.rtol, opts.chunk_size)
@@ -65,6 +71,8 @@ def check_problem(problem: Problem, opts: Options, rng, order: int,
         checks.append(batched_check(problem, "rev", rng, order, opts.atol, opts.rtol))
     if opts.check_batched_forward_grad and "fwd" in opts.modes:
         checks.append(batched_check(problem, "fwd", rng, order, opts.atol, opts.rtol))
+    if "rev" in opts.modes:  # PyTorch runs this one whatever the options
+        checks.append(zero_grad_output_check(problem, order))
     if opts.check_undefined_grad and "rev" in opts.modes:
         checks.append(undefined_grad_check(problem, rng, order, opts.atol, opts.rtol))
     if opts.check_grad_dtypes:
@@ -102,6 +110,9 @@ def gradcheck(fun: Callable[P, Any], *, eps: float | None = None, atol: float | 
     * ``check_batched_grad`` / ``check_batched_forward_grad``: vmap of the pullback (jvp)
       over a few random cotangents (tangents) must equal a loop.
     * ``check_undefined_grad``: zero (symbolic) cotangents must give zero gradients.
+      Whatever this option, reverse mode also checks, as PyTorch always does, that explicit
+      zero cotangents give exactly zero gradients of the inputs' shapes and dtypes (a
+      ``custom_vjp`` backward rule that adds a constant fails it).
     * ``check_grad_dtypes``: gradients must have their inputs' dtypes.
     * ``raise_exception``: False returns a falsy result instead of raising.
     * ``dtype``: the dtype of the numerical side (default float64 / complex128).
@@ -111,6 +122,13 @@ def gradcheck(fun: Callable[P, Any], *, eps: float | None = None, atol: float | 
       ``FUNCTRANS_TEST_SEED`` environment variable, else 0).
     * ``argnums``: which positional arguments to check (default all floating ones).
     * ``chunk_size``: perturbed points per vmapped evaluation (default: bounded memory).
+
+    As PyTorch's gradcheck, reverse mode always checks that zero output gradients give
+    zero input gradients, and a pullback (jvp) that cannot be vmapped, say a
+    ``custom_vjp`` rule calling NumPy, is evaluated row by row (column by column).  Where
+    functrans deliberately differs: the numerical side is float64 for float32 inputs
+    (PyTorch computes it in float32 and warns that the check is then unreliable), and the
+    default tolerances are per dtype instead of ``atol=1e-5, rtol=1e-3``.
 
     >>> import numpy as np, functrans as ft, functrans.numpy as fnp
     >>> def f(x, y):
