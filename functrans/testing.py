@@ -204,21 +204,35 @@ def _jax_check_close(actual, desired, atol, rtol, message) -> None:
 
 def _jax_rand_like(rs: np.random.RandomState, tree):
     """JAX's random directions: ``rs.randn`` per leaf in tree order (real then imaginary
-    part for complex leaves), in the leaf's dtype, on its device; float0 zeros (the
-    tangent type of integers and booleans) for the other leaves."""
+    part for complex leaves), in the leaf's dtype; float0 zeros (the tangent type of
+    integers and booleans) for the other leaves.  A device leaf gets its direction drawn on
+    its device, from a generator seeded by ``rs`` (JAX's numbers are drawn on the host)."""
     leaves, treedef = tree_flatten(tree)
     out = []
     for x in leaves:
         aval = get_aval(x)
+        if backend.is_device_array(x):
+            out.append(_device_direction(rs, aval, x))
+            continue
         draw = rs.randn(*aval.shape)
         if not is_inexact(aval.dtype):
             out.append(np.zeros(aval.shape, float0))
             continue
         if is_complex(aval.dtype):
             draw = draw + 1j * rs.randn(*aval.shape)
-        value = np.asarray(draw).astype(aval.dtype)
-        out.append(backend.asarray(value, like=x) if backend.is_device_array(x) else value)
+        out.append(np.asarray(draw).astype(aval.dtype))
     return tree_unflatten(treedef, out)
+
+
+def _device_direction(rs: np.random.RandomState, aval, like):
+    if not is_inexact(aval.dtype):
+        return np.zeros(aval.shape, float0)  # float0 holds no data: no device
+    rng = backend.default_rng(int(rs.randint(2 ** 31)), like=like)
+    real = np.dtype(aval.dtype).type(0).real.dtype
+    draw = rng.standard_normal(aval.shape, dtype=real)
+    if is_complex(aval.dtype):
+        draw = draw + 1j * rng.standard_normal(aval.shape, dtype=real)
+    return draw.astype(aval.dtype)
 
 
 def _check_dtypes_match(xs, ys, message) -> None:

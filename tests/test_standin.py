@@ -148,11 +148,19 @@ def assert_on_device_and_equal(device, got, want, tol=TOL, what=""):
         np.testing.assert_allclose(g, w, rtol=tol, atol=tol, err_msg=what)
 
 
+#: Functions allowed to copy to the device: numerical gradients (functrans.testing's
+#: numerical_grad, as Chainer's) are estimated on the host from finite differences and
+#: handed back on the inputs' device with one explicit copy per input.
+EXPLICIT_H2D = ("_gradient_from_jacobian",)
+
+
 def assert_no_transfers(device, counts, h2d=True, d2h=True):
     if counts is None:  # a library that cannot count (real CuPy)
         return
     if h2d:
-        assert counts.h2d == 0, f"host-to-device copies: {counts.h2d_log}"
+        implicit = [entry for entry in counts.h2d_log
+                    if not any(f" {name} " in f" {entry} " for name in EXPLICIT_H2D)]
+        assert not implicit, f"host-to-device copies: {implicit}"
     if d2h:
         assert counts.d2h == 0, f"device-to-host synchronisations: {counts.d2h_log}"
 
