@@ -371,16 +371,21 @@ def check_vmap_of_derivatives(f, primals, rng, in_axis: int = 0, hook: ArrayHook
     along ``in_axis``) each equal a loop."""
     xp = hook.xp
     out = f(*primals)
+    # Each argument's batch axis: in_axis where it has that many axes, else its last.
+    axes = tuple(in_axis if in_axis < 0 else min(in_axis, np.ndim(p)) for p in primals)
     members_t = [random_like(rng, list(primals), hook) for _ in range(BATCH)]
-    tangents = [xp.stack([m[i] for m in members_t], in_axis) for i in range(len(primals))]
-    got_t = ft.vmap(lambda *t: ft.jvp(f, primals, t)[1], in_axes=in_axis)(*tangents)
+    tangents = [xp.stack([m[i] for m in members_t], axes[i]) for i in range(len(primals))]
+    got_t = ft.vmap(lambda *t: ft.jvp(f, primals, t)[1], in_axes=axes)(*tangents)
     want_t = np.stack([hook.to_host(ft.jvp(f, primals, m)[1]) for m in members_t])
     np.testing.assert_allclose(hook.to_host(got_t), want_t, rtol=1e-12, atol=1e-12,
                                err_msg="vmap of jvp")
 
     _, pullback = ft.vjp(f, *primals)
     members_c = [random_like(rng, out, hook) for _ in range(BATCH)]
-    got_c = ft.vmap(pullback, in_axes=in_axis)(xp.stack(members_c, in_axis))
+    # The cotangents' batch axis: in_axis where the outputs have that many axes.
+    ct_axis = in_axis if in_axis < 0 else min([in_axis] + [np.ndim(o) for o in tree_leaves(out)])
+    stacked = tree_map(lambda *m: xp.stack(m, ct_axis), *members_c)
+    got_c = ft.vmap(pullback, in_axes=ct_axis)(stacked)
     for b in range(BATCH):
         for g, w in zip(got_c, pullback(members_c[b])):
             np.testing.assert_allclose(hook.to_host(g)[b], hook.to_host(w), rtol=1e-12,
@@ -392,8 +397,8 @@ def check_vmap_of_derivatives(f, primals, rng, in_axis: int = 0, hook: ArrayHook
 
     nums = tuple(range(len(primals)))
     members_p = [[p + 0.01 * b for p in primals] for b in range(BATCH)]
-    batched = [xp.stack([m[i] for m in members_p], in_axis) for i in nums]
-    got_g = ft.vmap(ft.grad(loss, argnums=nums), in_axes=in_axis)(*batched)
+    batched = [xp.stack([m[i] for m in members_p], axes[i]) for i in nums]
+    got_g = ft.vmap(ft.grad(loss, argnums=nums), in_axes=axes)(*batched)
     for b in range(BATCH):
         want_g = ft.grad(loss, argnums=nums)(*members_p[b])
         for g, w in zip(got_g, want_g):
