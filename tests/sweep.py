@@ -35,7 +35,7 @@ from functrans.tree_util import tree_flatten, tree_leaves, tree_map
 
 __all__ = [
     "ArrayHook", "NUMPY", "Arg", "A", "Case", "ids", "case_rng", "draw", "random_like",
-    "numerical_jvp", "assert_close", "check_jvp", "check_vjp", "check_grads",
+    "numerical_jvp", "vdot", "assert_close", "check_jvp", "check_vjp", "check_grads",
     "differentiable_part", "check_case_grads", "in_axes_choices", "check_vmap_matches_loop",
     "check_vmap_of_derivatives", "check_jaxprs", "F64", "F32", "I64", "C128", "C64",
     "Transform", "TRANSFORMS", "transforms",
@@ -215,7 +215,8 @@ def _axpy(a, x, y):
                     else yi + a * xi, x, y)
 
 
-def _vdot(xs, ys, hook: ArrayHook = NUMPY) -> float:
+def vdot(xs, ys, hook: ArrayHook = NUMPY) -> float:
+    """The real part of the inner product of two pytrees of equal structure."""
     return float(sum(np.real(np.vdot(hook.to_host(a), hook.to_host(b)))
                      for a, b in zip(tree_leaves(xs), tree_leaves(ys))))
 
@@ -259,13 +260,13 @@ def check_vjp(f, primals, rng, rtol=RTOL, atol=ATOL, hook: ArrayHook = NUMPY):
     out, f_vjp = ft.vjp(f, *primals)
     cts = random_like(rng, out, hook)
     cts_in = f_vjp(cts)
-    lhs = _vdot(cts, numerical_jvp(f, primals, tangents), hook)
-    rhs = _vdot(cts_in, tangents, hook)
+    lhs = vdot(cts, numerical_jvp(f, primals, tangents), hook)
+    rhs = vdot(cts_in, tangents, hook)
     np.testing.assert_allclose(rhs, lhs, rtol=rtol, atol=atol,
                                err_msg="<vjp(ct), t> vs <ct, numerical J t>")
     _, jt = ft.jvp(f, primals, tangents)
     exact = max(1e-11, rtol * 1e-4)
-    np.testing.assert_allclose(rhs, _vdot(cts, jt, hook), rtol=exact, atol=exact,
+    np.testing.assert_allclose(rhs, vdot(cts, jt, hook), rtol=exact, atol=exact,
                                err_msg="<vjp(ct), t> vs <ct, jvp(t)>")
 
 
@@ -438,11 +439,12 @@ def check_jaxprs(f, primals, rng, tol=1e-13, hook: ArrayHook = NUMPY):
 
 @dataclass(frozen=True)
 class Transform:
-    """A transform applied to a function ``f`` of one float64 scalar at the point ``x``:
-    ``run(f, x)`` returns the derivative of ``f`` at ``x`` of the given ``order`` (1 or 2),
-    or for ``order == 0`` what the transform returns (the batching ones map ``f`` over
-    ``[x, x + 1]``).  ``concrete``: ``f`` sees concrete values, so Python control flow on
-    them works."""
+    """A transform applied to a function ``f`` at a float64 point ``x`` (a scalar or an
+    array): ``run(f, x)`` returns the derivative of ``f`` at ``x`` of the given ``order``
+    (1 or 2; of ``sum(f)`` where a scalar is needed, along ones where a direction is), or
+    for ``order == 0`` what the transform returns (the batching ones map ``f`` over the
+    batch ``[x, x + 1]``).  ``concrete``: ``f`` sees concrete values, so Python control
+    flow on them works."""
     name: str
     run: Callable
     order: int
@@ -453,25 +455,34 @@ class Transform:
 
 
 def _batch(x):
-    return np.array([x, x + 1.0])
+    return np.stack([np.asarray(x, dtype=F64), np.asarray(x, dtype=F64) + 1.0])
+
+
+def _summed(f):
+    return lambda v: fnp.sum(f(v))
+
+
+def _ones(x):
+    return np.ones_like(np.asarray(x, dtype=F64))[()]
 
 
 TRANSFORMS = {t.name: t for t in [
-    Transform("grad", lambda f, x: ft.grad(f)(x), 1, True),
-    Transform("value_and_grad", lambda f, x: ft.value_and_grad(f)(x)[1], 1, True),
-    Transform("jvp", lambda f, x: ft.jvp(f, (x,), (1.0,))[1], 1, True),
-    Transform("vjp", lambda f, x: ft.vjp(f, x)[1](1.0)[0], 1, True),
-    Transform("linearize", lambda f, x: ft.linearize(f, x)[1](1.0), 1, True),
+    Transform("grad", lambda f, x: ft.grad(_summed(f))(x), 1, True),
+    Transform("value_and_grad", lambda f, x: ft.value_and_grad(_summed(f))(x)[1], 1, True),
+    Transform("jvp", lambda f, x: ft.jvp(f, (x,), (_ones(x),))[1], 1, True),
+    Transform("vjp", lambda f, x: (lambda out, pullback: pullback(
+        tree_map(fnp.ones_like, out))[0])(*ft.vjp(f, x)), 1, True),
+    Transform("linearize", lambda f, x: ft.linearize(f, x)[1](_ones(x)), 1, True),
     Transform("jacfwd", lambda f, x: ft.jacfwd(f)(x), 1, True),
     Transform("jacrev", lambda f, x: ft.jacrev(f)(x), 1, True),
-    Transform("hessian", lambda f, x: ft.hessian(f)(x), 2, True),
-    Transform("grad_of_grad", lambda f, x: ft.grad(ft.grad(f))(x), 2, True),
+    Transform("hessian", lambda f, x: ft.hessian(_summed(f))(x), 2, True),
+    Transform("grad_of_grad", lambda f, x: ft.grad(_summed(ft.grad(_summed(f))))(x), 2, True),
     Transform("vmap", lambda f, x: ft.vmap(f)(_batch(x)), 0, False),
-    Transform("vmap_of_grad", lambda f, x: ft.vmap(ft.grad(f))(_batch(x)), 0, False),
-    Transform("grad_of_vmap", lambda f, x: ft.grad(
-        lambda v: fnp.sum(ft.vmap(f)(v)))(_batch(x)), 0, False),
+    Transform("vmap_of_grad", lambda f, x: ft.vmap(ft.grad(_summed(f)))(_batch(x)), 0, False),
+    Transform("grad_of_vmap", lambda f, x: ft.grad(_summed(ft.vmap(f)))(_batch(x)), 0, False),
     Transform("make_jaxpr", lambda f, x: ft.make_jaxpr(f)(x), 0, False),
-    Transform("make_jaxpr_of_grad", lambda f, x: ft.make_jaxpr(ft.grad(f))(x), 0, False),
+    Transform("make_jaxpr_of_grad", lambda f, x: ft.make_jaxpr(ft.grad(_summed(f)))(x), 0,
+              False),
     Transform("eval_shape", lambda f, x: ft.eval_shape(f, x), 0, False),
     Transform("cond_branch", lambda f, x: lax.cond(True, f, f, x), 0, False),
 ]}
