@@ -337,10 +337,6 @@ def in_axes_choices(case: Case) -> list[tuple]:
     return unique
 
 
-def _leaves(out) -> list:
-    return tree_leaves(out)
-
-
 def check_vmap_matches_loop(case: Case, rng, dtype=F64, in_axes=None, compare=None,
                             hook: ArrayHook = NUMPY):
     """``vmap(case)`` over BATCH drawn members equals stacking ``case`` of each member, for
@@ -353,8 +349,8 @@ def check_vmap_matches_loop(case: Case, rng, dtype=F64, in_axes=None, compare=No
                    for d in draws]
         batched = [draws[0][i] if ax is None else hook.xp.stack([m[i] for m in members], ax)
                    for i, ax in enumerate(axes)]
-        got = _leaves(ft.vmap(case, in_axes=axes)(*batched))
-        loop = [_leaves(case(*m)) for m in members]
+        got = tree_leaves(ft.vmap(case, in_axes=axes)(*batched))
+        loop = [tree_leaves(case(*m)) for m in members]
         assert len(got) == len(loop[0]), f"{case.name}: {len(got)} outputs, not {len(loop[0])}"
         for k, g in enumerate(got):
             want = np.stack([hook.to_host(out[k]) for out in loop])
@@ -384,7 +380,8 @@ def check_vmap_of_derivatives(f, primals, rng, in_axis: int = 0, hook: ArrayHook
     _, pullback = ft.vjp(f, *primals)
     members_c = [random_like(rng, out, hook) for _ in range(BATCH)]
     # The cotangents' batch axis: in_axis where the outputs have that many axes.
-    ct_axis = in_axis if in_axis < 0 else min([in_axis] + [np.ndim(o) for o in tree_leaves(out)])
+    ct_axis = in_axis if in_axis < 0 else min([in_axis] + [np.ndim(o) for o in
+                                                           tree_leaves(out)])
     stacked = tree_map(lambda *m: xp.stack(m, ct_axis), *members_c)
     got_c = ft.vmap(pullback, in_axes=ct_axis)(stacked)
     for b in range(BATCH):
