@@ -440,12 +440,10 @@ class Transform:
     array): ``run(f, x)`` returns the derivative of ``f`` at ``x`` of the given ``order``
     (1 or 2; of ``sum(f)`` where a scalar is needed, along ones where a direction is), or
     for ``order == 0`` what the transform returns (the batching ones map ``f`` over the
-    batch ``[x, x + 1]``).  ``concrete``: ``f`` sees concrete values, so Python control
-    flow on them works."""
+    batch ``[x, x + 1]``, the staging ones give ``f`` abstract values)."""
     name: str
     run: Callable
     order: int
-    concrete: bool
 
     def __call__(self, f, x):
         return self.run(f, x)
@@ -464,24 +462,23 @@ def _ones(x):
 
 
 TRANSFORMS = {t.name: t for t in [
-    Transform("grad", lambda f, x: ft.grad(_summed(f))(x), 1, True),
-    Transform("value_and_grad", lambda f, x: ft.value_and_grad(_summed(f))(x)[1], 1, True),
-    Transform("jvp", lambda f, x: ft.jvp(f, (x,), (_ones(x),))[1], 1, True),
+    Transform("grad", lambda f, x: ft.grad(_summed(f))(x), 1),
+    Transform("value_and_grad", lambda f, x: ft.value_and_grad(_summed(f))(x)[1], 1),
+    Transform("jvp", lambda f, x: ft.jvp(f, (x,), (_ones(x),))[1], 1),
     Transform("vjp", lambda f, x: (lambda out, pullback: pullback(
-        tree_map(fnp.ones_like, out))[0])(*ft.vjp(f, x)), 1, True),
-    Transform("linearize", lambda f, x: ft.linearize(f, x)[1](_ones(x)), 1, True),
-    Transform("jacfwd", lambda f, x: ft.jacfwd(f)(x), 1, True),
-    Transform("jacrev", lambda f, x: ft.jacrev(f)(x), 1, True),
-    Transform("hessian", lambda f, x: ft.hessian(_summed(f))(x), 2, True),
-    Transform("grad_of_grad", lambda f, x: ft.grad(_summed(ft.grad(_summed(f))))(x), 2, True),
-    Transform("vmap", lambda f, x: ft.vmap(f)(_batch(x)), 0, False),
-    Transform("vmap_of_grad", lambda f, x: ft.vmap(ft.grad(_summed(f)))(_batch(x)), 0, False),
-    Transform("grad_of_vmap", lambda f, x: ft.grad(_summed(ft.vmap(f)))(_batch(x)), 0, False),
-    Transform("make_jaxpr", lambda f, x: ft.make_jaxpr(f)(x), 0, False),
-    Transform("make_jaxpr_of_grad", lambda f, x: ft.make_jaxpr(ft.grad(_summed(f)))(x), 0,
-              False),
-    Transform("eval_shape", lambda f, x: ft.eval_shape(f, x), 0, False),
-    Transform("cond_branch", lambda f, x: lax.cond(True, f, f, x), 0, False),
+        tree_map(fnp.ones_like, out))[0])(*ft.vjp(f, x)), 1),
+    Transform("linearize", lambda f, x: ft.linearize(f, x)[1](_ones(x)), 1),
+    Transform("jacfwd", lambda f, x: ft.jacfwd(f)(x), 1),
+    Transform("jacrev", lambda f, x: ft.jacrev(f)(x), 1),
+    Transform("hessian", lambda f, x: ft.hessian(_summed(f))(x), 2),
+    Transform("grad_of_grad", lambda f, x: ft.grad(_summed(ft.grad(_summed(f))))(x), 2),
+    Transform("vmap", lambda f, x: ft.vmap(f)(_batch(x)), 0),
+    Transform("vmap_of_grad", lambda f, x: ft.vmap(ft.grad(_summed(f)))(_batch(x)), 0),
+    Transform("grad_of_vmap", lambda f, x: ft.grad(_summed(ft.vmap(f)))(_batch(x)), 0),
+    Transform("make_jaxpr", lambda f, x: ft.make_jaxpr(f)(x), 0),
+    Transform("make_jaxpr_of_grad", lambda f, x: ft.make_jaxpr(ft.grad(_summed(f)))(x), 0),
+    Transform("eval_shape", lambda f, x: ft.eval_shape(f, x), 0),
+    Transform("cond_branch", lambda f, x: lax.cond(True, f, f, x), 0),
 ]}
 
 
