@@ -15,7 +15,7 @@ import functrans as ft
 import functrans.lax as lax
 import functrans.numpy as fnp
 from functrans.tree_util import tree_flatten, tree_leaves, tree_map, tree_unflatten
-from numerical import assert_close, check_grads, check_jvp, random_like
+from sweep import assert_close, check_grads, check_jvp, random_like
 
 TOL = 1e-10
 BATCH = 4

@@ -3,15 +3,14 @@ against NumPy, numerical derivatives to second order (with exact zeros for the p
 vmap against a Python loop, the numpy-level functions, errors and jaxprs."""
 from __future__ import annotations
 
-import zlib
-
 import numpy as np
 import pytest
 
 import functrans as ft
 from functrans.core import impl_rules
 from functrans.primitives import cumulative as cu
-from numerical import assert_close, check_grads, check_jvp
+from sweep import (A, Case, assert_close, case_rng, check_case_grads, check_grads, check_jvp,
+                   check_vmap_matches_loop, check_vmap_of_derivatives, draw, ids)
 
 CUMULATIVE = {"cumsum": cu.cumsum, "cumprod": cu.cumprod, "cummax": cu.cummax,
               "cummin": cu.cummin}
@@ -20,7 +19,7 @@ NUMPY_ACCUMULATE = {"cumsum": np.cumsum, "cumprod": np.cumprod,
 
 
 def _rng(*key) -> np.random.Generator:
-    return np.random.default_rng(zlib.crc32(repr(key).encode()))
+    return case_rng(repr(key))
 
 
 def _reference(name: str, x, axis: int, reverse: bool):
@@ -31,20 +30,7 @@ def _reference(name: str, x, axis: int, reverse: bool):
 
 
 def _draw(rng, shape, dtype=np.float64, kind="real"):
-    """``spread``: distinct values at least 0.1 apart (no near-ties for cummax/cummin);
-    ``zeros``: normal values with exact zeros at a few places."""
-    dtype = np.dtype(dtype)
-    size = int(np.prod(shape))
-    if kind == "spread":
-        return ((rng.permutation(size) - size / 2) * 0.1).reshape(shape).astype(dtype)
-    if dtype.kind == "i":
-        return rng.integers(-3, 4, shape).astype(dtype)
-    x = rng.standard_normal(shape)
-    if dtype.kind == "c":
-        x = x + 1j * rng.standard_normal(shape)
-    if kind == "zeros" and size:
-        x.reshape(-1)[rng.choice(size, max(1, size // 5), replace=False)] = 0
-    return x.astype(dtype)
+    return draw(rng, shape, dtype, kind)
 
 
 def _tolerance(dtype) -> float:
@@ -109,31 +95,31 @@ def test_ties_of_running_extrema_go_to_the_lowest_index():
 # ------------------------------------------------------------------------------------------
 
 DERIVATIVE_CASES = [
-    # (name, function, shape, kind of input)
-    *[(f"{name}_axis{axis}{'_rev' if rev else ''}",
-       lambda x, name=name, axis=axis, rev=rev: CUMULATIVE[name](x, axis, rev), shape,
-       "spread" if name in ("cummax", "cummin") else "real")
+    *[Case(f"{name}_axis{axis}{'_rev' if rev else ''}", CUMULATIVE[name],
+           [A(*shape, kind="spread" if name in ("cummax", "cummin") else "real")],
+           static=dict(axis=axis, reverse=rev))
       for name in sorted(CUMULATIVE)
       for shape, axis, rev in [((6,), 0, False), ((3, 5), 1, True), ((4, 3), 0, True),
                                ((2, 3, 5), -1, False)]],
-    ("cumprod_zeros", lambda x: cu.cumprod(x, 1), (4, 6), "zeros"),
-    ("cumprod_zeros_rev", lambda x: cu.cumprod(x, 0, True), (6, 3), "zeros"),
-    ("cumprod_all_zeros", lambda x: cu.cumprod(x * 0, 0), (5,), "real"),
-    ("reduce_prod_last", lambda x: cu.reduce_prod(x, (1,)), (3, 5), "real"),
-    ("reduce_prod_two_axes", lambda x: cu.reduce_prod(x, (0, 2)), (2, 3, 3), "real"),
-    ("reduce_prod_all", lambda x: cu.reduce_prod(x, (0, 1)), (3, 4), "zeros"),
-    ("reduce_prod_zeros", lambda x: cu.reduce_prod(x, (0,)), (6, 3), "zeros"),
-    ("prod_numpy_level", lambda x: cu.numpy_prod(x, axis=-1, keepdims=True), (3, 4), "zeros"),
-    ("cumsum_numpy_level", lambda x: cu.numpy_cumsum(x), (3, 4), "real"),
-    ("cumprod_numpy_level", lambda x: cu.numpy_cumprod(x, axis=0), (4, 3), "zeros"),
+    Case("cumprod_zeros", cu.cumprod, [A(4, 6, kind="zeros")], static=dict(axis=1)),
+    Case("cumprod_zeros_rev", cu.cumprod, [A(6, 3, kind="zeros")],
+         static=dict(axis=0, reverse=True)),
+    Case("cumprod_all_zeros", lambda x: cu.cumprod(x * 0, 0), [A(5)]),
+    Case("reduce_prod_last", cu.reduce_prod, [A(3, 5)], static=dict(axes=(1,))),
+    Case("reduce_prod_two_axes", cu.reduce_prod, [A(2, 3, 3)], static=dict(axes=(0, 2))),
+    Case("reduce_prod_all", cu.reduce_prod, [A(3, 4, kind="zeros")], static=dict(axes=(0, 1))),
+    Case("reduce_prod_zeros", cu.reduce_prod, [A(6, 3, kind="zeros")], static=dict(axes=(0,))),
+    Case("prod_numpy_level", cu.numpy_prod, [A(3, 4, kind="zeros")],
+         static=dict(axis=-1, keepdims=True)),
+    Case("cumsum_numpy_level", cu.numpy_cumsum, [A(3, 4)]),
+    Case("cumprod_numpy_level", cu.numpy_cumprod, [A(4, 3, kind="zeros")], static=dict(axis=0)),
+    Case("cumsum_linear", cu.cumsum, [A(3, 4)], static=dict(axis=1, reverse=True), linear=True),
 ]
 
 
-@pytest.mark.parametrize("case", DERIVATIVE_CASES, ids=[c[0] for c in DERIVATIVE_CASES])
+@pytest.mark.parametrize("case", DERIVATIVE_CASES, ids=ids(DERIVATIVE_CASES))
 def test_derivatives_numerically(case):
-    name, fun, shape, kind = case
-    rng = _rng("grad", name)
-    check_grads(fun, (_draw(rng, shape, kind=kind),), 2, rng)
+    check_case_grads(case)
 
 
 def test_products_with_two_zeros_and_a_zero_from_a_product():
@@ -197,39 +183,30 @@ def test_empty_axis_derivatives():
 # vmap against a Python loop
 # ------------------------------------------------------------------------------------------
 
-BATCH = 3
-VMAP_CASES = {
-    **{f"{name}_{rev}": (lambda x, name=name, rev=rev: CUMULATIVE[name](x, 1, rev))
-       for name in sorted(CUMULATIVE) for rev in (False, True)},
-    "cumsum_axis0": lambda x: cu.cumsum(x, 0),
-    "reduce_prod_1": lambda x: cu.reduce_prod(x, (1,)),
-    "reduce_prod_all": lambda x: cu.reduce_prod(x, (0, 1)),
-    "numpy_cumprod_flat": lambda x: cu.numpy_cumprod(x),
-}
+def _vmap_case(name, fun, **static):
+    kind = "spread" if name.startswith("cumm") else "zeros"
+    return Case(name, fun, [A(3, 4, kind=kind)], static=static)
+
+
+VMAP_CASES = {c.name: c for c in [
+    *[_vmap_case(f"{name}_{rev}", CUMULATIVE[name], axis=1, reverse=rev)
+      for name in sorted(CUMULATIVE) for rev in (False, True)],
+    _vmap_case("cumsum_axis0", cu.cumsum, axis=0),
+    _vmap_case("reduce_prod_1", cu.reduce_prod, axes=(1,)),
+    _vmap_case("reduce_prod_all", cu.reduce_prod, axes=(0, 1)),
+    _vmap_case("numpy_cumprod_flat", cu.numpy_cumprod),
+]}
 
 
 @pytest.mark.parametrize("name", sorted(VMAP_CASES))
 @pytest.mark.parametrize("in_axis", [0, 1, -1])
 def test_vmap_matches_loop(name, in_axis):
-    fun = VMAP_CASES[name]
+    """The values, and the JVP, transpose and gradient batched: per-member tangents,
+    cotangents and primals."""
+    case = VMAP_CASES[name]
     rng = _rng("vmap", name)
-    members = [_draw(rng, (3, 4), kind="spread" if "cumm" in name else "zeros")
-               for _ in range(BATCH)]
-    batched = np.stack(members, axis=in_axis)
-    want = np.stack([np.asarray(fun(m)) for m in members])
-    got = ft.vmap(fun, in_axes=in_axis)(batched)
-    np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-13)
-
-    # The JVP and its transpose batched: per-member tangents and cotangents.
-    x = members[0]
-    tangents = np.stack([rng.standard_normal(x.shape) for _ in range(BATCH)], axis=in_axis)
-    got_t = ft.vmap(lambda t: ft.jvp(fun, (x,), (t,))[1], in_axes=in_axis)(tangents)
-    want_t = np.stack([ft.jvp(fun, (x,), (np.take(tangents, b, in_axis),))[1]
-                       for b in range(BATCH)])
-    np.testing.assert_allclose(got_t, want_t, rtol=1e-12, atol=1e-12)
-    grads = ft.vmap(ft.grad(lambda x: fun(x).sum()), in_axes=in_axis)(batched)
-    want_g = np.stack([ft.grad(lambda x: fun(x).sum())(m) for m in members])
-    np.testing.assert_allclose(grads, want_g, rtol=1e-12, atol=1e-12)
+    check_vmap_matches_loop(case, rng, in_axes=[(in_axis,)])
+    check_vmap_of_derivatives(case, case.draw(rng), rng, in_axis)
 
 
 # ------------------------------------------------------------------------------------------

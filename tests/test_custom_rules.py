@@ -19,7 +19,7 @@ import functrans.lax as lax
 import functrans.numpy as fnp
 from functrans.interpreters.ad import linearize_flat
 from functrans.tree_util import tree_flatten, tree_leaves
-from numerical import assert_close, check_grads
+from sweep import assert_close, check_grads
 
 TOL = 1e-12
 XS = np.array([0.3, -1.2, 2.0])

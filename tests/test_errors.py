@@ -10,6 +10,7 @@ import pytest
 import functrans as ft
 import functrans.numpy as fnp
 from functrans.core import trace_stack
+from sweep import transforms
 
 
 def assert_library_healthy():
@@ -217,18 +218,15 @@ def indexy(x):
     return x * float(x) + int(x > 0)
 
 
+# Transforms under which f sees abstract or batched values.
+ABSTRACT = transforms("make_jaxpr", "eval_shape", "make_jaxpr_of_grad", "vmap", "vmap_of_grad",
+                      "grad_of_vmap")
+
+
 @pytest.mark.parametrize("fun", [branchy, loopy, indexy])
-@pytest.mark.parametrize("make", [
-    lambda f, x: ft.make_jaxpr(f)(x),
-    lambda f, x: ft.eval_shape(f, x),
-    lambda f, x: ft.make_jaxpr(ft.grad(f))(x),
-    lambda f, x: ft.vmap(f)(np.array([x, -x])),
-    lambda f, x: ft.vmap(ft.grad(f))(np.array([x, -x])),
-    lambda f, x: ft.grad(lambda y: fnp.sum(ft.vmap(f)(y)))(np.array([x, -x])),
-], ids=["make_jaxpr", "eval_shape", "make_jaxpr_of_grad", "vmap", "vmap_of_grad",
-        "grad_of_vmap"])
+@pytest.mark.parametrize("make", list(ABSTRACT))
 def test_control_flow_on_abstract_or_batched_values_raises(fun, make):
-    err = raises(ft.ConcretizationTypeError, lambda: make(fun, 1.5))
+    err = raises(ft.ConcretizationTypeError, lambda: ABSTRACT[make](fun, 1.5))
     assert isinstance(err, TypeError)
 
 
@@ -243,16 +241,8 @@ def test_concretization_messages_name_the_value_and_the_transform():
     assert "f32[]" in str(err)
 
 
-CONCRETE = [
-    ("grad", lambda f, x: ft.grad(f)(x)),
-    ("value_and_grad", lambda f, x: ft.value_and_grad(f)(x)[1]),
-    ("jvp", lambda f, x: ft.jvp(f, (x,), (1.0,))[1]),
-    ("vjp", lambda f, x: ft.vjp(f, x)[1](1.0)[0]),
-    ("linearize", lambda f, x: ft.linearize(f, x)[1](1.0)),
-    ("jacfwd", lambda f, x: ft.jacfwd(f)(x)),
-    ("jacrev", lambda f, x: ft.jacrev(f)(x)),
-    ("grad_of_grad", lambda f, x: ft.grad(ft.grad(f))(x) / 1.0),
-]
+CONCRETE = transforms("grad", "value_and_grad", "jvp", "vjp", "linearize", "jacfwd", "jacrev",
+                      "grad_of_grad")
 
 
 def derivative(fun, x, order=1):
@@ -269,14 +259,14 @@ def derivative(fun, x, order=1):
     return [x, 0.0][order - 1]  # indexy: x · c + const, where c = float(x) is a constant
 
 
-@pytest.mark.parametrize("name,make", CONCRETE, ids=[c[0] for c in CONCRETE])
+@pytest.mark.parametrize("name", list(CONCRETE))
 @pytest.mark.parametrize("x", [1.5, -0.75])
-def test_control_flow_works_under_differentiation_of_concrete_values(name, make, x):
+def test_control_flow_works_under_differentiation_of_concrete_values(name, x):
+    make = CONCRETE[name]
     for fun in (branchy, indexy):
-        order = 2 if name == "grad_of_grad" else 1
-        np.testing.assert_allclose(make(fun, x), derivative(fun, x, order), rtol=1e-10,
+        np.testing.assert_allclose(make(fun, x), derivative(fun, x, make.order), rtol=1e-10,
                                    err_msg=f"{name} of {fun.__name__}")
-    if name != "grad_of_grad":
+    if make.order == 1:
         np.testing.assert_allclose(make(loopy, x), derivative(loopy, x), rtol=1e-6)
 
 
@@ -285,15 +275,7 @@ def test_control_flow_works_under_differentiation_of_concrete_values(name, make,
 # ------------------------------------------------------------------------------------------
 
 
-LEAKERS = {
-    "grad": lambda f: ft.grad(f)(2.0),
-    "jvp": lambda f: ft.jvp(f, (2.0,), (1.0,)),
-    "vjp": lambda f: ft.vjp(f, 2.0),
-    "linearize": lambda f: ft.linearize(f, 2.0),
-    "vmap": lambda f: ft.vmap(f)(np.array([2.0, 3.0])),
-    "make_jaxpr": lambda f: ft.make_jaxpr(f)(2.0),
-    "grad_of_grad": lambda f: ft.grad(ft.grad(f))(2.0),
-}
+LEAKERS = transforms("grad", "jvp", "vjp", "linearize", "vmap", "make_jaxpr", "grad_of_grad")
 
 USES = {
     "multiply": lambda t: t * 2.0,
@@ -313,7 +295,7 @@ def test_leaked_tracer_raises_unexpected_tracer_error(transform, use):
         stash.append(x)  # a tracer stored outside the function: a leak
         return x * x
 
-    LEAKERS[transform](leaky)
+    LEAKERS[transform](leaky, 2.0)
     assert stash and isinstance(stash[-1], ft.core.Tracer)
     err = raises(ft.UnexpectedTracerError, lambda: USES[use](stash[-1]))
     assert "f64[]" in str(err)
@@ -356,14 +338,7 @@ CONVERSIONS = {
     "asarray_float32": lambda t: np.asarray(t, dtype=np.float32),
 }
 
-TRANSFORMS = {
-    "grad": lambda f: ft.grad(lambda x: fnp.sum(f(x)))(V3),
-    "jvp": lambda f: ft.jvp(f, (V3,), (V3,)),
-    "vjp": lambda f: ft.vjp(f, V3),
-    "vmap": lambda f: ft.vmap(f)(M23),
-    "make_jaxpr": lambda f: ft.make_jaxpr(f)(V3),
-    "eval_shape": lambda f: ft.eval_shape(f, V3),
-}
+TRANSFORMS = transforms("grad", "jvp", "vjp", "vmap", "make_jaxpr", "eval_shape")
 
 
 @pytest.mark.parametrize("transform", list(TRANSFORMS))
@@ -371,6 +346,6 @@ TRANSFORMS = {
 def test_numpy_conversion_of_tracer_raises(transform, conversion):
     def f(x):
         return CONVERSIONS[conversion](x) * 2.0
-    err = raises(ft.TracerArrayConversionError, lambda: TRANSFORMS[transform](f), "f64[3]",
+    err = raises(ft.TracerArrayConversionError, lambda: TRANSFORMS[transform](f, V3), "f64[3]",
                  "functrans.numpy")
     assert isinstance(err, TypeError)

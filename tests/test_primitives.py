@@ -2,71 +2,18 @@
 Python loop, abstract evaluation against the impl, jaxpr type checks, float32 dtypes."""
 from __future__ import annotations
 
-import zlib
-from dataclasses import dataclass
-from typing import Callable
-
 import numpy as np
 import pytest
 
 import functrans as ft
 import functrans.lax as lax
 import functrans.numpy as fnp
-from numerical import check_grads
+from sweep import (F32, F64, A, Case, case_rng, check_case_grads, check_jaxprs,
+                   check_vmap_matches_loop, check_vmap_of_derivatives, differentiable_part)
 
 # ------------------------------------------------------------------------------------------
 # The cases
 # ------------------------------------------------------------------------------------------
-
-
-@dataclass
-class Arg:
-    shape: tuple
-    kind: str = "real"  # real | pos | unit | away0 | quarter (n/2 + 1/4) | int | bool | pyfloat
-
-    def draw(self, rng, dtype=np.float64):
-        if self.kind == "pyfloat":
-            return float(rng.uniform(0.5, 1.5))
-        if self.kind == "int":
-            return rng.integers(-3, 4, self.shape)
-        if self.kind == "bool":
-            return rng.random(self.shape) > 0.5
-        x = rng.standard_normal(self.shape)
-        if self.kind == "pos":
-            x = np.abs(x) + 0.5
-        elif self.kind == "unit":
-            x = np.tanh(x) * 0.8
-        elif self.kind == "away0":
-            x = np.sign(x) * (np.abs(x) + 0.5)
-        elif self.kind == "quarter":  # a quarter away from the jumps of floor, ceil and round
-            x = np.floor(2 * x) / 2 + 0.25
-        return x.astype(dtype)
-
-    @property
-    def batchable(self) -> bool:
-        return self.kind != "pyfloat"
-
-    @property
-    def differentiable(self) -> bool:
-        return self.kind not in ("int", "bool")
-
-
-@dataclass
-class Case:
-    name: str
-    fun: Callable
-    args: list
-    differentiable: bool = True
-    order: int = 2
-    float32: bool = True
-    tol: float = 1e-7  # numerical-derivative tolerance (rtol and atol)
-
-    def draw(self, rng, dtype=np.float64):
-        return [a.draw(rng, dtype) for a in self.args]
-
-
-def A(*shape, kind="real"):
-    return Arg(tuple(shape), kind)
 
 
 def dot(dims):
@@ -113,7 +60,7 @@ CASES = [
     Case("add", lax.add, [A(3, 4), A(3, 4)]),
     Case("add_bcast", lax.add, [A(3, 4), A(4)]),
     Case("add_outer", lax.add, [A(3, 1), A(1, 4)]),
-    Case("add_pyscalar", lax.add, [A(3, 4), A(kind="pyfloat")], float32=True),
+    Case("add_pyscalar", lax.add, [A(3, 4), A(kind="pyfloat")]),
     Case("sub", lax.sub, [A(3, 4), A(4)]),
     Case("sub_scalar_lhs", lax.sub, [A(), A(2, 3)]),
     Case("mul", lax.mul, [A(3, 4), A(3, 4)]),
@@ -180,7 +127,7 @@ CASES = [
     # conversion
     Case("convert_f32", lambda x: lax.convert_element_type(lax.convert_element_type(x, np.float32),
                                                            np.float64),
-         [A(3)], order=1, float32=False, tol=1e-3),
+         [A(3)], order=1, dtypes=(F64,), tol=1e-3),
     Case("convert_int", lambda x: lax.convert_element_type(x, np.int64), [A(3)],
          differentiable=False),
     # Not checked numerically: its derivative is zero by definition, not by calculus.
@@ -190,23 +137,7 @@ CASES = [
 
 IDS = [c.name for c in CASES]
 DIFF_CASES = [c for c in CASES if c.differentiable]
-
-
-def _rng(case: Case, salt: int = 0) -> np.random.Generator:
-    # crc32, not hash(): string hashes change from process to process.
-    return np.random.default_rng(zlib.crc32(f"{case.name}/{salt}".encode()))
-
-
-def _diff_fun(case: Case, args):
-    """The case as a function of its differentiable arguments only."""
-    diff = [i for i, a in enumerate(case.args) if a.differentiable and a.kind != "pyfloat"]
-
-    def f(*dyn):
-        full = list(args)
-        for i, x in zip(diff, dyn):
-            full[i] = x
-        return case.fun(*full)
-    return f, [args[i] for i in diff]
+FLOAT32_CASES = [c for c in CASES if F32 in c.dtypes]
 
 
 # ------------------------------------------------------------------------------------------
@@ -218,34 +149,16 @@ def _diff_fun(case: Case, args):
 def test_derivatives_numerically(case):
     if case.order == 0:
         pytest.skip("derivative is not the numerical one by design (see its own test)")
-    rng = _rng(case)
-    f, primals = _diff_fun(case, case.draw(rng))
-    check_grads(f, primals, case.order, rng, rtol=case.tol, atol=case.tol)
+    check_case_grads(case, salt=0)
 
 
 @pytest.mark.parametrize("case", DIFF_CASES, ids=[c.name for c in DIFF_CASES])
 def test_jaxprs_typecheck(case):
-    """The jaxprs of f, its JVP, its gradient and its batched version type-check and
-    evaluate to the eager results."""
-    rng = _rng(case, 1)
-    args = case.draw(rng)
-    f, primals = _diff_fun(case, args)
-    tangents = [rng.standard_normal(np.shape(p)) for p in primals]
-
-    def jvp_fun(*p):
-        return ft.jvp(f, p, tangents)
-
-    def vjp_fun(*p):
-        out, pullback = ft.vjp(f, *p)
-        return pullback(ft.tree_util.tree_map(fnp.ones_like, out))
-
-    for fun in (f, jvp_fun, vjp_fun):
-        closed = ft.make_jaxpr(fun)(*primals)
-        ft.check_jaxpr(closed.jaxpr)
-        got = ft.eval_jaxpr(closed.jaxpr, closed.consts, *primals)
-        want = ft.tree_util.tree_leaves(fun(*primals))
-        for g, w in zip(got, want):
-            np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-13, atol=1e-13)
+    """The jaxprs of f, its JVP and its gradient type-check and evaluate to the eager
+    results."""
+    rng = case_rng(case, 1)
+    f, primals = differentiable_part(case, case.draw(rng))
+    check_jaxprs(f, primals, rng)
 
 
 # ------------------------------------------------------------------------------------------
@@ -255,26 +168,25 @@ def test_jaxprs_typecheck(case):
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_abstract_eval_matches_impl(case):
-    args = case.draw(_rng(case, 2))
-    out = case.fun(*args)
-    shape = ft.eval_shape(case.fun, *args)
+    args = case.draw(case_rng(case, 2))
+    out = case(*args)
+    shape = ft.eval_shape(case, *args)
     assert shape.shape == np.shape(out)
     assert shape.dtype == np.asarray(out).dtype, (shape.dtype, np.asarray(out).dtype)
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if c.float32], ids=[c.name for c in CASES
-                                                                        if c.float32])
+@pytest.mark.parametrize("case", FLOAT32_CASES, ids=[c.name for c in FLOAT32_CASES])
 def test_float32_preserved(case):
-    rng = _rng(case, 3)
-    args = case.draw(rng, np.float32)
-    out = case.fun(*args)
+    rng = case_rng(case, 3)
+    args = case.draw(rng, F32)
+    out = case(*args)
     in_floats = {np.asarray(a).dtype for a in args if isinstance(a, np.ndarray)
                  and a.dtype.kind == "f"}
-    if in_floats == {np.dtype(np.float32)} and np.asarray(out).dtype.kind == "f":
+    if in_floats == {F32} and np.asarray(out).dtype.kind == "f":
         assert np.asarray(out).dtype == np.float32
-        assert ft.eval_shape(case.fun, *args).dtype == np.float32
-    if case.differentiable and in_floats == {np.dtype(np.float32)}:
-        f, primals = _diff_fun(case, args)
+        assert ft.eval_shape(case, *args).dtype == np.float32
+    if case.differentiable and in_floats == {F32}:
+        f, primals = differentiable_part(case, args)
         grads = ft.grad(lambda *p: lax.reduce_sum(lax.real(f(*p)) if np.asarray(
             out).dtype.kind == "c" else f(*p), tuple(range(np.ndim(out)))),
             argnums=tuple(range(len(primals))))(*primals)
@@ -286,82 +198,20 @@ def test_float32_preserved(case):
 # Batching
 # ------------------------------------------------------------------------------------------
 
-BATCH = 3
-
-
-def _axis_choices(case: Case):
-    """in_axes combinations: all leading, all trailing, and each argument unbatched."""
-    n = len(case.args)
-    combos = {tuple(0 if a.batchable else None for a in case.args),
-              tuple(-1 if a.batchable else None for a in case.args)}
-    for i in range(n):
-        if n > 1:
-            combos.add(tuple(None if j == i or not a.batchable else (1 if len(a.shape) else 0)
-                             for j, a in enumerate(case.args)))
-    return sorted(combos, key=str)
-
-
-def _batched_args(case: Case, rng, in_axes):
-    samples = [case.draw(rng) for _ in range(BATCH)]
-    batched, per_member = [], []
-    for i, axis in enumerate(in_axes):
-        if axis is None:
-            batched.append(samples[0][i])
-            per_member.append([samples[0][i]] * BATCH)
-        else:
-            batched.append(np.stack([np.asarray(s[i]) for s in samples], axis=axis))
-            per_member.append([s[i] for s in samples])
-    return batched, [[per_member[i][b] for i in range(len(in_axes))] for b in range(BATCH)]
-
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_vmap_matches_loop(case):
-    rng = _rng(case, 4)
-    for in_axes in _axis_choices(case):
-        if all(a is None for a in in_axes):
-            continue
-        batched, members = _batched_args(case, rng, in_axes)
-        got = ft.vmap(case.fun, in_axes=in_axes)(*batched)
-        want = np.stack([np.asarray(case.fun(*m)) for m in members])
-        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-13, atol=1e-13,
-                                   err_msg=f"in_axes={in_axes}")
-        assert np.asarray(got).dtype == want.dtype
+    check_vmap_matches_loop(case, case_rng(case, 4))
 
 
 @pytest.mark.parametrize("case", DIFF_CASES, ids=[c.name for c in DIFF_CASES])
 def test_vmap_of_jvp_and_vjp_matches_loop(case):
-    """Batching the JVP and transpose rules: per-member tangents and cotangents."""
-    rng = _rng(case, 5)
-    args = case.draw(rng)
-    f, primals = _diff_fun(case, args)
-    out = f(*primals)
-    tangents = [np.stack([rng.standard_normal(np.shape(p)) for _ in range(BATCH)]) for p in primals]
-    cts = np.stack([rng.standard_normal(np.shape(out)) for _ in range(BATCH)]).astype(
-        np.asarray(out).dtype)
-
-    got_t = ft.vmap(lambda *t: ft.jvp(f, primals, t)[1])(*tangents)
-    want_t = np.stack([np.asarray(ft.jvp(f, primals, [t[b] for t in tangents])[1])
-                       for b in range(BATCH)])
-    np.testing.assert_allclose(np.asarray(got_t), want_t, rtol=1e-12, atol=1e-12)
-
-    _, pullback = ft.vjp(f, *primals)
-    got_c = ft.vmap(pullback)(cts)
-    for b in range(BATCH):
-        for g, w in zip(got_c, pullback(cts[b])):
-            np.testing.assert_allclose(np.asarray(g)[b], np.asarray(w), rtol=1e-12, atol=1e-12)
-
-    # Batched primals, per-example gradients of the summed output.
-    def loss(*p):
-        y = f(*p)
-        return lax.reduce_sum(y, tuple(range(np.ndim(out))))
-
-    batched_primals = [np.stack([np.asarray(p) + 0.01 * b for b in range(BATCH)]) for p in primals]
-    nums = tuple(range(len(primals)))
-    got_g = ft.vmap(ft.grad(loss, argnums=nums))(*batched_primals)
-    for b in range(BATCH):
-        want_g = ft.grad(loss, argnums=nums)(*[p[b] for p in batched_primals])
-        for g, w in zip(got_g, want_g):
-            np.testing.assert_allclose(np.asarray(g)[b], np.asarray(w), rtol=1e-12, atol=1e-12)
+    """Batching the JVP and transpose rules: per-member tangents and cotangents, and
+    per-example gradients, batched along the leading and the last axis."""
+    rng = case_rng(case, 5)
+    f, primals = differentiable_part(case, case.draw(rng))
+    for in_axis in (0, -1):
+        check_vmap_of_derivatives(f, primals, rng, in_axis)
 
 
 # ------------------------------------------------------------------------------------------
@@ -457,8 +307,8 @@ def test_every_registered_primitive_is_covered():
     from functrans.core import impl_rules
     traced = set()
     for case in CASES:
-        args = case.draw(_rng(case, 6))
-        traced |= {e.primitive.name for e in ft.make_jaxpr(case.fun)(*args).eqns}
+        args = case.draw(case_rng(case, 6))
+        traced |= {e.primitive.name for e in ft.make_jaxpr(case)(*args).eqns}
     internal = {"add_any"}
     covered_elsewhere = {"cond", "while", "scan",  # tests/test_control_flow.py
                          "custom_jvp_call", "custom_vjp_call", "custom_lin",  # test_custom_rules

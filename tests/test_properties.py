@@ -17,6 +17,7 @@ import functrans as ft
 import functrans.numpy as fnp
 from functrans import lax
 from functrans.tree_util import tree_flatten, tree_map
+from sweep import assert_close, vdot
 
 SETTINGS = settings(max_examples=60, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.too_slow])
@@ -90,17 +91,8 @@ def draw_like(rng, tree):
     return tree_map(lambda a: rng.uniform(-1.5, 1.5, np.shape(a)), tree)
 
 
-def vdot(xs, ys) -> float:
-    return float(sum(np.vdot(np.asarray(a), np.asarray(b))
-                     for a, b in zip(tree_flatten(xs)[0], tree_flatten(ys)[0])))
-
-
 def assert_trees_close(actual, expected, rtol=RTOL, atol=ATOL):
-    a_leaves, a_tree = tree_flatten(actual)
-    e_leaves, e_tree = tree_flatten(expected)
-    assert a_tree == e_tree, (a_tree, e_tree)
-    for a, e in zip(a_leaves, e_leaves):
-        np.testing.assert_allclose(np.asarray(a), np.asarray(e), rtol=rtol, atol=atol)
+    assert_close(actual, expected, rtol, atol)
 
 
 @SETTINGS

@@ -17,6 +17,7 @@ from functrans import core, lax
 from functrans.core import trace_stack
 from functrans.interpreters import ad, batching, transpose
 from functrans.core import EvalTrace
+from sweep import transforms
 
 
 def assert_clean():
@@ -37,19 +38,8 @@ def clean_after_each_test():
 V3 = np.array([0.5, -1.0, 2.0])
 
 # Each runs a function of one float64 scalar (or of each member of a batch) under a transform.
-TRANSFORMS = {
-    "grad": lambda f: ft.grad(f)(2.0),
-    "jvp": lambda f: ft.jvp(f, (2.0,), (1.0,)),
-    "vjp": lambda f: ft.vjp(f, 2.0),
-    "linearize": lambda f: ft.linearize(f, 2.0),
-    "vmap": lambda f: ft.vmap(f)(np.array([2.0, 3.0])),
-    "make_jaxpr": lambda f: ft.make_jaxpr(f)(2.0),
-    "eval_shape": lambda f: ft.eval_shape(f, 2.0),
-    "jacfwd": lambda f: ft.jacfwd(f)(2.0),
-    "jacrev": lambda f: ft.jacrev(f)(2.0),
-    "hessian": lambda f: ft.hessian(f)(2.0),
-    "grad_of_vmap": lambda f: ft.grad(lambda x: fnp.sum(ft.vmap(f)(x)))(np.array([2.0, 3.0])),
-}
+TRANSFORMS = transforms("grad", "jvp", "vjp", "linearize", "vmap", "make_jaxpr", "eval_shape",
+                        "jacfwd", "jacrev", "hessian", "grad_of_vmap")
 # The tracer a leaky function of TRANSFORMS[name] stores, and the trace it belongs to.
 LEAKED_TYPES = {
     "grad": ("JVPTracer", "JVPTrace"), "jvp": ("JVPTracer", "JVPTrace"),
@@ -83,7 +73,7 @@ CONCRETIZATIONS = {
 @pytest.mark.parametrize("transform", list(TRANSFORMS))
 def test_concrete_value_of_a_leaked_tracer_raises(transform, conversion):
     stash = []
-    TRANSFORMS[transform](leaky(stash))
+    TRANSFORMS[transform](leaky(stash), 2.0)
     tracer = stash[-1]
     assert isinstance(tracer, core.Tracer)
     with pytest.raises(ft.UnexpectedTracerError, match="leaked") as info:
@@ -155,7 +145,7 @@ def test_leak_checker_names_the_transform_and_the_tracer(transform):
     f, _ = leak_into("list")
     with pytest.raises(ft.UnexpectedTracerError) as info:
         with ft.checking_leaks():
-            TRANSFORMS[transform](f)
+            TRANSFORMS[transform](f, 2.0)
     tracer_type, trace_type = LEAKED_TYPES[transform]
     message = str(info.value)
     for fragment in ["Leaked 1 tracer", trace_type, f"{tracer_type}<f64[]>", "list",
@@ -288,13 +278,7 @@ def test_leak_checker_costs_nothing_when_off(monkeypatch):
 # Concretization: abstract or batched values cannot steer Python; concrete ones can
 # ------------------------------------------------------------------------------------------
 
-ABSTRACT = {
-    "make_jaxpr": lambda f: ft.make_jaxpr(f)(1.5),
-    "eval_shape": lambda f: ft.eval_shape(f, 1.5),
-    "vmap": lambda f: ft.vmap(f)(np.array([1.5, 2.5])),
-    "make_jaxpr_of_grad": lambda f: ft.make_jaxpr(ft.grad(f))(1.5),
-    "cond_branch": lambda f: lax.cond(True, f, f, 1.5),
-}
+ABSTRACT = transforms("make_jaxpr", "eval_shape", "vmap", "make_jaxpr_of_grad", "cond_branch")
 # fun, the operation the error names, and fun's first and second derivatives at 2.5
 PYTHON_USES = {
     "if": (lambda x: x if x > 1.0 else -x, "truth value", 1.0, 0.0),
@@ -317,7 +301,7 @@ def _halve_until_small(x):
 def test_python_control_flow_on_abstract_values_raises(transform, use):
     fun, operation, _, _ = PYTHON_USES[use]
     with pytest.raises(ft.ConcretizationTypeError) as info:
-        ABSTRACT[transform](fun)
+        ABSTRACT[transform](fun, 1.5)
     message = str(info.value)
     assert isinstance(info.value, TypeError)
     for fragment in [operation, "lax.cond", "lax.while_loop"]:
@@ -326,23 +310,15 @@ def test_python_control_flow_on_abstract_values_raises(transform, use):
         assert "vmap" in message and "2" in message  # the batch size
 
 
-CONCRETE = {
-    "grad": lambda f: ft.grad(f)(2.5),
-    "jvp": lambda f: ft.jvp(f, (2.5,), (1.0,))[1],
-    "vjp": lambda f: ft.vjp(f, 2.5)[1](1.0)[0],
-    "linearize": lambda f: ft.linearize(f, 2.5)[1](1.0),
-    "jacfwd": lambda f: ft.jacfwd(f)(2.5),
-    "jacrev": lambda f: ft.jacrev(f)(2.5),
-    "second_order": lambda f: ft.grad(ft.grad(f))(2.5),
-}
+CONCRETE = transforms("grad", "jvp", "vjp", "linearize", "jacfwd", "jacrev", "grad_of_grad")
 
 
 @pytest.mark.parametrize("use", list(PYTHON_USES))
 @pytest.mark.parametrize("transform", list(CONCRETE))
 def test_python_control_flow_on_concrete_values_works(transform, use):
     fun, _, first, second = PYTHON_USES[use]
-    expected = second if transform == "second_order" else first
-    np.testing.assert_allclose(CONCRETE[transform](fun), expected, rtol=1e-12)
+    expected = second if CONCRETE[transform].order == 2 else first
+    np.testing.assert_allclose(CONCRETE[transform](fun, 2.5), expected, rtol=1e-12)
 
 
 # ------------------------------------------------------------------------------------------
@@ -376,18 +352,12 @@ def _bad_bwd(x):
 _bad_bwd.defvjp(lambda x: (fnp.sin(x), x), lambda res, g: raising(UserError)())
 
 FAILURE_POINTS = {
-    "grad": lambda fail: ft.grad(lambda x: fail(x) + x)(1.0),
+    # every transform of the table, and compositions of them with control flow
+    **{name: (lambda fail, t=t: t(fail, 1.0)) for name, t in TRANSFORMS.items()},
+    **{name: (lambda fail, t=t: t(fail, 1.0)) for name, t in transforms(
+        "value_and_grad", "grad_of_grad", "vmap_of_grad", "make_jaxpr_of_grad").items()},
     "value_and_grad_of_vmap": lambda fail: ft.value_and_grad(
         lambda x: fnp.sum(ft.vmap(fail)(x)))(V3),
-    "jvp": lambda fail: ft.jvp(fail, (1.0,), (1.0,)),
-    "vjp": lambda fail: ft.vjp(fail, V3),
-    "linearize": lambda fail: ft.linearize(fail, V3),
-    "vmap": lambda fail: ft.vmap(fail)(V3),
-    "make_jaxpr": lambda fail: ft.make_jaxpr(fail)(V3),
-    "eval_shape": lambda fail: ft.eval_shape(fail, V3),
-    "jacfwd": lambda fail: ft.jacfwd(fail)(V3),
-    "jacrev": lambda fail: ft.jacrev(fail)(V3),
-    "hessian": lambda fail: ft.hessian(lambda x: fnp.sum(fail(x)))(V3),
     "deeply_nested": lambda fail: ft.grad(lambda x: fnp.sum(ft.vmap(ft.grad(
         lambda y: ft.make_jaxpr(fail)(y) and y))(x)))(V3),
     "scan_body": lambda fail: ft.grad(lambda x: lax.scan(

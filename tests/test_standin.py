@@ -491,23 +491,20 @@ class SweepCase:
 
 
 def sweep_cases() -> list[SweepCase]:
-    """The cases of tests/test_primitives.py and tests/test_numpy.py.  The one place that
-    knows their layout: repoint it when those tables move."""
+    """The cases of the shared sweep tables (tests/sweep.py's ``Case``s of
+    test_primitives.py, test_numpy.py and test_cumulative.py)."""
+    import test_cumulative
     import test_numpy
     import test_primitives
 
     cases = []
-    for c in test_primitives.CASES:
-        cases.append(SweepCase(
-            f"lax-{c.name}", c.fun, c.draw,
-            [a.differentiable and a.kind != "pyfloat" for a in c.args],
-            [a.kind != "pyfloat" for a in c.args], c.differentiable and c.order > 0))
-    for c in test_numpy.CASES:
-        dtype = c.dtypes[0]
-        cases.append(SweepCase(
-            f"numpy-{c.name}", lambda *a, f=c.fun: f(fnp, *a),
-            lambda rng, c=c, dtype=dtype: c.draw(rng, dtype),
-            [a.differentiable for a in c.args], [True] * len(c.args), c.differentiable))
+    for prefix, table in (("lax", test_primitives.CASES), ("numpy", test_numpy.CASES),
+                          ("cumulative", test_cumulative.DERIVATIVE_CASES)):
+        for c in table:
+            cases.append(SweepCase(
+                f"{prefix}-{c.name}", c, lambda rng, c=c: c.draw(rng, c.dtypes[0]),
+                [a.differentiable for a in c.args], [a.batchable for a in c.args],
+                c.differentiable and c.order > 0))
     return cases
 
 

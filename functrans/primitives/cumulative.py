@@ -20,6 +20,7 @@ from typing import Sequence
 
 import numpy as np
 
+from functrans import backend
 from functrans.backend import array_module
 from functrans.core import Primitive, ShapedArray, abstract_eval_rules, get_aval, impl_rules
 from functrans.interpreters import ad, batching, transpose
@@ -125,9 +126,10 @@ def _cumulative(name: str, accumulate, *, ordered: bool = False) -> Primitive:
 
 cumsum_p = _cumulative("cumsum", lambda xp, x, axis: xp.cumsum(x, axis, dtype=x.dtype))
 cumprod_p = _cumulative("cumprod", lambda xp, x, axis: xp.cumprod(x, axis, dtype=x.dtype))
-cummax_p = _cumulative("cummax", lambda xp, x, axis: xp.maximum.accumulate(x, axis),
+# Through the backend: CuPy's ufuncs have no accumulate.
+cummax_p = _cumulative("cummax", lambda xp, x, axis: backend.cumulative_max(x, axis),
                        ordered=True)
-cummin_p = _cumulative("cummin", lambda xp, x, axis: xp.minimum.accumulate(x, axis),
+cummin_p = _cumulative("cummin", lambda xp, x, axis: backend.cumulative_min(x, axis),
                        ordered=True)
 
 
