@@ -352,7 +352,8 @@ class Tracer:
         raise self._conversion_error(".tolist()", "x.tolist()")
 
     def _conversion_error(self, operation: str, call: str) -> ConcretizationTypeError:
-        self._check_alive()
+        # An abstract or batched value gets the usual error (it names vmap's batch size).
+        self._concrete(f"{operation} of a tracer")
         return ConcretizationTypeError(
             f"{operation} of a traced value ({self.aval.str_short()}, traced by "
             f"{type(self._trace).__name__}) would turn it into a Python scalar and silently "
@@ -459,6 +460,12 @@ _state = _TraceState()
 
 def trace_stack() -> list[Trace]:
     return _state.stack
+
+
+def dynamic_trace() -> Trace:
+    """The trace that takes operations on constants: an ``EvalTrace`` unless a staging
+    transform (``make_jaxpr``) records them."""
+    return _state.dynamic
 
 
 @contextmanager
@@ -611,7 +618,9 @@ class ClosedJaxpr:
     __slots__ = ("jaxpr", "consts", "__weakref__")
 
     def __init__(self, jaxpr: Jaxpr, consts: Sequence):
-        assert len(jaxpr.constvars) == len(consts), (len(jaxpr.constvars), len(consts))
+        if len(jaxpr.constvars) != len(consts):
+            raise TypeError(f"ClosedJaxpr: the jaxpr has {len(jaxpr.constvars)} constvars but "
+                            f"{len(consts)} constants were given")
         self.jaxpr = jaxpr
         self.consts = list(consts)
 
