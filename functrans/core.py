@@ -395,7 +395,7 @@ class Tracer:
         self._check_alive()
         raise TracerArrayConversionError(
             f"A tracer ({self.aval.str_short()}) cannot be converted to a NumPy array (by "
-            "np.asarray, np.array or a NumPy function without a functrans.numpy counterpart): "
+            "np.asarray, np.array, or storing it into a NumPy array as in `buf[:] = x`): "
             "it is an abstract value inside a transform, and a NumPy array would silently drop "
             "its derivative or batch. Use functrans.numpy.asarray and the other "
             "functrans.numpy functions on traced values.")
