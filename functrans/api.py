@@ -15,7 +15,7 @@ import numpy as np
 from functrans import core
 from functrans import backend
 from functrans.api_util import argnums_tuple, partial_over
-from functrans.backend import owned
+from functrans.backend import is_array, owned
 from functrans.core import ClosedJaxpr, ShapeDtypeStruct, ShapedArray, float0, get_aval
 from functrans.interpreters import ad, batching, partial_eval, transpose
 from functrans.interpreters.ad import Zero
@@ -70,11 +70,33 @@ def _flatten_fun(fun: Callable, in_tree: PyTreeDef, has_aux: bool = False, name:
 
 
 def _check_leaf(x, name: str, what: str) -> None:
-    try:
-        get_aval(x)
-    except TypeError:
-        raise TypeError(f"{name}: {what} {x!r} of type {type(x).__name__} is not an array; "
-                        "leaves must be NumPy/CuPy arrays or Python scalars") from None
+    t = type(x)
+    if t is np.ndarray or t in core.python_scalar_types or isinstance(x, core.Tracer):
+        if t is np.ndarray:
+            _check_dtype(x.dtype, name, what)
+        return
+    if isinstance(x, np.matrix):
+        raise TypeError(f"{name}: {what} is a numpy.matrix of shape {x.shape}; matrices keep "
+                        "two axes under every operation, so results would have other shapes "
+                        "than for arrays. Pass np.asarray(m) instead.")
+    if isinstance(x, np.ma.MaskedArray):
+        raise TypeError(f"{name}: {what} is a masked array (shape {x.shape}); transforms "
+                        "would silently drop its mask. Pass m.filled(value), or the data and "
+                        "the mask as two arrays and combine them with functrans.numpy.where.")
+    if isinstance(x, ShapeDtypeStruct):
+        raise TypeError(f"{name}: {what} is a ShapeDtypeStruct {x}, which has a shape and a "
+                        "dtype but no values to differentiate or map over. Pass an array, "
+                        "or use functrans.eval_shape / make_jaxpr to trace with shapes only.")
+    if not (isinstance(x, (np.ndarray, np.generic)) or is_array(x)):
+        raise TypeError(f"{name}: {what} {x!r} of type {t.__name__} is not an array; "
+                        "leaves must be NumPy/CuPy arrays or Python scalars")
+    _check_dtype(get_aval(x).dtype, name, what)
+
+
+def _check_dtype(dtype: np.dtype, name: str, what: str) -> None:
+    if dtype.kind in "OSUVMm" and dtype != float0:
+        raise TypeError(f"{name}: {what} has dtype {dtype}, which no functrans operation "
+                        "computes with; pass numeric or boolean arrays")
 
 
 def _split_aux(leaves: list, store: _Store):
@@ -420,6 +442,10 @@ def vmap(fun: F, in_axes: int | None | Sequence[Any] = 0, out_axes: Any = 0,
 
 
 def _mapped_size(args_flat: list, dims: list, axis_size: int | None):
+    if axis_size is not None and (isinstance(axis_size, (bool, np.bool_)) or not isinstance(
+            axis_size, (int, np.integer)) or axis_size < 0):
+        raise TypeError(f"vmap: axis_size must be a non-negative int (the number of batch "
+                        f"members), got {axis_size!r} of type {type(axis_size).__name__}")
     sizes, normalized = [], []
     for i, (x, d) in enumerate(zip(args_flat, dims)):
         _check_leaf(x, "vmap", "argument")
@@ -653,7 +679,9 @@ def _trace(fun: Callable, args: tuple, name: str, static_argnums=(), kwargs=None
     dyn = tuple(args[i] for i in dyn_nums)
     leaves, in_tree = tree_flatten(dyn)
     for x in leaves:
-        if not isinstance(x, ShapeDtypeStruct):
+        if isinstance(x, ShapeDtypeStruct):
+            _check_dtype(x.dtype, name, "argument")
+        else:
             _check_leaf(x, name, "argument")
     flat_fun, store = _flatten_fun(partial_over(fun, args, dyn_nums), in_tree, name=name)
     closed, out_avals = partial_eval.trace_to_jaxpr(flat_fun, [_abstractify(x) for x in leaves])
@@ -713,9 +741,17 @@ def linear_transpose(fun: Callable, *primals) -> Callable:
             raise TypeError(f"linear_transpose: cotangent structure {ct_tree} differs from "
                             f"the output structure {store.out_tree}")
         for i, (c, aval) in enumerate(zip(cts_flat, out_avals)):
-            if get_aval(c).shape != aval.shape:
+            _check_leaf(c, "linear_transpose", "cotangent")
+            ca = get_aval(c)
+            if ca.shape != aval.shape:
                 raise ValueError(f"linear_transpose: cotangent leaf {i} has shape "
-                                 f"{get_aval(c).shape}, expected {aval.shape}")
+                                 f"{ca.shape}, expected {aval.shape}")
+            if ca.dtype != aval.dtype:
+                if not ca.weak_type:
+                    raise TypeError(f"linear_transpose: cotangent leaf {i} has dtype "
+                                    f"{ca.dtype.name}, but the function's output has dtype "
+                                    f"{aval.dtype.name}; cast it with astype")
+                cts_flat[i] = _cast(c, aval.dtype, aval.weak_type)
         undefined = [transpose.UndefinedPrimal(a) for a in in_avals]
         cts_in = transpose.backward_pass(closed.jaxpr, closed.consts, undefined, cts_flat)
         like = _device_like(cts_flat)

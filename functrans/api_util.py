@@ -22,13 +22,17 @@ __all__ = ["argnums_tuple", "partial_over", "positional_names"]
 def argnums_tuple(argnums: int | Sequence[int], nargs: int, name: str) -> tuple[int, ...]:
     """``argnums`` (an int or a sequence of ints, negative ones counting from the end) as a
     tuple of non-negative positions among ``nargs`` positional arguments; a ValueError
-    naming the transform ``name`` when one is out of range."""
+    naming the transform ``name`` when one is out of range or two name the same argument."""
     nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
     for i in nums:
         if not isinstance(i, (int, np.integer)) or not -nargs <= i < nargs:
             raise ValueError(f"{name}: argnums {argnums!r} is out of range for a function "
                              f"called with {nargs} positional argument(s)")
-    return tuple(int(i) % nargs for i in nums)
+    positions = tuple(int(i) % nargs for i in nums)
+    if len(set(positions)) != len(positions):
+        raise ValueError(f"{name}: argnums {argnums!r} names the same positional argument "
+                         f"more than once (as positions {positions}); list each argument once")
+    return positions
 
 
 def partial_over(fun: Callable, args: Sequence, argnums: Sequence[int]) -> Callable:

@@ -32,7 +32,7 @@ __all__ = [
     "ShapedArray", "ShapeDtypeStruct", "Primitive", "Trace", "Tracer", "get_aval",
     "Var", "Literal", "JaxprEqn", "Jaxpr", "ClosedJaxpr", "check_jaxpr", "float0",
     "ConcretizationTypeError", "UnexpectedTracerError", "TracerArrayConversionError",
-    "EvalTrace", "eval_jaxpr",
+    "EvalTrace", "eval_jaxpr", "primitive_by_name",
 ]
 
 # ------------------------------------------------------------------------------------------
@@ -63,6 +63,7 @@ _PY_SCALAR_DTYPES = {
     int: np.dtype(np.int64), float: np.dtype(np.float64), complex: np.dtype(np.complex128),
     bool: np.dtype(np.bool_),
 }
+python_scalar_types = frozenset(_PY_SCALAR_DTYPES)
 # A weakly typed value stands for a Python scalar in NumPy's (NEP 50) promotion rules.
 _WEAK_REPRESENTATIVE = {"b": False, "i": 0, "u": 0, "f": 0.0, "c": 0j}
 _SHORT_DTYPE = {"float": "f", "int": "i", "uint": "u", "complex": "c"}
@@ -208,17 +209,41 @@ impl_rules: dict[Primitive, Callable] = {}
 abstract_eval_rules: dict[Primitive, Callable] = {}
 
 
+#: name -> the primitive of that name, so a pickled or copied jaxpr refers to the very
+#: objects the rule tables are keyed by (the first primitive made under a name keeps it)
+_primitives_by_name: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+
+
+def primitive_by_name(name: str) -> Primitive:
+    """The registered primitive called ``name`` (used when unpickling jaxprs)."""
+    try:
+        return _primitives_by_name[name]
+    except KeyError:
+        raise LookupError(f"No primitive named '{name}' exists in this process: import the "
+                          "module that defines it before unpickling a jaxpr that uses it"
+                          ) from None
+
+
 class Primitive:
     """A named operation.  Its behaviour under each interpreter lives in rule tables."""
 
-    __slots__ = ("name", "multiple_results")
+    __slots__ = ("name", "multiple_results", "__weakref__")
 
     def __init__(self, name: str, multiple_results: bool = False):
         self.name = name
         self.multiple_results = multiple_results
+        _primitives_by_name.setdefault(name, self)
 
     def __repr__(self):
         return self.name
+
+    def __reduce__(self):
+        # By name: the unpickled (or deep-copied) primitive is the registered object.
+        if _primitives_by_name.get(self.name) is not self:
+            raise TypeError(f"Cannot pickle primitive '{self.name}': another primitive of the "
+                            "same name was made first, so the name does not identify it. "
+                            "Give each primitive a unique name.")
+        return primitive_by_name, (self.name,)
 
     def bind(self, *args, **params):
         return find_top_trace(args).process_primitive(self, args, params)
@@ -315,11 +340,49 @@ class Tracer:
     def __int__(self):
         return int(self._concrete("int() of a tracer"))
 
+    # float, complex, item and tolist refuse even a concrete primal (as JAX does): unlike
+    # bool and int they are not piecewise constant, so the result would silently lose the
+    # derivative (grad(lambda x: float(x) ** 2)(3.0) would be 0, not 6).
     def __float__(self):
-        return float(self._concrete("float() of a tracer"))
+        raise self._conversion_error("float()", "float(x)")
 
     def __complex__(self):
-        return complex(self._concrete("complex() of a tracer"))
+        raise self._conversion_error("complex()", "complex(x)")
+
+    def item(self, *args):
+        """Refused: a Python scalar cannot carry a derivative or a batch."""
+        raise self._conversion_error(".item()", "x.item()")
+
+    def tolist(self):
+        """Refused: Python scalars cannot carry a derivative or a batch."""
+        raise self._conversion_error(".tolist()", "x.tolist()")
+
+    def _conversion_error(self, operation: str, call: str) -> ConcretizationTypeError:
+        # An abstract or batched value gets the usual error (it names vmap's batch size).
+        self._concrete(f"{operation} of a tracer")
+        return ConcretizationTypeError(
+            f"{operation} of a traced value ({self.aval.str_short()}, traced by "
+            f"{type(self._trace).__name__}) would turn it into a Python scalar and silently "
+            "drop its derivative or its batch dimension (this also happens in math.* "
+            "functions and when storing into a NumPy array, e.g. `buf[0] = x`). Keep "
+            "computing with the array: use functrans.numpy functions (fnp.exp, not math.exp) "
+            "and lax.dynamic_update_slice instead of storing into NumPy buffers. If you "
+            f"really want a constant, write {call.replace('x', 'lax.stop_gradient(x)', 1)} "
+            "under grad/jvp, or convert outside the transform.")
+
+    def __reduce__(self):
+        raise TypeError(
+            f"Cannot pickle a tracer ({self.aval.str_short()}, traced by "
+            f"{type(self._trace).__name__}): it is an abstract value that exists only while "
+            "its transform runs. Pickle the transform's concrete results instead (or a jaxpr "
+            "made with functrans.make_jaxpr).")
+
+    # A tracer is immutable, so a copy may share it (copy.deepcopy of a params dict).
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
 
     def __index__(self):
         return int(self._concrete("a tracer used as an index (__index__)"))
@@ -337,9 +400,11 @@ class Tracer:
     def __array__(self, *args, **kwargs):
         self._check_alive()
         raise TracerArrayConversionError(
-            f"A tracer ({self.aval.str_short()}) cannot be converted to a NumPy array: it is an "
-            "abstract value inside a transform. Use functrans.numpy functions instead of numpy "
-            "ones on traced values.")
+            f"A tracer ({self.aval.str_short()}) cannot be converted to a NumPy array (by "
+            "np.asarray, np.array, or storing it into a NumPy array as in `buf[:] = x`): "
+            "it is an abstract value inside a transform, and a NumPy array would silently drop "
+            "its derivative or batch. Use functrans.numpy.asarray and the other "
+            "functrans.numpy functions on traced values.")
 
     __hash__ = None  # like arrays, tracers define elementwise __eq__ and are unhashable
 
@@ -401,6 +466,12 @@ _state = _TraceState()
 
 def trace_stack() -> list[Trace]:
     return _state.stack
+
+
+def dynamic_trace() -> Trace:
+    """The trace that takes operations on constants: an ``EvalTrace`` unless a staging
+    transform (``make_jaxpr``) records them."""
+    return _state.dynamic
 
 
 @contextmanager
@@ -553,7 +624,9 @@ class ClosedJaxpr:
     __slots__ = ("jaxpr", "consts", "__weakref__")
 
     def __init__(self, jaxpr: Jaxpr, consts: Sequence):
-        assert len(jaxpr.constvars) == len(consts), (len(jaxpr.constvars), len(consts))
+        if len(jaxpr.constvars) != len(consts):
+            raise TypeError(f"ClosedJaxpr: the jaxpr has {len(jaxpr.constvars)} constvars but "
+                            f"{len(consts)} constants were given")
         self.jaxpr = jaxpr
         self.consts = list(consts)
 

@@ -61,23 +61,38 @@ def _node_type(x):
 class PyTreeDef:
     """The structure of a pytree: node types, static data and the positions of leaves."""
 
-    __slots__ = ("node_type", "node_data", "children", "num_leaves")
+    __slots__ = ("node_type", "node_data", "children", "num_leaves", "_flat")
 
     def __init__(self, node_type, node_data, children: tuple):
         self.node_type = node_type
         self.node_data = node_data
         self.children = children
         self.num_leaves = 1 if node_type is None else sum(c.num_leaves for c in children)
+        self._flat = None
+
+    def _preorder(self) -> list[PyTreeDef]:
+        # Every walk over a structure is iterative: pytrees may nest 100,000 levels deep.
+        order, stack = [], [self]
+        while stack:
+            node = stack.pop()
+            order.append(node)
+            stack.extend(reversed(node.children))
+        return order
 
     @property
     def num_nodes(self) -> int:
-        return 1 + sum(c.num_nodes for c in self.children)
+        return len(self._preorder())
 
-    def _key(self):
-        return (self.node_type, self.node_data, self.children)
+    def _key(self) -> tuple:
+        """The structure as one flat tuple (pre-order), so comparing and hashing a deep
+        structure needs no recursion."""
+        if self._flat is None:
+            self._flat = tuple((n.node_type, n.node_data, len(n.children))
+                               for n in self._preorder())
+        return self._flat
 
     def __eq__(self, other):
-        return isinstance(other, PyTreeDef) and self._key() == other._key()
+        return isinstance(other, PyTreeDef) and (self is other or self._key() == other._key())
 
     def __hash__(self):
         return hash(self._key())
@@ -89,16 +104,21 @@ class PyTreeDef:
         return f"PyTreeDef({self._pp()})"
 
     def _pp(self) -> str:
+        text: dict[int, str] = {}
+        for node in reversed(self._preorder()):  # children before their parents
+            text[id(node)] = node._pp_node([text[id(c)] for c in node.children])
+        return text[id(self)]
+
+    def _pp_node(self, parts: list[str]) -> str:
         if self.node_type is None:
             return "*"
-        inner = ", ".join(c._pp() for c in self.children)
+        inner = ", ".join(parts)
         if self.node_type is tuple:
-            return f"({inner}{',' if len(self.children) == 1 else ''})"
+            return f"({inner}{',' if len(parts) == 1 else ''})"
         if self.node_type is list:
             return f"[{inner}]"
         if self.node_type is dict:
-            return "{" + ", ".join(f"{k!r}: {c._pp()}" for k, c in
-                                   zip(self.node_data, self.children)) + "}"
+            return "{" + ", ".join(f"{k!r}: {c}" for k, c in zip(self.node_data, parts)) + "}"
         if self.node_type is type(None):
             return "None"
         return f"{self.node_type.__name__}({inner})"
@@ -116,15 +136,32 @@ def tree_flatten(tree: Any, is_leaf: Callable[[Any], bool] | None = None
 
 
 def _flatten(tree, leaves: list, is_leaf) -> PyTreeDef:
-    if is_leaf is not None and is_leaf(tree):
-        leaves.append(tree)
-        return _LEAF
-    node_type, node = _node_type(tree)
-    if node is None:
-        leaves.append(tree)
-        return _LEAF
-    children, data = node.to_iterable(tree)
-    return PyTreeDef(node_type, data, tuple(_flatten(c, leaves, is_leaf) for c in children))
+    # An explicit stack of open nodes: [node type, data, iterator over children, their defs].
+    stack: list = []
+    value = tree
+    while True:
+        done = None
+        node = None
+        if is_leaf is None or not is_leaf(value):
+            node_type, node = _node_type(value)
+        if node is None:
+            leaves.append(value)
+            done = _LEAF
+        else:
+            children, data = node.to_iterable(value)
+            stack.append((node_type, data, iter(children), []))
+        while True:  # close the nodes whose children are all done
+            if done is not None:
+                if not stack:
+                    return done
+                stack[-1][3].append(done)
+                done = None
+            node_type, data, children, defs = stack[-1]
+            value = next(children, _sentinel)
+            if value is not _sentinel:
+                break
+            stack.pop()
+            done = PyTreeDef(node_type, data, tuple(defs))
 
 
 def tree_unflatten(treedef: PyTreeDef, leaves: Iterable) -> Any:
@@ -140,13 +177,30 @@ _sentinel = object()
 
 
 def _unflatten(treedef: PyTreeDef, leaves) -> Any:
-    if treedef.node_type is None:
-        leaf = next(leaves, _sentinel)
-        if leaf is _sentinel:
-            raise ValueError("tree_unflatten: too few leaves for the tree structure")
-        return leaf
-    node = _registry.get(treedef.node_type) or _node_type_for_namedtuple(treedef.node_type)
-    return node.from_iterable(treedef.node_data, [_unflatten(c, leaves) for c in treedef.children])
+    stack: list = []  # open nodes: (treedef, iterator over child defs, rebuilt children)
+    current = treedef
+    while True:
+        if current.node_type is None:
+            done = next(leaves, _sentinel)
+            if done is _sentinel:
+                raise ValueError("tree_unflatten: too few leaves for the tree structure")
+        else:
+            stack.append((current, iter(current.children), []))
+            done = _sentinel
+        while True:
+            if done is not _sentinel:
+                if not stack:
+                    return done
+                stack[-1][2].append(done)
+                done = _sentinel
+            node_def, child_defs, values = stack[-1]
+            current = next(child_defs, None)
+            if current is not None:
+                break
+            stack.pop()
+            node = _registry.get(node_def.node_type) or _node_type_for_namedtuple(
+                node_def.node_type)
+            done = node.from_iterable(node_def.node_data, values)
 
 
 def _node_type_for_namedtuple(t: type) -> _NodeType:
@@ -196,18 +250,21 @@ def flatten_up_to(prefix: PyTreeDef, tree: Any) -> list:
 
 
 def _flatten_up_to(prefix: PyTreeDef, tree, out: list) -> None:
-    if prefix.node_type is None:
-        out.append(tree)
-        return
-    node_type, node = _node_type(tree)
-    if node_type is not prefix.node_type:
-        raise ValueError(f"expected a {prefix.node_type.__name__}, got {type(tree).__name__}")
-    children, data = node.to_iterable(tree)
-    children = tuple(children)
-    if data != prefix.node_data or len(children) != len(prefix.children):
-        raise ValueError(f"structure {prefix} does not match {tree_structure(tree)}")
-    for p, c in zip(prefix.children, children):
-        _flatten_up_to(p, c, out)
+    stack = [(prefix, tree)]  # iterative: see PyTreeDef._preorder
+    while stack:
+        prefix, tree = stack.pop()
+        if prefix.node_type is None:
+            out.append(tree)
+            continue
+        node_type, node = _node_type(tree)
+        if node_type is not prefix.node_type:
+            raise ValueError(f"expected a {prefix.node_type.__name__}, got "
+                             f"{type(tree).__name__}")
+        children, data = node.to_iterable(tree)
+        children = tuple(children)
+        if data != prefix.node_data or len(children) != len(prefix.children):
+            raise ValueError(f"structure {prefix} does not match {tree_structure(tree)}")
+        stack.extend(reversed(list(zip(prefix.children, children))))
 
 
 def __dir__() -> list[str]:

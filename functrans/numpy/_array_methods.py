@@ -17,7 +17,7 @@ import functrans.numpy._elementwise as elementwise
 import functrans.numpy._indexing as indexing
 import functrans.numpy._reductions as reductions
 import functrans.numpy._shape as shapes
-from functrans.core import Tracer
+from functrans.core import Tracer, TracerArrayConversionError
 from functrans.numpy import linalg
 from functrans.numpy._contractions import dot, matmul
 from functrans.numpy._dtypes import astype
@@ -26,13 +26,14 @@ from functrans.numpy._elementwise import (absolute, add, clip, conj, equal, grea
                                           logical_not, logical_or, multiply, negative,
                                           not_equal, positive, power, real, round, subtract,
                                           true_divide)
-from functrans.numpy._indexing import diagonal, getitem
+from functrans.numpy._indexing import diagonal, getitem, setitem
 from functrans.numpy._reductions import (all, any, argmax, argmin, cumprod, cumsum, max, mean,
                                          min, prod, std, sum, trace, var)
 from functrans.numpy._shape import ravel, repeat, reshape, squeeze, swapaxes, transpose
 from functrans.numpy._util import arg, dtype_of
 
-__all__ = ["TRACER_METHODS", "NUMPY_FUNCTIONS", "UFUNCS", "install_tracer_methods"]
+__all__ = ["TRACER_METHODS", "NUMPY_FUNCTIONS", "UFUNCS", "install_tracer_methods",
+           "unsupported_numpy_error"]
 
 
 def _reflected(f):
@@ -80,7 +81,7 @@ TRACER_METHODS = {
     "__and__": _bitwise_and, "__rand__": _bitwise_and,
     "__or__": _bitwise_or, "__ror__": _bitwise_or,
     "__invert__": _invert,
-    "__getitem__": getitem,
+    "__getitem__": getitem, "__setitem__": setitem,
     "sum": sum, "mean": mean, "max": max, "min": min, "var": var, "std": std,
     "argmax": argmax, "argmin": argmin, "dot": dot, "conj": conj, "conjugate": conj,
     "reshape": _method_reshape, "transpose": _method_transpose, "ravel": ravel,
@@ -120,14 +121,33 @@ UFUNCS = {**{f: fn for f, fn in _ALL.items() if isinstance(f, np.ufunc)},
           np.bitwise_and: _bitwise_and, np.bitwise_or: _bitwise_or, np.invert: _invert}
 
 
+#: the names functrans.numpy offers, for pointing an unsupported NumPy call to ours
+_OUR_NAMES = frozenset(name for family in (elementwise, reductions, shapes, indexing,
+                                           contractions, creation, dtypes)
+                       for name in family.__all__)
+
+
+def unsupported_numpy_error(name: str, detail: str = "") -> TracerArrayConversionError:
+    """The one error for a NumPy function or ufunc that cannot run on a tracer."""
+    if name in _OUR_NAMES or name in {f"linalg.{n}" for n in linalg.__all__}:
+        advice = f"use functrans.numpy.{name} instead"
+    else:
+        advice = (f"functrans.numpy has no {name}: write it with functrans.numpy / "
+                  "functrans.lax functions, or call NumPy outside the transform")
+    return TracerArrayConversionError(
+        f"numpy.{name}{detail} cannot be applied to a functrans tracer (a traced value inside "
+        "grad, jvp, vjp, vmap, ...): NumPy would need a concrete array and drop the "
+        f"derivative or batch; {advice}. NumPy functions and ufuncs that functrans.numpy also "
+        "defines (np.sin, np.sum, np.dot, ...) dispatch to it automatically.")
+
+
 def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
     """NumPy ufuncs on tracers run the functrans.numpy function of the same name."""
     fn = UFUNCS.get(ufunc)
     if method != "__call__" or fn is None or kwargs:
-        raise TypeError(
-            f"numpy.{ufunc.__name__}{'' if method == '__call__' else '.' + method} cannot be "
-            f"applied to a functrans tracer{' with ' + ', '.join(kwargs) if kwargs else ''}; "
-            "use the functrans.numpy function instead")
+        name = ufunc.__name__ if method == "__call__" else f"{ufunc.__name__}.{method}"
+        raise unsupported_numpy_error(
+            name, f" with keyword arguments {', '.join(kwargs)}" if kwargs else "")
     return fn(*inputs)
 
 
@@ -136,8 +156,9 @@ def _array_function(self, func, types, args, kwargs):
     there is one."""
     fn = NUMPY_FUNCTIONS.get(func)
     if fn is None:
-        raise TypeError(f"numpy.{func.__name__} cannot be applied to a functrans tracer; use "
-                        "functrans.numpy functions on traced values")
+        module = getattr(func, "__module__", "") or ""
+        prefix = "linalg." if module.endswith("linalg") else ""
+        raise unsupported_numpy_error(prefix + func.__name__)
     return fn(*args, **kwargs)
 
 

@@ -21,6 +21,7 @@ from functrans.primitives import shape as shape_ops
 __all__ = ["newaxis", "where", "diagonal", "diag", "tril", "triu"]
 
 
+
 def where(condition, x=None, y=None):
     """Elementwise ``x if condition else y`` (broadcasting); the one-argument form is not
     supported (its output shape depends on the data)."""
@@ -171,3 +172,14 @@ def getitem(x, index):
     if new_axes:
         x = shape_ops.expand_dims(x, new_axes)
     return x
+
+
+def setitem(x, index, value):
+    """``x[index] = value`` on a tracer: refused, as traced arrays are immutable values."""
+    raise TypeError(
+        f"A traced array ({x.aval.str_short()}) does not support item assignment "
+        f"(x[{index!r}] = ...): inside a transform arrays are immutable values, and changing "
+        "one in place would hide the change from the derivative. Build a new array instead: "
+        "functrans.lax.dynamic_update_slice(x, update, start_indices) for a block, "
+        "functrans.numpy.where(mask, new, x) elementwise, or functrans.numpy.concatenate. "
+        "(JAX's x.at[index].set(value) is not available in functrans yet.)")

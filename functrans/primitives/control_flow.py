@@ -35,8 +35,7 @@ from functrans.interpreters.transpose import is_undefined_primal
 from functrans.jaxpr_transforms import closure_convert, memoize_on_jaxpr, trace_function
 from functrans.primitives.conversion import convert_element_type
 from functrans.primitives.elementwise import add, eq, gt, lt, max, min, ne, select
-from functrans.primitives.reductions import reduce_max
-from functrans.primitives.shape import bdim_to_front, moveaxis, reshape, shape_of
+from functrans.primitives.shape import bdim_to_front, moveaxis, reduce_sum, reshape, shape_of
 from functrans.tree_util import tree_flatten, tree_structure, tree_unflatten
 
 # ------------------------------------------------------------------------------------------
@@ -482,7 +481,8 @@ def _while_batch(vals, dims, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_ncons
 
     def any_pred(*args):
         (pred,) = eval_jaxpr(cond_b.jaxpr, [], *args)
-        return [gt(reduce_max(convert_element_type(pred, np.int64), (0,)), 0)]
+        # A count, not a max: with no batch members (axis size 0) no loop runs.
+        return [gt(reduce_sum(convert_element_type(pred, np.int64), (0,)), 0)]
 
     def body(*args):
         cc, bc, c = args[:n_cc], args[n_cc:n_cc + n_bc], args[n_cc + n_bc:]

@@ -76,22 +76,36 @@ def _merge(static: dict, dyn: Sequence) -> list:
     return out
 
 
-def _runs_directly(leaves) -> bool:
-    """True when no transform can reach the call: no tracer among the arguments and none
-    active.  Under a transform the call is staged even on constants, since the function may
-    close over a tracer (differentiating that is an error, as the rule cannot see it)."""
-    return not any(isinstance(x, Tracer) for x in leaves) and len(core.trace_stack()) == 1
+_NOT_RUN = object()
+
+
+def _run_directly(fun, args, leaves):
+    """``fun(*args)`` when no transform can see the call (no tracer among the arguments and
+    no staging transform), else ``_NOT_RUN``.  Inside a transform the function runs on
+    constants only if its result holds no tracer: one that closes over a tracer is staged
+    instead, so that differentiating it through the closure is reported."""
+    if any(isinstance(x, Tracer) for x in leaves):
+        return _NOT_RUN
+    if len(core.trace_stack()) == 1:
+        return fun(*args)
+    if not isinstance(core.dynamic_trace(), core.EvalTrace):
+        return _NOT_RUN
+    out = fun(*args)
+    if any(isinstance(x, Tracer) for x in tree_flatten(out)[0]):
+        return _NOT_RUN
+    return out
 
 
 def _staged_call(rule_holder, args, kwargs):
-    """The common start of a custom_jvp / custom_vjp call: ``None`` when the function just
-    runs, else ``(name, static, dyn, leaves, in_tree, jaxpr, consts, out_tree)``."""
+    """The common start of a custom_jvp / custom_vjp call: ``(result,)`` when the function
+    just runs, else ``(name, static, dyn, leaves, in_tree, jaxpr, consts, out_tree)``."""
     fun = rule_holder.fun
     args = _resolve_args(fun, args, kwargs)
     static, dyn = _split_static(args, rule_holder.nondiff_argnums)
     leaves, in_tree = tree_flatten(dyn)
-    if _runs_directly(leaves):
-        return None
+    out = _run_directly(fun, args, leaves)
+    if out is not _NOT_RUN:
+        return (out,)
     name = _fun_name(fun)
     jaxpr, consts, out_tree = _trace_call(fun, static, in_tree, leaves, name)
     return name, static, dyn, leaves, in_tree, jaxpr, consts, out_tree
@@ -175,16 +189,19 @@ class custom_jvp:
         if self.jvp is None:
             raise AttributeError(f"custom_jvp function '{name}' has no JVP rule: define one "
                                  f"with @{name}.defjvp or .defjvps before calling it")
+        concrete = self._jvp_of_concrete(args, kwargs)
+        if concrete is not _NOT_RUN:
+            return concrete
         staged = _staged_call(self, args, kwargs)
-        if staged is None:
-            return self.fun(*args, **kwargs)
+        if len(staged) == 1:
+            return staged[0]
         name, static, dyn, leaves, in_tree, jaxpr, consts, out_tree = staged
         user_jvp, nondiff = self.jvp, [static[i] for i in sorted(static)]
 
         def flat_jvp(primals, tangents):
             p = tree_unflatten(in_tree, primals)
             t = tree_unflatten(in_tree, tangents)
-            out, t_out = user_jvp(*nondiff, tuple(p), tuple(t))
+            out, t_out = _jvp_pair(name, user_jvp(*nondiff, tuple(p), tuple(t)))
             out_leaves, tree = tree_flatten(out)
             t_leaves, t_tree = tree_flatten(t_out)
             if tree != out_tree or t_tree != out_tree:
@@ -202,6 +219,59 @@ class custom_jvp:
         outs = custom_jvp_call_p.bind(*consts, *leaves, call_jaxpr=jaxpr,
                                       jvp=_Rule(flat_jvp, f"{name}_jvp"), num_consts=len(consts))
         return tree_unflatten(out_tree, outs)
+
+    def _jvp_of_concrete(self, args, kwargs):
+        """Under jvp/grad with concrete primals, run the rule on them directly, as JAX does,
+        so Python control flow on values works in the function and the rule; else
+        ``_NOT_RUN`` (the call is traced to a jaxpr and staged)."""
+        args = _resolve_args(self.fun, args, kwargs)
+        static, dyn = _split_static(args, self.nondiff_argnums)
+        leaves, in_tree = tree_flatten(dyn)
+        if not any(isinstance(x, Tracer) for x in leaves):
+            return _NOT_RUN
+        trace = core.find_top_trace(leaves)
+        if not isinstance(trace, ad.JVPTrace) or not all(map(_concrete_primal, leaves)):
+            return _NOT_RUN
+        name = _fun_name(self.fun)
+        primals, tangents = zip(*[trace.unpack(x) for x in leaves])
+        tangents = [ad.instantiate(t, p) for t, p in zip(tangents, primals)]
+        out, t_out = _jvp_pair(name, self.jvp(*[static[i] for i in sorted(static)],
+                                               tuple(tree_unflatten(in_tree, primals)),
+                                               tuple(tree_unflatten(in_tree, tangents))))
+        out_leaves, out_tree = tree_flatten(out)
+        t_leaves, t_tree = tree_flatten(t_out)
+        if t_tree != out_tree:
+            raise TypeError(f"custom_jvp rule of '{name}' must return (primal_out, "
+                            f"tangent_out) of the same structure; got {out_tree} and {t_tree}")
+        for x in out_leaves + t_leaves:
+            if isinstance(x, Tracer) and x._trace is trace:
+                raise _closed_over_error("custom_jvp")
+        for i, (o, t) in enumerate(zip(out_leaves, t_leaves)):
+            oa, ta = get_aval(o), get_aval(t)
+            if oa.shape != ta.shape:
+                raise TypeError(f"custom_jvp rule of '{name}' returned a tangent {i} of type "
+                                f"{ta.str_short()} for a primal output of type "
+                                f"{oa.str_short()} (primal shape {oa.shape}, tangent shape "
+                                f"{ta.shape}); they must have the same shape")
+        _check_matching("custom_jvp", name, t_leaves, out_leaves, "tangent")
+        return tree_unflatten(out_tree, [trace.pack(p, t) for p, t in zip(out_leaves, t_leaves)])
+
+
+def _concrete_primal(x) -> bool:
+    """Whether ``x`` has a concrete value under the JVP tracers around it."""
+    while isinstance(x, ad.JVPTracer):
+        x = x.primal
+    return not isinstance(x, Tracer)
+
+
+def _jvp_pair(name: str, result) -> tuple:
+    """The (primal_out, tangent_out) pair a custom_jvp rule returned, or a TypeError."""
+    if not (type(result) in (tuple, list) and len(result) == 2):
+        got = (f"a {type(result).__name__} of length {len(result)}"
+               if type(result) in (tuple, list) else f"a {type(result).__name__}")
+        raise TypeError(f"custom_jvp rule of '{name}' must return a pair (primal_out, "
+                        f"tangent_out), got {got}")
+    return result
 
 
 def _tree_add(a, b):
@@ -294,8 +364,8 @@ class custom_vjp:
             raise AttributeError(f"custom_vjp function '{name}' has no rule: define one with "
                                  f"{name}.defvjp(fwd, bwd) before calling it")
         staged = _staged_call(self, args, kwargs)
-        if staged is None:
-            return self.fun(*args, **kwargs)
+        if len(staged) == 1:
+            return staged[0]
         name, static, dyn, leaves, in_tree, jaxpr, consts, out_tree = staged
         user_fwd, user_bwd = self.fwd, self.bwd
         nondiff = [static[i] for i in sorted(static)]
