@@ -22,6 +22,9 @@ library (or a stand-in whose arrays refuse implicit conversion to NumPy).
 """
 from __future__ import annotations
 
+import functools
+import importlib
+import pathlib
 import zlib
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -174,6 +177,24 @@ class Case:
 
     def draw(self, rng, dtype=F64, hook: ArrayHook = NUMPY) -> list:
         return [a.draw(rng, dtype, hook) for a in self.args]
+
+
+def numpy_case(name, fun, *args, dtypes=(F64, F32, I64), diff=True, tol=1e-7, reference=None
+               ) -> Case:
+    """A case of a NumPy-named function: ``fun(m, *arrays)`` runs with ``m`` =
+    ``functrans.numpy``, and with ``m`` = ``numpy`` for the reference it must agree with."""
+    return Case(name, functools.partial(fun, fnp), list(args), differentiable=diff,
+                dtypes=dtypes, tol=tol, reference=reference or functools.partial(fun, np))
+
+
+def discovered_cases(table: str) -> list:
+    """The cases in the list ``table`` (``PRIMITIVE_CASES`` or ``NUMPY_CASES``) of every
+    ``tests/cases_*.py`` module.  A family of primitives or functions adds its sweep there;
+    tests/test_primitives.py and tests/test_numpy.py run every check on them."""
+    cases = []
+    for path in sorted(pathlib.Path(__file__).parent.glob("cases_*.py")):
+        cases += getattr(importlib.import_module(path.stem), table, [])
+    return cases
 
 
 def ids(cases) -> list[str]:

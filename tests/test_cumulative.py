@@ -116,6 +116,9 @@ DERIVATIVE_CASES = [
     Case("cumsum_linear", cu.cumsum, [A(3, 4)], static=dict(axis=1, reverse=True), linear=True),
 ]
 
+#: This family's primitive sweep (tests/test_primitives.py checks every primitive has one).
+PRIMITIVE_CASES = DERIVATIVE_CASES
+
 
 @pytest.mark.parametrize("case", DERIVATIVE_CASES, ids=ids(DERIVATIVE_CASES))
 def test_derivatives_numerically(case):

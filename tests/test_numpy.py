@@ -3,7 +3,6 @@ derivatives to second order and vmap against a Python loop for every function; t
 methods and operators of tracers, static indexing, and NumPy's dtype rules."""
 from __future__ import annotations
 
-import functools
 import operator
 import zlib
 
@@ -13,8 +12,8 @@ import pytest
 import functrans as ft
 import functrans.numpy as fnp
 from functrans.core import Tracer
-from sweep import (C64, C128, F32, F64, I64, A, Case, case_rng, check_case_grads, check_grads,
-                   check_vmap_matches_loop, differentiable_part)
+from sweep import (C64, C128, F32, F64, I64, A, case_rng, check_case_grads, check_grads,
+                   check_vmap_matches_loop, differentiable_part, discovered_cases, numpy_case)
 
 FLOATS = (F64, F32)
 ALL = (F64, F32, I64)
@@ -26,9 +25,7 @@ WITH_COMPLEX = ALL + (C128, C64)
 # ------------------------------------------------------------------------------------------
 
 
-def C(name, fun, *args, dtypes=ALL, diff=True, tol=1e-7, reference=None):
-    return Case(name, functools.partial(fun, fnp), list(args), differentiable=diff,
-                dtypes=dtypes, tol=tol, reference=reference or functools.partial(fun, np))
+C = numpy_case
 
 
 def _integers_stay(name):
@@ -345,6 +342,8 @@ ALL_NUMPY_FUNCTIONS = (set(UNARY) | set(BINARY) | set(COMPARISONS) | {
     "diagonal", "diag", "trace", "tril", "triu", "linalg", "prod", "cumsum", "cumprod"})
 
 # Also swept with complex inputs (values, dtypes and vmap; derivatives use real inputs).
+CASES += discovered_cases("NUMPY_CASES")
+
 COMPLEX_CASES = {
     "real", "imag", "conj", "conjugate", "abs", "absolute", "negative", "square", "exp", "sin",
     "sqrt", "add", "multiply", "divide", "subtract_pyfloat", "multiply_pyint", "where",

@@ -492,7 +492,8 @@ class SweepCase:
 
 def sweep_cases() -> list[SweepCase]:
     """The cases of the shared sweep tables (tests/sweep.py's ``Case``s of
-    test_primitives.py, test_numpy.py and test_cumulative.py)."""
+    test_primitives.py and test_numpy.py, with the families' tests/cases_*.py, and
+    test_cumulative.py)."""
     import test_cumulative
     import test_numpy
     import test_primitives
