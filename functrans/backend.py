@@ -55,6 +55,7 @@ _libraries: dict[type, ArrayLibrary] = {}
 def register_array_library(array_type: type, library: ArrayLibrary) -> None:
     """Make ``array_type`` a device array type computed on with ``library``."""
     _libraries[array_type] = library
+    _kinds.clear()
 
 
 def _cupy_library(array_type: type) -> ArrayLibrary | None:
@@ -75,24 +76,39 @@ def _lookup(t: type) -> ArrayLibrary | None:
     return library
 
 
+#: type -> its library, _HOST for host values, or _WITNESS for types that name the array
+#: behind them (tracers): classified once per type, since array_module runs in every impl.
+_kinds: dict = {}
+_HOST, _WITNESS = object(), object()
+
+
+def _kind(t: type):
+    kind = _kinds.get(t)
+    if kind is None:
+        kind = _lookup(t) or (_WITNESS if hasattr(t, "device_witness") else _HOST)
+        _kinds[t] = kind
+    return kind
+
+
 def library_of(*args) -> ArrayLibrary:
-    """The library of the first device array among ``args``, else NumPy's."""
+    """The library of the first device array among ``args`` (looking through tracers at the
+    arrays behind them), else NumPy's."""
     for x in args:
         t = type(x)
-        if t is np.ndarray or t in _SCALAR_TYPES:
+        if t is np.ndarray:
             continue
-        library = _lookup(t)
-        if library is not None:
-            return library
-        witness = getattr(x, "device_witness", None)  # a tracer: the array behind it
-        if witness is not None:
-            library = _lookup(type(witness()))
-            if library is not None:
-                return library
+        kind = _kinds.get(t) or _kind(t)
+        if kind is _HOST:
+            continue
+        if kind is _WITNESS:
+            witness = x.device_witness()
+            if witness is None or type(witness) is np.ndarray:
+                continue
+            kind = _kind(type(witness))
+            if kind is _HOST or kind is _WITNESS:
+                continue
+        return kind
     return NUMPY
-
-
-_SCALAR_TYPES = frozenset({int, float, complex, bool})
 
 
 def array_module(*args):
