@@ -275,13 +275,14 @@ def _numerical_jvp(f, primals, tangents, eps, dtype):
     plus = f(*_tree_add_scaled(tuple(primals), tuple(tangents), eps, dtype))
     minus = f(*_tree_add_scaled(tuple(primals), tuple(tangents), -eps, dtype))
 
-    def quotient(p, m):
-        p, m = backend.to_host(p), backend.to_host(m)
-        if not is_inexact(p.dtype):
-            return np.zeros(p.shape, p.dtype)
-        wide = np.complex128 if is_complex(p.dtype) else np.float64
-        q = (p.astype(wide) - m.astype(wide)) / (2 * eps)
-        return q if dtype is not None else q.astype(p.dtype)
+    def quotient(p, m):  # on the outputs' device
+        aval = get_aval(p)
+        if not is_inexact(aval.dtype):
+            return backend.zeros(aval.shape, aval.dtype, like=p)
+        wide = np.complex128 if is_complex(aval.dtype) else np.float64
+        xp = backend.array_module(p, m)
+        q = (xp.asarray(p).astype(wide) - xp.asarray(m).astype(wide)) / (2 * eps)
+        return q if dtype is not None else q.astype(aval.dtype)
     return tree_map(quotient, plus, minus)
 
 
@@ -344,7 +345,7 @@ def check_vjp(f: Callable, f_vjp: Callable, args: Sequence, atol=None, rtol=None
     tangent = _jax_rand_like(rs, args)
     tangent_out = _numerical_jvp(f, args, tangent, eps, np.float64)
     cotangent = _jax_rand_like(rs, out)
-    conj = functools.partial(tree_map, lambda x: np.conj(x) if is_complex(
+    conj = functools.partial(tree_map, lambda x: fnp.conj(x) if is_complex(
         get_aval(x).dtype) else x)
     cotangent_in = conj(vjp_fun(conj(cotangent)))
     analytic = np.asarray(_real_inner(tangent, cotangent_in), _inner_dtype(tangent, cotangent_in))
@@ -632,7 +633,7 @@ def check_backward(func: Callable, x_data, y_grad, params=(), eps: float = 1e-3,
     else:
         slopes = [(_wide(p) - _wide(m)) / (2 * eps) for p, m in zip(plus, minus)]
     # Re(y_grad · dy): the library's pairing of a cotangent with a tangent.
-    numeric = sum(_real_inner(np.conj(g), slope)
+    numeric = sum(_real_inner(fnp.conj(g), slope)
                   for g, slope in zip(numeric_gys, slopes) if g is not None)
     message = (f"{name}: <analytic gradient, r> vs the central difference of <y_grad, func> "
                f"along a random direction r (eps={eps}; seed {seed}; set {SEED_ENV_VAR}="
