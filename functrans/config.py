@@ -40,3 +40,7 @@ def checking_leaks() -> Iterator[None]:
         yield
     finally:
         check_tracer_leaks = previous
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -19,7 +19,7 @@ from functrans.primitives.reductions import argmax, argmin, reduce_max, reduce_m
 from functrans.primitives.shape import (broadcast, broadcast_in_dim, expand_dims, reduce_sum,
                                         reshape, rev, squeeze)
 from functrans.primitives.slicing import concatenate, pad, slice
-from functrans.primitives.shape import transpose_axes as transpose
+from functrans.primitives.shape import transpose_axes as _transpose_axes
 
 __all__ = [
     "RoundingMethod", "abs", "acos", "add", "argmax", "argmin", "asin", "atan", "atan2",
@@ -33,3 +33,17 @@ __all__ = [
     "sinh", "slice", "sqrt", "squeeze", "stop_gradient", "sub", "switch", "tan", "tanh",
     "transpose", "while_loop", "zeros_like",
 ]
+
+
+def transpose(operand, permutation):
+    """Permute the axes of ``operand``: output axis ``i`` is input axis ``permutation[i]``.
+
+    >>> import numpy as np, functrans.lax as lax
+    >>> lax.transpose(np.zeros((2, 3, 4)), (2, 0, 1)).shape
+    (4, 2, 3)
+    """
+    return _transpose_axes(operand, permutation)
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

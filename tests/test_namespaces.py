@@ -14,7 +14,8 @@ import functrans as ft
 import functrans.numpy as fnp
 
 #: modules whose ``dir()`` is exactly their ``__all__`` (PEP 562 ``__dir__``)
-CURATED = ["functrans", "functrans.tree_util", "functrans.gradcheck", "functrans.testing"]
+CURATED = ["functrans", "functrans.tree_util", "functrans.gradcheck", "functrans.testing",
+           "functrans.lax", "functrans.config"]
 
 
 def _module(name: str):
@@ -89,3 +90,17 @@ GRADCHECK_MODULES = [f"functrans.gradcheck.{m.name}" for m in
                                   "functrans.gradcheck"] + GRADCHECK_MODULES)
 def test_no_private_names_imported(name):
     assert not _private_imports(inspect.getsource(_module(name)))
+
+
+def _lax_functions():
+    import functrans.lax as lax
+    return [pytest.param(name, getattr(lax, name), id=name) for name in lax.__all__
+            if inspect.isfunction(getattr(lax, name))]
+
+
+@pytest.mark.parametrize("name,fn", _lax_functions())
+def test_lax_functions_name_themselves_in_argument_errors(name, fn):
+    assert fn.__name__ == name
+    with pytest.raises(TypeError) as error:
+        fn(not_an_argument_of_any_function=1)
+    assert str(error.value).startswith(f"{name}() "), str(error.value)

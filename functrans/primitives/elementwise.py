@@ -24,6 +24,7 @@ from functrans.interpreters import ad, batching, transpose
 from functrans.interpreters.ad import Zero, add_any_p
 from functrans.interpreters.batching import not_mapped
 from functrans.interpreters.transpose import is_undefined_primal
+from functrans.naming import public
 from functrans.primitives.conversion import convert_element_type, zeros_like
 from functrans.primitives.shape import (bdim_to_front, broadcast_to, expand_dims, moveaxis,
                                         reduce_sum, reshape, shape_of)
@@ -469,18 +470,16 @@ batching.batching_rules[select_p] = broadcasting_batcher(select_p)
 # -- lax-level functions -------------------------------------------------------------------
 
 
-def _unary_fn(prim: Primitive, doc: str) -> Callable:
+def _unary_fn(prim: Primitive, doc: str, name: str | None = None) -> Callable:
     def f(x):
         return prim.bind(x)
-    f.__name__, f.__doc__ = prim.name, doc
-    return f
+    return public(f, name or prim.name, doc, module="functrans.lax")
 
 
-def _binary_fn(prim: Primitive, doc: str) -> Callable:
+def _binary_fn(prim: Primitive, doc: str, name: str | None = None) -> Callable:
     def f(x, y):
         return prim.bind(x, y)
-    f.__name__, f.__doc__ = prim.name, doc
-    return f
+    return public(f, name or prim.name, doc, module="functrans.lax")
 
 
 neg = _unary_fn(neg_p, "Elementwise negation.")
@@ -507,7 +506,7 @@ abs = _unary_fn(abs_p, "Elementwise absolute value (modulus for complex).")  # n
 real = _unary_fn(real_p, "Real part.")
 imag = _unary_fn(imag_p, "Imaginary part.")
 conj = _unary_fn(conj_p, "Complex conjugate.")
-bitwise_not = _unary_fn(not_p, "Elementwise logical not of booleans.")
+bitwise_not = _unary_fn(not_p, "Elementwise logical not of booleans.", "bitwise_not")
 add = _binary_fn(add_p, "Elementwise (broadcasting) x + y.")
 sub = _binary_fn(sub_p, "Elementwise (broadcasting) x - y.")
 mul = _binary_fn(mul_p, "Elementwise (broadcasting) x * y.")
@@ -524,8 +523,8 @@ lt = _binary_fn(lt_p, "Elementwise x < y.")
 le = _binary_fn(le_p, "Elementwise x <= y.")
 gt = _binary_fn(gt_p, "Elementwise x > y.")
 ge = _binary_fn(ge_p, "Elementwise x >= y.")
-bitwise_and = _binary_fn(and_p, "Elementwise logical and of booleans.")
-bitwise_or = _binary_fn(or_p, "Elementwise logical or of booleans.")
+bitwise_and = _binary_fn(and_p, "Elementwise logical and of booleans.", "bitwise_and")
+bitwise_or = _binary_fn(or_p, "Elementwise logical or of booleans.", "bitwise_or")
 
 
 def select(pred, on_true, on_false):
