@@ -187,6 +187,22 @@ def numpy_case(name, fun, *args, dtypes=(F64, F32, I64), diff=True, tol=1e-7, re
                 dtypes=dtypes, tol=tol, reference=reference or functools.partial(fun, np))
 
 
+def custom_jvp_with_rule(fun: Callable, derivative: Callable, scale: float = 1.0,
+                         offset: float = 0.0):
+    """``fun`` as a ``custom_jvp`` function whose rule is ``scale * derivative(x) * t +
+    offset``: the right rule (scale 1, offset 0), or one deliberately wrong by a known
+    amount, for testing the gradient checkers."""
+    @ft.custom_jvp
+    def f(x):
+        return fun(x)
+
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        (x,), (t,) = primals, tangents
+        return fun(x), scale * derivative(x) * t + offset
+    return f
+
+
 def discovered_cases(table: str) -> list:
     """The cases in the list ``table`` (``PRIMITIVE_CASES`` or ``NUMPY_CASES``) of every
     ``tests/cases_*.py`` module.  A family of primitives or functions adds its sweep there;

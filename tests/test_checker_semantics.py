@@ -12,6 +12,7 @@ import functrans.numpy as fnp
 from functrans import lax
 from functrans.testing import (check_backward, check_double_backward, check_jvp,
                                check_numeric_gradient, check_vjp, numerical_grad)
+from sweep import custom_jvp_with_rule
 
 # ------------------------------------------------------------------------------------------
 # MXNet: check_numeric_gradient
@@ -63,16 +64,7 @@ def test_mxnet_grad_nodes_dict_of_grad_req():
         check_numeric_gradient(f, location, grad_nodes={"x": "sum"}, dtype=np.float64)
 
 
-@ft.custom_jvp
-def wrong_tanh(x):
-    return fnp.tanh(x)
-
-
-@wrong_tanh.defjvp
-def _wrong_tanh_jvp(primals, tangents):
-    (x,), (t,) = primals, tangents
-    y = fnp.tanh(x)
-    return y, 1.05 * (1 - y ** 2) * t
+wrong_tanh = custom_jvp_with_rule(fnp.tanh, lambda x: 1 - fnp.tanh(x) ** 2, scale=1.05)
 
 
 # ------------------------------------------------------------------------------------------
@@ -175,15 +167,7 @@ def test_chainer_check_backward_detect_compares_with_the_five_point_estimate():
 
 
 def _offset_sin(offset):
-    @ft.custom_jvp
-    def f(x):
-        return fnp.sin(x)
-
-    @f.defjvp
-    def f_jvp(primals, tangents):
-        (x,), (t,) = primals, tangents
-        return fnp.sin(x), fnp.cos(x) * t + offset
-    return f
+    return custom_jvp_with_rule(fnp.sin, fnp.cos, offset=offset)
 
 
 def test_jax_tolerance_is_scaled_by_the_leaf_size():

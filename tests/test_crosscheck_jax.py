@@ -9,9 +9,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import functrans as ft
 import functrans.numpy as fnp
 from functrans.testing import check_grads
+from sweep import custom_jvp_with_rule
 
 jax = pytest.importorskip("jax")
 jax.config.update("jax_enable_x64", True)
@@ -32,15 +32,7 @@ def _jax_sin(scale, offset):
 
 
 def _functrans_sin(scale, offset):
-    @ft.custom_jvp
-    def f(x):
-        return fnp.sin(x)
-
-    @f.defjvp
-    def f_jvp(primals, tangents):
-        (x,), (t,) = primals, tangents
-        return fnp.sin(x), scale * fnp.cos(x) * t + offset
-    return f
+    return custom_jvp_with_rule(fnp.sin, fnp.cos, scale, offset)
 
 
 def _verdict(check, *args, **kwargs) -> bool:

@@ -22,6 +22,7 @@ import functrans.lax as lax
 import functrans.numpy as fnp
 from functrans import backend
 from functrans.tree_util import tree_leaves, tree_map, tree_structure
+from sweep import custom_jvp_with_rule
 
 TOL = 1e-12
 
@@ -376,17 +377,9 @@ def _checked(x, w):
 def _wrong_jvp_fun(second_order: bool = False):
     """sin with a wrong rule: 10% off, or right but constant (so its own derivative, the
     second derivative of sin, comes out zero)."""
-    @ft.custom_jvp
-    def f(x):
-        return fnp.sin(x)
-
-    @f.defjvp
-    def f_jvp(primals, tangents):
-        (x,), (t,) = primals, tangents
-        if second_order:
-            return fnp.sin(x), fnp.cos(lax.stop_gradient(x)) * t
-        return fnp.sin(x), 1.1 * fnp.cos(x) * t
-    return f
+    if second_order:
+        return custom_jvp_with_rule(fnp.sin, lambda x: fnp.cos(lax.stop_gradient(x)))
+    return custom_jvp_with_rule(fnp.sin, fnp.cos, scale=1.1)
 
 
 def _testing_checkers():
