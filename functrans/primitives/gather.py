@@ -121,6 +121,7 @@ def _clamped_positions(xp, indices, dims) -> tuple:
 def _gather_impl(operand, indices):
     xp = array_module(operand, indices)
     operand, indices = coerce(xp, xp.asarray(operand), indices)
+    _check_indices("gather", get_aval(operand), get_aval(indices))  # eager calls too
     k = indices.shape[-1]
     if k == 0:  # no position to pick: every batch entry is the whole operand
         return xp.broadcast_to(operand, indices.shape[:-1] + operand.shape).copy()
@@ -203,6 +204,7 @@ def _scatter_add_abstract_eval(aval, indices, updates):
 def _scatter_add_impl(operand, indices, updates):
     xp = array_module(operand, indices, updates)
     operand, indices, updates = coerce(xp, operand, indices, updates)
+    _scatter_add_abstract_eval(get_aval(operand), get_aval(indices), get_aval(updates))
     out = xp.array(operand, copy=True)  # never write into the caller's array
     k = indices.shape[-1]
     if k == 0:
