@@ -27,3 +27,23 @@ PRIMITIVE_CASES = [
          [A(3, 2), A(8, 1, kind="int"), A(8, 2)], linear=True),
     Case("iota", lambda x: x * lax.iota(x.dtype, 4, like=x), [A(3, 4)], linear=True),
 ]
+
+# NumPy-level: the indices are drawn arguments, so vmap also batches them (traced indices).
+# `x[i]` itself is swept in tests/test_gather.py: with `x` unbatched and `i` batched, `x`
+# would be a plain NumPy array indexed by a tracer, which NumPy refuses (issue 12, later).
+NUMPY_CASES = [
+    numpy_case("take_axis0", lambda m, x, i: m.take(x, i, axis=0), A(5, 3), A(4, kind="int")),
+    numpy_case("take_axis1_2d_indices", lambda m, x, i: m.take(x, i, axis=1), A(2, 4),
+               A(2, 3, kind="int")),
+    numpy_case("take_flat", lambda m, x, i: m.take(x, i), A(2, 3), A(2, 2, kind="int")),
+    numpy_case("take_scalar_index", lambda m, x, i: m.take(x, i, axis=0), A(4, 3),
+               A(kind="int")),
+    numpy_case("take_clip", lambda m, x, i: m.take(x, i, axis=0, mode="clip"), A(2, 3),
+               A(5, kind="int")),
+    numpy_case("take_along_axis1", lambda m, x, i: m.take_along_axis(x, i, axis=1), A(3, 5),
+               A(3, 2, kind="int")),
+    numpy_case("take_along_axis0_broadcast", lambda m, x, i: m.take_along_axis(x, i, axis=0),
+               A(4, 3), A(6, 1, kind="int")),
+    numpy_case("take_along_axis_none", lambda m, x, i: m.take_along_axis(x, i, axis=None),
+               A(2, 3), A(4, kind="int")),
+]

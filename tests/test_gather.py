@@ -218,3 +218,104 @@ def test_dynamic_update_slice_with_batched_starts_matches_a_loop(in_axes):
         args = (xs[b] if xs else x, us[b] if us else u, *[s[b] if s.ndim else s for s in starts])
         want_b = ft.grad(loss, argnums=(0, 1))(*args)
         assert_close((g[0][b], g[1][b]), want_b, what="per-member gradient")
+
+
+# ------------------------------------------------------------------------------------------
+# x[index] on tracers: every form against NumPy's values, derivatives and vmap
+# ------------------------------------------------------------------------------------------
+
+INDEX_FORMS = {
+    "one_array": (np.array([0, 2, -1, 2]),),
+    "list": ([1, 0, 1],),
+    "two_arrays_broadcast": (np.array([[0], [2]]), slice(None), np.array([1, -1, 3])),
+    "adjacent_after_slice": (slice(1, 3), np.array([[0], [3]]), np.array([1, 4])),
+    "separated_by_slice": (np.array([0, 1]), slice(None), 2),
+    "separated_by_newaxis": (np.array([0, 2]), None, np.array([1, 2])),
+    "int_then_array": (1, np.array([0, 2, 3])),
+    "ellipsis": (Ellipsis, [0, 4, 4]),
+    "reversed_slice_then_arrays": (None, [1], slice(None, None, -1), [[0, 1]]),
+    "stepped_slice": (np.array([2, 0]), slice(None, None, 2), slice(1, None)),
+    "concrete_mask": (np.array([True, False, True]),),
+    "mask_inside": (slice(None), np.array([False, True, True, False])),
+    "empty_array": (np.array([], int),),
+    "zero_d_array": (np.array(-1), slice(None), np.array([0, 1])),
+}
+
+
+@pytest.mark.parametrize("form", sorted(INDEX_FORMS))
+def test_advanced_index_forms_match_numpy(form):
+    index = INDEX_FORMS[form]
+    rng = _rng("getitem", form)
+    x = draw(rng, (3, 4, 5))
+    want = x[index]
+    got = ft.jvp(lambda x: x[index], (x,), (x,))  # x is traced, the value and tangent as NumPy
+    np.testing.assert_array_equal(got[0], want)
+    np.testing.assert_array_equal(got[1], want)
+    ct = draw(rng, want.shape)
+    _, pullback = ft.vjp(lambda x: x[index], x)
+    expected = np.zeros_like(x)
+    np.add.at(expected, index, ct)
+    np.testing.assert_allclose(pullback(ct)[0], expected, rtol=1e-14)
+    xs = draw(rng, (2, 3, 4, 5))
+    np.testing.assert_array_equal(ft.vmap(lambda x: x[index])(xs), np.stack([v[index] for v in xs]))
+    np.testing.assert_array_equal(ft.vmap(lambda x: x[index], in_axes=3, out_axes=0)(
+        np.moveaxis(xs, 0, 3)), np.stack([v[index] for v in xs]))
+
+
+def test_traced_integer_indices_under_vmap_match_numpy():
+    rng = _rng("traced-indices")
+    x = draw(rng, (4, 5))
+    i = np.array([[0, -1], [3, 2], [1, 1]])
+    j = np.array([4, -5, 0])
+    got = ft.vmap(lambda i, j: ft.numpy.take(x, i, axis=0)[:, j])(i, j)
+    np.testing.assert_array_equal(got, np.stack([x[i[b]][:, j[b]] for b in range(3)]))
+    both = ft.vmap(lambda x, i, j: x[i, j])(np.stack([x, 2 * x, 3 * x]), i, j)
+    np.testing.assert_array_equal(both, np.stack([(b + 1) * x[i[b], j[b]] for b in range(3)]))
+
+
+def test_traced_loop_counter_indexes_inside_fori_loop_and_scan():
+    x = draw(_rng("fori"), (5, 3))
+
+    def through_fori(x):
+        return lax.fori_loop(1, 4, lambda i, c: c + x[i] * x[-i], np.zeros(3)).sum()
+
+    def through_scan(x):
+        return lax.scan(lambda c, i: (c + x[i, ::-1] ** 2, None), np.zeros(3),
+                        np.array([4, 0, 4]))[0].sum()
+    want = sum(x[i] * x[-i] for i in range(1, 4)).sum()
+    value, g = ft.value_and_grad(through_fori)(x)  # x traced: a NumPy x[i] refuses a tracer i
+    np.testing.assert_allclose(value, want)
+    expected = np.zeros_like(x)
+    for i in range(1, 4):
+        expected[i] += x[-i]
+        expected[-i] += x[i]
+    np.testing.assert_allclose(g, expected)
+    np.testing.assert_allclose(ft.grad(through_scan)(x)[4], 4 * x[4])
+    np.testing.assert_allclose(ft.grad(through_scan)(x)[0], 2 * x[0])
+
+
+def test_traced_indices_out_of_bounds_are_clamped_and_concrete_ones_raise():
+    x = np.arange(5.0)
+    got = ft.vmap(lambda i: ft.numpy.take(x, i))(np.array([7, -9, 2]))
+    np.testing.assert_array_equal(got, [4.0, 0.0, 2.0])
+    with pytest.raises(IndexError, match="index 7 is out of bounds for axis 0 with size 5"):
+        ft.grad(lambda x: x[np.array([1, 7])].sum())(x)
+    with pytest.raises(IndexError, match="integer type"):
+        ft.grad(lambda x: x[np.array([1.0])].sum())(x)
+
+
+def test_traced_boolean_mask_points_to_where():
+    with pytest.raises(TypeError, match="where"):
+        ft.vmap(lambda x: x[x > 0])(np.ones((2, 3)))
+
+
+def test_take_modes_and_errors():
+    x = np.arange(6.0).reshape(2, 3)
+    np.testing.assert_array_equal(ft.numpy.take(x, [[0, 5], [-1, 2]]),
+                                  np.take(x, [[0, 5], [-1, 2]]))
+    np.testing.assert_array_equal(ft.numpy.take(x, [-4, 9], axis=1, mode="clip"),
+                                  np.take(x, [-4, 9], axis=1, mode="clip"))
+    with pytest.raises(NotImplementedError, match="mode='wrap'"):
+        ft.numpy.take(x, [0], mode="wrap")
+    with pytest.raises(ValueError, match="as many axes"):
+        ft.numpy.take_along_axis(x, np.array([0]), axis=1)

@@ -285,7 +285,7 @@ def take(a, indices, axis=None, mode=None):
     """
     a = arg(a)
     if axis is None:
-        a, axis = shape_ops.reshape(a, (-1,)), 0
+        a, axis = shape_ops.reshape(a, (math.prod(shape_of(a)),)), 0
     shape = shape_of(a)
     axis = shape_ops.normalize_axis(static_int(axis, "take", "axis"), len(shape))
     if mode == "clip":
@@ -298,7 +298,8 @@ def take(a, indices, axis=None, mode=None):
         raise NotImplementedError(f"take: mode={mode!r} is not supported; use None (as "
                                   "indexing) or 'clip'")
     if not _is_advanced(indices):  # a scalar index: one element, as NumPy does
-        indices = indices if isinstance(indices, Tracer) else np.asarray(indices)
+        if not isinstance(indices, Tracer) and not backend.is_array(indices):
+            indices = np.asarray(indices)
     return _advanced_getitem(a, (builtins.slice(None),) * axis + (indices,)
                              + (builtins.slice(None),) * (len(shape) - axis - 1))
 
@@ -317,7 +318,7 @@ def take_along_axis(arr, indices, axis):
     """
     arr = arg(arr)
     if axis is None:
-        arr, axis = shape_ops.reshape(arr, (-1,)), 0
+        arr, axis = shape_ops.reshape(arr, (math.prod(shape_of(arr)),)), 0
     shape = shape_of(arr)
     if not isinstance(indices, Tracer) and not backend.is_array(indices):
         indices = np.asarray(indices)
