@@ -13,6 +13,7 @@ from functrans.primitives.elementwise import (RoundingMethod, abs, acos, add, as
                                               min, mul, ne, neg, pow, real, round, select,
                                               sign, sin, sinh, sqrt, sub, tan, tanh)
 from functrans.primitives.cumulative import cummax, cummin, cumprod, cumsum, reduce_prod
+from functrans.primitives.gather import gather, iota, scatter_add
 from functrans.primitives.indexing import dynamic_slice, dynamic_update_slice
 from functrans.primitives.linalg import dot_general
 from functrans.primitives.reductions import argmax, argmin, reduce_max, reduce_min
@@ -27,9 +28,9 @@ __all__ = [
     "complex", "concatenate", "cond", "conj", "convert_element_type", "cos", "cosh",
     "cummax", "cummin", "cumprod", "cumsum", "div", "dot_general", "dynamic_slice",
     "dynamic_update_slice", "eq", "exp", "expand_dims", "expm1", "floor", "fori_loop", "ge",
-    "gt", "imag", "integer_pow", "is_finite", "le", "log", "log1p", "logistic", "lt", "max",
+    "gather", "gt", "imag", "integer_pow", "iota", "is_finite", "le", "log", "log1p", "logistic", "lt", "max",
     "min", "mul", "ne", "neg", "pad", "pow", "real", "reduce_max", "reduce_min",
-    "reduce_prod", "reduce_sum", "reshape", "rev", "round", "scan", "select", "sign", "sin",
+    "reduce_prod", "reduce_sum", "reshape", "rev", "round", "scan", "scatter_add", "select", "sign", "sin",
     "sinh", "slice", "sqrt", "squeeze", "stop_gradient", "sub", "switch", "tan", "tanh",
     "transpose", "while_loop", "zeros_like",
 ]

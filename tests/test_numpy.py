@@ -657,18 +657,24 @@ def test_invalid_static_indices_raise_index_error(index):
         _traced(lambda x: x[index], np.zeros((4, 2, 3)))
 
 
-@pytest.mark.parametrize("index", [np.array([0, 2]), [0, 1], True, (0, np.array([1]))],
+@pytest.mark.parametrize("index", [np.array([0, 2]), [0, 1], (0, np.array([1]))],
                          ids=_index_id)
-def test_advanced_indexing_is_reported(index):
-    with pytest.raises(NotImplementedError, match="not supported"):
-        _traced(lambda x: x[index], np.ones((3, 3)))
+def test_advanced_indices_match_numpy(index):
+    """The full sweep of index forms is in tests/test_gather.py."""
+    x = np.arange(9.0).reshape(3, 3)
+    assert_same(_traced(lambda x: x[index], x), x[index])
 
 
-def test_traced_and_non_integer_indices_are_reported():
-    with pytest.raises(NotImplementedError, match="not supported"):
-        _traced(lambda x, i: x[i], np.ones((3, 3)), np.int64(1))
+def test_boolean_scalar_and_non_integer_indices_are_reported():
+    with pytest.raises(IndexError, match="boolean scalar"):
+        _traced(lambda x: x[True], np.ones((3, 3)))
     with pytest.raises(TypeError, match="invalid index"):
         _traced(lambda x: x[1.0], np.ones((3, 3)))
+
+
+def test_traced_integer_index_matches_numpy():
+    x = np.arange(9.0).reshape(3, 3)
+    assert_same(_traced(lambda x, i: x[i], x, np.int64(-1)), x[-1])
 
 
 def test_len_and_iteration():

@@ -597,9 +597,8 @@ def _known_sites(sites: dict) -> dict:
 
 SWEEP_HOST_SITES = _known_sites({
     "INDEX_SYNC": ["lax-dynamic_slice-eval", "lax-dynamic_slice-jvp", "lax-dynamic_slice-vjp",
-        "lax-dynamic_slice-vmap", "lax-dynamic_update_slice-eval",
-        "lax-dynamic_update_slice-jvp", "lax-dynamic_update_slice-vjp",
-        "lax-dynamic_update_slice-vmap"],
+        "lax-dynamic_update_slice-eval", "lax-dynamic_update_slice-jvp",
+        "lax-dynamic_update_slice-vjp"],
 })
 CONTROL_FLOW_HOST_SITES = _known_sites({
 })

@@ -42,7 +42,8 @@ from functrans.numpy._shape import (reshape, ravel, transpose, swapaxes, moveaxi
                                     broadcast_arrays, expand_dims, squeeze, atleast_1d, atleast_2d,
                                     concatenate, stack, hstack, vstack, split, tile, repeat, roll,
                                     flip, pad, shape, ndim, size)
-from functrans.numpy._indexing import (newaxis, where, diagonal, diag, tril, triu)
+from functrans.numpy._indexing import (newaxis, where, diagonal, diag, tril, triu, take,
+                                       take_along_axis)
 from functrans.numpy._contractions import (matmul, dot, vdot, inner, outer, tensordot, einsum)
 from functrans.numpy import linalg
 from functrans.numpy._array_methods import install_tracer_methods as _install_tracer_methods
@@ -62,7 +63,7 @@ __all__ = [
     "nan", "ndarray", "ndim", "negative", "newaxis", "not_equal", "ones", "ones_like", "outer",
     "pad", "pi", "positive", "power", "prod", "ravel", "real", "reciprocal", "repeat",
     "reshape", "result_type", "roll", "round", "shape", "sign", "sin", "sinh", "size", "split",
-    "sqrt", "square", "squeeze", "stack", "std", "subtract", "sum", "swapaxes", "tan", "tanh",
+    "sqrt", "square", "squeeze", "stack", "std", "subtract", "sum", "swapaxes", "take", "take_along_axis", "tan", "tanh",
     "tensordot", "tile", "trace", "transpose", "tril", "triu", "true_divide", "uint32",
     "uint64", "uint8", "var", "vdot", "vstack", "where", "zeros", "zeros_like",
 ]

@@ -26,7 +26,7 @@ from functrans.numpy._elementwise import (absolute, add, clip, conj, equal, grea
                                           logical_not, logical_or, multiply, negative,
                                           not_equal, positive, power, real, round, subtract,
                                           true_divide)
-from functrans.numpy._indexing import diagonal, getitem, setitem
+from functrans.numpy._indexing import diagonal, getitem, setitem, take
 from functrans.numpy._reductions import (all, any, argmax, argmin, cumprod, cumsum, max, mean,
                                          min, prod, std, sum, trace, var)
 from functrans.numpy._shape import ravel, repeat, reshape, squeeze, swapaxes, transpose
@@ -88,6 +88,7 @@ TRACER_METHODS = {
     "flatten": ravel, "squeeze": squeeze, "astype": astype, "clip": clip,
     "swapaxes": swapaxes, "all": all, "any": any, "round": round, "diagonal": diagonal,
     "trace": trace, "repeat": repeat, "prod": prod, "cumsum": cumsum, "cumprod": cumprod,
+    "take": take,
 }
 
 # NumPy calls __array_function__ of a creation-from-shape function only for `like=` a

@@ -1,8 +1,10 @@
 """Slicing at traced positions: dynamic_slice and dynamic_update_slice.
 
 Start indices are scalar integer operands (they may be traced) and are clamped so the
-slice fits, as in JAX.  Both primitives are linear in their array operands; their batching
-rules handle batched arrays directly and batched indices member by member.
+slice fits, as in JAX.  Both primitives are linear in their array operands.  Batched arrays
+with unbatched starts stay slices (the batch axis is sliced whole); batched starts turn the
+slice into a gather (and the update into a scatter-add) of every element of every member's
+block, one call for the whole batch.
 """
 from __future__ import annotations
 
@@ -16,10 +18,12 @@ from functrans.interpreters import ad, batching, transpose
 from functrans.interpreters.ad import Zero
 from functrans.interpreters.batching import not_mapped
 from functrans.interpreters.transpose import is_undefined_primal
-from functrans.primitives.conversion import convert_element_type
-from functrans.primitives.shape import bdim_to_front, expand_dims, moveaxis, shape_of, squeeze
+from functrans.primitives.conversion import convert_element_type, zeros_like
+from functrans.primitives.elementwise import add, max, min, ne, select
+from functrans.primitives.gather import gather, scatter_add, with_batch_column
+from functrans.primitives.gather import iota
+from functrans.primitives.shape import bdim_to_front, broadcast_in_dim, moveaxis, shape_of
 from functrans.primitives.slicing import concatenate
-from functrans.primitives.slicing import slice as static_slice
 
 dynamic_slice_p = Primitive("dynamic_slice")
 dynamic_update_slice_p = Primitive("dynamic_update_slice")
@@ -89,28 +93,42 @@ def _dynamic_slice_transpose(ct, operand, *indices, slice_sizes):
     return [dynamic_update_slice_p.bind(zeros, ct, *indices)] + [None] * len(indices)
 
 
-def _per_member(prim, vals, dims, size, **params):
-    """Batch by running each batch member separately (for batched start indices)."""
-    members = []
-    for b in range(size):
-        args = [x if d is not_mapped else static_slice_axis(x, d, b) for x, d in zip(vals, dims)]
-        members.append(expand_dims(prim.bind(*args, **params), (0,)))
-    return concatenate(members, 0), 0
+def _block_positions(starts, batched, dims, size: int, block: Sequence[int]):
+    """The positions of every element of each batch member's clamped block: shape
+    ``(size, *block, len(block))``, from scalar ``starts`` into axes of sizes ``dims``; the
+    ``batched`` ones have shape ``(size,)``, the others stay scalars (no host array)."""
+    full = (size, *block, 1)
+    witness = next(s for s, b in zip(starts, batched) if b)
+    columns = []
+    for axis, (start, b, d, n) in enumerate(zip(starts, batched, dims, block)):
+        start = max(min(convert_element_type(start, np.int64), d - n), 0)
+        offsets = broadcast_in_dim(iota(np.int64, n, like=witness), full, (axis + 1,))
+        columns.append(add(broadcast_in_dim(start, full, (0,)), offsets) if b else
+                       add(offsets, start))
+    return concatenate(columns, len(full) - 1)
 
 
-def static_slice_axis(x, axis: int, index: int):
-    shape = shape_of(x)
-    start = [0] * len(shape)
-    limit = list(shape)
-    start[axis], limit[axis] = index, index + 1
-    return squeeze(static_slice(x, start, limit), (axis,))
+def _batched_starts(vals, dims):
+    return ([v if d is not_mapped else moveaxis(v, d, 0) for v, d in zip(vals, dims)],
+            [d is not not_mapped for d in dims])
+
+
+def _batch_size(vals, dims) -> int:
+    return next(shape_of(v)[d] for v, d in zip(vals, dims) if d is not not_mapped)
 
 
 def _dynamic_slice_batch(vals, dims, *, slice_sizes):
     operand, indices = vals[0], vals[1:]
-    size = next(shape_of(v)[d] for v, d in zip(vals, dims) if d is not not_mapped)
+    size = _batch_size(vals, dims)
     if any(d is not not_mapped for d in dims[1:]):
-        return _per_member(dynamic_slice_p, vals, dims, size, slice_sizes=slice_sizes)
+        starts, batched = _batched_starts(indices, dims[1:])
+        if dims[0] is not_mapped:
+            positions = _block_positions(starts, batched, shape_of(operand), size, slice_sizes)
+            return gather(operand, positions), 0
+        operand = moveaxis(operand, dims[0], 0)
+        positions = _block_positions(starts, batched, shape_of(operand)[1:], size,
+                                     slice_sizes)
+        return gather(operand, with_batch_column(positions, size)), 0
     operand = moveaxis(operand, dims[0], 0)
     return dynamic_slice_p.bind(operand, np.int64(0), *indices,
                                 slice_sizes=(size,) + slice_sizes), 0
@@ -162,11 +180,20 @@ def _dynamic_update_slice_transpose(ct, operand, update, *indices):
 
 
 def _dynamic_update_slice_batch(vals, dims):
-    size = next(shape_of(v)[d] for v, d in zip(vals, dims) if d is not not_mapped)
-    if any(d is not not_mapped for d in dims[2:]):
-        return _per_member(dynamic_update_slice_p, vals, dims, size)
+    size = _batch_size(vals, dims)
     operand = bdim_to_front(vals[0], dims[0], size)
     update = bdim_to_front(vals[1], dims[1], size)
+    if any(d is not not_mapped for d in dims[2:]):
+        # Within one block the positions are distinct, so adding the update into zeros
+        # writes it exactly; a count of writes says which elements the update replaces.
+        starts, batched = _batched_starts(vals[2:], dims[2:])
+        positions = with_batch_column(_block_positions(starts, batched, shape_of(operand)[1:],
+                                                       size, shape_of(update)[1:]), size)
+        update = convert_element_type(update, get_aval(operand).dtype)
+        written = scatter_add(zeros_like(operand), positions, update)
+        ones = add(zeros_like(update, np.int32), 1)
+        hits = scatter_add(zeros_like(operand, np.int32), positions, ones)
+        return select(ne(hits, 0), written, operand), 0
     return dynamic_update_slice_p.bind(operand, update, np.int64(0), *vals[2:]), 0
 
 
