@@ -13,6 +13,7 @@ from functrans.primitives.elementwise import (RoundingMethod, abs, acos, add, as
                                               min, mul, ne, neg, pow, real, round, select,
                                               sign, sin, sinh, sqrt, sub, tan, tanh)
 from functrans.primitives.cumulative import cummax, cummin, cumprod, cumsum, reduce_prod
+from functrans.primitives.fft import FftType, fft
 from functrans.primitives.indexing import dynamic_slice, dynamic_update_slice
 from functrans.primitives.linalg import dot_general
 from functrans.primitives.reductions import argmax, argmin, reduce_max, reduce_min
@@ -22,6 +23,7 @@ from functrans.primitives.slicing import concatenate, pad, slice
 from functrans.primitives.shape import transpose_axes as transpose
 
 __all__ = [
+    "FftType", "fft",
     "RoundingMethod", "abs", "acos", "add", "argmax", "argmin", "asin", "atan", "atan2",
     "bitwise_and", "bitwise_not", "bitwise_or", "broadcast", "broadcast_in_dim", "ceil",
     "complex", "concatenate", "cond", "conj", "convert_element_type", "cos", "cosh",
