@@ -108,7 +108,7 @@ def _resize_trailing(x, lengths: tuple):
     if tuple(limits) != shape:
         x = lax.slice(x, (0,) * aval.ndim, limits)
     if any(c != (0, 0, 0) for c in config):
-        x = lax.pad(x, np.zeros((), aval.dtype), config)
+        x = lax.pad(x, aval.dtype.type(0), config)
     return x
 
 

@@ -165,4 +165,5 @@ def fft(x, fft_type: FftType | str, fft_lengths: Sequence[int]):
     lengths = tuple(int(n) for n in fft_lengths)
     if any(n < 1 for n in lengths):
         raise ValueError(f"fft: fft_lengths must be positive, got {tuple(fft_lengths)}")
+    _fft_abstract_eval(get_aval(x), fft_type=fft_type, fft_lengths=lengths)  # eager: checks
     return fft_p.bind(x, fft_type=fft_type, fft_lengths=lengths)
