@@ -1,6 +1,7 @@
 """Sweep cases of the FFT family: ``lax.fft`` (every ``fft_type``, even and odd lengths, 1-D
 and 2-D, with leading batch axes) and ``functrans.numpy.fft`` (every function with
-``n``/``s``, ``axis``/``axes`` and each ``norm``).
+``n``/``s``, ``axis``/``axes`` and each ``norm``), and ``functrans.numpy.convolve`` and
+``correlate`` (every mode, either argument the longer, even and odd overlaps).
 
 Complex operands of the lax cases are built from two real arguments with ``lax.complex``,
 and complex results are returned as their real and imaginary parts side by side, so that the sweep's
@@ -9,7 +10,7 @@ real-valued numerical derivatives reach the complex transforms too.
 from __future__ import annotations
 
 from functrans import lax
-from sweep import C64, C128, F32, F64, A, Case, numpy_case
+from sweep import C64, C128, F32, F64, I64, A, Case, numpy_case
 
 
 def _parts(z):
@@ -97,4 +98,14 @@ NUMPY_CASES = [
     _c("fftshift_axis", lambda m, x: m.fft.fftshift(x, axes=1), A(3, 5)),
     _c("ifftshift", lambda m, x: m.fft.ifftshift(x), A(5, 3)),
     _c("ifftshift_axes", lambda m, x: m.fft.ifftshift(x, axes=(0,)), A(5, 3)),
+]
+
+WITH_INT = (F64, F32, I64, C128, C64)
+NUMPY_CASES += [
+    numpy_case(f"{fn}_{mode}_{n}_{m}",
+               lambda m_, a, v, fn=fn, mode=mode: getattr(m_, fn)(a, v, mode),
+               A(n), A(m), dtypes=WITH_INT)
+    for fn in ("convolve", "correlate")
+    for mode in ("full", "same", "valid")
+    for n, m in ((5, 3), (2, 4), (4, 4), (1, 3))
 ]

@@ -239,3 +239,46 @@ def test_shifts_match_numpy_and_invert_each_other(shape):
     np.testing.assert_array_equal(fnp.fft.fftshift(x), np.fft.fftshift(x))
     np.testing.assert_array_equal(fnp.fft.ifftshift(x), np.fft.ifftshift(x))
     np.testing.assert_array_equal(fnp.fft.ifftshift(fnp.fft.fftshift(x, axes=0), axes=0), x)
+
+
+# ------------------------------------------------------------------------------------------
+# convolve and correlate (functrans.numpy)
+# ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["convolve", "correlate"])
+@pytest.mark.parametrize("mode", ["full", "same", "valid"])
+def test_convolve_and_correlate_match_numpy_for_every_pair_of_lengths(name, mode):
+    rng = _rng(name, mode)
+    for n in range(1, 8):
+        for m in range(1, 8):
+            a, v = _complex(rng, n), _complex(rng, m)
+            want = getattr(np, name)(a, v, mode)
+            got = getattr(fnp, name)(a, v, mode)
+            assert got.shape == want.shape, (n, m)
+            np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12, err_msg=str((n, m)))
+
+
+def test_convolve_is_one_contraction_whatever_the_lengths():
+    def count(n, m):
+        jaxpr = ft.make_jaxpr(lambda a, v: fnp.convolve(a, v, "same"))(np.ones(n), np.ones(m))
+        return len(jaxpr.jaxpr.eqns), str(jaxpr).count("dot_general")
+    assert count(3, 2) == count(50, 40) == count(2, 60)
+    assert count(50, 40)[1] == 1
+
+
+def test_convolve_gradient_is_the_correlation_of_the_cotangent():
+    rng = _rng("convolve grad")
+    a, v, ct = rng.standard_normal(6), rng.standard_normal(3), rng.standard_normal(8)
+    ga, gv = ft.grad(lambda a, v: fnp.sum(ct * fnp.convolve(a, v)), argnums=(0, 1))(a, v)
+    np.testing.assert_allclose(ga, np.correlate(ct, v, "valid"), rtol=1e-12)
+    np.testing.assert_allclose(gv, np.correlate(ct, a, "valid"), rtol=1e-12)
+
+
+def test_convolve_errors_teach():
+    with pytest.raises(ValueError, match="convolve: v must be a non-empty 1-D array"):
+        fnp.convolve(np.ones(3), np.ones((2, 2)))
+    with pytest.raises(ValueError, match="correlate: a must be a non-empty 1-D array"):
+        fnp.correlate(np.ones(0), np.ones(2))
+    with pytest.raises(ValueError, match="mode must be 'full', 'same' or 'valid'"):
+        fnp.convolve(np.ones(3), np.ones(2), mode="circular")

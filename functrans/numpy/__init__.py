@@ -45,12 +45,13 @@ from functrans.numpy._shape import (reshape, ravel, transpose, swapaxes, moveaxi
                                     flip, pad, shape, ndim, size)
 from functrans.numpy._indexing import (newaxis, where, diagonal, diag, tril, triu)
 from functrans.numpy._contractions import (matmul, dot, vdot, inner, outer, tensordot, einsum)
+from functrans.numpy._contractions import convolve, correlate
 from functrans.numpy import linalg
 from functrans.numpy import fft
 from functrans.numpy._array_methods import install_tracer_methods as _install_tracer_methods
 
 __all__ = [
-    "fft",
+    "fft", "convolve", "correlate",
     "abs", "absolute", "add", "all", "amax", "amin", "any", "arange", "arccos", "arcsin",
     "arctan", "arctan2", "argmax", "argmin", "around", "array", "asarray", "astype",
     "atleast_1d", "atleast_2d", "bool_", "broadcast_arrays", "broadcast_to", "ceil", "clip",
