@@ -52,13 +52,13 @@ fft_p = Primitive("fft")
 
 
 def _fft_type(fft_type) -> FftType:
-    if isinstance(fft_type, str):
-        try:
+    try:
+        if isinstance(fft_type, str):
             return FftType[fft_type.upper()]
-        except KeyError:
-            pass
-    elif isinstance(fft_type, (int, np.integer)) and int(fft_type) in FftType._value2member_map_:
-        return FftType(int(fft_type))
+        if isinstance(fft_type, (int, np.integer)) and not isinstance(fft_type, bool):
+            return FftType(int(fft_type))
+    except (KeyError, ValueError):
+        pass
     raise ValueError(f"fft: fft_type must be one of {[t.name for t in FftType]} (a FftType "
                      f"or its name), got {fft_type!r}")
 
@@ -85,14 +85,14 @@ def _fft_abstract_eval(aval: ShapedArray, *, fft_type, fft_lengths):
                         f"{aval.dtype}; convert it with convert_element_type first")
     lead, trailing = aval.shape[:aval.ndim - rank], aval.shape[aval.ndim - rank:]
     expected = lengths
-    if fft_type is FftType.IRFFT and rank:
+    if fft_type is FftType.IRFFT:
         expected = lengths[:-1] + (lengths[-1] // 2 + 1,)
     if trailing != expected:
         raise ValueError(f"fft: {fft_type.name} with fft_lengths {lengths} needs trailing "
                          f"axes {expected}, got an operand of shape {aval.shape}; slice or "
                          "pad the operand first")
     out = lengths
-    if fft_type is FftType.RFFT and rank:
+    if fft_type is FftType.RFFT:
         out = lengths[:-1] + (lengths[-1] // 2 + 1,)
     dtype = _real_dtype(aval.dtype) if fft_type is FftType.IRFFT else _complex_dtype(aval.dtype)
     return ShapedArray(lead + out, dtype)
@@ -102,9 +102,6 @@ def _fft_impl(x, *, fft_type, fft_lengths):
     xp = backend.array_module(x)
     rank = len(fft_lengths)
     axes = tuple(range(x.ndim - rank, x.ndim))
-    if not rank:  # no axes: the identity (in the output's dtype)
-        return xp.asarray(x).astype(_fft_abstract_eval(get_aval(x), fft_type=fft_type,
-                                                       fft_lengths=fft_lengths).dtype)
     if fft_type is FftType.FFT:
         out = xp.fft.fftn(x, axes=axes)
     elif fft_type is FftType.IFFT:
@@ -130,7 +127,7 @@ def _bin_weights(fft_lengths, like, dtype):
 
 
 def _fft_transpose(ct, x, *, fft_type, fft_lengths):
-    if fft_type in (FftType.FFT, FftType.IFFT) or not fft_lengths:
+    if fft_type in (FftType.FFT, FftType.IFFT):
         return [fft_p.bind(ct, fft_type=fft_type, fft_lengths=fft_lengths)]
     size = int(np.prod(fft_lengths))
     dtype = get_aval(ct).dtype
@@ -163,7 +160,8 @@ def fft(x, fft_type: FftType | str, fft_lengths: Sequence[int]):
     if isinstance(fft_lengths, (int, np.integer)):
         fft_lengths = (fft_lengths,)
     lengths = tuple(int(n) for n in fft_lengths)
-    if any(n < 1 for n in lengths):
-        raise ValueError(f"fft: fft_lengths must be positive, got {tuple(fft_lengths)}")
+    if not lengths or any(n < 1 for n in lengths):
+        raise ValueError(f"fft: fft_lengths must be one or more positive lengths, got "
+                         f"{tuple(fft_lengths)}")
     _fft_abstract_eval(get_aval(x), fft_type=fft_type, fft_lengths=lengths)  # eager: checks
     return fft_p.bind(x, fft_type=fft_type, fft_lengths=lengths)
