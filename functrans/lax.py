@@ -13,6 +13,7 @@ from functrans.primitives.elementwise import (RoundingMethod, abs, acos, add, as
                                               min, mul, ne, neg, pow, real, round, select,
                                               sign, sin, sinh, sqrt, sub, tan, tanh)
 from functrans.primitives.cumulative import cummax, cummin, cumprod, cumsum, reduce_prod
+from functrans.primitives.fft import FftType, fft
 from functrans.primitives.gather import gather, iota, scatter_add
 from functrans.primitives.indexing import dynamic_slice, dynamic_update_slice
 from functrans.primitives.linalg import dot_general
@@ -23,16 +24,16 @@ from functrans.primitives.slicing import concatenate, pad, slice
 from functrans.primitives.shape import transpose_axes as _transpose_axes
 
 __all__ = [
-    "RoundingMethod", "abs", "acos", "add", "argmax", "argmin", "asin", "atan", "atan2",
-    "bitwise_and", "bitwise_not", "bitwise_or", "broadcast", "broadcast_in_dim", "ceil",
-    "complex", "concatenate", "cond", "conj", "convert_element_type", "cos", "cosh",
+    "FftType", "RoundingMethod", "abs", "acos", "add", "argmax", "argmin", "asin", "atan",
+    "atan2", "bitwise_and", "bitwise_not", "bitwise_or", "broadcast", "broadcast_in_dim",
+    "ceil", "complex", "concatenate", "cond", "conj", "convert_element_type", "cos", "cosh",
     "cummax", "cummin", "cumprod", "cumsum", "div", "dot_general", "dynamic_slice",
-    "dynamic_update_slice", "eq", "exp", "expand_dims", "expm1", "floor", "fori_loop", "ge",
-    "gather", "gt", "imag", "integer_pow", "iota", "is_finite", "le", "log", "log1p", "logistic", "lt", "max",
-    "min", "mul", "ne", "neg", "pad", "pow", "real", "reduce_max", "reduce_min",
-    "reduce_prod", "reduce_sum", "reshape", "rev", "round", "scan", "scatter_add", "select", "sign", "sin",
-    "sinh", "slice", "sqrt", "squeeze", "stop_gradient", "sub", "switch", "tan", "tanh",
-    "transpose", "while_loop", "zeros_like",
+    "dynamic_update_slice", "eq", "exp", "expand_dims", "expm1", "fft", "floor", "fori_loop",
+    "gather", "ge", "gt", "imag", "integer_pow", "iota", "is_finite", "le", "log", "log1p",
+    "logistic", "lt", "max", "min", "mul", "ne", "neg", "pad", "pow", "real", "reduce_max",
+    "reduce_min", "reduce_prod", "reduce_sum", "reshape", "rev", "round", "scan",
+    "scatter_add", "select", "sign", "sin", "sinh", "slice", "sqrt", "squeeze",
+    "stop_gradient", "sub", "switch", "tan", "tanh", "transpose", "while_loop", "zeros_like",
 ]
 
 

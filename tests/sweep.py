@@ -253,8 +253,10 @@ def _axpy(a, x, y):
 
 
 def vdot(xs, ys, hook: ArrayHook = NUMPY) -> float:
-    """The real part of the inner product of two pytrees of equal structure."""
-    return float(sum(np.real(np.vdot(hook.to_host(a), hook.to_host(b)))
+    """``Re(sum(x * y))`` over two pytrees of equal structure: the pairing that transposes
+    respect (no conjugation, as in JAX), so ``<ct, J t> == <vjp(ct), t>`` for complex
+    outputs too."""
+    return float(sum(np.real(np.sum(hook.to_host(a) * hook.to_host(b)))
                      for a, b in zip(tree_leaves(xs), tree_leaves(ys))))
 
 

@@ -20,6 +20,7 @@ module and its ``__all__``, and is imported and listed here:
 - ``_array_methods``: the operators and methods of tracers and NumPy's dispatch to us
 - ``_util``: argument helpers the families share
 - ``linalg``: the public ``functrans.numpy.linalg``
+- ``fft``: the public ``functrans.numpy.fft``
 """
 from functrans.numpy._dtypes import (bool_, complex64, complex128, dtype, float16, float32,
                                      float64, int8, int16, int32, int64, uint8, uint32, uint64,
@@ -45,10 +46,13 @@ from functrans.numpy._shape import (reshape, ravel, transpose, swapaxes, moveaxi
 from functrans.numpy._indexing import (newaxis, where, diagonal, diag, tril, triu, take,
                                        take_along_axis)
 from functrans.numpy._contractions import (matmul, dot, vdot, inner, outer, tensordot, einsum)
+from functrans.numpy._contractions import convolve, correlate
 from functrans.numpy import linalg
+from functrans.numpy import fft
 from functrans.numpy._array_methods import install_tracer_methods as _install_tracer_methods
 
 __all__ = [
+    "fft", "convolve", "correlate",
     "abs", "absolute", "add", "all", "amax", "amin", "any", "arange", "arccos", "arcsin",
     "arctan", "arctan2", "argmax", "argmin", "around", "array", "asarray", "astype",
     "atleast_1d", "atleast_2d", "bool_", "broadcast_arrays", "broadcast_to", "ceil", "clip",

@@ -18,7 +18,7 @@ import functrans.numpy._indexing as indexing
 import functrans.numpy._reductions as reductions
 import functrans.numpy._shape as shapes
 from functrans.core import Tracer, TracerArrayConversionError
-from functrans.numpy import linalg
+from functrans.numpy import fft, linalg
 from functrans.numpy._contractions import dot, matmul
 from functrans.numpy._dtypes import astype
 from functrans.numpy._elementwise import (absolute, add, clip, conj, equal, greater,
@@ -112,7 +112,7 @@ def _counterparts(numpy_namespace, families) -> dict:
 
 _ALL = {**_counterparts(np, [elementwise, reductions, shapes, indexing, contractions, creation,
                              dtypes]),
-        **_counterparts(np.linalg, [linalg])}
+        **_counterparts(np.linalg, [linalg]), **_counterparts(np.fft, [fft])}
 
 #: NumPy function -> functrans.numpy function, for ``np.sum(tracer)`` and the like
 NUMPY_FUNCTIONS = {f: fn for f, fn in _ALL.items() if not isinstance(f, np.ufunc)}
@@ -130,7 +130,8 @@ _OUR_NAMES = frozenset(name for family in (elementwise, reductions, shapes, inde
 
 def unsupported_numpy_error(name: str, detail: str = "") -> TracerArrayConversionError:
     """The one error for a NumPy function or ufunc that cannot run on a tracer."""
-    if name in _OUR_NAMES or name in {f"linalg.{n}" for n in linalg.__all__}:
+    if name in _OUR_NAMES or name in {f"{module.__name__.rsplit('.', 1)[-1]}.{n}"
+                                      for module in (linalg, fft) for n in module.__all__}:
         advice = f"use functrans.numpy.{name} instead"
     else:
         advice = (f"functrans.numpy has no {name}: write it with functrans.numpy / "
@@ -158,7 +159,7 @@ def _array_function(self, func, types, args, kwargs):
     fn = NUMPY_FUNCTIONS.get(func)
     if fn is None:
         module = getattr(func, "__module__", "") or ""
-        prefix = "linalg." if module.endswith("linalg") else ""
+        prefix = next((f"{sub}." for sub in ("linalg", "fft") if module.endswith(sub)), "")
         raise unsupported_numpy_error(prefix + func.__name__)
     return fn(*args, **kwargs)
 

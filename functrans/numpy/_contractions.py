@@ -14,7 +14,8 @@ from functrans.numpy._shape import ravel
 from functrans.numpy._util import arg, shape_of
 from functrans.primitives import shape as shape_ops
 
-__all__ = ["matmul", "dot", "vdot", "inner", "outer", "tensordot", "einsum"]
+__all__ = ["matmul", "dot", "vdot", "inner", "outer", "tensordot", "einsum", "convolve",
+           "correlate"]
 
 
 def matmul(a, b):
@@ -177,3 +178,73 @@ def _diagonal(x, axis1: int, axis2: int):
     strides = [1] * len(merged)
     strides[axis1] = n + 1
     return lax.slice(x, [0] * len(merged), merged, strides)
+
+
+# -- 1-D convolution and correlation -------------------------------------------------------
+
+
+def _vectors(name: str, a, v):
+    a, v = arg(a), arg(v)
+    for what, x in (("a", a), ("v", v)):
+        shape = shape_of(x)
+        if len(shape) != 1 or shape[0] == 0:
+            raise ValueError(f"{name}: {what} must be a non-empty 1-D array, got shape {shape}")
+    dtype = np.result_type(get_aval(a).dtype, get_aval(v).dtype)
+    return tuple(x if get_aval(x).dtype == dtype else lax.convert_element_type(x, dtype)
+                 for x in (a, v))
+
+
+def _shifted_rows(a, rows: int, length: int):
+    """The matrix ``M[i, c] = a[c - i]`` (zero outside ``a``) of shape ``(rows, length)``,
+    for ``length = len(a) + rows - 1``, in a fixed number of primitives: ``a`` padded
+    with zeros to ``length + 1`` and repeated ``rows`` times reads, in rows of
+    ``length``, one place further back on each row."""
+    n = shape_of(a)[0]
+    padded = lax.pad(a, get_aval(a).dtype.type(0), [(0, length + 1 - n, 0)])
+    tiled = shape_ops.reshape(shape_ops.broadcast_in_dim(padded, (rows, length + 1), (1,)),
+                              (rows * (length + 1),))
+    return shape_ops.reshape(lax.slice(tiled, (0,), (rows * length,)), (rows, length))
+
+
+def _convolve(name: str, a, v, mode: str, mirrored: bool = False):
+    if mode not in ("full", "same", "valid"):
+        raise ValueError(f"{name}: mode must be 'full', 'same' or 'valid', got {mode!r}")
+    n, m = shape_of(a)[0], shape_of(v)[0]
+    long, short = (a, v) if n >= m else (v, a)  # convolution commutes: the short one rows
+    rows, length = min(n, m), n + m - 1
+    full = lax.dot_general(short, _shifted_rows(long, rows, length), (((0,), (0,)), ((), ())))
+    if mode == "full":
+        return full
+    # "same" centres the window; with even overlap NumPy's correlate, which swaps a longer
+    # v to the front and reverses, leans the other way (``mirrored``).
+    same_start = rows // 2 if mirrored else (rows - 1) // 2
+    start, size = (same_start, max(n, m)) if mode == "same" else (rows - 1, abs(n - m) + 1)
+    return lax.slice(full, (start,), (start + size,))
+
+
+def convolve(a, v, mode: str = "full"):
+    """The discrete linear convolution of two 1-D arrays, ``out[k] = sum_i a[i] v[k - i]``;
+    ``mode`` keeps all ``len(a) + len(v) - 1`` values ("full"), the central
+    ``max(len(a), len(v))`` ("same") or those where the arrays overlap fully ("valid").
+
+    >>> import numpy as np, functrans.numpy as fnp
+    >>> fnp.convolve(np.array([1.0, 2.0, 3.0]), np.array([0.0, 1.0, 0.5]))
+    array([0. , 1. , 2.5, 4. , 1.5])
+    """
+    a, v = _vectors("convolve", a, v)
+    return _convolve("convolve", a, v, mode)
+
+
+def correlate(a, v, mode: str = "valid"):
+    """The cross-correlation of two 1-D arrays, ``out[k] = sum_n a[n + k] conj(v[n])``
+    (NumPy's definition), with ``convolve``'s modes ("valid" by default).
+
+    >>> import numpy as np, functrans.numpy as fnp
+    >>> fnp.correlate(np.array([1.0, 2.0, 3.0]), np.array([0.0, 1.0, 0.5]), "full")
+    array([0.5, 2. , 3.5, 3. , 0. ])
+    """
+    a, v = _vectors("correlate", a, v)
+    if get_aval(v).dtype.kind == "c":
+        v = conj(v)
+    return _convolve("correlate", a, shape_ops.rev(v, (0,)), mode,
+                     mirrored=shape_of(v)[0] > shape_of(a)[0])
