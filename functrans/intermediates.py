@@ -27,7 +27,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from functrans import api
+from functrans import api, jaxpr_transforms
 from functrans.api_util import argnums_tuple, partial_over
 from functrans.core import ShapedArray, get_aval
 from functrans.primitives.elementwise import add
@@ -41,6 +41,9 @@ class _Contexts(threading.local):
 
 
 _contexts = _Contexts()
+# What tag does depends on the active contexts: traces cached while one is active are
+# told apart from the others.
+jaxpr_transforms.register_trace_context(lambda: tuple(map(id, _contexts.stack)))
 
 
 class _Collect:

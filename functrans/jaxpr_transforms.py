@@ -50,7 +50,7 @@ from functrans.primitives.shape import bdim_to_front
 from functrans.tree_util import PyTreeDef, tree_flatten, tree_unflatten
 
 __all__ = [
-    "trace_function", "closure_convert", "jvp_jaxpr", "partial_eval_jaxpr", "linearize_jaxpr",
+    "trace_function", "register_trace_context", "closure_convert", "jvp_jaxpr", "partial_eval_jaxpr", "linearize_jaxpr",
     "transpose_jaxpr", "batch_jaxpr", "memoize_on_jaxpr", "cache_info", "clear_caches",
 ]
 
@@ -132,41 +132,64 @@ closure_convert = memoize_on_jaxpr(partial_eval.closure_convert)
 # Tracing user functions, cached
 # ------------------------------------------------------------------------------------------
 
+#: Functions giving what else a trace depends on at the time it is made (e.g. the tags
+#: that ``intermediate_grads`` instruments); their values are part of every trace's key.
+_trace_contexts: list[Callable[[], Any]] = []
+
+
+def register_trace_context(provider: Callable[[], Any]) -> None:
+    """Make ``provider()`` (hashable) part of the key of every cached trace: a module whose
+    state changes what tracing a function records registers it here."""
+    _trace_contexts.append(provider)
+
+
 #: function -> LRU of its traces: key -> (jaxpr, consts, out_tree, guard)
 _traces: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _clearers.append(_traces.clear)
 _TRACES_PER_FUNCTION = 16
 
 
-def _referenced_globals(code: types.CodeType, globs: dict, names: set) -> None:
-    for name in code.co_names:
-        if name in globs:
-            names.add(name)
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            _referenced_globals(const, globs, names)
+#: code object -> the names its code (nested code included) may read as globals
+_code_names: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def _guard(fun) -> tuple | None:
-    """What a cached trace of ``fun`` silently depends on besides its arguments: the objects
-    in its closure cells and the global names its code reads.  ``None`` if they include a
-    tracer (the trace then belongs to one call of an enclosing transform)."""
-    fn = getattr(fun, "__func__", fun)  # bound methods: their function
+def _names_read(code: types.CodeType) -> tuple:
+    names = _code_names.get(code)
+    if names is None:
+        found, stack = set(), [code]
+        while stack:
+            c = stack.pop()
+            found.update(c.co_names)
+            stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+        names = _code_names[code] = tuple(sorted(found))
+    return names
+
+
+def _owner_and_guard(fun) -> tuple:
+    """The object a trace of ``fun`` is cached under, and what the trace silently depends
+    on besides the arguments (compared by identity when the cache is read).
+
+    A Python function is cached under its code object, so a ``lambda`` written inline
+    (a new function object on every call) finds its trace again when it closes over the
+    same objects; the guard holds its closure cells, the globals its code reads, its
+    defaults and its globals dictionary.  The guard is None if it holds a tracer: the trace
+    belongs to one call of an enclosing transform and is not kept."""
+    fn, values = fun, []
+    if isinstance(fun, types.MethodType):
+        fn, values = fun.__func__, [fun.__self__]
     if not isinstance(fn, types.FunctionType):
-        return ()
-    cells = []
+        return fun, ()
     for cell in fn.__closure__ or ():
         try:
-            cells.append(cell.cell_contents)
+            values.append(cell.cell_contents)
         except ValueError:  # an empty cell
-            cells.append(_EMPTY)
-    names: set = set()
-    _referenced_globals(fn.__code__, fn.__globals__, names)
-    globs = [fn.__globals__[n] for n in sorted(names)]
-    values = cells + globs + list(fn.__defaults__ or ())
+            values.append(_EMPTY)
+    globs = fn.__globals__
+    values += [globs.get(n, _EMPTY) for n in _names_read(fn.__code__)]
+    values += [globs, *(fn.__defaults__ or ()), *(fn.__kwdefaults__ or {}).values()]
     if any(isinstance(v, Tracer) for v in values):
-        return None
-    return tuple(values)
+        return fn.__code__, None
+    return fn.__code__, tuple(values)
 
 
 _EMPTY = object()
@@ -183,18 +206,19 @@ def trace_function(fun: Callable, in_tree: PyTreeDef, in_avals: Sequence[ShapedA
     ``in_avals``) to a jaxpr taking its constants as leading arguments.  Returns
     ``(jaxpr, consts, out_tree)``.
 
-    Traces are cached by the identity of ``key`` (default: ``fun``), the argument structure
-    and types, and the identity of the objects ``key`` depends on silently (closure cells,
-    referenced globals, defaults), as JAX caches the bodies of its control flow.  A trace
+    Traces are cached by ``key`` (default: ``fun``; a Python function by its code), the
+    argument structure and types, and the identity of the objects ``key`` depends on
+    silently (closure cells, referenced globals, defaults), as JAX caches the bodies of its
+    control flow.  A trace
     whose constants include tracers of an enclosing transform is never reused.  Like JAX,
     a function that reads mutable state through an attribute or a container it closes over
     (``self.w``, ``params["w"]`` replaced by another array) gets the state seen by its
     first trace: pass such values as arguments.  ``static`` holds the other values the
     trace depends on (static arguments); unhashable ones turn caching off for the call.
     """
-    owner = fun if key is None else key
-    guard = _guard(owner)
-    cache_key = (in_tree, tuple(in_avals), name, static)
+    owner, guard = _owner_and_guard(fun if key is None else key)
+    cache_key = (in_tree, tuple(in_avals), name, static,
+                 tuple(provider() for provider in _trace_contexts))
     if guard is not None:
         try:
             with _lock:

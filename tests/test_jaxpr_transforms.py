@@ -233,3 +233,40 @@ def test_no_function_local_imports_of_functrans():
     local = [(p.relative_to(PACKAGE).as_posix(), m) for p in sorted(PACKAGE.rglob("*.py"))
              for m, top in _imports(p) if not top and m.startswith("functrans")]
     assert not local, local
+
+
+def test_inline_lambdas_find_their_trace_again():
+    """A lambda written inside the function is a new object on every call; it is cached
+    under its code, so calling the function again traces nothing."""
+    def f(x):
+        c, ys = lax.scan(lambda c, v: (c * 0.9 + fnp.sin(v), c * v), 0.0, x)
+        return c + fnp.sum(ys)
+
+    x = np.array([0.1, 0.2, 0.3])
+    g = ft.grad(f)
+    g(x)
+    before = _misses()
+    np.testing.assert_allclose(g(x), g(x))
+    assert _misses() == before
+
+
+def test_inline_lambdas_closing_over_other_values_trace_again():
+    def f(x, scale):
+        return lax.scan(lambda c, v: (c + scale * v, None), 0.0, x)[0]
+
+    x = np.ones(3)
+    assert f(x, 2.0) == 6.0
+    assert f(x, 5.0) == 15.0  # another object in the closure cell: not the cached trace
+
+
+def test_tags_in_a_cached_body_are_seen_by_intermediate_grads():
+    def body(c, _):
+        return 1.5 * ft.tag(fnp.sin(c), "s"), None
+
+    def f(x):
+        return fnp.sum(lax.scan(body, x, None, length=2)[0])
+
+    x = np.array([0.3, 0.7])
+    f(x)  # cached without a tag context
+    _, inter = ft.intermediate_grads(f)(x)
+    assert np.all(inter["s"] != 0)
