@@ -3,6 +3,7 @@
 Unlike ``functrans.numpy`` these do no implicit dtype promotion beyond NumPy's rules for
 the operation itself, and shape operations take explicit static parameters.
 """
+from functrans import lax_linalg as linalg
 from functrans.primitives.control_flow import cond, fori_loop, scan, switch, while_loop
 from functrans.primitives.conversion import convert_element_type, stop_gradient, zeros_like
 from functrans.primitives.elementwise import (RoundingMethod, abs, acos, add, asin, atan,
@@ -33,3 +34,4 @@ __all__ = [
     "sinh", "slice", "sqrt", "squeeze", "stop_gradient", "sub", "switch", "tan", "tanh",
     "transpose", "while_loop", "zeros_like",
 ]
+__all__ += ["linalg"]  # the submodule of linear-algebra functions, as jax.lax.linalg

@@ -136,8 +136,8 @@ CASES = [
     Case("zeros_like", lambda x: lax.add(x, lax.zeros_like(x)), [A(3)]),
 ]
 
-IDS = [c.name for c in CASES]
 CASES += discovered_cases("PRIMITIVE_CASES")
+IDS = [c.name for c in CASES]
 DIFF_CASES = [c for c in CASES if c.differentiable]
 FLOAT32_CASES = [c for c in CASES if F32 in c.dtypes]
 

@@ -1,0 +1,265 @@
+"""Matrix decompositions and solves on the last two axes (``cholesky``,
+``triangular_solve``); leading axes are batch members.
+
+Each primitive reads only the part of its matrix operand that its impl reads, and its
+derivative is exactly that of the impl:
+
+* ``cholesky(a)`` reads the lower triangle of ``a`` (the strict upper triangle is taken to
+  be the conjugate transpose of the strict lower one).  With ``L = cholesky(a)`` and the
+  Hermitian tangent ``dA`` built from the lower triangle of the tangent,
+  ``dL = L Φ(L⁻¹ dA L⁻ᴴ)`` where ``Φ`` keeps the lower triangle and halves the diagonal.
+* ``triangular_solve(a, b)`` reads one triangle of ``a`` (without its diagonal if
+  ``unit_diagonal``); it is linear in ``b``, so its transpose in ``b`` is a triangular solve
+  with ``a`` transposed, and ``d x = -op(a)⁻¹ op(da) x`` (left side) in ``a``.
+
+Complex transposes are linear transposes (no conjugation), as for ``dot_general``.
+"""
+from __future__ import annotations
+
+from functrans import backend
+from functrans.backend import array_module, coerce
+from functrans.core import Primitive, ShapedArray, abstract_eval_rules, get_aval, impl_rules
+from functrans.interpreters import ad, batching, transpose
+from functrans.interpreters.batching import not_mapped
+from functrans.interpreters.transpose import is_undefined_primal
+from functrans.primitives.elementwise import add, conj, mul, neg
+from functrans.primitives.linalg import dot_general_p
+from functrans.primitives.shape import broadcast_in_dim, moveaxis, shape_of, transpose_axes
+
+# -- helpers on stacks of matrices, in primitives ------------------------------------------
+
+
+def _swap_last(x):
+    """The matrix transpose of every member of the stack ``x``."""
+    nd = len(shape_of(x))
+    return transpose_axes(x, tuple(range(nd - 2)) + (nd - 1, nd - 2))
+
+
+def _adjoint(x):
+    return conj(_swap_last(x)) if get_aval(x).dtype.kind == "c" else _swap_last(x)
+
+
+def _triangle_mask(x, lower: bool, k: int = 0):
+    """A 0/1 array of ``x``'s shape and dtype: the lower triangle at and below diagonal
+    ``k`` (``lower``), or the upper one at and above diagonal ``k``, of every matrix."""
+    shape, dtype = shape_of(x), get_aval(x).dtype
+    n, m = shape[-2], shape[-1]
+    tri = backend.tri(n, m, k, dtype=dtype, like=x)
+    if not lower:
+        tri = 1 - backend.tri(n, m, k - 1, dtype=dtype, like=x)
+    return broadcast_in_dim(tri, shape, (len(shape) - 2, len(shape) - 1))
+
+
+def _triangle(x, lower: bool, k: int = 0):
+    return mul(x, _triangle_mask(x, lower, k))
+
+
+def _matmul(a, b):
+    """Batched matrix product of two stacks with equal batch shapes."""
+    nd = len(shape_of(a))
+    batch = tuple(range(nd - 2))
+    return dot_general_p.bind(a, b, dimension_numbers=(((nd - 1,), (nd - 2,)), (batch, batch)))
+
+
+def _check_inexact(name: str, what: str, aval: ShapedArray) -> None:
+    if aval.dtype.kind not in "fc":
+        raise TypeError(f"{name}: {what} must be a floating or complex array, got dtype "
+                        f"{aval.dtype}; convert it first (convert_element_type, or use "
+                        "functrans.numpy.linalg, which promotes integers)")
+
+
+def _check_square(name: str, what: str, aval: ShapedArray) -> None:
+    if aval.ndim < 2 or aval.shape[-1] != aval.shape[-2]:
+        raise ValueError(f"{name}: {what} must be a stack of square matrices of shape "
+                         f"(..., n, n), got shape {aval.shape}")
+
+
+# -- cholesky ------------------------------------------------------------------------------
+
+cholesky_p = Primitive("cholesky")
+
+
+def _cholesky_impl(a):
+    xp = array_module(a)
+    (a,) = coerce(xp, a)
+    # Read the lower triangle only, on every backend: the JVP below assumes it.
+    lower = xp.tril(a)
+    hermitian = lower + xp.conj(xp.swapaxes(xp.tril(a, -1), -1, -2))
+    return xp.linalg.cholesky(hermitian)
+
+
+def _cholesky_abstract_eval(a):
+    _check_inexact("cholesky", "the operand", a)
+    _check_square("cholesky", "the operand", a)
+    return ShapedArray(a.shape, a.dtype)
+
+
+def _cholesky_jvp(primals, tangents):
+    (a,), (t,) = primals, tangents
+    L = cholesky_p.bind(a)
+    if type(t) is ad.Zero:
+        return L, ad.Zero.from_value(L)
+    # The Hermitian tangent the impl sees: the lower triangle, mirrored.
+    dA = add(_triangle(t, True), _adjoint(_triangle(t, True, -1)))
+    left = triangular_solve_p.bind(L, dA, **_SOLVE_L)            # L⁻¹ dA
+    X = triangular_solve_p.bind(L, left, **_SOLVE_LH_RIGHT)      # L⁻¹ dA L⁻ᴴ
+    half_diagonal = add(_triangle(X, True, -1), mul(0.5, _diagonal_part(X)))
+    return L, _matmul(L, half_diagonal)
+
+
+def _diagonal_part(x):
+    shape, dtype = shape_of(x), get_aval(x).dtype
+    eye = backend.eye(shape[-2], shape[-1], dtype=dtype, like=x)
+    return mul(x, broadcast_in_dim(eye, shape, (len(shape) - 2, len(shape) - 1)))
+
+
+_SOLVE_L = dict(left_side=True, lower=True, transpose_a=False, conjugate_a=False,
+                unit_diagonal=False)
+_SOLVE_LH_RIGHT = dict(left_side=False, lower=True, transpose_a=True, conjugate_a=True,
+                       unit_diagonal=False)
+
+impl_rules[cholesky_p] = _cholesky_impl
+abstract_eval_rules[cholesky_p] = _cholesky_abstract_eval
+ad.jvp_rules[cholesky_p] = _cholesky_jvp
+batching.defleading_dims(cholesky_p, moveaxis)
+
+
+def cholesky(x, *, symmetrize_input: bool = True):
+    """The lower Cholesky factor ``L`` of each Hermitian positive-definite matrix in ``x``
+    (shape ``(..., n, n)``): ``x = L Lᴴ``.
+
+    With ``symmetrize_input`` (the default, as JAX) ``x`` is replaced by ``(x + xᴴ) / 2``
+    first, so the gradient with respect to ``x`` is Hermitian; without it only the lower
+    triangle of ``x`` is read, and the gradient is lower triangular.  A matrix that is not
+    positive definite raises NumPy's ``LinAlgError`` on concrete values.
+
+    >>> import numpy as np
+    >>> from functrans.lax_linalg import cholesky
+    >>> cholesky(np.array([[4.0, 2.0], [2.0, 5.0]]))
+    array([[2., 0.],
+           [1., 2.]])
+    """
+    aval = get_aval(x)
+    _check_inexact("cholesky", "x", aval)
+    _check_square("cholesky", "x", aval)
+    if symmetrize_input:
+        x = mul(add(x, _adjoint(x)), 0.5)
+    return cholesky_p.bind(x)
+
+
+# -- triangular_solve ----------------------------------------------------------------------
+
+triangular_solve_p = Primitive("triangular_solve")
+
+
+def _triangular_solve_impl(a, b, *, left_side, lower, transpose_a, conjugate_a,
+                           unit_diagonal):
+    xp = array_module(a, b)
+    a, b = coerce(xp, a, b)
+    m = xp.tril(a) if lower else xp.triu(a)
+    if unit_diagonal:
+        eye = xp.eye(a.shape[-1], dtype=bool)
+        m = xp.where(eye, xp.ones((), a.dtype), m)
+    if conjugate_a:
+        m = xp.conj(m)
+    if transpose_a:
+        m = xp.swapaxes(m, -1, -2)
+    if left_side:  # op(a) x = b
+        return xp.linalg.solve(m, b)
+    # x op(a) = b  <=>  op(a)ᵀ xᵀ = bᵀ
+    return xp.swapaxes(xp.linalg.solve(xp.swapaxes(m, -1, -2), xp.swapaxes(b, -1, -2)), -1, -2)
+
+
+def _triangular_solve_abstract_eval(a, b, *, left_side, lower, transpose_a, conjugate_a,
+                                    unit_diagonal):
+    name = "triangular_solve"
+    _check_inexact(name, "a", a)
+    _check_inexact(name, "b", b)
+    _check_square(name, "a", a)
+    if a.dtype != b.dtype:
+        raise TypeError(f"{name}: a and b must have the same dtype, got {a.dtype} and "
+                        f"{b.dtype}; convert one of them")
+    if b.ndim != a.ndim or b.shape[:-2] != a.shape[:-2]:
+        raise ValueError(f"{name}: a (shape {a.shape}) and b (shape {b.shape}) must have the "
+                         "same rank and the same leading (batch) dimensions")
+    n = a.shape[-1]
+    side = b.shape[-2] if left_side else b.shape[-1]
+    if side != n:
+        where = "rows" if left_side else "columns"
+        raise ValueError(f"{name}: with left_side={left_side} b must have {n} {where} "
+                         f"(a has shape {a.shape}), got b of shape {b.shape}")
+    return ShapedArray(b.shape, b.dtype)
+
+
+def _op(a, transpose_a: bool, conjugate_a: bool):
+    if conjugate_a and get_aval(a).dtype.kind == "c":
+        a = conj(a)
+    return _swap_last(a) if transpose_a else a
+
+
+def _triangular_solve_jvp_a(g, x, a, b, *, left_side, lower, transpose_a, conjugate_a,
+                            unit_diagonal):
+    # Only the triangle the impl reads moves: d op(a) = op(da restricted to it).
+    dA = _op(_triangle(g, lower, (-1 if lower else 1) if unit_diagonal else 0),
+             transpose_a, conjugate_a)
+    params = dict(left_side=left_side, lower=lower, transpose_a=transpose_a,
+                  conjugate_a=conjugate_a, unit_diagonal=unit_diagonal)
+    rhs = _matmul(dA, x) if left_side else _matmul(x, dA)
+    return neg(triangular_solve_p.bind(a, rhs, **params))
+
+
+def _triangular_solve_jvp_b(g, x, a, b, **params):
+    return triangular_solve_p.bind(a, g, **params)
+
+
+def _triangular_solve_transpose(ct, a, b, *, left_side, lower, transpose_a, conjugate_a,
+                                unit_diagonal):
+    assert not is_undefined_primal(a), "triangular_solve is linear in b only"
+    ct_b = triangular_solve_p.bind(a, ct, left_side=left_side, lower=lower,
+                                   transpose_a=not transpose_a, conjugate_a=conjugate_a,
+                                   unit_diagonal=unit_diagonal)
+    return [None, ct_b]
+
+
+def _triangular_solve_batch(vals, dims, **params):
+    # Batch axes to the front; an unbatched operand is broadcast along the batch.
+    size = next(shape_of(v)[d] for v, d in zip(vals, dims) if d is not not_mapped)
+    out = []
+    for v, d in zip(vals, dims):
+        if d is not_mapped:
+            shape = shape_of(v)
+            v = broadcast_in_dim(v, (size,) + shape, tuple(range(1, len(shape) + 1)))
+        elif d != 0:
+            v = moveaxis(v, d, 0)
+        out.append(v)
+    return triangular_solve_p.bind(*out, **params), 0
+
+
+impl_rules[triangular_solve_p] = _triangular_solve_impl
+abstract_eval_rules[triangular_solve_p] = _triangular_solve_abstract_eval
+ad.defjvp(triangular_solve_p, _triangular_solve_jvp_a, _triangular_solve_jvp_b)
+transpose.deftranspose(triangular_solve_p, _triangular_solve_transpose)
+batching.batching_rules[triangular_solve_p] = _triangular_solve_batch
+
+
+def triangular_solve(a, b, left_side: bool = False, lower: bool = False,
+                     transpose_a: bool = False, conjugate_a: bool = False,
+                     unit_diagonal: bool = False):
+    """Solve ``op(a) x = b`` (``left_side``) or ``x op(a) = b`` for ``x``, where ``a`` is
+    triangular (only its ``lower`` or upper triangle is read; its diagonal is taken to be
+    ones if ``unit_diagonal``) and ``op`` transposes if ``transpose_a`` and conjugates if
+    ``conjugate_a``.  ``a`` is ``(..., m, m)``; ``b`` is ``(..., m, n)`` for the left side,
+    ``(..., n, m)`` for the right, with the same leading (batch) dimensions as ``a``.
+    Linear in ``b``.  The defaults are JAX's.
+
+    >>> import numpy as np
+    >>> from functrans.lax_linalg import triangular_solve
+    >>> a = np.array([[2.0, 0.0], [1.0, 4.0]])
+    >>> triangular_solve(a, np.array([[2.0], [9.0]]), left_side=True, lower=True)
+    array([[1.],
+           [2.]])
+    """
+    return triangular_solve_p.bind(a, b, left_side=bool(left_side), lower=bool(lower),
+                                   transpose_a=bool(transpose_a),
+                                   conjugate_a=bool(conjugate_a),
+                                   unit_diagonal=bool(unit_diagonal))

@@ -1,0 +1,86 @@
+"""Sweep cases of the linear-algebra family (functrans/primitives/decompositions.py and
+functrans.numpy.linalg): checked by tests/test_primitives.py and tests/test_numpy.py.
+
+Decompositions need well-posed inputs, so most cases build them from unconstrained draws:
+``_spd(x) = x xᴴ + 3 I`` is Hermitian positive definite, and ``x + 3 I`` has a triangle far
+from singular.  Complex cases take two real draws and join them with ``lax.complex``, so
+the derivative checks (which draw real inputs) cover complex matrices too; their complex
+results are returned as real and imaginary parts side by side."""
+from __future__ import annotations
+
+import numpy as np
+
+from functrans import lax
+from sweep import A, Case
+
+
+def _mT(x):
+    nd = len(np.shape(x))
+    return lax.transpose(x, tuple(range(nd - 2)) + (nd - 1, nd - 2))
+
+
+def _matmul(a, b):
+    nd = len(np.shape(a))
+    batch = tuple(range(nd - 2))
+    return lax.dot_general(a, b, (((nd - 1,), (nd - 2,)), (batch, batch)))
+
+
+def _spd(x):
+    """A Hermitian positive-definite matrix (stack) from any square one."""
+    xh = lax.conj(_mT(x)) if np.dtype(x.dtype).kind == "c" else _mT(x)
+    n = np.shape(x)[-1]
+    return lax.add(_matmul(x, xh), lax.convert_element_type(3.0 * np.eye(n), x.dtype))
+
+
+def _shifted(a):
+    n = np.shape(a)[-1]
+    return lax.add(a, lax.convert_element_type(3.0 * np.eye(n), a.dtype))
+
+
+def _cplx(x, y):
+    return lax.complex(x, y)
+
+
+def _parts(z):
+    """The real and imaginary parts of ``z`` side by side: the harness pairs cotangents with
+    real outputs."""
+    return lax.concatenate([lax.real(z), lax.imag(z)], len(np.shape(z)) - 1)
+
+
+def _solve(**params):
+    return lambda a, b: lax.linalg.triangular_solve(_shifted(a), b, **params)
+
+
+PRIMITIVE_CASES = [
+    Case("cholesky", lambda x: lax.linalg.cholesky(_spd(x)), [A(3, 3)]),
+    Case("cholesky_batched", lambda x: lax.linalg.cholesky(_spd(x)), [A(2, 4, 4)]),
+    # Only the lower triangle is read: the derivative in the strict upper one is zero.
+    Case("cholesky_reads_lower",
+         lambda x, y: lax.linalg.cholesky(lax.add(_spd(x), lax.mul(y, np.triu(np.ones((3, 3)),
+                                                                          1).astype(y.dtype))),
+                                          symmetrize_input=False),
+         [A(3, 3), A(3, 3)]),
+    Case("cholesky_complex", lambda x, y: _parts(lax.linalg.cholesky(_spd(_cplx(x, y)))),
+         [A(3, 3), A(3, 3)]),
+    Case("triangular_solve_left_lower", _solve(left_side=True, lower=True),
+         [A(3, 3), A(3, 2)]),
+    Case("triangular_solve_left_upper_transpose",
+         _solve(left_side=True, lower=False, transpose_a=True), [A(3, 3), A(3, 2)]),
+    Case("triangular_solve_right_lower_unit",
+         _solve(left_side=False, lower=True, unit_diagonal=True), [A(3, 3), A(2, 3)]),
+    Case("triangular_solve_right_upper_transpose",
+         _solve(left_side=False, lower=False, transpose_a=True), [A(3, 3), A(2, 3)]),
+    Case("triangular_solve_batched",
+         _solve(left_side=True, lower=True, transpose_a=True, unit_diagonal=True),
+         [A(2, 3, 3), A(2, 3, 4)]),
+    Case("triangular_solve_complex",
+         lambda a, c, b, d: _parts(lax.linalg.triangular_solve(
+             _shifted(_cplx(a, c)), _cplx(b, d), left_side=True, lower=True,
+             transpose_a=True, conjugate_a=True)),
+         [A(3, 3), A(3, 3), A(3, 2), A(3, 2)]),
+    Case("triangular_solve_complex_conjugate_only",
+         lambda a, c, b, d: _parts(lax.linalg.triangular_solve(
+             _shifted(_cplx(a, c)), _cplx(b, d), left_side=False, lower=False,
+             conjugate_a=True)),
+         [A(3, 3), A(3, 3), A(2, 3), A(2, 3)]),
+]
