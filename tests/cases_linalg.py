@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from functrans import lax
+from functrans import backend, lax
 from sweep import A, Case
 
 
@@ -25,16 +25,25 @@ def _matmul(a, b):
     return lax.dot_general(a, b, (((nd - 1,), (nd - 2,)), (batch, batch)))
 
 
+def _eye(x, scale):
+    """``scale`` times the identity, on the device of ``x`` (no host constants)."""
+    n = np.shape(x)[-1]
+    return backend.eye(n, dtype=x.dtype, like=x) * scale
+
+
 def _spd(x):
     """A Hermitian positive-definite matrix (stack) from any square one."""
     xh = lax.conj(_mT(x)) if np.dtype(x.dtype).kind == "c" else _mT(x)
-    n = np.shape(x)[-1]
-    return lax.add(_matmul(x, xh), lax.convert_element_type(3.0 * np.eye(n), x.dtype))
+    return lax.add(_matmul(x, xh), _eye(x, 3.0))
 
 
 def _shifted(a):
-    n = np.shape(a)[-1]
-    return lax.add(a, lax.convert_element_type(3.0 * np.eye(n), a.dtype))
+    return lax.add(a, _eye(a, 3.0))
+
+
+def _strict_upper(x):
+    n = np.shape(x)[-1]
+    return 1 - backend.tri(n, n, 0, dtype=x.dtype, like=x)
 
 
 def _cplx(x, y):
@@ -56,8 +65,7 @@ PRIMITIVE_CASES = [
     Case("cholesky_batched", lambda x: lax.linalg.cholesky(_spd(x)), [A(2, 4, 4)]),
     # Only the lower triangle is read: the derivative in the strict upper one is zero.
     Case("cholesky_reads_lower",
-         lambda x, y: lax.linalg.cholesky(lax.add(_spd(x), lax.mul(y, np.triu(np.ones((3, 3)),
-                                                                          1).astype(y.dtype))),
+         lambda x, y: lax.linalg.cholesky(lax.add(_spd(x), lax.mul(y, _strict_upper(y))),
                                           symmetrize_input=False),
          [A(3, 3), A(3, 3)]),
     Case("cholesky_complex", lambda x, y: _parts(lax.linalg.cholesky(_spd(_cplx(x, y)))),

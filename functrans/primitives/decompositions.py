@@ -39,19 +39,20 @@ def _adjoint(x):
     return conj(_swap_last(x)) if get_aval(x).dtype.kind == "c" else _swap_last(x)
 
 
-def _triangle_mask(x, lower: bool, k: int = 0):
+def _triangle_mask(x, lower: bool, k: int, like):
     """A 0/1 array of ``x``'s shape and dtype: the lower triangle at and below diagonal
-    ``k`` (``lower``), or the upper one at and above diagonal ``k``, of every matrix."""
+    ``k`` (``lower``), or the upper one at and above diagonal ``k``, of every matrix.  It is
+    made on the device of ``like``, a primal: a tangent being transposed has no device."""
     shape, dtype = shape_of(x), get_aval(x).dtype
     n, m = shape[-2], shape[-1]
-    tri = backend.tri(n, m, k, dtype=dtype, like=x)
+    tri = backend.tri(n, m, k, dtype=dtype, like=like)
     if not lower:
-        tri = 1 - backend.tri(n, m, k - 1, dtype=dtype, like=x)
+        tri = 1 - backend.tri(n, m, k - 1, dtype=dtype, like=like)
     return broadcast_in_dim(tri, shape, (len(shape) - 2, len(shape) - 1))
 
 
-def _triangle(x, lower: bool, k: int = 0):
-    return mul(x, _triangle_mask(x, lower, k))
+def _triangle(x, lower: bool, k: int, like):
+    return mul(x, _triangle_mask(x, lower, k, like))
 
 
 def _matmul(a, b):
@@ -100,16 +101,16 @@ def _cholesky_jvp(primals, tangents):
     if type(t) is ad.Zero:
         return L, ad.Zero.from_value(L)
     # The Hermitian tangent the impl sees: the lower triangle, mirrored.
-    dA = add(_triangle(t, True), _adjoint(_triangle(t, True, -1)))
+    dA = add(_triangle(t, True, 0, a), _adjoint(_triangle(t, True, -1, a)))
     left = triangular_solve_p.bind(L, dA, **_SOLVE_L)            # L⁻¹ dA
     X = triangular_solve_p.bind(L, left, **_SOLVE_LH_RIGHT)      # L⁻¹ dA L⁻ᴴ
-    half_diagonal = add(_triangle(X, True, -1), mul(0.5, _diagonal_part(X)))
+    half_diagonal = add(_triangle(X, True, -1, a), mul(0.5, _diagonal_part(X, a)))
     return L, _matmul(L, half_diagonal)
 
 
-def _diagonal_part(x):
+def _diagonal_part(x, like):
     shape, dtype = shape_of(x), get_aval(x).dtype
-    eye = backend.eye(shape[-2], shape[-1], dtype=dtype, like=x)
+    eye = backend.eye(shape[-2], shape[-1], dtype=dtype, like=like)
     return mul(x, broadcast_in_dim(eye, shape, (len(shape) - 2, len(shape) - 1)))
 
 
@@ -200,7 +201,7 @@ def _op(a, transpose_a: bool, conjugate_a: bool):
 def _triangular_solve_jvp_a(g, x, a, b, *, left_side, lower, transpose_a, conjugate_a,
                             unit_diagonal):
     # Only the triangle the impl reads moves: d op(a) = op(da restricted to it).
-    dA = _op(_triangle(g, lower, (-1 if lower else 1) if unit_diagonal else 0),
+    dA = _op(_triangle(g, lower, (-1 if lower else 1) if unit_diagonal else 0, a),
              transpose_a, conjugate_a)
     params = dict(left_side=left_side, lower=lower, transpose_a=transpose_a,
                   conjugate_a=conjugate_a, unit_diagonal=unit_diagonal)
