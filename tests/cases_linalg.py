@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from functrans import backend, lax
-from sweep import A, Case
+from sweep import C64, C128, F32, F64, I64, A, Case, numpy_case
 
 
 def _mT(x):
@@ -91,4 +91,24 @@ PRIMITIVE_CASES = [
              _shifted(_cplx(a, c)), _cplx(b, d), left_side=False, lower=False,
              conjugate_a=True)),
          [A(3, 3), A(3, 3), A(2, 3), A(2, 3)]),
+]
+
+
+def _spd_numpy(m, x):
+    """``x xᴴ + 3 I`` with ``m`` = functrans.numpy or numpy (the identity made from ``x``,
+    on its device)."""
+    identity = m.tril(m.triu(m.ones_like(x)))
+    return x @ m.conj(m.swapaxes(x, -1, -2)) + 3 * identity
+
+
+WITH_COMPLEX = (F64, F32, I64, C128, C64)
+
+NUMPY_CASES = [
+    numpy_case("linalg.cholesky", lambda m, x: m.linalg.cholesky(_spd_numpy(m, x)), A(3, 3),
+               dtypes=WITH_COMPLEX),
+    numpy_case("linalg.cholesky_upper",
+               lambda m, x: m.linalg.cholesky(_spd_numpy(m, x), upper=True), A(3, 3),
+               dtypes=WITH_COMPLEX),
+    numpy_case("linalg.cholesky_batched", lambda m, x: m.linalg.cholesky(_spd_numpy(m, x)),
+               A(2, 4, 4), dtypes=WITH_COMPLEX),
 ]

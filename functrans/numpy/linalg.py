@@ -1,4 +1,5 @@
-"""``functrans.numpy.linalg``: the norms of ``numpy.linalg`` that are smooth away from 0.
+"""``functrans.numpy.linalg``: ``numpy.linalg``'s functions, differentiable and batched
+over leading axes.
 
 >>> import numpy as np, functrans.numpy as fnp
 >>> float(fnp.linalg.norm(np.array([3.0, 4.0])))
@@ -13,11 +14,44 @@ from functrans.numpy._reductions import sum
 from functrans.numpy._util import promote_inexact
 from functrans.primitives.shape import normalize_axis
 
-__all__ = ["norm"]
+__all__ = ["cholesky", "norm"]
 
 
 def __dir__() -> list:
     return sorted(__all__)
+
+
+def _matrix_transpose(x):
+    nd = get_aval(x).ndim
+    return lax.transpose(x, tuple(range(nd - 2)) + (nd - 1, nd - 2))
+
+
+def _adjoint(x):
+    x = _matrix_transpose(x)
+    return lax.conj(x) if get_aval(x).dtype.kind == "c" else x
+
+
+def cholesky(a, /, *, upper: bool = False):
+    """The Cholesky factor of each Hermitian positive-definite matrix in ``a`` (shape
+    ``(..., n, n)``): lower ``L`` with ``a = L Lᴴ``, or upper ``U = Lᴴ`` with ``a = Uᴴ U``
+    if ``upper``.  Integers become float64.
+
+    As in JAX, ``a`` is taken to be Hermitian: its value is ``(a + aᴴ) / 2`` (which is ``a``
+    for the Hermitian inputs the factorization is meant for), so gradients are Hermitian.
+    NumPy instead reads one triangle; ``functrans.lax.linalg.cholesky(a,
+    symmetrize_input=False)`` does that too.
+
+    >>> import numpy as np, functrans as ft, functrans.numpy as fnp
+    >>> a = np.array([[4.0, 2.0], [2.0, 5.0]])
+    >>> fnp.linalg.cholesky(a)
+    array([[2., 0.],
+           [1., 2.]])
+    >>> ft.grad(lambda a: fnp.linalg.cholesky(a)[1, 1])(a)  # d sqrt(a11 - a10²/a00)
+    array([[ 0.0625, -0.125 ],
+           [-0.125 ,  0.25  ]])
+    """
+    factor = lax.linalg.cholesky(promote_inexact(a))
+    return _adjoint(factor) if upper else factor
 
 
 def norm(x, ord=None, axis=None, keepdims: bool = False):  # noqa: A002 (NumPy's name)

@@ -16,6 +16,8 @@ Complex transposes are linear transposes (no conjugation), as for ``dot_general`
 """
 from __future__ import annotations
 
+import numpy as np
+
 from functrans import backend
 from functrans.backend import array_module, coerce
 from functrans.core import Primitive, ShapedArray, abstract_eval_rules, get_aval, impl_rules
@@ -70,8 +72,9 @@ def _check_inexact(name: str, what: str, aval: ShapedArray) -> None:
 
 
 def _check_square(name: str, what: str, aval: ShapedArray) -> None:
+    # NumPy's LinAlgError, a ValueError: code written for numpy.linalg catches it.
     if aval.ndim < 2 or aval.shape[-1] != aval.shape[-2]:
-        raise ValueError(f"{name}: {what} must be a stack of square matrices of shape "
+        raise np.linalg.LinAlgError(f"{name}: {what} must be a stack of square matrices of shape "
                          f"(..., n, n), got shape {aval.shape}")
 
 
