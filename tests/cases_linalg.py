@@ -91,6 +91,13 @@ PRIMITIVE_CASES = [
              _shifted(_cplx(a, c)), _cplx(b, d), left_side=False, lower=False,
              conjugate_a=True)),
          [A(3, 3), A(3, 3), A(2, 3), A(2, 3)]),
+    Case("lu", lambda a: lax.linalg.lu(a)[0], [A(4, 4)]),
+    Case("lu_batched", lambda a: lax.linalg.lu(a)[0], [A(2, 3, 3)]),
+    Case("lu_complex", lambda a, b: _parts(lax.linalg.lu(_cplx(a, b))[0]), [A(3, 3), A(3, 3)]),
+    Case("lu_pivots_and_permutation",
+         lambda a: lax.concatenate(list(lax.linalg.lu(a)[1:]), len(np.shape(a)) - 2),
+         [A(2, 4, 4)],
+         differentiable=False),
 ]
 
 

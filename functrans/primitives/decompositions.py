@@ -1,5 +1,5 @@
 """Matrix decompositions and solves on the last two axes (``cholesky``,
-``triangular_solve``); leading axes are batch members.
+``triangular_solve``, ``lu``); leading axes are batch members.
 
 Each primitive reads only the part of its matrix operand that its impl reads, and its
 derivative is exactly that of the impl:
@@ -11,6 +11,8 @@ derivative is exactly that of the impl:
 * ``triangular_solve(a, b)`` reads one triangle of ``a`` (without its diagonal if
   ``unit_diagonal``); it is linear in ``b``, so its transpose in ``b`` is a triangular solve
   with ``a`` transposed, and ``d x = -op(a)⁻¹ op(da) x`` (left side) in ``a``.
+* ``lu(a)`` factors ``a[permutation] = L U`` with partial pivoting; with
+  ``X = L⁻¹ da[permutation] U⁻¹``, ``dL = L tril(X, -1)`` and ``dU = triu(X) U``.
 
 Complex transposes are linear transposes (no conjugation), as for ``dot_general``.
 """
@@ -24,7 +26,8 @@ from functrans.core import Primitive, ShapedArray, abstract_eval_rules, get_aval
 from functrans.interpreters import ad, batching, transpose
 from functrans.interpreters.batching import not_mapped
 from functrans.interpreters.transpose import is_undefined_primal
-from functrans.primitives.elementwise import add, conj, mul, neg
+from functrans.primitives.conversion import convert_element_type
+from functrans.primitives.elementwise import add, conj, eq, mul, neg
 from functrans.primitives.linalg import dot_general_p
 from functrans.primitives.shape import broadcast_in_dim, moveaxis, shape_of, transpose_axes
 
@@ -267,3 +270,97 @@ def triangular_solve(a, b, left_side: bool = False, lower: bool = False,
                                    transpose_a=bool(transpose_a),
                                    conjugate_a=bool(conjugate_a),
                                    unit_diagonal=bool(unit_diagonal))
+
+
+# -- lu ------------------------------------------------------------------------------------
+
+lu_p = Primitive("lu", multiple_results=True)
+
+
+def _lu_impl(a):
+    xp = array_module(a)
+    (a,) = coerce(xp, a)
+    shape, n = a.shape, a.shape[-1]
+    flat = xp.array(a, copy=True).reshape(-1, n, n)
+    count = flat.shape[0]
+    members = xp.arange(count)
+    permutation = xp.broadcast_to(xp.arange(n, dtype=np.int32), (count, n)).copy()
+    pivots = xp.empty((count, n), np.int32)
+    # Doolittle elimination with partial pivoting, all members of the batch at once.
+    for j in range(n):
+        p = xp.argmax(xp.abs(flat[:, j:, j]), axis=1) + j
+        pivots[:, j] = p
+        row = flat[:, j, :].copy()
+        flat[:, j, :] = flat[members, p, :]
+        flat[members, p, :] = row
+        index = permutation[:, j].copy()
+        permutation[:, j] = permutation[members, p]
+        permutation[members, p] = index
+        pivot = flat[:, j, j]
+        # A zero pivot has only zeros below it: dividing them by one keeps them zero.
+        flat[:, j + 1:, j] /= xp.where(pivot == 0, xp.ones((), flat.dtype), pivot)[:, None]
+        flat[:, j + 1:, j + 1:] -= flat[:, j + 1:, j, None] * flat[:, j, None, j + 1:]
+    batch = shape[:-2]
+    return [flat.reshape(shape), pivots.reshape(batch + (n,)),
+            permutation.reshape(batch + (n,))]
+
+
+def _lu_abstract_eval(a):
+    _check_inexact("lu", "the operand", a)
+    _check_square("lu", "the operand", a)
+    indices = ShapedArray(a.shape[:-1], np.int32)
+    return [ShapedArray(a.shape, a.dtype), indices, indices]
+
+
+def _permutation_matrix(permutation, dtype, like):
+    """The 0/1 matrices ``P`` with ``(P x)[i] = x[permutation[i]]``."""
+    shape = shape_of(permutation)
+    n = shape[-1]
+    full = shape + (n,)
+    columns = broadcast_in_dim(backend.arange(n, dtype=np.int32, like=like), full,
+                               (len(full) - 1,))
+    rows = broadcast_in_dim(permutation, full, tuple(range(len(shape))))
+    return convert_element_type(eq(rows, columns), dtype)
+
+
+def _lu_jvp(primals, tangents):
+    (a,), (t,) = primals, tangents
+    lu, pivots, permutation = lu_p.bind(a)
+    zeros = [ad.Zero.from_value(pivots), ad.Zero.from_value(permutation)]
+    if type(t) is ad.Zero:
+        return [lu, pivots, permutation], [ad.Zero.from_value(lu)] + zeros
+    dtype = get_aval(a).dtype
+    permuted = _matmul(_permutation_matrix(permutation, dtype, a), t)
+    left = triangular_solve_p.bind(lu, permuted, left_side=True, lower=True,
+                                   transpose_a=False, conjugate_a=False, unit_diagonal=True)
+    X = triangular_solve_p.bind(lu, left, left_side=False, lower=False, transpose_a=False,
+                                conjugate_a=False, unit_diagonal=False)
+    L = add(_triangle(lu, True, -1, a), _diagonal_part(_triangle_mask(lu, True, 0, a), a))
+    U = _triangle(lu, False, 0, a)
+    d_lu = add(_matmul(L, _triangle(X, True, -1, a)), _matmul(_triangle(X, False, 0, a), U))
+    return [lu, pivots, permutation], [d_lu] + zeros
+
+
+impl_rules[lu_p] = _lu_impl
+abstract_eval_rules[lu_p] = _lu_abstract_eval
+ad.jvp_rules[lu_p] = _lu_jvp
+batching.defleading_dims(lu_p, moveaxis)
+
+
+def lu(x):
+    """LU decomposition with partial pivoting of each square matrix in ``x`` (shape
+    ``(..., n, n)``): ``(lu, pivots, permutation)`` with ``x[..., permutation, :] = L U``,
+    where ``L`` is the unit lower triangle of ``lu`` and ``U`` its upper triangle;
+    ``pivots[j]`` is the row swapped with row ``j`` at step ``j`` (int32, as JAX).  A
+    singular matrix factors without error (a zero on ``U``'s diagonal).
+
+    >>> import numpy as np
+    >>> from functrans.lax_linalg import lu
+    >>> packed, pivots, permutation = lu(np.array([[1.0, 2.0], [4.0, 4.0]]))
+    >>> packed
+    array([[4.  , 4.  ],
+           [0.25, 1.  ]])
+    >>> pivots, permutation
+    (array([1, 1], dtype=int32), array([1, 0], dtype=int32))
+    """
+    return tuple(lu_p.bind(x))
