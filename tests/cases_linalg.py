@@ -108,6 +108,14 @@ def _spd_numpy(m, x):
     return x @ m.conj(m.swapaxes(x, -1, -2)) + 3 * identity
 
 
+def _general(m, x, pivot=True):
+    """A well-conditioned square matrix (diagonally dominant, also for the small integers
+    drawn for integer dtypes); with ``pivot`` its rows are reversed, so that LU
+    with partial pivoting swaps rows."""
+    square = x + 8 * m.tril(m.triu(m.ones_like(x)))
+    return m.flip(square, -2) if pivot else square
+
+
 WITH_COMPLEX = (F64, F32, I64, C128, C64)
 
 NUMPY_CASES = [
@@ -118,4 +126,25 @@ NUMPY_CASES = [
                dtypes=WITH_COMPLEX),
     numpy_case("linalg.cholesky_batched", lambda m, x: m.linalg.cholesky(_spd_numpy(m, x)),
                A(2, 4, 4), dtypes=WITH_COMPLEX),
+    numpy_case("linalg.solve_vector", lambda m, a, b: m.linalg.solve(_general(m, a), b),
+               A(3, 3), A(3), dtypes=WITH_COMPLEX),
+    numpy_case("linalg.solve_matrix",
+               lambda m, a, b: m.linalg.solve(_general(m, a, pivot=False), b),
+               A(3, 3), A(3, 2), dtypes=WITH_COMPLEX),
+    numpy_case("linalg.solve_batch_broadcast", lambda m, a, b: m.linalg.solve(_general(m, a), b),
+               A(2, 3, 3), A(3, 2), dtypes=WITH_COMPLEX),
+    numpy_case("linalg.inv", lambda m, a: m.linalg.inv(_general(m, a)), A(3, 3),
+               dtypes=WITH_COMPLEX),
+    numpy_case("linalg.inv_batched", lambda m, a: m.linalg.inv(_general(m, a)), A(2, 3, 3),
+               dtypes=WITH_COMPLEX),
+    numpy_case("linalg.det", lambda m, a: m.linalg.det(_general(m, a)), A(3, 3),
+               dtypes=WITH_COMPLEX),
+    numpy_case("linalg.det_random", lambda m, a: m.linalg.det(a), A(4, 4),
+               dtypes=WITH_COMPLEX),
+    numpy_case("linalg.det_batched", lambda m, a: m.linalg.det(_general(m, a)), A(2, 3, 3),
+               dtypes=WITH_COMPLEX),
+    numpy_case("linalg.slogdet", lambda m, a: m.linalg.slogdet(_general(m, a)), A(3, 3),
+               dtypes=WITH_COMPLEX),
+    numpy_case("linalg.slogdet_batched", lambda m, a: m.linalg.slogdet(_general(m, a)),
+               A(2, 3, 3), dtypes=WITH_COMPLEX),
 ]

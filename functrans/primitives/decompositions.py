@@ -312,7 +312,7 @@ def _lu_abstract_eval(a):
     return [ShapedArray(a.shape, a.dtype), indices, indices]
 
 
-def _permutation_matrix(permutation, dtype, like):
+def permutation_matrix(permutation, dtype, like):
     """The 0/1 matrices ``P`` with ``(P x)[i] = x[permutation[i]]``."""
     shape = shape_of(permutation)
     n = shape[-1]
@@ -330,7 +330,7 @@ def _lu_jvp(primals, tangents):
     if type(t) is ad.Zero:
         return [lu, pivots, permutation], [ad.Zero.from_value(lu)] + zeros
     dtype = get_aval(a).dtype
-    permuted = _matmul(_permutation_matrix(permutation, dtype, a), t)
+    permuted = _matmul(permutation_matrix(permutation, dtype, a), t)
     left = triangular_solve_p.bind(lu, permuted, left_side=True, lower=True,
                                    transpose_a=False, conjugate_a=False, unit_diagonal=True)
     X = triangular_solve_p.bind(lu, left, left_side=False, lower=False, transpose_a=False,
