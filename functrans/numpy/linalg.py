@@ -82,13 +82,17 @@ def _steps(x):
     return lax.sub(lax.cumsum(ones, get_aval(x).ndim - 1), 1)
 
 
-def _diagonal(x):
-    """The diagonals of a stack of square matrices, shape ``(..., n)``."""
+def _identity_like(x):
+    """Identity matrices of the shape and dtype of the stack ``x``, made from ``x``."""
     nd = get_aval(x).ndim
     columns = _steps(x)
     rows = lax.transpose(columns, tuple(range(nd - 2)) + (nd - 1, nd - 2))
-    on_diagonal = lax.convert_element_type(lax.eq(rows, columns), get_aval(x).dtype)
-    return lax.reduce_sum(lax.mul(x, on_diagonal), (nd - 1,))
+    return lax.convert_element_type(lax.eq(rows, columns), get_aval(x).dtype)
+
+
+def _diagonal(x):
+    """The diagonals of a stack of square matrices, shape ``(..., n)``."""
+    return lax.reduce_sum(lax.mul(x, _identity_like(x)), (get_aval(x).ndim - 1,))
 
 
 def _parity(pivots, dtype):
@@ -174,8 +178,10 @@ def _det(a):
 
 
 def _adjugate(a):
-    """``adj(a) = det(a) a⁻¹``, finite where ``a`` is singular with only the last pivot of
-    its LU decomposition zero (the usual case at rank n - 1).
+    """``adj(a) = det(a) a⁻¹``, finite everywhere; exact where ``a`` is invertible, where
+    only the last pivot of its LU decomposition is zero (the usual case at rank n - 1),
+    and at rank n - 2 or less (zero).  At a rank n - 1 matrix whose zero pivot comes
+    earlier (its leading column zero, say) it is zero, not the adjugate.
 
     With ``a[p] = L U`` and ``U'`` equal to ``U`` but for a one at its last diagonal
     place, ``U = diag(1, ..., 1, u_nn) U'``, so ``det(U) U⁻¹ = (u_11 ... u_n-1,n-1)
@@ -188,6 +194,10 @@ def _adjugate(a):
     last = corner[n - 1]
     upper = lax.add(lax.mul(packed, 1 - corner), corner)
     d = _diagonal(packed)
+    # An earlier zero pivot makes the product ``head`` below zero; a one in its place keeps
+    # the solve finite, so that the adjugate is zero, as it is at rank n - 2 or less.
+    zero = lax.convert_element_type(lax.eq(_diagonal(upper), 0), dtype)
+    upper = lax.add(upper, lax.mul(lax.expand_dims(zero, (nd - 2,)), _identity_like(packed)))
     batch = aval.shape[:-2]
     head = lax.reduce_prod(lax.slice(d, (0,) * (nd - 1), batch + (n - 1,)), (nd - 2,))
     u_nn = lax.slice(d, (0,) * (nd - 2) + (n - 1,), batch + (n,))
@@ -213,9 +223,11 @@ def det(a):
     decomposition.  Integers become float64.
 
     Its derivative is ``tr(adj(a) da)`` with the adjugate computed without inverting
-    ``a``, so the gradient stays finite (the adjugate) at a singular matrix whose LU
-    decomposition has its only zero pivot last, as for almost every matrix of rank
-    ``n - 1``.  (``slogdet`` has no such guarantee: ``log|det|`` is ``-inf`` there.)
+    ``a``, so the gradient is finite everywhere: it is the adjugate at invertible
+    matrices, at singular ones whose LU decomposition has its only zero pivot last (almost
+    every matrix of rank ``n - 1``) and at rank ``n - 2`` or less (zero); at the rare rank
+    ``n - 1`` matrices with an earlier zero pivot (a zero first column, say) it is zero.
+    (``slogdet`` has no finite derivative there: ``log|det|`` is ``-inf``.)
 
     >>> import numpy as np, functrans as ft, functrans.numpy as fnp
     >>> float(fnp.linalg.det(np.array([[1.0, 2.0], [3.0, 4.0]])))

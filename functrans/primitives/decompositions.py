@@ -266,10 +266,12 @@ def triangular_solve(a, b, left_side: bool = False, lower: bool = False,
     array([[1.],
            [2.]])
     """
-    return triangular_solve_p.bind(a, b, left_side=bool(left_side), lower=bool(lower),
-                                   transpose_a=bool(transpose_a),
-                                   conjugate_a=bool(conjugate_a),
-                                   unit_diagonal=bool(unit_diagonal))
+    params = dict(left_side=bool(left_side), lower=bool(lower),
+                  transpose_a=bool(transpose_a), conjugate_a=bool(conjugate_a),
+                  unit_diagonal=bool(unit_diagonal))
+    # Checked here too: on concrete values the impl runs without abstract evaluation.
+    _triangular_solve_abstract_eval(get_aval(a), get_aval(b), **params)
+    return triangular_solve_p.bind(a, b, **params)
 
 
 # -- lu ------------------------------------------------------------------------------------
@@ -363,4 +365,5 @@ def lu(x):
     >>> pivots, permutation
     (array([1, 1], dtype=int32), array([1, 0], dtype=int32))
     """
+    _lu_abstract_eval(get_aval(x))
     return tuple(lu_p.bind(x))
