@@ -41,6 +41,24 @@ def _shifted(a):
     return lax.add(a, _eye(a, 3.0))
 
 
+def _sym(x):
+    """A Hermitian matrix (stack) from any square one."""
+    xh = lax.conj(_mT(x)) if np.dtype(x.dtype).kind == "c" else _mT(x)
+    return lax.add(x, xh)
+
+
+def _squared(v):
+    """``|v|²``: eigenvectors are unique up to a sign or phase per column; this is not."""
+    return lax.real(lax.mul(v, lax.conj(v))) if np.dtype(v.dtype).kind == "c" else lax.mul(v, v)
+
+
+def _expm_sym(a):
+    """``exp(a)`` of a symmetric ``a``, through its eigendecomposition."""
+    v, w = lax.linalg.eigh(a)
+    scaled = lax.mul(v, lax.expand_dims(lax.exp(w), (len(np.shape(w)) - 1,)))
+    return _matmul(scaled, _mT(v))
+
+
 def _strict_upper(x):
     n = np.shape(x)[-1]
     return 1 - backend.tri(n, n, 0, dtype=x.dtype, like=x)
@@ -94,6 +112,18 @@ PRIMITIVE_CASES = [
     Case("lu", lambda a: lax.linalg.lu(a)[0], [A(4, 4)]),
     Case("lu_batched", lambda a: lax.linalg.lu(a)[0], [A(2, 3, 3)]),
     Case("lu_complex", lambda a, b: _parts(lax.linalg.lu(_cplx(a, b))[0]), [A(3, 3), A(3, 3)]),
+    Case("eigh_values", lambda x: lax.linalg.eigh(_sym(x))[1], [A(4, 4)]),
+    Case("eigh_vectors_squared", lambda x: _squared(lax.linalg.eigh(_sym(x))[0]), [A(3, 3)]),
+    Case("eigh_matrix_exponential", lambda x: _expm_sym(_sym(x)), [A(3, 3)]),
+    Case("eigh_batched_upper",
+         lambda x: _squared(lax.linalg.eigh(_sym(x), lower=False)[0]), [A(2, 3, 3)]),
+    Case("eigh_reads_lower",
+         lambda x, y: lax.linalg.eigh(lax.add(_sym(x), lax.mul(y, _strict_upper(y))),
+                                      symmetrize_input=False)[1], [A(3, 3), A(3, 3)]),
+    Case("eigh_complex_values", lambda x, y: lax.linalg.eigh(_sym(_cplx(x, y)))[1],
+         [A(3, 3), A(3, 3)]),
+    Case("eigh_complex_vectors", lambda x, y: _squared(lax.linalg.eigh(_sym(_cplx(x, y)))[0]),
+         [A(3, 3), A(3, 3)]),
     Case("lu_pivots_and_permutation",
          lambda a: lax.concatenate(list(lax.linalg.lu(a)[1:]), len(np.shape(a)) - 2),
          [A(2, 4, 4)],
@@ -147,4 +177,16 @@ NUMPY_CASES = [
                dtypes=WITH_COMPLEX),
     numpy_case("linalg.slogdet_batched", lambda m, a: m.linalg.slogdet(_general(m, a)),
                A(2, 3, 3), dtypes=WITH_COMPLEX),
+    numpy_case("linalg.eigh", lambda m, a: _eigh_squared(m, m.linalg.eigh(a + m.swapaxes(
+        m.conj(a), -1, -2))), A(3, 3), dtypes=WITH_COMPLEX),
+    numpy_case("linalg.eigh_upper_batched", lambda m, a: _eigh_squared(m, m.linalg.eigh(
+        a + m.swapaxes(m.conj(a), -1, -2), UPLO="U")), A(2, 3, 3), dtypes=WITH_COMPLEX),
+    numpy_case("linalg.eigvalsh", lambda m, a: m.linalg.eigvalsh(
+        a + m.swapaxes(m.conj(a), -1, -2)), A(2, 4, 4), dtypes=WITH_COMPLEX),
 ]
+
+
+def _eigh_squared(m, result):
+    """Eigenvalues and ``|eigenvectors|²`` (free of the per-column sign or phase)."""
+    w, v = result
+    return w, m.real(v * m.conj(v))

@@ -20,7 +20,7 @@ from functrans.primitives.custom_derivatives import custom_jvp
 from functrans.primitives.decompositions import permutation_matrix
 from functrans.primitives.shape import broadcast_to, normalize_axis
 
-__all__ = ["cholesky", "det", "inv", "norm", "slogdet", "solve"]
+__all__ = ["cholesky", "det", "eigh", "eigvalsh", "inv", "norm", "slogdet", "solve"]
 
 
 def __dir__() -> list:
@@ -277,6 +277,55 @@ def slogdet(a):
         unit = lax.sign(d)
     sign = lax.mul(_parity(pivots, dtype), lax.reduce_prod(unit, (nd - 2,)))
     return _SlogdetResult(sign, logabsdet)
+
+
+class _EighResult(NamedTuple):
+    eigenvalues: object
+    eigenvectors: object
+
+
+_EighResult.__name__ = _EighResult.__qualname__ = "EighResult"
+
+
+def _uplo(name: str, UPLO) -> bool:  # noqa: N803 (NumPy's name)
+    if UPLO not in ("L", "U"):
+        raise ValueError(f"{name}: UPLO must be 'L' or 'U', got {UPLO!r}")
+    return UPLO == "L"
+
+
+def eigh(a, UPLO: str = "L"):  # noqa: N803 (NumPy's name)
+    """Eigenvalues (ascending, real) and eigenvectors (columns) of each Hermitian matrix in
+    ``a`` (shape ``(..., n, n)``), as a named tuple ``(eigenvalues, eigenvectors)``.
+    Integers become float64.
+
+    As in JAX, ``a`` is taken to be Hermitian: its value is ``(a + aᴴ) / 2``, so ``UPLO``
+    does not change the result for Hermitian inputs.  Eigenvalue derivatives are finite
+    everywhere; eigenvector derivatives are inf or nan at repeated eigenvalues, where the
+    eigenvectors are not differentiable (as in JAX).  Each eigenvector is unique only up to
+    its sign (phase, if complex): functions of ``|v|`` or of ``v diag(f(w)) vᴴ`` are what
+    differentiate reliably.
+
+    >>> import numpy as np, functrans as ft, functrans.numpy as fnp
+    >>> a = np.array([[2.0, 1.0], [1.0, 2.0]])
+    >>> fnp.linalg.eigh(a).eigenvalues
+    array([1., 3.])
+    >>> ft.grad(lambda a: fnp.linalg.eigh(a).eigenvalues[1])(a)  # v vᵀ of the top one
+    array([[0.5, 0.5],
+           [0.5, 0.5]])
+    """
+    lower = _uplo("eigh", UPLO)
+    v, w = lax.linalg.eigh(promote_inexact(a), lower=lower)
+    return _EighResult(w, v)
+
+
+def eigvalsh(a, UPLO: str = "L"):  # noqa: N803 (NumPy's name)
+    """The eigenvalues (ascending, real) of each Hermitian matrix in ``a``, as ``eigh``'s.
+
+    >>> import numpy as np, functrans.numpy as fnp
+    >>> fnp.linalg.eigvalsh(np.array([[1.0, 0.0], [0.0, -1.0]]))
+    array([-1.,  1.])
+    """
+    return eigh(a, UPLO).eigenvalues
 
 
 def norm(x, ord=None, axis=None, keepdims: bool = False):  # noqa: A002 (NumPy's name)

@@ -1,5 +1,5 @@
 """Matrix decompositions and solves on the last two axes (``cholesky``,
-``triangular_solve``, ``lu``); leading axes are batch members.
+``triangular_solve``, ``lu``, ``eigh``); leading axes are batch members.
 
 Each primitive reads only the part of its matrix operand that its impl reads, and its
 derivative is exactly that of the impl:
@@ -13,6 +13,11 @@ derivative is exactly that of the impl:
   with ``a`` transposed, and ``d x = -op(a)⁻¹ op(da) x`` (left side) in ``a``.
 * ``lu(a)`` factors ``a[permutation] = L U`` with partial pivoting; with
   ``X = L⁻¹ da[permutation] U⁻¹``, ``dL = L tril(X, -1)`` and ``dU = triu(X) U``.
+* ``eigh(a)`` reads the ``lower`` (or upper) triangle of ``a = V diag(w) Vᴴ``.  With the
+  Hermitian tangent ``dA`` built from that triangle and ``M = Vᴴ dA V``: ``dw = Re diag(M)``
+  and ``dV = V (F ∘ M)``, ``F[i, j] = 1 / (w[j] - w[i])`` off the diagonal and 0 on it
+  (the gauge ``diag(Vᴴ dV) = 0``).  At repeated eigenvalues ``dw`` stays finite and ``dV``
+  is not (inf or nan), as in JAX: the eigenvectors are not differentiable there.
 
 Complex transposes are linear transposes (no conjugation), as for ``dot_general``.
 """
@@ -27,7 +32,8 @@ from functrans.interpreters import ad, batching, transpose
 from functrans.interpreters.batching import not_mapped
 from functrans.interpreters.transpose import is_undefined_primal
 from functrans.primitives.conversion import convert_element_type
-from functrans.primitives.elementwise import add, conj, eq, mul, neg
+from functrans.primitives.elementwise import add, conj, div, eq, mul, neg, real, sub
+from functrans.primitives.shape import expand_dims, reduce_sum
 from functrans.primitives.linalg import dot_general_p
 from functrans.primitives.shape import broadcast_in_dim, moveaxis, shape_of, transpose_axes
 
@@ -367,3 +373,79 @@ def lu(x):
     """
     _lu_abstract_eval(get_aval(x))
     return tuple(lu_p.bind(x))
+
+
+# -- eigh ----------------------------------------------------------------------------------
+
+eigh_p = Primitive("eigh", multiple_results=True)
+
+
+def _hermitian_from(xp, a, lower: bool):
+    """The Hermitian matrix that has ``a``'s lower (or upper) triangle."""
+    if lower:
+        return xp.tril(a) + xp.conj(xp.swapaxes(xp.tril(a, -1), -1, -2))
+    return xp.triu(a) + xp.conj(xp.swapaxes(xp.triu(a, 1), -1, -2))
+
+
+def _eigh_impl(a, *, lower):
+    xp = array_module(a)
+    (a,) = coerce(xp, a)
+    # The triangle is made explicit: the JVP assumes exactly it is read, on every backend.
+    w, v = xp.linalg.eigh(_hermitian_from(xp, a, lower))
+    return [v, w]
+
+
+def _real_dtype(dtype: np.dtype) -> np.dtype:
+    return np.empty((), dtype).real.dtype
+
+
+def _eigh_abstract_eval(a, *, lower):
+    _check_inexact("eigh", "the operand", a)
+    _check_square("eigh", "the operand", a)
+    return [ShapedArray(a.shape, a.dtype), ShapedArray(a.shape[:-1], _real_dtype(a.dtype))]
+
+
+def _eigh_jvp(primals, tangents, *, lower):
+    (a,), (t,) = primals, tangents
+    v, w = eigh_p.bind(a, lower=lower)
+    if type(t) is ad.Zero:
+        return [v, w], [ad.Zero.from_value(v), ad.Zero.from_value(w)]
+    shape, dtype = shape_of(a), get_aval(a).dtype
+    nd = len(shape)
+    dA = add(_triangle(t, lower, 0, a), _adjoint(_triangle(t, lower, -1 if lower else 1, a)))
+    m = _matmul(_matmul(_adjoint(v), dA), v)
+    eye = _diagonal_part(_triangle_mask(a, True, 0, a), a)
+    diag = reduce_sum(mul(m, eye), (nd - 1,))
+    dw = real(diag) if dtype.kind == "c" else diag
+    # F[i, j] = 1 / (w[j] - w[i]) off the diagonal; the eye keeps the diagonal finite.
+    gaps = sub(expand_dims(w, (nd - 2,)), expand_dims(w, (nd - 1,)))
+    eye_real = convert_element_type(real(eye) if dtype.kind == "c" else eye, get_aval(w).dtype)
+    f = sub(div(1, add(gaps, eye_real)), eye_real)
+    dv = _matmul(v, mul(convert_element_type(f, dtype), m))
+    return [v, w], [dv, dw]
+
+
+impl_rules[eigh_p] = _eigh_impl
+abstract_eval_rules[eigh_p] = _eigh_abstract_eval
+ad.jvp_rules[eigh_p] = _eigh_jvp
+batching.defleading_dims(eigh_p, moveaxis)
+
+
+def eigh(x, lower: bool = True, symmetrize_input: bool = True):
+    """Eigenvectors ``v`` and eigenvalues ``w`` (ascending, real) of each Hermitian matrix
+    in ``x`` (shape ``(..., n, n)``): ``x = v diag(w) vᴴ``.  With ``symmetrize_input``
+    (the default, as JAX) ``x`` is replaced by ``(x + xᴴ) / 2``; without it only its
+    ``lower`` (or upper) triangle is read.  Eigenvalue derivatives are finite everywhere;
+    eigenvector derivatives are not at repeated eigenvalues (as in JAX).
+
+    >>> import numpy as np
+    >>> from functrans.lax_linalg import eigh
+    >>> v, w = eigh(np.array([[2.0, 1.0], [1.0, 2.0]]))
+    >>> w
+    array([1., 3.])
+    """
+    aval = get_aval(x)
+    _eigh_abstract_eval(aval, lower=lower)
+    if symmetrize_input:
+        x = mul(add(x, _adjoint(x)), 0.5)
+    return tuple(eigh_p.bind(x, lower=bool(lower)))
