@@ -175,6 +175,7 @@ def test_det_of_the_zero_matrix_has_zero_gradient():
     np.testing.assert_array_equal(ft.grad(fnp.linalg.det)(np.zeros((3, 3))), 0)
 
 
+@pytest.mark.filterwarnings("ignore:divide by zero:RuntimeWarning")
 def test_slogdet_at_a_singular_matrix_matches_numpy():
     a = np.array([[1.0, 2.0], [2.0, 4.0]])
     sign, logabsdet = fnp.linalg.slogdet(a)
@@ -192,3 +193,46 @@ def test_inv_and_det_of_integers_are_float64():
 def test_det_gradient_at_rank_n_minus_2_is_zero():
     a = RNG.standard_normal((4, 2)) @ RNG.standard_normal((2, 4))
     np.testing.assert_allclose(ft.grad(fnp.linalg.det)(a), 0, atol=1e-12)
+
+
+# -- eigh ----------------------------------------------------------------------------------
+
+
+@pytest.mark.filterwarnings("ignore:divide by zero:RuntimeWarning",
+                            "ignore:invalid value:RuntimeWarning")
+def test_eigh_at_repeated_eigenvalues_values_finite_vectors_not():
+    a = np.diag([1.0, 1.0, 2.0])
+    t = RNG.standard_normal((3, 3))
+    t = t + t.T
+    (_, _), (dv, dw) = ft.jvp(lax.linalg.eigh, (a,), (t,))
+    assert np.all(np.isfinite(dw))
+    assert not np.all(np.isfinite(dv))  # as in JAX: the eigenvectors have no derivative
+    g = ft.grad(lambda a: fnp.sum(fnp.linalg.eigvalsh(a)))(a)  # the trace's gradient
+    np.testing.assert_allclose(g, np.eye(3), atol=1e-12)
+
+
+def test_eigh_primitive_reads_one_triangle():
+    x = RNG.standard_normal((3, 3))
+    a = x + x.T
+    noisy = a + np.triu(RNG.standard_normal((3, 3)), 1)
+    for lower, kept in [(True, noisy), (False, noisy.T)]:
+        _, w = lax.linalg.eigh(kept, lower=lower, symmetrize_input=False)
+        np.testing.assert_allclose(w, np.linalg.eigvalsh(a), rtol=1e-12)
+    g = ft.grad(lambda y: fnp.sum(lax.linalg.eigh(y, symmetrize_input=False)[1] ** 2))(a)
+    assert np.all(np.triu(g, 1) == 0)
+    g = ft.grad(lambda y: fnp.sum(fnp.linalg.eigvalsh(y) ** 2))(noisy)
+    np.testing.assert_allclose(g, g.T, rtol=1e-12)
+
+
+def test_eigh_reconstructs_complex_hermitian_matrices():
+    x = RNG.standard_normal((2, 3, 3)) + 1j * RNG.standard_normal((2, 3, 3))
+    a = x + np.swapaxes(x.conj(), -1, -2)
+    w, v = fnp.linalg.eigh(a)
+    assert w.dtype == np.float64 and v.dtype == np.complex128
+    np.testing.assert_allclose((v * w[..., None, :]) @ np.swapaxes(v.conj(), -1, -2), a,
+                               atol=1e-12)
+
+
+def test_eigh_uplo_error_teaches():
+    with pytest.raises(ValueError, match="UPLO must be 'L' or 'U'"):
+        fnp.linalg.eigh(np.eye(2), UPLO="X")
