@@ -236,3 +236,17 @@ def test_eigh_reconstructs_complex_hermitian_matrices():
 def test_eigh_uplo_error_teaches():
     with pytest.raises(ValueError, match="UPLO must be 'L' or 'U'"):
         fnp.linalg.eigh(np.eye(2), UPLO="X")
+
+
+@pytest.mark.parametrize("lower", [True, False])
+@pytest.mark.parametrize("transpose_a", [True, False])
+@pytest.mark.parametrize("left_side", [True, False])
+def test_triangular_solve_by_blocks_above_the_block_size(lower, transpose_a, left_side):
+    n = 150  # solved by halves down to 64
+    a = RNG.standard_normal((2, n, n)) + n * np.eye(n)
+    b = RNG.standard_normal((2, n, 3) if left_side else (2, 3, n))
+    x = lax.linalg.triangular_solve(a, b, left_side=left_side, lower=lower,
+                                    transpose_a=transpose_a)
+    m = np.tril(a) if lower else np.triu(a)
+    m = np.swapaxes(m, -1, -2) if transpose_a else m
+    np.testing.assert_allclose(m @ x if left_side else x @ m, b, atol=1e-12)

@@ -177,10 +177,31 @@ def _triangular_solve_impl(a, b, *, left_side, lower, transpose_a, conjugate_a,
         m = xp.conj(m)
     if transpose_a:
         m = xp.swapaxes(m, -1, -2)
+        lower = not lower
     if left_side:  # op(a) x = b
-        return xp.linalg.solve(m, b)
+        return _solve_triangle(xp, m, b, lower)
     # x op(a) = b  <=>  op(a)ᵀ xᵀ = bᵀ
-    return xp.swapaxes(xp.linalg.solve(xp.swapaxes(m, -1, -2), xp.swapaxes(b, -1, -2)), -1, -2)
+    x = _solve_triangle(xp, xp.swapaxes(m, -1, -2), xp.swapaxes(b, -1, -2), not lower)
+    return xp.swapaxes(x, -1, -2)
+
+
+#: Below this size a triangle is solved as a general matrix (LAPACK's LU): NumPy has no
+#: triangular solver, and SciPy is not a dependency.
+_BLOCK = 64
+
+
+def _solve_triangle(xp, m, b, lower: bool):
+    """``m⁻¹ b`` for triangular ``m`` by blocks: two half-size solves and one matrix
+    product, so that large solves cost ``n² k`` like a triangular solver, not an LU."""
+    if not lower:  # reversing rows and columns makes an upper triangle lower
+        return _solve_triangle(xp, m[..., ::-1, ::-1], b[..., ::-1, :], True)[..., ::-1, :]
+    n = m.shape[-1]
+    if n <= _BLOCK:
+        return xp.linalg.solve(m, b)
+    h = n // 2
+    top = _solve_triangle(xp, m[..., :h, :h], b[..., :h, :], True)
+    rest = b[..., h:, :] - xp.matmul(m[..., h:, :h], top)
+    return xp.concatenate([top, _solve_triangle(xp, m[..., h:, h:], rest, True)], axis=-2)
 
 
 def _triangular_solve_abstract_eval(a, b, *, left_side, lower, transpose_a, conjugate_a,
