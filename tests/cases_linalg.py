@@ -124,6 +124,14 @@ PRIMITIVE_CASES = [
          [A(3, 3), A(3, 3)]),
     Case("eigh_complex_vectors", lambda x, y: _squared(lax.linalg.eigh(_sym(_cplx(x, y)))[0]),
          [A(3, 3), A(3, 3)]),
+    Case("qr_reduced_q", lambda x: lax.linalg.qr(x, full_matrices=False)[0], [A(4, 3)]),
+    Case("qr_reduced_r", lambda x: lax.linalg.qr(x, full_matrices=False)[1], [A(4, 3)]),
+    Case("qr_square_full_batched", lambda x: _matmul(*lax.linalg.qr(x)), [A(2, 3, 3)]),
+    Case("qr_square_q_batched", lambda x: lax.linalg.qr(x)[0], [A(2, 3, 3)]),
+    Case("qr_complex", lambda x, y: _parts(lax.linalg.qr(_cplx(x, y), full_matrices=False)[0]),
+         [A(4, 3), A(4, 3)]),
+    Case("qr_complex_r", lambda x, y: _parts(lax.linalg.qr(_cplx(x, y), full_matrices=False)[1]),
+         [A(3, 3), A(3, 3)]),
     Case("lu_pivots_and_permutation",
          lambda a: lax.concatenate(list(lax.linalg.lu(a)[1:]), len(np.shape(a)) - 2),
          [A(2, 4, 4)],
@@ -181,6 +189,11 @@ NUMPY_CASES = [
         m.conj(a), -1, -2))), A(3, 3), dtypes=WITH_COMPLEX),
     numpy_case("linalg.eigh_upper_batched", lambda m, a: _eigh_squared(m, m.linalg.eigh(
         a + m.swapaxes(m.conj(a), -1, -2), UPLO="U")), A(2, 3, 3), dtypes=WITH_COMPLEX),
+    numpy_case("linalg.qr", lambda m, a: m.linalg.qr(a), A(4, 3), dtypes=WITH_COMPLEX),
+    numpy_case("linalg.qr_r_batched", lambda m, a: m.linalg.qr(a, mode="r"), A(2, 4, 3),
+               dtypes=WITH_COMPLEX),
+    numpy_case("linalg.qr_complete_square", lambda m, a: m.linalg.qr(a, mode="complete"),
+               A(2, 3, 3), dtypes=WITH_COMPLEX),
     numpy_case("linalg.eigvalsh", lambda m, a: m.linalg.eigvalsh(
         a + m.swapaxes(m.conj(a), -1, -2)), A(2, 4, 4), dtypes=WITH_COMPLEX),
 ]

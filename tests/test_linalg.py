@@ -250,3 +250,28 @@ def test_triangular_solve_by_blocks_above_the_block_size(lower, transpose_a, lef
     m = np.tril(a) if lower else np.triu(a)
     m = np.swapaxes(m, -1, -2) if transpose_a else m
     np.testing.assert_allclose(m @ x if left_side else x @ m, b, atol=1e-12)
+
+
+# -- qr ------------------------------------------------------------------------------------
+
+
+def test_qr_matches_numpy_modes():
+    a = RNG.standard_normal((5, 3))
+    for mode in ("reduced", "complete"):
+        q, r = fnp.linalg.qr(a, mode=mode)
+        want_q, want_r = np.linalg.qr(a, mode=mode)
+        np.testing.assert_allclose(q, want_q, atol=1e-12)
+        np.testing.assert_allclose(r, want_r, atol=1e-12)
+    np.testing.assert_allclose(fnp.linalg.qr(a, mode="r"), np.linalg.qr(a, mode="r"),
+                               atol=1e-12)
+    assert type(fnp.linalg.qr(a)).__name__ == "QRResult"
+
+
+def test_qr_derivative_limits_are_named():
+    with pytest.raises(NotImplementedError, match="m >= n"):
+        ft.jvp(lambda a: fnp.linalg.qr(a).R, (np.ones((2, 3)),), (np.ones((2, 3)),))
+    with pytest.raises(NotImplementedError, match="full_matrices=True"):
+        ft.grad(lambda a: fnp.sum(fnp.linalg.qr(a, mode="complete").Q))(
+            RNG.standard_normal((4, 2)))
+    with pytest.raises(ValueError, match="'raw'"):
+        fnp.linalg.qr(np.eye(2), mode="raw")

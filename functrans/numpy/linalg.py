@@ -20,7 +20,7 @@ from functrans.primitives.custom_derivatives import custom_jvp
 from functrans.primitives.decompositions import permutation_matrix
 from functrans.primitives.shape import broadcast_to, normalize_axis
 
-__all__ = ["cholesky", "det", "eigh", "eigvalsh", "inv", "norm", "slogdet", "solve"]
+__all__ = ["cholesky", "det", "eigh", "eigvalsh", "inv", "norm", "qr", "slogdet", "solve"]
 
 
 def __dir__() -> list:
@@ -326,6 +326,34 @@ def eigvalsh(a, UPLO: str = "L"):  # noqa: N803 (NumPy's name)
     array([-1.,  1.])
     """
     return eigh(a, UPLO).eigenvalues
+
+
+class _QRResult(NamedTuple):
+    Q: object  # noqa: N815 (NumPy's field names)
+    R: object  # noqa: N815
+
+
+_QRResult.__name__ = _QRResult.__qualname__ = "QRResult"
+
+
+def qr(a, mode: str = "reduced"):
+    """QR decomposition of each matrix in ``a`` (shape ``(..., M, N)``): ``a = Q R``.
+    ``mode``: ``'reduced'`` (``Q`` is ``M x K``, ``K = min(M, N)``), ``'complete'``
+    (``Q`` is ``M x M``) or ``'r'`` (``R`` only); ``'raw'`` is not supported.  Returns a
+    named tuple ``(Q, R)``, or ``R``.  Integers become float64.  Differentiable for
+    ``M >= N`` (reduced, or ``'r'``) and for square matrices, as in JAX.
+
+    >>> import numpy as np, functrans.numpy as fnp
+    >>> q, r = fnp.linalg.qr(np.array([[3.0, 1.0], [4.0, 2.0], [0.0, 2.0]]))
+    >>> q.shape, r.shape
+    ((3, 2), (2, 2))
+    """
+    if mode not in ("reduced", "complete", "r"):
+        raise ValueError(f"qr: mode must be 'reduced', 'complete' or 'r', got {mode!r}" + (
+            " ('raw' gives LAPACK's Householder reflectors, which functrans does not "
+            "differentiate)" if mode == "raw" else ""))
+    q, r = lax.linalg.qr(promote_inexact(a), full_matrices=mode == "complete")
+    return r if mode == "r" else _QRResult(q, r)
 
 
 def norm(x, ord=None, axis=None, keepdims: bool = False):  # noqa: A002 (NumPy's name)

@@ -1,5 +1,5 @@
 """Matrix decompositions and solves on the last two axes (``cholesky``,
-``triangular_solve``, ``lu``, ``eigh``); leading axes are batch members.
+``triangular_solve``, ``lu``, ``eigh``, ``qr``); leading axes are batch members.
 
 Each primitive reads only the part of its matrix operand that its impl reads, and its
 derivative is exactly that of the impl:
@@ -18,6 +18,9 @@ derivative is exactly that of the impl:
   and ``dV = V (F ∘ M)``, ``F[i, j] = 1 / (w[j] - w[i])`` off the diagonal and 0 on it
   (the gauge ``diag(Vᴴ dV) = 0``).  At repeated eigenvalues ``dw`` stays finite and ``dV``
   is not (inf or nan), as in JAX: the eigenvectors are not differentiable there.
+* ``qr(a)`` (``m >= n``, reduced): with ``C = Qᴴ da R⁻¹`` and ``Ω`` the skew-Hermitian
+  matrix with the strict lower triangle of ``C`` (and the imaginary part of its diagonal),
+  ``dQ = Q (Ω - C) + da R⁻¹`` and ``dR = (C - Ω) R``.
 
 Complex transposes are linear transposes (no conjugation), as for ``dot_general``.
 """
@@ -470,3 +473,73 @@ def eigh(x, lower: bool = True, symmetrize_input: bool = True):
     if symmetrize_input:
         x = mul(add(x, _adjoint(x)), 0.5)
     return tuple(eigh_p.bind(x, lower=bool(lower)))
+
+
+# -- qr ------------------------------------------------------------------------------------
+
+qr_p = Primitive("qr", multiple_results=True)
+
+
+def _qr_impl(a, *, full_matrices):
+    xp = array_module(a)
+    (a,) = coerce(xp, a)
+    q, r = xp.linalg.qr(a, mode="complete" if full_matrices else "reduced")
+    return [q, r]
+
+
+def _qr_abstract_eval(a, *, full_matrices):
+    _check_inexact("qr", "the operand", a)
+    if a.ndim < 2:
+        raise ValueError(f"qr: the operand must be a stack of matrices (..., m, n), got shape "
+                         f"{a.shape}")
+    *batch, m, n = a.shape
+    k = m if full_matrices else min(m, n)
+    return [ShapedArray((*batch, m, k), a.dtype), ShapedArray((*batch, k, n), a.dtype)]
+
+
+def _qr_jvp(primals, tangents, *, full_matrices):
+    (a,), (t,) = primals, tangents
+    q, r = qr_p.bind(a, full_matrices=full_matrices)
+    if type(t) is ad.Zero:
+        return [q, r], [ad.Zero.from_value(q), ad.Zero.from_value(r)]
+    *_, m, n = shape_of(a)
+    if m < n or (full_matrices and m > n):
+        raise NotImplementedError(
+            f"qr: the derivative is implemented for m >= n with reduced factors (and square "
+            f"matrices with full_matrices=True), as in JAX; got an operand of shape "
+            f"{shape_of(a)} with full_matrices={full_matrices}")
+    dtype = get_aval(a).dtype
+    t_rinv = triangular_solve_p.bind(r, t, left_side=False, lower=False, transpose_a=False,
+                                     conjugate_a=False, unit_diagonal=False)   # da R⁻¹
+    c = _matmul(_adjoint(q), t_rinv)
+    strict = _triangle(c, True, -1, r)
+    omega = sub(strict, _adjoint(strict))
+    if dtype.kind == "c":  # the diagonal's imaginary part: Ω is skew-Hermitian
+        diagonal = _diagonal_part(c, r)
+        omega = add(omega, sub(diagonal, convert_element_type(real(diagonal), dtype)))
+    dq = add(_matmul(q, sub(omega, c)), t_rinv)
+    dr = _matmul(sub(c, omega), r)
+    return [q, r], [dq, dr]
+
+
+impl_rules[qr_p] = _qr_impl
+abstract_eval_rules[qr_p] = _qr_abstract_eval
+ad.jvp_rules[qr_p] = _qr_jvp
+batching.defleading_dims(qr_p, moveaxis)
+
+
+def qr(x, full_matrices: bool = True):
+    """QR decomposition of each matrix in ``x`` (shape ``(..., m, n)``): ``x = q r`` with
+    ``q`` having orthonormal columns and ``r`` upper triangular; ``q`` is ``m x m`` if
+    ``full_matrices`` (JAX's default), else ``m x min(m, n)``.  Differentiable for
+    ``m >= n`` with reduced factors, or square ``x`` (as in JAX).  The signs of ``r``'s
+    diagonal are LAPACK's (not made positive).
+
+    >>> import numpy as np
+    >>> from functrans.lax_linalg import qr
+    >>> q, r = qr(np.array([[3.0, 1.0], [4.0, 2.0]]))
+    >>> np.allclose(q @ r, [[3.0, 1.0], [4.0, 2.0]]), np.allclose(q.T @ q, np.eye(2))
+    (True, True)
+    """
+    _qr_abstract_eval(get_aval(x), full_matrices=full_matrices)
+    return tuple(qr_p.bind(x, full_matrices=bool(full_matrices)))
