@@ -3,6 +3,7 @@
 Unlike ``functrans.numpy`` these do no implicit dtype promotion beyond NumPy's rules for
 the operation itself, and shape operations take explicit static parameters.
 """
+from functrans import lax_linalg as linalg
 from functrans.primitives.control_flow import cond, fori_loop, scan, switch, while_loop
 from functrans.primitives.conversion import convert_element_type, stop_gradient, zeros_like
 from functrans.primitives.elementwise import (RoundingMethod, abs, acos, add, asin, atan,
@@ -29,9 +30,9 @@ __all__ = [
     "ceil", "complex", "concatenate", "cond", "conj", "convert_element_type", "cos", "cosh",
     "cummax", "cummin", "cumprod", "cumsum", "div", "dot_general", "dynamic_slice",
     "dynamic_update_slice", "eq", "exp", "expand_dims", "expm1", "fft", "floor", "fori_loop",
-    "gather", "ge", "gt", "imag", "integer_pow", "iota", "is_finite", "le", "log", "log1p",
-    "logistic", "lt", "max", "min", "mul", "ne", "neg", "pad", "pow", "real", "reduce_max",
-    "reduce_min", "reduce_prod", "reduce_sum", "reshape", "rev", "round", "scan",
+    "gather", "ge", "gt", "imag", "integer_pow", "iota", "is_finite", "le", "linalg", "log",
+    "log1p", "logistic", "lt", "max", "min", "mul", "ne", "neg", "pad", "pow", "real",
+    "reduce_max", "reduce_min", "reduce_prod", "reduce_sum", "reshape", "rev", "round", "scan",
     "scatter_add", "select", "sign", "sin", "sinh", "slice", "sqrt", "squeeze",
     "stop_gradient", "sub", "switch", "tan", "tanh", "transpose", "while_loop", "zeros_like",
 ]

@@ -149,6 +149,8 @@ def _wrap(x, inputs=()):
         return ndarray._new(np.asarray(x), None)
     if type(x) in (list, tuple):
         return type(x)(_wrap(v, inputs) for v in x)
+    if isinstance(x, tuple) and hasattr(x, "_fields"):  # NumPy's named results (EighResult)
+        return type(x)(*(_wrap(v, inputs) for v in x))
     return x
 
 

@@ -1,0 +1,11 @@
+"""``functrans.lax_linalg`` (also ``functrans.lax.linalg``): the linear-algebra primitives'
+own functions, with the names of JAX's ``jax.lax.linalg``.
+
+>>> import numpy as np
+>>> from functrans import lax
+>>> lax.linalg.cholesky(np.array([[9.0]]))
+array([[3.]])
+"""
+from functrans.primitives.decompositions import cholesky, eigh, lu, qr, triangular_solve
+
+__all__ = ["cholesky", "eigh", "lu", "qr", "triangular_solve"]

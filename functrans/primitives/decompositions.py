@@ -1,0 +1,545 @@
+"""Matrix decompositions and solves on the last two axes (``cholesky``,
+``triangular_solve``, ``lu``, ``eigh``, ``qr``); leading axes are batch members.
+
+Each primitive reads only the part of its matrix operand that its impl reads, and its
+derivative is exactly that of the impl:
+
+* ``cholesky(a)`` reads the lower triangle of ``a`` (the strict upper triangle is taken to
+  be the conjugate transpose of the strict lower one).  With ``L = cholesky(a)`` and the
+  Hermitian tangent ``dA`` built from the lower triangle of the tangent,
+  ``dL = L Φ(L⁻¹ dA L⁻ᴴ)`` where ``Φ`` keeps the lower triangle and halves the diagonal.
+* ``triangular_solve(a, b)`` reads one triangle of ``a`` (without its diagonal if
+  ``unit_diagonal``); it is linear in ``b``, so its transpose in ``b`` is a triangular solve
+  with ``a`` transposed, and ``d x = -op(a)⁻¹ op(da) x`` (left side) in ``a``.
+* ``lu(a)`` factors ``a[permutation] = L U`` with partial pivoting; with
+  ``X = L⁻¹ da[permutation] U⁻¹``, ``dL = L tril(X, -1)`` and ``dU = triu(X) U``.
+* ``eigh(a)`` reads the ``lower`` (or upper) triangle of ``a = V diag(w) Vᴴ``.  With the
+  Hermitian tangent ``dA`` built from that triangle and ``M = Vᴴ dA V``: ``dw = Re diag(M)``
+  and ``dV = V (F ∘ M)``, ``F[i, j] = 1 / (w[j] - w[i])`` off the diagonal and 0 on it
+  (the gauge ``diag(Vᴴ dV) = 0``).  At repeated eigenvalues ``dw`` stays finite and ``dV``
+  is not (inf or nan), as in JAX: the eigenvectors are not differentiable there.
+* ``qr(a)`` (``m >= n``, reduced): with ``C = Qᴴ da R⁻¹`` and ``Ω`` the skew-Hermitian
+  matrix with the strict lower triangle of ``C`` (and the imaginary part of its diagonal),
+  ``dQ = Q (Ω - C) + da R⁻¹`` and ``dR = (C - Ω) R``.
+
+Complex transposes are linear transposes (no conjugation), as for ``dot_general``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from functrans import backend
+from functrans.backend import array_module, coerce
+from functrans.core import Primitive, ShapedArray, abstract_eval_rules, get_aval, impl_rules
+from functrans.interpreters import ad, batching, transpose
+from functrans.interpreters.batching import not_mapped
+from functrans.interpreters.transpose import is_undefined_primal
+from functrans.primitives.conversion import convert_element_type
+from functrans.primitives.elementwise import add, conj, div, eq, mul, neg, real, sub
+from functrans.primitives.shape import expand_dims, reduce_sum
+from functrans.primitives.linalg import dot_general_p
+from functrans.primitives.shape import broadcast_in_dim, moveaxis, shape_of, transpose_axes
+
+# -- helpers on stacks of matrices, in primitives ------------------------------------------
+
+
+def _swap_last(x):
+    """The matrix transpose of every member of the stack ``x``."""
+    nd = len(shape_of(x))
+    return transpose_axes(x, tuple(range(nd - 2)) + (nd - 1, nd - 2))
+
+
+def _adjoint(x):
+    return conj(_swap_last(x)) if get_aval(x).dtype.kind == "c" else _swap_last(x)
+
+
+def _triangle_mask(x, lower: bool, k: int, like):
+    """A 0/1 array of ``x``'s shape and dtype: the lower triangle at and below diagonal
+    ``k`` (``lower``), or the upper one at and above diagonal ``k``, of every matrix.  It is
+    made on the device of ``like``, a primal: a tangent being transposed has no device."""
+    shape, dtype = shape_of(x), get_aval(x).dtype
+    n, m = shape[-2], shape[-1]
+    tri = backend.tri(n, m, k, dtype=dtype, like=like)
+    if not lower:
+        tri = 1 - backend.tri(n, m, k - 1, dtype=dtype, like=like)
+    return broadcast_in_dim(tri, shape, (len(shape) - 2, len(shape) - 1))
+
+
+def _triangle(x, lower: bool, k: int, like):
+    return mul(x, _triangle_mask(x, lower, k, like))
+
+
+def _matmul(a, b):
+    """Batched matrix product of two stacks with equal batch shapes."""
+    nd = len(shape_of(a))
+    batch = tuple(range(nd - 2))
+    return dot_general_p.bind(a, b, dimension_numbers=(((nd - 1,), (nd - 2,)), (batch, batch)))
+
+
+def _check_inexact(name: str, what: str, aval: ShapedArray) -> None:
+    if aval.dtype.kind not in "fc":
+        raise TypeError(f"{name}: {what} must be a floating or complex array, got dtype "
+                        f"{aval.dtype}; convert it first (convert_element_type, or use "
+                        "functrans.numpy.linalg, which promotes integers)")
+
+
+def _check_square(name: str, what: str, aval: ShapedArray) -> None:
+    # NumPy's LinAlgError, a ValueError: code written for numpy.linalg catches it.
+    if aval.ndim < 2 or aval.shape[-1] != aval.shape[-2]:
+        raise np.linalg.LinAlgError(f"{name}: {what} must be a stack of square matrices of shape "
+                         f"(..., n, n), got shape {aval.shape}")
+
+
+# -- cholesky ------------------------------------------------------------------------------
+
+cholesky_p = Primitive("cholesky")
+
+
+def _cholesky_impl(a):
+    xp = array_module(a)
+    (a,) = coerce(xp, a)
+    # Read the lower triangle only, on every backend: the JVP below assumes it.
+    lower = xp.tril(a)
+    hermitian = lower + xp.conj(xp.swapaxes(xp.tril(a, -1), -1, -2))
+    return xp.linalg.cholesky(hermitian)
+
+
+def _cholesky_abstract_eval(a):
+    _check_inexact("cholesky", "the operand", a)
+    _check_square("cholesky", "the operand", a)
+    return ShapedArray(a.shape, a.dtype)
+
+
+def _cholesky_jvp(primals, tangents):
+    (a,), (t,) = primals, tangents
+    L = cholesky_p.bind(a)
+    if type(t) is ad.Zero:
+        return L, ad.Zero.from_value(L)
+    # The Hermitian tangent the impl sees: the lower triangle, mirrored.
+    dA = add(_triangle(t, True, 0, a), _adjoint(_triangle(t, True, -1, a)))
+    left = triangular_solve_p.bind(L, dA, **_SOLVE_L)            # L⁻¹ dA
+    X = triangular_solve_p.bind(L, left, **_SOLVE_LH_RIGHT)      # L⁻¹ dA L⁻ᴴ
+    half_diagonal = add(_triangle(X, True, -1, a), mul(0.5, _diagonal_part(X, a)))
+    return L, _matmul(L, half_diagonal)
+
+
+def _diagonal_part(x, like):
+    shape, dtype = shape_of(x), get_aval(x).dtype
+    eye = backend.eye(shape[-2], shape[-1], dtype=dtype, like=like)
+    return mul(x, broadcast_in_dim(eye, shape, (len(shape) - 2, len(shape) - 1)))
+
+
+_SOLVE_L = dict(left_side=True, lower=True, transpose_a=False, conjugate_a=False,
+                unit_diagonal=False)
+_SOLVE_LH_RIGHT = dict(left_side=False, lower=True, transpose_a=True, conjugate_a=True,
+                       unit_diagonal=False)
+
+impl_rules[cholesky_p] = _cholesky_impl
+abstract_eval_rules[cholesky_p] = _cholesky_abstract_eval
+ad.jvp_rules[cholesky_p] = _cholesky_jvp
+batching.defleading_dims(cholesky_p, moveaxis)
+
+
+def cholesky(x, *, symmetrize_input: bool = True):
+    """The lower Cholesky factor ``L`` of each Hermitian positive-definite matrix in ``x``
+    (shape ``(..., n, n)``): ``x = L Lᴴ``.
+
+    With ``symmetrize_input`` (the default, as JAX) ``x`` is replaced by ``(x + xᴴ) / 2``
+    first, so the gradient with respect to ``x`` is Hermitian; without it only the lower
+    triangle of ``x`` is read, and the gradient is lower triangular.  A matrix that is not
+    positive definite raises NumPy's ``LinAlgError`` on concrete values.
+
+    >>> import numpy as np
+    >>> from functrans.lax_linalg import cholesky
+    >>> cholesky(np.array([[4.0, 2.0], [2.0, 5.0]]))
+    array([[2., 0.],
+           [1., 2.]])
+    """
+    aval = get_aval(x)
+    _check_inexact("cholesky", "x", aval)
+    _check_square("cholesky", "x", aval)
+    if symmetrize_input:
+        x = mul(add(x, _adjoint(x)), 0.5)
+    return cholesky_p.bind(x)
+
+
+# -- triangular_solve ----------------------------------------------------------------------
+
+triangular_solve_p = Primitive("triangular_solve")
+
+
+def _triangular_solve_impl(a, b, *, left_side, lower, transpose_a, conjugate_a,
+                           unit_diagonal):
+    xp = array_module(a, b)
+    a, b = coerce(xp, a, b)
+    m = xp.tril(a) if lower else xp.triu(a)
+    if unit_diagonal:
+        eye = xp.eye(a.shape[-1], dtype=bool)
+        m = xp.where(eye, xp.ones((), a.dtype), m)
+    if conjugate_a:
+        m = xp.conj(m)
+    if transpose_a:
+        m = xp.swapaxes(m, -1, -2)
+        lower = not lower
+    if left_side:  # op(a) x = b
+        return _solve_triangle(xp, m, b, lower)
+    # x op(a) = b  <=>  op(a)ᵀ xᵀ = bᵀ
+    x = _solve_triangle(xp, xp.swapaxes(m, -1, -2), xp.swapaxes(b, -1, -2), not lower)
+    return xp.swapaxes(x, -1, -2)
+
+
+#: Below this size a triangle is solved as a general matrix (LAPACK's LU): NumPy has no
+#: triangular solver, and SciPy is not a dependency.
+_BLOCK = 64
+
+
+def _solve_triangle(xp, m, b, lower: bool):
+    """``m⁻¹ b`` for triangular ``m`` by blocks: two half-size solves and one matrix
+    product, so that large solves cost ``n² k`` like a triangular solver, not an LU."""
+    if not lower:  # reversing rows and columns makes an upper triangle lower
+        return _solve_triangle(xp, m[..., ::-1, ::-1], b[..., ::-1, :], True)[..., ::-1, :]
+    n = m.shape[-1]
+    if n <= _BLOCK:
+        return xp.linalg.solve(m, b)
+    h = n // 2
+    top = _solve_triangle(xp, m[..., :h, :h], b[..., :h, :], True)
+    rest = b[..., h:, :] - xp.matmul(m[..., h:, :h], top)
+    return xp.concatenate([top, _solve_triangle(xp, m[..., h:, h:], rest, True)], axis=-2)
+
+
+def _triangular_solve_abstract_eval(a, b, *, left_side, lower, transpose_a, conjugate_a,
+                                    unit_diagonal):
+    name = "triangular_solve"
+    _check_inexact(name, "a", a)
+    _check_inexact(name, "b", b)
+    _check_square(name, "a", a)
+    if a.dtype != b.dtype:
+        raise TypeError(f"{name}: a and b must have the same dtype, got {a.dtype} and "
+                        f"{b.dtype}; convert one of them")
+    if b.ndim != a.ndim or b.shape[:-2] != a.shape[:-2]:
+        raise ValueError(f"{name}: a (shape {a.shape}) and b (shape {b.shape}) must have the "
+                         "same rank and the same leading (batch) dimensions")
+    n = a.shape[-1]
+    side = b.shape[-2] if left_side else b.shape[-1]
+    if side != n:
+        where = "rows" if left_side else "columns"
+        raise ValueError(f"{name}: with left_side={left_side} b must have {n} {where} "
+                         f"(a has shape {a.shape}), got b of shape {b.shape}")
+    return ShapedArray(b.shape, b.dtype)
+
+
+def _op(a, transpose_a: bool, conjugate_a: bool):
+    if conjugate_a and get_aval(a).dtype.kind == "c":
+        a = conj(a)
+    return _swap_last(a) if transpose_a else a
+
+
+def _triangular_solve_jvp_a(g, x, a, b, *, left_side, lower, transpose_a, conjugate_a,
+                            unit_diagonal):
+    # Only the triangle the impl reads moves: d op(a) = op(da restricted to it).
+    dA = _op(_triangle(g, lower, (-1 if lower else 1) if unit_diagonal else 0, a),
+             transpose_a, conjugate_a)
+    params = dict(left_side=left_side, lower=lower, transpose_a=transpose_a,
+                  conjugate_a=conjugate_a, unit_diagonal=unit_diagonal)
+    rhs = _matmul(dA, x) if left_side else _matmul(x, dA)
+    return neg(triangular_solve_p.bind(a, rhs, **params))
+
+
+def _triangular_solve_jvp_b(g, x, a, b, **params):
+    return triangular_solve_p.bind(a, g, **params)
+
+
+def _triangular_solve_transpose(ct, a, b, *, left_side, lower, transpose_a, conjugate_a,
+                                unit_diagonal):
+    assert not is_undefined_primal(a), "triangular_solve is linear in b only"
+    ct_b = triangular_solve_p.bind(a, ct, left_side=left_side, lower=lower,
+                                   transpose_a=not transpose_a, conjugate_a=conjugate_a,
+                                   unit_diagonal=unit_diagonal)
+    return [None, ct_b]
+
+
+def _triangular_solve_batch(vals, dims, **params):
+    # Batch axes to the front; an unbatched operand is broadcast along the batch.
+    size = next(shape_of(v)[d] for v, d in zip(vals, dims) if d is not not_mapped)
+    out = []
+    for v, d in zip(vals, dims):
+        if d is not_mapped:
+            shape = shape_of(v)
+            v = broadcast_in_dim(v, (size,) + shape, tuple(range(1, len(shape) + 1)))
+        elif d != 0:
+            v = moveaxis(v, d, 0)
+        out.append(v)
+    return triangular_solve_p.bind(*out, **params), 0
+
+
+impl_rules[triangular_solve_p] = _triangular_solve_impl
+abstract_eval_rules[triangular_solve_p] = _triangular_solve_abstract_eval
+ad.defjvp(triangular_solve_p, _triangular_solve_jvp_a, _triangular_solve_jvp_b)
+transpose.deftranspose(triangular_solve_p, _triangular_solve_transpose)
+batching.batching_rules[triangular_solve_p] = _triangular_solve_batch
+
+
+def triangular_solve(a, b, left_side: bool = False, lower: bool = False,
+                     transpose_a: bool = False, conjugate_a: bool = False,
+                     unit_diagonal: bool = False):
+    """Solve ``op(a) x = b`` (``left_side``) or ``x op(a) = b`` for ``x``, where ``a`` is
+    triangular (only its ``lower`` or upper triangle is read; its diagonal is taken to be
+    ones if ``unit_diagonal``) and ``op`` transposes if ``transpose_a`` and conjugates if
+    ``conjugate_a``.  ``a`` is ``(..., m, m)``; ``b`` is ``(..., m, n)`` for the left side,
+    ``(..., n, m)`` for the right, with the same leading (batch) dimensions as ``a``.
+    Linear in ``b``.  The defaults are JAX's.
+
+    >>> import numpy as np
+    >>> from functrans.lax_linalg import triangular_solve
+    >>> a = np.array([[2.0, 0.0], [1.0, 4.0]])
+    >>> triangular_solve(a, np.array([[2.0], [9.0]]), left_side=True, lower=True)
+    array([[1.],
+           [2.]])
+    """
+    params = dict(left_side=bool(left_side), lower=bool(lower),
+                  transpose_a=bool(transpose_a), conjugate_a=bool(conjugate_a),
+                  unit_diagonal=bool(unit_diagonal))
+    # Checked here too: on concrete values the impl runs without abstract evaluation.
+    _triangular_solve_abstract_eval(get_aval(a), get_aval(b), **params)
+    return triangular_solve_p.bind(a, b, **params)
+
+
+# -- lu ------------------------------------------------------------------------------------
+
+lu_p = Primitive("lu", multiple_results=True)
+
+
+def _lu_impl(a):
+    xp = array_module(a)
+    (a,) = coerce(xp, a)
+    shape, n = a.shape, a.shape[-1]
+    flat = xp.array(a, copy=True).reshape(-1, n, n)
+    count = flat.shape[0]
+    members = xp.arange(count)
+    permutation = xp.broadcast_to(xp.arange(n, dtype=np.int32), (count, n)).copy()
+    pivots = xp.empty((count, n), np.int32)
+    # Doolittle elimination with partial pivoting, all members of the batch at once.
+    for j in range(n):
+        p = xp.argmax(xp.abs(flat[:, j:, j]), axis=1) + j
+        pivots[:, j] = p
+        row = flat[:, j, :].copy()
+        flat[:, j, :] = flat[members, p, :]
+        flat[members, p, :] = row
+        index = permutation[:, j].copy()
+        permutation[:, j] = permutation[members, p]
+        permutation[members, p] = index
+        pivot = flat[:, j, j]
+        # A zero pivot has only zeros below it: dividing them by one keeps them zero.
+        flat[:, j + 1:, j] /= xp.where(pivot == 0, xp.ones((), flat.dtype), pivot)[:, None]
+        flat[:, j + 1:, j + 1:] -= flat[:, j + 1:, j, None] * flat[:, j, None, j + 1:]
+    batch = shape[:-2]
+    return [flat.reshape(shape), pivots.reshape(batch + (n,)),
+            permutation.reshape(batch + (n,))]
+
+
+def _lu_abstract_eval(a):
+    _check_inexact("lu", "the operand", a)
+    _check_square("lu", "the operand", a)
+    indices = ShapedArray(a.shape[:-1], np.int32)
+    return [ShapedArray(a.shape, a.dtype), indices, indices]
+
+
+def permutation_matrix(permutation, dtype, like):
+    """The 0/1 matrices ``P`` with ``(P x)[i] = x[permutation[i]]``."""
+    shape = shape_of(permutation)
+    n = shape[-1]
+    full = shape + (n,)
+    columns = broadcast_in_dim(backend.arange(n, dtype=np.int32, like=like), full,
+                               (len(full) - 1,))
+    rows = broadcast_in_dim(permutation, full, tuple(range(len(shape))))
+    return convert_element_type(eq(rows, columns), dtype)
+
+
+def _lu_jvp(primals, tangents):
+    (a,), (t,) = primals, tangents
+    lu, pivots, permutation = lu_p.bind(a)
+    zeros = [ad.Zero.from_value(pivots), ad.Zero.from_value(permutation)]
+    if type(t) is ad.Zero:
+        return [lu, pivots, permutation], [ad.Zero.from_value(lu)] + zeros
+    dtype = get_aval(a).dtype
+    permuted = _matmul(permutation_matrix(permutation, dtype, a), t)
+    left = triangular_solve_p.bind(lu, permuted, left_side=True, lower=True,
+                                   transpose_a=False, conjugate_a=False, unit_diagonal=True)
+    X = triangular_solve_p.bind(lu, left, left_side=False, lower=False, transpose_a=False,
+                                conjugate_a=False, unit_diagonal=False)
+    L = add(_triangle(lu, True, -1, a), _diagonal_part(_triangle_mask(lu, True, 0, a), a))
+    U = _triangle(lu, False, 0, a)
+    d_lu = add(_matmul(L, _triangle(X, True, -1, a)), _matmul(_triangle(X, False, 0, a), U))
+    return [lu, pivots, permutation], [d_lu] + zeros
+
+
+impl_rules[lu_p] = _lu_impl
+abstract_eval_rules[lu_p] = _lu_abstract_eval
+ad.jvp_rules[lu_p] = _lu_jvp
+batching.defleading_dims(lu_p, moveaxis)
+
+
+def lu(x):
+    """LU decomposition with partial pivoting of each square matrix in ``x`` (shape
+    ``(..., n, n)``): ``(lu, pivots, permutation)`` with ``x[..., permutation, :] = L U``,
+    where ``L`` is the unit lower triangle of ``lu`` and ``U`` its upper triangle;
+    ``pivots[j]`` is the row swapped with row ``j`` at step ``j`` (int32, as JAX).  A
+    singular matrix factors without error (a zero on ``U``'s diagonal).
+
+    >>> import numpy as np
+    >>> from functrans.lax_linalg import lu
+    >>> packed, pivots, permutation = lu(np.array([[1.0, 2.0], [4.0, 4.0]]))
+    >>> packed
+    array([[4.  , 4.  ],
+           [0.25, 1.  ]])
+    >>> pivots, permutation
+    (array([1, 1], dtype=int32), array([1, 0], dtype=int32))
+    """
+    _lu_abstract_eval(get_aval(x))
+    return tuple(lu_p.bind(x))
+
+
+# -- eigh ----------------------------------------------------------------------------------
+
+eigh_p = Primitive("eigh", multiple_results=True)
+
+
+def _hermitian_from(xp, a, lower: bool):
+    """The Hermitian matrix that has ``a``'s lower (or upper) triangle."""
+    if lower:
+        return xp.tril(a) + xp.conj(xp.swapaxes(xp.tril(a, -1), -1, -2))
+    return xp.triu(a) + xp.conj(xp.swapaxes(xp.triu(a, 1), -1, -2))
+
+
+def _eigh_impl(a, *, lower):
+    xp = array_module(a)
+    (a,) = coerce(xp, a)
+    # The triangle is made explicit: the JVP assumes exactly it is read, on every backend.
+    w, v = xp.linalg.eigh(_hermitian_from(xp, a, lower))
+    return [v, w]
+
+
+def _real_dtype(dtype: np.dtype) -> np.dtype:
+    return np.empty((), dtype).real.dtype
+
+
+def _eigh_abstract_eval(a, *, lower):
+    _check_inexact("eigh", "the operand", a)
+    _check_square("eigh", "the operand", a)
+    return [ShapedArray(a.shape, a.dtype), ShapedArray(a.shape[:-1], _real_dtype(a.dtype))]
+
+
+def _eigh_jvp(primals, tangents, *, lower):
+    (a,), (t,) = primals, tangents
+    v, w = eigh_p.bind(a, lower=lower)
+    if type(t) is ad.Zero:
+        return [v, w], [ad.Zero.from_value(v), ad.Zero.from_value(w)]
+    shape, dtype = shape_of(a), get_aval(a).dtype
+    nd = len(shape)
+    dA = add(_triangle(t, lower, 0, a), _adjoint(_triangle(t, lower, -1 if lower else 1, a)))
+    m = _matmul(_matmul(_adjoint(v), dA), v)
+    eye = _diagonal_part(_triangle_mask(a, True, 0, a), a)
+    diag = reduce_sum(mul(m, eye), (nd - 1,))
+    dw = real(diag) if dtype.kind == "c" else diag
+    # F[i, j] = 1 / (w[j] - w[i]) off the diagonal; the eye keeps the diagonal finite.
+    gaps = sub(expand_dims(w, (nd - 2,)), expand_dims(w, (nd - 1,)))
+    eye_real = convert_element_type(real(eye) if dtype.kind == "c" else eye, get_aval(w).dtype)
+    f = sub(div(1, add(gaps, eye_real)), eye_real)
+    dv = _matmul(v, mul(convert_element_type(f, dtype), m))
+    return [v, w], [dv, dw]
+
+
+impl_rules[eigh_p] = _eigh_impl
+abstract_eval_rules[eigh_p] = _eigh_abstract_eval
+ad.jvp_rules[eigh_p] = _eigh_jvp
+batching.defleading_dims(eigh_p, moveaxis)
+
+
+def eigh(x, lower: bool = True, symmetrize_input: bool = True):
+    """Eigenvectors ``v`` and eigenvalues ``w`` (ascending, real) of each Hermitian matrix
+    in ``x`` (shape ``(..., n, n)``): ``x = v diag(w) vᴴ``.  With ``symmetrize_input``
+    (the default, as JAX) ``x`` is replaced by ``(x + xᴴ) / 2``; without it only its
+    ``lower`` (or upper) triangle is read.  Eigenvalue derivatives are finite everywhere;
+    eigenvector derivatives are not at repeated eigenvalues (as in JAX).
+
+    >>> import numpy as np
+    >>> from functrans.lax_linalg import eigh
+    >>> v, w = eigh(np.array([[2.0, 1.0], [1.0, 2.0]]))
+    >>> w
+    array([1., 3.])
+    """
+    aval = get_aval(x)
+    _eigh_abstract_eval(aval, lower=lower)
+    if symmetrize_input:
+        x = mul(add(x, _adjoint(x)), 0.5)
+    return tuple(eigh_p.bind(x, lower=bool(lower)))
+
+
+# -- qr ------------------------------------------------------------------------------------
+
+qr_p = Primitive("qr", multiple_results=True)
+
+
+def _qr_impl(a, *, full_matrices):
+    xp = array_module(a)
+    (a,) = coerce(xp, a)
+    q, r = xp.linalg.qr(a, mode="complete" if full_matrices else "reduced")
+    return [q, r]
+
+
+def _qr_abstract_eval(a, *, full_matrices):
+    _check_inexact("qr", "the operand", a)
+    if a.ndim < 2:
+        raise ValueError(f"qr: the operand must be a stack of matrices (..., m, n), got shape "
+                         f"{a.shape}")
+    *batch, m, n = a.shape
+    k = m if full_matrices else min(m, n)
+    return [ShapedArray((*batch, m, k), a.dtype), ShapedArray((*batch, k, n), a.dtype)]
+
+
+def _qr_jvp(primals, tangents, *, full_matrices):
+    (a,), (t,) = primals, tangents
+    q, r = qr_p.bind(a, full_matrices=full_matrices)
+    if type(t) is ad.Zero:
+        return [q, r], [ad.Zero.from_value(q), ad.Zero.from_value(r)]
+    *_, m, n = shape_of(a)
+    if m < n or (full_matrices and m > n):
+        raise NotImplementedError(
+            f"qr: the derivative is implemented for m >= n with reduced factors (and square "
+            f"matrices with full_matrices=True), as in JAX; got an operand of shape "
+            f"{shape_of(a)} with full_matrices={full_matrices}")
+    dtype = get_aval(a).dtype
+    t_rinv = triangular_solve_p.bind(r, t, left_side=False, lower=False, transpose_a=False,
+                                     conjugate_a=False, unit_diagonal=False)   # da R⁻¹
+    c = _matmul(_adjoint(q), t_rinv)
+    strict = _triangle(c, True, -1, r)
+    omega = sub(strict, _adjoint(strict))
+    if dtype.kind == "c":  # the diagonal's imaginary part: Ω is skew-Hermitian
+        diagonal = _diagonal_part(c, r)
+        omega = add(omega, sub(diagonal, convert_element_type(real(diagonal), dtype)))
+    dq = add(_matmul(q, sub(omega, c)), t_rinv)
+    dr = _matmul(sub(c, omega), r)
+    return [q, r], [dq, dr]
+
+
+impl_rules[qr_p] = _qr_impl
+abstract_eval_rules[qr_p] = _qr_abstract_eval
+ad.jvp_rules[qr_p] = _qr_jvp
+batching.defleading_dims(qr_p, moveaxis)
+
+
+def qr(x, full_matrices: bool = True):
+    """QR decomposition of each matrix in ``x`` (shape ``(..., m, n)``): ``x = q r`` with
+    ``q`` having orthonormal columns and ``r`` upper triangular; ``q`` is ``m x m`` if
+    ``full_matrices`` (JAX's default), else ``m x min(m, n)``.  Differentiable for
+    ``m >= n`` with reduced factors, or square ``x`` (as in JAX).  The signs of ``r``'s
+    diagonal are LAPACK's (not made positive).
+
+    >>> import numpy as np
+    >>> from functrans.lax_linalg import qr
+    >>> q, r = qr(np.array([[3.0, 1.0], [4.0, 2.0]]))
+    >>> np.allclose(q @ r, [[3.0, 1.0], [4.0, 2.0]]), np.allclose(q.T @ q, np.eye(2))
+    (True, True)
+    """
+    _qr_abstract_eval(get_aval(x), full_matrices=full_matrices)
+    return tuple(qr_p.bind(x, full_matrices=bool(full_matrices)))

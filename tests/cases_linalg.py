@@ -1,0 +1,205 @@
+"""Sweep cases of the linear-algebra family (functrans/primitives/decompositions.py and
+functrans.numpy.linalg): checked by tests/test_primitives.py and tests/test_numpy.py.
+
+Decompositions need well-posed inputs, so most cases build them from unconstrained draws:
+``_spd(x) = x xᴴ + 3 I`` is Hermitian positive definite, and ``x + 3 I`` has a triangle far
+from singular.  Complex cases take two real draws and join them with ``lax.complex``, so
+the derivative checks (which draw real inputs) cover complex matrices too; their complex
+results are returned as real and imaginary parts side by side."""
+from __future__ import annotations
+
+import numpy as np
+
+from functrans import backend, lax
+from sweep import C64, C128, F32, F64, I64, A, Case, numpy_case
+
+
+def _mT(x):
+    nd = len(np.shape(x))
+    return lax.transpose(x, tuple(range(nd - 2)) + (nd - 1, nd - 2))
+
+
+def _matmul(a, b):
+    nd = len(np.shape(a))
+    batch = tuple(range(nd - 2))
+    return lax.dot_general(a, b, (((nd - 1,), (nd - 2,)), (batch, batch)))
+
+
+def _eye(x, scale):
+    """``scale`` times the identity, on the device of ``x`` (no host constants)."""
+    n = np.shape(x)[-1]
+    return backend.eye(n, dtype=x.dtype, like=x) * scale
+
+
+def _spd(x):
+    """A Hermitian positive-definite matrix (stack) from any square one."""
+    xh = lax.conj(_mT(x)) if np.dtype(x.dtype).kind == "c" else _mT(x)
+    return lax.add(_matmul(x, xh), _eye(x, 3.0))
+
+
+def _shifted(a):
+    return lax.add(a, _eye(a, 3.0))
+
+
+def _sym(x):
+    """A Hermitian matrix (stack) from any square one."""
+    xh = lax.conj(_mT(x)) if np.dtype(x.dtype).kind == "c" else _mT(x)
+    return lax.add(x, xh)
+
+
+def _squared(v):
+    """``|v|²``: eigenvectors are unique up to a sign or phase per column; this is not."""
+    return lax.real(lax.mul(v, lax.conj(v))) if np.dtype(v.dtype).kind == "c" else lax.mul(v, v)
+
+
+def _expm_sym(a):
+    """``exp(a)`` of a symmetric ``a``, through its eigendecomposition."""
+    v, w = lax.linalg.eigh(a)
+    scaled = lax.mul(v, lax.expand_dims(lax.exp(w), (len(np.shape(w)) - 1,)))
+    return _matmul(scaled, _mT(v))
+
+
+def _strict_upper(x):
+    n = np.shape(x)[-1]
+    return 1 - backend.tri(n, n, 0, dtype=x.dtype, like=x)
+
+
+def _cplx(x, y):
+    return lax.complex(x, y)
+
+
+def _parts(z):
+    """The real and imaginary parts of ``z`` side by side: the harness pairs cotangents with
+    real outputs."""
+    return lax.concatenate([lax.real(z), lax.imag(z)], len(np.shape(z)) - 1)
+
+
+def _solve(**params):
+    return lambda a, b: lax.linalg.triangular_solve(_shifted(a), b, **params)
+
+
+PRIMITIVE_CASES = [
+    Case("cholesky", lambda x: lax.linalg.cholesky(_spd(x)), [A(3, 3)]),
+    Case("cholesky_batched", lambda x: lax.linalg.cholesky(_spd(x)), [A(2, 4, 4)]),
+    # Only the lower triangle is read: the derivative in the strict upper one is zero.
+    Case("cholesky_reads_lower",
+         lambda x, y: lax.linalg.cholesky(lax.add(_spd(x), lax.mul(y, _strict_upper(y))),
+                                          symmetrize_input=False),
+         [A(3, 3), A(3, 3)]),
+    Case("cholesky_complex", lambda x, y: _parts(lax.linalg.cholesky(_spd(_cplx(x, y)))),
+         [A(3, 3), A(3, 3)]),
+    Case("triangular_solve_left_lower", _solve(left_side=True, lower=True),
+         [A(3, 3), A(3, 2)]),
+    Case("triangular_solve_left_upper_transpose",
+         _solve(left_side=True, lower=False, transpose_a=True), [A(3, 3), A(3, 2)]),
+    Case("triangular_solve_right_lower_unit",
+         _solve(left_side=False, lower=True, unit_diagonal=True), [A(3, 3), A(2, 3)]),
+    Case("triangular_solve_right_upper_transpose",
+         _solve(left_side=False, lower=False, transpose_a=True), [A(3, 3), A(2, 3)]),
+    Case("triangular_solve_batched",
+         _solve(left_side=True, lower=True, transpose_a=True, unit_diagonal=True),
+         [A(2, 3, 3), A(2, 3, 4)]),
+    Case("triangular_solve_complex",
+         lambda a, c, b, d: _parts(lax.linalg.triangular_solve(
+             _shifted(_cplx(a, c)), _cplx(b, d), left_side=True, lower=True,
+             transpose_a=True, conjugate_a=True)),
+         [A(3, 3), A(3, 3), A(3, 2), A(3, 2)]),
+    Case("triangular_solve_complex_conjugate_only",
+         lambda a, c, b, d: _parts(lax.linalg.triangular_solve(
+             _shifted(_cplx(a, c)), _cplx(b, d), left_side=False, lower=False,
+             conjugate_a=True)),
+         [A(3, 3), A(3, 3), A(2, 3), A(2, 3)]),
+    Case("lu", lambda a: lax.linalg.lu(a)[0], [A(4, 4)]),
+    Case("lu_batched", lambda a: lax.linalg.lu(a)[0], [A(2, 3, 3)]),
+    Case("lu_complex", lambda a, b: _parts(lax.linalg.lu(_cplx(a, b))[0]), [A(3, 3), A(3, 3)]),
+    Case("eigh_values", lambda x: lax.linalg.eigh(_sym(x))[1], [A(4, 4)]),
+    Case("eigh_vectors_squared", lambda x: _squared(lax.linalg.eigh(_sym(x))[0]), [A(3, 3)]),
+    Case("eigh_matrix_exponential", lambda x: _expm_sym(_sym(x)), [A(3, 3)]),
+    Case("eigh_batched_upper",
+         lambda x: _squared(lax.linalg.eigh(_sym(x), lower=False)[0]), [A(2, 3, 3)]),
+    Case("eigh_reads_lower",
+         lambda x, y: lax.linalg.eigh(lax.add(_sym(x), lax.mul(y, _strict_upper(y))),
+                                      symmetrize_input=False)[1], [A(3, 3), A(3, 3)]),
+    Case("eigh_complex_values", lambda x, y: lax.linalg.eigh(_sym(_cplx(x, y)))[1],
+         [A(3, 3), A(3, 3)]),
+    Case("eigh_complex_vectors", lambda x, y: _squared(lax.linalg.eigh(_sym(_cplx(x, y)))[0]),
+         [A(3, 3), A(3, 3)]),
+    Case("qr_reduced_q", lambda x: lax.linalg.qr(x, full_matrices=False)[0], [A(4, 3)]),
+    Case("qr_reduced_r", lambda x: lax.linalg.qr(x, full_matrices=False)[1], [A(4, 3)]),
+    Case("qr_square_full_batched", lambda x: _matmul(*lax.linalg.qr(x)), [A(2, 3, 3)]),
+    Case("qr_square_q_batched", lambda x: lax.linalg.qr(x)[0], [A(2, 3, 3)]),
+    Case("qr_complex", lambda x, y: _parts(lax.linalg.qr(_cplx(x, y), full_matrices=False)[0]),
+         [A(4, 3), A(4, 3)]),
+    Case("qr_complex_r", lambda x, y: _parts(lax.linalg.qr(_cplx(x, y), full_matrices=False)[1]),
+         [A(3, 3), A(3, 3)]),
+    Case("lu_pivots_and_permutation",
+         lambda a: lax.concatenate(list(lax.linalg.lu(a)[1:]), len(np.shape(a)) - 2),
+         [A(2, 4, 4)],
+         differentiable=False),
+]
+
+
+def _spd_numpy(m, x):
+    """``x xᴴ + 3 I`` with ``m`` = functrans.numpy or numpy (the identity made from ``x``,
+    on its device)."""
+    identity = m.tril(m.triu(m.ones_like(x)))
+    return x @ m.conj(m.swapaxes(x, -1, -2)) + 3 * identity
+
+
+def _general(m, x, pivot=True):
+    """A well-conditioned square matrix (diagonally dominant, also for the small integers
+    drawn for integer dtypes); with ``pivot`` its rows are reversed, so that LU
+    with partial pivoting swaps rows."""
+    square = x + 8 * m.tril(m.triu(m.ones_like(x)))
+    return m.flip(square, -2) if pivot else square
+
+
+WITH_COMPLEX = (F64, F32, I64, C128, C64)
+
+NUMPY_CASES = [
+    numpy_case("linalg.cholesky", lambda m, x: m.linalg.cholesky(_spd_numpy(m, x)), A(3, 3),
+               dtypes=WITH_COMPLEX),
+    numpy_case("linalg.cholesky_upper",
+               lambda m, x: m.linalg.cholesky(_spd_numpy(m, x), upper=True), A(3, 3),
+               dtypes=WITH_COMPLEX),
+    numpy_case("linalg.cholesky_batched", lambda m, x: m.linalg.cholesky(_spd_numpy(m, x)),
+               A(2, 4, 4), dtypes=WITH_COMPLEX),
+    numpy_case("linalg.solve_vector", lambda m, a, b: m.linalg.solve(_general(m, a), b),
+               A(3, 3), A(3), dtypes=WITH_COMPLEX),
+    numpy_case("linalg.solve_matrix",
+               lambda m, a, b: m.linalg.solve(_general(m, a, pivot=False), b),
+               A(3, 3), A(3, 2), dtypes=WITH_COMPLEX),
+    numpy_case("linalg.solve_batch_broadcast", lambda m, a, b: m.linalg.solve(_general(m, a), b),
+               A(2, 3, 3), A(3, 2), dtypes=WITH_COMPLEX),
+    numpy_case("linalg.inv", lambda m, a: m.linalg.inv(_general(m, a)), A(3, 3),
+               dtypes=WITH_COMPLEX),
+    numpy_case("linalg.inv_batched", lambda m, a: m.linalg.inv(_general(m, a)), A(2, 3, 3),
+               dtypes=WITH_COMPLEX),
+    numpy_case("linalg.det", lambda m, a: m.linalg.det(_general(m, a)), A(3, 3),
+               dtypes=WITH_COMPLEX),
+    numpy_case("linalg.det_random", lambda m, a: m.linalg.det(a), A(4, 4),
+               dtypes=WITH_COMPLEX),
+    numpy_case("linalg.det_batched", lambda m, a: m.linalg.det(_general(m, a)), A(2, 3, 3),
+               dtypes=WITH_COMPLEX),
+    numpy_case("linalg.slogdet", lambda m, a: m.linalg.slogdet(_general(m, a)), A(3, 3),
+               dtypes=WITH_COMPLEX),
+    numpy_case("linalg.slogdet_batched", lambda m, a: m.linalg.slogdet(_general(m, a)),
+               A(2, 3, 3), dtypes=WITH_COMPLEX),
+    numpy_case("linalg.eigh", lambda m, a: _eigh_squared(m, m.linalg.eigh(a + m.swapaxes(
+        m.conj(a), -1, -2))), A(3, 3), dtypes=WITH_COMPLEX),
+    numpy_case("linalg.eigh_upper_batched", lambda m, a: _eigh_squared(m, m.linalg.eigh(
+        a + m.swapaxes(m.conj(a), -1, -2), UPLO="U")), A(2, 3, 3), dtypes=WITH_COMPLEX),
+    numpy_case("linalg.qr", lambda m, a: m.linalg.qr(a), A(4, 3), dtypes=WITH_COMPLEX),
+    numpy_case("linalg.qr_r_batched", lambda m, a: m.linalg.qr(a, mode="r"), A(2, 4, 3),
+               dtypes=WITH_COMPLEX),
+    numpy_case("linalg.qr_complete_square", lambda m, a: m.linalg.qr(a, mode="complete"),
+               A(2, 3, 3), dtypes=WITH_COMPLEX),
+    numpy_case("linalg.eigvalsh", lambda m, a: m.linalg.eigvalsh(
+        a + m.swapaxes(m.conj(a), -1, -2)), A(2, 4, 4), dtypes=WITH_COMPLEX),
+]
+
+
+def _eigh_squared(m, result):
+    """Eigenvalues and ``|eigenvectors|²`` (free of the per-column sign or phase)."""
+    w, v = result
+    return w, m.real(v * m.conj(v))
