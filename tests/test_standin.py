@@ -576,10 +576,7 @@ def test_sweep_vmap_on_device(device, request, case):
 # Delete an entry when its site is fixed (a strict xfail that passes fails the suite).
 # ------------------------------------------------------------------------------------------
 
-SITES = {
-    "INDEX_SYNC": "functrans/primitives/indexing.py:71 synchronises: _clamped_slices reads device "
-                  "start indices with int()",
-}
+SITES: dict = {}
 
 
 # Sites that also fail on real CuPy (not only cost a copy there); none is known now.
@@ -596,9 +593,6 @@ def _known_sites(sites: dict) -> dict:
 
 
 SWEEP_HOST_SITES = _known_sites({
-    "INDEX_SYNC": ["lax-dynamic_slice-eval", "lax-dynamic_slice-jvp", "lax-dynamic_slice-vjp",
-        "lax-dynamic_update_slice-eval", "lax-dynamic_update_slice-jvp",
-        "lax-dynamic_update_slice-vjp"],
 })
 CONTROL_FLOW_HOST_SITES = _known_sites({
 })

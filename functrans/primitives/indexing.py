@@ -12,6 +12,7 @@ from typing import Sequence
 
 import numpy as np
 
+from functrans import backend
 from functrans.backend import array_module, coerce
 from functrans.core import Primitive, ShapedArray, abstract_eval_rules, get_aval, impl_rules
 from functrans.interpreters import ad, batching, transpose
@@ -70,14 +71,22 @@ def _dynamic_slice_abstract_eval(aval, *indices, slice_sizes):
     return ShapedArray(slice_sizes, aval.dtype, aval.weak_type)
 
 
-def _clamped_slices(indices, sizes, shape):
-    return tuple(slice(s, s + n) for s, n in zip(
-        (int(np.clip(int(i), 0, d - n)) for i, n, d in zip(indices, sizes, shape)), sizes))
+def _clamped_slices(indices, sizes, shape, xp):
+    """The block's index: slices when the start indices are on the host; index arrays
+    computed on the device when they are device arrays, so that reading them back (a
+    synchronisation per index) is never needed."""
+    if not any(backend.is_device_array(i) for i in indices):
+        return tuple(slice(s, s + n) for s, n in zip(
+            (int(np.clip(int(i), 0, d - n)) for i, n, d in zip(indices, sizes, shape)), sizes))
+    starts = [xp.clip(i.astype(np.int64), 0, d - n) if backend.is_device_array(i) else
+              int(np.clip(int(i), 0, d - n)) for i, n, d in zip(indices, sizes, shape)]
+    return xp.ix_(*[s + xp.arange(n) for s, n in zip(starts, sizes)])
 
 
 def _dynamic_slice_impl(operand, *indices, slice_sizes):
-    operand = array_module(operand).asarray(operand)
-    return operand[_clamped_slices(indices, slice_sizes, operand.shape)]
+    xp = array_module(operand, *indices)
+    operand = xp.asarray(operand)
+    return operand[_clamped_slices(indices, slice_sizes, operand.shape, xp)]
 
 
 def _dynamic_slice_jvp(primals, tangents, *, slice_sizes):
@@ -153,7 +162,7 @@ def _dynamic_update_slice_impl(operand, update, *indices):
     xp = array_module(operand, update)
     operand, update = coerce(xp, operand, update)
     out = xp.array(operand, copy=True)  # never write into the caller's array
-    out[_clamped_slices(indices, xp.shape(update), out.shape)] = update
+    out[_clamped_slices(indices, xp.shape(update), out.shape, xp)] = update
     return out
 
 
