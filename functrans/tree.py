@@ -50,7 +50,7 @@ def flatten(tree: Any, is_leaf: Callable | None = None) -> tuple[list, PyTreeDef
     return tree_util.tree_flatten(tree, is_leaf)
 
 
-def unflatten(treedef: PyTreeDef, leaves: Any) -> Any:  # noqa: F811 (the argument's name)
+def unflatten(treedef: PyTreeDef, leaves: Any) -> Any:
     """The tree of structure ``treedef`` with ``leaves``.
 
     >>> unflatten(structure((1, [2])), ["a", "b"])
