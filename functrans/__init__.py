@@ -18,8 +18,9 @@ from functrans.core import eval_jaxpr
 from functrans.intermediates import intermediate_grads, tag
 from functrans.primitives.checkpoint import checkpoint, checkpoint_policies, remat
 from functrans.primitives.custom_derivatives import custom_jvp, custom_vjp
-from functrans import lax, tree_util
+from functrans import lax, tree, tree_util
 from functrans import numpy  # noqa: F401  (also installs the array methods of tracers)
+from functrans import nn  # noqa: F401
 from functrans.gradcheck import (Check, GradcheckError, GradcheckResult,
                                  NondifferentiableError, gradcheck)
 from functrans import testing  # noqa: F401
@@ -34,7 +35,8 @@ __all__ = [
     "custom_vjp", "eval_jaxpr",
     "eval_shape", "float0", "grad", "hessian", "intermediate_grads", "jacfwd", "jacrev",
     "jvp", "lax",
-    "linear_transpose", "linearize", "make_jaxpr", "numpy", "remat", "tag", "tree_util",
+    "linear_transpose", "linearize", "make_jaxpr", "nn", "numpy", "remat", "tag", "tree",
+    "tree_util",
     "value_and_grad",
     "vjp", "vmap",
     "Check", "GradcheckError", "GradcheckResult", "NondifferentiableError", "gradcheck",

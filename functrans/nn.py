@@ -1,0 +1,335 @@
+"""``functrans.nn``: the activation functions and helpers of JAX's ``jax.nn``, written with
+``functrans.numpy``, so that every transform reaches them.
+
+Where the plain formula has a poor derivative at an edge the function carries its own JVP
+rule (``relu``'(0) = 0, as in JAX) or is written in a form that is stable on both sides
+(``softplus`` at ±1000, ``logsumexp`` with ``-inf`` entries).
+
+>>> import numpy as np, functrans as ft, functrans.nn as nn
+>>> nn.relu(np.array([-1.0, 0.0, 2.0]))
+array([0., 0., 2.])
+>>> float(ft.grad(nn.softplus)(1000.0)), float(ft.grad(nn.softplus)(-1000.0))
+(1.0, 0.0)
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+import functrans.numpy as fnp
+from functrans import lax
+from functrans.primitives.custom_derivatives import custom_jvp
+
+__all__ = [
+    "celu", "elu", "gelu", "glu", "hard_tanh", "leaky_relu", "log_sigmoid", "log_softmax",
+    "logsumexp", "one_hot", "relu", "relu6", "selu", "sigmoid", "silu", "soft_sign",
+    "softmax", "softplus", "standardize", "swish",
+]
+
+
+@custom_jvp
+def relu(x):
+    """Elementwise ``max(x, 0)``; its derivative at 0 is 0, as in JAX.
+
+    >>> import functrans as ft
+    >>> float(ft.grad(relu)(0.0)), float(ft.grad(relu)(2.0))
+    (0.0, 1.0)
+    """
+    return fnp.maximum(x, 0)
+
+
+@relu.defjvp
+def _relu_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    return relu(x), fnp.where(x > 0, t, fnp.zeros_like(t))
+
+
+@custom_jvp
+def relu6(x):
+    """Elementwise ``min(max(x, 0), 6)``; its derivative is 0 at both corners, as in JAX.
+
+    >>> import numpy as np
+    >>> relu6(np.array([-1.0, 3.0, 7.0]))
+    array([0., 3., 6.])
+    """
+    return fnp.minimum(fnp.maximum(x, 0), 6)
+
+
+@relu6.defjvp
+def _relu6_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    return relu6(x), fnp.where((x > 0) & (x < 6), t, fnp.zeros_like(t))
+
+
+def sigmoid(x):
+    """The logistic function ``1 / (1 + exp(-x))``, without overflow.
+
+    >>> float(sigmoid(0.0))
+    0.5
+    """
+    return lax.logistic(fnp.asarray(x))
+
+
+def softplus(x):
+    """``log(1 + exp(x))``, finite with the right derivative at any ``x`` (±1000 too).
+
+    >>> float(softplus(0.0)) == float(np.log(2.0))
+    True
+    """
+    return fnp.logaddexp(x, 0)
+
+
+def log_sigmoid(x):
+    """``log(sigmoid(x))`` = ``-softplus(-x)``, stable for large ``|x|``.
+
+    >>> float(log_sigmoid(-1000.0))
+    -1000.0
+    """
+    return -softplus(-fnp.asarray(x))
+
+
+def soft_sign(x):
+    """``x / (|x| + 1)``.
+
+    >>> float(soft_sign(3.0))
+    0.75
+    """
+    x = fnp.asarray(x)
+    return x / (fnp.abs(x) + 1)
+
+
+def silu(x):
+    """The sigmoid linear unit ``x * sigmoid(x)`` (also called ``swish``).
+
+    >>> float(silu(0.0))
+    0.0
+    """
+    x = fnp.asarray(x)
+    return x * sigmoid(x)
+
+
+swish = silu
+
+
+def _erf_series(x):
+    # erf(x) = 2/sqrt(pi) exp(-x^2) sum_n 2^n x^(2n+1) / (2n+1)!!: every term positive, so
+    # nothing cancels; 40 terms reach double precision for |x| <= 2.5.
+    term, total, x2 = x, x, x * x
+    for n in range(1, 40):
+        term = term * (2 * x2 / (2 * n + 1))
+        total = total + term
+    return (2 / math.sqrt(math.pi)) * fnp.exp(-x2) * total
+
+
+def _erfc_fraction(x):
+    # erfc(x) = exp(-x^2) / sqrt(pi) / (x + (1/2) / (x + 1 / (x + (3/2) / (x + ...)))),
+    # evaluated from the tail; for x >= 2.5, 60 levels reach double precision.
+    f = x
+    for k in range(60, 0, -1):
+        f = x + (k / 2) / f
+    return fnp.exp(-x * x) / (math.sqrt(math.pi) * f)
+
+
+@custom_jvp
+def _erf(x):
+    small = fnp.abs(x) <= 2.5
+    inside = fnp.where(small, x, fnp.zeros_like(x))
+    outside = fnp.where(small, fnp.full_like(x, 2.5), fnp.abs(x))
+    tail = 1 - _erfc_fraction(outside)
+    return fnp.where(small, _erf_series(inside), fnp.where(x < 0, -tail, tail))
+
+
+@_erf.defjvp
+def _erf_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    return _erf(x), (2 / math.sqrt(math.pi)) * fnp.exp(-x * x) * t
+
+
+def gelu(x, approximate: bool = True):
+    """The Gaussian error linear unit ``x * Phi(x)``, ``Phi`` the standard normal CDF; with
+    ``approximate=True`` (JAX's default) its tanh approximation
+    ``x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))``.
+
+    >>> round(float(gelu(1.0, approximate=False)), 6)
+    0.841345
+    >>> round(float(gelu(1.0)), 6)
+    0.841192
+    """
+    x = fnp.asarray(x)
+    if approximate:
+        inner = math.sqrt(2 / math.pi) * (x + 0.044715 * (x * x * x))
+        return 0.5 * x * (1 + fnp.tanh(inner))
+    return 0.5 * x * (1 + _erf(x / math.sqrt(2)))
+
+
+def elu(x, alpha=1.0):
+    """``x`` where positive, ``alpha (exp(x) - 1)`` elsewhere.
+
+    >>> round(float(elu(-1.0)), 6)
+    -0.632121
+    """
+    x = fnp.asarray(x)
+    positive = x > 0
+    # expm1 of the clamped input only: no overflow (nor inf * 0 in derivatives) for large x.
+    negative_part = alpha * fnp.expm1(fnp.where(positive, fnp.zeros_like(x), x))
+    return fnp.where(positive, x, negative_part)
+
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def selu(x):
+    """The scaled ELU ``scale * elu(x, alpha)`` with the self-normalising constants.
+
+    >>> round(float(selu(1.0)), 6)
+    1.050701
+    """
+    return _SELU_SCALE * elu(x, _SELU_ALPHA)
+
+
+def celu(x, alpha=1.0):
+    """``max(x, 0) + alpha * (exp(min(x, 0) / alpha) - 1)``, continuously differentiable.
+
+    >>> round(float(celu(-1.0, alpha=2.0)), 6)
+    -0.786939
+    """
+    x = fnp.asarray(x)
+    return fnp.where(x > 0, x, alpha * fnp.expm1(fnp.minimum(x, 0) / alpha))
+
+
+def leaky_relu(x, negative_slope=1e-2):
+    """``x`` where ``x >= 0``, ``negative_slope * x`` elsewhere.
+
+    >>> float(leaky_relu(-2.0))
+    -0.02
+    """
+    x = fnp.asarray(x)
+    return fnp.where(x >= 0, x, negative_slope * x)
+
+
+def hard_tanh(x):
+    """``x`` clipped to ``[-1, 1]``.
+
+    >>> import numpy as np
+    >>> hard_tanh(np.array([-3.0, 0.5, 2.0]))
+    array([-1. ,  0.5,  1. ])
+    """
+    x = fnp.asarray(x)
+    return fnp.where(x > 1, fnp.ones_like(x), fnp.where(x < -1, -fnp.ones_like(x), x))
+
+
+def _shift(x, axis, keepdims=True):
+    # The maximum along axis, zero where it is not finite (all entries -inf, say), kept out of
+    # differentiation: the functions below do not depend on it, it only prevents overflow.
+    m = fnp.max(x, axis=axis, keepdims=keepdims)
+    return lax.stop_gradient(fnp.where(fnp.isfinite(m), m, fnp.zeros_like(m)))
+
+
+def logsumexp(a, axis=None, b=None, keepdims: bool = False, return_sign: bool = False):
+    """``log(sum(b * exp(a), axis))``, without overflow and with ``-inf`` entries allowed
+    (they contribute nothing, to the value and to the derivative).  With
+    ``return_sign=True`` it returns ``(log|s|, sign(s))`` for ``s = sum(b * exp(a))``, which
+    may then be negative.
+
+    >>> import numpy as np
+    >>> float(logsumexp(np.array([1000.0, 1000.0]))) == 1000.0 + float(np.log(2.0))
+    True
+    >>> float(logsumexp(np.array([0.0, -np.inf])))
+    0.0
+    """
+    a = fnp.asarray(a)
+    m = _shift(a, axis)
+    e = fnp.exp(a - m)
+    if b is not None:
+        e = fnp.asarray(b) * e
+    s = fnp.sum(e, axis=axis, keepdims=keepdims)
+    m = m if keepdims else fnp.squeeze(m, axis=axis) if axis is not None else fnp.reshape(m, ())
+    if return_sign:
+        return fnp.log(fnp.abs(s)) + m, fnp.sign(s)
+    return fnp.log(s) + m
+
+
+def softmax(x, axis=-1):
+    """``exp(x) / sum(exp(x), axis)``, without overflow.
+
+    >>> import numpy as np
+    >>> softmax(np.array([0.0, np.log(3.0)]))
+    array([0.25, 0.75])
+    """
+    x = fnp.asarray(x)
+    e = fnp.exp(x - _shift(x, axis))
+    return e / fnp.sum(e, axis=axis, keepdims=True)
+
+
+def log_softmax(x, axis=-1):
+    """``x - logsumexp(x, axis)``, without overflow.
+
+    >>> import numpy as np
+    >>> np.exp(log_softmax(np.array([0.0, np.log(3.0)])))
+    array([0.25, 0.75])
+    """
+    x = fnp.asarray(x)
+    shifted = x - _shift(x, axis)
+    return shifted - fnp.log(fnp.sum(fnp.exp(shifted), axis=axis, keepdims=True))
+
+
+def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5):
+    """``(x - mean) / sqrt(variance + epsilon)``, the mean and variance taken along ``axis``
+    unless given.
+
+    >>> import numpy as np
+    >>> standardize(np.array([1.0, 3.0]), epsilon=0.0)
+    array([-1.,  1.])
+    """
+    x = fnp.asarray(x)
+    if mean is None:
+        mean = fnp.mean(x, axis=axis, keepdims=True)
+    if variance is None:
+        # Centred before squaring: no cancellation when the mean is large.
+        variance = fnp.mean(fnp.square(x - mean), axis=axis, keepdims=True)
+    return (x - mean) / fnp.sqrt(variance + epsilon)
+
+
+def one_hot(x, num_classes: int, dtype=np.float64, axis=-1):
+    """Integer class labels ``x`` as one-hot vectors of length ``num_classes`` (a Python
+    int), along a new axis ``axis``; labels outside ``[0, num_classes)`` give all zeros.
+
+    >>> import numpy as np
+    >>> one_hot(np.array([0, 2]), 3)
+    array([[1., 0., 0.],
+           [0., 0., 1.]])
+    """
+    if not isinstance(num_classes, (int, np.integer)):
+        raise TypeError(f"one_hot: num_classes must be a concrete Python int (it sets the "
+                        f"output's shape), got {type(num_classes).__name__}")
+    x = fnp.asarray(x)
+    labels = fnp.expand_dims(x, axis)
+    out_ndim = x.ndim + 1
+    axis = axis % out_ndim
+    shape = [1] * out_ndim
+    shape[axis] = int(num_classes)
+    # iota on x's device: the classes never start on the host.
+    classes = fnp.reshape(lax.iota(x.dtype, int(num_classes), like=x), tuple(shape))
+    return fnp.astype(labels == classes, dtype)
+
+
+def glu(x, axis=-1):
+    """The gated linear unit: ``x`` split in two halves ``a, b`` along ``axis``, then
+    ``a * sigmoid(b)``.
+
+    >>> import numpy as np
+    >>> glu(np.array([2.0, 0.0]))
+    array([1.])
+    """
+    x = fnp.asarray(x)
+    if x.shape[axis] % 2:
+        raise ValueError(f"glu: axis {axis} has odd length {x.shape[axis]}; it must split "
+                         f"into two halves")
+    a, b = fnp.split(x, 2, axis=axis)
+    return a * sigmoid(b)
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

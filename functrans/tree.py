@@ -1,0 +1,132 @@
+"""``functrans.tree``: JAX's ``jax.tree`` module, short names for the functions of
+``functrans.tree_util``.
+
+>>> import functrans.tree as tree
+>>> tree.map(lambda x: x * 10, {"a": 1, "b": (2, 3)})
+{'a': 10, 'b': (20, 30)}
+>>> tree.leaves([1, (2, None), {"c": 3}])
+[1, 2, 3]
+
+Key paths (``map_with_path``) are not here yet: ``tree_util`` has no key paths.
+"""
+from __future__ import annotations
+
+import builtins
+import functools
+from typing import Any, Callable
+
+from functrans import tree_util
+from functrans.tree_util import PyTreeDef
+
+__all__ = ["all", "flatten", "leaves", "map", "reduce", "structure", "transpose", "unflatten"]
+
+_NO_INITIALIZER = object()
+
+
+def map(f: Callable, tree: Any, *rest: Any, is_leaf: Callable | None = None) -> Any:  # noqa: A001
+    """``f`` applied to each leaf of ``tree`` and the matching leaves of ``rest``.
+
+    >>> map(lambda x, y: x + y, [1, 2], [10, 20])
+    [11, 22]
+    """
+    return tree_util.tree_map(f, tree, *rest, is_leaf=is_leaf)
+
+
+def leaves(tree: Any, is_leaf: Callable | None = None) -> list:
+    """The leaves of ``tree``, left to right (dict entries in key order).
+
+    >>> leaves({"b": 2, "a": (1, None)})
+    [1, 2]
+    """
+    return tree_util.tree_leaves(tree, is_leaf)
+
+
+def flatten(tree: Any, is_leaf: Callable | None = None) -> tuple[list, PyTreeDef]:
+    """The leaves of ``tree`` and its structure.
+
+    >>> flatten((1, [2]))
+    ([1, 2], PyTreeDef((*, [*])))
+    """
+    return tree_util.tree_flatten(tree, is_leaf)
+
+
+def unflatten(treedef: PyTreeDef, leaves: Any) -> Any:
+    """The tree of structure ``treedef`` with ``leaves``.
+
+    >>> unflatten(structure((1, [2])), ["a", "b"])
+    ('a', ['b'])
+    """
+    return tree_util.tree_unflatten(treedef, leaves)
+
+
+def structure(tree: Any, is_leaf: Callable | None = None) -> PyTreeDef:
+    """The structure of ``tree`` (its leaves replaced by ``*``).
+
+    >>> structure({"a": 1, "b": None})
+    PyTreeDef({'a': *, 'b': None})
+    """
+    return tree_util.tree_structure(tree, is_leaf)
+
+
+def reduce(function: Callable, tree: Any, initializer: Any = _NO_INITIALIZER,
+           is_leaf: Callable | None = None) -> Any:
+    """``function`` folded over the leaves of ``tree``, left to right, as ``functools.reduce``.
+
+    >>> reduce(lambda a, b: a + b, {"x": 1, "y": [2, 3]})
+    6
+    >>> reduce(max, [], initializer=0)
+    0
+    """
+    found = tree_util.tree_leaves(tree, is_leaf)
+    if initializer is _NO_INITIALIZER:
+        if not found:
+            raise TypeError("tree.reduce: the tree has no leaves and no initializer was given; "
+                            "pass initializer= for trees that may be empty")
+        return functools.reduce(function, found)
+    return functools.reduce(function, found, initializer)
+
+
+def all(tree: Any, is_leaf: Callable | None = None) -> bool:  # noqa: A001
+    """Whether every leaf of ``tree`` is truthy (``True`` for a tree without leaves).
+
+    >>> all([True, {"a": 1}]), all((True, 0))
+    (True, False)
+    """
+    return builtins.all(tree_util.tree_leaves(tree, is_leaf))
+
+
+def transpose(outer_treedef: PyTreeDef, inner_treedef: PyTreeDef | None,
+              pytree_to_transpose: Any) -> Any:
+    """Turn a tree of structure ``outer`` whose leaves are trees of structure ``inner``
+    into a tree of structure ``inner`` whose leaves are trees of structure ``outer``;
+    ``inner_treedef=None`` takes the structure of the first inner tree.
+
+    >>> outer, inner = structure([0, 0]), structure({"a": 0, "b": 0})
+    >>> transpose(outer, inner, [{"a": 1, "b": 2}, {"a": 3, "b": 4}])
+    {'a': [1, 3], 'b': [2, 4]}
+    """
+    try:
+        inner_trees = tree_util.flatten_up_to(outer_treedef, pytree_to_transpose)
+    except ValueError as e:
+        raise ValueError(f"tree.transpose: the tree does not have the outer structure "
+                         f"{outer_treedef} ({e})") from None
+    if inner_treedef is None:
+        if not inner_trees:
+            raise ValueError("tree.transpose: inner_treedef=None needs at least one inner "
+                             "tree to take the structure from")
+        inner_treedef = tree_util.tree_structure(inner_trees[0])
+    columns = []
+    for i, sub in enumerate(inner_trees):
+        try:
+            columns.append(tree_util.flatten_up_to(inner_treedef, sub))
+        except ValueError as e:
+            raise ValueError(f"tree.transpose: inner tree {i} does not have the structure "
+                             f"{inner_treedef} ({e})") from None
+    rows = [outer_treedef.unflatten(list(row)) for row in zip(*columns)] if columns else [
+        outer_treedef.unflatten([]) for _ in range(inner_treedef.num_leaves)]
+    return inner_treedef.unflatten(rows)
+
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

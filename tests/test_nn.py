@@ -1,0 +1,158 @@
+"""Targeted tests of functrans.nn: the stable edges and documented derivative choices that a
+random sweep does not reach (tests/cases_nn.py sweeps the values and derivatives)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import functrans as ft
+import functrans.nn as nn
+
+
+def _grad2(f):
+    return ft.grad(ft.grad(f))
+
+
+@pytest.mark.parametrize("x,value,slope", [(1000.0, 1000.0, 1.0), (-1000.0, 0.0, 0.0),
+                                           (0.0, math.log(2), 0.5)])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_softplus_is_finite_with_the_right_derivatives_at_the_edges(x, value, slope, dtype):
+    x = dtype(x)
+    out = nn.softplus(x)
+    assert np.asarray(out).dtype == dtype
+    np.testing.assert_allclose(out, value, rtol=1e-6)
+    np.testing.assert_allclose(ft.grad(nn.softplus)(x), slope, rtol=1e-6)
+    np.testing.assert_allclose(ft.jvp(nn.softplus, (x,), (dtype(1),))[1], slope, rtol=1e-6)
+    curvature = float(_grad2(nn.softplus)(x))
+    assert np.isfinite(curvature)
+    np.testing.assert_allclose(curvature, slope * (1 - slope), atol=1e-7)
+
+
+def test_log_sigmoid_and_sigmoid_at_the_edges():
+    np.testing.assert_allclose(nn.log_sigmoid(np.array([-1000.0, 1000.0])), [-1000.0, 0.0])
+    np.testing.assert_allclose(ft.vmap(ft.grad(nn.log_sigmoid))(np.array([-1000.0, 1000.0])),
+                               [1.0, 0.0])
+    np.testing.assert_allclose(nn.sigmoid(np.array([-1000.0, 1000.0])), [0.0, 1.0])
+
+
+@pytest.mark.parametrize("f", [nn.relu, nn.relu6])
+def test_relu_derivative_at_zero_is_zero_in_both_modes(f):
+    assert float(ft.grad(f)(0.0)) == 0.0
+    assert float(ft.jvp(f, (0.0,), (1.0,))[1]) == 0.0
+    assert float(ft.grad(f)(0.5)) == 1.0
+    assert float(_grad2(f)(0.5)) == 0.0
+
+
+def test_relu6_derivative_at_six_is_zero():
+    assert float(ft.grad(nn.relu6)(6.0)) == 0.0
+    assert float(nn.relu6(6.0)) == 6.0
+
+
+def test_elu_family_is_finite_far_out():
+    for f in (nn.elu, nn.selu, nn.celu):
+        xs = np.array([-1000.0, 1000.0])
+        out = f(xs)
+        grads = ft.vmap(ft.grad(f))(xs)
+        assert np.all(np.isfinite(out)) and np.all(np.isfinite(grads)), f.__name__
+        np.testing.assert_allclose(grads[0], 0.0, atol=1e-300)
+    np.testing.assert_allclose(nn.selu(np.array([-1000.0])), [-1.0507009873554805 *
+                                                             1.6732632423543772])
+
+
+def test_logsumexp_with_minus_inf_entries():
+    x = np.array([[0.0, -np.inf, 1.0], [-np.inf, -np.inf, 2.0]])
+    want = [np.logaddexp(0.0, 1.0), 2.0]
+    np.testing.assert_allclose(nn.logsumexp(x, axis=1), want)
+    g = ft.grad(lambda x: nn.logsumexp(x, axis=1).sum())(x)
+    assert np.all(np.isfinite(g))
+    np.testing.assert_allclose(g, [[1 / (1 + np.e), 0.0, np.e / (1 + np.e)], [0, 0, 1.0]])
+    # Every entry -inf: the sum is empty and the result is -inf, not nan.
+    with np.errstate(divide="ignore"):
+        assert nn.logsumexp(np.array([-np.inf, -np.inf])) == -np.inf
+
+
+def test_logsumexp_is_stable_at_large_values():
+    x = np.array([1000.0, 1000.0, -1000.0])
+    np.testing.assert_allclose(nn.logsumexp(x), 1000.0 + math.log(2))
+    np.testing.assert_allclose(ft.grad(nn.logsumexp)(x), [0.5, 0.5, 0.0])
+
+
+def test_logsumexp_return_sign_of_a_negative_sum():
+    value, sign = nn.logsumexp(np.array([0.0, 1.0]), b=np.array([1.0, -1.0]), return_sign=True)
+    assert float(sign) == -1.0
+    np.testing.assert_allclose(value, math.log(math.e - 1))
+
+
+def test_softmax_and_log_softmax_at_extremes():
+    x = np.array([1000.0, 1000.0, -np.inf])
+    np.testing.assert_allclose(nn.softmax(x), [0.5, 0.5, 0.0])
+    np.testing.assert_allclose(nn.log_softmax(x), [-math.log(2), -math.log(2), -np.inf])
+    g = ft.grad(lambda x: nn.softmax(x)[0])(x)
+    assert np.all(np.isfinite(g))
+    np.testing.assert_allclose(g, [0.25, -0.25, 0.0])
+    np.testing.assert_allclose(nn.softmax(np.zeros((2, 4)), axis=0), np.full((2, 4), 0.5))
+
+
+@pytest.mark.parametrize("dtype,tol", [(np.float64, 2e-15), (np.float32, 1e-6)])
+def test_gelu_exact_uses_an_accurate_erf(dtype, tol):
+    x = np.linspace(-9, 9, 721).astype(dtype)
+    erf = np.array([math.erf(v / math.sqrt(2)) for v in x.astype(np.float64)])
+    out = nn.gelu(x, approximate=False)
+    assert out.dtype == dtype
+    np.testing.assert_allclose(out, 0.5 * x * (1 + erf), rtol=tol, atol=tol)
+    slopes = ft.vmap(ft.grad(lambda v: nn.gelu(v, approximate=False)))(x)
+    pdf = np.exp(-x.astype(np.float64) ** 2 / 2) / math.sqrt(2 * math.pi)
+    np.testing.assert_allclose(slopes, 0.5 * (1 + erf) + x * pdf, rtol=tol * 10, atol=tol * 10)
+
+
+def test_gelu_forms_differ_by_the_approximation_only():
+    x = np.linspace(-3, 3, 13)
+    assert np.max(np.abs(nn.gelu(x) - nn.gelu(x, approximate=False))) < 1e-3
+    assert np.max(np.abs(nn.gelu(x) - nn.gelu(x, approximate=False))) > 1e-6
+
+
+def test_one_hot():
+    out = nn.one_hot(np.array([0, 3, -1, 5]), 4)
+    np.testing.assert_array_equal(out, [[1, 0, 0, 0], [0, 0, 0, 1], [0, 0, 0, 0],
+                                        [0, 0, 0, 0]])
+    assert out.dtype == np.float64
+    assert nn.one_hot(np.array([1]), 2, dtype=np.int32).dtype == np.int32
+    batched = ft.vmap(lambda x: nn.one_hot(x, 3))(np.array([[0, 1], [2, 2]]))
+    np.testing.assert_array_equal(batched, nn.one_hot(np.array([[0, 1], [2, 2]]), 3))
+
+
+def test_one_hot_needs_a_concrete_number_of_classes():
+    with pytest.raises(TypeError, match="num_classes must be a concrete Python int"):
+        nn.one_hot(np.array([0, 1]), np.array(2.0))
+
+
+def test_glu_needs_an_even_axis():
+    with pytest.raises(ValueError, match="odd length 3"):
+        nn.glu(np.zeros((2, 3)))
+
+
+def test_standardize_with_given_statistics():
+    x = np.array([[1.0, 2.0, 3.0], [4.0, 6.0, 8.0]])
+    np.testing.assert_allclose(nn.standardize(x, mean=1.0, variance=4.0, epsilon=0.0),
+                               (x - 1.0) / 2.0)
+    out = nn.standardize(x, epsilon=0.0)
+    np.testing.assert_allclose(out.mean(axis=-1), 0.0, atol=1e-15)
+    np.testing.assert_allclose(out.std(axis=-1), 1.0)
+    # Centred before squaring: a large offset loses nothing.
+    np.testing.assert_allclose(nn.standardize(x + 1e8, epsilon=0.0), out, atol=1e-7)
+
+
+def test_leaky_relu_and_hard_tanh_pick_a_side_at_the_kinks():
+    assert float(ft.grad(nn.leaky_relu)(0.0)) == 1.0
+    assert float(ft.grad(nn.hard_tanh)(1.0)) == 1.0
+    assert float(ft.grad(nn.hard_tanh)(1.5)) == 0.0
+
+
+def test_namespace():
+    assert set(dir(nn)) == set(nn.__all__)
+    assert nn.swish is nn.silu
+    for name in nn.__all__:
+        assert getattr(nn, name).__doc__, name
+    assert ft.nn is nn and "nn" in ft.__all__
