@@ -110,8 +110,11 @@ def _counterparts(numpy_namespace, families) -> dict:
     return table
 
 
-_ALL = {**_counterparts(np, [elementwise, reductions, shapes, indexing, contractions, creation,
-                             dtypes]),
+#: the family modules of functrans.numpy (a new family module is added here, and its
+#: functions then dispatch from NumPy's namesakes)
+FAMILIES = (elementwise, reductions, shapes, indexing, contractions, creation, dtypes)
+
+_ALL = {**_counterparts(np, FAMILIES),
         **_counterparts(np.linalg, [linalg]), **_counterparts(np.fft, [fft])}
 
 #: NumPy function -> functrans.numpy function, for ``np.sum(tracer)`` and the like
@@ -123,9 +126,7 @@ UFUNCS = {**{f: fn for f, fn in _ALL.items() if isinstance(f, np.ufunc)},
 
 
 #: the names functrans.numpy offers, for pointing an unsupported NumPy call to ours
-_OUR_NAMES = frozenset(name for family in (elementwise, reductions, shapes, indexing,
-                                           contractions, creation, dtypes)
-                       for name in family.__all__)
+_OUR_NAMES = frozenset(name for family in FAMILIES for name in family.__all__)
 
 
 def unsupported_numpy_error(name: str, detail: str = "") -> TracerArrayConversionError:
