@@ -17,6 +17,7 @@ from functrans.core import (ClosedJaxpr, ConcretizationTypeError, Jaxpr, ShapeDt
 from functrans.core import eval_jaxpr
 from functrans.intermediates import intermediate_grads, tag
 from functrans.primitives.checkpoint import checkpoint, checkpoint_policies, remat
+from functrans.primitives.jit import jit
 from functrans.primitives.custom_derivatives import custom_jvp, custom_vjp
 from functrans import lax, tree, tree_util
 from functrans import numpy  # noqa: F401  (also installs the array methods of tracers)
@@ -34,7 +35,7 @@ __all__ = [
     "checkpoint_policies", "custom_jvp",
     "custom_vjp", "eval_jaxpr",
     "eval_shape", "float0", "grad", "hessian", "intermediate_grads", "jacfwd", "jacrev",
-    "jvp", "lax",
+    "jit", "jvp", "lax",
     "linear_transpose", "linearize", "make_jaxpr", "nn", "numpy", "remat", "tag", "tree",
     "tree_util",
     "value_and_grad",

@@ -39,7 +39,10 @@ def _is_literal(x) -> bool:
 
 #: primitive -> rule(trace, args, params) used instead of recording the equation when a
 #: JaxprTrace stages a *linear* jaxpr (linearize): for primitives that cannot be transposed
-#: (e.g. while_loop), the rule raises an error explaining what to use instead.
+#: (e.g. while_loop), the rule raises an error explaining what to use instead; a call
+#: primitive (jit) splits itself into a part it computes now and a linear part it stages
+#: (``trace.stage``).  Called with ``trace=None`` and the equation's variables as ``args``
+#: when a staged jaxpr is checked for linearity (``partial_eval_jaxpr(linear=True)``).
 linear_staging_rules: dict[Primitive, Callable] = {}
 
 
@@ -88,6 +91,10 @@ class JaxprTrace(Trace):
     def process_primitive(self, prim: Primitive, args: Sequence, params: dict):
         if self.linear and prim in linear_staging_rules:
             return linear_staging_rules[prim](self, args, params)
+        return self.stage(prim, args, params)
+
+    def stage(self, prim: Primitive, args: Sequence, params: dict):
+        """Record ``prim`` applied to ``args`` as an equation; its results are tracers."""
         invars = [self.atom(x) for x in args]
         out_avals = core.abstract_eval_out_avals(prim, [a.aval for a in invars], params)
         outs = [JaxprTracer(self, aval, Var(aval)) for aval in out_avals]

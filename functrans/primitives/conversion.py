@@ -7,7 +7,7 @@ from functrans import core
 from functrans.backend import array_module
 from functrans.core import (Primitive, ShapedArray, abstract_eval_rules, get_aval, impl_rules,
                             is_inexact)
-from functrans.interpreters import ad, batching, transpose
+from functrans.interpreters import ad, batching, codegen, transpose
 from functrans.interpreters.ad import Zero
 
 # -- convert_element_type ------------------------------------------------------------------
@@ -64,6 +64,20 @@ abstract_eval_rules[convert_element_type_p] = _convert_abstract_eval
 ad.jvp_rules[convert_element_type_p] = _convert_jvp
 transpose.deftranspose(convert_element_type_p, _convert_transpose)
 batching.defvectorized(convert_element_type_p)
+
+
+
+def _convert_lowering(ctx, x, *, new_dtype, weak_type):
+    if ctx.is_literal[0] or (ctx.in_avals[0].dtype.kind == "c" and new_dtype.kind != "c"):
+        impl = ctx.bind(_convert_impl, "convert")
+        return f"{impl}({x}, new_dtype={ctx.bind(new_dtype, 'dtype')}, weak_type={weak_type})"
+    return f"{x}.astype({ctx.bind(new_dtype, 'dtype')})"
+
+
+codegen.deflowering(convert_element_type_p, _convert_lowering)
+codegen.simplification_rules[convert_element_type_p] = (
+    lambda operands, out_aval, *, new_dtype, weak_type:
+    0 if type(operands[0]) is not core.Literal and operands[0].aval.dtype == new_dtype else None)
 
 # -- stop_gradient -------------------------------------------------------------------------
 

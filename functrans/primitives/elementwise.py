@@ -20,7 +20,7 @@ import numpy as np
 from functrans import core
 from functrans.backend import array_module, coerce
 from functrans.core import Primitive, ShapedArray, abstract_eval_rules, get_aval, impl_rules
-from functrans.interpreters import ad, batching, transpose
+from functrans.interpreters import ad, batching, codegen, transpose
 from functrans.interpreters.ad import Zero, add_any_p
 from functrans.interpreters.batching import not_mapped
 from functrans.interpreters.transpose import is_undefined_primal
@@ -132,13 +132,16 @@ def unary(name: str, impl: Callable, derivative: Callable | None, *,
     else:
         ad.defjvp(prim, derivative)
     batching.defvectorized(prim)
+    ufunc = getattr(impl, "ufunc_name", None)
+    if ufunc is not None:
+        codegen.deflowering(prim, lambda ctx, x: f"{ctx.xp}.{ufunc}({x})")
     return prim
 
 
 def _np_unary(ufunc_name: str) -> Callable:
     def impl(x):
         return getattr(array_module(x), ufunc_name)(x)
-    impl.__name__ = ufunc_name
+    impl.__name__ = impl.ufunc_name = ufunc_name  # jit writes the ufunc call directly
     return impl
 
 
@@ -284,7 +287,18 @@ def binary(name: str, impl: Callable, derivatives, *, out_dtype=None,
     if transpose_rule is not None:
         transpose.deftranspose(prim, transpose_rule)
     batching.batching_rules[prim] = broadcasting_batcher(prim)
+    codegen.broadcasting_primitives.add(prim)
+    ufunc = getattr(impl, "ufunc_name", None)
+    if ufunc in _OPERATORS:
+        operator = _OPERATORS[ufunc]
+        codegen.deflowering(prim, lambda ctx, x, y: f"({x} {operator} {y})")
+    elif ufunc is not None:
+        codegen.deflowering(prim, lambda ctx, x, y: f"{ctx.xp}.{ufunc}({x}, {y})")
     return prim
+
+
+#: ufuncs that jit writes as Python operators (which call the same ufunc, sooner)
+_OPERATORS = {"add": "+", "subtract": "-", "multiply": "*", "true_divide": "/"}
 
 
 def _linear_each(ct, x, y, ct_x, ct_y):
@@ -299,7 +313,7 @@ def _np_binary(ufunc_name: str) -> Callable:
         if xp is not np:  # the hot path skips the call
             x, y = coerce(xp, x, y)
         return getattr(xp, ufunc_name)(x, y)
-    impl.__name__ = ufunc_name
+    impl.__name__ = impl.ufunc_name = ufunc_name  # jit writes the ufunc call directly
     return impl
 
 
@@ -466,6 +480,44 @@ abstract_eval_rules[select_p] = _select_abstract_eval
 ad.jvp_rules[select_p] = _select_jvp
 transpose.deftranspose(select_p, _select_transpose)
 batching.batching_rules[select_p] = broadcasting_batcher(select_p)
+
+# -- jit: direct lowerings and simplifications ------------------------------------------
+
+
+def _is_scalar_literal(x, value) -> bool:
+    """Whether the jaxpr atom ``x`` is a scalar literal equal to ``value``."""
+    return type(x) is core.Literal and np.ndim(x.val) == 0 and x.val == value
+
+
+def _identity_operand(neutral: float, positions: tuple) -> Callable:
+    """Simplification of ``x op neutral`` (for the operand positions of ``neutral`` in
+    ``positions``): the result is the other operand when that has the result's type."""
+    def rule(operands, out_aval):
+        for i in positions:
+            other = operands[1 - i]
+            if (_is_scalar_literal(operands[i], neutral) and type(other) is not core.Literal
+                    and other.aval.shape == out_aval.shape
+                    and other.aval.dtype == out_aval.dtype):
+                return 1 - i
+        return None
+    return rule
+
+
+def _integer_pow_lowering(ctx, x, *, y):
+    if y == 2:  # NumPy's power computes the square as x * x too
+        return f"({x} * {x})"
+    return f"{ctx.xp}.power({x}, {y})"
+
+
+codegen.simplification_rules[mul_p] = _identity_operand(1, (0, 1))
+codegen.simplification_rules[add_p] = _identity_operand(0, (0, 1))
+codegen.simplification_rules[sub_p] = _identity_operand(0, (1,))
+codegen.simplification_rules[div_p] = _identity_operand(1, (1,))
+codegen.deflowering(integer_pow_p, _integer_pow_lowering)
+codegen.deflowering(add_any_p, lambda ctx, x, y: f"({x} + {y})")
+codegen.deflowering(select_p, lambda ctx, pred, on_true, on_false:
+                    f"{ctx.xp}.where({pred}, {on_true}, {on_false})")
+codegen.broadcasting_primitives.add(select_p)
 
 # -- lax-level functions -------------------------------------------------------------------
 

@@ -10,7 +10,7 @@ import math
 from functrans import core
 from functrans.backend import array_module, coerce
 from functrans.core import Primitive, ShapedArray, abstract_eval_rules, impl_rules
-from functrans.interpreters import ad, batching, transpose
+from functrans.interpreters import ad, batching, codegen, transpose
 from functrans.interpreters.batching import not_mapped
 from functrans.interpreters.transpose import is_undefined_primal
 from functrans.primitives.conversion import convert_element_type
@@ -91,8 +91,13 @@ def _dot_general_impl(lhs, rhs, *, dimension_numbers):
     xp = array_module(lhs, rhs)
     lhs, rhs = (a if isinstance(a, xp.ndarray) else xp.asarray(a)
                 for a in coerce(xp, lhs, rhs))
-    if not lc and not lb:  # an outer product (a scalar times an array, say)
-        out = xp.reshape(lhs, lhs.shape + (1,) * rhs.ndim) * rhs
+    if not lc:  # no contraction: a broadcast product (an outer product, or vmap of one)
+        lf, rf = _free_dims(lhs.ndim, lc, lb), _free_dims(rhs.ndim, rc, rb)
+        a = xp.reshape(xp.transpose(lhs, (*lb, *lf)),
+                       [lhs.shape[d] for d in (*lb, *lf)] + [1] * len(rf))
+        c = xp.reshape(xp.transpose(rhs, (*rb, *rf)), [rhs.shape[d] for d in rb]
+                       + [1] * len(lf) + [rhs.shape[d] for d in rf])
+        out = a * c
         return out if isinstance(out, xp.ndarray) else xp.asarray(out)
     if not lb and len(lc) == 1 and lhs.ndim <= 2 and rhs.ndim <= 2:
         # The common case (vectors and matrices, one contracted axis) straight to BLAS:
@@ -180,6 +185,23 @@ def _dot_general_batch(vals, dims, *, dimension_numbers):
     return dot_general_p.bind(lhs, rhs, dimension_numbers=dn), len(lb) + n_lhs_free + rf.index(rbd)
 
 
+
+
+def _dot_general_lowering(ctx, lhs, rhs, *, dimension_numbers):
+    (lc, rc), (lb, rb) = dimension_numbers
+    l_nd, r_nd = ctx.in_avals[0].ndim, ctx.in_avals[1].ndim
+    if (not lb and len(lc) == 1 and l_nd <= 2 and r_nd <= 2 and l_nd + r_nd > 2
+            and not any(ctx.is_literal)
+            and ctx.in_avals[0].dtype == ctx.in_avals[1].dtype):
+        # Matrices and vectors, as the impl computes them: transposes are free views.
+        a = lhs if lc[0] == l_nd - 1 else f"{lhs}.T"
+        b = rhs if rc[0] == 0 else f"{rhs}.T"
+        return f"({a} @ {b})"
+    impl = ctx.bind(_dot_general_impl, "dot_general")
+    return f"{impl}({lhs}, {rhs}, dimension_numbers={dimension_numbers!r})"
+
+
+codegen.deflowering(dot_general_p, _dot_general_lowering)
 impl_rules[dot_general_p] = _dot_general_impl
 abstract_eval_rules[dot_general_p] = _dot_general_abstract_eval
 ad.defjvp(dot_general_p, _dot_general_jvp_lhs, _dot_general_jvp_rhs)

@@ -12,7 +12,7 @@ import numpy as np
 from functrans import core
 from functrans.backend import array_module
 from functrans.core import Primitive, ShapedArray, abstract_eval_rules, get_aval, impl_rules
-from functrans.interpreters import batching, transpose
+from functrans.interpreters import batching, codegen, transpose
 from functrans.interpreters.batching import not_mapped
 
 
@@ -306,6 +306,62 @@ impl_rules[reduce_sum_p] = _reduce_sum_impl
 abstract_eval_rules[reduce_sum_p] = lambda aval, *, axes: reduced_aval("reduce_sum", aval, axes)
 transpose.deflinear(reduce_sum_p, _reduce_sum_transpose)
 batching.batching_rules[reduce_sum_p] = reduction_batcher(reduce_sum_p)
+
+# -- jit: direct lowerings and simplifications ------------------------------------------
+
+
+def _trailing_aligned(shape, broadcast_dimensions, operand_shape) -> bool:
+    """Whether NumPy broadcasting of the operand against ``shape`` is this broadcast."""
+    lead = len(shape) - len(operand_shape)
+    return (tuple(broadcast_dimensions) == tuple(range(lead, len(shape)))
+            and all(n in (1, shape[lead + i]) for i, n in enumerate(operand_shape)))
+
+
+def _broadcast_in_dim_lowering(ctx, x, *, shape, broadcast_dimensions):
+    operand = ctx.in_avals[0]
+    if not ctx.is_literal[0] and _trailing_aligned(shape, broadcast_dimensions, operand.shape):
+        return f"{ctx.xp}.broadcast_to({x}, {shape!r})"
+    impl = ctx.bind(_broadcast_in_dim_impl, "broadcast_in_dim")
+    return (f"{impl}({x}, shape={shape!r}, "
+            f"broadcast_dimensions={tuple(broadcast_dimensions)!r})")
+
+
+def _same_type(operands, out_aval, **params):
+    x = operands[0]
+    if type(x) is core.Literal:
+        return None
+    return 0 if x.aval.shape == out_aval.shape and x.aval.dtype == out_aval.dtype else None
+
+
+def _transpose_lowering(ctx, x, *, permutation):
+    if tuple(permutation) == (1, 0):
+        return f"{x}.T"
+    return f"{ctx.xp}.transpose({x}, {tuple(permutation)!r})"
+
+
+def _reduce_sum_lowering(ctx, x, *, axes):
+    dtype = ctx.bind(ctx.out_avals[0].dtype, "dtype")
+    return f"{ctx.xp}.sum({x}, axis={tuple(axes)!r}, dtype={dtype})"
+
+
+codegen.deflowering(broadcast_in_dim_p, _broadcast_in_dim_lowering, fresh=False)
+codegen.numpy_broadcast_rules[broadcast_in_dim_p] = (
+    lambda operand, out, *, shape, broadcast_dimensions:
+    _trailing_aligned(shape, broadcast_dimensions, operand.shape))
+codegen.splat_rules[broadcast_in_dim_p] = lambda shape: dict(shape=shape,
+                                                            broadcast_dimensions=())
+codegen.deflowering(reshape_p, lambda ctx, x, *, new_sizes:
+                    f"{ctx.xp}.reshape({x}, {tuple(new_sizes)!r})", fresh=False)
+codegen.deflowering(transpose_p, _transpose_lowering, fresh=False)
+codegen.deflowering(squeeze_p, lambda ctx, x, *, dimensions:
+                    f"{ctx.xp}.squeeze({x}, axis={tuple(dimensions)!r})", fresh=False)
+codegen.deflowering(expand_dims_p, lambda ctx, x, *, dimensions:
+                    f"{ctx.xp}.expand_dims({x}, {tuple(dimensions)!r})", fresh=False)
+codegen.deflowering(reduce_sum_p, _reduce_sum_lowering)
+for _p in (broadcast_in_dim_p, reshape_p, squeeze_p, expand_dims_p):
+    codegen.simplification_rules[_p] = _same_type  # same shape: these are the identity
+codegen.simplification_rules[transpose_p] = lambda operands, out_aval, *, permutation: (
+    0 if tuple(permutation) == tuple(range(len(permutation))) else None)
 
 # -- batching helpers ----------------------------------------------------------------------
 

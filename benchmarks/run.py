@@ -1,0 +1,311 @@
+"""One benchmark runner: functrans eager and jit against hand-written NumPy derivatives (and
+HIPS autograd, JAX and torch.func when installed), side by side in one process.
+
+Method (the machine is shared and noisy): every contender of a workload runs once per
+round, in a shuffled order; a round times each with the process CPU time over enough calls
+to take ~20 ms; the table gives the median over rounds of each contender's time divided by
+the hand-written NumPy time *of the same round*.  glibc's malloc thresholds are fixed (the
+script re-executes itself with ``MALLOC_MMAP_THRESHOLD_`` and ``MALLOC_TRIM_THRESHOLD_``
+set) so that page faults from returning memory to the kernel do not decide the large
+workloads, and BLAS runs on one thread.
+
+    python benchmarks/run.py [--rounds 15] [--only mlp_grad,hvp] [--markdown]
+
+Workloads:
+  mlp_grad          grad of the MSE of a 128 x 256 -> 256 -> 256 -> 1 tanh MLP (all params)
+  chain200_grad     grad of 200 elementwise ops on 8 floats
+  per_example_grad  vmap(grad) of a logistic-regression loss, 256 examples x 64 features
+  hvp               jvp of grad (a Hessian-vector product), n = 1000
+  jacfwd_200        jacfwd of a 200 -> 200 function (tanh(W x) * x)
+  jacrev_200        jacrev of the same function
+  make_jaxpr_10k    make_jaxpr of a function of 10,000 equations (functrans only; ratio
+                    to functrans eager evaluation of the same function)
+and the peak memory (tracemalloc) of one call of grad(mlp) for each contender.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import sys
+import time
+import tracemalloc
+
+_ENV = {"MALLOC_MMAP_THRESHOLD_": str(1 << 30), "MALLOC_TRIM_THRESHOLD_": str(1 << 30),
+        "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+if __name__ == "__main__" and any(os.environ.get(k) != v for k, v in _ENV.items()):
+    os.environ.update(_ENV)
+    os.execv(sys.executable, [sys.executable, *sys.argv])
+
+import numpy as np  # noqa: E402
+
+import functrans as ft  # noqa: E402
+import functrans.numpy as fnp  # noqa: E402
+
+
+# -- workloads: (functrans function of fnp, hand-written NumPy derivative, inputs) ----------
+
+
+def _mlp(rng):
+    sizes = [(256, 256), (256, 256), (256, 1)]
+    params = [(rng.normal(size=s) / np.sqrt(s[0]), np.zeros(s[1])) for s in sizes]
+    x, y = rng.normal(size=(128, 256)), rng.normal(size=(128, 1))
+
+    def loss(params, x, y):
+        h = x
+        for w, b in params[:-1]:
+            h = fnp.tanh(h @ w + b)
+        w, b = params[-1]
+        return fnp.mean((h @ w + b - y) ** 2)
+
+    def hand(params, x, y):
+        hs = [x]
+        for w, b in params[:-1]:
+            hs.append(np.tanh(hs[-1] @ w + b))
+        w, b = params[-1]
+        out = hs[-1] @ w + b
+        d = 2 * (out - y) / out.size
+        grads = []
+        for i in range(len(params) - 1, -1, -1):
+            w, b = params[i]
+            grads.append((hs[i].T @ d, d.sum(axis=0)))
+            if i:
+                d = (d @ w.T) * (1 - hs[i] * hs[i])
+        return grads[::-1]
+
+    return loss, hand, (params, x, y), "grad"
+
+
+def _chain(rng):
+    def loss(x):
+        for _ in range(50):
+            x = fnp.tanh(fnp.sin(x)) * 0.9 + 0.1
+        return fnp.sum(x)
+
+    def hand(x):
+        cosines, tanhs = [], []
+        for _ in range(50):
+            cosines.append(np.cos(x))
+            t = np.tanh(np.sin(x))
+            tanhs.append(t)
+            x = t * 0.9 + 0.1
+        g = np.ones_like(x)
+        for c, t in zip(reversed(cosines), reversed(tanhs)):
+            g = g * 0.9 * (1 - t * t) * c
+        return g
+
+    return loss, hand, (rng.normal(size=8),), "grad"
+
+
+def _per_example(rng):
+    x, y = rng.normal(size=(256, 64)), (rng.random(256) > 0.5).astype(float)
+    w = rng.normal(size=64) / 8
+
+    def loss(w, xi, yi):
+        z = fnp.dot(xi, w)
+        return fnp.logaddexp(0.0, z) - yi * z
+
+    def hand(w, x, y):
+        z = x @ w
+        s = 0.5 * (1 + np.tanh(0.5 * z))  # the logistic function
+        return (s - y)[:, None] * x
+
+    return loss, hand, (w, x, y), "per_example"
+
+
+def _hvp(rng):
+    x, v = rng.normal(size=1000), rng.normal(size=1000)
+
+    def f(x):
+        return fnp.sum(fnp.tanh(x) ** 2 * x)
+
+    def hand(x, v):
+        # f = sum(t^2 x): f' = t^2 + 2 t s x, f'' = 2 t s * 2 + 2 x (s^2 - 2 t^2 s)
+        t = np.tanh(x)
+        s = 1 - t * t
+        return (4 * t * s + 2 * x * s * (s - 2 * t * t)) * v
+
+    return f, hand, (x, v), "hvp"
+
+
+def _jac(mode):
+    def make(rng):
+        w, x = rng.normal(size=(200, 200)) / 14, rng.normal(size=200)
+
+        def f(x, w):
+            return fnp.tanh(w @ x) * x
+
+        def hand(x, w):
+            t = np.tanh(w @ x)
+            return (1 - t * t)[:, None] * w * x[:, None] + np.diag(t)
+
+        return f, hand, (x, w), mode
+    return make
+
+
+WORKLOADS = {"mlp_grad": _mlp, "chain200_grad": _chain, "per_example_grad": _per_example,
+             "hvp": _hvp, "jacfwd_200": _jac("jacfwd"), "jacrev_200": _jac("jacrev")}
+
+
+def _transformed(f, kind, jit: bool):
+    """The functrans derivative of ``f`` for a workload kind, eager or under jit."""
+    if kind == "grad":
+        g = ft.grad(f)
+    elif kind == "per_example":
+        g = ft.vmap(ft.grad(f), in_axes=(None, 0, 0))
+    elif kind == "hvp":
+        def g(x, v):
+            return ft.jvp(ft.grad(f), (x,), (v,))[1]
+    else:
+        g = (ft.jacfwd if kind == "jacfwd" else ft.jacrev)(f)
+    return ft.jit(g) if jit else g
+
+
+def _others(name, kind):
+    """Other libraries' versions of a workload, for the ones installed."""
+    found = {}
+    try:
+        import autograd  # noqa: F401
+        found["autograd"] = _autograd_version(name, kind)
+    except ImportError:
+        pass
+    return {k: v for k, v in found.items() if v is not None}
+
+
+def _autograd_version(name, kind):
+    import autograd
+    import autograd.numpy as anp
+    source = {"mlp_grad": _mlp, "chain200_grad": _chain, "per_example_grad": _per_example,
+              "hvp": _hvp}.get(name)
+    if source is None:
+        return None
+    saved = globals()["fnp"]
+    globals()["fnp"] = anp
+    try:
+        f, _, _, _ = source(np.random.default_rng(0))
+    finally:
+        globals()["fnp"] = saved
+    if kind == "grad":
+        return autograd.grad(f)
+    if kind == "hvp":
+        return autograd.hessian_vector_product(f)
+    if kind == "per_example":
+        return None  # autograd has no vmap
+    return None
+
+
+def _flatten(x):
+    if isinstance(x, (list, tuple)):
+        return [leaf for item in x for leaf in _flatten(item)]
+    if isinstance(x, dict):
+        return [leaf for k in sorted(x) for leaf in _flatten(x[k])]
+    return [np.asarray(x)]
+
+
+def _time(fn, args, number: int) -> float:
+    start = time.process_time()
+    for _ in range(number):
+        fn(*args)
+    return (time.process_time() - start) / number
+
+
+def _calibrate(fn, args) -> int:
+    number = 1
+    while True:
+        t = _time(fn, args, number)
+        if t * number > 0.02 or number >= 1 << 16:
+            return number
+        number *= 2
+
+
+def run(names, rounds: int, markdown: bool) -> list:
+    rows = []
+    for name in names:
+        f, hand, args, kind = WORKLOADS[name](np.random.default_rng(0))
+        contenders = {"numpy": hand, "eager": _transformed(f, kind, False),
+                      "jit": _transformed(f, kind, True), **_others(name, kind)}
+        expected = _flatten(hand(*args))
+        for label, fn in contenders.items():
+            got = _flatten(fn(*args))
+            if kind in ("jacfwd", "jacrev") and label != "numpy":
+                got = [got[0]]
+            for a, b in zip(got, expected):
+                np.testing.assert_allclose(a, b, rtol=1e-8, atol=1e-10,
+                                           err_msg=f"{name}: {label} disagrees")
+        numbers = {label: _calibrate(fn, args) for label, fn in contenders.items()}
+        ratios = {label: [] for label in contenders}
+        times = {label: [] for label in contenders}
+        for _ in range(rounds):
+            order = list(contenders)
+            random.shuffle(order)
+            round_times = {label: _time(contenders[label], args, numbers[label])
+                           for label in order}
+            for label in contenders:
+                times[label].append(round_times[label])
+                ratios[label].append(round_times[label] / round_times["numpy"])
+        rows.append((name, {label: (statistics.median(times[label]),
+                                    statistics.median(ratios[label])) for label in contenders}))
+        _print_row(rows[-1], markdown)
+    return rows
+
+
+def _fmt(seconds: float) -> str:
+    return f"{seconds * 1e6:.0f} µs" if seconds < 1e-3 else f"{seconds * 1e3:.2f} ms"
+
+
+def _print_row(row, markdown: bool) -> None:
+    name, results = row
+    cells = [f"{label} {_fmt(t)} ({r:.2f}x)" for label, (t, r) in results.items()]
+    print(f"| {name} | " + " | ".join(cells) + " |" if markdown else
+          f"{name:<18} " + "   ".join(cells), flush=True)
+
+
+def make_jaxpr_row(rounds: int) -> None:
+    n = 10_000
+
+    def f(x):
+        for _ in range(n // 2):
+            x = fnp.sin(x) * 0.5
+        return x
+
+    x = np.ones(3)
+    t_trace = min(_time(ft.make_jaxpr(f), (x,), 1) for _ in range(max(3, rounds // 5)))
+    t_eager = min(_time(f, (x,), 1) for _ in range(max(3, rounds // 5)))
+    print(f"make_jaxpr_10k     trace {_fmt(t_trace)}   eager {_fmt(t_eager)}   "
+          f"({t_trace / t_eager:.2f}x eager evaluation)")
+
+
+def peak_memory_row() -> None:
+    f, hand, args, kind = _mlp(np.random.default_rng(0))
+    contenders = {"numpy": hand, "eager": _transformed(f, kind, False),
+                  "jit": _transformed(f, kind, True)}
+    peaks = {}
+    for label, fn in contenders.items():
+        fn(*args)  # warm: traces and compiles outside the measurement
+        tracemalloc.start()
+        fn(*args)
+        peaks[label] = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    print("peak memory, grad(mlp): " + "   ".join(
+        f"{label} {peak / 2**20:.2f} MiB ({peak / peaks['numpy']:.2f}x)"
+        for label, peak in peaks.items()))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--only", default="", help="comma-separated workload names")
+    parser.add_argument("--markdown", action="store_true")
+    args = parser.parse_args()
+    names = [n for n in args.only.split(",") if n] or list(WORKLOADS)
+    print(f"Python {sys.version.split()[0]}, NumPy {np.__version__}; median of "
+          f"{args.rounds} rounds of per-round ratios to hand-written NumPy (process CPU time)")
+    run(names, args.rounds, args.markdown)
+    if not args.only:
+        make_jaxpr_row(args.rounds)
+        peak_memory_row()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,487 @@
+"""Code generation: a jaxpr compiled to a Python function of straight-line array calls.
+
+``compile_jaxpr(closed, library)`` turns a jaxpr into the source of one Python function,
+``exec``s it once, and returns it: a call then costs the array calls alone, without an
+interpreter, a trace stack or a rule lookup per operation.  The generated function takes
+the jaxpr's arguments positionally and returns its outputs as a tuple.
+
+Type::
+
+    compile_jaxpr : (closed jaxpr, array library) -> Python function (arrays -> arrays)
+
+Each primitive is written out by its *lowering rule*, ``rule(ctx, *operands, **params) ->
+expression`` (operands are source expressions; ``ctx.xp`` names the array module, and
+``ctx.bind(obj)`` names any other Python object the code needs), registered by the
+primitive's family with ``deflowering``.  A primitive without one calls its impl rule, so
+everything compiles; lowering rules only make the common primitives cheaper.
+
+Before writing code, the equations pass through (each measured in benchmarks/):
+
+* inlining of call primitives (``inline_rules``: ``jit`` inside ``jit``, ``checkpoint``, the
+  primal functions of custom rules), so the passes below see across call boundaries;
+* forwarding: an equation whose ``simplification_rules`` entry shows it returns one of its
+  operands (``x * 1``, ``x + 0``, a transpose of a transpose, a reshape to the same shape)
+  is dropped; a ``broadcast_in_dim`` read only by NumPy-broadcasting primitives that would
+  broadcast its operand the same way is dropped too (``numpy_broadcast_rules``);
+* constant folding of equations whose operands are all literals (scalars; small results);
+* common-subexpression elimination (same primitive, operands and parameters);
+* dead-code elimination;
+* freeing: each variable is deleted after its last use, so the memory of an intermediate
+  is returned as soon as possible (peak memory as a hand-written function's).
+
+Invariants the code keeps: it never writes into an argument or a constant (no operation
+works in place on a buffer it did not allocate), and an output that could share memory
+with an argument or a constant (a reshape of an input, say) is copied, so that the caller
+changing an argument later never changes a result.
+"""
+from __future__ import annotations
+
+import functools
+import itertools
+import threading
+import weakref
+from typing import Any, Callable
+
+import numpy as np
+
+from functrans import backend
+from functrans.core import (ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Primitive, ShapedArray,
+                            Var, impl_rules)
+
+__all__ = ["lowering_rules", "inline_rules", "simplification_rules", "numpy_broadcast_rules",
+           "broadcasting_primitives", "splat_rules", "deflowering", "compile_jaxpr", "CompiledFunction",
+           "optimize_jaxpr"]
+
+#: primitive -> rule(ctx, *operand_expressions, **params) -> expression of the result (a
+#: tuple of results for primitives with multiple results)
+lowering_rules: dict[Primitive, Callable] = {}
+#: primitives whose lowering always returns a newly allocated array (never a view of an
+#: operand): their results need no copy before being returned
+_fresh_results: set[Primitive] = set()
+#: primitive -> rule(**params) -> the closed jaxpr that evaluating the primitive evaluates
+#: on its operands (call primitives): the code generator inlines it
+inline_rules: dict[Primitive, Callable] = {}
+#: primitive -> rule(operands, out_aval, **params) -> the index of an operand that *is* the
+#: result (same shape and dtype), or None: the equation is dropped and that operand used
+simplification_rules: dict[Primitive, Callable] = {}
+#: primitive -> rule(operand_aval, out_aval, **params) -> True when NumPy broadcasting of
+#: the operand against the output shape gives the same values as the primitive (a
+#: ``broadcast_in_dim`` adding leading axes or stretching size-1 ones)
+numpy_broadcast_rules: dict[Primitive, Callable] = {}
+#: primitives that broadcast their operands together as NumPy does (elementwise binary
+#: operations, ``select``)
+broadcasting_primitives: set[Primitive] = set()
+#: primitive -> params_for(shape): the primitive (one, ``broadcast_in_dim``) and parameters
+#: that spread a scalar to ``shape``; an operation of broadcasting primitives on spread
+#: scalars is folded into the spread of its value
+splat_rules: dict[Primitive, Callable] = {}
+
+
+def deflowering(prim: Primitive, rule: Callable, *, fresh: bool = True) -> None:
+    """Register ``rule(ctx, *operands, **params) -> expression`` as ``prim``'s lowering;
+    ``fresh``: the expression always allocates its result (a ufunc, a matrix product),
+    as opposed to possibly returning a view of an operand (a reshape, a transpose)."""
+    lowering_rules[prim] = rule
+    if fresh:
+        _fresh_results.add(prim)
+    else:
+        _fresh_results.discard(prim)
+
+
+# ------------------------------------------------------------------------------------------
+# Passes on equations
+# ------------------------------------------------------------------------------------------
+
+#: largest constant (in elements) that folding may create
+_FOLD_LIMIT = 1 << 12
+
+
+def _is_literal(x) -> bool:
+    return type(x) is Literal
+
+
+def _literal_key(lit: Literal):
+    val = lit.val
+    if isinstance(val, np.ndarray) and val.ndim:
+        return ("array", id(val))  # folded arrays are compared by identity
+    return ("scalar", type(val), repr(val), lit.aval.dtype, lit.aval.weak_type)
+
+
+def _params_key(params: dict):
+    try:
+        key = tuple(sorted(params.items()))
+        hash(key)
+        return key
+    except TypeError:  # unhashable parameters (jaxprs are hashed by identity anyway)
+        return None
+
+
+def _inline(jaxpr: Jaxpr, args: list, eqns: list) -> list:
+    """Append the equations of ``jaxpr`` applied to the atoms ``args`` to ``eqns`` (call
+    primitives inlined recursively, every variable fresh); returns the output atoms."""
+    env: dict = dict(zip(jaxpr.invars, args))
+
+    def read(x):
+        return x if type(x) is Literal else env[x]
+
+    for eqn in jaxpr.eqns:
+        ins = [read(x) for x in eqn.invars]
+        rule = inline_rules.get(eqn.primitive)
+        if rule is not None:
+            closed = rule(**eqn.params)
+            inner_args = [Literal(c, ShapedArray(np.shape(c), np.asarray(c).dtype))
+                          for c in closed.consts] + ins
+            inner = Jaxpr([], list(closed.jaxpr.constvars) + list(closed.jaxpr.invars),
+                          closed.jaxpr.eqns, closed.jaxpr.outvars)
+            outs = _inline(inner, inner_args, eqns)
+            env.update(zip(eqn.outvars, outs))
+            continue
+        outs = [Var(v.aval) for v in eqn.outvars]
+        env.update(zip(eqn.outvars, outs))
+        eqns.append(JaxprEqn(eqn.primitive, ins, eqn.params, outs))
+    return [read(x) for x in jaxpr.outvars]
+
+
+def _fold(eqn: JaxprEqn):
+    """The result of ``eqn`` computed now, as a Literal, if its operands are all literals
+    and the result is small; else None."""
+    prim = eqn.primitive
+    if prim.multiple_results or prim not in impl_rules or prim in inline_rules:
+        return None
+    aval = eqn.outvars[0].aval
+    if int(np.prod(aval.shape)) > _FOLD_LIMIT:
+        return None
+    try:
+        value = impl_rules[prim](*[x.val for x in eqn.invars], **eqn.params)
+    except Exception:  # leave the error to run time, where it is reported as usual
+        return None
+    if not isinstance(value, (np.ndarray, np.generic)):
+        return Literal(value, aval) if not isinstance(value, (list, tuple)) else None
+    value = np.asarray(value)
+    if value.shape != aval.shape or value.dtype != aval.dtype:
+        return None
+    if value.ndim == 0:
+        value = value.item() if aval.weak_type else value[()]
+    else:
+        value.setflags(write=False)
+    return Literal(value, aval)
+
+
+def _uses(eqns: list, outvars: list) -> dict:
+    """id(var) -> the equations reading it (outputs count as a use by None)."""
+    uses: dict = {}
+    for eqn in eqns:
+        for x in eqn.invars:
+            if type(x) is Var:
+                uses.setdefault(id(x), []).append(eqn)
+    for x in outvars:
+        if type(x) is Var:
+            uses.setdefault(id(x), []).append(None)
+    return uses
+
+
+def _broadcast_ok(eqns: list, outvars: list) -> set:
+    """ids of broadcast equations' results that NumPy broadcasting makes unnecessary: every
+    reader broadcasts NumPy-style and gets the same result shape from the operand."""
+    uses = _uses(eqns, outvars)
+    droppable = set()
+    for eqn in eqns:
+        rule = numpy_broadcast_rules.get(eqn.primitive)
+        if rule is None:
+            continue
+        src, out = eqn.invars[0], eqn.outvars[0]
+        if not rule(src.aval, out.aval, **eqn.params):
+            continue
+        readers = uses.get(id(out), [])
+        ok = bool(readers)
+        for reader in readers:
+            if reader is None or reader.primitive not in broadcasting_primitives:
+                ok = False
+                break
+            shapes = [src.aval.shape if x is out else x.aval.shape for x in reader.invars]
+            try:
+                if np.broadcast_shapes(*shapes) != reader.outvars[0].aval.shape:
+                    ok = False
+                    break
+            except ValueError:
+                ok = False
+                break
+        if ok:
+            droppable.add(id(out))
+    return droppable
+
+
+def _forward_pass(eqns: list, outs: list) -> tuple[list, list]:
+    """Simplification, constant folding and common-subexpression elimination, in one pass
+    in program order (each rewrite sees the rewritten operands)."""
+    subst: dict = {}
+
+    def read(x):
+        while type(x) is Var and id(x) in subst:
+            x = subst[id(x)]
+        return x
+
+    seen: dict = {}
+    splats: dict = {}  # id(var) -> the scalar Literal a numpy-style broadcast spreads
+    kept = []
+    for eqn in eqns:
+        ins = [read(x) for x in eqn.invars]
+        eqn = JaxprEqn(eqn.primitive, ins, eqn.params, eqn.outvars)
+        if not eqn.primitive.multiple_results:
+            out = eqn.outvars[0]
+            if (eqn.primitive in numpy_broadcast_rules and type(ins[0]) is Literal
+                    and ins[0].aval.shape == ()):
+                splats[id(out)] = ins[0]
+            elif (eqn.primitive in broadcasting_primitives and
+                  any(id(x) in splats for x in ins) and
+                  all(type(x) is Literal and x.aval.shape == () or id(x) in splats
+                      for x in ins)):
+                # An operation on broadcast constants is the broadcast of its value.
+                scalar = ShapedArray((), out.aval.dtype, out.aval.weak_type)
+                folded = _fold(JaxprEqn(eqn.primitive,
+                                        [splats.get(id(x), x) for x in ins],
+                                        eqn.params, [Var(scalar)]))
+                if folded is not None and splat_rules:
+                    prim, params_for = next(iter(splat_rules.items()))
+                    eqn = JaxprEqn(prim, [folded], params_for(out.aval.shape), eqn.outvars)
+                    ins = eqn.invars
+                    splats[id(out)] = folded
+            rule = simplification_rules.get(eqn.primitive)
+            index = rule(ins, out.aval, **eqn.params) if rule is not None else None
+            if index is not None:
+                assert (ins[index].aval.shape == out.aval.shape
+                        and ins[index].aval.dtype == out.aval.dtype), (
+                    f"simplifying {eqn.primitive} changed the type of its result")
+                subst[id(out)] = ins[index]
+                continue
+            if ins and out.aval.shape == () and all(type(x) is Literal for x in ins):
+                folded = _fold(eqn)
+                if folded is not None:
+                    subst[id(out)] = folded
+                    continue
+        params_key = _params_key(eqn.params)
+        if params_key is not None:
+            key = (eqn.primitive, tuple(_literal_key(x) if type(x) is Literal else id(x)
+                                        for x in ins), params_key)
+            previous = seen.get(key)
+            if previous is not None:
+                for old, new in zip(eqn.outvars, previous.outvars):
+                    subst[id(old)] = new
+                continue
+            seen[key] = eqn
+        kept.append(eqn)
+    return kept, [read(x) for x in outs]
+
+
+def _drop_numpy_broadcasts(eqns: list, outs: list) -> tuple[list, list]:
+    droppable = _broadcast_ok(eqns, outs)
+    if not droppable:
+        return eqns, outs
+    source = {id(e.outvars[0]): e.invars[0] for e in eqns if id(e.outvars[0]) in droppable}
+
+    def read(x):
+        return source.get(id(x), x) if type(x) is Var else x
+
+    return ([JaxprEqn(e.primitive, [read(x) for x in e.invars], e.params, e.outvars)
+             for e in eqns if id(e.outvars[0]) not in droppable], [read(x) for x in outs])
+
+
+def _dead_code_elimination(eqns: list, outs: list) -> list:
+    live = {id(x) for x in outs}
+    kept = []
+    for eqn in reversed(eqns):
+        if any(id(v) in live for v in eqn.outvars):
+            kept.append(eqn)
+            live.update(id(x) for x in eqn.invars)
+    kept.reverse()
+    return kept
+
+
+def optimize_jaxpr(jaxpr: Jaxpr) -> tuple[list, list, list]:
+    """The passes of the module docstring: ``(invars, equations, output atoms)``."""
+    invars = [Var(v.aval) for v in jaxpr.invars]
+    eqns: list = []
+    outs = _inline(Jaxpr([], jaxpr.invars, jaxpr.eqns, jaxpr.outvars), invars, eqns)
+    eqns, outs = _forward_pass(eqns, outs)
+    eqns, outs = _drop_numpy_broadcasts(_dead_code_elimination(eqns, outs), outs)
+    eqns, outs = _forward_pass(eqns, outs)  # what dropping broadcasts exposed (x * 1)
+    return invars, _dead_code_elimination(eqns, outs), outs
+
+
+# ------------------------------------------------------------------------------------------
+# Writing the code
+# ------------------------------------------------------------------------------------------
+
+
+class LoweringContext:
+    """What a lowering rule may use: ``xp`` (the name of the array module in the generated
+    code), ``bind(obj)`` (a name for any other object), and the operand and result types
+    of the equation being lowered (``in_avals``, ``out_avals``; ``is_literal[i]``: operand
+    ``i`` is a constant — a Python scalar, say — rather than an array variable)."""
+
+    __slots__ = ("xp", "namespace", "_names", "in_avals", "out_avals", "is_literal", "library")
+
+    def __init__(self, namespace: dict, library):
+        self.xp = "xp"
+        self.namespace = namespace
+        self.library = library
+        self._names: dict = {}
+        self.in_avals: list = []
+        self.out_avals: list = []
+        self.is_literal: list = []  # per operand: a constant rather than a variable
+
+    def bind(self, obj, hint: str = "k") -> str:
+        """A global name in the generated code for ``obj`` (the same name for the same
+        object)."""
+        name = self._names.get(id(obj))
+        if name is None:
+            name = self._names[id(obj)] = f"_{hint}{len(self._names)}"
+            self.namespace[name] = obj
+        return name
+
+
+def _scalar_source(val) -> str | None:
+    """Source text for a Python scalar that evaluates to exactly it, or None."""
+    if type(val) is bool or type(val) is int:
+        return repr(val)
+    if type(val) is float and np.isfinite(val):
+        return repr(val)
+    if type(val) is complex and np.isfinite(val.real) and np.isfinite(val.imag):
+        return repr(val)
+    return None
+
+
+class CompiledFunction:
+    """A jaxpr compiled to Python source: call it with the jaxpr's arguments; ``source``
+    is the generated code."""
+
+    __slots__ = ("fn", "source", "__weakref__")
+
+    def __init__(self, fn: Callable, source: str):
+        self.fn = fn
+        self.source = source
+
+    def __call__(self, *args):
+        return self.fn(*args)
+
+    def __repr__(self):
+        return f"CompiledFunction(\n{self.source})"
+
+
+_counter = itertools.count()
+
+
+def _generate(jaxpr: Jaxpr, library, name: str) -> CompiledFunction:
+    invars, eqns, outs = optimize_jaxpr(jaxpr)
+    xp = library.xp
+    namespace: dict = {"xp": xp}
+    ctx = LoweringContext(namespace, library)
+    names: dict = {}
+    fresh_names = (f"v{i}" for i in itertools.count())
+
+    def binder(v: Var) -> str:
+        names[id(v)] = n = next(fresh_names)
+        return n
+
+    def atom(x) -> str:
+        if type(x) is Var:
+            return names[id(x)]
+        val = x.val
+        text = _scalar_source(val) if x.aval.weak_type or type(val) is bool else None
+        if text is not None:
+            return text
+        if isinstance(val, np.ndarray) and val.ndim:
+            if xp is not np:  # folded constants are made on the host: move them once
+                val = xp.asarray(val)
+            return ctx.bind(val, "c")
+        if isinstance(val, np.ndarray):
+            val = val[()]
+        return ctx.bind(val, "s")
+
+    # Which variables may share memory with an argument or a constant.
+    external = {id(v) for v in invars}
+    last_use: dict = {}
+    for i, eqn in enumerate(eqns):
+        for x in eqn.invars:
+            if type(x) is Var:
+                last_use[id(x)] = i
+    for x in outs:
+        if type(x) is Var:
+            last_use[id(x)] = len(eqns)
+
+    args = [binder(v) for v in invars]
+    arguments = {id(v) for v in invars}  # the caller's: deleting the name frees nothing
+    lines = [f"def {name}({', '.join(args)}):"]
+    for i, eqn in enumerate(eqns):
+        prim = eqn.primitive
+        operands = [atom(x) for x in eqn.invars]
+        rule = lowering_rules.get(prim)
+        if rule is not None:
+            ctx.in_avals = [x.aval for x in eqn.invars]
+            ctx.out_avals = [v.aval for v in eqn.outvars]
+            ctx.is_literal = [type(x) is Literal for x in eqn.invars]
+            expr = rule(ctx, *operands, **eqn.params)
+        else:
+            impl = impl_rules[prim]
+            fn = functools.partial(impl, **eqn.params) if eqn.params else impl
+            expr = f"{ctx.bind(fn, prim.name.replace('-', '_') + '_')}({', '.join(operands)})"
+        targets = [binder(v) for v in eqn.outvars]
+        if prim.multiple_results:
+            lhs = ", ".join(targets) + ("," if len(targets) == 1 else "")
+            lhs = lhs or "_"
+        else:
+            lhs = targets[0]
+        lines.append(f"    {lhs} = {expr}")
+        if prim not in _fresh_results and any(
+                type(x) is Literal or id(x) in external for x in eqn.invars):
+            external.update(id(v) for v in eqn.outvars)
+        dead = [names[id(x)] for x in dict.fromkeys(
+            x for x in eqn.invars if type(x) is Var)
+            if last_use.get(id(x)) == i and id(x) not in arguments]
+        dead += [names[id(v)] for v in eqn.outvars if id(v) not in last_use]
+        if dead:
+            lines.append(f"    del {', '.join(dead)}")
+    results = []
+    for x in outs:
+        text = atom(x)
+        if type(x) is Literal and isinstance(x.val, np.ndarray):
+            text = f"{text}.copy()"
+        elif type(x) is Var and id(x) in external:
+            text = f"{ctx.bind(_owned_copy, 'copy')}({text})"
+        results.append(text)
+    lines.append(f"    return ({', '.join(results)}{',' if len(results) == 1 else ''})")
+    source = "\n".join(lines) + "\n"
+    code = compile(source, f"<functrans.jit {name}>", "exec")
+    exec(code, namespace)
+    return CompiledFunction(namespace[name], source)
+
+
+def _owned_copy(x):
+    """A copy of an array the caller must own (Python and NumPy scalars are immutable)."""
+    return x.copy() if backend.is_array(x) else x
+
+
+_compiled: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_lock = threading.Lock()
+
+
+def compile_jaxpr(closed: ClosedJaxpr, library=None, name: str = "jitted"
+                  ) -> CompiledFunction:
+    """``closed`` (without constants: closure-convert it first) compiled for the array
+    ``library`` (``backend.library_of(...)``; NumPy's by default), memoised on the
+    jaxpr's identity."""
+    if closed.consts:
+        raise ValueError("compile_jaxpr: pass a closure-converted jaxpr (constants as "
+                         "leading arguments)")
+    library = library or backend.library_of()
+    with _lock:
+        entry = _compiled.get(closed)
+        if entry is not None and library in entry:
+            return entry[library]
+    identifier = "".join(c if c.isalnum() else "_" for c in name) or "jitted"
+    if not identifier[0].isalpha():
+        identifier = "f_" + identifier
+    compiled = _generate(closed.jaxpr, library, identifier)
+    with _lock:
+        _compiled.setdefault(closed, {})[library] = compiled
+    return compiled

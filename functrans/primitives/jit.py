@@ -1,0 +1,410 @@
+"""``jit``: trace a function once per signature and run it as generated straight-line code.
+
+``jit(f)(*args)`` traces ``f`` to a jaxpr on the first call with arguments of a given
+signature (the pytree structure, the shapes, dtypes and weak types of the leaves, the
+values of static arguments, and the array library), compiles the jaxpr to a Python
+function (``interpreters/codegen.py``) and caches both; later calls with the same signature
+run the compiled function directly.
+
+Under a transform, ``jit`` binds the call primitive ``jit``, whose rules keep the body
+compiled:
+
+* JVP: the body's JVP jaxpr (``jaxpr_transforms.jvp_jaxpr``), split into a ``jit`` computing
+  the outputs and residuals from the primals and a ``jit`` computing the output tangents
+  from the residuals and the tangents (so that ``linearize`` stages only the second, and
+  partial evaluation of a jaxpr containing the call keeps them apart);
+* partial evaluation (``linearize``) of a call with known and unknown operands: a ``jit``
+  of the part computable now, run at once, and a ``jit`` of the linear part, staged;
+* transpose: the linear body's transpose (``transpose_jaxpr``) in one ``jit`` call;
+* batching: the batched body (``batch_jaxpr``) in one ``jit`` call.
+
+Each derived jaxpr is cached on the body's identity, so ``grad(jit(f))`` compiles its
+forward and backward parts once.  ``make_jaxpr`` shows the call as a ``jit`` equation.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import threading
+from typing import Any, Callable, NamedTuple, Sequence
+
+import numpy as np
+
+from functrans import backend, jaxpr_transforms
+from functrans.core import (ClosedJaxpr, Primitive, ShapedArray, Tracer, abstract_eval_rules,
+                            get_aval, impl_rules)
+from functrans.interpreters import ad, batching, codegen, partial_eval, transpose
+from functrans.interpreters.ad import Zero
+from functrans.interpreters.batching import not_mapped
+from functrans.interpreters.partial_eval import JaxprTracer
+from functrans.interpreters.transpose import is_undefined_primal
+from functrans.jaxpr_transforms import closure_convert, trace_function
+from functrans.primitives.shape import shape_of
+from functrans.tree_util import tree_flatten, tree_unflatten
+
+__all__ = ["jit", "jit_p", "Jitted", "Lowered"]
+
+jit_p = Primitive("jit", multiple_results=True)
+
+
+# ------------------------------------------------------------------------------------------
+# The call primitive and its rules
+# ------------------------------------------------------------------------------------------
+
+
+def _jit_impl(*args, jaxpr, name):
+    compiled = codegen.compile_jaxpr(jaxpr, backend.library_of(*args), name)
+    return list(compiled.fn(*args))
+
+
+def _jit_jvp(primals, tangents, *, jaxpr, name):
+    has_tangent = [type(t) is not Zero for t in tangents]
+    if not any(has_tangent):
+        outs = jit_p.bind(*primals, jaxpr=jaxpr, name=name)
+        return outs, [Zero.from_value(o) for o in outs]
+    # Two calls, as linearize needs them: one computing the outputs and the residuals from
+    # the primals, one computing the output tangents from the residuals and the tangents.
+    # Inside a jaxpr (a scan body, say) partial evaluation then keeps them apart.
+    jvp, out_has_tangent = jaxpr_transforms.jvp_jaxpr(jaxpr, has_tangent)
+    n_out = len(jaxpr.out_avals)
+    known, unknown, out_unknowns, _ = jaxpr_transforms.partial_eval_jaxpr(
+        jvp, [False] * len(primals) + [True] * sum(has_tangent),
+        [False] * n_out + [True] * sum(out_has_tangent))
+    live = [t for t in tangents if type(t) is not Zero]
+    if any(out_unknowns[:n_out]):
+        # A primitive computing primals and tangents together (while_loop's JVP): one call,
+        # which forward mode runs and reverse mode refuses (see _jit_linear_staging).
+        jvp, consts = closure_convert(jvp)
+        outs = jit_p.bind(*consts, *primals, *live, jaxpr=jvp, name=f"jvp({name})")
+        primal_outs, out_tangents = outs[:n_out], iter(outs[n_out:])
+        return primal_outs, [next(out_tangents) if has else Zero.from_value(o)
+                             for has, o in zip(out_has_tangent, primal_outs)]
+    known, consts = closure_convert(known)
+    outs = jit_p.bind(*consts, *primals, jaxpr=known, name=name)
+    primal_outs, residuals = outs[:n_out], outs[n_out:]
+    out_tangents = iter(jit_p.bind(*residuals, *live, jaxpr=unknown, name=f"jvp({name})"))
+    return primal_outs, [next(out_tangents) if has else Zero.from_value(o)
+                         for has, o in zip(out_has_tangent, primal_outs)]
+
+
+def _jit_linear_staging(trace, args, params):
+    """Partial evaluation of a call: compute what the known operands give now, stage the
+    rest (a linear jaxpr of the residuals and the unknown operands)."""
+    jaxpr, name = params["jaxpr"], params["name"]
+    if trace is None:  # an enclosing linear jaxpr is being checked: check the body too
+        jaxpr_transforms.partial_eval_jaxpr(jaxpr, [True] * len(args), None, None, True)
+        return None
+    unknowns = [type(x) is JaxprTracer and x._trace is trace for x in args]
+    if all(unknowns):
+        return trace.stage(jit_p, args, params)
+    known, unknown, out_unknowns, _ = jaxpr_transforms.partial_eval_jaxpr(
+        jaxpr, unknowns, None, None, True)
+    known, known_consts = closure_convert(known)
+    known_outs = jit_p.bind(*known_consts, *[x for x, u in zip(args, unknowns) if not u],
+                            jaxpr=known, name=name)
+    n_known = out_unknowns.count(False)
+    residuals = known_outs[n_known:]
+    staged = iter(trace.stage(jit_p, [*residuals, *[x for x, u in zip(args, unknowns) if u]],
+                              dict(jaxpr=unknown, name=name)))
+    known_iter = iter(known_outs[:n_known])
+    return [next(staged) if u else next(known_iter) for u in out_unknowns]
+
+
+def _jit_transpose(cts, *args, jaxpr, name):
+    is_linear = [is_undefined_primal(x) for x in args]
+    transposed, consts = closure_convert(jaxpr_transforms.transpose_jaxpr(jaxpr, is_linear))
+    known = [x for x in args if not is_undefined_primal(x)]
+    witness = ad.device_witness([*cts, *known])
+    cts = [ad.zeros(ct.aval, witness) if type(ct) is Zero else ct for ct in cts]
+    outs = iter(jit_p.bind(*consts, *known, *cts, jaxpr=transposed,
+                           name=f"transpose({name})"))
+    return [next(outs) if lin else None for lin in is_linear]
+
+
+def _jit_batch(vals, dims, *, jaxpr, name):
+    size = next(shape_of(v)[d] for v, d in zip(vals, dims) if d is not not_mapped)
+    batched, out_dims = jaxpr_transforms.batch_jaxpr(jaxpr, size, list(dims), False)
+    batched, consts = closure_convert(batched)
+    outs = jit_p.bind(*consts, *vals, jaxpr=batched, name=f"vmap({name})")
+    return outs, out_dims
+
+
+impl_rules[jit_p] = _jit_impl
+abstract_eval_rules[jit_p] = lambda *avals, jaxpr, name: list(jaxpr.out_avals)
+ad.jvp_rules[jit_p] = _jit_jvp
+partial_eval.linear_staging_rules[jit_p] = _jit_linear_staging
+transpose.deftranspose(jit_p, _jit_transpose)
+batching.batching_rules[jit_p] = _jit_batch
+codegen.inline_rules[jit_p] = lambda jaxpr, name: jaxpr
+
+
+# ------------------------------------------------------------------------------------------
+# The user-facing function
+# ------------------------------------------------------------------------------------------
+
+
+class CacheInfo(NamedTuple):
+    """What a jitted function's cache holds: ``size`` compiled signatures, after ``hits``
+    calls that found theirs and ``misses`` that traced and compiled."""
+    size: int
+    hits: int
+    misses: int
+
+
+class _Entry:
+    __slots__ = ("fn", "consts", "out_tree", "single", "jaxpr", "compiled")
+
+    def __init__(self, compiled, consts, out_tree, jaxpr):
+        self.compiled = compiled
+        self.fn = compiled.fn
+        self.consts = tuple(consts)
+        self.out_tree = out_tree
+        self.single = out_tree.node_type is None  # the function returns one array
+        self.jaxpr = jaxpr
+
+    def unflatten(self, outs):
+        return tree_unflatten(self.out_tree, outs)
+
+
+class Lowered:
+    """A jitted function traced and compiled for one signature: ``as_text()`` is the
+    generated Python source, ``jaxpr`` the traced program, ``compile()`` the callable."""
+
+    def __init__(self, entry: _Entry, in_tree):
+        self._entry = entry
+        self._in_tree = in_tree
+
+    @property
+    def jaxpr(self) -> ClosedJaxpr:
+        return self._entry.jaxpr
+
+    def as_text(self) -> str:
+        return self._entry.compiled.source
+
+    def compile(self) -> Callable:
+        entry = self._entry
+
+        def compiled(*args, **kwargs):
+            leaves, tree = tree_flatten((args, kwargs))
+            if tree != self._in_tree:
+                raise TypeError(f"compiled function called with arguments of structure "
+                                f"{tree}, but it was compiled for {self._in_tree}")
+            return entry.unflatten(entry.fn(*entry.consts, *leaves))
+        return compiled
+
+
+def _hashable_static(name: str, where: str, value):
+    try:
+        hash(value)
+    except TypeError:
+        raise ValueError(f"{name}: static argument {where} has unhashable type "
+                         f"{type(value).__name__}; static arguments key the cache, so they "
+                         "must be hashable (use a tuple instead of a list, or pass arrays as "
+                         "ordinary arguments)") from None
+    return value
+
+
+def _check_leaf(name: str, x) -> None:
+    if isinstance(x, Tracer) or backend.is_array(x) or type(x) in (bool, int, float, complex):
+        return
+    if isinstance(x, np.generic):
+        return
+    raise TypeError(f"{name}: argument leaf {x!r} of type {type(x).__name__} is not an "
+                    "array; pass NumPy or CuPy arrays, Python scalars, or pytrees of them, "
+                    "and mark other arguments static (static_argnums / static_argnames)")
+
+
+class Jitted:
+    """``fun`` compiled per argument signature; see ``jit``."""
+
+    def __init__(self, fun: Callable, static_argnums: tuple, static_argnames: tuple):
+        functools.update_wrapper(self, fun)
+        self._fun = fun
+        self._static_argnums = static_argnums
+        self._static_argnames = static_argnames
+        self._name = getattr(fun, "__name__", type(fun).__name__)
+        self._simple = not static_argnums and not static_argnames
+        self._cache: dict = {}
+        self._fast: dict = {}
+        self._lock = threading.Lock()
+        self._hits = 0
+        self._misses = 0
+
+    def __get__(self, instance, owner=None):
+        return self if instance is None else functools.partial(self, instance)
+
+    def __repr__(self):
+        return f"<jitted function {self._name}>"
+
+    # -- calling ---------------------------------------------------------------------------
+
+    def __call__(self, *args, **kwargs):
+        if self._simple and not kwargs:  # the fast path: NumPy arrays only
+            signature = []
+            for a in args:
+                if type(a) is not np.ndarray:
+                    break
+                signature.append(a.shape)
+                signature.append(a.dtype)
+            else:
+                entry = self._fast.get(tuple(signature))
+                if entry is not None:
+                    self._hits += 1
+                    outs = entry.fn(*entry.consts, *args)
+                    return outs[0] if entry.single else tree_unflatten(entry.out_tree, outs)
+        return self._call(args, kwargs)
+
+    def _split(self, args: tuple, kwargs: dict):
+        """(the dynamic arguments as a pytree, a function of them, the static key)."""
+        name = f"jit({self._name})"
+        nargs = len(args)
+        static_nums = set()
+        for i in self._static_argnums:
+            if -nargs <= i < nargs:  # a static parameter left to its default is skipped
+                static_nums.add(i % nargs)
+        static_key = tuple((i, _hashable_static(name, f"{i}", args[i]))
+                           for i in sorted(static_nums))
+        static_kw = {k: _hashable_static(name, repr(k), v) for k, v in kwargs.items()
+                     if k in self._static_argnames}
+        static_key += tuple(sorted(static_kw.items()))
+        dyn_args = tuple(a for i, a in enumerate(args) if i not in static_nums)
+        dyn_kwargs = {k: v for k, v in kwargs.items() if k not in static_kw}
+        fun = self._fun
+
+        def dynamic_fun(dyn_args, dyn_kwargs):
+            it = iter(dyn_args)
+            full = [a if i in static_nums else next(it) for i, a in enumerate(args)]
+            return fun(*full, **dyn_kwargs, **static_kw)
+
+        return (dyn_args, dyn_kwargs), dynamic_fun, static_key
+
+    def _call(self, args: tuple, kwargs: dict):
+        dyn, dynamic_fun, static_key = self._split(args, kwargs)
+        leaves, in_tree = tree_flatten(dyn)
+        name = f"jit({self._name})"
+        for x in leaves:
+            _check_leaf(name, x)
+        avals = [get_aval(x) for x in leaves]
+        if any(isinstance(x, Tracer) for x in leaves):
+            return self._bind(dynamic_fun, in_tree, avals, static_key, leaves)
+        library = backend.library_of(*leaves)
+        key = (in_tree, tuple(avals), static_key, library)
+        entry = self._cache.get(key)
+        if entry is None:
+            jaxpr, consts, out_tree = trace_function(
+                lambda *d: dynamic_fun(*d), in_tree, avals, "jit", key=self._fun,
+                static=static_key)
+            if any(isinstance(c, Tracer) for c in consts):  # closes over a transform's value
+                outs = jit_p.bind(*consts, *leaves, jaxpr=jaxpr, name=self._name)
+                return tree_unflatten(out_tree, outs)
+            entry = _Entry(codegen.compile_jaxpr(jaxpr, library, self._name), consts,
+                           out_tree, jaxpr)
+            with self._lock:
+                self._misses += 1
+                self._cache[key] = entry
+                if (self._simple and library is backend.library_of() and
+                        all(type(x) is np.ndarray for x in leaves) and
+                        in_tree == tree_flatten((tuple(leaves), {}))[1]):
+                    self._fast[tuple(s for x in leaves for s in (x.shape, x.dtype))] = entry
+        else:
+            self._hits += 1
+        outs = entry.fn(*entry.consts, *leaves)
+        return outs[0] if entry.single else entry.unflatten(outs)
+
+    def _bind(self, dynamic_fun, in_tree, avals, static_key, leaves):
+        jaxpr, consts, out_tree = trace_function(
+            lambda *d: dynamic_fun(*d), in_tree, avals, "jit", key=self._fun,
+            static=static_key)
+        outs = jit_p.bind(*consts, *leaves, jaxpr=jaxpr, name=self._name)
+        return tree_unflatten(out_tree, outs)
+
+    # -- inspection ------------------------------------------------------------------------
+
+    def lower(self, *args, **kwargs) -> Lowered:
+        """Trace and compile for these arguments (abstract values are fine:
+        ``ShapeDtypeStruct``); ``.as_text()`` shows the generated code."""
+        dyn, dynamic_fun, static_key = self._split(args, kwargs)
+        leaves, in_tree = tree_flatten(dyn)
+        avals = [get_aval(x) if not hasattr(x, "shape") or backend.is_array(x)
+                 or isinstance(x, Tracer) else _aval_of_struct(x) for x in leaves]
+        jaxpr, consts, out_tree = trace_function(
+            lambda *d: dynamic_fun(*d), in_tree, avals, "jit", key=self._fun,
+            static=static_key)
+        library = backend.library_of(*leaves)
+        entry = _Entry(codegen.compile_jaxpr(jaxpr, library, self._name), consts, out_tree,
+                       jaxpr)
+        return Lowered(entry, in_tree)
+
+    def cache_info(self) -> CacheInfo:
+        """How many signatures are compiled, and the calls that hit or missed."""
+        return CacheInfo(len(self._cache), self._hits, self._misses)
+
+    def _cache_size(self) -> int:  # JAX's name, used in tests written for JAX
+        return len(self._cache)
+
+    def clear_cache(self) -> None:
+        """Forget every compiled signature (the next call traces again)."""
+        with self._lock:
+            self._cache.clear()
+            self._fast.clear()
+            self._hits = self._misses = 0
+
+
+def _aval_of_struct(x) -> ShapedArray:
+    return ShapedArray(tuple(x.shape), np.dtype(x.dtype), getattr(x, "weak_type", False))
+
+
+def _argnames_to_nums(fun: Callable, static_argnums: tuple, static_argnames: tuple):
+    """JAX's convention: a static parameter named by position is static by name too, and
+    the other way round."""
+    try:
+        params = list(inspect.signature(fun).parameters.values())
+    except (TypeError, ValueError):
+        return static_argnums, static_argnames
+    positional = [p.name for p in params
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    nums = set(static_argnums)
+    names = set(static_argnames)
+    for i in static_argnums:
+        if -len(positional) <= i < len(positional):
+            names.add(positional[i])
+    for n in static_argnames:
+        if n in positional:
+            nums.add(positional.index(n))
+    return tuple(sorted(nums)), tuple(sorted(names))
+
+
+def jit(fun: Callable | None = None, *, static_argnums: int | Sequence[int] = (),
+        static_argnames: str | Sequence[str] = (), donate_argnums: Any = (),
+        inline: bool = False, keep_unused: bool = False) -> Any:
+    """Compile ``fun``: trace it once per argument signature to a jaxpr and run the jaxpr as
+    generated straight-line NumPy/CuPy code.
+
+    >>> import numpy as np, functrans as ft, functrans.numpy as fnp
+    >>> f = ft.jit(lambda x: fnp.sum(fnp.tanh(x) ** 2))
+    >>> float(f(np.array([0.0, 1.0])))
+    0.5800256583859738
+    >>> float(ft.grad(f)(np.array([0.0, 1.0]))[1])
+    0.6397000084492246
+
+    Static arguments (``static_argnums``, ``static_argnames``) are Python values the trace
+    depends on (they must be hashable); every other argument is a pytree of arrays. Also
+    usable as a decorator, with or without arguments (``@jit``, ``@jit(static_argnums=1)``).
+    ``donate_argnums``, ``inline`` and ``keep_unused`` are accepted for compatibility with
+    JAX: functrans never reuses an argument's memory, always inlines nested jit calls into
+    the generated code, and drops unused arguments.
+
+    ``f.lower(*args).as_text()`` is the generated source; ``f.cache_info()`` counts the
+    compiled signatures; ``f.clear_cache()`` empties the cache.  See docs/jit.md for what is
+    traced when (closed-over values are read once, at trace time).
+    """
+    nums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+    names = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
+    if fun is None:
+        return functools.partial(jit, static_argnums=nums, static_argnames=names,
+                                 donate_argnums=donate_argnums, inline=inline,
+                                 keep_unused=keep_unused)
+    if not callable(fun):
+        raise TypeError(f"jit: expected a function, got {fun!r} of type {type(fun).__name__}")
+    nums, names = _argnames_to_nums(fun, nums, names)
+    return Jitted(fun, nums, names)

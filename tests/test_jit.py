@@ -1,0 +1,366 @@
+"""``jit``: the same results as eager evaluation on every case of the sweep (values,
+derivatives through ``jit`` and ``jit`` of derivatives, batching), the call primitive's
+rules, the cache, static arguments, aliasing and mutation semantics, and the errors."""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+import functrans as ft
+import functrans.numpy as fnp
+from functrans import lax
+from functrans.tree_util import tree_leaves, tree_map
+from sweep import case_rng, differentiable_part, random_like
+from test_standin import SWEEP, SWEEP_IDS
+
+# ------------------------------------------------------------------------------------------
+# jit agrees with eager evaluation on the whole sweep
+# ------------------------------------------------------------------------------------------
+
+
+def _assert_same(got, want, what, rtol=1e-12, atol=1e-13):
+    got_leaves, want_leaves = tree_leaves(got), tree_leaves(want)
+    assert len(got_leaves) == len(want_leaves), what
+    for g, w in zip(got_leaves, want_leaves):
+        assert np.shape(g) == np.shape(w), f"{what}: shape {np.shape(g)} != {np.shape(w)}"
+        assert np.asarray(g).dtype == np.asarray(w).dtype, (
+            f"{what}: dtype {np.asarray(g).dtype} != {np.asarray(w).dtype}")
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=rtol, atol=atol,
+                                   err_msg=what, equal_nan=True)
+
+
+def _run_or_concretization(fn, *args):
+    """``fn(*args)``, or None where the function needs concrete values (as under JAX's
+    jit: data-dependent shapes, Python control flow on values)."""
+    try:
+        return fn(*args)
+    except ft.ConcretizationTypeError:
+        return None
+
+
+@pytest.mark.parametrize("case", SWEEP, ids=SWEEP_IDS)
+def test_jit_matches_eager(case):
+    args = case.draw(case_rng(case.id, "jit"))
+    want = case.fun(*args)
+    got = _run_or_concretization(ft.jit(case.fun), *args)
+    if got is not None:
+        _assert_same(got, want, case.id)
+
+
+SWEEP_DIFF = [c for c in SWEEP if c.differentiable and any(c.diff)]
+
+
+def _split(case, args):
+    idx = [i for i, d in enumerate(case.diff) if d]
+
+    def f(*dyn):
+        full = list(args)
+        for i, v in zip(idx, dyn):
+            full[i] = v
+        return case.fun(*full)
+    return f, [args[i] for i in idx]
+
+
+@pytest.mark.parametrize("case", SWEEP_DIFF, ids=[c.id for c in SWEEP_DIFF])
+def test_derivatives_through_and_under_jit(case):
+    rng = case_rng(case.id, "jit-derivatives")
+    args = case.draw(rng)
+    f, primals = _split(case, args)
+    tangents = random_like(rng, primals)
+    out, pullback = ft.vjp(f, *primals)
+    cts = random_like(rng, out)
+    want_jvp, want_vjp = ft.jvp(f, primals, tangents), pullback(cts)
+
+    jitted = ft.jit(f)
+    for what, fn in [
+            ("jvp(jit(f))", lambda p, t: ft.jvp(jitted, p, t)),
+            ("jit(jvp(f))", ft.jit(lambda p, t: ft.jvp(f, p, t)))]:
+        got = _run_or_concretization(fn, primals, tangents)
+        if got is not None:
+            _assert_same(got, want_jvp, f"{case.id}: {what}", rtol=1e-11, atol=1e-12)
+    for what, fn in [
+            ("vjp(jit(f))", lambda p, c: ft.vjp(jitted, *p)[1](c)),
+            ("jit(vjp(f))", ft.jit(lambda p, c: ft.vjp(f, *p)[1](c)))]:
+        got = _run_or_concretization(fn, primals, cts)
+        if got is not None:
+            _assert_same(got, want_vjp, f"{case.id}: {what}", rtol=1e-11, atol=1e-12)
+
+
+SWEEP_BATCH = [c for c in SWEEP if any(c.batch)]
+
+
+@pytest.mark.parametrize("case", SWEEP_BATCH, ids=[c.id for c in SWEEP_BATCH])
+def test_vmap_of_jit_and_jit_of_vmap(case):
+    rng = case_rng(case.id, "jit-vmap")
+    members = [case.draw(rng) for _ in range(2)]
+    in_axes = [0 if b else None for b in case.batch]
+    batched = [np.stack([m[i] for m in members]) if b else members[0][i]
+               for i, b in enumerate(case.batch)]
+    for i, b in enumerate(case.batch):
+        if not b:
+            for m in members:
+                m[i] = members[0][i]
+    want = _run_or_concretization(ft.vmap(case.fun, in_axes=in_axes), *batched)
+    if want is None:
+        return
+    for what, fn in [("vmap(jit(f))", ft.vmap(ft.jit(case.fun), in_axes=in_axes)),
+                     ("jit(vmap(f))", ft.jit(ft.vmap(case.fun, in_axes=in_axes)))]:
+        got = _run_or_concretization(fn, *batched)
+        if got is not None:
+            _assert_same(got, want, f"{case.id}: {what}", rtol=1e-11, atol=1e-12)
+
+
+# ------------------------------------------------------------------------------------------
+# Composition with transforms and control flow
+# ------------------------------------------------------------------------------------------
+
+
+def loss(params, x):
+    h = fnp.tanh(x @ params["w"] + params["b"])
+    return fnp.mean(h ** 2), h
+
+
+def _params(rng):
+    return {"w": rng.standard_normal((4, 3)), "b": rng.standard_normal(3)}
+
+
+def test_pytrees_and_has_aux_through_jit():
+    rng = np.random.default_rng(0)
+    params, x = _params(rng), rng.standard_normal((5, 4))
+    want = ft.grad(loss, has_aux=True)(params, x)
+    for fn in [ft.jit(ft.grad(loss, has_aux=True)), ft.grad(ft.jit(loss), has_aux=True)]:
+        _assert_same(fn(params, x), want, "grad with aux")
+
+
+@pytest.mark.parametrize("order", ["jit(hessian)", "hessian(jit)", "jacfwd(jit)",
+                                   "jacrev(jit)", "jit(jit)"])
+def test_higher_order_and_nested(order):
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal(4)
+
+    def f(x):
+        return fnp.sum(fnp.sin(x) * fnp.exp(x[::-1]))
+
+    want = {"jit(hessian)": ft.hessian(f), "hessian(jit)": ft.hessian(f),
+            "jacfwd(jit)": ft.jacfwd(ft.grad(f)), "jacrev(jit)": ft.jacrev(ft.grad(f)),
+            "jit(jit)": ft.grad(f)}[order](x)
+    got = {"jit(hessian)": ft.jit(ft.hessian(f)), "hessian(jit)": ft.hessian(ft.jit(f)),
+           "jacfwd(jit)": ft.jacfwd(ft.grad(ft.jit(f))),
+           "jacrev(jit)": ft.jacrev(ft.jit(ft.grad(f))),
+           "jit(jit)": ft.jit(ft.grad(ft.jit(f)))}[order](x)
+    _assert_same(got, want, order, rtol=1e-11)
+
+
+def test_jit_inside_scan_cond_and_while_bodies():
+    inner = ft.jit(lambda c, x: (c * fnp.cos(x) + x, c * x))
+
+    def f(x):
+        c, ys = lax.scan(inner, 1.0, x)
+        c = lax.cond(c > 0, ft.jit(lambda c: c * 2.0), lambda c: c - 1.0, c)
+        d = lax.fori_loop(0, 3, ft.jit(lambda i, c: c * 0.5 + i), c)
+        return d + fnp.sum(ys)
+
+    def eager(x):
+        c, ys = lax.scan(lambda c, x: (c * fnp.cos(x) + x, c * x), 1.0, x)
+        c = lax.cond(c > 0, lambda c: c * 2.0, lambda c: c - 1.0, c)
+        d = lax.fori_loop(0, 3, lambda i, c: c * 0.5 + i, c)
+        return d + fnp.sum(ys)
+
+    x = np.array([0.1, 0.7, -0.3])
+    _assert_same(f(x), eager(x), "value")
+    _assert_same(ft.grad(f)(x), ft.grad(eager)(x), "grad", rtol=1e-11)
+    _assert_same(ft.jit(ft.grad(f))(x), ft.grad(eager)(x), "jit(grad)", rtol=1e-11)
+    _assert_same(ft.vmap(f)(np.stack([x, 2 * x])), ft.vmap(eager)(np.stack([x, 2 * x])),
+                 "vmap", rtol=1e-11)
+
+
+def test_make_jaxpr_shows_the_call():
+    f = ft.jit(lambda x: fnp.sin(x) * 2.0)
+    text = str(ft.make_jaxpr(lambda x: f(x) + 1.0)(np.ones(3)))
+    assert "jit[" in text and "sin" in text and "name='<lambda>'" in text
+
+
+def test_reverse_mode_of_a_while_loop_under_jit_explains():
+    f = ft.jit(lambda x: lax.while_loop(lambda c: c < 10.0, lambda c: c * 2.0, x))
+    assert float(ft.jvp(f, (1.5,), (1.0,))[1]) == 8.0  # forward mode works
+    with pytest.raises(TypeError, match="Reverse-mode differentiation .* while_loop"):
+        ft.grad(f)(1.5)
+
+
+def test_jit_in_custom_jvp_and_checkpoint():
+    @ft.custom_jvp
+    def g(x):
+        return fnp.sin(x)
+
+    g.defjvp(lambda p, t: (fnp.sin(p[0]), 2.0 * t[0]))
+    f = ft.jit(lambda x: ft.checkpoint(lambda y: g(y) * y)(x))
+    x = np.array([0.3, 0.4])
+    np.testing.assert_allclose(f(x), np.sin(x) * x)
+    np.testing.assert_allclose(ft.grad(lambda x: fnp.sum(f(x)))(x), 2.0 * x + np.sin(x))
+    np.testing.assert_allclose(ft.jit(ft.grad(lambda x: fnp.sum(f(x))))(x), 2.0 * x + np.sin(x))
+
+
+# ------------------------------------------------------------------------------------------
+# The cache and static arguments
+# ------------------------------------------------------------------------------------------
+
+
+def test_traces_once_per_signature():
+    traced = []
+
+    @ft.jit
+    def f(x, y):
+        traced.append(1)
+        return x * y
+
+    a = np.ones(3)
+    f(a, a)
+    f(a + 1, a)
+    assert len(traced) == 1 and f.cache_info().size == 1
+    f(np.ones(4), np.ones(4))  # another shape
+    f(a.astype(np.float32), a)  # another dtype
+    f(a, 2.0)  # a Python scalar: weakly typed
+    f(a, np.float64(2.0))  # a NumPy scalar: strongly typed, another signature
+    assert len(traced) == 5 and f._cache_size() == 5
+    assert f.cache_info().hits >= 1
+    f.clear_cache()
+    f(a, a)
+    assert len(traced) == 5 or len(traced) == 6  # the trace itself may still be cached
+    assert f.cache_info().size == 1
+
+
+def test_static_arguments():
+    @ft.jit(static_argnums=1, static_argnames="mode")
+    def f(x, n, mode="sum"):
+        y = x
+        for _ in range(n):  # Python control flow on a static value
+            y = fnp.sin(y)
+        return fnp.sum(y) if mode == "sum" else y
+
+    x = np.array([0.5, 1.0])
+    np.testing.assert_allclose(f(x, 2), np.sum(np.sin(np.sin(x))))
+    np.testing.assert_allclose(f(x, 1, mode="all"), np.sin(x))
+    assert f.cache_info().size == 2
+    with pytest.raises(ValueError, match="static argument 1 has unhashable type list"):
+        f(x, [1])
+    g = ft.jit(lambda x, n: x * n, static_argnames="n")  # by name: also by position
+    assert float(g(np.float64(2.0), n=3)) == 6.0 and float(g(np.float64(2.0), 3)) == 6.0
+
+
+def test_keyword_arguments_are_dynamic():
+    f = ft.jit(lambda x, *, scale: x * scale)
+    np.testing.assert_allclose(f(np.ones(2), scale=np.array([2.0, 3.0])), [2.0, 3.0])
+    np.testing.assert_allclose(f(np.ones(2), scale=np.array([4.0, 5.0])), [4.0, 5.0])
+    assert f.cache_info().size == 1
+
+
+def test_methods_and_decorator_forms():
+    class Model:
+        def __init__(self, w):
+            self.w = w
+
+        @ft.jit
+        def apply(self, x):
+            return x @ self.w
+
+    with pytest.raises(TypeError, match="jit.*not an array"):
+        Model(np.eye(2)).apply(np.ones(2))  # self is an argument: not an array
+    apply = ft.jit(lambda x, m: x @ m.w, static_argnums=1)
+    with pytest.raises(ValueError, match="unhashable"):
+        apply(np.ones(2), type("M", (), {"w": np.eye(2), "__hash__": None})())
+
+
+def test_python_control_flow_on_traced_values_points_to_lax():
+    f = ft.jit(lambda x: x if x > 0 else -x)
+    with pytest.raises(ft.ConcretizationTypeError, match="lax.cond"):
+        f(1.0)
+
+
+def test_thread_safe_cache():
+    f = ft.jit(lambda x: fnp.tanh(x) * 2.0)
+    errors = []
+
+    def work(n):
+        try:
+            for k in range(20):
+                x = np.full(n, 0.1 * k)
+                np.testing.assert_allclose(f(x), np.tanh(x) * 2.0)
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in (2, 3, 2, 3, 4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and f.cache_info().size == 3
+
+
+# ------------------------------------------------------------------------------------------
+# Aliasing and mutation
+# ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fn", [lambda x: x, lambda x: x.reshape(-1), lambda x: x.T,
+                                lambda x: x[0], lambda x: fnp.broadcast_to(x, (2, 2, 2)),
+                                lambda x: (x, x * 1.0, x + 0.0)])
+def test_results_never_alias_arguments(fn):
+    x = np.arange(4.0).reshape(2, 2)
+    out = ft.jit(fn)(x)
+    before = [np.array(o) for o in tree_leaves(out)]
+    x[...] = -7.0  # the caller changes its argument afterwards
+    for o, b in zip(tree_leaves(out), before):
+        np.testing.assert_array_equal(o, b)
+
+
+def test_jit_never_writes_into_arguments():
+    x = np.arange(3.0)
+    keep = x.copy()
+    f = ft.jit(lambda x: ft.grad(lambda y: fnp.sum(fnp.sin(y) * y))(x) + x)
+    f(x)
+    np.testing.assert_array_equal(x, keep)
+
+
+def test_closed_over_arrays_are_read_at_each_call():
+    w = np.array([1.0, 2.0])
+    f = ft.jit(lambda x: x * w)
+    np.testing.assert_allclose(f(np.ones(2)), [1.0, 2.0])
+    w[0] = 10.0  # mutated in place: jit reads the same array again, as eager code does
+    np.testing.assert_allclose(f(np.ones(2)), [10.0, 2.0])
+
+
+def test_generated_source_is_printable():
+    f = ft.jit(ft.grad(lambda x: fnp.sum(fnp.tanh(x) ** 2)))
+    source = f.lower(np.ones(3)).as_text()
+    assert source.startswith("def ") and "xp.tanh(" in source and "return" in source
+    compiled = f.lower(np.ones(3)).compile()
+    np.testing.assert_allclose(compiled(np.ones(3)), f(np.ones(3)))
+
+
+def test_lower_accepts_abstract_arguments():
+    f = ft.jit(lambda x: fnp.sum(x * 2.0))
+    lowered = f.lower(ft.ShapeDtypeStruct((3,), np.float32))
+    assert "f32[3]" in str(lowered.jaxpr)
+
+
+def test_non_array_arguments_are_refused_with_the_fix():
+    with pytest.raises(TypeError, match="static_argnums"):
+        ft.jit(lambda x, s: x)(np.ones(2), "text")
+    with pytest.raises(TypeError, match="jit: expected a function"):
+        ft.jit(3)
+
+
+def test_rules_of_the_call_primitive_directly():
+    f = ft.jit(lambda x, y: (fnp.sin(x) * y, x))
+    x, y = np.array([0.2, 0.4]), np.array([1.5, -0.5])
+    (o1, o2), (t1, t2) = ft.jvp(f, (x, y), (np.ones(2), np.zeros(2)))
+    np.testing.assert_allclose(t1, np.cos(x) * y)
+    np.testing.assert_allclose(t2, np.ones(2))
+    ct = ft.vjp(f, x, y)[1]((np.ones(2), np.ones(2)))
+    np.testing.assert_allclose(ct[0], np.cos(x) * y + 1)
+    np.testing.assert_allclose(ct[1], np.sin(x))
+    batched = ft.vmap(f, in_axes=(0, None))(np.stack([x, 2 * x]), y)
+    np.testing.assert_allclose(batched[0], np.sin(np.stack([x, 2 * x])) * y)
+    assert tree_map(np.shape, batched) == ((2, 2), (2, 2))
