@@ -152,7 +152,8 @@ def assert_on_device_and_equal(device, got, want, tol=TOL, what=""):
 #: Functions allowed to copy to the device: numerical gradients (functrans.testing's
 #: numerical_grad, as Chainer's) are estimated on the host from finite differences and
 #: handed back on the inputs' device with one explicit copy per input.
-EXPLICIT_H2D = ("_gradient_from_jacobian",)
+EXPLICIT_H2D = ("_gradient_from_jacobian",
+                "_move_constants")  # jit: host arrays a function closes over, once per signature
 
 
 def assert_no_transfers(device, counts, h2d=True, d2h=True):
@@ -232,6 +233,14 @@ TRANSFORMS = {
     "vjp_python_cotangent": lambda x, y, t, c: ft.vjp(
         lambda a: fnp.sin(a) * 2.0, x.astype(np.float32)[0])[1](1.5),
     "grad_of_grad": lambda x, y, t, c: ft.grad(lambda x: fnp.sum(ft.grad(f_scalar)(x, y) * t))(x),
+    "jit": lambda x, y, t, c: ft.jit(f_vec)(x, y),
+    "jit_of_grad": lambda x, y, t, c: ft.jit(ft.grad(f_scalar, argnums=(0, 1)))(x, y),
+    "grad_of_jit": lambda x, y, t, c: ft.grad(ft.jit(f_scalar), argnums=(0, 1))(x, y),
+    "jvp_of_jit": lambda x, y, t, c: ft.jvp(ft.jit(f_vec), (x, y), (t, c)),
+    "vmap_of_jit": lambda x, y, t, c: ft.vmap(ft.jit(f_vec), in_axes=(None, 0))(
+        x, fnp.stack([y, t, c])),
+    "jit_closing_over_a_host_array": lambda x, y, t, c: ft.jit(
+        lambda a: a * np.arange(4.0) + fnp.sum(a))(x),
 }
 
 
@@ -255,6 +264,9 @@ MLP_TRANSFORMS = {
     "jacfwd": lambda p, x, y: ft.jacfwd(lambda w: mlp_loss({**p, "w2": w}, x, y))(p["w2"]),
     "jacrev": lambda p, x, y: ft.jacrev(lambda w: mlp_loss({**p, "w2": w}, x, y))(p["w2"]),
     "hessian": lambda p, x, y: ft.hessian(lambda w: mlp_loss({**p, "w2": w}, x, y))(p["w2"]),
+    "jit_grad": lambda p, x, y: ft.jit(ft.grad(mlp_loss))(p, x, y),
+    "jit_vmap_grad": lambda p, x, y: ft.jit(ft.vmap(ft.grad(mlp_loss), in_axes=(None, 0, 0)))(
+        p, x, y),
 }
 
 

@@ -36,6 +36,7 @@ changing an argument later never changes a result.
 """
 from __future__ import annotations
 
+import collections
 import functools
 import itertools
 import threading
@@ -46,10 +47,11 @@ import numpy as np
 
 from functrans import backend
 from functrans.core import (ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Primitive, ShapedArray,
-                            Var, impl_rules)
+                            Var, abstract_eval_out_avals, impl_rules)
 
 __all__ = ["lowering_rules", "inline_rules", "simplification_rules", "numpy_broadcast_rules",
-           "broadcasting_primitives", "splat_rules", "deflowering", "compile_jaxpr", "CompiledFunction",
+           "broadcasting_primitives", "splat_rules", "commutative_primitives", "rewrite_rules",
+           "Ref", "deflowering", "compile_jaxpr", "CompiledFunction",
            "optimize_jaxpr"]
 
 #: primitive -> rule(ctx, *operand_expressions, **params) -> expression of the result (a
@@ -71,6 +73,15 @@ numpy_broadcast_rules: dict[Primitive, Callable] = {}
 #: primitives that broadcast their operands together as NumPy does (elementwise binary
 #: operations, ``select``)
 broadcasting_primitives: set[Primitive] = set()
+#: binary primitives whose operands may be swapped (``a * b`` is ``b * a``): common
+#: subexpressions are found in either order
+commutative_primitives: set[Primitive] = set()
+#: primitive -> rule(operands, producer, **params) -> a rewrite of the equation as steps
+#: ``[(primitive, operands, params), ...]`` (``Ref(i)`` reads step ``i``'s result, the last
+#: step gives the result), or None; ``producer(id(var))`` is the equation computing a
+#: variable (None for arguments).  For rewrites that save work *exactly* (no change in
+#: rounding): ``a + (-b)`` as ``a - b``, ``(-a) * b`` as ``-(a * b)``.
+rewrite_rules: dict[Primitive, Callable] = {}
 #: primitive -> params_for(shape): the primitive (one, ``broadcast_in_dim``) and parameters
 #: that spread a scalar to ``shape``; an operation of broadcasting primitives on spread
 #: scalars is folded into the spread of its value
@@ -223,12 +234,20 @@ def _forward_pass(eqns: list, outs: list) -> tuple[list, list]:
 
     seen: dict = {}
     splats: dict = {}  # id(var) -> the scalar Literal a numpy-style broadcast spreads
+    producers: dict = {}  # id(var) -> the kept equation computing it
     kept = []
-    for eqn in eqns:
+    work = collections.deque(eqns)
+    while work:
+        eqn = work.popleft()
         ins = [read(x) for x in eqn.invars]
         eqn = JaxprEqn(eqn.primitive, ins, eqn.params, eqn.outvars)
         if not eqn.primitive.multiple_results:
             out = eqn.outvars[0]
+            rewrite = rewrite_rules.get(eqn.primitive)
+            replacement = rewrite(ins, producers.get, **eqn.params) if rewrite else None
+            if replacement is not None:
+                work.extendleft(reversed(_equations(replacement, eqn.outvars)))
+                continue
             if (eqn.primitive in numpy_broadcast_rules and type(ins[0]) is Literal
                     and ins[0].aval.shape == ()):
                 splats[id(out)] = ins[0]
@@ -261,8 +280,11 @@ def _forward_pass(eqns: list, outs: list) -> tuple[list, list]:
                     continue
         params_key = _params_key(eqn.params)
         if params_key is not None:
-            key = (eqn.primitive, tuple(_literal_key(x) if type(x) is Literal else id(x)
-                                        for x in ins), params_key)
+            operand_keys = tuple(_literal_key(x) if type(x) is Literal else (id(x),)
+                                 for x in ins)
+            if eqn.primitive in commutative_primitives:
+                operand_keys = tuple(sorted(operand_keys, key=repr))
+            key = (eqn.primitive, operand_keys, params_key)
             previous = seen.get(key)
             if previous is not None:
                 for old, new in zip(eqn.outvars, previous.outvars):
@@ -270,7 +292,35 @@ def _forward_pass(eqns: list, outs: list) -> tuple[list, list]:
                 continue
             seen[key] = eqn
         kept.append(eqn)
+        for v in eqn.outvars:
+            producers[id(v)] = eqn
     return kept, [read(x) for x in outs]
+
+
+def _equations(steps: list, outvars: list) -> list:
+    """Equations for a rewrite's ``[(primitive, operands, params), ...]``: each step's
+    result is a fresh variable its successors may read as ``Ref(i)``; the last step
+    computes ``outvars``."""
+    eqns, results = [], []
+    for i, (prim, operands, params) in enumerate(steps):
+        ins = [results[x.index] if type(x) is Ref else x for x in operands]
+        if i == len(steps) - 1:
+            outs = outvars
+        else:
+            avals = abstract_eval_out_avals(prim, [x.aval for x in ins], params)
+            outs = [Var(a) for a in avals]
+        eqns.append(JaxprEqn(prim, ins, params, outs))
+        results.append(outs[0])
+    return eqns
+
+
+class Ref:
+    """In a rewrite's steps: the result of step ``index``."""
+
+    __slots__ = ("index",)
+
+    def __init__(self, index: int):
+        self.index = index
 
 
 def _drop_numpy_broadcasts(eqns: list, outs: list) -> tuple[list, list]:

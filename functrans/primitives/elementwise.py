@@ -509,6 +509,41 @@ def _integer_pow_lowering(ctx, x, *, y):
     return f"{ctx.xp}.power({x}, {y})"
 
 
+def _negated(x, producer):
+    """The operand of the ``neg`` computing ``x``, or None."""
+    eqn = producer(id(x)) if type(x) is core.Var else None
+    return eqn.invars[0] if eqn is not None and eqn.primitive is neg_p else None
+
+
+def _absorb_neg_in_add(operands, producer):  # a + (-b) is a - b; (-a) + b is b - a
+    a, b = operands
+    for keep, other in ((a, b), (b, a)):
+        inner = _negated(other, producer)
+        if inner is not None:
+            return [(sub_p, [keep, inner], {})]
+    return None
+
+
+def _absorb_neg_in_sub(operands, producer):  # a - (-b) is a + b
+    inner = _negated(operands[1], producer)
+    return None if inner is None else [(add_p, [operands[0], inner], {})]
+
+
+def _lift_neg_from_mul(operands, producer):  # (-a) * b is -(a * b): the neg may go next
+    a, b = operands
+    for i in (0, 1):
+        inner = _negated(operands[i], producer)
+        if inner is not None:
+            pair = [inner, b] if i == 0 else [a, inner]
+            return [(mul_p, pair, {}), (neg_p, [codegen.Ref(0)], {})]
+    return None
+
+
+codegen.rewrite_rules[add_p] = _absorb_neg_in_add
+codegen.rewrite_rules[add_any_p] = _absorb_neg_in_add
+codegen.rewrite_rules[sub_p] = _absorb_neg_in_sub
+codegen.rewrite_rules[mul_p] = _lift_neg_from_mul
+codegen.commutative_primitives.update({add_p, mul_p, add_any_p})
 codegen.simplification_rules[mul_p] = _identity_operand(1, (0, 1))
 codegen.simplification_rules[add_p] = _identity_operand(0, (0, 1))
 codegen.simplification_rules[sub_p] = _identity_operand(0, (1,))
