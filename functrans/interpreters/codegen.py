@@ -421,7 +421,7 @@ class CompiledFunction:
 _counter = itertools.count()
 
 
-def _generate(jaxpr: Jaxpr, library, name: str) -> CompiledFunction:
+def _generate(jaxpr: Jaxpr, library, name: str, owned_outputs: bool) -> CompiledFunction:
     invars, eqns, outs = optimize_jaxpr(jaxpr)
     xp = library.xp
     namespace: dict = {"xp": xp}
@@ -496,7 +496,7 @@ def _generate(jaxpr: Jaxpr, library, name: str) -> CompiledFunction:
         text = atom(x)
         if type(x) is Literal and isinstance(x.val, np.ndarray):
             text = f"{text}.copy()"
-        elif type(x) is Var and id(x) in external:
+        elif type(x) is Var and id(x) in external and owned_outputs:
             text = f"{ctx.bind(_owned_copy, 'copy')}({text})"
         results.append(text)
     lines.append(f"    return ({', '.join(results)}{',' if len(results) == 1 else ''})")
@@ -515,23 +515,25 @@ _compiled: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _lock = threading.Lock()
 
 
-def compile_jaxpr(closed: ClosedJaxpr, library=None, name: str = "jitted"
-                  ) -> CompiledFunction:
+def compile_jaxpr(closed: ClosedJaxpr, library=None, name: str = "jitted",
+                  owned_outputs: bool = True) -> CompiledFunction:
     """``closed`` (without constants: closure-convert it first) compiled for the array
     ``library`` (``backend.library_of(...)``; NumPy's by default), memoised on the
-    jaxpr's identity."""
+    jaxpr's identity.  ``owned_outputs``: outputs that may share memory with an argument
+    are copied (False for the bodies of loops, whose results feed the next iteration)."""
     if closed.consts:
         raise ValueError("compile_jaxpr: pass a closure-converted jaxpr (constants as "
                          "leading arguments)")
     library = library or backend.library_of()
+    key = (library, owned_outputs)
     with _lock:
         entry = _compiled.get(closed)
-        if entry is not None and library in entry:
-            return entry[library]
+        if entry is not None and key in entry:
+            return entry[key]
     identifier = "".join(c if c.isalnum() else "_" for c in name) or "jitted"
     if not identifier[0].isalpha():
         identifier = "f_" + identifier
-    compiled = _generate(closed.jaxpr, library, identifier)
+    compiled = _generate(closed.jaxpr, library, identifier, owned_outputs)
     with _lock:
-        _compiled.setdefault(closed, {})[library] = compiled
+        _compiled.setdefault(closed, {})[key] = compiled
     return compiled

@@ -17,6 +17,7 @@ the members that finished.
 from __future__ import annotations
 
 import builtins
+import functools
 from typing import Callable, Sequence
 
 import numpy as np
@@ -27,7 +28,7 @@ from functrans.core import (ClosedJaxpr, Jaxpr, Primitive, ShapedArray, Tracer, 
 from functrans import jaxpr_transforms
 from functrans.backend import array_module
 from functrans.core import eval_jaxpr
-from functrans.interpreters import ad, batching, partial_eval, transpose
+from functrans.interpreters import ad, batching, codegen, partial_eval, transpose
 from functrans.interpreters.ad import Zero
 from functrans.interpreters.batching import not_mapped
 from functrans.interpreters.partial_eval import trace_to_jaxpr
@@ -164,6 +165,20 @@ def _cond_impl(index, *ops, branches):
     return eval_jaxpr(branches[i].jaxpr, [], *ops)
 
 
+def _run_cond(branch_fns, index, *ops):
+    return branch_fns[int(np.clip(int(index), 0, len(branch_fns) - 1))](*ops)
+
+
+def _cond_lowering(ctx, index, *ops, branches):
+    fns = tuple(_body(ctx, b, "cond_branch") for b in branches)
+    return f"{ctx.bind(functools.partial(_run_cond, fns), 'cond')}({', '.join([index, *ops])})"
+
+
+def _body(ctx, closed, name: str):
+    """The compiled function of a control-flow body (outputs may alias its inputs)."""
+    return codegen.compile_jaxpr(closed, ctx.library, name, owned_outputs=False).fn
+
+
 def _cond_abstract_eval(index, *ops, branches):
     if index.shape != () or index.dtype.kind not in "iu":
         raise TypeError(f"cond: index must be an integer scalar, got {index.str_short()}")
@@ -282,6 +297,7 @@ def _cond_batch(vals, dims, *, branches):
 
 
 impl_rules[cond_p] = _cond_impl
+codegen.deflowering(cond_p, _cond_lowering, fresh=False)
 abstract_eval_rules[cond_p] = _cond_abstract_eval
 ad.jvp_rules[cond_p] = _cond_jvp
 transpose.deftranspose(cond_p, _cond_transpose)
@@ -359,10 +375,22 @@ def _while_split(args, cond_nconsts, body_nconsts):
 
 
 def _while_impl(*args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
+    return _run_while(lambda *a: eval_jaxpr(cond_jaxpr.jaxpr, [], *a),
+                      lambda *a: eval_jaxpr(body_jaxpr.jaxpr, [], *a),
+                      cond_nconsts, body_nconsts, *args)
+
+
+def _run_while(cond_fn, body_fn, cond_nconsts, body_nconsts, *args):
     cconsts, bconsts, carry = _while_split(args, cond_nconsts, body_nconsts)
-    while bool(eval_jaxpr(cond_jaxpr.jaxpr, [], *cconsts, *carry)[0]):
-        carry = eval_jaxpr(body_jaxpr.jaxpr, [], *bconsts, *carry)
+    while bool(cond_fn(*cconsts, *carry)[0]):
+        carry = body_fn(*bconsts, *carry)
     return list(carry)
+
+
+def _while_lowering(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
+    run = functools.partial(_run_while, _body(ctx, cond_jaxpr, "while_cond"),
+                            _body(ctx, body_jaxpr, "while_body"), cond_nconsts, body_nconsts)
+    return f"{ctx.bind(run, 'while')}({', '.join(args)})"
 
 
 def _while_abstract_eval(*avals, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
@@ -503,6 +531,7 @@ def _while_batch(vals, dims, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_ncons
 
 
 impl_rules[while_p] = _while_impl
+codegen.deflowering(while_p, _while_lowering, fresh=False)
 abstract_eval_rules[while_p] = _while_abstract_eval
 ad.jvp_rules[while_p] = _while_jvp
 partial_eval.linear_staging_rules[while_p] = _while_linear_staging
@@ -593,15 +622,25 @@ def _scan_split(args, num_consts, num_carry):
 
 
 def _scan_impl(*args, jaxpr, num_consts, num_carry, length, reverse, unroll):
+    return _run_scan(lambda *a: eval_jaxpr(jaxpr.jaxpr, [], *a), jaxpr.out_avals[num_carry:],
+                     num_consts, num_carry, length, reverse, *args)
+
+
+def _scan_lowering(ctx, *args, jaxpr, num_consts, num_carry, length, reverse, unroll):
+    run = functools.partial(_run_scan, _body(ctx, jaxpr, "scan_body"),
+                            jaxpr.out_avals[num_carry:], num_consts, num_carry, length, reverse)
+    return f"{ctx.bind(run, 'scan')}({', '.join(args)})"
+
+
+def _run_scan(body_fn, y_avals, num_consts, num_carry, length, reverse, *args):
     consts, carry, xs = _scan_split(args, num_consts, num_carry)
     ys = []
     for i in (range(length - 1, -1, -1) if reverse else range(length)):
-        outs = eval_jaxpr(jaxpr.jaxpr, [], *consts, *carry, *[x[i] for x in xs])
+        outs = body_fn(*consts, *carry, *[x[i] for x in xs])
         carry, y = outs[:num_carry], outs[num_carry:]
         ys.append(y)
     if reverse:
         ys.reverse()
-    y_avals = jaxpr.out_avals[num_carry:]
     stacked = []
     for k, aval in enumerate(y_avals):
         if ys:
@@ -798,6 +837,7 @@ def _scan_batch(vals, dims, *, jaxpr, num_consts, num_carry, length, reverse, un
 
 
 impl_rules[scan_p] = _scan_impl
+codegen.deflowering(scan_p, _scan_lowering, fresh=False)
 abstract_eval_rules[scan_p] = _scan_abstract_eval
 ad.jvp_rules[scan_p] = _scan_jvp
 transpose.deftranspose(scan_p, _scan_transpose)
