@@ -51,6 +51,7 @@ from functrans.core import (ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Primitive, Sh
 
 __all__ = ["lowering_rules", "inline_rules", "simplification_rules", "numpy_broadcast_rules",
            "broadcasting_primitives", "splat_rules", "commutative_primitives", "rewrite_rules",
+           "ufunc_names",
            "Ref", "deflowering", "compile_jaxpr", "CompiledFunction",
            "optimize_jaxpr"]
 
@@ -86,6 +87,14 @@ rewrite_rules: dict[Primitive, Callable] = {}
 #: that spread a scalar to ``shape``; an operation of broadcasting primitives on spread
 #: scalars is folded into the spread of its value
 splat_rules: dict[Primitive, Callable] = {}
+
+
+#: primitive -> the name of the NumPy/CuPy ufunc it is (``add``, ``sin``): the code
+#: generator may then write a large result into a dead operand's buffer (``out=``)
+ufunc_names: dict[Primitive, str] = {}
+#: results of at least this many elements reuse a dead operand's buffer (smaller ones gain
+#: nothing: allocation is cheap and the keyword argument costs time)
+IN_PLACE_MIN_SIZE = 1 << 12
 
 
 def deflowering(prim: Primitive, rule: Callable, *, fresh: bool = True) -> None:
@@ -448,8 +457,10 @@ def _generate(jaxpr: Jaxpr, library, name: str, owned_outputs: bool) -> Compiled
             val = val[()]
         return ctx.bind(val, "s")
 
-    # Which variables may share memory with an argument or a constant.
+    # Which variables may share memory with an argument or a constant, and which hold a
+    # buffer this function allocated (the result of a fresh primitive).
     external = {id(v) for v in invars}
+    fresh: set = set()
     last_use: dict = {}
     for i, eqn in enumerate(eqns):
         for x in eqn.invars:
@@ -475,7 +486,13 @@ def _generate(jaxpr: Jaxpr, library, name: str, owned_outputs: bool) -> Compiled
             impl = impl_rules[prim]
             fn = functools.partial(impl, **eqn.params) if eqn.params else impl
             expr = f"{ctx.bind(fn, prim.name.replace('-', '_') + '_')}({', '.join(operands)})"
+        reuse = _reusable_operand(eqn, i, fresh, last_use) if ufunc_names.get(prim) else None
+        if reuse is not None:
+            expr = (f"{ctx.xp}.{ufunc_names[prim]}({', '.join(operands)}, "
+                    f"out={operands[reuse]})")
         targets = [binder(v) for v in eqn.outvars]
+        if prim in _fresh_results and not prim.multiple_results:
+            fresh.add(id(eqn.outvars[0]))
         if prim.multiple_results:
             lhs = ", ".join(targets) + ("," if len(targets) == 1 else "")
             lhs = lhs or "_"
@@ -504,6 +521,20 @@ def _generate(jaxpr: Jaxpr, library, name: str, owned_outputs: bool) -> Compiled
     code = compile(source, f"<functrans.jit {name}>", "exec")
     exec(code, namespace)
     return CompiledFunction(namespace[name], source)
+
+
+def _reusable_operand(eqn: JaxprEqn, i: int, fresh: set, last_use: dict) -> int | None:
+    """The index of an operand whose buffer the result of equation ``i`` (a ufunc) can be
+    written into: allocated by this function, dead after this equation, of the result's
+    shape and dtype, and large enough for the reuse to pay."""
+    out = eqn.outvars[0].aval
+    if out.ndim == 0 or out.size < IN_PLACE_MIN_SIZE:
+        return None
+    for j, x in enumerate(eqn.invars):
+        if (type(x) is Var and id(x) in fresh and last_use.get(id(x)) == i
+                and x.aval.shape == out.shape and x.aval.dtype == out.dtype):
+            return j
+    return None
 
 
 def _owned_copy(x):

@@ -135,6 +135,7 @@ def unary(name: str, impl: Callable, derivative: Callable | None, *,
     ufunc = getattr(impl, "ufunc_name", None)
     if ufunc is not None:
         codegen.deflowering(prim, lambda ctx, x: f"{ctx.xp}.{ufunc}({x})")
+        codegen.ufunc_names[prim] = ufunc
     return prim
 
 
@@ -294,6 +295,8 @@ def binary(name: str, impl: Callable, derivatives, *, out_dtype=None,
         codegen.deflowering(prim, lambda ctx, x, y: f"({x} {operator} {y})")
     elif ufunc is not None:
         codegen.deflowering(prim, lambda ctx, x, y: f"{ctx.xp}.{ufunc}({x}, {y})")
+    if ufunc is not None:
+        codegen.ufunc_names[prim] = ufunc
     return prim
 
 
@@ -550,6 +553,7 @@ codegen.simplification_rules[sub_p] = _identity_operand(0, (1,))
 codegen.simplification_rules[div_p] = _identity_operand(1, (1,))
 codegen.deflowering(integer_pow_p, _integer_pow_lowering)
 codegen.deflowering(add_any_p, lambda ctx, x, y: f"({x} + {y})")
+codegen.ufunc_names[add_any_p] = "add"
 codegen.deflowering(select_p, lambda ctx, pred, on_true, on_false:
                     f"{ctx.xp}.where({pred}, {on_true}, {on_false})")
 codegen.broadcasting_primitives.add(select_p)
