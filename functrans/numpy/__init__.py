@@ -56,7 +56,8 @@ from functrans.numpy._shape import (reshape, ravel, transpose, swapaxes, moveaxi
 from functrans.numpy._indexing import (newaxis, where, diagonal, diag, tril, triu, take,
                                        take_along_axis)
 from functrans.numpy._contractions import (matmul, dot, vdot, inner, outer, tensordot, einsum)
-from functrans.numpy._contractions import convolve, correlate
+from functrans.numpy._contractions import (convolve, correlate, einsum_path, matvec, vecmat,
+                                           vecdot)
 from functrans.numpy import linalg
 from functrans.numpy import fft
 from functrans.numpy._array_methods import install_tracer_methods as _install_tracer_methods
@@ -89,7 +90,8 @@ __all__ = [
     "bool", "single", "double", "csingle", "cdouble", "float_", "complex_", "int_", "uint",
     "uint16", "generic", "number", "inexact", "floating", "complexfloating", "integer",
     "signedinteger", "unsignedinteger", "character", "flexible", "object_", "promote_types",
-    "can_cast", "broadcast_shapes", "isdtype", "iterable",
+    "can_cast", "broadcast_shapes", "isdtype", "iterable", "einsum_path", "matvec", "vecmat",
+    "vecdot",
 ]
 
 
