@@ -17,6 +17,8 @@ module and its ``__all__``, and is imported and listed here:
 - ``_contractions``: ``matmul``, ``dot``, ``tensordot``, ``einsum``, ...
 - ``_creation``: ``asarray``, ``zeros``, ``arange``, ... and the ``*_like`` functions
 - ``_dtypes``: dtype names, ``result_type``, ``finfo``, ``astype``
+- ``_polynomial``: ``polyval``, ``polyfit``, ... and sampled calculus (``interp``, ``gradient``)
+- ``_functional``: ``vectorize``, ``apply_along_axis``, ``apply_over_axes``
 - ``_array_methods``: the operators and methods of tracers and NumPy's dispatch to us
 - ``_util``: argument helpers the families share
 - ``linalg``: the public ``functrans.numpy.linalg``
@@ -58,6 +60,10 @@ from functrans.numpy._indexing import (newaxis, where, diagonal, diag, tril, tri
 from functrans.numpy._contractions import (matmul, dot, vdot, inner, outer, tensordot, einsum)
 from functrans.numpy._contractions import (convolve, correlate, einsum_path, matvec, vecmat,
                                            vecdot)
+from functrans.numpy._polynomial import (polyval, polyadd, polysub, polymul, polydiv, polyder,
+                                         polyint, poly, polyfit, vander, interp, gradient,
+                                         trapezoid, ediff1d, unwrap)
+from functrans.numpy._functional import vectorize, apply_along_axis, apply_over_axes
 from functrans.numpy import linalg
 from functrans.numpy import fft
 from functrans.numpy._array_methods import install_tracer_methods as _install_tracer_methods
@@ -91,7 +97,9 @@ __all__ = [
     "uint16", "generic", "number", "inexact", "floating", "complexfloating", "integer",
     "signedinteger", "unsignedinteger", "character", "flexible", "object_", "promote_types",
     "can_cast", "broadcast_shapes", "isdtype", "iterable", "einsum_path", "matvec", "vecmat",
-    "vecdot",
+    "vecdot", "polyval", "polyadd", "polysub", "polymul", "polydiv", "polyder", "polyint",
+    "poly", "polyfit", "vander", "interp", "gradient", "trapezoid", "ediff1d", "unwrap",
+    "vectorize", "apply_along_axis", "apply_over_axes",
 ]
 
 

@@ -160,7 +160,7 @@ def einsum_path(subscripts, /, *operands, optimize="auto"):
 
     >>> import numpy as np, functrans.numpy as fnp
     >>> fnp.einsum_path("ij,jk,kl->il", np.ones((2, 3)), np.ones((3, 4)), np.ones((4, 5)))[0]
-    ['einsum_path', (0, 1), (0, 1)]
+    ['einsum_path', (1, 2), (0, 1)]
     """
     _einsum_parse("einsum_path", subscripts, operands)  # the same errors as einsum
     return np.einsum_path(*_with_stand_ins((subscripts,) + operands),
