@@ -351,7 +351,9 @@ def _axis_gradient(f, spacing, axis: int, edge_order: int):
             raise ValueError(f"gradient: the coordinates along axis {axis} must be a scalar "
                              f"step or a 1-D array of {n} values, got shape "
                              f"{shape_of(spacing)}")
-        dx = promote_inexact(diff(spacing))
+        dx = diff(spacing)
+        dx = lax.convert_element_type(dx, np.result_type(dtype_of(f), dtype_of(dx)) if
+                                      dtype_of(dx).kind == "c" else dtype_of(f))
         hd, hs = take(dx, np.arange(n - 2)), take(dx, np.arange(1, n - 1))
         a = -hs / (hd * (hd + hs))
         b = (hs - hd) / (hd * hs)
