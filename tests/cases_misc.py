@@ -15,8 +15,13 @@ ALL = (F64, F32, I64)
 FLOATS = (F64, F32)
 C = numpy_case
 
-# Knots for interp, fixed so that random draws are far from them.
+# Knots for interp, fixed so that random draws are far from them; made on the device of the
+# sample points (no host constants in the sweep).
 _XP = np.array([-1.5, -0.2, 0.7, 2.0])
+
+
+def _knots(m, x):
+    return m.concatenate([m.full_like(x.ravel()[:1], v) for v in _XP])
 
 
 def _vectorize_case(m):
@@ -75,10 +80,14 @@ NUMPY_CASES = [
     C("polymul", lambda m, x, y: m.polymul(x, y), A(3), A(2)),
     C("polydiv", lambda m, u, v: m.polydiv(u, v), A(4), A(2, kind="away0"), dtypes=FLOATS,
       reference=lambda u, v: (np.polydiv(u, v)[0], _full_remainder(u, v))),
-    C("polyder", lambda m, p: m.polyder(p, 2), A(4)),
+    # NumPy multiplies by an int64 arange, which promotes float32; JAX (and we) keep float32.
+    C("polyder", lambda m, p: m.polyder(p, 2), A(4),
+      reference=lambda p: np.polyder(p, 2).astype(p.dtype)),
     # NumPy turns k into a float64 array, which promotes float32 coefficients; JAX does not.
-    C("polyint", lambda m, p: m.polyint(p, 2, k=[0.5, -1.0]), A(3), dtypes=FLOATS,
-      reference=lambda p: np.polyint(p, 2, k=[0.5, -1.0]).astype(p.dtype)),
+    C("polyint", lambda m, p, k: m.polyint(p, 2, k=k), A(3), A(2), dtypes=FLOATS,
+      reference=lambda p, k: np.polyint(p, 2, k=k).astype(p.dtype)),
+    C("polyint_default_k", lambda m, p: m.polyint(p), A(3), dtypes=FLOATS,
+      reference=lambda p: np.polyint(p).astype(p.dtype)),
     C("poly", lambda m, r: m.poly(r), A(3), dtypes=FLOATS),
     # NumPy's polyfit and vander compute float32 input in float64; JAX (and we) keep float32.
     C("polyfit", lambda m, x, y: m.polyfit(x, y, 2), A(5, kind="spread"), A(5), dtypes=FLOATS,
@@ -87,15 +96,15 @@ NUMPY_CASES = [
       reference=lambda x: np.vander(x, 4).astype(x.dtype)),
     # sampled calculus
     # NumPy's interp always returns float64; JAX (and we) keep the inputs' float32.
-    C("interp", lambda m, x, fp: m.interp(x, _XP.astype(x.dtype), fp), A(2, 3), A(4),
+    C("interp", lambda m, x, fp: m.interp(x, _knots(m, x), fp), A(2, 3), A(4),
       dtypes=FLOATS, reference=lambda x, fp: np.interp(x, _XP, fp).astype(x.dtype)),
     C("interp_left_right",
-      lambda m, x, fp: m.interp(x, _XP.astype(x.dtype), fp, left=-3.0, right=fp[1]), A(5),
+      lambda m, x, fp: m.interp(x, _knots(m, x), fp, left=-3.0, right=fp[1]), A(5),
       A(4), dtypes=FLOATS,
       reference=lambda x, fp: np.interp(x, _XP, fp, left=-3.0, right=fp[1]).astype(x.dtype)),
     C("gradient_coordinates_edge2",
-      lambda m, f: m.gradient(f, np.array([0.0, 0.5, 1.5, 2.0]), 2.0, edge_order=2),
-      A(4, 3), dtypes=FLOATS),
+      lambda m, f, c: m.gradient(f, m.cumsum(m.abs(c) + 0.5), 2.0, edge_order=2),
+      A(4, 3), A(4), dtypes=FLOATS),
     C("gradient_axis0", lambda m, f: m.gradient(f, axis=0), A(3, 2), dtypes=FLOATS),
     C("trapezoid_x", lambda m, y, x: m.trapezoid(y, m.cumsum(m.abs(x)), axis=0), A(4, 2), A(4),
       dtypes=FLOATS),

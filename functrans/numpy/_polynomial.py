@@ -11,14 +11,14 @@ import math
 
 import numpy as np
 
-from functrans import backend, lax
+from functrans import backend, core, lax
 from functrans.core import ConcretizationTypeError, Tracer
 from functrans.numpy import linalg
 from functrans.numpy._contractions import convolve, matmul
 from functrans.numpy._creation import zeros_like
 from functrans.numpy._elementwise import (absolute, add, conj, floor, greater, less,
-                                          less_equal, logical_and, multiply, power, sqrt, subtract,
-                                          true_divide)
+                                          less_equal, logical_and, multiply, negative, power,
+                                          sqrt, subtract, true_divide)
 from functrans.numpy._indexing import take, where
 from functrans.numpy._reductions import cumsum, diff, sum
 from functrans.numpy._shape import (concatenate, expand_dims, moveaxis, pad, ravel, reshape,
@@ -46,9 +46,9 @@ def polyval(p, x, *, unroll: int = 16):
     array([-2.,  2.])
     """
     p, x = _coefficients("polyval", p), arg(x)
-    result = multiply(x, 0) if not shape_of(p)[0] else zeros_like(multiply(x, take(p, 0)))
+    result = multiply(x, 0) if not shape_of(p)[0] else zeros_like(multiply(x, p[0]))
     for k in range(shape_of(p)[0]):
-        result = add(multiply(result, x), take(p, k))
+        result = add(multiply(result, x), p[k])
     return result
 
 
@@ -86,7 +86,7 @@ def _trimmed(name: str, p):
                                       "coefficients (the output length depends on them)")
     nonzero = np.flatnonzero(np.asarray(backend.to_host(p)))
     start = int(nonzero[0]) if nonzero.size else shape_of(p)[0] - 1
-    return take(p, np.arange(start, shape_of(p)[0]))
+    return p[start:]
 
 
 def polymul(a1, a2, *, trim_leading_zeros: bool = False):
@@ -120,16 +120,16 @@ def polydiv(u, v, *, trim_leading_zeros: bool = False):
     m, n = shape_of(u)[0], shape_of(v)[0]
     if n == 0:
         raise ValueError("polydiv: the divisor v has no coefficients")
-    remainder = [take(u, k) for k in range(m)]
-    lead = take(v, 0)
+    remainder = [u[k] for k in range(m)]
+    lead = v[0]
     quotient = []
     for k in range(max(m - n + 1, 0)):
         d = true_divide(remainder[k], lead)
         quotient.append(d)
         for j in range(n):
-            remainder[k + j] = subtract(remainder[k + j], multiply(d, take(v, j)))
+            remainder[k + j] = subtract(remainder[k + j], multiply(d, v[j]))
     if not quotient:
-        quotient = [multiply(take(u, 0), 0.0)]
+        quotient = [multiply(u[0], 0.0)]
     return stack(quotient), stack(remainder)
 
 
@@ -146,7 +146,8 @@ def polyder(p, m: int = 1):
         raise ValueError(f"polyder: the order m must be non-negative, got {m}")
     for _ in range(m):
         n = shape_of(p)[0]
-        p = multiply(take(p, np.arange(max(n - 1, 0))), np.arange(n - 1, 0, -1))
+        p = multiply(p[:max(n - 1, 0)], subtract(n - 1, lax.iota(dtype_of(p), max(n - 1, 0),
+                                                               like=p)))
     return p
 
 
@@ -169,9 +170,12 @@ def polyint(p, m: int = 1, k=None):
                          f"{shape_of(k)}")
     for i in range(m):
         n = shape_of(p)[0]
-        constant = lax.convert_element_type(k if not shape_of(k) else take(k, i), dtype_of(p))
-        scaled = true_divide(p, np.arange(n, 0, -1).astype(dtype_of(p)))
-        p = concatenate([scaled, reshape(constant, (1,))])
+        constant = k if not shape_of(k) else k[i]
+        scaled = true_divide(p, subtract(n, lax.iota(dtype_of(p), n, like=p)))
+        # The constant joins as `0 * scaled[:1] + k`: on the device of p, in its dtype.
+        constant = (add(multiply(scaled[:1], 0), constant) if n else
+                    reshape(constant, (1,)))
+        p = concatenate([scaled, constant])
     return p
 
 
@@ -190,10 +194,13 @@ def poly(seq_of_zeros):
                                   f"{shape_of(roots)} (a matrix needs its eigenvalues, and "
                                   "functrans.numpy.linalg has no general eig yet)")
     roots = promote_inexact(roots)
-    coefficients = backend.ones((1,), dtype_of(roots),
-                                like=None if isinstance(roots, Tracer) else roots)
-    for i in range(shape_of(roots)[0]):
-        factor = stack([add(multiply(take(roots, i), 0.0), 1.0), -take(roots, i)])
+    if not shape_of(roots)[0]:
+        return backend.ones((1,), dtype_of(roots),
+                            like=None if isinstance(roots, Tracer) else roots)
+    factors = [stack([add(multiply(roots[i], 0.0), 1.0), negative(roots[i])])
+               for i in range(shape_of(roots)[0])]
+    coefficients = factors[0]
+    for factor in factors[1:]:
         coefficients = convolve(coefficients, factor)
     return coefficients
 
@@ -291,26 +298,26 @@ def interp(x, xp, fp, left=None, right=None, period=None):
         xp_mod = np.asarray(backend.to_host(xp)) % np.asarray(backend.to_host(period))
         order = np.argsort(xp_mod, kind="stable")
         xp = take(subtract(xp, multiply(floor(true_divide(xp, period)), period)), order)
-        fp = take(fp, order)
+        fp = fp[order]
         n = shape_of(xp)[0]
-        xp = concatenate([reshape(subtract(take(xp, n - 1), period), (1,)), xp,
-                          reshape(add(take(xp, 0), period), (1,))])
-        fp = concatenate([take(fp, np.array([n - 1])), fp, take(fp, np.array([0]))])
+        xp = concatenate([reshape(subtract(xp[n - 1], period), (1,)), xp,
+                          reshape(add(xp[0], period), (1,))])
+        fp = concatenate([fp[n - 1:], fp, fp[:1]])
         left = right = None
     n = shape_of(xp)[0]
     if n == 1:
-        inside = add(multiply(x, 0), take(fp, 0))
+        inside = add(multiply(x, 0), fp[0])
     else:
         # The segment of each x: how many inner knots lie at or below it.
-        inner = take(xp, np.arange(1, n - 1))
+        inner = xp[1:n - 1]
         below = sum(less_equal(inner, expand_dims(x, -1)), axis=-1)
         x0, x1 = take(xp, below), take(xp, add(below, 1))
         f0, f1 = take(fp, below), take(fp, add(below, 1))
         slope = true_divide(subtract(f1, f0), subtract(x1, x0))
         inside = add(f0, multiply(slope, subtract(x, x0)))
-    first, last = take(xp, 0), take(xp, n - 1)
-    result = where(less(x, first), take(fp, 0) if left is None else left, inside)
-    return where(greater(x, last), take(fp, n - 1) if right is None else right, result)
+    first, last = xp[0], xp[n - 1]
+    result = where(less(x, first), fp[0] if left is None else left, inside)
+    return where(greater(x, last), fp[n - 1] if right is None else right, result)
 
 
 def _along(x, axis: int, nd: int):
@@ -354,21 +361,21 @@ def _axis_gradient(f, spacing, axis: int, edge_order: int):
         dx = diff(spacing)
         dx = lax.convert_element_type(dx, np.result_type(dtype_of(f), dtype_of(dx)) if
                                       dtype_of(dx).kind == "c" else dtype_of(f))
-        hd, hs = take(dx, np.arange(n - 2)), take(dx, np.arange(1, n - 1))
+        hd, hs = dx[:n - 2], dx[1:n - 1]
         a = -hs / (hd * (hd + hs))
         b = (hs - hd) / (hd * hs)
         c = hd / (hs * (hd + hs))
         interior = (multiply(_along(a, axis, nd), at(0, -2)) + multiply(_along(b, axis, nd),
                     at(1, -1)) + multiply(_along(c, axis, nd), at(2)))
         if edge_order == 1:
-            first = true_divide(subtract(at(1, 2), at(0, 1)), take(dx, 0))
-            last = true_divide(subtract(at(-1), at(-2, -1)), take(dx, n - 2))
+            first = true_divide(subtract(at(1, 2), at(0, 1)), dx[0])
+            last = true_divide(subtract(at(-1), at(-2, -1)), dx[n - 2])
         else:
-            d1, d2 = take(dx, 0), take(dx, 1)
+            d1, d2 = dx[0], dx[1]
             first = (multiply(at(0, 1), -(2.0 * d1 + d2) / (d1 * (d1 + d2)))
                      + multiply(at(1, 2), (d1 + d2) / (d1 * d2))
                      + multiply(at(2, 3), -d1 / (d2 * (d1 + d2))))
-            d1, d2 = take(dx, n - 3), take(dx, n - 2)
+            d1, d2 = dx[n - 3], dx[n - 2]
             last = (multiply(at(-3, -2), d2 / (d1 * (d1 + d2)))
                     + multiply(at(-2, -1), -(d2 + d1) / (d1 * d2))
                     + multiply(at(-1), (2.0 * d2 + d1) / (d2 * (d1 + d2))))
@@ -447,13 +454,19 @@ def ediff1d(ary, to_end=None, to_begin=None):
     array([-9,  1,  2,  3])
     """
     differences = diff(ravel(arg(ary)))
+    dtype = dtype_of(differences)
+
+    def part(x):
+        x = arg(x)
+        if core.is_python_scalar(x) and shape_of(differences)[0]:
+            return add(multiply(differences[:1], 0), x)  # on differences' device
+        return lax.convert_element_type(ravel(x), dtype)
     parts = [differences]
     if to_begin is not None:
-        parts.insert(0, ravel(arg(to_begin)))
+        parts.insert(0, part(to_begin))
     if to_end is not None:
-        parts.append(ravel(arg(to_end)))
-    dtype = dtype_of(differences)
-    return concatenate([lax.convert_element_type(p, dtype) for p in parts])
+        parts.append(part(to_end))
+    return concatenate(parts)
 
 
 def unwrap(p, discont=None, axis: int = -1, period=2 * math.pi):

@@ -16,7 +16,6 @@ import numpy as np
 from functrans import backend, lax
 from functrans.core import ConcretizationTypeError, Tracer, get_aval
 from functrans.numpy._elementwise import multiply
-from functrans.numpy._indexing import take
 from functrans.numpy._util import (arg, as_tuple, axis_tuple, dtype_of, shape_of, slice_axis,
                                    static_int)
 from functrans.primitives import shape as shape_ops
@@ -344,7 +343,7 @@ def insert(arr, obj, values, axis=None):
     target = shape[:axis] + (count,) + shape[axis + 1:]
     values = broadcast_to(values, target)
     order = np.insert(np.arange(n), positions, np.arange(n, n + count))
-    return take(concatenate([arr, values], axis), order, axis=axis)
+    return _pick(concatenate([arr, values], axis), order, axis)
 
 
 def delete(arr, obj, axis=None):
@@ -362,7 +361,21 @@ def delete(arr, obj, axis=None):
     shape = shape_of(arr)
     axis = shape_ops.normalize_axis(static_int(axis, "delete", "axis"), len(shape))
     keep = np.delete(np.arange(shape[axis]), _static_positions("delete", obj))
-    return take(arr, keep, axis=axis)
+    return _pick(arr, keep, axis)
+
+
+def _pick(x, indices, axis: int):
+    """``take(x, indices, axis)`` for static indices, as slices of the runs of consecutive
+    indices joined: no index array to copy to the device, and cheap derivatives."""
+    indices = [int(i) for i in indices]
+    if not indices:
+        return slice_axis(x, axis, 0, 0)
+    runs, start = [], 0
+    for k in range(1, len(indices) + 1):
+        if k == len(indices) or indices[k] != indices[k - 1] + 1:
+            runs.append(slice_axis(x, axis, indices[start], indices[k - 1] + 1))
+            start = k
+    return runs[0] if len(runs) == 1 else lax.concatenate(runs, axis)
 
 
 def resize(a, new_shape):
