@@ -196,9 +196,9 @@ def _numpy_optimize(name: str, optimize):
 def _einsum_order(inputs, output, operands, optimize):
     """The groups of operand positions to contract in turn (each result goes last)."""
     n = len(operands)
+    optimize = _numpy_optimize("einsum", optimize)
     if n == 1:
         return []
-    optimize = _numpy_optimize("einsum", optimize)
     if optimize is False:
         return [(0, 1)] * (n - 1)
     letters = {}

@@ -225,7 +225,7 @@ def vander(x, N: int | None = None, increasing: bool = False):  # noqa: N803 (Nu
     powers = range(N) if increasing else range(N - 1, -1, -1)
     columns = [power(x, k) for k in powers]
     if not columns:
-        return reshape(multiply(x, 0), (shape_of(x)[0], 0))
+        return reshape(multiply(x, 0), (shape_of(x)[0], 1))[:, :0]
     return stack(columns, axis=1)
 
 
