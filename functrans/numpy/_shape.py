@@ -346,9 +346,11 @@ def insert(arr, obj, values, axis=None):
     return _pick(concatenate([arr, values], axis), order, axis)
 
 
-def delete(arr, obj, axis=None):
+def delete(arr, obj, axis=None, *, assume_unique_indices: bool = False):
     """``arr`` without the entries at the static position(s) ``obj`` (an int, a slice, a
     sequence of ints or a boolean mask) along ``axis`` (of the flattened array when None).
+    ``assume_unique_indices`` (JAX's promise for traced positions) is accepted; positions
+    here are static, and repeats are removed once.
 
     >>> import functrans.numpy as fnp
     >>> fnp.delete(fnp.asarray([[1, 2, 3], [4, 5, 6]]), [0, 2], axis=1)
