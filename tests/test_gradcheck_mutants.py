@@ -547,7 +547,8 @@ SMOOTH_LAX = [
 # integer results, dtype helpers), or are covered through an alias above.
 NOT_DIFFERENTIABLE = set(
     "Sequence arange argmax argmin empty eye full get_aval identity iscomplexobj issubdtype "
-    "linspace ndim ones result_type shape size zeros all any isnan isfinite".split())
+    "linspace ndim ones result_type shape size zeros all any isnan isfinite "
+    "trim_zeros".split())  # trim_zeros: its output shape depends on concrete values
 
 
 def _registry() -> set:

@@ -17,6 +17,8 @@ module and its ``__all__``, and is imported and listed here:
 - ``_contractions``: ``matmul``, ``dot``, ``tensordot``, ``einsum``, ...
 - ``_creation``: ``asarray``, ``zeros``, ``arange``, ... and the ``*_like`` functions
 - ``_dtypes``: dtype names, ``result_type``, ``finfo``, ``astype``
+- ``_polynomial``: ``polyval``, ``polyfit``, ... and sampled calculus (``interp``, ``gradient``)
+- ``_functional``: ``vectorize``, ``apply_along_axis``, ``apply_over_axes``
 - ``_array_methods``: the operators and methods of tracers and NumPy's dispatch to us
 - ``_util``: argument helpers the families share
 - ``linalg``: the public ``functrans.numpy.linalg``
@@ -25,9 +27,16 @@ module and its ``__all__``, and is imported and listed here:
 from functrans.numpy._dtypes import (bool_, complex64, complex128, dtype, float16, float32,
                                      float64, int8, int16, int32, int64, uint8, uint32, uint64,
                                      ndarray, result_type, iscomplexobj, issubdtype, finfo, iinfo,
-                                     astype)
+                                     astype, bool, single, double, csingle, cdouble, float_,
+                                     complex_, int_, uint, uint16, generic, number, inexact,
+                                     floating, complexfloating, integer, signedinteger,
+                                     unsignedinteger, character, flexible, object_, promote_types,
+                                     can_cast, broadcast_shapes, isdtype, iterable)
 from functrans.numpy._creation import (asarray, array, zeros, ones, full, empty, arange, linspace,
-                                       eye, identity, zeros_like, ones_like, full_like)
+                                       eye, identity, zeros_like, ones_like, full_like,
+                                       empty_like, copy, tri, diagflat, meshgrid, fromfunction,
+                                       logspace, geomspace, bartlett, blackman, hamming, hanning,
+                                       kaiser)
 from functrans.numpy._elementwise import (e, inf, nan, pi, sin, cos, tan, tanh, sinh, cosh, exp,
                                           expm1, log, log1p, sqrt, arctan, arcsin, arccos, arctan2,
                                           floor, ceil, round, around, log2, log10, exp2, negative,
@@ -42,11 +51,19 @@ from functrans.numpy._reductions import (sum, mean, prod, cumsum, cumprod, var, 
 from functrans.numpy._shape import (reshape, ravel, transpose, swapaxes, moveaxis, broadcast_to,
                                     broadcast_arrays, expand_dims, squeeze, atleast_1d, atleast_2d,
                                     concatenate, stack, hstack, vstack, split, tile, repeat, roll,
-                                    flip, pad, shape, ndim, size)
+                                    flip, pad, shape, ndim, size, append, insert, delete, resize,
+                                    trim_zeros, block, column_stack, dstack, array_split, hsplit,
+                                    vsplit, dsplit, unstack, rot90, fliplr, flipud, rollaxis,
+                                    matrix_transpose, permute_dims, concat, atleast_3d, kron)
 from functrans.numpy._indexing import (newaxis, where, diagonal, diag, tril, triu, take,
                                        take_along_axis)
 from functrans.numpy._contractions import (matmul, dot, vdot, inner, outer, tensordot, einsum)
-from functrans.numpy._contractions import convolve, correlate
+from functrans.numpy._contractions import (convolve, correlate, einsum_path, matvec, vecmat,
+                                           vecdot)
+from functrans.numpy._polynomial import (polyval, polyadd, polysub, polymul, polydiv, polyder,
+                                         polyint, poly, polyfit, vander, interp, gradient,
+                                         trapezoid, ediff1d, unwrap)
+from functrans.numpy._functional import vectorize, apply_along_axis, apply_over_axes
 from functrans.numpy import linalg
 from functrans.numpy import fft
 from functrans.numpy._array_methods import install_tracer_methods as _install_tracer_methods
@@ -70,6 +87,19 @@ __all__ = [
     "sqrt", "square", "squeeze", "stack", "std", "subtract", "sum", "swapaxes", "take", "take_along_axis", "tan", "tanh",
     "tensordot", "tile", "trace", "transpose", "tril", "triu", "true_divide", "uint32",
     "uint64", "uint8", "var", "vdot", "vstack", "where", "zeros", "zeros_like",
+    # shape, creation and dtype functions of session 4
+    "append", "insert", "delete", "resize", "trim_zeros", "block", "column_stack", "dstack",
+    "array_split", "hsplit", "vsplit", "dsplit", "unstack", "rot90", "fliplr", "flipud",
+    "rollaxis", "matrix_transpose", "permute_dims", "concat", "atleast_3d", "kron",
+    "empty_like", "copy", "tri", "diagflat", "meshgrid", "fromfunction", "logspace",
+    "geomspace", "bartlett", "blackman", "hamming", "hanning", "kaiser",
+    "bool", "single", "double", "csingle", "cdouble", "float_", "complex_", "int_", "uint",
+    "uint16", "generic", "number", "inexact", "floating", "complexfloating", "integer",
+    "signedinteger", "unsignedinteger", "character", "flexible", "object_", "promote_types",
+    "can_cast", "broadcast_shapes", "isdtype", "iterable", "einsum_path", "matvec", "vecmat",
+    "vecdot", "polyval", "polyadd", "polysub", "polymul", "polydiv", "polyder", "polyint",
+    "poly", "polyfit", "vander", "interp", "gradient", "trapezoid", "ediff1d", "unwrap",
+    "vectorize", "apply_along_axis", "apply_over_axes",
 ]
 
 

@@ -14,7 +14,9 @@ import functrans.numpy._contractions as contractions
 import functrans.numpy._creation as creation
 import functrans.numpy._dtypes as dtypes
 import functrans.numpy._elementwise as elementwise
+import functrans.numpy._functional as functional
 import functrans.numpy._indexing as indexing
+import functrans.numpy._polynomial as polynomial
 import functrans.numpy._reductions as reductions
 import functrans.numpy._shape as shapes
 from functrans.core import Tracer, TracerArrayConversionError
@@ -112,7 +114,8 @@ def _counterparts(numpy_namespace, families) -> dict:
 
 #: the family modules of functrans.numpy (a new family module is added here, and its
 #: functions then dispatch from NumPy's namesakes)
-FAMILIES = (elementwise, reductions, shapes, indexing, contractions, creation, dtypes)
+FAMILIES = (elementwise, reductions, shapes, indexing, contractions, creation, dtypes,
+            polynomial, functional)
 
 _ALL = {**_counterparts(np, FAMILIES),
         **_counterparts(np.linalg, [linalg]), **_counterparts(np.fft, [fft])}

@@ -15,7 +15,7 @@ from functrans.numpy._util import arg, shape_of
 from functrans.primitives import shape as shape_ops
 
 __all__ = ["matmul", "dot", "vdot", "inner", "outer", "tensordot", "einsum", "convolve",
-           "correlate"]
+           "correlate", "einsum_path", "matvec", "vecmat", "vecdot"]
 
 
 def matmul(a, b):
@@ -100,67 +100,266 @@ def tensordot(a, b, axes=2):
     return lax.dot_general(a, b, ((ca, cb), ((), ())))
 
 
-def einsum(subscripts: str, *operands):
-    """Einstein summation, lowered to dot_general, transposes, reductions and (for repeated
-    indices) diagonals; more than two operands are contracted left to right.  Explicit
-    output (``'ij,jk->ik'``) and implicit forms are supported; ellipses are not yet."""
-    if "..." in subscripts:
-        raise NotImplementedError("einsum: ellipsis ('...') is not supported yet")
-    subscripts = subscripts.replace(" ", "")
-    if "->" in subscripts:
-        inputs, output = subscripts.split("->")
+def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None,
+           preferred_element_type=None):
+    """Einstein summation, in every form NumPy accepts: explicit (``'ij,jk->ik'``) or
+    implicit output (``'ij,jk'``: the labels used once, sorted), ellipses for broadcast
+    axes (``'...ij,...jk->...ik'``), repeated labels in one operand for diagonals
+    (``'ii->i'``), and the sublist form (``einsum(a, [0, 1], b, [1, 2], [0, 2])``).
+
+    Lowered to diagonals, sums, transposes and one ``dot_general`` per pair of operands, in
+    the order NumPy's ``einsum_path`` picks for ``optimize`` (``'auto'``, ``True`` and
+    ``'greedy'`` alike; ``'optimal'``; ``False``: left to right; or an explicit path).
+    ``precision`` is accepted and ignored (NumPy computes at the operands' precision);
+    ``preferred_element_type`` is the dtype of the result.
+
+    >>> import numpy as np, functrans.numpy as fnp
+    >>> a, b = np.arange(6.0).reshape(2, 3), np.arange(12.0).reshape(3, 4)
+    >>> fnp.einsum("ij,jk->ik", a, b)[0]
+    array([20., 23., 26., 29.])
+    >>> fnp.einsum(a, [0, 1], b, [1, 2], [0, 2])[1, 0]
+    np.float64(56.0)
+    >>> fnp.einsum("ii", np.eye(3))
+    np.float64(3.0)
+    """
+    if out is not None:
+        raise NotImplementedError("einsum: out= is not supported (arrays are not written in "
+                                  "place); use the returned array")
+    inputs, output, operands = _einsum_parse("einsum", subscripts, operands)
+    dtype = np.result_type(*[get_aval(x).dtype for x in operands])
+    operands = [x if get_aval(x).dtype == dtype else lax.convert_element_type(x, dtype)
+                for x in operands]
+    sizes = _einsum_sizes(inputs, operands)
+    path = _einsum_order(inputs, output, operands, optimize)
+    # Each operand first loses its repeated labels and the labels no one else needs.
+    terms = []
+    for k, (labels, x) in enumerate(zip(inputs, operands)):
+        others = set(output).union(*[set(s) for j, s in enumerate(inputs) if j != k])
+        terms.append(_einsum_reduce(labels, [c for c in dict.fromkeys(labels) if c in others],
+                                    x, sizes))
+    for group in path:
+        picked = [terms[i] for i in group]
+        terms = [t for i, t in enumerate(terms) if i not in group]
+        rest = set(output).union(*[set(labels) for labels, _ in terms])
+        combined = picked[0]
+        for k, term in enumerate(picked[1:], 2):
+            keep = rest.union(*[set(labels) for labels, _ in picked[k:]])
+            combined = _einsum_pair(combined, term, keep, sizes)
+        terms.append(combined)
+    (labels, result), = terms
+    _, result = _einsum_reduce(labels, output, result, sizes)
+    if preferred_element_type is not None:
+        result = lax.convert_element_type(result, preferred_element_type)
+    return result
+
+
+def einsum_path(subscripts, /, *operands, optimize="auto"):
+    """NumPy's ``einsum_path`` on the operands' shapes: the contraction order ``einsum``
+    follows for ``optimize`` and a printable report.  Tracers work too (only their shapes
+    are read).
+
+    >>> import numpy as np, functrans.numpy as fnp
+    >>> fnp.einsum_path("ij,jk,kl->il", np.ones((2, 3)), np.ones((3, 4)), np.ones((4, 5)))[0]
+    ['einsum_path', (1, 2), (0, 1)]
+    """
+    _einsum_parse("einsum_path", subscripts, operands)  # the same errors as einsum
+    return np.einsum_path(*_with_stand_ins((subscripts,) + operands),
+                          optimize=_numpy_optimize("einsum_path", optimize))
+
+
+def _with_stand_ins(args):
+    """``args`` with arrays and tracers replaced by NumPy arrays of their shapes (strides 0,
+    no memory), for NumPy's path finder."""
+    out = []
+    for x in args:
+        if isinstance(x, str) or (isinstance(x, (list, tuple)) and
+                                  all(i is Ellipsis or isinstance(i, (int, np.integer))
+                                      for i in x)):
+            out.append(x)
+        else:
+            aval = get_aval(arg(x))
+            out.append(np.broadcast_to(np.zeros((), aval.dtype), aval.shape))
+    return out
+
+
+def _numpy_optimize(name: str, optimize):
+    if optimize in ("auto", True):
+        return "greedy"
+    if optimize is False or optimize in ("greedy", "optimal"):
+        return optimize
+    if isinstance(optimize, (list, tuple)) and optimize and optimize[0] == "einsum_path":
+        return list(optimize)
+    raise ValueError(f"{name}: optimize must be True, False, 'auto', 'greedy', 'optimal' or "
+                     f"a path ['einsum_path', (i, j), ...], got {optimize!r}")
+
+
+def _einsum_order(inputs, output, operands, optimize):
+    """The groups of operand positions to contract in turn (each result goes last)."""
+    n = len(operands)
+    optimize = _numpy_optimize("einsum", optimize)
+    if n == 1:
+        return []
+    if optimize is False:
+        return [(0, 1)] * (n - 1)
+    letters = {}
+    for c in [c for labels in inputs for c in labels]:
+        letters.setdefault(c, _LETTERS[len(letters)])
+    spec = ",".join("".join(letters[c] for c in labels) for labels in inputs)
+    spec += "->" + "".join(letters[c] for c in output)
+    stand_ins = [np.broadcast_to(np.zeros(()), shape_of(x)) for x in operands]
+    path = np.einsum_path(spec, *stand_ins, optimize=optimize)[0]
+    return [tuple(sorted(g)) for g in path[1:]]
+
+
+_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def _einsum_parse(name: str, subscripts, operands):
+    """The labels of each operand and of the output (letters, sublist ints, or
+    ``("...", i)`` for the i-th broadcast axis), and the operands as arrays."""
+    if isinstance(subscripts, str):
+        operands = [arg(x) for x in operands]
+        spec = subscripts.replace(" ", "")
+        if "->" in spec:
+            spec_in, spec_out = spec.split("->", 1)
+        else:
+            spec_in, spec_out = spec, None
+        specs = [_split_letters(name, s) for s in spec_in.split(",")]
+        out_spec = None if spec_out is None else _split_letters(name, spec_out)
     else:
-        inputs = subscripts
-        counts = {}
-        for c in inputs.replace(",", ""):
-            counts[c] = counts.get(c, 0) + 1
-        output = "".join(sorted(c for c, n in counts.items() if n == 1))
-    specs = inputs.split(",")
+        args = (subscripts,) + tuple(operands)
+        n = len(args) // 2
+        operands = [arg(x) for x in args[0:2 * n:2]]
+        specs = [_sublist(name, s) for s in args[1:2 * n:2]]
+        out_spec = _sublist(name, args[-1]) if len(args) % 2 else None
     if len(specs) != len(operands):
-        raise ValueError(f"einsum: {len(specs)} operand specs for {len(operands)} operands")
-    operands = [arg(x) for x in operands]
-    if len(specs) == 1:
-        return _einsum_single(specs[0], output, operands[0])
-    if len(specs) != 2:
-        out, spec = operands[0], specs[0]
-        for k in range(1, len(specs)):
-            rest = set("".join(specs[k + 1:])) | set(output)
-            keep = "".join(dict.fromkeys(c for c in spec + specs[k] if c in rest))
-            out = einsum(f"{spec},{specs[k]}->{keep}", out, operands[k])
-            spec = keep
-        return _einsum_single(spec, output, out)
-    (sa, sb), (a, b) = specs, operands
-    # Letters used by one operand only and absent from the output are summed out first.
-    a, sa = _einsum_single(sa, "".join(c for c in dict.fromkeys(sa) if c in sb or c in output),
-                           a), "".join(c for c in dict.fromkeys(sa) if c in sb or c in output)
-    b, sb = _einsum_single(sb, "".join(c for c in dict.fromkeys(sb) if c in sa or c in output),
-                           b), "".join(c for c in dict.fromkeys(sb) if c in sa or c in output)
-    batch = [c for c in sa if c in sb and c in output]
-    contract = [c for c in sa if c in sb and c not in output]
-    dn = ((tuple(sa.index(c) for c in contract), tuple(sb.index(c) for c in contract)),
-          (tuple(sa.index(c) for c in batch), tuple(sb.index(c) for c in batch)))
-    out = lax.dot_general(a, b, dn)
-    out_spec = "".join(batch) + "".join(c for c in sa if c not in sb) + "".join(
-        c for c in sb if c not in sa)
-    return _einsum_single(out_spec, output, out)
+        raise ValueError(f"{name}: {len(specs)} operand subscripts for {len(operands)} "
+                         "operands")
+    if not operands:
+        raise ValueError(f"{name}: needs at least one operand")
+    broadcast_ndim = 0
+    for spec, x in zip(specs, operands):
+        named = len([c for c in spec if c is not Ellipsis])
+        nd = len(shape_of(x))
+        if (Ellipsis in spec and nd < named) or (Ellipsis not in spec and nd != named):
+            raise ValueError(f"{name}: subscripts {_show(spec)} do not match an operand of "
+                             f"shape {shape_of(x)}")
+        if Ellipsis in spec:
+            broadcast_ndim = max(broadcast_ndim, nd - named)
+    ellipsis = [("...", i) for i in range(broadcast_ndim)]
+    inputs = []
+    for spec, x in zip(specs, operands):
+        own = len(shape_of(x)) - len([c for c in spec if c is not Ellipsis])
+        labels = []
+        for c in spec:
+            labels += ellipsis[broadcast_ndim - own:] if c is Ellipsis else [c]
+        inputs.append(labels)
+    if out_spec is None:
+        counts = {}
+        for c in [c for labels in inputs for c in labels if not isinstance(c, tuple)]:
+            counts[c] = counts.get(c, 0) + 1
+        output = ellipsis + sorted(c for c, n in counts.items() if n == 1)
+    else:
+        if Ellipsis not in out_spec and broadcast_ndim:
+            raise ValueError(f"{name}: the output subscripts {_show(out_spec)} need '...' "
+                             f"for the {broadcast_ndim} broadcast axes of the inputs")
+        output = []
+        for c in out_spec:
+            output += ellipsis if c is Ellipsis else [c]
+        seen = set()
+        for c in output:
+            if c in seen:
+                raise ValueError(f"{name}: the output subscript {c!r} appears more than once")
+            seen.add(c)
+            if not any(c in labels for labels in inputs):
+                raise ValueError(f"{name}: the output subscript {c!r} does not occur in the "
+                                 "inputs")
+    return inputs, output, operands
 
 
-def _einsum_single(spec: str, output: str, x):
-    """One-operand einsum: take diagonals of repeated letters, sum letters not in
-    ``output`` and transpose to its order."""
+def _split_letters(name: str, spec: str) -> list:
+    labels, rest = [], spec
+    while rest:
+        if rest.startswith("..."):
+            labels.append(Ellipsis)
+            rest = rest[3:]
+        elif rest[0].isalpha() and rest[0].isascii():
+            labels.append(rest[0])
+            rest = rest[1:]
+        else:
+            raise ValueError(f"{name}: invalid subscript character {rest[0]!r} in {spec!r} "
+                             "(use letters a-z, A-Z and '...')")
+    if labels.count(Ellipsis) > 1:
+        raise ValueError(f"{name}: more than one '...' in {spec!r}")
+    return labels
+
+
+def _sublist(name: str, spec) -> list:
+    labels = []
     for c in spec:
-        while spec.count(c) > 1:
-            first = spec.index(c)
-            second = spec.index(c, first + 1)
+        if c is Ellipsis:
+            labels.append(Ellipsis)
+        elif isinstance(c, (int, np.integer)) and 0 <= c < len(_LETTERS):
+            labels.append(int(c))
+        else:
+            raise ValueError(f"{name}: sublist subscripts must be integers in [0, 52) or "
+                             f"Ellipsis, got {c!r}")
+    if labels.count(Ellipsis) > 1:
+        raise ValueError(f"{name}: more than one Ellipsis in the sublist {spec!r}")
+    return labels
+
+
+def _show(spec) -> str:
+    return "".join("..." if c is Ellipsis else str(c) for c in spec)
+
+
+def _einsum_sizes(inputs, operands) -> dict:
+    """Label -> size; a label of size 1 somewhere broadcasts against a larger size."""
+    sizes = {}
+    for labels, x in zip(inputs, operands):
+        for c, n in zip(labels, shape_of(x)):
+            if sizes.get(c, 1) not in (1, n) and n != 1:
+                what = "broadcast axes" if isinstance(c, tuple) else f"subscript {c!r}"
+                raise ValueError(f"einsum: {what} label axes of sizes {sizes[c]} and {n}")
+            sizes[c] = max(sizes.get(c, 1), n)
+    return sizes
+
+
+def _einsum_reduce(labels, keep, x, sizes):
+    """One operand with labels ``labels``: diagonals of repeated labels taken, labels not
+    in ``keep`` summed, size-1 axes broadcast to their label's size, and the axes put in
+    the order of ``keep``.  Returns ``(keep, array)``."""
+    labels = list(labels)
+    for c in list(dict.fromkeys(labels)):
+        while labels.count(c) > 1:
+            first = labels.index(c)
+            second = labels.index(c, first + 1)
             x = _diagonal(x, first, second)
-            spec = spec[:second] + spec[second + 1:]
-    missing = [c for c in output if c not in spec]
-    if missing:
-        raise ValueError(f"einsum: output index {missing[0]!r} does not occur in the inputs")
-    summed = tuple(i for i, c in enumerate(spec) if c not in output)
-    x = lax.reduce_sum(x, summed) if summed else x
-    kept = [c for c in spec if c in output]
-    return shape_ops.transpose_axes(x, [kept.index(c) for c in output])
+            del labels[second]
+    summed = tuple(i for i, c in enumerate(labels) if c not in keep)
+    if summed:
+        x = lax.reduce_sum(x, summed)
+        labels = [c for c in labels if c in keep]
+    keep = [c for c in keep if c in labels]
+    x = shape_ops.transpose_axes(x, [labels.index(c) for c in keep])
+    target = tuple(sizes[c] for c in keep)
+    if shape_of(x) != target:
+        x = shape_ops.broadcast_to(x, target)
+    return keep, x
+
+
+def _einsum_pair(a_term, b_term, keep, sizes):
+    """Two operands (labels, array) contracted by one dot_general: labels in both and in
+    ``keep`` are batch axes, labels in both and not kept are summed."""
+    (la, a), (lb, b) = a_term, b_term
+    la, a = _einsum_reduce(la, [c for c in la if c in keep or c in lb], a, sizes)
+    lb, b = _einsum_reduce(lb, [c for c in lb if c in keep or c in la], b, sizes)
+    batch = [c for c in la if c in lb and c in keep]
+    contract = [c for c in la if c in lb and c not in keep]
+    dims = ((tuple(la.index(c) for c in contract), tuple(lb.index(c) for c in contract)),
+            (tuple(la.index(c) for c in batch), tuple(lb.index(c) for c in batch)))
+    out = lax.dot_general(a, b, dims)
+    return batch + [c for c in la if c not in lb] + [c for c in lb if c not in la], out
 
 
 def _diagonal(x, axis1: int, axis2: int):
@@ -169,7 +368,7 @@ def _diagonal(x, axis1: int, axis2: int):
     shape = shape_of(x)
     n = shape[axis1]
     if shape[axis2] != n:
-        raise ValueError(f"einsum: a repeated index labels axes of sizes {n} and "
+        raise ValueError(f"einsum: a repeated subscript labels axes of sizes {n} and "
                          f"{shape[axis2]} (operand shape {shape})")
     x = shape_ops.moveaxis(x, axis2, axis1 + 1)
     merged = shape[:axis1] + (n * n,) + tuple(d for i, d in enumerate(shape)
@@ -248,3 +447,62 @@ def correlate(a, v, mode: str = "valid"):
         v = conj(v)
     return _convolve("correlate", a, shape_ops.rev(v, (0,)), mode,
                      mirrored=shape_of(v)[0] > shape_of(a)[0])
+
+
+def matvec(x1, x2, /):
+    """Matrix-vector products over broadcast stacks: ``x1`` of shape ``(..., m, n)`` times
+    ``x2`` of shape ``(..., n)`` gives ``(..., m)``.
+
+    >>> import numpy as np, functrans.numpy as fnp
+    >>> fnp.matvec(np.array([[1.0, 2.0], [3.0, 4.0]]), np.array([1.0, 1.0]))
+    array([3., 7.])
+    """
+    x1, x2 = arg(x1), arg(x2)
+    _need_axes("matvec", x1, 2, "x1")
+    _need_axes("matvec", x2, 1, "x2")
+    return einsum("...ij,...j->...i", x1, x2)
+
+
+def vecmat(x1, x2, /):
+    """Vector-matrix products over broadcast stacks, conjugating the vector: ``conj(x1)``
+    of shape ``(..., n)`` times ``x2`` of shape ``(..., n, m)`` gives ``(..., m)``.
+
+    >>> import numpy as np, functrans.numpy as fnp
+    >>> fnp.vecmat(np.array([1.0, 1.0]), np.array([[1.0, 2.0], [3.0, 4.0]]))
+    array([4., 6.])
+    """
+    x1, x2 = arg(x1), arg(x2)
+    _need_axes("vecmat", x1, 1, "x1")
+    _need_axes("vecmat", x2, 2, "x2")
+    return einsum("...i,...ij->...j", conj(x1), x2)
+
+
+def vecdot(x1, x2, /, *, axis: int = -1, precision=None, preferred_element_type=None):
+    """Dot products of the vectors along ``axis`` of the broadcast ``x1`` and ``x2``,
+    conjugating ``x1``.
+
+    >>> import numpy as np, functrans.numpy as fnp
+    >>> fnp.vecdot(np.array([[1.0, 2.0], [3.0, 4.0]]), np.array([1.0, 1.0]))
+    array([3., 7.])
+    """
+    x1, x2 = arg(x1), arg(x2)
+    _need_axes("vecdot", x1, 1, "x1")
+    _need_axes("vecdot", x2, 1, "x2")
+    nd = max(len(shape_of(x1)), len(shape_of(x2)))
+    if not -nd <= axis < nd:
+        raise ValueError(f"vecdot: axis {axis} is out of range for operands of shapes "
+                         f"{shape_of(x1)} and {shape_of(x2)}")
+    axis = axis - nd if axis >= 0 else axis
+    x1, x2 = (shape_ops.moveaxis(shape_ops.reshape(x, (1,) * (nd - len(shape_of(x)))
+                                                   + shape_of(x)), nd + axis, nd - 1)
+              for x in (x1, x2))
+    if shape_of(x1)[-1] != shape_of(x2)[-1]:
+        raise ValueError(f"vecdot: the vectors along axis {axis} have sizes "
+                         f"{shape_of(x1)[-1]} and {shape_of(x2)[-1]}")
+    return einsum("...i,...i->...", conj(x1), x2,
+                  preferred_element_type=preferred_element_type)
+
+
+def _need_axes(name: str, x, n: int, what: str) -> None:
+    if len(shape_of(x)) < n:
+        raise ValueError(f"{name}: {what} needs at least {n} axes, got shape {shape_of(x)}")

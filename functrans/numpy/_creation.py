@@ -10,11 +10,15 @@ from __future__ import annotations
 import numpy as np
 
 from functrans import backend, lax
-from functrans.core import Tracer
-from functrans.numpy._util import arg, dtype_of, sequence_to_array
+from functrans.core import Tracer, get_aval
+from functrans.numpy._indexing import diag
+from functrans.numpy._util import arg, dtype_of, sequence_to_array, shape_of, static_int
+from functrans.primitives import shape as shape_ops
 
 __all__ = ["asarray", "array", "zeros", "ones", "full", "empty", "arange", "linspace", "eye",
-           "identity", "zeros_like", "ones_like", "full_like"]
+           "identity", "zeros_like", "ones_like", "full_like", "empty_like", "copy", "tri",
+           "diagflat", "meshgrid", "fromfunction", "logspace", "geomspace", "bartlett",
+           "blackman", "hamming", "hanning", "kaiser"]
 
 
 def asarray(a, dtype=None):
@@ -188,3 +192,235 @@ def full_like(a, fill_value, dtype=None):
     dtype = dtype_of(a) if dtype is None else np.dtype(dtype)
     fill = lax.convert_element_type(arg(fill_value), dtype)
     return lax.add(lax.convert_element_type(lax.zeros_like(a), dtype), fill)
+
+
+def empty_like(prototype, dtype=None, shape=None):
+    """An array like ``prototype`` (device; dtype and shape unless given), filled with zeros
+    as in JAX.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.empty_like(fnp.asarray([1, 2]), shape=(2, 2))
+    array([[0, 0],
+           [0, 0]])
+    """
+    prototype = arg(prototype)
+    dtype = dtype_of(prototype) if dtype is None else np.dtype(dtype)
+    if shape is None:
+        return zeros_like(prototype, dtype)
+    return backend.zeros(tuple(np.atleast_1d(shape)) if np.ndim(shape) else (int(shape),),
+                         dtype, like=None if isinstance(prototype, Tracer) else prototype)
+
+
+def copy(a, order=None):
+    """A copy of ``a``; a tracer is returned as it is (traced values are never changed in
+    place, so a copy could not be told apart).
+
+    >>> import numpy as np, functrans.numpy as fnp
+    >>> x = np.ones(2); y = fnp.copy(x); y[0] = 5.0; x
+    array([1., 1.])
+    """
+    if order not in (None, "K", "C"):
+        raise NotImplementedError(f"copy: order={order!r} is not supported; only 'C'")
+    a = arg(a)
+    return a if isinstance(a, Tracer) else backend.array_module(a).array(a, copy=True)
+
+
+def tri(N: int, M: int | None = None, k: int = 0, dtype=None, *, like=None):  # noqa: N803
+    """Ones at and below diagonal ``k`` of an ``N x M`` array (``M = N`` by default), zeros
+    above.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.tri(2, 3, 1, dtype=int)
+    array([[1, 1, 0],
+           [1, 1, 1]])
+    """
+    return backend.tri(N, M, k, dtype=_float_unless(dtype), like=like)
+
+
+def diagflat(v, k: int = 0):
+    """A square array with the flattened ``v`` on diagonal ``k`` and zeros elsewhere.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.diagflat([[1, 2]], 1)
+    array([[0, 1, 0],
+           [0, 0, 2],
+           [0, 0, 0]])
+    """
+    v = arg(v)
+    return diag(shape_ops.reshape(v, (get_aval(v).size,)), k)
+
+
+def meshgrid(*xi, copy: bool = True, sparse: bool = False, indexing: str = "xy"):
+    """Coordinate arrays from the 1-D coordinate vectors ``xi`` (each is flattened): with
+    ``indexing='xy'`` (Cartesian) the first two output axes are swapped relative to
+    ``'ij'`` (matrix).  ``sparse`` keeps each output of size 1 along the other axes.
+    Returns a list, as JAX does.
+
+    >>> import functrans.numpy as fnp
+    >>> x, y = fnp.meshgrid(fnp.arange(3), fnp.arange(2))
+    >>> x
+    array([[0, 1, 2],
+           [0, 1, 2]])
+    """
+    if indexing not in ("xy", "ij"):
+        raise ValueError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
+    vectors = [arg(x) for x in xi]
+    vectors = [shape_ops.reshape(x, (get_aval(x).size,)) for x in vectors]
+    sizes = [shape_of(x)[0] for x in vectors]
+    n = len(vectors)
+    axes = list(range(n))
+    if indexing == "xy" and n > 1:
+        axes[0], axes[1] = 1, 0
+        sizes[0], sizes[1] = sizes[1], sizes[0]
+    outs = []
+    for x, axis in zip(vectors, axes):
+        shape = [1] * n
+        shape[axis] = shape_of(x)[0]
+        outs.append(shape_ops.reshape(x, shape) if sparse else
+                    shape_ops.broadcast_in_dim(x, sizes, (axis,)))
+    return outs
+
+
+def fromfunction(function, shape, *, dtype=float, **kwargs):
+    """``function(i0, i1, ...)`` called once on the index grids of ``shape`` (each of
+    ``dtype``); extra keywords go to ``function``.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.fromfunction(lambda i, j: i + 10 * j, (2, 3), dtype=int)
+    array([[ 0, 10, 20],
+           [ 1, 11, 21]])
+    """
+    shape = tuple(static_int(n, "fromfunction", "each size") for n in shape)
+    grids = meshgrid(*[backend.arange(n, dtype=dtype) for n in shape], indexing="ij")
+    return function(*grids, **kwargs)
+
+
+def _scalar_line(name, start, stop, num, endpoint, dtype):
+    """``num`` points from the scalar ``start`` to ``stop``, built with primitives so that
+    traced ends carry derivatives."""
+    start, stop = arg(start), arg(stop)
+    if shape_of(start) or shape_of(stop):
+        raise NotImplementedError(f"{name}: traced start/stop must be scalars")
+    num = static_int(num, name, "num")
+    fractions = np.arange(num) / max(num - 1 if endpoint else num, 1)
+    dtype = (np.result_type(float, *(get_aval(x).dtype for x in (start, stop)))
+             if dtype is None else np.dtype(dtype))
+    start, stop = (lax.convert_element_type(x, dtype) for x in (start, stop))
+    steps = lax.mul(shape_ops.broadcast_to(lax.sub(stop, start), (num,)),
+                    fractions.astype(dtype))
+    return lax.add(shape_ops.broadcast_to(start, (num,)), steps)
+
+
+def logspace(start, stop, num: int = 50, endpoint: bool = True, base=10.0, dtype=None,
+             axis: int = 0):
+    """``base ** linspace(start, stop, num)``: ``num`` points spaced evenly on a log scale.
+    Traced (scalar) ``start``, ``stop`` and ``base`` carry derivatives.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.logspace(0.0, 2.0, 3)
+    array([  1.,  10., 100.])
+    """
+    if not any(isinstance(x, Tracer) for x in (start, stop, base)):
+        return backend.array_module(start, stop, base).logspace(start, stop, num, endpoint,
+                                                                 base, dtype, axis)
+    exponents = _scalar_line("logspace", start, stop, num, endpoint, dtype)
+    base = lax.convert_element_type(arg(base), dtype_of(exponents))
+    return lax.exp(lax.mul(lax.log(shape_ops.broadcast_to(base, shape_of(exponents))),
+                           exponents))
+
+
+def geomspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None, axis: int = 0):
+    """``num`` points from ``start`` to ``stop`` (of the same sign) in geometric
+    progression.  Traced (scalar, real) ends carry derivatives.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.geomspace(1.0, 1000.0, 4)
+    array([   1.,   10.,  100., 1000.])
+    """
+    if not any(isinstance(x, Tracer) for x in (start, stop)):
+        return backend.array_module(start, stop).geomspace(start, stop, num, endpoint, dtype,
+                                                            axis)
+    start, stop = arg(start), arg(stop)
+    ratio = lax.div(*[lax.convert_element_type(x, np.result_type(float, dtype_of(x)))
+                      for x in (stop, start)])
+    powers = _scalar_line("geomspace", 0.0, lax.log(ratio), num, endpoint, dtype)
+    return lax.mul(shape_ops.broadcast_to(lax.convert_element_type(start, dtype_of(powers)),
+                                          shape_of(powers)), lax.exp(powers))
+
+
+def _window(name: str, M):
+    M = static_int(M, name, "M")
+    return getattr(np, name)(M)
+
+
+def bartlett(M: int):  # noqa: N803 (NumPy's name)
+    """The triangular (Bartlett) window of ``M`` points.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.bartlett(5)
+    array([0. , 0.5, 1. , 0.5, 0. ])
+    """
+    return _window("bartlett", M)
+
+
+def blackman(M: int):  # noqa: N803
+    """The Blackman window of ``M`` points.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.blackman(3).round(6)
+    array([-0.,  1., -0.])
+    """
+    return _window("blackman", M)
+
+
+def hamming(M: int):  # noqa: N803
+    """The Hamming window of ``M`` points.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.hamming(3)
+    array([0.08, 1.  , 0.08])
+    """
+    return _window("hamming", M)
+
+
+def hanning(M: int):  # noqa: N803
+    """The Hann window of ``M`` points.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.hanning(3)
+    array([0., 1., 0.])
+    """
+    return _window("hanning", M)
+
+
+def _bessel_i0(x, terms: int = 40):
+    """The modified Bessel function I0 of a non-negative ``x``, as its power series
+    ``sum_k ((x/2)^k / k!)^2`` (40 terms: exact to rounding for x below about 30, the
+    range of Kaiser windows' ``beta``)."""
+    quarter_square = lax.mul(lax.mul(x, x), 0.25)
+    term, total = lax.add(lax.mul(x, 0.0), 1.0), lax.add(lax.mul(x, 0.0), 1.0)
+    for k in range(1, terms):
+        term = lax.div(lax.mul(term, quarter_square), float(k * k))
+        total = lax.add(total, term)
+    return total
+
+
+def kaiser(M: int, beta):  # noqa: N803
+    """The Kaiser window of ``M`` points with shape parameter ``beta``:
+    ``I0(beta sqrt(1 - (2n/(M-1) - 1)^2)) / I0(beta)``.  A traced ``beta`` carries
+    derivatives (I0 is summed as its power series, exact for ``beta`` below about 30).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.kaiser(3, 2.0).round(4)
+    array([0.4387, 1.    , 0.4387])
+    """
+    M = static_int(M, "kaiser", "M")
+    if not isinstance(beta, Tracer):
+        return np.kaiser(M, beta)
+    if M < 2:
+        return np.ones(M)
+    n = np.arange(M)
+    radius = np.sqrt(1.0 - (2.0 * n / (M - 1) - 1.0) ** 2)
+    beta = lax.convert_element_type(arg(beta), np.result_type(float, dtype_of(beta)))
+    scaled = lax.mul(shape_ops.broadcast_to(beta, (M,)), radius.astype(dtype_of(beta)))
+    return lax.div(_bessel_i0(scaled), shape_ops.broadcast_to(_bessel_i0(beta), (M,)))

@@ -14,7 +14,8 @@ from typing import Sequence
 import numpy as np
 
 from functrans import backend, lax
-from functrans.core import Tracer, get_aval
+from functrans.core import ConcretizationTypeError, Tracer, get_aval
+from functrans.numpy._elementwise import multiply
 from functrans.numpy._util import (arg, as_tuple, axis_tuple, dtype_of, shape_of, slice_axis,
                                    static_int)
 from functrans.primitives import shape as shape_ops
@@ -22,7 +23,11 @@ from functrans.primitives import shape as shape_ops
 __all__ = ["reshape", "ravel", "transpose", "swapaxes", "moveaxis", "broadcast_to",
            "broadcast_arrays", "expand_dims", "squeeze", "atleast_1d", "atleast_2d",
            "concatenate", "stack", "hstack", "vstack", "split", "tile", "repeat", "roll",
-           "flip", "pad", "shape", "ndim", "size"]
+           "flip", "pad", "shape", "ndim", "size",
+           "append", "insert", "delete", "resize", "trim_zeros", "block", "column_stack",
+           "dstack", "array_split", "hsplit", "vsplit", "dsplit", "unstack", "rot90", "fliplr",
+           "flipud", "rollaxis", "matrix_transpose", "permute_dims", "concat", "atleast_3d",
+           "kron"]
 
 
 def reshape(a, shape=None, order: str = "C", *, newshape=None):
@@ -275,3 +280,447 @@ def ndim(a):
 
 def size(a):
     return get_aval(arg(a)).size
+
+
+# -- the rest of NumPy's shape functions, composed from the ones above -------------------
+
+
+def _same_dtype(*arrays):
+    """The arrays converted to their common dtype (NumPy's promotion), for joining."""
+    arrays = [arg(a) for a in arrays]
+    common = np.result_type(*[dtype_of(a) for a in arrays])
+    return [a if dtype_of(a) == common else lax.convert_element_type(a, common)
+            for a in arrays]
+
+
+def _static_positions(name: str, obj):
+    if isinstance(obj, Tracer):
+        raise NotImplementedError(f"{name}: the positions `obj` must be static (they decide "
+                                  "the output shape), not a traced value")
+    return obj if isinstance(obj, builtins.slice) else np.asarray(backend.to_host(obj))
+
+
+def append(arr, values, axis=None):
+    """``arr`` with ``values`` joined at the end along ``axis`` (both flattened when
+    ``axis`` is None).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.append(fnp.asarray([1.0, 2.0]), [[3.0]])
+    array([1., 2., 3.])
+    """
+    arr, values = _same_dtype(arr, values)
+    if axis is None:
+        return concatenate([ravel(arr), ravel(values)], 0)
+    return concatenate([arr, values], axis)
+
+
+def insert(arr, obj, values, axis=None):
+    """``values`` inserted into ``arr`` before the static position(s) ``obj`` (an int, a
+    slice or a sequence of ints) along ``axis`` (of the flattened array when None).  An int
+    inserts all of ``values`` there as a block; a sequence inserts one slice per position.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.insert(fnp.asarray([1.0, 2.0, 3.0]), [0, 2], [-1.0, -2.0])
+    array([-1.,  1.,  2., -2.,  3.])
+    """
+    arr, values = _same_dtype(arr, values)
+    if axis is None:
+        arr, axis = ravel(arr), 0
+    shape = shape_of(arr)
+    axis = shape_ops.normalize_axis(static_int(axis, "insert", "axis"), len(shape))
+    n = shape[axis]
+    positions = _static_positions("insert", obj)
+    if isinstance(positions, builtins.slice):
+        positions = np.arange(*positions.indices(n))
+    if positions.ndim == 0:  # one position: values form a block, their first axis at axis
+        nd = builtins.max(len(shape), len(shape_of(values)))
+        values = shape_ops.reshape(values, (1,) * (nd - len(shape_of(values)))
+                                   + shape_of(values))
+        values = moveaxis(values, 0, axis)
+        count = shape_of(values)[axis]
+    else:
+        count = positions.size
+    target = shape[:axis] + (count,) + shape[axis + 1:]
+    values = broadcast_to(values, target)
+    order = np.insert(np.arange(n), positions, np.arange(n, n + count))
+    return _pick(concatenate([arr, values], axis), order, axis)
+
+
+def delete(arr, obj, axis=None, *, assume_unique_indices: bool = False):
+    """``arr`` without the entries at the static position(s) ``obj`` (an int, a slice, a
+    sequence of ints or a boolean mask) along ``axis`` (of the flattened array when None).
+    ``assume_unique_indices`` (JAX's promise for traced positions) is accepted; positions
+    here are static, and repeats are removed once.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.delete(fnp.asarray([[1, 2, 3], [4, 5, 6]]), [0, 2], axis=1)
+    array([[2],
+           [5]])
+    """
+    arr = arg(arr)
+    if axis is None:
+        arr, axis = ravel(arr), 0
+    shape = shape_of(arr)
+    axis = shape_ops.normalize_axis(static_int(axis, "delete", "axis"), len(shape))
+    keep = np.delete(np.arange(shape[axis]), _static_positions("delete", obj))
+    return _pick(arr, keep, axis)
+
+
+def _pick(x, indices, axis: int):
+    """``take(x, indices, axis)`` for static indices, as slices of the runs of consecutive
+    indices joined: no index array to copy to the device, and cheap derivatives."""
+    indices = [int(i) for i in indices]
+    if not indices:
+        return slice_axis(x, axis, 0, 0)
+    runs, start = [], 0
+    for k in range(1, len(indices) + 1):
+        if k == len(indices) or indices[k] != indices[k - 1] + 1:
+            runs.append(slice_axis(x, axis, indices[start], indices[k - 1] + 1))
+            start = k
+    return runs[0] if len(runs) == 1 else lax.concatenate(runs, axis)
+
+
+def resize(a, new_shape):
+    """An array of ``new_shape`` filled with the elements of ``a`` in order, repeated as
+    often as needed (NumPy's function, not the method, which pads with zeros).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.resize(fnp.asarray([1, 2, 3]), (2, 4))
+    array([[1, 2, 3, 1],
+           [2, 3, 1, 2]])
+    """
+    a = ravel(arg(a))
+    new_shape = tuple(static_int(n, "resize", "new_shape") for n in as_tuple(new_shape))
+    if builtins.any(n < 0 for n in new_shape):
+        raise ValueError(f"resize: new_shape must be non-negative, got {new_shape}")
+    total, n = math.prod(new_shape), shape_of(a)[0]
+    if n == 0 or total == 0:
+        return backend.zeros(new_shape, dtype_of(a), like=None if isinstance(a, Tracer) else a)
+    repeated = tile(a, -(-total // n))
+    return reshape(slice_axis(repeated, 0, 0, total), new_shape)
+
+
+def trim_zeros(filt, trim: str = "fb", axis=None):
+    """``filt`` without its leading ('f') and/or trailing ('b') zeros along the given axes
+    (all of them by default: the bounding box of the nonzero entries).  The output's shape
+    depends on the values, so ``filt`` must be concrete, not traced.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.trim_zeros(fnp.asarray([0, 0, 1, 2, 0]))
+    array([1, 2])
+    """
+    filt = arg(filt)
+    if isinstance(filt, Tracer):
+        raise ConcretizationTypeError(
+            "trim_zeros: the output shape depends on the values of `filt`, which is traced "
+            "here; trim outside the transform, or keep the zeros (they do not change sums)")
+    trim = trim.lower()
+    if not set(trim) <= {"f", "b"}:
+        raise ValueError(f"trim_zeros: trim must be made of 'f' and 'b', got {trim!r}")
+    values = np.asarray(backend.to_host(filt))
+    nonzero = np.nonzero(values)
+    for ax in axis_tuple(axis, values.ndim):
+        ax = shape_ops.normalize_axis(ax, values.ndim)
+        n = values.shape[ax]
+        if not nonzero[ax].size:
+            lo = hi = n if "f" in trim else 0
+        else:
+            lo = int(nonzero[ax].min()) if "f" in trim else 0
+            hi = int(nonzero[ax].max()) + 1 if "b" in trim else n
+        filt = slice_axis(filt, ax, lo, builtins.max(lo, hi))
+    return filt
+
+
+def _nesting_depth(arrays, name: str) -> int:
+    if isinstance(arrays, tuple):
+        raise TypeError(f"{name}: nested sequences must be lists, not tuples")
+    if not isinstance(arrays, list):
+        return 0
+    if not arrays:
+        raise ValueError(f"{name}: lists cannot be empty")
+    depths = {_nesting_depth(a, name) for a in arrays}
+    if len(depths) > 1:
+        raise ValueError(f"{name}: lists are nested to different depths ({sorted(depths)})")
+    return 1 + depths.pop()
+
+
+def block(arrays):
+    """One array assembled from nested lists of blocks: the innermost lists join along the
+    last axis, the next along the second-to-last, and so on (blocks get leading axes of size
+    one as needed).
+
+    >>> import numpy as np, functrans.numpy as fnp
+    >>> fnp.block([[np.eye(2), np.zeros((2, 1))], [np.ones((1, 2)), np.full((1, 1), 5.0)]])
+    array([[1., 0., 0.],
+           [0., 1., 0.],
+           [1., 1., 5.]])
+    """
+    depth = _nesting_depth(arrays, "block")
+    leaves = []
+
+    def collect(x):
+        if isinstance(x, list):
+            for item in x:
+                collect(item)
+        else:
+            leaves.append(arg(x))
+    collect(arrays)
+    nd = builtins.max(depth, *[len(shape_of(x)) for x in leaves])
+    common = np.result_type(*[dtype_of(x) for x in leaves])
+
+    def assemble(x, level):
+        if not isinstance(x, list):
+            x = arg(x)
+            x = x if dtype_of(x) == common else lax.convert_element_type(x, common)
+            return shape_ops.reshape(x, (1,) * (nd - len(shape_of(x))) + shape_of(x))
+        return concatenate([assemble(item, level + 1) for item in x], axis=nd - depth + level)
+    return assemble(arrays, 0)
+
+
+def column_stack(tup):
+    """1-D arrays as columns (and 2-D arrays as they are) side by side.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.column_stack([fnp.asarray([1, 2]), fnp.asarray([3, 4])])
+    array([[1, 3],
+           [2, 4]])
+    """
+    arrays = [arg(a) for a in tup]
+    arrays = [shape_ops.reshape(a, (get_aval(a).size, 1)) if len(shape_of(a)) < 2 else a
+              for a in arrays]
+    return concatenate(_same_dtype(*arrays), axis=1)
+
+
+def dstack(tup, dtype=None):
+    """Arrays joined along the third axis, after making each at least 3-D.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.dstack([fnp.asarray([1, 2]), fnp.asarray([3, 4])]).shape
+    (1, 2, 2)
+    """
+    arrays = [atleast_3d(a) for a in tup]
+    out = concatenate(_same_dtype(*arrays), axis=2)
+    return out if dtype is None else lax.convert_element_type(out, dtype)
+
+
+def array_split(ary, indices_or_sections, axis: int = 0):
+    """``split``, except that an int number of sections need not divide the axis: the first
+    ``size % sections`` pieces are one longer.
+
+    >>> import functrans.numpy as fnp
+    >>> [p.tolist() for p in fnp.array_split(fnp.arange(5), 3)]
+    [[0, 1], [2, 3], [4]]
+    """
+    if not isinstance(indices_or_sections, (int, np.integer)):
+        return split(ary, indices_or_sections, axis)
+    ary = arg(ary)
+    sections = int(indices_or_sections)
+    if sections <= 0:
+        raise ValueError(f"array_split: the number of sections must be positive, got "
+                         f"{sections}")
+    n = shape_of(ary)[shape_ops.normalize_axis(axis, len(shape_of(ary)))]
+    size, extra = divmod(n, sections)
+    points = np.cumsum([size + 1] * extra + [size] * (sections - extra))[:-1]
+    return split(ary, [int(p) for p in points], axis)
+
+
+def hsplit(ary, indices_or_sections):
+    """``split`` along the second axis (the first for 1-D arrays).
+
+    >>> import functrans.numpy as fnp
+    >>> [p.shape for p in fnp.hsplit(fnp.ones((2, 4)), 2)]
+    [(2, 2), (2, 2)]
+    """
+    ary = arg(ary)
+    if not shape_of(ary):
+        raise ValueError("hsplit: needs an array of at least one axis, got a scalar")
+    return split(ary, indices_or_sections, 1 if len(shape_of(ary)) > 1 else 0)
+
+
+def vsplit(ary, indices_or_sections):
+    """``split`` along the first axis of an array of at least two axes.
+
+    >>> import functrans.numpy as fnp
+    >>> [p.shape for p in fnp.vsplit(fnp.ones((4, 2)), [1])]
+    [(1, 2), (3, 2)]
+    """
+    ary = arg(ary)
+    if len(shape_of(ary)) < 2:
+        raise ValueError(f"vsplit: needs an array of at least two axes, got shape "
+                         f"{shape_of(ary)}")
+    return split(ary, indices_or_sections, 0)
+
+
+def dsplit(ary, indices_or_sections):
+    """``split`` along the third axis of an array of at least three axes.
+
+    >>> import functrans.numpy as fnp
+    >>> [p.shape for p in fnp.dsplit(fnp.ones((1, 2, 4)), 2)]
+    [(1, 2, 2), (1, 2, 2)]
+    """
+    ary = arg(ary)
+    if len(shape_of(ary)) < 3:
+        raise ValueError(f"dsplit: needs an array of at least three axes, got shape "
+                         f"{shape_of(ary)}")
+    return split(ary, indices_or_sections, 2)
+
+
+def unstack(x, /, *, axis: int = 0):
+    """The slices of ``x`` along ``axis``, as a tuple (the inverse of ``stack``).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.unstack(fnp.asarray([[1, 2], [3, 4]]), axis=1)
+    (array([1, 3]), array([2, 4]))
+    """
+    x = arg(x)
+    shape = shape_of(x)
+    if not shape:
+        raise ValueError("unstack: needs an array of at least one axis, got a scalar")
+    axis = shape_ops.normalize_axis(static_int(axis, "unstack", "axis"), len(shape))
+    return tuple(shape_ops.squeeze(slice_axis(x, axis, i, i + 1), (axis,))
+                 for i in range(shape[axis]))
+
+
+def rot90(m, k: int = 1, axes=(0, 1)):
+    """``m`` rotated by ``k`` quarter turns in the plane of ``axes``, from the first axis
+    towards the second.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.rot90(fnp.asarray([[1, 2], [3, 4]]))
+    array([[2, 4],
+           [1, 3]])
+    """
+    m = arg(m)
+    nd = len(shape_of(m))
+    axes = tuple(axes)
+    if len(axes) != 2:
+        raise ValueError(f"rot90: axes must be two axes, got {axes}")
+    a0, a1 = (shape_ops.normalize_axis(static_int(a, "rot90", "axes"), nd) for a in axes)
+    if a0 == a1:
+        raise ValueError(f"rot90: the two axes must differ, got {axes}")
+    k = static_int(k, "rot90", "k") % 4
+    if k == 0:
+        return m
+    if k == 2:
+        return lax.rev(m, (a0, a1))
+    perm = list(range(nd))
+    perm[a0], perm[a1] = a1, a0
+    if k == 1:
+        return shape_ops.transpose_axes(lax.rev(m, (a1,)), perm)
+    return lax.rev(shape_ops.transpose_axes(m, perm), (a1,))
+
+
+def fliplr(m):
+    """``m`` with its second axis reversed (columns left to right).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.fliplr(fnp.asarray([[1, 2, 3]]))
+    array([[3, 2, 1]])
+    """
+    m = arg(m)
+    if len(shape_of(m)) < 2:
+        raise ValueError(f"fliplr: needs an array of at least two axes, got shape "
+                         f"{shape_of(m)}")
+    return lax.rev(m, (1,))
+
+
+def flipud(m):
+    """``m`` with its first axis reversed (rows upside down).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.flipud(fnp.asarray([1, 2, 3]))
+    array([3, 2, 1])
+    """
+    m = arg(m)
+    if not shape_of(m):
+        raise ValueError("flipud: needs an array of at least one axis, got a scalar")
+    return lax.rev(m, (0,))
+
+
+def rollaxis(a, axis: int, start: int = 0):
+    """Axis ``axis`` moved to just before position ``start`` (NumPy's older form of
+    ``moveaxis``).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.rollaxis(fnp.ones((2, 3, 4)), 2).shape
+    (4, 2, 3)
+    """
+    a = arg(a)
+    nd = len(shape_of(a))
+    axis = shape_ops.normalize_axis(static_int(axis, "rollaxis", "axis"), nd)
+    start = static_int(start, "rollaxis", "start")
+    if not -nd <= start <= nd:
+        raise ValueError(f"rollaxis: start must be in [-{nd}, {nd}] for an array of {nd} "
+                         f"axes, got {start}")
+    start = start + nd if start < 0 else start
+    destination = start - 1 if axis < start else start
+    return moveaxis(a, axis, destination)
+
+
+def matrix_transpose(x, /):
+    """Each matrix of the stack ``x`` transposed (the last two axes swapped).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.matrix_transpose(fnp.ones((5, 2, 3))).shape
+    (5, 3, 2)
+    """
+    x = arg(x)
+    nd = len(shape_of(x))
+    if nd < 2:
+        raise ValueError(f"matrix_transpose: needs an array of at least two axes, got shape "
+                         f"{shape_of(x)}")
+    return swapaxes(x, -1, -2)
+
+
+def permute_dims(a, /, axes):
+    """The array API's name for ``transpose`` with explicit ``axes``.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.permute_dims(fnp.ones((2, 3, 4)), (2, 0, 1)).shape
+    (4, 2, 3)
+    """
+    return transpose(a, axes)
+
+
+def concat(arrays, /, *, axis=0):
+    """The array API's name for ``concatenate``.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.concat([fnp.asarray([1, 2]), fnp.asarray([3])])
+    array([1, 2, 3])
+    """
+    return concatenate(arrays, axis)
+
+
+def atleast_3d(*arys):
+    """Arrays with at least three axes: a scalar becomes shape (1, 1, 1), a vector (1, n, 1)
+    and a matrix (m, n, 1).  One array in, one array out; several in, a tuple out.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.atleast_3d(fnp.ones(4)).shape
+    (1, 4, 1)
+    """
+    outs = []
+    for a in arys:
+        a = arg(a)
+        shape = shape_of(a)
+        new = {0: (1, 1, 1), 1: (1,) + shape + (1,), 2: shape + (1,)}.get(len(shape), shape)
+        outs.append(a if new == shape else shape_ops.reshape(a, new))
+    return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def kron(a, b):
+    """The Kronecker product: the blocks ``a[i, j, ...] * b``, laid out like ``a``.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.kron(fnp.asarray([1, 10]), fnp.asarray([1, 2, 3]))
+    array([ 1,  2,  3, 10, 20, 30])
+    """
+    a, b = arg(a), arg(b)
+    nd = builtins.max(len(shape_of(a)), len(shape_of(b)))
+    sa = (1,) * (nd - len(shape_of(a))) + shape_of(a)
+    sb = (1,) * (nd - len(shape_of(b))) + shape_of(b)
+    # Axis i of a and axis i of b become the pair (i of a, i of b), merged after the product.
+    product = multiply(shape_ops.reshape(a, [m for n in sa for m in (n, 1)]),
+                       shape_ops.reshape(b, [m for n in sb for m in (1, n)]))
+    return shape_ops.reshape(product, [m * n for m, n in zip(sa, sb)])
