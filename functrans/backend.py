@@ -272,7 +272,7 @@ def special_module(*args, what: str = "this special function"):
     try:
         if xp is np:
             import scipy.special as special
-        elif xp.__name__.startswith("cupy"):
+        elif xp.__name__ == "cupy":
             import cupyx.scipy.special as special
         else:
             special = xp.special

@@ -23,9 +23,11 @@ def inexact(x):
 
 
 def inexact_all(*args) -> list:
-    """The arguments made inexact and converted to their common dtype (NumPy's promotion,
-    Python scalars weak)."""
-    args = [inexact(a) for a in args]
+    """The arguments converted to their common dtype (NumPy's promotion, Python scalars
+    weak), float64 if that is an integer or boolean type."""
+    args = [fnp.asarray(a) if isinstance(a, (list, tuple)) else a for a in args]
     dtype, weak = core.result_type(*[get_aval(a) for a in args])
+    if not core.is_inexact(dtype):
+        dtype = np.dtype(np.float64)
     return [a if get_aval(a).dtype == dtype else lax.convert_element_type(a, dtype, weak)
             for a in args]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 import functrans.numpy as fnp
+from functrans.core import get_aval
 from functrans.scipy import special
 from functrans.scipy._util import inexact_all
 
@@ -59,7 +60,7 @@ def ppf(q, p):
     array([0., 0., 1.])
     """
     q, p = inexact_all(q, p)
-    k = fnp.where(q > 1 - p, 1.0, 0.0)
+    k = fnp.astype(q > 1 - p, get_aval(q).dtype)
     return fnp.where((q < 0) | (q > 1), np.nan, k)
 
 
