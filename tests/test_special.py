@@ -239,3 +239,30 @@ def test_functrans_imports_without_scipy():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          env={**os.environ, "PYTHONPATH": str(ROOT)}, check=True)
     assert 'pip install "functrans[scipy]"' in out.stdout, out.stderr
+
+
+# -- optional: the same numbers as JAX -----------------------------------------------------
+
+_JAX_CHECKS = [  # (name, args, argnums differentiated)
+    ("erf", (0.3,), (0,)), ("erfc", (1.7,), (0,)), ("erfinv", (0.9,), (0,)),
+    ("ndtr", (-1.2,), (0,)), ("ndtri", (0.2,), (0,)), ("log_ndtr", (-40.0,), (0,)),
+    ("log_ndtr", (-5.0,), (0,)), ("log_ndtr", (3.0,), (0,)), ("expit", (0.7,), (0,)),
+    ("logit", (0.3,), (0,)), ("gammaln", (2.5,), (0,)), ("digamma", (2.5,), (0,)),
+    ("betaln", (2.5, 1.5), (0, 1)), ("xlogy", (0.0, 2.0), (0, 1)),
+    ("xlog1py", (1.5, 0.5), (0, 1)), ("entr", (0.5,), (0,)), ("i0e", (-1.5,), (0,)),
+    ("i1e", (-1.5,), (0,)), ("gammainc", (1.5, 2.0), (1,)), ("gammaincc", (1.5, 2.0), (1,)),
+    ("gamma", (-1.5,), (0,)), ("beta", (2.5, 1.5), (0, 1)), ("zeta", (3.0, 2.0), ()),
+]
+
+
+@pytest.mark.parametrize("name,args,argnums", _JAX_CHECKS,
+                         ids=[f"{c[0]}{c[1]}" for c in _JAX_CHECKS])
+def test_values_and_derivatives_match_jax(name, args, argnums):
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    jax_special = pytest.importorskip("jax.scipy.special")
+    ours, theirs = getattr(S, name), getattr(jax_special, name)
+    np.testing.assert_allclose(ours(*args), theirs(*args), rtol=1e-12)
+    for i in argnums:
+        np.testing.assert_allclose(ft.grad(ours, argnums=i)(*args),
+                                   jax.grad(theirs, argnums=i)(*args), rtol=1e-10)
