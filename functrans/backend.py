@@ -20,7 +20,7 @@ __all__ = [
     "ArrayLibrary", "register_array_library", "array_module", "library_of", "is_array",
     "is_device_array", "coerce", "asarray", "zeros", "ones", "full", "empty", "arange",
     "eye", "tri", "scatter_add", "cumulative_max", "cumulative_min", "is_writeable",
-    "memory_owner", "owned", "default_rng", "to_host",
+    "memory_owner", "owned", "default_rng", "to_host", "special_module",
 ]
 
 
@@ -256,3 +256,26 @@ def to_host(x):
     """An explicit copy of ``x`` to a NumPy array (for reports and comparisons); NumPy
     arrays and scalars are returned as NumPy arrays without a copy."""
     return library_of(x).to_host(x)
+
+
+_NO_SCIPY = ("{what} needs SciPy's special-function kernels, and SciPy is not installed; "
+             'install it with: pip install "functrans[scipy]"')
+
+
+def special_module(*args, what: str = "this special function"):
+    """The module of special-function kernels (``erf``, ``gammaln``, ...) that computes with
+    ``args``: ``scipy.special`` for NumPy arrays, ``cupyx.scipy.special`` for CuPy arrays,
+    the ``special`` attribute of a registered stand-in's module.  Imported only when first
+    needed, so that functrans imports without SciPy; ``what`` names the caller in the
+    error raised when SciPy is missing."""
+    xp = array_module(*args)
+    try:
+        if xp is np:
+            import scipy.special as special
+        elif xp.__name__ == "cupy":
+            import cupyx.scipy.special as special
+        else:
+            special = xp.special
+    except ImportError:
+        raise ImportError(_NO_SCIPY.format(what=what)) from None
+    return special

@@ -38,11 +38,12 @@ import types
 from typing import Any, Iterator
 
 import numpy as np
+import scipy.special
 
 from functrans import backend
 
 __all__ = ["ndarray", "Transfers", "transfers", "totals", "asarray", "array", "asnumpy",
-           "scatter_add", "random", "linalg", "LIBRARY"]
+           "scatter_add", "random", "linalg", "special", "LIBRARY"]
 
 _IMPLICIT = ("Implicit conversion of a stand-in device array to a NumPy array is not allowed; "
              "call .get() or standin.asnumpy() to copy it explicitly")
@@ -494,6 +495,7 @@ class _Random(_Namespace):
 
 random = _Random("standin.random", np.random)
 linalg = _Namespace("standin.linalg", np.linalg)
+special = _Namespace("standin.special", scipy.special)  # as cupyx.scipy.special
 
 
 def __getattr__(name: str) -> Any:

@@ -1,0 +1,225 @@
+"""Special-function primitives: error functions, log-gamma and its derivatives, incomplete
+gamma, exponentially scaled Bessel functions, Hurwitz zeta and the normal quantile.
+
+The kernels are SciPy's (``scipy.special`` on NumPy arrays, ``cupyx.scipy.special`` on CuPy
+arrays), found by ``backend.special_module`` when a primitive first runs, so functrans
+imports without SciPy.  Every primitive is elementwise (unary) or broadcasting (binary), so
+the factories of ``elementwise`` give it its type rule and batching rule; each JVP is written
+with other primitives, so derivatives of any order follow.
+
+Derivatives JAX does not define are refused with an error naming the argument: the order
+``m`` of ``polygamma``, the shape ``a`` of ``igamma``/``igammac``, the exponent ``x`` of
+``zeta``.
+"""
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+import numpy as np
+
+from functrans.backend import array_module, coerce, special_module
+from functrans.naming import public
+from functrans.primitives.elementwise import (add, binary, div, eq, exp, log, mul, neg,
+                                              select, sign, sub, unary)
+
+__all__ = [
+    "erf_p", "erfc_p", "erf_inv_p", "lgamma_p", "digamma_p", "polygamma_p", "igamma_p",
+    "igammac_p", "bessel_i0e_p", "bessel_i1e_p", "zeta_p", "ndtri_p", "erf", "erfc",
+    "erf_inv", "lgamma", "digamma", "polygamma", "igamma", "igammac", "bessel_i0e",
+    "bessel_i1e", "zeta", "ndtri",
+]
+
+_TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
+_SQRT_PI_OVER_TWO = math.sqrt(math.pi) / 2
+_SQRT_TWO_PI = math.sqrt(2 * math.pi)
+
+
+def _kernel(name: str, kernel: str) -> Callable:
+    """The impl calling the special-function kernel ``kernel``, in the inputs' promoted
+    dtype (some kernels, such as ``polygamma``, compute in float64 whatever the input)."""
+    def impl(*args):
+        xp = array_module(*args)
+        out = getattr(special_module(*args, what=f"functrans.lax.{name}"), kernel)(
+            *coerce(xp, *args))
+        dtype = np.result_type(*[getattr(a, "dtype", a) for a in args])
+        return out if out.dtype == dtype else out.astype(dtype)
+    impl.__name__ = kernel
+    return impl
+
+
+def _refuse(message: str, error: type = NotImplementedError) -> Callable:
+    def derivative(g, ans, *primals):
+        raise error(message)
+    return derivative
+
+
+def _gaussian(x):
+    return exp(neg(mul(x, x)))
+
+
+erf_p = unary("erf", _kernel("erf", "erf"),
+              lambda g, ans, x: mul(g, mul(_TWO_OVER_SQRT_PI, _gaussian(x))), real_only=True)
+erfc_p = unary("erfc", _kernel("erfc", "erfc"),
+               lambda g, ans, x: mul(g, mul(-_TWO_OVER_SQRT_PI, _gaussian(x))), real_only=True)
+erf_inv_p = unary("erf_inv", _kernel("erf_inv", "erfinv"),
+                  lambda g, ans, x: mul(g, mul(_SQRT_PI_OVER_TWO, exp(mul(ans, ans)))),
+                  real_only=True)
+lgamma_p = unary("lgamma", _kernel("lgamma", "gammaln"),
+                 lambda g, ans, x: mul(g, digamma(x)), real_only=True)
+digamma_p = unary("digamma", _kernel("digamma", "psi"),
+                  lambda g, ans, x: mul(g, polygamma(1, x)), real_only=True)
+# d/dx ndtri(p) = 1 / pdf(ndtri(p)) = sqrt(2 pi) exp(ndtri(p)^2 / 2).
+ndtri_p = unary("ndtri", _kernel("ndtri", "ndtri"),
+                lambda g, ans, x: mul(g, mul(_SQRT_TWO_PI, exp(mul(0.5, mul(ans, ans))))),
+                real_only=True)
+
+
+def _i0e_derivative(g, ans, x):
+    # i0e(x) = exp(-|x|) I0(x) and I0' = I1, so i0e' = i1e - sign(x) i0e.
+    return mul(g, sub(bessel_i1e(x), mul(sign(x), ans)))
+
+
+def _i1e_derivative(g, ans, x):
+    # I1' = I0 - I1 / x, so i1e' = i0e - i1e (sign(x) + 1 / x); its limit at 0 is 1/2.
+    at_zero = eq(x, 0)
+    safe_x = select(at_zero, 1, x)
+    general = sub(bessel_i0e(x), mul(ans, add(sign(x), div(1, safe_x))))
+    return mul(g, select(at_zero, 0.5, general))
+
+
+bessel_i0e_p = unary("bessel_i0e", _kernel("bessel_i0e", "i0e"), _i0e_derivative,
+                     real_only=True)
+bessel_i1e_p = unary("bessel_i1e", _kernel("bessel_i1e", "i1e"), _i1e_derivative,
+                     real_only=True)
+
+polygamma_p = binary(
+    "polygamma", _kernel("polygamma", "polygamma"),
+    (_refuse("polygamma: the derivative with respect to the order m is not defined (m is "
+             "an integer); differentiate with respect to x only", ValueError),
+     lambda g, ans, m, x: mul(g, polygamma(add(m, 1), x))),
+    real_only=True)
+
+
+def _igamma_density(a, x):
+    # d/dx P(a, x) = x^(a-1) exp(-x) / Gamma(a), through logarithms against overflow.
+    return exp(sub(sub(mul(sub(a, 1), log(x)), x), lgamma(a)))
+
+
+_NO_SHAPE_DERIVATIVE = ("{name}: the derivative with respect to the shape a is not "
+                        "implemented (only the derivative in x is); wrap a in "
+                        "functrans.lax.stop_gradient if it needs none")
+igamma_p = binary(
+    "igamma", _kernel("igamma", "gammainc"),
+    (_refuse(_NO_SHAPE_DERIVATIVE.format(name="igamma (gammainc)")),
+     lambda g, ans, a, x: mul(g, _igamma_density(a, x))),
+    real_only=True)
+igammac_p = binary(
+    "igammac", _kernel("igammac", "gammaincc"),
+    (_refuse(_NO_SHAPE_DERIVATIVE.format(name="igammac (gammaincc)")),
+     lambda g, ans, a, x: neg(mul(g, _igamma_density(a, x)))),
+    real_only=True)
+
+# Hurwitz zeta: d/dq sum_k (k + q)^-x = -x zeta(x + 1, q); in x there is no closed form.
+zeta_p = binary(
+    "zeta", _kernel("zeta", "zeta"),
+    (_refuse("zeta: the derivative with respect to the exponent x is not implemented "
+             "(only the derivative in q is)"),
+     lambda g, ans, x, q: neg(mul(g, mul(x, zeta(add(x, 1), q))))),
+    real_only=True)
+
+
+# -- lax-level functions -------------------------------------------------------------------
+
+
+def _unary_fn(prim, doc: str, name: str | None = None) -> Callable:
+    def f(x):
+        return prim.bind(x)
+    return public(f, name or prim.name, doc, module="functrans.lax")
+
+
+def _binary_fn(prim, doc: str, first: str, second: str) -> Callable:
+    def f(x, y):
+        return prim.bind(x, y)
+    f = public(f, prim.name, doc, module="functrans.lax")
+    # The argument names JAX uses, which errors about missing arguments show.
+    f.__code__ = f.__code__.replace(co_varnames=(first, second) + f.__code__.co_varnames[2:])
+    return f
+
+
+erf = _unary_fn(erf_p, """Elementwise error function ``2/sqrt(pi) int_0^x exp(-t^2) dt``.
+
+>>> import numpy as np
+>>> erf(np.array([0.0, 1.0])).round(6)
+array([0.      , 0.842701])
+""")
+erfc = _unary_fn(erfc_p, """Elementwise complementary error function ``1 - erf(x)``, accurate
+where ``erf(x)`` is close to 1.
+
+>>> float(erfc(10.0)) > 0
+True
+""")
+erf_inv = _unary_fn(erf_inv_p, """Elementwise inverse of ``erf`` on ``(-1, 1)`` (±inf at ±1).
+
+>>> print(f"{float(erf_inv(erf(0.3))):.12f}")
+0.300000000000
+""")
+lgamma = _unary_fn(lgamma_p, """Elementwise ``log|Gamma(x)|``.
+
+>>> print(f"{float(lgamma(5.0)):.10f}")  # log(4!)
+3.1780538303
+""")
+digamma = _unary_fn(digamma_p, """Elementwise digamma function, the derivative of ``lgamma``.
+
+>>> print(f"{float(digamma(1.0)):.10f}")  # minus the Euler-Mascheroni constant
+-0.5772156649
+""")
+bessel_i0e = _unary_fn(bessel_i0e_p, """Elementwise exponentially scaled modified Bessel
+function of order 0, ``exp(-|x|) I0(x)``.
+
+>>> float(bessel_i0e(0.0))
+1.0
+""")
+bessel_i1e = _unary_fn(bessel_i1e_p, """Elementwise exponentially scaled modified Bessel
+function of order 1, ``exp(-|x|) I1(x)``.
+
+>>> float(bessel_i1e(0.0))
+0.0
+""")
+
+
+def ndtri(p):
+    """Elementwise quantile of the standard normal distribution (the inverse of its CDF),
+    ``-inf`` at 0 and ``inf`` at 1.  JAX's ``lax`` has no such primitive, so this is not in
+    ``functrans.lax``; ``functrans.scipy.special.ndtri`` is its public name.
+
+    >>> float(ndtri(0.5))
+    0.0
+    """
+    return ndtri_p.bind(p)
+
+
+polygamma = _binary_fn(polygamma_p, """Elementwise polygamma function: the ``m``-th derivative
+of ``digamma`` at ``x`` (``m`` a non-negative integer value).  Not differentiable in ``m``.
+
+>>> print(f"{float(polygamma(1.0, 1.0)):.10f}")  # pi^2 / 6
+1.6449340668
+""", "m", "x")
+igamma = _binary_fn(igamma_p, """Elementwise regularized lower incomplete gamma function
+``P(a, x) = int_0^x t^(a-1) exp(-t) dt / Gamma(a)``.  Differentiable in ``x`` only.
+
+>>> print(f"{float(igamma(1.0, 2.0)):.10f}")  # 1 - exp(-2)
+0.8646647168
+""", "a", "x")
+igammac = _binary_fn(igammac_p, """Elementwise regularized upper incomplete gamma function
+``Q(a, x) = 1 - P(a, x)``.  Differentiable in ``x`` only.
+
+>>> print(f"{float(igammac(1.0, 2.0)):.10f}")  # exp(-2)
+0.1353352832
+""", "a", "x")
+zeta = _binary_fn(zeta_p, """Elementwise Hurwitz zeta function ``sum_k (k + q)^-x``
+(``x > 1``).  Differentiable in ``q`` only.
+
+>>> print(f"{float(zeta(2.0, 1.0)):.10f}")  # pi^2 / 6
+1.6449340668
+""", "x", "q")

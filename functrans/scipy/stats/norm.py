@@ -1,0 +1,104 @@
+"""The normal distribution with mean ``loc`` and standard deviation ``scale``
+(``jax.scipy.stats.norm``).
+
+>>> import functrans.scipy.stats.norm as norm
+>>> round(float(norm.cdf(1.0, loc=1.0, scale=2.0)), 12)
+0.5
+"""
+from __future__ import annotations
+
+import math
+
+import functrans.numpy as fnp
+from functrans.scipy import special
+from functrans.scipy._util import inexact_all
+
+__all__ = ["cdf", "isf", "logcdf", "logpdf", "logsf", "pdf", "ppf", "sf"]
+
+_LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
+
+
+def _standardized(x, loc, scale):
+    x, loc, scale = inexact_all(x, loc, scale)
+    return (x - loc) / scale
+
+
+def logpdf(x, loc=0, scale=1):
+    """``log`` of the density ``exp(-z^2 / 2) / (scale sqrt(2 pi))``, ``z = (x - loc) /
+    scale``.
+
+    >>> round(float(logpdf(0.0)), 10)
+    -0.9189385332
+    """
+    x, loc, scale = inexact_all(x, loc, scale)
+    z = (x - loc) / scale
+    return -0.5 * z * z - _LOG_SQRT_2PI - fnp.log(scale)
+
+
+def pdf(x, loc=0, scale=1):
+    """The density ``exp(logpdf(x, loc, scale))``.
+
+    >>> round(float(pdf(0.0)), 10)
+    0.3989422804
+    """
+    return fnp.exp(logpdf(x, loc, scale))
+
+
+def cdf(x, loc=0, scale=1):
+    """The distribution function ``P(X <= x)``.
+
+    >>> float(cdf(0.0))
+    0.5
+    """
+    return special.ndtr(_standardized(x, loc, scale))
+
+
+def logcdf(x, loc=0, scale=1):
+    """``log(cdf(x))``, accurate far in the lower tail.
+
+    >>> round(float(logcdf(-40.0)), 6)
+    -804.608442
+    """
+    return special.log_ndtr(_standardized(x, loc, scale))
+
+
+def sf(x, loc=0, scale=1):
+    """The survival function ``1 - cdf(x)``, accurate in the upper tail.
+
+    >>> float(sf(0.0))
+    0.5
+    """
+    return special.ndtr(-_standardized(x, loc, scale))
+
+
+def logsf(x, loc=0, scale=1):
+    """``log(sf(x))``, accurate far in the upper tail.
+
+    >>> round(float(logsf(40.0)), 6)
+    -804.608442
+    """
+    return special.log_ndtr(-_standardized(x, loc, scale))
+
+
+def ppf(q, loc=0, scale=1):
+    """The quantile function, the inverse of ``cdf``.
+
+    >>> round(float(ppf(0.5, loc=3.0)), 12)
+    3.0
+    """
+    q, loc, scale = inexact_all(q, loc, scale)
+    return loc + scale * special.ndtri(q)
+
+
+def isf(q, loc=0, scale=1):
+    """The inverse of ``sf``: ``ppf(1 - q)``, computed without the rounding of ``1 - q``.
+
+    >>> round(float(isf(0.5, loc=3.0)), 12)
+    3.0
+    """
+    q, loc, scale = inexact_all(q, loc, scale)
+    return loc - scale * special.ndtri(q)
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

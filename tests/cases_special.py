@@ -1,0 +1,205 @@
+"""Sweep cases of the special-function family: the primitives of
+functrans/primitives/special.py (``PRIMITIVE_CASES``, checked by tests/test_primitives.py),
+and ``functrans.scipy.special`` and ``functrans.scipy.stats`` against SciPy
+(``NUMPY_CASES``, checked by tests/test_numpy.py: values and dtypes, derivatives in both
+modes to second order, vmap against a loop, float32).
+
+Arguments outside a function's domain are mapped into it inside the case (``0.5 + 0.45 u``
+for a probability from a ``unit`` draw, say), the same way for functrans and the reference.
+Arguments a function is not differentiable in (the shape of the incomplete gamma function,
+the exponent of ``zeta``, counts) come from integer draws, which the derivative checks
+leave alone."""
+from __future__ import annotations
+
+import numpy as np
+import scipy.special as ss
+import scipy.stats as st
+
+import functrans.scipy.special as S
+from functrans import backend, lax
+from functrans.primitives.special import ndtri
+from functrans.scipy.stats import bernoulli, beta, gamma, multivariate_normal, norm, poisson, t
+from sweep import F32, F64, I64, A, Case, numpy_case
+
+
+def _prob(u):
+    """A probability in (0.05, 0.95) from a ``unit`` draw in (-0.8, 0.8)."""
+    return u * 0.5 + 0.5
+
+
+def _shape_param(k, like):
+    """A positive parameter ``|k| + 0.5`` in the dtype of ``like``, from an integer draw: a
+    function is not differentiable in it, so the derivative checks must not perturb it."""
+    return lax.add(lax.convert_element_type(lax.abs(k), like.dtype), 0.5)
+
+
+PRIMITIVE_CASES = [
+    Case("erf", lax.erf, [A(3, 4)]),
+    Case("erfc", lax.erfc, [A(3, 4)]),
+    Case("erf_inv", lax.erf_inv, [A(3, 4, kind="unit")]),
+    Case("lgamma", lax.lgamma, [A(3, 4, kind="pos")]),
+    Case("lgamma_negative", lambda x: lax.lgamma(lax.neg(x)), [A(2, 3, kind="quarter")]),
+    Case("digamma", lax.digamma, [A(3, 4, kind="pos")]),
+    Case("polygamma", lambda m, x: lax.polygamma(
+        lax.convert_element_type(lax.abs(m), x.dtype), x), [A(3, 4, kind="int"),
+                                                            A(3, 4, kind="pos")]),
+    Case("polygamma_scalar_order", lambda x: lax.polygamma(2, x), [A(5, kind="pos")]),
+    Case("igamma", lambda a, x: lax.igamma(_shape_param(a, x), x),
+         [A(3, 4, kind="int"), A(3, 4, kind="pos")]),
+    Case("igammac", lambda a, x: lax.igammac(_shape_param(a, x), x),
+         [A(4, kind="int"), A(3, 4, kind="pos")]),
+    Case("bessel_i0e", lax.bessel_i0e, [A(3, 4, kind="away0")]),
+    Case("bessel_i1e", lax.bessel_i1e, [A(3, 4, kind="away0")]),
+    Case("zeta", lambda x, q: lax.zeta(lax.add(_shape_param(x, q), 1.0), q),
+         [A(3, 4, kind="int"), A(3, 4, kind="pos")]),
+    Case("ndtri", lambda u: ndtri(_prob(u)), [A(3, 4, kind="unit")]),
+]
+
+
+def _like_inputs(reference):
+    """SciPy's ``reference`` in the dtype functrans gives: the inputs' promoted float dtype
+    (SciPy's stats functions compute in float64 whatever the input)."""
+    def f(*xs):
+        out = reference(*xs)
+        dtype = np.result_type(*[x.dtype for x in xs if hasattr(x, "dtype")])
+        if dtype.kind != "f":  # integer arguments promote to float64
+            dtype = np.dtype(np.float64)
+        if isinstance(out, np.ndarray) and out.dtype == np.float32:
+            dtype = out.dtype  # SciPy kept float32 (polygamma's order was an integer)
+        if isinstance(out, tuple):
+            return tuple(np.asarray(o).astype(dtype) for o in out)
+        return np.asarray(out).astype(dtype)
+    return f
+
+
+def _case(name, fun, reference, *args, dtypes=(F64, F32), diff=True, tol=1e-7):
+    return numpy_case(f"scipy_{name}", lambda m, *xs: fun(*xs), *args, dtypes=dtypes,
+                      diff=diff, tol=tol, reference=_like_inputs(reference))
+
+
+def _spd(c):
+    """A symmetric positive-definite 3 x 3 matrix from any, on the device of ``c``."""
+    return c @ c.T + backend.eye(3, dtype=c.dtype, like=c) * 3.0
+
+
+SPECIAL_CASES = [
+    _case("erf", S.erf, ss.erf, A(3, 4), dtypes=(F64, F32, I64)),
+    _case("erfc", S.erfc, ss.erfc, A(3, 4)),
+    _case("erfinv", S.erfinv, ss.erfinv, A(3, 4, kind="unit")),
+    _case("ndtr", S.ndtr, ss.ndtr, A(3, 4), dtypes=(F64, F32, I64)),
+    _case("ndtri", lambda u: S.ndtri(_prob(u)), lambda u: ss.ndtri(_prob(u)),
+          A(3, 4, kind="unit")),
+    _case("log_ndtr", S.log_ndtr, ss.log_ndtr, A(3, 4)),
+    # From -45 to 25: the series, the middle and the upper tail.
+    _case("log_ndtr_tails", lambda x: S.log_ndtr(x * 17.5 - 10),
+          lambda x: ss.log_ndtr(x * 17.5 - 10), A(8, kind="spread")),
+    _case("expit", S.expit, ss.expit, A(3, 4)),
+    _case("logit", lambda u: S.logit(_prob(u)), lambda u: ss.logit(_prob(u)),
+          A(3, 4, kind="unit")),
+    _case("gammaln", S.gammaln, ss.gammaln, A(3, 4, kind="pos"), dtypes=(F64, F32, I64)),
+    _case("digamma", S.digamma, ss.digamma, A(3, 4, kind="pos")),
+    _case("polygamma", lambda n, x: S.polygamma(abs(n), x),
+          lambda n, x: ss.polygamma(abs(n), x).astype(x.dtype), A(3, 4, kind="int"),
+          A(3, 4, kind="pos")),
+    _case("gamma", S.gamma, ss.gamma, A(3, 4, kind="quarter")),
+    _case("betaln", S.betaln, ss.betaln, A(3, 4, kind="pos"), A(4, kind="pos")),
+    _case("beta", S.beta, ss.beta, A(3, 4, kind="pos"), A(3, 4, kind="pos")),
+    _case("multigammaln", lambda a: S.multigammaln(a + 1.0, 3),
+          lambda a: ss.multigammaln(a + 1.0, 3), A(3, 4, kind="pos")),
+    _case("gammainc", lambda a, x: S.gammainc(abs(a) + 0.5, x),
+          lambda a, x: ss.gammainc(abs(a) + 0.5, x), A(3, 4, kind="int"), A(3, 4, kind="pos")),
+    _case("gammaincc", lambda a, x: S.gammaincc(abs(a) + 0.5, x),
+          lambda a, x: ss.gammaincc(abs(a) + 0.5, x), A(3, 4, kind="int"),
+          A(3, 4, kind="pos")),
+    _case("zeta", lambda x, q: S.zeta(abs(x) + 1.5, q), lambda x, q: ss.zeta(abs(x) + 1.5, q),
+          A(3, 4, kind="int"), A(3, 4, kind="pos")),
+    _case("i0e", S.i0e, ss.i0e, A(3, 4, kind="away0")),
+    _case("i1e", S.i1e, ss.i1e, A(3, 4, kind="away0")),
+    _case("xlogy", S.xlogy, ss.xlogy, A(3, 4, kind="zeros"), A(3, 4, kind="pos")),
+    _case("xlog1py", S.xlog1py, ss.xlog1py, A(3, 4, kind="zeros"), A(3, 4, kind="unit")),
+    _case("entr", S.entr, ss.entr, A(3, 4, kind="pos")),
+    _case("logsumexp", S.logsumexp, ss.logsumexp, A(3, 4)),
+    _case("logsumexp_axis_keepdims", lambda a: S.logsumexp(a, axis=1, keepdims=True),
+          lambda a: ss.logsumexp(a, axis=1, keepdims=True), A(3, 4)),
+    _case("logsumexp_b", lambda a, b: S.logsumexp(a, axis=0, b=b),
+          lambda a, b: ss.logsumexp(a, axis=0, b=b), A(3, 4), A(3, 4, kind="pos")),
+    _case("logsumexp_sign", lambda a, b: S.logsumexp(a, axis=1, b=-b, return_sign=True),
+          lambda a, b: ss.logsumexp(a, axis=1, b=-b, return_sign=True),
+          A(3, 2), A(3, 2, kind="pos")),
+    _case("softmax", S.softmax, ss.softmax, A(3, 4)),
+    _case("log_softmax_axis", lambda x: S.log_softmax(x, axis=0),
+          lambda x: ss.log_softmax(x, axis=0), A(3, 4)),
+]
+
+STATS_CASES = [
+    _case("norm_logpdf", norm.logpdf, st.norm.logpdf, A(3, 4), A(4), A(4, kind="pos")),
+    _case("norm_pdf", norm.pdf, st.norm.pdf, A(3, 4), A(4), A(4, kind="pos")),
+    _case("norm_cdf", norm.cdf, st.norm.cdf, A(3, 4), A(4), A(4, kind="pos")),
+    _case("norm_logcdf", norm.logcdf, st.norm.logcdf, A(3, 4), A(4), A(4, kind="pos")),
+    _case("norm_sf", norm.sf, st.norm.sf, A(3, 4), A(4), A(4, kind="pos")),
+    _case("norm_logsf", norm.logsf, st.norm.logsf, A(3, 4), A(4), A(4, kind="pos")),
+    _case("norm_ppf", lambda u, loc, scale: norm.ppf(_prob(u), loc, scale),
+          lambda u, loc, scale: st.norm.ppf(_prob(u), loc, scale),
+          A(3, 4, kind="unit"), A(4), A(4, kind="pos")),
+    _case("norm_isf", lambda u, loc, scale: norm.isf(_prob(u), loc, scale),
+          lambda u, loc, scale: st.norm.isf(_prob(u), loc, scale),
+          A(3, 4, kind="unit"), A(4), A(4, kind="pos")),
+    _case("t_logpdf", t.logpdf, st.t.logpdf, A(3, 4), A(4, kind="pos"), A(4),
+          A(4, kind="pos")),
+    _case("t_pdf", t.pdf, st.t.pdf, A(3, 4), A(4, kind="pos")),
+    _case("gamma_logpdf", lambda x, a, loc, scale: gamma.logpdf(x, a, -loc, scale),
+          lambda x, a, loc, scale: st.gamma.logpdf(x, a, -loc, scale),
+          A(3, 4, kind="pos"), A(4, kind="pos"), A(4, kind="pos"), A(4, kind="pos")),
+    _case("gamma_pdf", gamma.pdf, st.gamma.pdf, A(3, 4, kind="pos"), A(4, kind="pos")),
+    _case("gamma_cdf", lambda x, a, scale: gamma.cdf(x, abs(a) + 0.5, 0.0, scale),
+          lambda x, a, scale: st.gamma.cdf(x, abs(a) + 0.5, 0.0, scale),
+          A(3, 4, kind="pos"), A(4, kind="int"), A(4, kind="pos")),
+    _case("gamma_sf", lambda x, a: gamma.sf(x, abs(a) + 0.5),
+          lambda x, a: st.gamma.sf(x, abs(a) + 0.5), A(3, 4, kind="pos"), A(4, kind="int")),
+    _case("gamma_logcdf", lambda x, a: gamma.logcdf(x, abs(a) + 0.5),
+          lambda x, a: st.gamma.logcdf(x, abs(a) + 0.5), A(3, 4, kind="pos"),
+          A(4, kind="int")),
+    _case("gamma_logsf", lambda x, a: gamma.logsf(x, abs(a) + 0.5),
+          lambda x, a: st.gamma.logsf(x, abs(a) + 0.5), A(3, 4, kind="pos"),
+          A(4, kind="int")),
+    _case("beta_logpdf", lambda u, a, b: beta.logpdf(_prob(u), a, b),
+          lambda u, a, b: st.beta.logpdf(_prob(u), a, b),
+          A(3, 4, kind="unit"), A(4, kind="pos"), A(4, kind="pos")),
+    _case("beta_pdf_loc_scale", lambda u, a, b: beta.pdf(_prob(u) * 2.0 - 1.0, a, b, -1.0, 2.0),
+          lambda u, a, b: st.beta.pdf(_prob(u) * 2.0 - 1.0, a, b, -1.0, 2.0),
+          A(3, 4, kind="unit"), A(4, kind="pos"), A(4, kind="pos")),
+    _case("poisson_logpmf", lambda k, mu: poisson.logpmf(abs(k), mu),
+          lambda k, mu: st.poisson.logpmf(abs(k), mu), A(3, 4, kind="int"),
+          A(3, 4, kind="pos")),
+    _case("poisson_pmf", lambda k, mu: poisson.pmf(abs(k), mu),
+          lambda k, mu: st.poisson.pmf(abs(k), mu), A(3, 4, kind="int"), A(4, kind="pos")),
+    _case("poisson_cdf", poisson.cdf, st.poisson.cdf, A(3, 4, kind="int"),
+          A(3, 4, kind="pos")),
+    _case("bernoulli_logpmf", lambda k, u: bernoulli.logpmf(k, _prob(u)),
+          lambda k, u: st.bernoulli.logpmf(k.astype(u.dtype), _prob(u)),
+          A(3, 4, kind="bool"), A(3, 4, kind="unit")),
+    _case("bernoulli_pmf", lambda k, u: bernoulli.pmf(k, _prob(u)),
+          lambda k, u: st.bernoulli.pmf(k.astype(u.dtype), _prob(u)),
+          A(3, 4, kind="bool"), A(4, kind="unit")),
+    _case("bernoulli_cdf", lambda k, u: bernoulli.cdf(k, _prob(u)),
+          lambda k, u: st.bernoulli.cdf(k, _prob(u)), A(3, 4, kind="quarter"),
+          A(4, kind="unit")),
+    # Piecewise constant in both arguments: values and batching only.
+    _case("bernoulli_ppf", lambda q, u: bernoulli.ppf(_prob(q), _prob(u)),
+          lambda q, u: np.where(_prob(q) > 1 - _prob(u), 1.0, 0.0),
+          A(3, 4, kind="unit"), A(4, kind="unit"), diff=False),
+    _case("multivariate_normal_logpdf",
+          lambda x, mean, c: multivariate_normal.logpdf(x, mean, _spd(c)),
+          lambda x, mean, c: st.multivariate_normal.logpdf(x, mean, _spd(c)),
+          A(4, 3), A(3), A(3, 3)),
+    _case("multivariate_normal_pdf",
+          lambda x, mean, c: multivariate_normal.pdf(x, mean, _spd(c)),
+          lambda x, mean, c: st.multivariate_normal.pdf(x, mean, _spd(c)),
+          A(2, 3), A(3), A(3, 3)),
+    _case("multivariate_normal_scalar_cov",
+          lambda x, mean, v: multivariate_normal.logpdf(x, mean, v),
+          lambda x, mean, v: st.multivariate_normal.logpdf(x, mean, v),
+          A(4, 3), A(3), A(kind="pos")),
+]
+
+NUMPY_CASES = SPECIAL_CASES + STATS_CASES

@@ -1,0 +1,268 @@
+"""Edges, documented choices and errors of functrans.scipy.special, functrans.scipy.stats and
+the special-function primitives (their sweep is tests/cases_special.py)."""
+from __future__ import annotations
+
+import os
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import scipy.special as ss
+import scipy.stats as st
+
+import functrans as ft
+import functrans.scipy.special as S
+from functrans import lax
+from functrans.scipy.stats import bernoulli, beta, gamma, multivariate_normal, norm, poisson
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+# -- log_ndtr in the tails -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("x", [-40.0, -100.0, -1000.0, -37.5, -30.0, -20.0, 5.0, 30.0])
+def test_log_ndtr_tails_match_scipy_with_finite_derivatives(x):
+    np.testing.assert_allclose(S.log_ndtr(x), ss.log_ndtr(x), rtol=1e-12)
+    # d/dx log ndtr(x) = pdf(x) / ndtr(x), from SciPy's logs.
+    want = np.exp(st.norm.logpdf(x) - ss.log_ndtr(x))
+    np.testing.assert_allclose(ft.grad(S.log_ndtr)(x), want, rtol=1e-10, atol=1e-300)
+    second = ft.grad(ft.grad(S.log_ndtr))(x)
+    assert np.isfinite(second) and -1.001 <= second <= 0  # -1 + O(1/x^2) far out
+
+
+def test_log_ndtr_float32_tail_and_series_order():
+    x = np.float32([-40.0, -15.0, -9.0, 3.0])
+    got = S.log_ndtr(x)
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, ss.log_ndtr(x.astype(np.float64)), rtol=2e-6)
+    # A longer series is closer to SciPy at the switch point.
+    errors = [abs(float(S.log_ndtr(-38.0, series_order=n)) - ss.log_ndtr(-38.0))
+              for n in (0, 1, 3)]
+    assert errors[0] > errors[1] > errors[2]
+    with pytest.raises(ValueError, match="log_ndtr: series_order must be between 0 and 30"):
+        S.log_ndtr(1.0, series_order=31)
+
+
+# -- x log y, entropy ----------------------------------------------------------------------
+
+
+def test_xlogy_and_xlog1py_are_zero_at_zero_with_jaxs_derivatives():
+    assert float(S.xlogy(0.0, 0.0)) == 0.0 and float(S.xlogy(0.0, -1.0)) == 0.0
+    assert float(S.xlog1py(0.0, -1.0)) == 0.0
+    np.testing.assert_allclose(ft.grad(S.xlogy, argnums=(0, 1))(0.0, 2.0), (np.log(2.0), 0.0))
+    np.testing.assert_allclose(ft.grad(S.xlog1py, argnums=(0, 1))(0.0, 1.0),
+                               (np.log(2.0), 0.0))
+    # At y == 0 the derivatives are JAX's: log(0) in x and 0 / 0 in y.
+    with np.errstate(divide="ignore", invalid="ignore"):
+        gx, gy = ft.grad(S.xlogy, argnums=(0, 1))(0.0, 0.0)
+    assert gx == -np.inf and np.isnan(gy)
+    x = np.array([0.0, 1.0, 2.0])
+    np.testing.assert_array_equal(ft.vmap(S.xlogy)(x, np.array([0.0, 3.0, 0.5])),
+                                  ss.xlogy(x, [0.0, 3.0, 0.5]))
+
+
+def test_entr_edges():
+    with np.errstate(divide="ignore"):
+        np.testing.assert_array_equal(S.entr(np.array([-1.0, 0.0, 1.0, 0.5])),
+                                      ss.entr(np.array([-1.0, 0.0, 1.0, 0.5])))
+        assert float(ft.grad(S.entr)(0.0)) == np.inf  # as JAX
+    np.testing.assert_allclose(ft.grad(S.entr)(0.5), -(np.log(0.5) + 1))
+    assert float(ft.grad(S.entr)(-1.0)) == 0.0
+
+
+# -- logsumexp -----------------------------------------------------------------------------
+
+
+def test_logsumexp_with_minus_inf_entries():
+    a = np.array([[0.0, -np.inf], [-np.inf, -np.inf]])
+    with np.errstate(divide="ignore"):
+        np.testing.assert_array_equal(S.logsumexp(a, axis=1), [0.0, -np.inf])
+    grad = ft.grad(lambda a: S.logsumexp(a[0]))(a)
+    np.testing.assert_array_equal(grad, [[1.0, 0.0], [0.0, 0.0]])
+
+
+def test_logsumexp_negative_b_and_return_sign_match_scipy():
+    a = np.array([[1.0, 2.0, 0.5], [0.3, -1.0, 2.0]])
+    b = np.array([[1.0, -2.0, 0.5], [2.0, 1.0, 1.0]])
+    for axis in (None, 0, 1):
+        got = S.logsumexp(a, axis=axis, b=b, return_sign=True)
+        want = ss.logsumexp(a, axis=axis, b=b, return_sign=True)
+        np.testing.assert_allclose(got[0], want[0], rtol=1e-13)
+        np.testing.assert_array_equal(got[1], want[1])
+    # Without return_sign a negative sum has no logarithm (nan, as in JAX).
+    with np.errstate(invalid="ignore"):
+        assert np.isnan(S.logsumexp(a[0], b=b[0]))
+    with np.errstate(divide="ignore"):
+        value, sign = S.logsumexp(a[0], b=np.zeros(3), return_sign=True)
+    assert float(value) == -np.inf and float(sign) == 0.0
+    # log|s| is differentiable where s != 0, whatever its sign.
+    f = lambda a: S.logsumexp(a, b=b[0], return_sign=True)[0]  # noqa: E731
+    s = np.sum(b[0] * np.exp(a[0]))
+    np.testing.assert_allclose(ft.grad(f)(a[0]), b[0] * np.exp(a[0]) / s, rtol=1e-13)
+
+
+# -- erf_inv near ±1, Bessel at 0 ----------------------------------------------------------
+
+
+def test_erfinv_near_plus_minus_one():
+    x = np.array([-1.0, -1 + 1e-12, 1 - 1e-12, 1.0])
+    np.testing.assert_allclose(S.erfinv(x), ss.erfinv(x), rtol=1e-13)
+    inner = x[1:3]
+    want = np.sqrt(np.pi) / 2 * np.exp(ss.erfinv(inner) ** 2)
+    np.testing.assert_allclose(ft.vmap(ft.grad(S.erfinv))(inner), want, rtol=1e-12)
+    x32 = np.float32([-0.9999, 0.9999])
+    assert S.erfinv(x32).dtype == np.float32
+    np.testing.assert_allclose(S.erfinv(x32), ss.erfinv(x32.astype(np.float64)), rtol=1e-5)
+
+
+def test_bessel_derivatives_at_zero():
+    assert float(ft.grad(S.i0e)(0.0)) == 0.0
+    assert float(ft.grad(S.i1e)(0.0)) == 0.5
+    assert float(ft.grad(lax.bessel_i1e)(np.float32(0.0))) == 0.5
+
+
+# -- refused derivatives and bad arguments -------------------------------------------------
+
+
+def test_refused_derivatives_name_the_argument():
+    with pytest.raises(NotImplementedError, match=r"igamma \(gammainc\): the derivative "
+                                                  r"with respect to the shape a"):
+        ft.grad(lambda a: S.gammainc(a, 2.0))(1.5)
+    with pytest.raises(NotImplementedError, match=r"igammac \(gammaincc\)"):
+        ft.jvp(lambda a: S.gammaincc(a, 2.0), (1.5,), (1.0,))
+    with pytest.raises(ValueError, match="polygamma: the derivative with respect to the "
+                                         "order m"):
+        ft.grad(lambda m: lax.polygamma(m, 2.0))(1.0)
+    with pytest.raises(NotImplementedError, match="zeta: the derivative with respect to "
+                                                  "the exponent x"):
+        ft.grad(lambda x: S.zeta(x, 2.0))(3.0)
+    # The derivatives that exist, where the others are held fixed.
+    np.testing.assert_allclose(ft.grad(lambda x: S.gammainc(1.5, x))(2.0),
+                               np.exp(-2.0) * 2.0 ** 0.5 / ss.gamma(1.5), rtol=1e-13)
+    np.testing.assert_allclose(ft.grad(lambda q: S.zeta(3.0, q))(2.0),
+                               -3.0 * ss.zeta(4.0, 2.0), rtol=1e-13)
+
+
+def test_bad_arguments_are_reported():
+    with pytest.raises(ValueError, match="polygamma: the order n must be of integer type"):
+        S.polygamma(1.0, 2.0)
+    with pytest.raises(NotImplementedError, match="zeta: the Riemann zeta function"):
+        S.zeta(2.0)
+    with pytest.raises(ValueError, match="multigammaln: d must be a concrete positive int"):
+        S.multigammaln(3.0, 0)
+    with pytest.raises(NotImplementedError, match="allow_singular=True is not supported"):
+        multivariate_normal.logpdf(np.zeros(2), np.zeros(2), np.eye(2), allow_singular=True)
+    with pytest.raises(ValueError, match=r"cov must be a scalar or of shape \(2, 2\)"):
+        multivariate_normal.logpdf(np.zeros(2), np.zeros(2), np.ones(2))
+    with pytest.raises(TypeError, match="erf requires a real floating-point operand"):
+        ft.make_jaxpr(lax.erf)(np.array([1, 2]))
+
+
+def test_integer_arguments_promote_to_float64_and_float32_stays():
+    assert S.gammaln(np.array([1, 2, 3])).dtype == np.float64
+    np.testing.assert_allclose(S.gammainc(2, 3), ss.gammainc(2, 3), rtol=1e-14)
+    assert S.gammainc(2, np.float32([3.0])).dtype == np.float32
+    assert S.polygamma(np.array([0, 1]), np.float32(2.0)).dtype == np.float32
+
+
+# -- stats edges ---------------------------------------------------------------------------
+
+
+def test_stats_outside_the_support():
+    with np.errstate(divide="ignore"):
+        np.testing.assert_array_equal(gamma.logpdf(np.array([-1.0, 0.0, 1.0]), 2.0),
+                                      st.gamma.logpdf([-1.0, 0.0, 1.0], 2.0))
+        np.testing.assert_array_equal(beta.logpdf(np.array([-0.5, 0.0, 1.0, 1.5]), 2.0, 3.0),
+                                      st.beta.logpdf([-0.5, 0.0, 1.0, 1.5], 2.0, 3.0))
+        np.testing.assert_allclose(poisson.logpmf(np.array([-1.0, 1.5, 2.0]), 2.0),
+                                   st.poisson.logpmf([-1.0, 1.5, 2.0], 2.0))
+        np.testing.assert_allclose(bernoulli.logpmf(np.array([-1, 0, 1, 2]), 0.3),
+                                   st.bernoulli.logpmf([-1, 0, 1, 2], 0.3))
+    np.testing.assert_allclose(poisson.cdf(np.array([-1.0, 0.0, 2.5]), 2.0),
+                               st.poisson.cdf([-1.0, 0.0, 2.5], 2.0), rtol=1e-13)
+    np.testing.assert_allclose(gamma.cdf(np.array([-1.0, 2.0]), 2.0),
+                               st.gamma.cdf([-1.0, 2.0], 2.0), rtol=1e-13)
+    # As JAX: the 0-quantile of a Bernoulli variable is 0 (SciPy says -1).
+    np.testing.assert_array_equal(bernoulli.ppf(np.array([0.0, 0.3, 0.7, 1.0]), 0.4),
+                                  [0.0, 0.0, 1.0, 1.0])
+    # Outside the support the log-density is -inf with a zero (not nan) gradient.
+    assert float(ft.grad(lambda a: gamma.logpdf(-1.0, a))(2.0)) == 0.0
+
+
+def test_normal_tails_and_quantiles():
+    np.testing.assert_allclose(norm.logcdf(-40.0), st.norm.logcdf(-40.0), rtol=1e-13)
+    np.testing.assert_allclose(norm.logsf(40.0), st.norm.logsf(40.0), rtol=1e-13)
+    q = np.array([1e-300, 1e-10, 0.3, 1 - 1e-10])
+    np.testing.assert_allclose(norm.ppf(q, 1.0, 2.0), st.norm.ppf(q, 1.0, 2.0), rtol=1e-12)
+    np.testing.assert_allclose(norm.isf(q, 1.0, 2.0), st.norm.isf(q, 1.0, 2.0), rtol=1e-9)
+    # ppf inverts cdf, and so do their derivatives.
+    np.testing.assert_allclose(ft.grad(norm.ppf)(norm.cdf(0.7)) * ft.grad(norm.cdf)(0.7),
+                               1.0, rtol=1e-12)
+
+
+def test_multivariate_normal_gradient_matches_the_closed_form():
+    rng = np.random.default_rng(0)
+    c = rng.standard_normal((3, 3))
+    cov, mean, x = c @ c.T + np.eye(3), rng.standard_normal(3), rng.standard_normal((2, 3))
+    np.testing.assert_allclose(multivariate_normal.logpdf(x, mean, cov),
+                               st.multivariate_normal.logpdf(x, mean, cov), rtol=1e-13)
+    g = ft.grad(lambda m: multivariate_normal.logpdf(x[0], m, cov))(mean)
+    np.testing.assert_allclose(g, np.linalg.solve(cov, x[0] - mean), rtol=1e-12)
+    # d/dcov log N = (cov^-1 d d^T cov^-1 - cov^-1) / 2 (symmetric perturbations).
+    d = np.linalg.solve(cov, x[0] - mean)
+    want = 0.5 * (np.outer(d, d) - np.linalg.inv(cov))
+    e = rng.standard_normal((3, 3))
+    e = e + e.T
+    _, t = ft.jvp(lambda s: multivariate_normal.logpdf(x[0], mean, s), (cov,), (e,))
+    np.testing.assert_allclose(t, np.sum(want * e), rtol=1e-11)
+
+
+# -- SciPy is optional ---------------------------------------------------------------------
+
+
+def test_kernels_without_scipy_raise_an_import_error_that_says_what_to_install(monkeypatch):
+    monkeypatch.setitem(sys.modules, "scipy.special", None)
+    with pytest.raises(ImportError, match=r'functrans.lax.erf needs SciPy.*'
+                                          r'pip install "functrans\[scipy\]"'):
+        lax.erf(np.ones(2))
+
+
+def test_functrans_imports_without_scipy():
+    code = ("import sys; sys.modules['scipy'] = None\n"
+            "import functrans, functrans.numpy, functrans.lax, functrans.nn\n"
+            "import functrans.scipy.special, functrans.scipy.stats\n"
+            "try:\n    functrans.scipy.special.erf(1.0)\n"
+            "except ImportError as e:\n    print(e)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)}, check=True)
+    assert 'pip install "functrans[scipy]"' in out.stdout, out.stderr
+
+
+# -- optional: the same numbers as JAX -----------------------------------------------------
+
+_JAX_CHECKS = [  # (name, args, argnums differentiated)
+    ("erf", (0.3,), (0,)), ("erfc", (1.7,), (0,)), ("erfinv", (0.9,), (0,)),
+    ("ndtr", (-1.2,), (0,)), ("ndtri", (0.2,), (0,)), ("log_ndtr", (-40.0,), (0,)),
+    ("log_ndtr", (-5.0,), (0,)), ("log_ndtr", (3.0,), (0,)), ("expit", (0.7,), (0,)),
+    ("logit", (0.3,), (0,)), ("gammaln", (2.5,), (0,)), ("digamma", (2.5,), (0,)),
+    ("betaln", (2.5, 1.5), (0, 1)), ("xlogy", (0.0, 2.0), (0, 1)),
+    ("xlog1py", (1.5, 0.5), (0, 1)), ("entr", (0.5,), (0,)), ("i0e", (-1.5,), (0,)),
+    ("i1e", (-1.5,), (0,)), ("gammainc", (1.5, 2.0), (1,)), ("gammaincc", (1.5, 2.0), (1,)),
+    ("gamma", (-1.5,), (0,)), ("beta", (2.5, 1.5), (0, 1)), ("zeta", (3.0, 2.0), ()),
+]
+
+
+@pytest.mark.parametrize("name,args,argnums", _JAX_CHECKS,
+                         ids=[f"{c[0]}{c[1]}" for c in _JAX_CHECKS])
+def test_values_and_derivatives_match_jax(name, args, argnums):
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    jax_special = pytest.importorskip("jax.scipy.special")
+    ours, theirs = getattr(S, name), getattr(jax_special, name)
+    np.testing.assert_allclose(ours(*args), theirs(*args), rtol=1e-12)
+    for i in argnums:
+        np.testing.assert_allclose(ft.grad(ours, argnums=i)(*args),
+                                   jax.grad(theirs, argnums=i)(*args), rtol=1e-10)
