@@ -14,6 +14,7 @@ import functrans.numpy._contractions as contractions
 import functrans.numpy._creation as creation
 import functrans.numpy._dtypes as dtypes
 import functrans.numpy._elementwise as elementwise
+import functrans.numpy._index_tricks as index_tricks
 import functrans.numpy._indexing as indexing
 import functrans.numpy._reductions as reductions
 import functrans.numpy._shape as shapes
@@ -112,7 +113,8 @@ def _counterparts(numpy_namespace, families) -> dict:
 
 #: the family modules of functrans.numpy (a new family module is added here, and its
 #: functions then dispatch from NumPy's namesakes)
-FAMILIES = (elementwise, reductions, shapes, indexing, contractions, creation, dtypes)
+FAMILIES = (elementwise, reductions, shapes, indexing, index_tricks, contractions, creation,
+            dtypes)
 
 _ALL = {**_counterparts(np, FAMILIES),
         **_counterparts(np.linalg, [linalg]), **_counterparts(np.fft, [fft])}
