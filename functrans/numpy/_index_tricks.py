@@ -88,15 +88,23 @@ def _coordinates(flat, shape: tuple):
     return lax.gather(table, shape_ops.reshape(flat, (n, 1)))
 
 
-def _fill_rows(name: str, fill_value, ndim: int):
-    """``fill_value`` (None: 0, a scalar, or one value per axis) as an int64 row."""
-    if fill_value is None:
-        fill_value = 0
-    fill = lax.convert_element_type(arg(fill_value), INT)
-    if shape_of(fill) not in ((), (ndim,)):
+def _fill(name: str, fill_value, ndim: int, size: int, like):
+    """``fill_value`` (None: 0, a scalar, or one value per axis) as an int64 ``(size, ndim)``
+    array on the device of ``like`` (made there, not copied from the host)."""
+    if isinstance(fill_value, Tracer):
+        fill = lax.convert_element_type(fill_value, INT)
+        if shape_of(fill) not in ((), (ndim,)):
+            raise ValueError(f"{name}: fill_value must be a scalar or have one value per axis "
+                             f"({ndim}), got shape {shape_of(fill)}")
+        return shape_ops.broadcast_to(fill, (size, ndim))
+    values = np.asarray(0 if fill_value is None else fill_value)
+    if values.shape not in ((), (ndim,)):
         raise ValueError(f"{name}: fill_value must be a scalar or have one value per axis "
-                         f"({ndim}), got shape {shape_of(fill)}")
-    return shape_ops.broadcast_to(fill, (ndim,))
+                         f"({ndim}), got shape {values.shape}")
+    if not values.shape:
+        return backend.full((size, ndim), values.item(), INT, like=like)
+    return lax.concatenate([backend.full((size, 1), v, INT, like=like)
+                            for v in values.tolist()], 1)
 
 
 def _positions(name: str, a, size, fill_value):
@@ -109,7 +117,7 @@ def _positions(name: str, a, size, fill_value):
         coords = _zeros((size, len(shape)), INT, mask)
     else:
         coords = _coordinates(flat, shape)
-    fill = shape_ops.broadcast_to(_fill_rows(name, fill_value, len(shape)), (size, len(shape)))
+    fill = _fill(name, fill_value, len(shape), size, mask)
     return lax.select(shape_ops.broadcast_in_dim(valid, (size, len(shape)), (0,)), coords, fill)
 
 
@@ -216,9 +224,13 @@ def compress(condition, a, axis=None, *, size=None, fill_value=0):
         size = _size("compress", size)
         where, valid = _slots(as_bool(condition), size)
         picked = lax.gather(a, shape_ops.reshape(where, (size, 1)))
-        fill = lax.convert_element_type(arg(fill_value), dtype_of(a))
+        if isinstance(fill_value, Tracer):
+            fill = shape_ops.broadcast_to(
+                lax.convert_element_type(fill_value, dtype_of(a)), (size,) + rest)
+        else:
+            fill = backend.full((size,) + rest, fill_value, dtype_of(a), like=a)
         out = lax.select(shape_ops.broadcast_in_dim(valid, (size,) + rest, (0,)), picked,
-                         shape_ops.broadcast_to(fill, (size,) + rest))
+                         fill)
     return shape_ops.moveaxis(out, 0, axis)
 
 
@@ -254,12 +266,15 @@ def count_nonzero(a, axis=None, keepdims: bool = False):
 
 # -- choosing among arrays ------------------------------------------------------------------
 
-def _promote(name: str, values: list):
-    """``values`` converted to their common NumPy result type (Python scalars weakly)."""
+def _promote(values: list):
+    """``values`` converted to their common NumPy result type (Python scalars weakly, and
+    made on the device of the arrays rather than copied there)."""
     values = [arg(v) for v in values]
-    dtype = np.result_type(*[v if isinstance(v, (int, float, complex, bool)) else dtype_of(v)
-                             for v in values])
-    return [lax.convert_element_type(v, dtype) for v in values]
+    scalars = [isinstance(v, (int, float, complex, bool)) for v in values]
+    dtype = np.result_type(*[v if s else dtype_of(v) for v, s in zip(values, scalars)])
+    like = next((v for v, s in zip(values, scalars) if not s), None)
+    return [backend.full((), v, dtype, like=like) if s else lax.convert_element_type(v, dtype)
+            for v, s in zip(values, scalars)]
 
 
 def select(condlist, choicelist, default=0):
@@ -282,7 +297,7 @@ def select(condlist, choicelist, default=0):
         if dtype_of(c) != np.bool_:
             raise TypeError(f"select: condlist[{k}] must be boolean, got {dtype_of(c)}; "
                             "compare it explicitly (e.g. x > 0)")
-    *choices, out = _promote("select", list(choicelist) + [default])
+    *choices, out = _promote(list(choicelist) + [default])
     for c, x in zip(reversed(conds), reversed(choices)):
         out = lax.select(c, x, out)
     return out
@@ -329,7 +344,7 @@ def choose(a, choices, out=None, mode: str = "raise"):
         a = lax.max(lax.min(a, n - 1), 0)
     else:
         raise ValueError(f"choose: mode must be 'raise', 'wrap' or 'clip', got {mode!r}")
-    choices = _promote("choose", list(choices))
+    choices = _promote(list(choices))
     out = choices[-1]
     for k in range(n - 2, -1, -1):
         out = lax.select(lax.eq(a, k), choices[k], out)
@@ -366,8 +381,13 @@ def piecewise(x, condlist, funclist, *args, **kw):
     dtype = dtype_of(x)
     out = lax.zeros_like(x)
     for c, f in zip(conds, funcs):
-        value = f(x, *args, **kw) if callable(f) else arg(f)
-        out = lax.select(c, lax.convert_element_type(arg(value), dtype), out)
+        if callable(f):
+            value = lax.convert_element_type(arg(f(x, *args, **kw)), dtype)
+        elif isinstance(f, (int, float, complex, bool)):  # made on x's device, not copied
+            value = backend.full((), f, dtype, like=x)
+        else:
+            value = lax.convert_element_type(arg(f), dtype)
+        out = lax.select(c, value, out)
     return out
 
 
@@ -589,16 +609,17 @@ def triu_indices_from(arr, k: int = 0):
     return triu_indices(n, k, m)
 
 
-def mask_indices(n: int, mask_func, k=0):
+def mask_indices(n: int, mask_func, k=0, *, size=None):
     """The indices where ``mask_func(ones((n, n)), k)`` is nonzero (``mask_func`` is, for
-    example, ``triu`` or ``tril``).
+    example, ``triu`` or ``tril``).  Inside a transform ``mask_func``'s result is traced,
+    so pass ``size`` (the number of indices), as for ``nonzero``.
 
     >>> import functrans.numpy as fnp
     >>> fnp.mask_indices(2, fnp.triu)
     (array([0, 0, 1]), array([0, 1, 1]))
     """
     n = static_int(n, "mask_indices", "n")
-    return nonzero(mask_func(np.ones((n, n), INT), k))
+    return nonzero(mask_func(np.ones((n, n), INT), k), size=size)
 
 
 # -- index expressions ----------------------------------------------------------------------
