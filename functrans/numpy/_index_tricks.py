@@ -4,8 +4,9 @@ arrays (``select``, ``choose``, ``piecewise``), builders of index arrays (``indi
 ``ix_``, ``unravel_index``, ``ravel_multi_index``, the ``*_indices`` functions) and the
 index-expression objects (``s_``, ``index_exp``, ``mgrid``, ``ogrid``, ``r_``, ``c_``).
 
-The number of nonzero elements decides the shape of ``nonzero``'s result, so inside a
-transform (where the elements are not known) it needs JAX's static ``size=``: the first
+The number of nonzero elements decides the shape of ``nonzero``'s result, so under vmap
+and in jaxprs (where the elements are not known) it needs JAX's static ``size=`` (under
+differentiation alone the values are known, and positions carry no derivative): the first
 ``size`` positions are kept and the missing ones are ``fill_value``.  With ``size`` the
 positions come from a running count: the element at ``i`` with ``count[i] = k`` true
 elements up to and including it is scattered into slot ``k - 1`` (slots past ``size``
@@ -47,6 +48,17 @@ def _need_size(name: str, x) -> ConcretizationTypeError:
         f"the shape of the result, which a transform must know in advance; pass a static "
         f"size= (e.g. {name}(..., size=n, fill_value=...)): the first n positions are kept "
         "and missing ones are filled")
+
+
+def _concrete(name: str, x):
+    """The concrete value of ``x`` (under differentiation, its primal: positions carry no
+    derivative), or the error that asks for ``size=`` when there is none (vmap, jaxprs)."""
+    if not isinstance(x, Tracer):
+        return x
+    try:
+        return x.to_concrete_value(f"{name} without size=")
+    except ConcretizationTypeError as e:
+        raise _need_size(name, x) from e
 
 
 def _size(name: str, size) -> int:
@@ -139,8 +151,7 @@ def nonzero(a, *, size=None, fill_value=None):
         raise ValueError("nonzero: a 0-d array has no axes to index (NumPy refuses it too); "
                          "use nonzero(atleast_1d(a))")
     if size is None:
-        if isinstance(a, Tracer):
-            raise _need_size("nonzero", a)
+        a = _concrete("nonzero", a)
         return tuple(i.astype(INT) for i in backend.array_module(a).nonzero(a))
     out = _positions("nonzero", a, size, fill_value)
     return tuple(shape_ops.squeeze(c, (1,))
@@ -159,8 +170,7 @@ def argwhere(a, *, size=None, fill_value=None):
     """
     a = arg(a)
     if size is None:
-        if isinstance(a, Tracer):
-            raise _need_size("argwhere", a)
+        a = _concrete("argwhere", a)
         return backend.array_module(a).argwhere(a).astype(INT)
     if not shape_of(a):  # NumPy's convention: one row of no columns if a is true
         out = _positions("argwhere", shape_ops.reshape(a, (1,)), size, fill_value)
@@ -177,8 +187,8 @@ def flatnonzero(a, *, size=None, fill_value=None):
     array([1, 2, 9])
     """
     a = arg(a)
-    if size is None and isinstance(a, Tracer):
-        raise _need_size("flatnonzero", a)
+    if size is None:
+        a = _concrete("flatnonzero", a)
     return nonzero(ravel(a), size=size, fill_value=fill_value)[0]
 
 
@@ -200,28 +210,31 @@ def compress(condition, a, axis=None, *, size=None, fill_value=0):
     array([[ 1.,  3., -1.],
            [ 4.,  6., -1.]])
     """
+    return _compress("compress", condition, a, axis, size, fill_value)
+
+
+def _compress(name: str, condition, a, axis, size, fill_value):
     condition, a = arg(condition), arg(a)
     if len(shape_of(condition)) != 1:
-        raise ValueError(f"compress: condition must be 1-D, got shape {shape_of(condition)}")
+        raise ValueError(f"{name}: condition must be 1-D, got shape {shape_of(condition)}")
     if axis is None:
         a, axis = ravel(a), 0
     shape = shape_of(a)
-    axis = shape_ops.normalize_axis(static_int(axis, "compress", "axis"), len(shape))
+    axis = shape_ops.normalize_axis(static_int(axis, name, "axis"), len(shape))
     n, m = shape[axis], shape_of(condition)[0]
     if m > n:
-        raise ValueError(f"compress: condition has {m} entries, more than the {n} of axis "
+        raise ValueError(f"{name}: condition has {m} entries, more than the {n} of axis "
                          f"{axis} of the array of shape {shape}")
     a = shape_ops.moveaxis(a, axis, 0)
     if m < n:
         a = lax.slice(a, (0,) * len(shape), (m,) + shape_of(a)[1:])
     rest = shape_of(a)[1:]
     if size is None:
-        if isinstance(condition, Tracer):
-            raise _need_size("compress", condition)
+        condition = _concrete(name, condition)
         where = backend.array_module(condition).flatnonzero(condition)
         out = lax.gather(a, shape_ops.reshape(where.astype(INT), (where.shape[0], 1)))
     else:
-        size = _size("compress", size)
+        size = _size(name, size)
         where, valid = _slots(as_bool(condition), size)
         picked = lax.gather(a, shape_ops.reshape(where, (size, 1)))
         if isinstance(fill_value, Tracer):
@@ -242,7 +255,7 @@ def extract(condition, arr, *, size=None, fill_value=0):
     >>> fnp.extract(fnp.asarray([[1, 0], [0, 1]]), fnp.asarray([[1., 2.], [3., 4.]]))
     array([1., 4.])
     """
-    return compress(ravel(arg(condition)), ravel(arg(arr)), size=size, fill_value=fill_value)
+    return _compress("extract", ravel(arg(condition)), ravel(arg(arr)), None, size, fill_value)
 
 
 def count_nonzero(a, axis=None, keepdims: bool = False):
