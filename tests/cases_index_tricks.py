@@ -103,3 +103,18 @@ NUMPY_CASES = [
     numpy_case("s_and_index_exp", lambda m, x: x[m.s_[::2, 1]] + x[m.index_exp[-1]][1],
                A(3, 2)),
 ]
+
+
+def _bincount_reference(x, w, length):
+    out = np.bincount(np.abs(x), w, minlength=length)[:length]
+    return out.astype(w.dtype) if w is not None and w.dtype.kind == "f" else out
+
+
+NUMPY_CASES += [
+    numpy_case("bincount_weights_length", lambda m, x, w: m.bincount(m.abs(x), w, length=5),
+               A(6, kind="int"), A(6),
+               reference=lambda x, w: _bincount_reference(x, w, 5)),
+    numpy_case("bincount_length_drops", lambda m, x: m.bincount(m.abs(x), length=3),
+               A(7, kind="int"), diff=False,
+               reference=lambda x: _bincount_reference(x, None, 3)),
+]

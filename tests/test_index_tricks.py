@@ -279,3 +279,81 @@ def test_traced_index_arithmetic_clamps_out_of_range_as_jax():
 def test_bad_arguments_are_reported(call, error, match):
     with pytest.raises(error, match=match):
         call()
+
+
+# -- bincount and histograms -----------------------------------------------------------------
+
+SAMPLE = RNG.standard_normal(25)
+POINTS = RNG.standard_normal((30, 3))
+WEIGHTS = RNG.standard_normal(30)
+
+
+@pytest.mark.parametrize("kwargs", [
+    {}, {"bins": 4}, {"bins": [-1.0, 0.0, 0.5, 2.0]}, {"bins": 3, "range": (-1.0, 1.0)},
+    {"weights": WEIGHTS[:25]}, {"weights": WEIGHTS[:25].astype(np.float32)},
+    {"density": True}, {"weights": WEIGHTS[:25], "density": True}, {"bins": "auto"},
+], ids=str)
+def test_histogram_matches_numpy(kwargs):
+    for got, want in zip(fnp.histogram(SAMPLE, **kwargs), np.histogram(SAMPLE, **kwargs)):
+        assert np.asarray(got).dtype == want.dtype
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+    np.testing.assert_allclose(fnp.histogram_bin_edges(SAMPLE, kwargs.get("bins", 10)),
+                               np.histogram_bin_edges(SAMPLE, kwargs.get("bins", 10)))
+
+
+@pytest.mark.parametrize("kwargs", [
+    {}, {"bins": 3}, {"bins": (2, 3, 4)}, {"weights": WEIGHTS}, {"density": True},
+    {"range": [(-1.0, 1.0), None, (0.0, 2.0)], "bins": 3},
+    {"bins": [np.array([-3.0, 0.0, 3.0]), 2, np.array([-1.0, 1.0])]},
+], ids=str)
+def test_histogramdd_and_histogram2d_match_numpy(kwargs):
+    got, want = fnp.histogramdd(POINTS, **kwargs), np.histogramdd(POINTS, **kwargs)
+    assert got[0].dtype == want[0].dtype
+    np.testing.assert_allclose(got[0], want[0])
+    for g, w in zip(got[1], want[1]):
+        np.testing.assert_allclose(g, w)
+    got = fnp.histogram2d(POINTS[:, 0], POINTS[:, 1], bins=(3, 5), weights=WEIGHTS)
+    want = np.histogram2d(POINTS[:, 0], POINTS[:, 1], bins=(3, 5), weights=WEIGHTS)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w)
+
+
+def test_histogram_weights_differentiate_and_batch():
+    def f(w):
+        return fnp.histogram(SAMPLE, bins=4, weights=w, density=True)[0]
+    w = np.abs(WEIGHTS[:25]) + 0.5
+    ft.testing.check_grads(f, (w,), order=2)
+    got = ft.vmap(f)(np.stack([w, 2 * w + 1]))
+    want = np.stack([np.histogram(SAMPLE, bins=4, weights=v, density=True)[0]
+                     for v in (w, 2 * w + 1)])
+    np.testing.assert_allclose(got, want)
+    counts = ft.grad(lambda v: fnp.sum(fnp.histogramdd(POINTS, 2, weights=v)[0][0]))(WEIGHTS)
+    first = np.histogramdd(POINTS, 2)[0]
+    assert counts.shape == (30,) and counts.sum() == first[0].sum()
+
+
+def test_bincount_concrete_matches_numpy_and_length_follows_jax():
+    x = np.array([0, 1, 1, 5])
+    _same(fnp.bincount(x), np.bincount(x))
+    _same(fnp.bincount(x, minlength=8), np.bincount(x, minlength=8))
+    _same(fnp.bincount(x, np.float32([1, 2, 3, 4])), np.float32([1, 5, 0, 0, 0, 4]))
+    _same(fnp.bincount(np.array([], int)), np.bincount(np.array([], int)))
+    _same(fnp.bincount(np.array([-2, 1, 7]), length=3), np.array([1, 1, 0]))
+    got = ft.vmap(lambda v: fnp.bincount(v, length=4))(np.array([[0, 1, 1], [3, 3, 9]]))
+    _same(got, np.array([[1, 2, 0, 0], [0, 0, 0, 2]]))
+
+
+@pytest.mark.parametrize("call,error,match", [
+    (lambda: ft.vmap(fnp.bincount)(np.zeros((2, 3), int)), ConcretizationTypeError,
+     "bincount: .*pass a static length="),
+    (lambda: fnp.bincount(np.array([1, -1])), ValueError, "bincount: x must not be negative"),
+    (lambda: fnp.bincount(np.array([1.5])), TypeError, "bincount: x must be a 1-D array"),
+    (lambda: fnp.bincount(np.array([1]), np.ones(2)), ValueError, "bincount: weights of shape"),
+    (lambda: ft.vmap(fnp.histogram)(np.ones((2, 3))), ConcretizationTypeError,
+     "histogram: the values of a traced"),
+    (lambda: fnp.histogramdd(np.ones((3, 2)), bins=[2]), ValueError, "bins has 1 entries"),
+    (lambda: fnp.histogramdd(np.ones((3, 2, 1))), ValueError, "sample must be"),
+])
+def test_bincount_and_histogram_errors(call, error, match):
+    with pytest.raises(error, match=match):
+        call()

@@ -2,7 +2,8 @@
 ``flatnonzero``, ``compress``, ``extract``, ``count_nonzero``), selection among several
 arrays (``select``, ``choose``, ``piecewise``), builders of index arrays (``indices``,
 ``ix_``, ``unravel_index``, ``ravel_multi_index``, the ``*_indices`` functions) and the
-index-expression objects (``s_``, ``index_exp``, ``mgrid``, ``ogrid``, ``r_``, ``c_``).
+index-expression objects (``s_``, ``index_exp``, ``mgrid``, ``ogrid``, ``r_``, ``c_``),
+and counting into bins (``bincount``, ``histogram`` and friends: weights differentiate).
 
 The number of nonzero elements decides the shape of ``nonzero``'s result, so under vmap
 and in jaxprs (where the elements are not known) it needs JAX's static ``size=`` (under
@@ -33,7 +34,8 @@ __all__ = ["nonzero", "argwhere", "flatnonzero", "compress", "extract", "count_n
            "select", "choose", "piecewise", "indices", "ix_", "unravel_index",
            "ravel_multi_index", "diag_indices", "diag_indices_from", "tril_indices",
            "triu_indices", "tril_indices_from", "triu_indices_from", "mask_indices",
-           "s_", "index_exp", "mgrid", "ogrid", "r_", "c_"]
+           "s_", "index_exp", "mgrid", "ogrid", "r_", "c_", "bincount", "histogram",
+           "histogram_bin_edges", "histogram2d", "histogramdd"]
 
 INT = np.dtype(np.int64)
 
@@ -748,3 +750,221 @@ class _Concatenator:
 
 r_ = _Concatenator("r_", axis=0, ndmin=1, trans1d=-1)
 c_ = _Concatenator("c_", axis=-1, ndmin=2, trans1d=0)
+
+
+# -- counting into bins ---------------------------------------------------------------------
+
+def _weights(name: str, weights, shape: tuple):
+    """``weights`` (None: ones) flattened, of an inexact dtype (float64 for integers and
+    booleans, as NumPy; float32 stays float32)."""
+    if weights is None:
+        return None
+    weights = arg(weights)
+    if shape_of(weights) != shape:
+        raise ValueError(f"{name}: weights of shape {shape_of(weights)} must have the shape "
+                         f"{shape} of the values")
+    if dtype_of(weights).kind not in "fc":
+        weights = lax.convert_element_type(weights, np.float64)
+    return shape_ops.reshape(weights, (math.prod(shape),))
+
+
+def _add_into_bins(bins, keep, count: int, weights, like):
+    """Per element bin numbers (1-D int64) summed into ``count`` bins: the ``weights`` (or
+    ones, as int64 counts) of the elements where ``keep`` is true.  The others go to an
+    extra bin that is dropped, since scatter-add clamps rather than drops."""
+    n = shape_of(bins)[0]
+    slot = lax.select(keep, bins, count)
+    if weights is None:
+        updates = backend.ones((n,), INT, like=like)
+        dtype = INT
+    else:
+        updates, dtype = weights, dtype_of(weights)
+    target = _zeros((count + 1,), dtype, like if weights is None else updates)
+    out = lax.scatter_add(target, shape_ops.reshape(slot, (n, 1)), updates)
+    return lax.slice(out, (0,), (count,))
+
+
+def bincount(x, weights=None, minlength: int = 0, *, length=None):
+    """The number of occurrences of each value ``0, 1, ...`` in the 1-D non-negative
+    integer ``x`` (the sum of ``weights`` at its occurrences, with ``weights``).
+
+    The result has ``max(x) + 1`` bins, at least ``minlength``.  A traced ``x`` under vmap
+    or in a jaxpr needs a static ``length`` instead (JAX's): then there are exactly
+    ``length`` bins, values beyond are dropped and negative values counted in bin 0, as in
+    JAX.  The result differentiates with respect to ``weights``; integer counts carry no
+    derivative.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.bincount(fnp.asarray([0, 2, 2, 3]))
+    array([1, 0, 2, 1])
+    >>> fnp.bincount(fnp.asarray([0, 2, 2, 3]), weights=[0.5, 1., 2., 4.], length=3)
+    array([0.5, 0. , 3. ])
+    """
+    x = arg(x)
+    if len(shape_of(x)) != 1 or dtype_of(x).kind not in "iub":
+        raise TypeError(f"bincount: x must be a 1-D array of non-negative integers, got "
+                        f"{dtype_of(x)} of shape {shape_of(x)}")
+    minlength = static_int(minlength, "bincount", "minlength")
+    if minlength < 0:
+        raise ValueError(f"bincount: minlength must be non-negative, got {minlength}")
+    w = _weights("bincount", weights, shape_of(x))
+    if length is None:
+        try:
+            values = _concrete("bincount", x)
+        except ConcretizationTypeError:
+            raise ConcretizationTypeError(
+                f"bincount: the number of bins of a traced {x.aval.str_short()} depends on its "
+                "values, which a transform must know in advance; pass a static length= "
+                "(values at or beyond it are dropped)") from None
+        xp = backend.array_module(values)
+        if shape_of(x)[0] and bool(xp.any(values < 0)):
+            raise ValueError("bincount: x must not be negative (pass length= to count "
+                             "negative values in bin 0, as JAX does)")
+        length = builtins.max(int(values.max()) + 1 if shape_of(x)[0] else 0, minlength)
+    else:
+        length = _size("bincount", length)
+    i = lax.max(lax.convert_element_type(x, INT), 0)
+    return _add_into_bins(i, lax.lt(i, length), length, w, x)
+
+
+def _concrete_values(name: str, a):
+    try:
+        return _concrete(name, a)
+    except ConcretizationTypeError:
+        raise ConcretizationTypeError(
+            f"{name}: the values of a traced {a.aval.str_short()} decide which bin each falls "
+            "in and cannot be read under vmap or in a jaxpr; call it on concrete values (its "
+            "weights may be traced)") from None
+
+
+def histogram_bin_edges(a, bins=10, range=None, weights=None):  # noqa: A002 (NumPy's name)
+    """The edges of ``histogram``'s bins: ``bins + 1`` evenly spaced from ``range`` (the
+    minimum and maximum of ``a`` when None), or ``bins`` itself when it is a sequence of
+    edges, or NumPy's named estimators (``"auto"``, ``"fd"``, ...).  Concrete ``a`` only.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.histogram_bin_edges(fnp.asarray([1., 2., 5.]), bins=2)
+    array([1., 3., 5.])
+    """
+    a = _concrete_values("histogram_bin_edges", arg(a))
+    if isinstance(bins, Tracer):
+        bins = _concrete_values("histogram_bin_edges", bins)
+    if weights is not None:
+        weights = _concrete_values("histogram_bin_edges", arg(weights))
+    xp = backend.array_module(a)
+    return xp.histogram_bin_edges(a, bins, range, weights)
+
+
+def _bin_numbers(values, edges):
+    """Bin ``k`` holds ``edges[k] <= v < edges[k + 1]``, the last bin its right edge too;
+    -1 or ``len(edges) - 1`` (outside) for the others and NaN."""
+    xp = backend.array_module(values, edges)
+    k = xp.searchsorted(edges, values, side="right") - 1
+    k = xp.where(values == edges[-1], len(edges) - 2, k)
+    return xp.where(xp.isnan(values), -1, k).astype(INT)
+
+
+def histogram(a, bins=10, range=None, weights=None, density=None):  # noqa: A002
+    """Counts of ``a`` (flattened) in the bins of ``histogram_bin_edges``, and the edges.
+
+    The values of ``a`` must be concrete (bins are chosen from them); ``weights`` may be
+    traced and differentiate: each bin is the sum of the weights of its values.  Counts
+    without weights are int64 and carry no derivative.  With ``density`` the counts are
+    divided by their total and the bin widths (a density that integrates to 1).
+
+    >>> import functrans.numpy as fnp
+    >>> counts, edges = fnp.histogram(fnp.asarray([1., 2., 2., 5.]), bins=2)
+    >>> counts, edges
+    (array([3, 1]), array([1., 3., 5.]))
+    """
+    a = arg(a)
+    values = _concrete_values("histogram", a)
+    edges = histogram_bin_edges(values, bins, range, None if weights is None or isinstance(
+        weights, Tracer) else weights)
+    w = _weights("histogram", weights, shape_of(a))
+    nbins = shape_of(edges)[0] - 1
+    k = _bin_numbers(backend.array_module(values).ravel(values), edges)
+    counts = _add_into_bins(k, (k >= 0) & (k < nbins), nbins, w, values)
+    if density:
+        widths = edges[1:] - edges[:-1]
+        counts = _density(counts, widths)
+    return counts, edges
+
+
+def _density(counts, widths):
+    if dtype_of(counts).kind not in "fc":
+        counts = lax.convert_element_type(counts, np.float64)
+    total = lax.reduce_sum(counts, tuple(builtins.range(len(shape_of(counts)))))
+    return lax.div(lax.div(counts, total), lax.convert_element_type(widths, dtype_of(counts)))
+
+
+def histogramdd(sample, bins=10, range=None, weights=None, density=None):  # noqa: A002
+    """Counts of the ``(N, D)`` points of ``sample`` in a ``D``-dimensional grid of bins, and
+    the ``D`` arrays of edges.  ``bins`` is a count for every axis, one per axis, or one
+    array of edges per axis; ``range`` one ``(low, high)`` (or None) per axis.  As in
+    ``histogram``: concrete ``sample``, differentiable ``weights``, ``density``.
+
+    >>> import functrans.numpy as fnp
+    >>> counts, edges = fnp.histogramdd(fnp.asarray([[0., 0.], [1., 1.], [1., 0.]]), bins=2)
+    >>> counts
+    array([[1., 0.],
+           [1., 1.]])
+    """
+    sample = arg(sample)
+    values = _concrete_values("histogramdd", sample)
+    xp = backend.array_module(values)
+    if values.ndim == 1:
+        values = values[:, None]
+    if values.ndim != 2:
+        raise ValueError(f"histogramdd: sample must be (N, D), got shape {values.shape}")
+    n, d = values.shape
+    if isinstance(bins, (int, np.integer)):
+        bins = [bins] * d
+    if len(bins) != d:
+        raise ValueError(f"histogramdd: bins has {len(bins)} entries for {d} dimensions")
+    ranges = [None] * d if range is None else list(range)
+    if len(ranges) != d:
+        raise ValueError(f"histogramdd: range has {len(ranges)} entries for {d} dimensions")
+    edges, numbers, keep = [], [], xp.ones(n, bool)
+    for axis in builtins.range(d):
+        column = values[:, axis]
+        lo_hi = ranges[axis]
+        if isinstance(bins[axis], (int, np.integer)) and lo_hi is None:
+            lo, hi = (float(column.min()), float(column.max())) if n else (0.0, 1.0)
+            lo_hi = (lo - 0.5, hi + 0.5) if lo == hi else (lo, hi)
+        e = xp.histogram_bin_edges(column, bins[axis], lo_hi)
+        k = _bin_numbers(column, e)
+        keep = keep & (k >= 0) & (k < len(e) - 1)
+        edges.append(e)
+        numbers.append(xp.where(keep, k, 0))
+    shape = tuple(len(e) - 1 for e in edges)
+    flat = xp.ravel_multi_index(tuple(xp.where(keep, k, 0) for k in numbers), shape)
+    w = _weights("histogramdd", weights, (n,))
+    if w is None:  # NumPy's histogramdd counts in float64
+        w = backend.ones((n,), np.float64, like=values)
+    counts = shape_ops.reshape(_add_into_bins(flat.astype(INT), keep, math.prod(shape), w,
+                                              values), shape)
+    if density:
+        widths = [e[1:] - e[:-1] for e in edges]
+        cell = widths[0]
+        for wd in widths[1:]:
+            cell = xp.multiply.outer(cell, wd)
+        counts = _density(counts, cell)
+    return counts, edges
+
+
+def histogram2d(x, y, bins=10, range=None, weights=None, density=None):  # noqa: A002
+    """``histogramdd`` of the points ``(x[i], y[i])``: the counts and the x and y edges.
+
+    >>> import functrans.numpy as fnp
+    >>> counts, xedges, yedges = fnp.histogram2d([0., 1., 1.], [0., 1., 0.], bins=2)
+    >>> counts
+    array([[1., 0.],
+           [1., 1.]])
+    """
+    x, y = _concrete_values("histogram2d", arg(x)), _concrete_values("histogram2d", arg(y))
+    xp = backend.array_module(x, y)
+    if not isinstance(bins, (int, np.integer)) and len(bins) != 2:
+        bins = [bins, bins]  # one array of edges for both axes
+    counts, (xedges, yedges) = histogramdd(xp.stack([x, y], 1), bins, range, weights, density)
+    return counts, xedges, yedges
