@@ -357,3 +357,18 @@ def test_bincount_concrete_matches_numpy_and_length_follows_jax():
 def test_bincount_and_histogram_errors(call, error, match):
     with pytest.raises(error, match=match):
         call()
+
+
+def test_evenly_spaced_bin_edges_are_traced_and_differentiate():
+    x = RNG.standard_normal(7)
+    got = ft.vmap(lambda v: fnp.histogram_bin_edges(v, 3))(np.stack([x, 2 * x, 0 * x]))
+    want = np.stack([np.histogram_bin_edges(v, 3) for v in (x, 2 * x, 0 * x)])
+    np.testing.assert_allclose(got, want, rtol=1e-14)
+    ft.testing.check_grads(lambda v: fnp.histogram_bin_edges(v, 4), (x,), order=2)
+    ft.testing.check_grads(lambda v: fnp.histogram(v, 4)[1], (x,), order=1)
+    _same(fnp.histogram_bin_edges(np.float32([1, 2]), 2),
+          np.histogram_bin_edges(np.float32([1, 2]), 2))
+    _same(fnp.histogram_bin_edges(np.array([3, 3]), 2, range=(0, 1)),
+          np.histogram_bin_edges(np.array([3, 3]), 2, range=(0, 1)))
+    with pytest.raises(ValueError, match="range of the values is not finite"):
+        fnp.histogram_bin_edges(np.array([1.0, np.nan]))

@@ -840,19 +840,46 @@ def _concrete_values(name: str, a):
 def histogram_bin_edges(a, bins=10, range=None, weights=None):  # noqa: A002 (NumPy's name)
     """The edges of ``histogram``'s bins: ``bins + 1`` evenly spaced from ``range`` (the
     minimum and maximum of ``a`` when None), or ``bins`` itself when it is a sequence of
-    edges, or NumPy's named estimators (``"auto"``, ``"fd"``, ...).  Concrete ``a`` only.
+    edges, or NumPy's named estimators (``"auto"``, ``"fd"``, ...; concrete ``a`` only).
+
+    Evenly spaced edges are computed from ``a``'s minimum and maximum, so they work on
+    traced ``a`` and differentiate with respect to it.
 
     >>> import functrans.numpy as fnp
     >>> fnp.histogram_bin_edges(fnp.asarray([1., 2., 5.]), bins=2)
     array([1., 3., 5.])
     """
-    a = _concrete_values("histogram_bin_edges", arg(a))
-    if isinstance(bins, Tracer):
-        bins = _concrete_values("histogram_bin_edges", bins)
-    if weights is not None:
-        weights = _concrete_values("histogram_bin_edges", arg(weights))
-    xp = backend.array_module(a)
-    return xp.histogram_bin_edges(a, bins, range, weights)
+    a = arg(a)
+    if not isinstance(bins, (int, np.integer)):
+        a = _concrete_values("histogram_bin_edges", a)
+        if isinstance(bins, Tracer):
+            bins = _concrete_values("histogram_bin_edges", bins)
+        if weights is not None:
+            weights = _concrete_values("histogram_bin_edges", arg(weights))
+        return backend.array_module(a).histogram_bin_edges(a, bins, range, weights)
+    if bins < 1:
+        raise ValueError(f"histogram_bin_edges: bins must be positive, got {bins}")
+    dtype = np.result_type(dtype_of(a), 0.0)
+    axes = tuple(builtins.range(len(shape_of(a))))
+    if range is not None:
+        lo, hi = (float(v) for v in range)
+        if not (math.isfinite(lo) and math.isfinite(hi)) or lo > hi:
+            raise ValueError(f"histogram_bin_edges: range must be finite with low <= high, "
+                             f"got {range!r}")
+        lo, hi = (backend.full((), v, dtype, like=a) for v in (lo, hi))
+    elif not math.prod(shape_of(a)):
+        lo, hi = (backend.full((), v, dtype, like=a) for v in (0.0, 1.0))
+    else:
+        lo, hi = (lax.convert_element_type(f(a, axes), dtype)
+                  for f in (lax.reduce_min, lax.reduce_max))
+        if not isinstance(a, Tracer) and not bool(backend.array_module(a).isfinite(lo + hi)):
+            raise ValueError("histogram_bin_edges: the range of the values is not finite; "
+                             "pass range=(low, high)")
+    same = lax.eq(lo, hi)  # NumPy widens an empty range by 1/2 on both sides
+    lo, hi = lax.select(same, lax.sub(lo, 0.5), lo), lax.select(same, lax.add(hi, 0.5), hi)
+    steps = lax.div(lax.iota(dtype, bins, like=a), backend.full((), bins, dtype, like=a))
+    inner = lax.add(lo, lax.mul(lax.sub(hi, lo), steps))
+    return lax.concatenate([inner, shape_ops.reshape(hi, (1,))], 0)
 
 
 def _bin_numbers(values, edges):
@@ -879,14 +906,16 @@ def histogram(a, bins=10, range=None, weights=None, density=None):  # noqa: A002
     """
     a = arg(a)
     values = _concrete_values("histogram", a)
-    edges = histogram_bin_edges(values, bins, range, None if weights is None or isinstance(
-        weights, Tracer) else weights)
+    concrete_weights = None if weights is None or isinstance(weights, Tracer) else weights
+    fixed = histogram_bin_edges(values, bins, range, concrete_weights)
+    edges = fixed if not isinstance(a, Tracer) else histogram_bin_edges(
+        a, bins, range, concrete_weights)  # the edges keep their derivative
     w = _weights("histogram", weights, shape_of(a))
-    nbins = shape_of(edges)[0] - 1
-    k = _bin_numbers(backend.array_module(values).ravel(values), edges)
+    nbins = shape_of(fixed)[0] - 1
+    k = _bin_numbers(backend.array_module(values).ravel(values), fixed)
     counts = _add_into_bins(k, (k >= 0) & (k < nbins), nbins, w, values)
     if density:
-        widths = edges[1:] - edges[:-1]
+        widths = fixed[1:] - fixed[:-1]
         counts = _density(counts, widths)
     return counts, edges
 
