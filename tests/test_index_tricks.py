@@ -172,6 +172,8 @@ def test_piecewise_later_conditions_win_and_otherwise_fills_the_rest():
     want = np.piecewise(x, [x < 1, x < 0], [lambda v: v * 10, -1.0, 7.0])
     _same(got, want)
     _same(fnp.piecewise(x, x > 0, [1.0]), np.piecewise(x, x > 0, [1.0]))
+    stacked = np.stack([x < 0, x > 1])
+    _same(fnp.piecewise(x, stacked, [-1.0, 1.0]), np.piecewise(x, stacked, [-1.0, 1.0]))
     i = np.arange(4)
     _same(fnp.piecewise(i, [i > 1], [lambda v: v * 1.5]), np.piecewise(i, [i > 1],
                                                                            [lambda v: v * 1.5]))
@@ -372,3 +374,52 @@ def test_evenly_spaced_bin_edges_are_traced_and_differentiate():
           np.histogram_bin_edges(np.array([3, 3]), 2, range=(0, 1)))
     with pytest.raises(ValueError, match="range of the values is not finite"):
         fnp.histogram_bin_edges(np.array([1.0, np.nan]))
+
+
+# -- JAX's semantics where NumPy has none (size=, length=, traced modes); skips without JAX --
+
+JAX_CHECKS = {
+    "nonzero_size": lambda m: m.nonzero(X, size=5, fill_value=-1),
+    "nonzero_fill_per_axis": lambda m: m.nonzero(X, size=11, fill_value=(1, 2)),
+    "argwhere_size": lambda m: m.argwhere(X, size=7, fill_value=3),
+    "flatnonzero_size": lambda m: m.flatnonzero(X, size=3),
+    "where_size": lambda m: m.where(X, size=2),
+    "compress_size": lambda m: m.compress(X[0] != 0, X, axis=1, size=4, fill_value=9.0),
+    "extract_size": lambda m: m.extract(X > 0, X, size=6, fill_value=-2.0),
+    "bincount_length": lambda m: m.bincount(np.array([-2, 0, 3, 7, 3]), length=5),
+    "bincount_weights_length": lambda m: m.bincount(np.array([0, 3, 3]), np.ones(3), length=2),
+}
+
+
+@pytest.fixture
+def jnp():
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    return pytest.importorskip("jax.numpy")
+
+
+def _same_as_jax(ours, theirs):
+    got, want = ft.tree_util.tree_leaves(ours), [np.asarray(w) for w in (
+        theirs if isinstance(theirs, (tuple, list)) else [theirs])]
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(np.asarray(g), w)
+
+
+@pytest.mark.parametrize("name", JAX_CHECKS)
+def test_size_and_length_follow_jax(name, jnp):
+    call = JAX_CHECKS[name]
+    _same_as_jax(call(fnp), call(jnp))
+
+
+def test_traced_unravel_index_and_modes_follow_jax(jnp):
+    jax = pytest.importorskip("jax")
+    i = np.array([-1, 12, 13, 5, -20])
+    _same_as_jax(ft.vmap(lambda k: fnp.stack(fnp.unravel_index(k, (3, 4))))(i),
+                 jax.vmap(lambda k: jnp.stack(jnp.unravel_index(k, (3, 4))))(i))
+    a = np.array([0, 5, -1, 2])
+    choices = [np.arange(4.0), np.ones(4), -np.arange(4.0)]
+    for mode in ("wrap", "clip"):
+        _same_as_jax(fnp.choose(a, choices, mode=mode), jnp.choose(a, choices, mode=mode))
+        _same_as_jax(fnp.ravel_multi_index((a, a[::-1]), (3, 4), mode=mode),
+                     jnp.ravel_multi_index((a, a[::-1]), (3, 4), mode=mode))

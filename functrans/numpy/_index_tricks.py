@@ -383,7 +383,14 @@ def piecewise(x, condlist, funclist, *args, **kw):
     if isinstance(condlist, (list, tuple)):
         conds = [as_bool(c) for c in condlist]
     else:
-        conds = [as_bool(condlist)]
+        condlist = as_bool(condlist)
+        shape = shape_of(condlist)
+        if len(shape) == len(shape_of(x)) + 1:  # NumPy's: a stack of conditions
+            conds = [shape_ops.squeeze(lax.slice(condlist, (k,) + (0,) * (len(shape) - 1),
+                                                 (k + 1,) + shape[1:]), (0,))
+                     for k in builtins.range(shape[0])]
+        else:
+            conds = [condlist]
     funcs = list(funclist)
     if len(funcs) == len(conds) + 1:
         otherwise = conds[0]
