@@ -105,6 +105,13 @@ NUMPY_CASES = [
 ]
 
 
+def _keep_float32(out, w):
+    """NumPy's counts, in float32 for float32 weights (NumPy gives float64 for densities,
+    histogramdd and bincount; functrans keeps float32, as JAX)."""
+    counts, *rest = out
+    return (counts.astype(w.dtype) if w.dtype == np.float32 else counts, *rest)
+
+
 def _bincount_reference(x, w, length):
     out = np.bincount(np.abs(x), w, minlength=length)[:length]
     return out.astype(w.dtype) if w is not None and w.dtype.kind == "f" else out
@@ -114,6 +121,18 @@ NUMPY_CASES += [
     numpy_case("bincount_weights_length", lambda m, x, w: m.bincount(m.abs(x), w, length=5),
                A(6, kind="int"), A(6),
                reference=lambda x, w: _bincount_reference(x, w, 5)),
+    numpy_case("histogram_weights_density",
+               lambda m, a, w: m.histogram(a, bins=4, weights=w, density=True), A(12), A(12),
+               reference=lambda a, w: _keep_float32(
+                   np.histogram(a, bins=4, weights=w, density=True), w)),
+    numpy_case("histogram_counts_range", lambda m, a: m.histogram(a, bins=3, range=(-1, 1)),
+               A(10), diff=False),
+    numpy_case("histogram2d_weights",
+               lambda m, x, y, w: m.histogram2d(x, y, bins=(2, 3), weights=w), A(9), A(9),
+               A(9), dtypes=FLOATS,
+               reference=lambda x, y, w: _keep_float32(
+                   np.histogram2d(x, y, bins=(2, 3), weights=w)[:1], w)
+               + np.histogram2d(x, y, bins=(2, 3), weights=w)[1:]),
     numpy_case("bincount_length_drops", lambda m, x: m.bincount(m.abs(x), length=3),
                A(7, kind="int"), diff=False,
                reference=lambda x: _bincount_reference(x, None, 3)),

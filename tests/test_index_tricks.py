@@ -351,14 +351,30 @@ def test_bincount_concrete_matches_numpy_and_length_follows_jax():
     (lambda: fnp.bincount(np.array([1, -1])), ValueError, "bincount: x must not be negative"),
     (lambda: fnp.bincount(np.array([1.5])), TypeError, "bincount: x must be a 1-D array"),
     (lambda: fnp.bincount(np.array([1]), np.ones(2)), ValueError, "bincount: weights of shape"),
-    (lambda: ft.vmap(fnp.histogram)(np.ones((2, 3))), ConcretizationTypeError,
-     "histogram: the values of a traced"),
+    (lambda: ft.vmap(lambda v: fnp.histogram(v, "auto"))(np.ones((2, 3))),
+     ConcretizationTypeError, "histogram_bin_edges: the values of a traced"),
+    (lambda: fnp.histogram(np.ones(3), bins=[1.0, 0.0]), ValueError, "increase monotonically"),
+    (lambda: fnp.histogram(np.ones(3), bins=0), ValueError, "bins must be positive"),
+    (lambda: fnp.histogram(np.ones(3), range=(1.0, 0.0)), ValueError, "low <= high"),
     (lambda: fnp.histogramdd(np.ones((3, 2)), bins=[2]), ValueError, "bins has 1 entries"),
     (lambda: fnp.histogramdd(np.ones((3, 2, 1))), ValueError, "sample must be"),
 ])
 def test_bincount_and_histogram_errors(call, error, match):
     with pytest.raises(error, match=match):
         call()
+
+
+def test_histograms_of_traced_values_batch():
+    xs = RNG.standard_normal((3, 20))
+    got = ft.vmap(lambda v: fnp.histogram(v, 4, weights=v ** 2, density=True))(xs)
+    for k, v in enumerate(xs):
+        want = np.histogram(v, 4, weights=v ** 2, density=True)
+        np.testing.assert_allclose(got[0][k], want[0])
+        np.testing.assert_allclose(got[1][k], want[1])
+    pts = RNG.standard_normal((3, 15, 2))
+    got = ft.vmap(lambda p: fnp.histogramdd(p, (2, 3), density=True)[0])(pts)
+    want = np.stack([np.histogramdd(p, (2, 3), density=True)[0] for p in pts])
+    np.testing.assert_allclose(got, want)
 
 
 def test_evenly_spaced_bin_edges_are_traced_and_differentiate():

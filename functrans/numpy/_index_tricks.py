@@ -857,13 +857,20 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None):  # noqa: A002 (Nu
     array([1., 3., 5.])
     """
     a = arg(a)
-    if not isinstance(bins, (int, np.integer)):
+    if isinstance(bins, str):
         a = _concrete_values("histogram_bin_edges", a)
-        if isinstance(bins, Tracer):
-            bins = _concrete_values("histogram_bin_edges", bins)
         if weights is not None:
             weights = _concrete_values("histogram_bin_edges", arg(weights))
         return backend.array_module(a).histogram_bin_edges(a, bins, range, weights)
+    if not isinstance(bins, (int, np.integer)):
+        edges = arg(bins)
+        if len(shape_of(edges)) != 1 or shape_of(edges)[0] < 2:
+            raise ValueError(f"histogram_bin_edges: bins must be a count or a 1-D array of at "
+                             f"least two edges, got shape {shape_of(edges)}")
+        if type(edges) is np.ndarray and bool((edges[1:] < edges[:-1]).any()):
+            raise ValueError("histogram_bin_edges: the edges in bins must increase "
+                             "monotonically")
+        return edges
     if bins < 1:
         raise ValueError(f"histogram_bin_edges: bins must be positive, got {bins}")
     dtype = np.result_type(dtype_of(a), 0.0)
@@ -879,7 +886,7 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None):  # noqa: A002 (Nu
     else:
         lo, hi = (lax.convert_element_type(f(a, axes), dtype)
                   for f in (lax.reduce_min, lax.reduce_max))
-        if not isinstance(a, Tracer) and not bool(backend.array_module(a).isfinite(lo + hi)):
+        if type(a) is np.ndarray and not math.isfinite(lo + hi):  # device: no sync to check
             raise ValueError("histogram_bin_edges: the range of the values is not finite; "
                              "pass range=(low, high)")
     same = lax.eq(lo, hi)  # NumPy widens an empty range by 1/2 on both sides
@@ -890,21 +897,30 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None):  # noqa: A002 (Nu
 
 
 def _bin_numbers(values, edges):
-    """Bin ``k`` holds ``edges[k] <= v < edges[k + 1]``, the last bin its right edge too;
-    -1 or ``len(edges) - 1`` (outside) for the others and NaN."""
-    xp = backend.array_module(values, edges)
-    k = xp.searchsorted(edges, values, side="right") - 1
-    k = xp.where(values == edges[-1], len(edges) - 2, k)
-    return xp.where(xp.isnan(values), -1, k).astype(INT)
+    """For 1-D ``values``: the bin of each (``edges[k] <= v < edges[k + 1]``, the last bin
+    its right edge too), as the number of inner edges at or below it; and which values
+    fall inside the edges at all (NaN does not).  One comparison per value and edge, so
+    traced values and edges work."""
+    n, nb = shape_of(values)[0], shape_of(edges)[0] - 1
+    values = lax.convert_element_type(values, np.result_type(dtype_of(values), 0.0))
+    inner = lax.convert_element_type(lax.slice(edges, (1,), (nb,)), dtype_of(values))
+    above = lax.ge(shape_ops.broadcast_in_dim(values, (n, nb - 1), (0,)),
+                   shape_ops.broadcast_in_dim(inner, (n, nb - 1), (1,)))
+    k = lax.reduce_sum(lax.convert_element_type(above, INT), (1,))
+    first, last = (lax.convert_element_type(lax.slice(edges, (i,), (i + 1,)), dtype_of(values))
+                   for i in (0, nb))
+    keep = lax.bitwise_and(lax.ge(values, first), lax.le(values, last))
+    return k, keep
 
 
 def histogram(a, bins=10, range=None, weights=None, density=None):  # noqa: A002
     """Counts of ``a`` (flattened) in the bins of ``histogram_bin_edges``, and the edges.
 
-    The values of ``a`` must be concrete (bins are chosen from them); ``weights`` may be
-    traced and differentiate: each bin is the sum of the weights of its values.  Counts
-    without weights are int64 and carry no derivative.  With ``density`` the counts are
-    divided by their total and the bin widths (a density that integrates to 1).
+    Values, edges and ``weights`` may all be traced (vmap batches them; named estimators
+    for ``bins`` need concrete values): each bin is the sum of the weights of its values,
+    which differentiates with respect to the weights.  Counts without weights are int64
+    and carry no derivative.  With ``density`` the counts are divided by their total and
+    the bin widths (a density that integrates to 1).
 
     >>> import functrans.numpy as fnp
     >>> counts, edges = fnp.histogram(fnp.asarray([1., 2., 2., 5.]), bins=2)
@@ -912,22 +928,22 @@ def histogram(a, bins=10, range=None, weights=None, density=None):  # noqa: A002
     (array([3, 1]), array([1., 3., 5.]))
     """
     a = arg(a)
-    values = _concrete_values("histogram", a)
-    concrete_weights = None if weights is None or isinstance(weights, Tracer) else weights
-    fixed = histogram_bin_edges(values, bins, range, concrete_weights)
-    edges = fixed if not isinstance(a, Tracer) else histogram_bin_edges(
-        a, bins, range, concrete_weights)  # the edges keep their derivative
+    edges = histogram_bin_edges(a, bins, range, weights)
     w = _weights("histogram", weights, shape_of(a))
-    nbins = shape_of(fixed)[0] - 1
-    k = _bin_numbers(backend.array_module(values).ravel(values), fixed)
-    counts = _add_into_bins(k, (k >= 0) & (k < nbins), nbins, w, values)
+    k, keep = _bin_numbers(ravel(a), edges)
+    counts = _add_into_bins(k, keep, shape_of(edges)[0] - 1, w, a)
     if density:
-        widths = fixed[1:] - fixed[:-1]
-        counts = _density(counts, widths)
+        counts = _density(counts, _widths(edges))
     return counts, edges
 
 
+def _widths(edges):
+    n = shape_of(edges)[0]
+    return lax.sub(lax.slice(edges, (1,), (n,)), lax.slice(edges, (0,), (n - 1,)))
+
+
 def _density(counts, widths):
+    # float32 weights keep float32 (NumPy divides in float64), as everywhere in functrans
     if dtype_of(counts).kind not in "fc":
         counts = lax.convert_element_type(counts, np.float64)
     total = lax.reduce_sum(counts, tuple(builtins.range(len(shape_of(counts)))))
@@ -938,7 +954,7 @@ def histogramdd(sample, bins=10, range=None, weights=None, density=None):  # noq
     """Counts of the ``(N, D)`` points of ``sample`` in a ``D``-dimensional grid of bins, and
     the ``D`` arrays of edges.  ``bins`` is a count for every axis, one per axis, or one
     array of edges per axis; ``range`` one ``(low, high)`` (or None) per axis.  As in
-    ``histogram``: concrete ``sample``, differentiable ``weights``, ``density``.
+    ``histogram``: traced points and weights, differentiable weights, ``density``.
 
     >>> import functrans.numpy as fnp
     >>> counts, edges = fnp.histogramdd(fnp.asarray([[0., 0.], [1., 1.], [1., 0.]]), bins=2)
@@ -947,13 +963,11 @@ def histogramdd(sample, bins=10, range=None, weights=None, density=None):  # noq
            [1., 1.]])
     """
     sample = arg(sample)
-    values = _concrete_values("histogramdd", sample)
-    xp = backend.array_module(values)
-    if values.ndim == 1:
-        values = values[:, None]
-    if values.ndim != 2:
-        raise ValueError(f"histogramdd: sample must be (N, D), got shape {values.shape}")
-    n, d = values.shape
+    if len(shape_of(sample)) == 1:
+        sample = shape_ops.reshape(sample, (shape_of(sample)[0], 1))
+    if len(shape_of(sample)) != 2:
+        raise ValueError(f"histogramdd: sample must be (N, D), got shape {shape_of(sample)}")
+    n, d = shape_of(sample)
     if isinstance(bins, (int, np.integer)):
         bins = [bins] * d
     if len(bins) != d:
@@ -961,30 +975,24 @@ def histogramdd(sample, bins=10, range=None, weights=None, density=None):  # noq
     ranges = [None] * d if range is None else list(range)
     if len(ranges) != d:
         raise ValueError(f"histogramdd: range has {len(ranges)} entries for {d} dimensions")
-    edges, numbers, keep = [], [], xp.ones(n, bool)
+    edges, flat, keep, shape = [], 0, None, []
     for axis in builtins.range(d):
-        column = values[:, axis]
-        lo_hi = ranges[axis]
-        if isinstance(bins[axis], (int, np.integer)) and lo_hi is None:
-            lo, hi = (float(column.min()), float(column.max())) if n else (0.0, 1.0)
-            lo_hi = (lo - 0.5, hi + 0.5) if lo == hi else (lo, hi)
-        e = xp.histogram_bin_edges(column, bins[axis], lo_hi)
-        k = _bin_numbers(column, e)
-        keep = keep & (k >= 0) & (k < len(e) - 1)
+        column = shape_ops.squeeze(lax.slice(sample, (0, axis), (n, axis + 1)), (1,))
+        e = histogram_bin_edges(column, bins[axis], ranges[axis])
+        k, inside = _bin_numbers(column, e)
         edges.append(e)
-        numbers.append(xp.where(keep, k, 0))
-    shape = tuple(len(e) - 1 for e in edges)
-    flat = xp.ravel_multi_index(tuple(xp.where(keep, k, 0) for k in numbers), shape)
+        shape.append(shape_of(e)[0] - 1)
+        flat = lax.add(lax.mul(flat, shape[-1]), k)  # C order, one axis at a time
+        keep = inside if keep is None else lax.bitwise_and(keep, inside)
     w = _weights("histogramdd", weights, (n,))
     if w is None:  # NumPy's histogramdd counts in float64
-        w = backend.ones((n,), np.float64, like=values)
-    counts = shape_ops.reshape(_add_into_bins(flat.astype(INT), keep, math.prod(shape), w,
-                                              values), shape)
+        w = backend.ones((n,), np.float64, like=sample)
+    counts = shape_ops.reshape(_add_into_bins(flat, keep, math.prod(shape), w, sample), shape)
     if density:
-        widths = [e[1:] - e[:-1] for e in edges]
-        cell = widths[0]
-        for wd in widths[1:]:
-            cell = xp.multiply.outer(cell, wd)
+        cell = None
+        for axis, e in enumerate(edges):
+            width = shape_ops.broadcast_in_dim(_widths(e), shape, (axis,))
+            cell = width if cell is None else lax.mul(cell, width)
         counts = _density(counts, cell)
     return counts, edges
 
@@ -998,9 +1006,8 @@ def histogram2d(x, y, bins=10, range=None, weights=None, density=None):  # noqa:
     array([[1., 0.],
            [1., 1.]])
     """
-    x, y = _concrete_values("histogram2d", arg(x)), _concrete_values("histogram2d", arg(y))
-    xp = backend.array_module(x, y)
     if not isinstance(bins, (int, np.integer)) and len(bins) != 2:
         bins = [bins, bins]  # one array of edges for both axes
-    counts, (xedges, yedges) = histogramdd(xp.stack([x, y], 1), bins, range, weights, density)
+    counts, (xedges, yedges) = histogramdd(stack([arg(x), arg(y)], 1), bins, range, weights,
+                                           density)
     return counts, xedges, yedges
