@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import builtins
 import math
-import operator
 
 import numpy as np
 
@@ -93,13 +92,15 @@ def _slots(mask, size: int):
 
 def _coordinates(flat, shape: tuple):
     """Flat C-order positions (non-negative, in range) as an ``(n, len(shape))`` array of
-    coordinates, read from a table of every element's coordinates (no integer division)."""
+    coordinates (the last axis varies fastest)."""
     n = shape_of(flat)[0]
-    total = math.prod(shape)
-    axes = [shape_ops.broadcast_in_dim(lax.iota(INT, d, like=flat), shape, (i,))
-            for i, d in enumerate(shape)]
-    table = lax.concatenate([shape_ops.reshape(a, (total, 1)) for a in axes], 1)
-    return lax.gather(table, shape_ops.reshape(flat, (n, 1)))
+    columns = []
+    for d in reversed(shape[1:]):
+        quotient = _floor_div(flat, d)
+        columns.append(lax.sub(flat, lax.mul(quotient, lax.convert_element_type(d, INT))))
+        flat = quotient
+    columns.append(flat)
+    return lax.concatenate([shape_ops.reshape(c, (n, 1)) for c in reversed(columns)], 1)
 
 
 def _fill(name: str, fill_value, ndim: int, size: int, like):
@@ -423,8 +424,8 @@ def _floor_mod(i, n: int):
 
 
 def _floor_div(i, n: int):
-    """``floor(i / n)`` for an integer tracer ``i`` and ``n > 0``: a float quotient, then
-    a one-step correction for its rounding (exact while ``|i| < 2**53``)."""
+    """``floor(i / n)`` for an integer array or tracer ``i`` and ``n > 0``: a float
+    quotient, then a one-step correction for its rounding (exact while ``|i| < 2**53``)."""
     dtype = dtype_of(i)
     q = lax.convert_element_type(lax.floor(lax.div(lax.convert_element_type(i, np.float64),
                                                    float(n))), dtype)
