@@ -14,6 +14,9 @@ module and its ``__all__``, and is imported and listed here:
 - ``_reductions``: sums, means, extrema, truth tests, running sums and products
 - ``_shape``: reshaping, transposing, joining, splitting, repeating, padding
 - ``_indexing``: static indexing of tracers, ``where``, diagonals and triangles
+- ``_index_tricks``: ``nonzero`` and friends (with ``size=``), ``select``, ``choose``,
+  index builders (``indices``, ``ix_``, ``unravel_index``, ...), ``s_``, ``mgrid``, ``r_``,
+  ``bincount`` and histograms
 - ``_contractions``: ``matmul``, ``dot``, ``tensordot``, ``einsum``, ...
 - ``_creation``: ``asarray``, ``zeros``, ``arange``, ... and the ``*_like`` functions
 - ``_dtypes``: dtype names, ``result_type``, ``finfo``, ``astype``
@@ -57,6 +60,14 @@ from functrans.numpy._shape import (reshape, ravel, transpose, swapaxes, moveaxi
                                     matrix_transpose, permute_dims, concat, atleast_3d, kron)
 from functrans.numpy._indexing import (newaxis, where, diagonal, diag, tril, triu, take,
                                        take_along_axis)
+from functrans.numpy._index_tricks import (nonzero, argwhere, flatnonzero, compress, extract,
+                                           count_nonzero, select, choose, piecewise, indices,
+                                           ix_, unravel_index, ravel_multi_index, diag_indices,
+                                           diag_indices_from, tril_indices, triu_indices,
+                                           tril_indices_from, triu_indices_from, mask_indices,
+                                           s_, index_exp, mgrid, ogrid, r_, c_, bincount,
+                                           histogram, histogram_bin_edges, histogram2d,
+                                           histogramdd)
 from functrans.numpy._contractions import (matmul, dot, vdot, inner, outer, tensordot, einsum)
 from functrans.numpy._contractions import (convolve, correlate, einsum_path, matvec, vecmat,
                                            vecdot)
@@ -70,6 +81,12 @@ from functrans.numpy._array_methods import install_tracer_methods as _install_tr
 
 __all__ = [
     "fft", "convolve", "correlate",
+    "argwhere", "bincount", "c_", "histogram", "histogram2d", "histogram_bin_edges",
+    "histogramdd", "choose", "compress", "count_nonzero", "diag_indices",
+    "diag_indices_from", "extract", "flatnonzero", "index_exp", "indices", "ix_",
+    "mask_indices", "mgrid", "nonzero", "ogrid", "piecewise", "r_", "ravel_multi_index", "s_",
+    "select", "tril_indices", "tril_indices_from", "triu_indices", "triu_indices_from",
+    "unravel_index",
     "abs", "absolute", "add", "all", "amax", "amin", "any", "arange", "arccos", "arcsin",
     "arctan", "arctan2", "argmax", "argmin", "around", "array", "asarray", "astype",
     "atleast_1d", "atleast_2d", "bool_", "broadcast_arrays", "broadcast_to", "ceil", "clip",

@@ -15,6 +15,7 @@ import functrans.numpy._creation as creation
 import functrans.numpy._dtypes as dtypes
 import functrans.numpy._elementwise as elementwise
 import functrans.numpy._functional as functional
+import functrans.numpy._index_tricks as index_tricks
 import functrans.numpy._indexing as indexing
 import functrans.numpy._polynomial as polynomial
 import functrans.numpy._reductions as reductions
@@ -114,8 +115,8 @@ def _counterparts(numpy_namespace, families) -> dict:
 
 #: the family modules of functrans.numpy (a new family module is added here, and its
 #: functions then dispatch from NumPy's namesakes)
-FAMILIES = (elementwise, reductions, shapes, indexing, contractions, creation, dtypes,
-            polynomial, functional)
+FAMILIES = (elementwise, reductions, shapes, indexing, index_tricks, contractions, creation,
+            dtypes, polynomial, functional)
 
 _ALL = {**_counterparts(np, FAMILIES),
         **_counterparts(np.linalg, [linalg]), **_counterparts(np.fft, [fft])}

@@ -22,6 +22,7 @@ from numpy import newaxis
 
 from functrans import backend, lax
 from functrans.core import Tracer
+from functrans.numpy._index_tricks import nonzero
 from functrans.numpy._util import arg, as_bool, dtype_of, shape_of, static_int
 from functrans.primitives import shape as shape_ops
 from functrans.primitives.gather import with_batch_column
@@ -30,12 +31,13 @@ __all__ = ["newaxis", "where", "diagonal", "diag", "tril", "triu", "take", "take
 
 
 
-def where(condition, x=None, y=None):
-    """Elementwise ``x if condition else y`` (broadcasting); the one-argument form is not
-    supported (its output shape depends on the data)."""
+def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
+    """Elementwise ``x if condition else y`` (broadcasting); ``where(condition)`` alone is
+    ``nonzero(condition, size=size, fill_value=fill_value)``."""
+    if x is None and y is None:
+        return nonzero(condition, size=size, fill_value=fill_value)
     if x is None or y is None:
-        raise TypeError("where(condition) without x and y has a data-dependent shape and is "
-                        "not supported; use where(condition, x, y)")
+        raise TypeError("where: pass both x and y, or neither (where(condition) is nonzero)")
     return lax.select(as_bool(condition), arg(x), arg(y))
 
 
