@@ -41,7 +41,7 @@ import functools
 import itertools
 import threading
 import weakref
-from typing import Any, Callable
+from typing import Callable
 
 import numpy as np
 
