@@ -74,6 +74,26 @@ def _parts(z):
     return lax.concatenate([lax.real(z), lax.imag(z)], len(np.shape(z)) - 1)
 
 
+def _svd_invariants(x, full_matrices):
+    """``s``, ``|u|²``, ``|vh|²`` and ``u diag(exp(s)) vh`` (real and imaginary parts): free
+    of the sign (phase) shared by a column of ``u`` and the row of ``vh``."""
+    u, s, vh = lax.linalg.svd(x, full_matrices=full_matrices)
+    nd = len(np.shape(x))
+    weighted = lax.mul(u, lax.convert_element_type(lax.expand_dims(lax.exp(s), (nd - 2,)),
+                                                   u.dtype))
+    product = _matmul(weighted, vh)
+    if np.dtype(x.dtype).kind == "c":
+        product = _parts(product)
+    flat = [lax.reshape(y, np.shape(y)[:-2] + (np.shape(y)[-2] * np.shape(y)[-1],))
+            for y in (_squared(u), _squared(vh), product)]
+    return lax.concatenate([s] + flat, nd - 2)
+
+
+def _eig(x, vectors=True):
+    return lax.linalg.eig(x, compute_left_eigenvectors=vectors,
+                          compute_right_eigenvectors=vectors, enable_eigvec_derivs=vectors)
+
+
 def _solve(**params):
     return lambda a, b: lax.linalg.triangular_solve(_shifted(a), b, **params)
 
@@ -132,6 +152,27 @@ PRIMITIVE_CASES = [
          [A(4, 3), A(4, 3)]),
     Case("qr_complex_r", lambda x, y: _parts(lax.linalg.qr(_cplx(x, y), full_matrices=False)[1]),
          [A(3, 3), A(3, 3)]),
+    Case("svd_values", lambda x: lax.linalg.svd(x, compute_uv=False), [A(4, 3)]),
+    Case("svd_values_wide_batched", lambda x: lax.linalg.svd(x, compute_uv=False),
+         [A(2, 3, 4)]),
+    Case("svd_values_complex", lambda x, y: lax.linalg.svd(_cplx(x, y), compute_uv=False),
+         [A(3, 3), A(3, 3)]),
+    # u and vh carry a sign (phase) per column: |u|², |vh|² and u f(s) vh do not.
+    Case("svd_tall_vectors_squared", lambda x: _svd_invariants(x, False), [A(4, 3)]),
+    Case("svd_wide_vectors_squared", lambda x: _svd_invariants(x, False), [A(2, 3, 4)]),
+    Case("svd_square_full", lambda x: _svd_invariants(x, True), [A(3, 3)]),
+    Case("svd_complex_tall", lambda x, y: _svd_invariants(_cplx(x, y), False),
+         [A(4, 3), A(4, 3)]),
+    Case("svd_complex_wide_batched", lambda x, y: _svd_invariants(_cplx(x, y), False),
+         [A(2, 2, 3), A(2, 2, 3)]),
+    Case("eig_values", lambda x: _parts(_eig(x, vectors=False)[0]), [A(4, 4)]),
+    Case("eig_values_complex_batched",
+         lambda x, y: _parts(_eig(_cplx(x, y), vectors=False)[0]), [A(2, 3, 3), A(2, 3, 3)]),
+    # Real matrices: LAPACK fixes a real eigenvector up to its sign only, so |vr|².
+    Case("eig_vectors_squared", lambda x: _squared(_eig(x)[2]), [A(2, 3, 3)]),
+    # Complex ones: unit norm and a real largest component fix each eigenvector.
+    Case("eig_vectors_complex", lambda x, y: _parts(lax.concatenate(
+        _eig(_cplx(x, y))[1:], 1)), [A(3, 3), A(3, 3)]),
     Case("lu_pivots_and_permutation",
          lambda a: lax.concatenate(list(lax.linalg.lu(a)[1:]), len(np.shape(a)) - 2),
          [A(2, 4, 4)],

@@ -750,9 +750,9 @@ def _eig_jvp(primals, tangents, *, compute_left_eigenvectors, compute_right_eige
             "check; pass enable_eigvec_derivs=True to lax.linalg.eig to opt in (as in JAX), "
             "or differentiate the eigenvalues alone (compute_left_eigenvectors=False, "
             "compute_right_eigenvectors=False; numpy.linalg.eigvals)")
+    # Opted in: higher derivatives of the eigenvalues differentiate these vectors.
     outs = eig_p.bind(a, compute_left_eigenvectors=compute_left_eigenvectors,
-                      compute_right_eigenvectors=True,
-                      enable_eigvec_derivs=enable_eigvec_derivs)
+                      compute_right_eigenvectors=True, enable_eigvec_derivs=True)
     w, vr = outs[0], outs[-1]
     primal_out = outs if compute_right_eigenvectors else outs[:-1]
     if type(t) is ad.Zero:
