@@ -235,6 +235,48 @@ NUMPY_CASES = [
                dtypes=WITH_COMPLEX),
     numpy_case("linalg.qr_complete_square", lambda m, a: m.linalg.qr(a, mode="complete"),
                A(2, 3, 3), dtypes=WITH_COMPLEX),
+    numpy_case("linalg.svd_values", lambda m, a: m.linalg.svd(a, compute_uv=False), A(2, 4, 3),
+               dtypes=WITH_COMPLEX),
+    numpy_case("linalg.svd_reduced", lambda m, a: _svd_free(m, m.linalg.svd(
+        a, full_matrices=False)), A(3, 4), dtypes=WITH_COMPLEX),
+    numpy_case("linalg.svd_square_batched", lambda m, a: _svd_free(m, m.linalg.svd(a)),
+               A(2, 3, 3), dtypes=WITH_COMPLEX),
+    numpy_case("linalg.svdvals", lambda m, a: m.linalg.svdvals(a), A(3, 4), dtypes=WITH_COMPLEX),
+    numpy_case("linalg.pinv_tall", lambda m, a: m.linalg.pinv(a), A(4, 3), dtypes=WITH_COMPLEX),
+    numpy_case("linalg.pinv_wide_batched", lambda m, a: m.linalg.pinv(a), A(2, 2, 3),
+               dtypes=WITH_COMPLEX),
+    # Rank 2 stays rank 2 along every direction of x and y: the derivative is defined.
+    numpy_case("linalg.pinv_rank_deficient", lambda m, x, y: m.linalg.pinv(x @ y, rcond=1e-5),
+               A(4, 2), A(2, 3), dtypes=WITH_COMPLEX),
+    numpy_case("linalg.pinv_hermitian", lambda m, a: m.linalg.pinv(
+        a + m.conj(m.swapaxes(a, -1, -2)), hermitian=True), A(3, 3), dtypes=WITH_COMPLEX),
+    numpy_case("linalg.lstsq_tall", lambda m, a, b: _lstsq_parts(m.linalg.lstsq(a, b)),
+               A(4, 3), A(4, 2), dtypes=WITH_COMPLEX),
+    numpy_case("linalg.lstsq_wide_vector", lambda m, a, b: _lstsq_parts(m.linalg.lstsq(a, b)),
+               A(2, 3), A(2), dtypes=WITH_COMPLEX),
+    numpy_case("linalg.lstsq_rank_deficient",
+               lambda m, x, y, b: m.linalg.lstsq(x @ y, b, rcond=1e-5)[0],
+               A(4, 2), A(2, 3), A(4), dtypes=WITH_COMPLEX),
+    numpy_case("linalg.matrix_rank", lambda m, x, y: m.linalg.matrix_rank(
+        m.stack([x @ y, m.ones_like(x @ y), x @ y + 3])), A(4, 2), A(2, 3), diff=False,
+        dtypes=WITH_COMPLEX),
+    numpy_case("linalg.cond", lambda m, a: m.linalg.cond(a), A(2, 3, 4), dtypes=WITH_COMPLEX),
+    numpy_case("linalg.cond_orders", lambda m, a: m.stack(
+        [m.linalg.cond(_general(m, a), p) for p in (-2, "fro", "nuc", 1, -1, np.inf)]),
+        A(3, 3), dtypes=WITH_COMPLEX),
+    numpy_case("linalg.eig", lambda m, a: _eig_parts(m, m.linalg.eig(a)), A(2, 3, 3),
+               dtypes=WITH_COMPLEX),
+    numpy_case("linalg.eigvals", lambda m, a: _complex_parts(m, m.linalg.eigvals(a)), A(4, 4),
+               dtypes=WITH_COMPLEX),
+    numpy_case("linalg.norm_vector_orders", lambda m, x: m.stack(
+        [m.linalg.norm(x, p, axis=1) for p in (None, 1, 3, -1.5, np.inf, -np.inf)]),
+        A(2, 4, kind="away0"), dtypes=WITH_COMPLEX),
+    numpy_case("linalg.norm_count", lambda m, x: m.linalg.norm(x, 0, axis=0), A(3, 4, kind="grid"),
+               dtypes=(F64, F32)),
+    numpy_case("linalg.norm_matrix_orders", lambda m, x: m.stack(
+        [m.linalg.norm(x, p, axis=(2, 0), keepdims=True)
+         for p in ("fro", "nuc", 2, -2, 1, -1, np.inf, -np.inf)]),
+        A(3, 2, 4), dtypes=WITH_COMPLEX),
     numpy_case("linalg.eigvalsh", lambda m, a: m.linalg.eigvalsh(
         a + m.swapaxes(m.conj(a), -1, -2)), A(2, 4, 4), dtypes=WITH_COMPLEX),
 ]
@@ -244,3 +286,30 @@ def _eigh_squared(m, result):
     """Eigenvalues and ``|eigenvectors|²`` (free of the per-column sign or phase)."""
     w, v = result
     return w, m.real(v * m.conj(v))
+
+
+def _svd_free(m, result):
+    """Singular values, ``|U|²``, ``|Vh|²`` and ``U diag(S) Vh``'s product with its
+    adjoint's: nothing depends on the sign (phase) of a pair of singular vectors."""
+    u, s, vh = result
+    k = s.shape[-1]
+    u, vh = u[..., :, :k], vh[..., :k, :]
+    return s, m.real(u * m.conj(u)), m.real(vh * m.conj(vh)), (u * s[..., None, :]) @ vh
+
+
+def _lstsq_parts(result):
+    """``x``, the residuals and ``s``.  Rank-deficient cases keep ``x`` only: NumPy's
+    residuals are empty there (functrans's are not), and a zero singular value has no
+    second derivative."""
+    x, residuals, rank, s = result
+    return x, residuals, s
+
+
+def _complex_parts(m, z):
+    return m.real(z), m.imag(z)
+
+
+def _eig_parts(m, result):
+    """Eigenvalues, and ``|v|²`` (a real eigenvector's sign is LAPACK's, unnormalized)."""
+    w, v = result
+    return m.real(w), m.imag(w), m.real(v * m.conj(v))
