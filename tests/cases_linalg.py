@@ -152,6 +152,9 @@ PRIMITIVE_CASES = [
          [A(4, 3), A(4, 3)]),
     Case("qr_complex_r", lambda x, y: _parts(lax.linalg.qr(_cplx(x, y), full_matrices=False)[1]),
          [A(3, 3), A(3, 3)]),
+    Case("qr_wide", lambda x: lax.concatenate(list(lax.linalg.qr(x)), 1), [A(3, 5)]),
+    Case("qr_wide_complex_batched", lambda x, y: _parts(lax.concatenate(
+        list(lax.linalg.qr(_cplx(x, y), full_matrices=False)), 2)), [A(2, 2, 3), A(2, 2, 3)]),
     Case("svd_values", lambda x: lax.linalg.svd(x, compute_uv=False), [A(4, 3)]),
     Case("svd_values_wide_batched", lambda x: lax.linalg.svd(x, compute_uv=False),
          [A(2, 3, 4)]),
@@ -277,6 +280,8 @@ NUMPY_CASES = [
         [m.linalg.norm(x, p, axis=(2, 0), keepdims=True)
          for p in ("fro", "nuc", 2, -2, 1, -1, np.inf, -np.inf)]),
         A(3, 2, 4), dtypes=WITH_COMPLEX),
+    numpy_case("linalg.qr_wide_batched", lambda m, a: m.linalg.qr(a), A(2, 3, 4),
+               dtypes=WITH_COMPLEX),
     numpy_case("linalg.eigvalsh", lambda m, a: m.linalg.eigvalsh(
         a + m.swapaxes(m.conj(a), -1, -2)), A(2, 4, 4), dtypes=WITH_COMPLEX),
 ]

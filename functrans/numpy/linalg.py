@@ -342,8 +342,8 @@ def qr(a, mode: str = "reduced"):
     """QR decomposition of each matrix in ``a`` (shape ``(..., M, N)``): ``a = Q R``.
     ``mode``: ``'reduced'`` (``Q`` is ``M x K``, ``K = min(M, N)``), ``'complete'``
     (``Q`` is ``M x M``) or ``'r'`` (``R`` only); ``'raw'`` is not supported.  Returns a
-    named tuple ``(Q, R)``, or ``R``.  Integers become float64.  Differentiable for
-    ``M >= N`` (reduced, or ``'r'``) and for square matrices, as in JAX.
+    named tuple ``(Q, R)``, or ``R``.  Integers become float64.  Differentiable for every
+    shape and mode but ``'complete'`` with ``M > N`` (as in JAX).
 
     >>> import numpy as np, functrans.numpy as fnp
     >>> q, r = fnp.linalg.qr(np.array([[3.0, 1.0], [4.0, 2.0], [0.0, 2.0]]))

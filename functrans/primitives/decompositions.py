@@ -21,7 +21,15 @@ derivative is exactly that of the impl:
   is not (inf or nan), as in JAX: the eigenvectors are not differentiable there.
 * ``qr(a)`` (``m >= n``, reduced): with ``C = Qᴴ da R⁻¹`` and ``Ω`` the skew-Hermitian
   matrix with the strict lower triangle of ``C`` (and the imaginary part of its diagonal),
-  ``dQ = Q (Ω - C) + da R⁻¹`` and ``dR = (C - Ω) R``.
+  ``dQ = Q (Ω - C) + da R⁻¹`` and ``dR = (C - Ω) R``.  Wide ``a = [a1 a2]`` (``m < n``,
+  ``a1`` square): ``dQ`` and ``dR1`` from ``a1``, and ``dR2 = dQᴴ a2 + Qᴴ da2``.
+* ``svd(a) = (s, U, Vh)``: with ``dS = Uᴴ da V``, ``ds = Re diag(dS)``;
+  ``dU = U (F ∘ (dS S + S dSᴴ) + i Im diag(dS) / s)`` and ``dV = V (F ∘ (S dS + dSᴴ S))``,
+  ``F[i, j] = 1 / (s[j]² - s[i]²)``, plus for ``m > n`` (``m < n``) the part of ``da V / s``
+  (``daᴴ U / s``) outside the span of ``U`` (``V``), as JAX.
+* ``eig(a)``: with ``P = V⁻¹ da V``, ``dw = diag(P)`` and
+  ``dV = V (F ∘ P) + V diag(c)``, ``F[i, j] = 1 / (w[j] - w[i])``, ``c`` keeping each
+  column's norm 1 and its largest component real (LAPACK's normalization, as JAX).
 
 Complex transposes are linear transposes (no conjugation), as for ``dot_general``.
 """
@@ -42,6 +50,8 @@ from functrans.primitives.reductions import argmax
 from functrans.primitives.shape import expand_dims, reduce_sum
 from functrans.primitives.linalg import dot_general_p
 from functrans.primitives.shape import broadcast_in_dim, moveaxis, shape_of, transpose_axes
+from functrans.primitives.slicing import concatenate
+from functrans.primitives.slicing import slice as slice_array
 
 # -- helpers on stacks of matrices, in primitives ------------------------------------------
 
@@ -500,29 +510,44 @@ def _qr_abstract_eval(a, *, full_matrices):
     return [ShapedArray((*batch, m, k), a.dtype), ShapedArray((*batch, k, n), a.dtype)]
 
 
+def _qr_tangents(q, r, t, like):
+    """``dq, dr`` of ``x = q r`` for ``m >= n`` (reduced) along ``t``."""
+    dtype = get_aval(q).dtype
+    t_rinv = triangular_solve_p.bind(r, t, left_side=False, lower=False, transpose_a=False,
+                                     conjugate_a=False, unit_diagonal=False)   # dx R⁻¹
+    c = _matmul(_adjoint(q), t_rinv)
+    strict = _triangle(c, True, -1, like)
+    omega = sub(strict, _adjoint(strict))
+    if dtype.kind == "c":  # the diagonal's imaginary part: Ω is skew-Hermitian
+        diagonal = _diagonal_part(c, like)
+        omega = add(omega, sub(diagonal, convert_element_type(real(diagonal), dtype)))
+    dq = add(_matmul(q, sub(omega, c)), t_rinv)
+    dr = _matmul(sub(c, omega), r)
+    return dq, dr
+
+
 def _qr_jvp(primals, tangents, *, full_matrices):
     (a,), (t,) = primals, tangents
     q, r = qr_p.bind(a, full_matrices=full_matrices)
     if type(t) is ad.Zero:
         return [q, r], [ad.Zero.from_value(q), ad.Zero.from_value(r)]
-    *_, m, n = shape_of(a)
-    if m < n or (full_matrices and m > n):
+    shape = shape_of(a)
+    *batch, m, n = shape
+    if full_matrices and m > n:
         raise NotImplementedError(
-            f"qr: the derivative is implemented for m >= n with reduced factors (and square "
-            f"matrices with full_matrices=True), as in JAX; got an operand of shape "
-            f"{shape_of(a)} with full_matrices={full_matrices}")
-    dtype = get_aval(a).dtype
-    t_rinv = triangular_solve_p.bind(r, t, left_side=False, lower=False, transpose_a=False,
-                                     conjugate_a=False, unit_diagonal=False)   # da R⁻¹
-    c = _matmul(_adjoint(q), t_rinv)
-    strict = _triangle(c, True, -1, r)
-    omega = sub(strict, _adjoint(strict))
-    if dtype.kind == "c":  # the diagonal's imaginary part: Ω is skew-Hermitian
-        diagonal = _diagonal_part(c, r)
-        omega = add(omega, sub(diagonal, convert_element_type(real(diagonal), dtype)))
-    dq = add(_matmul(q, sub(omega, c)), t_rinv)
-    dr = _matmul(sub(c, omega), r)
-    return [q, r], [dq, dr]
+            f"qr: the derivative with full_matrices=True is implemented for m <= n only, as "
+            f"in JAX (the extra columns of q are not unique); got an operand of shape "
+            f"{shape}.  Pass full_matrices=False")
+    if m >= n:
+        return [q, r], list(_qr_tangents(q, r, t, r))
+    # Wide: x = [x1 x2] with x1 square, q r1 = x1 and r2 = qᴴ x2.
+    zeros, nd = (0,) * len(shape), len(shape)
+    square, rest = (*batch, m, m), (*zeros[:-1], m)
+    r1 = slice_array(r, zeros, square)
+    dq, dr1 = _qr_tangents(q, r1, slice_array(t, zeros, square), r1)
+    dr2 = add(_matmul(_adjoint(dq), slice_array(a, rest, shape)),
+              _matmul(_adjoint(q), slice_array(t, rest, shape)))
+    return [q, r], [dq, concatenate([dr1, dr2], nd - 1)]
 
 
 impl_rules[qr_p] = _qr_impl
@@ -534,8 +559,8 @@ batching.defleading_dims(qr_p, moveaxis)
 def qr(x, full_matrices: bool = True):
     """QR decomposition of each matrix in ``x`` (shape ``(..., m, n)``): ``x = q r`` with
     ``q`` having orthonormal columns and ``r`` upper triangular; ``q`` is ``m x m`` if
-    ``full_matrices`` (JAX's default), else ``m x min(m, n)``.  Differentiable for
-    ``m >= n`` with reduced factors, or square ``x`` (as in JAX).  The signs of ``r``'s
+    ``full_matrices`` (JAX's default), else ``m x min(m, n)``.  Differentiable for every
+    shape except ``m > n`` with ``full_matrices`` (as in JAX).  The signs of ``r``'s
     diagonal are LAPACK's (not made positive).
 
     >>> import numpy as np
