@@ -635,11 +635,13 @@ def cond(x, p=None):
         r = lax.div(last, first) if p == -2 else lax.div(first, last)
     else:
         _square("cond", x)
-        r = lax.mul(norm(x, p, axis=(-2, -1)), norm(inv(x), p, axis=(-2, -1)))
+        # adj(x) / det(x): inf or nan at singular members, where inv would raise.
+        inverse = lax.div(_adjugate(x), lax.expand_dims(det(x), (nd - 2, nd - 1)))
+        r = lax.mul(norm(x, p, axis=(-2, -1)), norm(inverse, p, axis=(-2, -1)))
     x_nan = lax.ne(x, x)
     has_nan = lax.reduce_max(lax.convert_element_type(x_nan, np.int8), (nd - 2, nd - 1))
     to_inf = lax.bitwise_and(lax.ne(r, r), lax.eq(has_nan, 0))
-    return lax.select(to_inf, lax.add(lax.mul(lax.abs(r), 0), np.inf), r)
+    return lax.select(to_inf, lax.add(lax.zeros_like(r), np.inf), r)
 
 
 class _EigResult(NamedTuple):
