@@ -323,8 +323,9 @@ def test_svd_values_have_finite_derivatives_at_repeated_singular_values():
         np.testing.assert_allclose(j[0], np.diag([1.0, 0.0, 0.0]), atol=1e-12)
         assert np.all(np.isfinite(j))
     # The singular vectors have no derivative there: inf or nan, as in JAX.
-    _, (du, _, _) = ft.jvp(lambda a: tuple(fnp.linalg.svd(a)), (eye,),
-                           (RNG.standard_normal((3, 3)),))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        _, (du, _, _) = ft.jvp(lambda a: tuple(fnp.linalg.svd(a)), (eye,),
+                               (RNG.standard_normal((3, 3)),))
     assert not np.all(np.isfinite(du))
 
 
@@ -429,6 +430,7 @@ def test_matrix_rank_under_vmap_is_traced():
     np.testing.assert_array_equal(ft.vmap(fnp.linalg.matrix_rank)(a), [2, 3])
 
 
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
 def test_cond_of_a_singular_matrix_is_inf_and_of_nan_is_nan():
     singular = np.array([[1.0, 2.0], [2.0, 4.0]])
     for p in (1, "fro", np.inf, -2):
@@ -536,3 +538,37 @@ def test_nuclear_norm_gradient_is_u_vh():
     u, _, vh = np.linalg.svd(a, full_matrices=False)
     np.testing.assert_allclose(ft.grad(lambda a: fnp.linalg.norm(a, "nuc"))(a), u @ vh,
                                atol=1e-12)
+
+
+# -- against JAX (optional: skipped where JAX is not installed) ------------------------------
+
+
+def _jax():
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    return jax
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (3, 4), (2, 3, 3)])
+def test_svd_and_eig_tangents_are_jaxs(shape):
+    jax = _jax()
+    a, t = _complex(*shape), _complex(*shape)
+    mine = ft.jvp(lambda a: lax.linalg.svd(a, full_matrices=False), (a,), (t,))
+    theirs = jax.jvp(lambda a: jax.lax.linalg.svd(a, full_matrices=False), (a,), (t,))
+    for x, y in zip(mine[0] + mine[1], theirs[0] + theirs[1]):
+        np.testing.assert_allclose(x, np.asarray(y), atol=1e-12)
+    square = a[..., :3, :3]
+    mine = ft.jvp(lambda a: lax.linalg.eig(a, enable_eigvec_derivs=True), (square,),
+                  (t[..., :3, :3],))
+    theirs = jax.jvp(lambda a: jax.lax.linalg.eig(a, enable_eigvec_derivs=True), (square,),
+                     (t[..., :3, :3],))
+    for x, y in zip(mine[0] + mine[1], theirs[0] + theirs[1]):
+        np.testing.assert_allclose(x, np.asarray(y), atol=1e-12)
+
+
+def test_pinv_tangent_is_jaxs():
+    jax = _jax()
+    a, t = _rank_two(), RNG.standard_normal((4, 3))
+    _, mine = ft.jvp(lambda a: fnp.linalg.pinv(a, rtol=1e-8), (a,), (t,))
+    _, theirs = jax.jvp(lambda a: jax.numpy.linalg.pinv(a, rtol=1e-8), (a,), (t,))
+    np.testing.assert_allclose(mine, np.asarray(theirs), atol=1e-10)

@@ -700,10 +700,6 @@ def _safe_sqrt(q):
     return lax.select(zero, lax.mul(q, 0), lax.sqrt(safe))
 
 
-def _magnitude(x):
-    return lax.abs(x)
-
-
 def _squares(x):
     return lax.real(lax.mul(x, lax.conj(x))) if get_aval(x).dtype.kind == "c" else lax.mul(x, x)
 
@@ -715,15 +711,15 @@ def _vector_norm(x, ord, axis: int):  # noqa: A002 (NumPy's name)
         raise ValueError(f"norm: invalid order {ord!r} for vectors; use an int, a float, inf "
                          "or -inf ('fro' and 'nuc' are matrix orders: give axis a pair)")
     if ord == np.inf:
-        return lax.reduce_max(_magnitude(x), (axis,))
+        return lax.reduce_max(lax.abs(x), (axis,))
     if ord == -np.inf:
-        return lax.reduce_min(_magnitude(x), (axis,))
+        return lax.reduce_min(lax.abs(x), (axis,))
     if ord == 0:  # how many entries are not zero, as NumPy
         real = np.empty((), get_aval(x).dtype).real.dtype
         return lax.reduce_sum(lax.convert_element_type(lax.ne(x, 0), real), (axis,))
     if ord == 1:
-        return lax.reduce_sum(_magnitude(x), (axis,))
-    total = lax.reduce_sum(lax.pow(_magnitude(x), float(ord)), (axis,))
+        return lax.reduce_sum(lax.abs(x), (axis,))
+    total = lax.reduce_sum(lax.pow(lax.abs(x), float(ord)), (axis,))
     if ord < 0:
         return lax.pow(total, 1.0 / ord)
     zero = lax.eq(total, 0)  # as for sqrt: a zero subgradient at the zero vector
@@ -749,7 +745,7 @@ def _matrix_norm(x, ord, axes: tuple):  # noqa: A002 (NumPy's name)
                          "'nuc', inf, -inf, 1, -1, 2, -2")
     # 1: the largest column sum of |x| (summed over rows); inf: the largest row sum.
     summed, kept = (row, col) if ord in (1, -1) else (col, row)
-    sums = lax.reduce_sum(_magnitude(x), (summed,))
+    sums = lax.reduce_sum(lax.abs(x), (summed,))
     kept = kept - 1 if kept > summed else kept
     return lax.reduce_max(sums, (kept,)) if ord > 0 else lax.reduce_min(sums, (kept,))
 

@@ -709,6 +709,9 @@ def _eig_impl(a, *, compute_left_eigenvectors, compute_right_eigenvectors,
     xp = array_module(a)
     (a,) = coerce(xp, a)
     dtype = _complex_dtype(a.dtype)
+    if not hasattr(xp.linalg, "eig"):
+        raise NotImplementedError(f"eig: {xp.__name__}.linalg has no eig (the general "
+                                  "eigendecomposition); move the matrix to NumPy first")
     # NumPy returns real arrays when every eigenvalue is real; eig_p's outputs are complex.
     w, vr = xp.linalg.eig(a)
     w, vr = w.astype(dtype), vr.astype(dtype)
