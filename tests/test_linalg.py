@@ -340,6 +340,16 @@ def test_svd_full_matrices_derivative_is_for_square_matrices_only():
     np.testing.assert_allclose(g, u @ vh, atol=1e-12)
 
 
+def test_decompositions_of_constants_need_no_derivative_rules():
+    # A zero tangent asks nothing of the rules that would refuse it (full non-square U,
+    # eigenvectors without the opt-in).
+    a = RNG.standard_normal((4, 3))
+    g = ft.grad(lambda x: x * fnp.sum(fnp.abs(fnp.linalg.svd(a).U)))(2.0)
+    assert g == pytest.approx(np.sum(np.abs(np.linalg.svd(a).U)))
+    g = ft.grad(lambda x: x * fnp.sum(fnp.abs(lax.linalg.eig(a[:3])[2])))(2.0)
+    assert g == pytest.approx(np.sum(np.abs(np.linalg.eig(a[:3]).eigenvectors)))
+
+
 def test_svd_matches_numpy_and_names_its_result():
     a = _complex(2, 3, 5)
     got, want = fnp.linalg.svd(a), np.linalg.svd(a)

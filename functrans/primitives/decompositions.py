@@ -608,6 +608,9 @@ def _off_diagonal_inverse(x, eye):
 
 def _svd_jvp(primals, tangents, *, full_matrices, compute_uv):
     (a,), (t,) = primals, tangents
+    if type(t) is ad.Zero:
+        outs = svd_p.bind(a, full_matrices=full_matrices, compute_uv=compute_uv)
+        return outs, [ad.Zero.from_value(o) for o in outs]
     shape, dtype = shape_of(a), get_aval(a).dtype
     *_, m, n = shape
     if compute_uv and full_matrices and m != n:
@@ -618,8 +621,6 @@ def _svd_jvp(primals, tangents, *, full_matrices, compute_uv):
             f"full_matrices=False, or compute_uv=False for the singular values")
     s, u, vh = svd_p.bind(a, full_matrices=False, compute_uv=True)
     outs = [s, u, vh] if compute_uv else [s]
-    if type(t) is ad.Zero:
-        return outs, [ad.Zero.from_value(o) for o in outs]
     nd = len(shape)
     complex_ = dtype.kind == "c"
     v = _adjoint(vh)
@@ -770,6 +771,12 @@ def _eigenvector_jvp(w, v, da, like):
 def _eig_jvp(primals, tangents, *, compute_left_eigenvectors, compute_right_eigenvectors,
              enable_eigvec_derivs):
     (a,), (t,) = primals, tangents
+    params = dict(compute_left_eigenvectors=compute_left_eigenvectors,
+                  compute_right_eigenvectors=compute_right_eigenvectors,
+                  enable_eigvec_derivs=enable_eigvec_derivs)
+    if type(t) is ad.Zero:
+        outs = eig_p.bind(a, **params)
+        return outs, [ad.Zero.from_value(o) for o in outs]
     vectors = compute_left_eigenvectors or compute_right_eigenvectors
     if vectors and not enable_eigvec_derivs:
         raise NotImplementedError(
@@ -783,8 +790,6 @@ def _eig_jvp(primals, tangents, *, compute_left_eigenvectors, compute_right_eige
                       compute_right_eigenvectors=True, enable_eigvec_derivs=True)
     w, vr = outs[0], outs[-1]
     primal_out = outs if compute_right_eigenvectors else outs[:-1]
-    if type(t) is ad.Zero:
-        return primal_out, [ad.Zero.from_value(o) for o in primal_out]
     da = convert_element_type(t, get_aval(w).dtype)
     if not vectors:  # dw = diag(vr⁻¹ da vr)
         p = _matmul(_general_solve(vr, da), vr)
