@@ -435,6 +435,18 @@ def test_matrix_rank_matches_numpy(kwargs):
         assert int(fnp.linalg.matrix_rank(v)) == np.linalg.matrix_rank(v)
 
 
+def test_empty_matrices_follow_numpy():
+    for shape in [(0, 3), (3, 0), (2, 0, 0)]:
+        a = np.zeros(shape)
+        np.testing.assert_array_equal(fnp.linalg.matrix_rank(a), np.linalg.matrix_rank(a))
+        assert fnp.linalg.pinv(a).shape == np.linalg.pinv(a).shape
+        assert [x.shape for x in fnp.linalg.svd(a)] == [x.shape for x in np.linalg.svd(a)]
+    got, want = fnp.linalg.lstsq(np.zeros((0, 2)), np.zeros(0)), np.linalg.lstsq(
+        np.zeros((0, 2)), np.zeros(0))
+    assert type(got) is tuple and int(got[2]) == want[2] == 0
+    np.testing.assert_array_equal(got[0], want[0])
+
+
 def test_matrix_rank_under_vmap_is_traced():
     a = np.stack([_rank_two(3, 3), np.eye(3)])
     np.testing.assert_array_equal(ft.vmap(fnp.linalg.matrix_rank)(a), [2, 3])

@@ -513,13 +513,6 @@ def pinv(a, rcond=None, hermitian: bool = False, *, rtol=_NO_VALUE):
     return _pinv(a, _scalar_or_array(rcond))
 
 
-class _LstsqResult(NamedTuple):
-    x: object
-    residuals: object
-    rank: object
-    s: object
-
-
 def _rank(s, tol):
     """How many of the singular values ``s`` (last axis) exceed ``tol``."""
     nd = get_aval(s).ndim
@@ -575,7 +568,7 @@ def lstsq(a, b, rcond=None):
         residuals = lax.slice(s, (0,), (0,))  # empty, and traced where s is
     if vector:
         x = lax.squeeze(x, (1,))
-    return _LstsqResult(x, residuals, rank, s)
+    return x, residuals, rank, s
 
 
 def matrix_rank(A, tol=None, hermitian: bool = False, *, rtol=None):  # noqa: N803 (NumPy's)
@@ -599,6 +592,8 @@ def matrix_rank(A, tol=None, hermitian: bool = False, *, rtol=None):  # noqa: N8
         A = _hermitian_part(A)  # noqa: N806
     s = lax.linalg.svd(A, full_matrices=False, compute_uv=False)
     nd = aval.ndim
+    if 0 in aval.shape[-2:]:  # no singular values: rank 0
+        return lax.reduce_sum(lax.convert_element_type(s, np.int64), (nd - 2,))
     if tol is None:
         if rtol is None:
             rtol = max(aval.shape[-2:]) * np.finfo(get_aval(s).dtype).eps
