@@ -6,6 +6,7 @@ own functions, with the names of JAX's ``jax.lax.linalg``.
 >>> lax.linalg.cholesky(np.array([[9.0]]))
 array([[3.]])
 """
-from functrans.primitives.decompositions import cholesky, eigh, lu, qr, triangular_solve
+from functrans.primitives.decompositions import (cholesky, eig, eigh, lu, qr, svd,
+                                                 triangular_solve)
 
-__all__ = ["cholesky", "eigh", "lu", "qr", "triangular_solve"]
+__all__ = ["cholesky", "eig", "eigh", "lu", "qr", "svd", "triangular_solve"]

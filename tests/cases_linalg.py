@@ -74,6 +74,26 @@ def _parts(z):
     return lax.concatenate([lax.real(z), lax.imag(z)], len(np.shape(z)) - 1)
 
 
+def _svd_invariants(x, full_matrices):
+    """``s``, ``|u|²``, ``|vh|²`` and ``u diag(exp(s)) vh`` (real and imaginary parts): free
+    of the sign (phase) shared by a column of ``u`` and the row of ``vh``."""
+    u, s, vh = lax.linalg.svd(x, full_matrices=full_matrices)
+    nd = len(np.shape(x))
+    weighted = lax.mul(u, lax.convert_element_type(lax.expand_dims(lax.exp(s), (nd - 2,)),
+                                                   u.dtype))
+    product = _matmul(weighted, vh)
+    if np.dtype(x.dtype).kind == "c":
+        product = _parts(product)
+    flat = [lax.reshape(y, np.shape(y)[:-2] + (np.shape(y)[-2] * np.shape(y)[-1],))
+            for y in (_squared(u), _squared(vh), product)]
+    return lax.concatenate([s] + flat, nd - 2)
+
+
+def _eig(x, vectors=True):
+    return lax.linalg.eig(x, compute_left_eigenvectors=vectors,
+                          compute_right_eigenvectors=vectors, enable_eigvec_derivs=vectors)
+
+
 def _solve(**params):
     return lambda a, b: lax.linalg.triangular_solve(_shifted(a), b, **params)
 
@@ -132,6 +152,30 @@ PRIMITIVE_CASES = [
          [A(4, 3), A(4, 3)]),
     Case("qr_complex_r", lambda x, y: _parts(lax.linalg.qr(_cplx(x, y), full_matrices=False)[1]),
          [A(3, 3), A(3, 3)]),
+    Case("qr_wide", lambda x: lax.concatenate(list(lax.linalg.qr(x)), 1), [A(3, 5)]),
+    Case("qr_wide_complex_batched", lambda x, y: _parts(lax.concatenate(
+        list(lax.linalg.qr(_cplx(x, y), full_matrices=False)), 2)), [A(2, 2, 3), A(2, 2, 3)]),
+    Case("svd_values", lambda x: lax.linalg.svd(x, compute_uv=False), [A(4, 3)]),
+    Case("svd_values_wide_batched", lambda x: lax.linalg.svd(x, compute_uv=False),
+         [A(2, 3, 4)]),
+    Case("svd_values_complex", lambda x, y: lax.linalg.svd(_cplx(x, y), compute_uv=False),
+         [A(3, 3), A(3, 3)]),
+    # u and vh carry a sign (phase) per column: |u|², |vh|² and u f(s) vh do not.
+    Case("svd_tall_vectors_squared", lambda x: _svd_invariants(x, False), [A(4, 3)]),
+    Case("svd_wide_vectors_squared", lambda x: _svd_invariants(x, False), [A(2, 3, 4)]),
+    Case("svd_square_full", lambda x: _svd_invariants(x, True), [A(3, 3)]),
+    Case("svd_complex_tall", lambda x, y: _svd_invariants(_cplx(x, y), False),
+         [A(4, 3), A(4, 3)]),
+    Case("svd_complex_wide_batched", lambda x, y: _svd_invariants(_cplx(x, y), False),
+         [A(2, 2, 3), A(2, 2, 3)]),
+    Case("eig_values", lambda x: _parts(_eig(x, vectors=False)[0]), [A(4, 4)]),
+    Case("eig_values_complex_batched",
+         lambda x, y: _parts(_eig(_cplx(x, y), vectors=False)[0]), [A(2, 3, 3), A(2, 3, 3)]),
+    # Real matrices: LAPACK fixes a real eigenvector up to its sign only, so |vr|².
+    Case("eig_vectors_squared", lambda x: _squared(_eig(x)[2]), [A(2, 3, 3)]),
+    # Complex ones: unit norm and a real largest component fix each eigenvector.
+    Case("eig_vectors_complex", lambda x, y: _parts(lax.concatenate(
+        _eig(_cplx(x, y))[1:], 1)), [A(3, 3), A(3, 3)]),
     Case("lu_pivots_and_permutation",
          lambda a: lax.concatenate(list(lax.linalg.lu(a)[1:]), len(np.shape(a)) - 2),
          [A(2, 4, 4)],
@@ -194,6 +238,50 @@ NUMPY_CASES = [
                dtypes=WITH_COMPLEX),
     numpy_case("linalg.qr_complete_square", lambda m, a: m.linalg.qr(a, mode="complete"),
                A(2, 3, 3), dtypes=WITH_COMPLEX),
+    numpy_case("linalg.svd_values", lambda m, a: m.linalg.svd(a, compute_uv=False), A(2, 4, 3),
+               dtypes=WITH_COMPLEX),
+    numpy_case("linalg.svd_reduced", lambda m, a: _svd_free(m, m.linalg.svd(
+        a, full_matrices=False)), A(3, 4), dtypes=WITH_COMPLEX),
+    numpy_case("linalg.svd_square_batched", lambda m, a: _svd_free(m, m.linalg.svd(a)),
+               A(2, 3, 3), dtypes=WITH_COMPLEX),
+    numpy_case("linalg.svdvals", lambda m, a: m.linalg.svdvals(a), A(3, 4), dtypes=WITH_COMPLEX),
+    numpy_case("linalg.pinv_tall", lambda m, a: m.linalg.pinv(a), A(4, 3), dtypes=WITH_COMPLEX),
+    numpy_case("linalg.pinv_wide_batched", lambda m, a: m.linalg.pinv(a), A(2, 2, 3),
+               dtypes=WITH_COMPLEX),
+    # Rank 2 stays rank 2 along every direction of x and y: the derivative is defined.
+    numpy_case("linalg.pinv_rank_deficient", lambda m, x, y: m.linalg.pinv(x @ y, rcond=1e-5),
+               A(4, 2), A(2, 3), dtypes=WITH_COMPLEX),
+    numpy_case("linalg.pinv_hermitian", lambda m, a: m.linalg.pinv(
+        a + m.conj(m.swapaxes(a, -1, -2)), hermitian=True), A(3, 3), dtypes=WITH_COMPLEX),
+    numpy_case("linalg.lstsq_tall", lambda m, a, b: _lstsq_parts(m.linalg.lstsq(a, b)),
+               A(4, 3), A(4, 2), dtypes=WITH_COMPLEX),
+    numpy_case("linalg.lstsq_wide_vector", lambda m, a, b: _lstsq_parts(m.linalg.lstsq(a, b)),
+               A(2, 3), A(2), dtypes=WITH_COMPLEX),
+    numpy_case("linalg.lstsq_rank_deficient",
+               lambda m, x, y, b: m.linalg.lstsq(x @ y, b, rcond=1e-5)[0],
+               A(4, 2), A(2, 3), A(4), dtypes=WITH_COMPLEX),
+    numpy_case("linalg.matrix_rank", lambda m, x, y: m.linalg.matrix_rank(
+        m.stack([x @ y, m.ones_like(x @ y), x @ y + 3])), A(4, 2), A(2, 3), diff=False,
+        dtypes=WITH_COMPLEX),
+    numpy_case("linalg.cond", lambda m, a: m.linalg.cond(a), A(2, 3, 4), dtypes=WITH_COMPLEX),
+    numpy_case("linalg.cond_orders", lambda m, a: m.stack(
+        [m.linalg.cond(_general(m, a), p) for p in (-2, "fro", "nuc", 1, -1, np.inf)]),
+        A(3, 3), dtypes=WITH_COMPLEX),
+    numpy_case("linalg.eig", lambda m, a: _eig_parts(m, m.linalg.eig(a)), A(2, 3, 3),
+               dtypes=WITH_COMPLEX),
+    numpy_case("linalg.eigvals", lambda m, a: _complex_parts(m, m.linalg.eigvals(a)), A(4, 4),
+               dtypes=WITH_COMPLEX),
+    numpy_case("linalg.norm_vector_orders", lambda m, x: m.stack(
+        [m.linalg.norm(x, p, axis=1) for p in (None, 1, 3, -1.5, np.inf, -np.inf)]),
+        A(2, 4, kind="away0"), dtypes=WITH_COMPLEX),
+    numpy_case("linalg.norm_count", lambda m, x: m.linalg.norm(x, 0, axis=0), A(3, 4, kind="grid"),
+               dtypes=(F64, F32)),
+    numpy_case("linalg.norm_matrix_orders", lambda m, x: m.stack(
+        [m.linalg.norm(x, p, axis=(2, 0), keepdims=True)
+         for p in ("fro", "nuc", 2, -2, 1, -1, np.inf, -np.inf)]),
+        A(3, 2, 4), dtypes=WITH_COMPLEX),
+    numpy_case("linalg.qr_wide_batched", lambda m, a: m.linalg.qr(a), A(2, 3, 4),
+               dtypes=WITH_COMPLEX),
     numpy_case("linalg.eigvalsh", lambda m, a: m.linalg.eigvalsh(
         a + m.swapaxes(m.conj(a), -1, -2)), A(2, 4, 4), dtypes=WITH_COMPLEX),
 ]
@@ -203,3 +291,30 @@ def _eigh_squared(m, result):
     """Eigenvalues and ``|eigenvectors|²`` (free of the per-column sign or phase)."""
     w, v = result
     return w, m.real(v * m.conj(v))
+
+
+def _svd_free(m, result):
+    """Singular values, ``|U|²``, ``|Vh|²`` and ``U diag(S) Vh``'s product with its
+    adjoint's: nothing depends on the sign (phase) of a pair of singular vectors."""
+    u, s, vh = result
+    k = s.shape[-1]
+    u, vh = u[..., :, :k], vh[..., :k, :]
+    return s, m.real(u * m.conj(u)), m.real(vh * m.conj(vh)), (u * s[..., None, :]) @ vh
+
+
+def _lstsq_parts(result):
+    """``x``, the residuals and ``s``.  Rank-deficient cases keep ``x`` only: NumPy's
+    residuals are empty there (functrans's are not), and a zero singular value has no
+    second derivative."""
+    x, residuals, rank, s = result
+    return x, residuals, s
+
+
+def _complex_parts(m, z):
+    return m.real(z), m.imag(z)
+
+
+def _eig_parts(m, result):
+    """Eigenvalues, and ``|v|²`` (a real eigenvector's sign is LAPACK's, unnormalized)."""
+    w, v = result
+    return m.real(w), m.imag(w), m.real(v * m.conj(v))

@@ -7,12 +7,13 @@ over leading axes.
 """
 from __future__ import annotations
 
+import functools
 from typing import NamedTuple
 
 import numpy as np
 
 from functrans import backend, lax
-from functrans.core import get_aval
+from functrans.core import Tracer, get_aval
 from functrans.numpy._elementwise import sqrt
 from functrans.numpy._reductions import sum
 from functrans.numpy._util import arg, promote_inexact
@@ -20,7 +21,8 @@ from functrans.primitives.custom_derivatives import custom_jvp
 from functrans.primitives.decompositions import permutation_matrix
 from functrans.primitives.shape import broadcast_to, normalize_axis
 
-__all__ = ["cholesky", "det", "eigh", "eigvalsh", "inv", "norm", "qr", "slogdet", "solve"]
+__all__ = ["cholesky", "cond", "det", "eig", "eigh", "eigvals", "eigvalsh", "inv", "lstsq",
+           "matrix_rank", "norm", "pinv", "qr", "slogdet", "solve", "svd", "svdvals"]
 
 
 def __dir__() -> list:
@@ -340,8 +342,8 @@ def qr(a, mode: str = "reduced"):
     """QR decomposition of each matrix in ``a`` (shape ``(..., M, N)``): ``a = Q R``.
     ``mode``: ``'reduced'`` (``Q`` is ``M x K``, ``K = min(M, N)``), ``'complete'``
     (``Q`` is ``M x M``) or ``'r'`` (``R`` only); ``'raw'`` is not supported.  Returns a
-    named tuple ``(Q, R)``, or ``R``.  Integers become float64.  Differentiable for
-    ``M >= N`` (reduced, or ``'r'``) and for square matrices, as in JAX.
+    named tuple ``(Q, R)``, or ``R``.  Integers become float64.  Differentiable for every
+    shape and mode but ``'complete'`` with ``M > N`` (as in JAX).
 
     >>> import numpy as np, functrans.numpy as fnp
     >>> q, r = fnp.linalg.qr(np.array([[3.0, 1.0], [4.0, 2.0], [0.0, 2.0]]))
@@ -356,30 +358,433 @@ def qr(a, mode: str = "reduced"):
     return r if mode == "r" else _QRResult(q, r)
 
 
+class _SVDResult(NamedTuple):
+    U: object  # noqa: N815 (NumPy's field names)
+    S: object  # noqa: N815
+    Vh: object  # noqa: N815
+
+
+_SVDResult.__name__ = _SVDResult.__qualname__ = "SVDResult"
+
+
+def _hermitian_part(a):
+    return lax.mul(lax.add(a, _adjoint(a)), 0.5)
+
+
+def svd(a, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False):
+    """Singular value decomposition of each matrix in ``a`` (shape ``(..., M, N)``):
+    ``a = U diag(S) Vh``, ``S`` real and descending.  Returns a named tuple ``(U, S, Vh)``,
+    or ``S`` if not ``compute_uv``; ``U`` is ``M x M`` and ``Vh`` ``N x N`` if
+    ``full_matrices`` (NumPy's default), else ``M x K`` and ``K x N``, ``K = min(M, N)``.
+    With ``hermitian``, ``a`` is taken to be Hermitian, ``(a + aᴴ) / 2`` (as JAX; the
+    singular vectors may differ from NumPy's, which come from ``eigh``, by their signs).
+    Integers become float64.
+
+    ``S`` is differentiable everywhere (finite at repeated singular values).  ``U`` and
+    ``Vh`` are differentiable where the singular values are distinct and non-zero, with
+    ``full_matrices`` for square matrices only (as JAX): pass ``full_matrices=False``.
+    Each pair of singular vectors is unique only up to a shared sign (phase): functions
+    of ``|U|`` or of ``U diag(f(S)) Vh`` are what differentiate reliably.
+
+    >>> import numpy as np, functrans as ft, functrans.numpy as fnp
+    >>> a = np.array([[3.0, 0.0], [0.0, -4.0], [0.0, 0.0]])
+    >>> fnp.linalg.svd(a, compute_uv=False)
+    array([4., 3.])
+    >>> ft.grad(lambda a: fnp.linalg.svd(a, compute_uv=False)[0])(a)  # u₁ v₁ᵀ
+    array([[ 0.,  0.],
+           [ 0., -1.],
+           [ 0.,  0.]])
+    """
+    a = promote_inexact(a)
+    if hermitian:
+        _square("svd", a)
+        a = _hermitian_part(a)
+    if not compute_uv:
+        return lax.linalg.svd(a, full_matrices=False, compute_uv=False)
+    u, s, vh = lax.linalg.svd(a, full_matrices=full_matrices)
+    return _SVDResult(u, s, vh)
+
+
+def svdvals(x, /):
+    """The singular values (descending) of each matrix in ``x``: ``svd(x,
+    compute_uv=False)``.  Their derivative is finite everywhere.
+
+    >>> import numpy as np, functrans.numpy as fnp
+    >>> fnp.linalg.svdvals(np.array([[0.0, 2.0], [1.0, 0.0]]))
+    array([2., 1.])
+    """
+    return svd(x, compute_uv=False)
+
+
+class _NoValue:
+    """The default of ``pinv``'s ``rtol``: NumPy tells "not given" from ``None``."""
+
+    def __repr__(self):
+        return "<no value>"
+
+
+_NO_VALUE = _NoValue()
+
+
+def _pinv_rcond(name: str, rcond, rtol, shape, dtype):
+    if rcond is not None:
+        if rtol is not _NO_VALUE:
+            raise ValueError(f"{name}: give rcond or rtol, not both (rcond={rcond!r}, "
+                             f"rtol={rtol!r})")
+        return rcond
+    if rtol is _NO_VALUE:
+        return 1e-15  # NumPy's default
+    if rtol is None:
+        return max(shape[-2:]) * np.finfo(dtype).eps
+    return rtol
+
+
+def _pinv_value(a, rcond):
+    """``v diag(1 / s) uᴴ`` with the singular values at or below ``rcond`` times the
+    largest one dropped."""
+    u, s, vh = lax.linalg.svd(a, full_matrices=False)
+    nd = get_aval(a).ndim
+    cutoff = lax.mul(lax.reduce_max(s, (nd - 2,)), rcond)
+    large = lax.gt(s, lax.expand_dims(cutoff, (nd - 2,)))
+    safe = lax.select(large, s, lax.add(lax.mul(s, 0), 1))
+    s_inv = lax.select(large, lax.div(1, safe), lax.mul(s, 0))
+    scaled = lax.mul(_adjoint(vh), lax.convert_element_type(lax.expand_dims(s_inv, (nd - 2,)),
+                                                            get_aval(a).dtype))
+    return _matmul(scaled, _adjoint(u))
+
+
+def _scalar_or_array(x):
+    """A Python float stays one (no host array to copy to a device); arrays stay."""
+    return float(x) if np.ndim(x) == 0 and not isinstance(x, Tracer) else x
+
+
+@functools.partial(custom_jvp, nondiff_argnums=(1,))
+def _pinv(a, rcond):
+    return _pinv_value(a, rcond)
+
+
+@_pinv.defjvp
+def _pinv_jvp(rcond, primals, tangents):
+    # The derivative of the pseudo-inverse where the rank does not change (Golub and
+    # Pereyra): -P dA P + P Pᴴ dAᴴ (I - A P) + (I - P A) dAᴴ Pᴴ P.
+    (a,), (t,) = primals, tangents
+    p = _pinv(a, rcond)
+    th, ph = _adjoint(t), _adjoint(p)
+    left = _matmul(_matmul(p, ph), th)                         # P Pᴴ dAᴴ
+    right = _matmul(th, _matmul(ph, p))                        # dAᴴ Pᴴ P
+    dp = lax.neg(_matmul(_matmul(p, t), p))
+    dp = lax.add(dp, lax.sub(left, _matmul(_matmul(left, a), p)))
+    dp = lax.add(dp, lax.sub(right, _matmul(_matmul(p, a), right)))
+    return p, dp
+
+
+def pinv(a, rcond=None, hermitian: bool = False, *, rtol=_NO_VALUE):
+    """The Moore-Penrose pseudo-inverse of each matrix in ``a`` (shape ``(..., M, N)``),
+    from its SVD: singular values at or below ``rcond`` (or ``rtol``; NumPy's defaults:
+    1e-15, or ``max(M, N) * eps`` for ``rtol=None``) times the largest are dropped.  With
+    ``hermitian``, ``a`` is taken to be Hermitian, ``(a + aᴴ) / 2``.  Integers become
+    float64.
+
+    Its derivative is that of the pseudo-inverse at fixed rank, computed from ``a`` and
+    ``pinv(a)`` alone (as JAX), so it stays finite at repeated singular values and at
+    rank-deficient matrices.  It is the true derivative wherever the rank is locally
+    constant; at a rank-deficient matrix, along the directions that keep its rank (the
+    pseudo-inverse jumps along the others).
+
+    >>> import numpy as np, functrans as ft, functrans.numpy as fnp
+    >>> fnp.linalg.pinv(np.array([[1.0, 1.0], [1.0, 1.0]]))  # rank 1
+    array([[0.25, 0.25],
+           [0.25, 0.25]])
+    >>> ft.grad(lambda a: fnp.linalg.pinv(a)[0, 0])(np.eye(2)) + 0.0  # repeated values
+    array([[-1.,  0.],
+           [ 0.,  0.]])
+    """
+    a = promote_inexact(a)
+    aval = get_aval(a)
+    if aval.ndim < 2:
+        raise np.linalg.LinAlgError(f"pinv: a must be a stack of matrices (..., M, N), got "
+                                    f"shape {aval.shape}")
+    rcond = _pinv_rcond("pinv", rcond, rtol, aval.shape, aval.dtype)
+    if hermitian:
+        _square("pinv", a)
+        a = _hermitian_part(a)
+    if 0 in aval.shape[-2:]:
+        return lax.zeros_like(_adjoint(a))
+    return _pinv(a, _scalar_or_array(rcond))
+
+
+def _rank(s, tol):
+    """How many of the singular values ``s`` (last axis) exceed ``tol``."""
+    nd = get_aval(s).ndim
+    above = lax.convert_element_type(lax.gt(s, tol), np.int64)
+    return lax.reduce_sum(above, (nd - 1,))
+
+
+def lstsq(a, b, rcond=None):
+    """The least-squares solution ``x`` of ``a @ x ≈ b`` (``a`` of shape ``(M, N)``, ``b``
+    of shape ``(M,)`` or ``(M, K)``), as NumPy: a tuple ``(x, residuals, rank, s)``.
+    Singular values at or below ``rcond`` (default ``max(M, N) * eps``) times the largest
+    are dropped; ``x = pinv(a) @ b`` is the minimum-norm solution, and its derivative is
+    that of the pseudo-inverse (finite at rank-deficient ``a``; see ``pinv``).
+    ``residuals`` is the squared norm of ``b - a x`` per column (shape ``(K,)``, ``(1,)``
+    for a vector ``b``) if ``M > N``, else empty.  NumPy also returns it empty when
+    ``M > N`` and the rank is below ``N``; functrans returns the residuals there too, so
+    that the shape does not depend on values (JAX always returns them).  ``rank`` is a
+    0-d int64 array, as in JAX (NumPy's is an int; reading it would copy a device array to
+    the host); ``s`` are the singular values of ``a``.
+
+    >>> import numpy as np, functrans.numpy as fnp
+    >>> a = np.array([[1.0, 0.0], [1.0, 1.0], [1.0, 2.0]])
+    >>> x, residuals, rank, s = fnp.linalg.lstsq(a, np.array([1.0, 2.0, 2.0]))
+    >>> x.round(6), residuals.round(6), int(rank)
+    (array([1.166667, 0.5     ]), array([0.166667]), 2)
+    """
+    a, b = _common_inexact(a, b)
+    a_aval, b_aval = get_aval(a), get_aval(b)
+    if a_aval.ndim != 2 or b_aval.ndim not in (1, 2):
+        raise np.linalg.LinAlgError(f"lstsq: a must be 2-D and b 1-D or 2-D, got shapes "
+                                    f"{a_aval.shape} and {b_aval.shape}")
+    m, n = a_aval.shape
+    if b_aval.shape[0] != m:
+        raise np.linalg.LinAlgError(f"lstsq: a has {m} rows, so b must too, got a of shape "
+                                    f"{a_aval.shape} and b of shape {b_aval.shape}")
+    real = np.empty((), a_aval.dtype).real.dtype
+    if rcond is None:
+        rcond = np.finfo(real).eps * max(m, n)
+    vector = b_aval.ndim == 1
+    column = lax.expand_dims(b, (1,)) if vector else b
+    s = lax.linalg.svd(a, full_matrices=False, compute_uv=False)
+    rcond_value = _scalar_or_array(rcond)
+    if 0 in (m, n):
+        x = lax.zeros_like(_matmul(_adjoint(a), column))
+        rank = lax.convert_element_type(lax.reduce_sum(s, (0,)), np.int64)
+    else:
+        x = _matmul(_pinv(a, rcond_value), column)
+        rank = _rank(s, lax.mul(lax.reduce_max(s, (0,)), rcond_value))
+    if m > n:
+        r = lax.sub(column, _matmul(a, x))
+        residuals = lax.reduce_sum(_squares(r), (0,))
+    else:
+        residuals = lax.slice(s, (0,), (0,))  # empty, and traced where s is
+    if vector:
+        x = lax.squeeze(x, (1,))
+    return x, residuals, rank, s
+
+
+def matrix_rank(A, tol=None, hermitian: bool = False, *, rtol=None):  # noqa: N803 (NumPy's)
+    """The rank of each matrix in ``A``: how many singular values exceed ``tol`` (default
+    ``rtol`` times the largest; ``rtol`` defaults to ``max(M, N) * eps``), as NumPy.  A 0-D
+    or 1-D ``A`` has rank 1 unless it is all zeros.  The result is an integer (int64) array
+    and has no derivative; it is traced under transformations, as in JAX.
+
+    >>> import numpy as np, functrans.numpy as fnp
+    >>> int(fnp.linalg.matrix_rank(np.array([[1.0, 2.0], [2.0, 4.0]])))
+    1
+    """
+    A = promote_inexact(A)  # noqa: N806
+    aval = get_aval(A)
+    if aval.ndim < 2:
+        nonzero = lax.convert_element_type(lax.ne(A, 0), np.int64)
+        return lax.reduce_max(lax.reshape(nonzero, (int(np.prod(aval.shape)),)), (0,)) \
+            if aval.ndim else nonzero
+    if hermitian:
+        _square("matrix_rank", A)
+        A = _hermitian_part(A)  # noqa: N806
+    s = lax.linalg.svd(A, full_matrices=False, compute_uv=False)
+    nd = aval.ndim
+    if 0 in aval.shape[-2:]:  # no singular values: rank 0
+        return lax.reduce_sum(lax.convert_element_type(s, np.int64), (nd - 2,))
+    if tol is None:
+        if rtol is None:
+            rtol = max(aval.shape[-2:]) * np.finfo(get_aval(s).dtype).eps
+        rtol = lax.expand_dims(rtol, (nd - 2,)) if np.ndim(rtol) else rtol
+        tol = lax.mul(lax.expand_dims(lax.reduce_max(s, (nd - 2,)), (nd - 2,)), rtol)
+    elif np.ndim(tol):
+        tol = lax.expand_dims(tol, (nd - 2,))
+    return _rank(s, tol)
+
+
+def cond(x, p=None):
+    """The condition number of each matrix in ``x`` in the norm ``p`` (as NumPy): for
+    ``None``, 2 and -2 the ratio of the largest and the smallest singular values
+    (differentiable, as JAX), for the other orders (``'fro'``, ``'nuc'``, ``inf``,
+    ``-inf``, 1, -1) ``norm(x, p) * norm(inv(x), p)`` of square ``x``.  Singular matrices
+    give ``inf`` (a NaN becomes ``inf`` unless ``x`` holds a NaN), as NumPy.
+
+    >>> import numpy as np, functrans.numpy as fnp
+    >>> float(fnp.linalg.cond(np.array([[2.0, 0.0], [0.0, 0.5]])))
+    4.0
+    """
+    x = promote_inexact(x)
+    aval = get_aval(x)
+    if aval.ndim < 2 or 0 in aval.shape[-2:]:
+        raise np.linalg.LinAlgError(f"cond: x must be a stack of non-empty matrices, got "
+                                    f"shape {aval.shape}")
+    nd = aval.ndim
+    if p is None or (not isinstance(p, str) and p in (2, -2)):
+        s = lax.linalg.svd(x, full_matrices=False, compute_uv=False)
+        k = get_aval(s).shape[-1]
+        batch = aval.shape[:-2]
+        first = lax.squeeze(lax.slice(s, (0,) * (nd - 1), batch + (1,)), (nd - 2,))
+        last = lax.squeeze(lax.slice(s, (0,) * (nd - 2) + (k - 1,), batch + (k,)), (nd - 2,))
+        r = lax.div(last, first) if p == -2 else lax.div(first, last)
+    else:
+        _square("cond", x)
+        # adj(x) / det(x): inf or nan at singular members, where inv would raise.
+        inverse = lax.div(_adjugate(x), lax.expand_dims(det(x), (nd - 2, nd - 1)))
+        r = lax.mul(norm(x, p, axis=(-2, -1)), norm(inverse, p, axis=(-2, -1)))
+    x_nan = lax.ne(x, x)
+    has_nan = lax.reduce_max(lax.convert_element_type(x_nan, np.int8), (nd - 2, nd - 1))
+    to_inf = lax.bitwise_and(lax.ne(r, r), lax.eq(has_nan, 0))
+    return lax.select(to_inf, lax.add(lax.zeros_like(r), np.inf), r)
+
+
+class _EigResult(NamedTuple):
+    eigenvalues: object
+    eigenvectors: object
+
+
+_EigResult.__name__ = _EigResult.__qualname__ = "EigResult"
+
+
+def eig(a):
+    """Eigenvalues and right eigenvectors (columns) of each square matrix in ``a`` (shape
+    ``(..., n, n)``), as a named tuple ``(eigenvalues, eigenvectors)``.  Both are always
+    complex, as JAX (NumPy returns real arrays when every eigenvalue is real); the order is
+    LAPACK's, as NumPy's, and each eigenvector has unit norm and its component of largest
+    modulus real, as LAPACK makes it.  Integers become float64.
+
+    Differentiable where the eigenvalues are distinct, eigenvectors included (JAX's
+    ``jnp.linalg.eig`` refuses eigenvector derivatives): their derivative keeps the unit
+    norm and the real largest component, LAPACK's normalization (and ``lax.linalg.eig``'s
+    with ``enable_eigvec_derivs=True``).  At repeated eigenvalues both are inf or nan.
+
+    >>> import numpy as np, functrans as ft, functrans.numpy as fnp
+    >>> a = np.array([[2.0, 1.0], [0.0, 3.0]])
+    >>> fnp.linalg.eig(a).eigenvalues
+    array([2.+0.j, 3.+0.j])
+    >>> ft.grad(lambda a: fnp.linalg.eig(a).eigenvalues[1].real)(a)  # u vᵀ / (uᵀ v)
+    array([[0., 0.],
+           [1., 1.]])
+    """
+    (a,) = _common_inexact(a)
+    _square("eig", a)
+    w, v = lax.linalg.eig(a, compute_left_eigenvectors=False, enable_eigvec_derivs=True)
+    return _EigResult(w, v)
+
+
+def eigvals(a):
+    """The eigenvalues (complex, LAPACK's order) of each square matrix in ``a``, as
+    ``eig``'s; differentiable where they are distinct.
+
+    >>> import numpy as np, functrans.numpy as fnp
+    >>> fnp.linalg.eigvals(np.array([[0.0, -1.0], [1.0, 0.0]]))
+    array([0.+1.j, 0.-1.j])
+    """
+    (a,) = _common_inexact(a)
+    _square("eigvals", a)
+    return lax.linalg.eig(a, compute_left_eigenvectors=False,
+                          compute_right_eigenvectors=False)[0]
+
+
+def _safe_sqrt(q):
+    """``sqrt(q)`` for ``q >= 0`` whose derivative at ``q = 0`` is 0, not inf: the norm's
+    subgradient at the zero vector is then 0 instead of nan."""
+    zero = lax.eq(q, 0)
+    safe = lax.select(zero, lax.add(lax.mul(q, 0), 1), q)
+    return lax.select(zero, lax.mul(q, 0), lax.sqrt(safe))
+
+
+def _squares(x):
+    return lax.real(lax.mul(x, lax.conj(x))) if get_aval(x).dtype.kind == "c" else lax.mul(x, x)
+
+
+def _vector_norm(x, ord, axis: int):  # noqa: A002 (NumPy's name)
+    if ord is None or (not isinstance(ord, str) and ord == 2):
+        return _safe_sqrt(lax.reduce_sum(_squares(x), (axis,)))
+    if isinstance(ord, str):
+        raise ValueError(f"norm: invalid order {ord!r} for vectors; use an int, a float, inf "
+                         "or -inf ('fro' and 'nuc' are matrix orders: give axis a pair)")
+    if ord == np.inf:
+        return lax.reduce_max(lax.abs(x), (axis,))
+    if ord == -np.inf:
+        return lax.reduce_min(lax.abs(x), (axis,))
+    if ord == 0:  # how many entries are not zero, as NumPy
+        real = np.empty((), get_aval(x).dtype).real.dtype
+        return lax.reduce_sum(lax.convert_element_type(lax.ne(x, 0), real), (axis,))
+    if ord == 1:
+        return lax.reduce_sum(lax.abs(x), (axis,))
+    total = lax.reduce_sum(lax.pow(lax.abs(x), float(ord)), (axis,))
+    if ord < 0:
+        return lax.pow(total, 1.0 / ord)
+    zero = lax.eq(total, 0)  # as for sqrt: a zero subgradient at the zero vector
+    safe = lax.select(zero, lax.add(lax.mul(total, 0), 1), total)
+    return lax.select(zero, lax.mul(total, 0), lax.pow(safe, 1.0 / ord))
+
+
+def _matrix_norm(x, ord, axes: tuple):  # noqa: A002 (NumPy's name)
+    row, col = axes
+    if ord is None or ord == "fro":
+        return _safe_sqrt(lax.reduce_sum(_squares(x), axes))
+    if ord == "nuc" or (not isinstance(ord, str) and ord in (2, -2)):
+        nd = get_aval(x).ndim
+        rest = [i for i in range(nd) if i not in axes]
+        s = lax.linalg.svd(lax.transpose(x, tuple(rest) + (row, col)), full_matrices=False,
+                           compute_uv=False)
+        last = (nd - 2,)
+        if ord == "nuc":
+            return lax.reduce_sum(s, last)
+        return lax.reduce_max(s, last) if ord == 2 else lax.reduce_min(s, last)
+    if isinstance(ord, str) or ord not in (1, -1, np.inf, -np.inf):
+        raise ValueError(f"norm: invalid order {ord!r} for matrices; one of None, 'fro', "
+                         "'nuc', inf, -inf, 1, -1, 2, -2")
+    # 1: the largest column sum of |x| (summed over rows); inf: the largest row sum.
+    summed, kept = (row, col) if ord in (1, -1) else (col, row)
+    sums = lax.reduce_sum(lax.abs(x), (summed,))
+    kept = kept - 1 if kept > summed else kept
+    return lax.reduce_max(sums, (kept,)) if ord > 0 else lax.reduce_min(sums, (kept,))
+
+
 def norm(x, ord=None, axis=None, keepdims: bool = False):  # noqa: A002 (NumPy's name)
-    """The Euclidean norm of vectors (``ord`` None or 2) or the Frobenius norm of matrices
-    (``ord`` None or ``'fro'``).  ``axis``: None (the whole array; with ``ord``, a 1-D or
-    2-D one), an int (vectors along it) or a pair of ints (matrices in that plane).  Its
-    derivative at ``x = 0`` is undefined."""
+    """Vector or matrix norms, as NumPy.  ``axis``: None (the whole array, flattened, if
+    ``ord`` is None; else ``x`` must be 1-D or 2-D), an int (vectors along it) or a pair
+    of ints (matrices in that plane).
+
+    Vector orders: None or 2 (Euclidean), ``inf`` (largest ``|x|``), ``-inf``, 0 (how many
+    entries are not zero), 1 and any other number ``p`` (``sum(|x|ᵖ)^(1/p)``).  Matrix
+    orders: None or ``'fro'`` (Frobenius), ``'nuc'`` (the sum of the singular values), 2
+    and -2 (the largest and smallest singular values), 1 and -1 (the largest and smallest
+    column sums of ``|x|``), ``inf`` and ``-inf`` (row sums).
+
+    At the zero vector (and the zero matrix, for the Frobenius norm) the Euclidean and
+    ``p``-norms (``p > 0``) have the subgradient 0, not nan.  The derivatives of
+    ``inf``/``1``-type norms at ties and of the singular-value norms are those of the
+    maximum and of ``svd``'s singular values.
+
+    >>> import numpy as np, functrans as ft, functrans.numpy as fnp
+    >>> float(fnp.linalg.norm(np.array([3.0, 4.0])))
+    5.0
+    >>> ft.grad(fnp.linalg.norm)(np.zeros(2))  # a subgradient, not nan
+    array([0., 0.])
+    >>> float(fnp.linalg.norm(np.array([[1.0, 2.0], [3.0, 4.0]]), 1))  # largest column sum
+    6.0
+    """
     x = promote_inexact(x)
     aval = get_aval(x)
     if axis is None:
-        axes = tuple(range(aval.ndim))
-        if ord is not None and aval.ndim not in (1, 2):
+        if ord is None:
+            flat = lax.reshape(x, (int(np.prod(aval.shape)),))
+            out = _vector_norm(flat, None, 0)
+            return lax.reshape(out, (1,) * aval.ndim) if keepdims else out
+        if aval.ndim not in (1, 2):
             raise ValueError(f"norm: with ord={ord!r} and axis=None the input must be 1-D or "
                              f"2-D, got shape {aval.shape}")
+        axes = tuple(range(aval.ndim))
     else:
         axes = (axis,) if isinstance(axis, int) else tuple(axis)
         axes = tuple(normalize_axis(int(a), aval.ndim) for a in axes)
         if len(set(axes)) != len(axes) or len(axes) not in (1, 2):
             raise ValueError(f"norm: axis must be one axis or a pair of distinct axes, got "
                              f"{axis!r} (input shape {aval.shape})")
-    if ord is not None:
-        if len(axes) == 1 and not (isinstance(ord, (int, float)) and ord == 2):
-            raise NotImplementedError(f"norm: vector ord={ord!r} is not supported; only "
-                                      "ord=None or 2 (the Euclidean norm)")
-        if len(axes) == 2 and not (isinstance(ord, str) and ord == "fro"):
-            raise NotImplementedError(f"norm: matrix ord={ord!r} is not supported; only "
-                                      "ord=None or 'fro' (the Frobenius norm)")
-    squares = lax.real(lax.mul(x, lax.conj(x))) if aval.dtype.kind == "c" else lax.mul(x, x)
-    return sqrt(sum(squares, axes, keepdims=keepdims))
+    out = _vector_norm(x, ord, axes[0]) if len(axes) == 1 else _matrix_norm(x, ord, axes)
+    return lax.expand_dims(out, tuple(sorted(axes))) if keepdims else out

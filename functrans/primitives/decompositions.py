@@ -1,5 +1,6 @@
 """Matrix decompositions and solves on the last two axes (``cholesky``,
-``triangular_solve``, ``lu``, ``eigh``, ``qr``); leading axes are batch members.
+``triangular_solve``, ``lu``, ``eigh``, ``qr``, ``svd``, ``eig``); leading axes are batch
+members.
 
 Each primitive reads only the part of its matrix operand that its impl reads, and its
 derivative is exactly that of the impl:
@@ -20,7 +21,15 @@ derivative is exactly that of the impl:
   is not (inf or nan), as in JAX: the eigenvectors are not differentiable there.
 * ``qr(a)`` (``m >= n``, reduced): with ``C = Qᴴ da R⁻¹`` and ``Ω`` the skew-Hermitian
   matrix with the strict lower triangle of ``C`` (and the imaginary part of its diagonal),
-  ``dQ = Q (Ω - C) + da R⁻¹`` and ``dR = (C - Ω) R``.
+  ``dQ = Q (Ω - C) + da R⁻¹`` and ``dR = (C - Ω) R``.  Wide ``a = [a1 a2]`` (``m < n``,
+  ``a1`` square): ``dQ`` and ``dR1`` from ``a1``, and ``dR2 = dQᴴ a2 + Qᴴ da2``.
+* ``svd(a) = (s, U, Vh)``: with ``dS = Uᴴ da V``, ``ds = Re diag(dS)``;
+  ``dU = U (F ∘ (dS S + S dSᴴ) + i Im diag(dS) / s)`` and ``dV = V (F ∘ (S dS + dSᴴ S))``,
+  ``F[i, j] = 1 / (s[j]² - s[i]²)``, plus for ``m > n`` (``m < n``) the part of ``da V / s``
+  (``daᴴ U / s``) outside the span of ``U`` (``V``), as JAX.
+* ``eig(a)``: with ``P = V⁻¹ da V``, ``dw = diag(P)`` and
+  ``dV = V (F ∘ P) + V diag(c)``, ``F[i, j] = 1 / (w[j] - w[i])``, ``c`` keeping each
+  column's norm 1 and its largest component real (LAPACK's normalization, as JAX).
 
 Complex transposes are linear transposes (no conjugation), as for ``dot_general``.
 """
@@ -35,10 +44,14 @@ from functrans.interpreters import ad, batching, transpose
 from functrans.interpreters.batching import not_mapped
 from functrans.interpreters.transpose import is_undefined_primal
 from functrans.primitives.conversion import convert_element_type
-from functrans.primitives.elementwise import add, conj, div, eq, mul, neg, real, sub
+from functrans.primitives.elementwise import (abs, add, complex, conj, div, eq, imag, mul, neg,
+                                              real, sub)
+from functrans.primitives.reductions import argmax
 from functrans.primitives.shape import expand_dims, reduce_sum
 from functrans.primitives.linalg import dot_general_p
 from functrans.primitives.shape import broadcast_in_dim, moveaxis, shape_of, transpose_axes
+from functrans.primitives.slicing import concatenate
+from functrans.primitives.slicing import slice as slice_array
 
 # -- helpers on stacks of matrices, in primitives ------------------------------------------
 
@@ -497,29 +510,44 @@ def _qr_abstract_eval(a, *, full_matrices):
     return [ShapedArray((*batch, m, k), a.dtype), ShapedArray((*batch, k, n), a.dtype)]
 
 
+def _qr_tangents(q, r, t, like):
+    """``dq, dr`` of ``x = q r`` for ``m >= n`` (reduced) along ``t``."""
+    dtype = get_aval(q).dtype
+    t_rinv = triangular_solve_p.bind(r, t, left_side=False, lower=False, transpose_a=False,
+                                     conjugate_a=False, unit_diagonal=False)   # dx R⁻¹
+    c = _matmul(_adjoint(q), t_rinv)
+    strict = _triangle(c, True, -1, like)
+    omega = sub(strict, _adjoint(strict))
+    if dtype.kind == "c":  # the diagonal's imaginary part: Ω is skew-Hermitian
+        diagonal = _diagonal_part(c, like)
+        omega = add(omega, sub(diagonal, convert_element_type(real(diagonal), dtype)))
+    dq = add(_matmul(q, sub(omega, c)), t_rinv)
+    dr = _matmul(sub(c, omega), r)
+    return dq, dr
+
+
 def _qr_jvp(primals, tangents, *, full_matrices):
     (a,), (t,) = primals, tangents
     q, r = qr_p.bind(a, full_matrices=full_matrices)
     if type(t) is ad.Zero:
         return [q, r], [ad.Zero.from_value(q), ad.Zero.from_value(r)]
-    *_, m, n = shape_of(a)
-    if m < n or (full_matrices and m > n):
+    shape = shape_of(a)
+    *batch, m, n = shape
+    if full_matrices and m > n:
         raise NotImplementedError(
-            f"qr: the derivative is implemented for m >= n with reduced factors (and square "
-            f"matrices with full_matrices=True), as in JAX; got an operand of shape "
-            f"{shape_of(a)} with full_matrices={full_matrices}")
-    dtype = get_aval(a).dtype
-    t_rinv = triangular_solve_p.bind(r, t, left_side=False, lower=False, transpose_a=False,
-                                     conjugate_a=False, unit_diagonal=False)   # da R⁻¹
-    c = _matmul(_adjoint(q), t_rinv)
-    strict = _triangle(c, True, -1, r)
-    omega = sub(strict, _adjoint(strict))
-    if dtype.kind == "c":  # the diagonal's imaginary part: Ω is skew-Hermitian
-        diagonal = _diagonal_part(c, r)
-        omega = add(omega, sub(diagonal, convert_element_type(real(diagonal), dtype)))
-    dq = add(_matmul(q, sub(omega, c)), t_rinv)
-    dr = _matmul(sub(c, omega), r)
-    return [q, r], [dq, dr]
+            f"qr: the derivative with full_matrices=True is implemented for m <= n only, as "
+            f"in JAX (the extra columns of q are not unique); got an operand of shape "
+            f"{shape}.  Pass full_matrices=False")
+    if m >= n:
+        return [q, r], list(_qr_tangents(q, r, t, r))
+    # Wide: x = [x1 x2] with x1 square, q r1 = x1 and r2 = qᴴ x2.
+    zeros, nd = (0,) * len(shape), len(shape)
+    square, rest = (*batch, m, m), (*zeros[:-1], m)
+    r1 = slice_array(r, zeros, square)
+    dq, dr1 = _qr_tangents(q, r1, slice_array(t, zeros, square), r1)
+    dr2 = add(_matmul(_adjoint(dq), slice_array(a, rest, shape)),
+              _matmul(_adjoint(q), slice_array(t, rest, shape)))
+    return [q, r], [dq, concatenate([dr1, dr2], nd - 1)]
 
 
 impl_rules[qr_p] = _qr_impl
@@ -531,8 +559,8 @@ batching.defleading_dims(qr_p, moveaxis)
 def qr(x, full_matrices: bool = True):
     """QR decomposition of each matrix in ``x`` (shape ``(..., m, n)``): ``x = q r`` with
     ``q`` having orthonormal columns and ``r`` upper triangular; ``q`` is ``m x m`` if
-    ``full_matrices`` (JAX's default), else ``m x min(m, n)``.  Differentiable for
-    ``m >= n`` with reduced factors, or square ``x`` (as in JAX).  The signs of ``r``'s
+    ``full_matrices`` (JAX's default), else ``m x min(m, n)``.  Differentiable for every
+    shape except ``m > n`` with ``full_matrices`` (as in JAX).  The signs of ``r``'s
     diagonal are LAPACK's (not made positive).
 
     >>> import numpy as np
@@ -543,3 +571,267 @@ def qr(x, full_matrices: bool = True):
     """
     _qr_abstract_eval(get_aval(x), full_matrices=full_matrices)
     return tuple(qr_p.bind(x, full_matrices=bool(full_matrices)))
+
+
+# -- svd -----------------------------------------------------------------------------------
+
+svd_p = Primitive("svd", multiple_results=True)
+
+
+def _svd_impl(a, *, full_matrices, compute_uv):
+    xp = array_module(a)
+    (a,) = coerce(xp, a)
+    if not compute_uv:
+        return [xp.linalg.svd(a, compute_uv=False)]
+    u, s, vh = xp.linalg.svd(a, full_matrices=full_matrices)
+    return [s, u, vh]
+
+
+def _svd_abstract_eval(a, *, full_matrices, compute_uv):
+    _check_inexact("svd", "the operand", a)
+    if a.ndim < 2:
+        raise ValueError(f"svd: the operand must be a stack of matrices (..., m, n), got shape "
+                         f"{a.shape}")
+    *batch, m, n = a.shape
+    k = min(m, n)
+    s = ShapedArray((*batch, k), _real_dtype(a.dtype))
+    if not compute_uv:
+        return [s]
+    cols, rows = (m, n) if full_matrices else (k, k)
+    return [s, ShapedArray((*batch, m, cols), a.dtype), ShapedArray((*batch, rows, n), a.dtype)]
+
+
+def _off_diagonal_inverse(x, eye):
+    """``1 / x`` off the diagonal and 0 on it (``eye`` is the identity stack)."""
+    return sub(div(1, add(x, eye)), eye)
+
+
+def _svd_jvp(primals, tangents, *, full_matrices, compute_uv):
+    (a,), (t,) = primals, tangents
+    if type(t) is ad.Zero:
+        outs = svd_p.bind(a, full_matrices=full_matrices, compute_uv=compute_uv)
+        return outs, [ad.Zero.from_value(o) for o in outs]
+    shape, dtype = shape_of(a), get_aval(a).dtype
+    *_, m, n = shape
+    if compute_uv and full_matrices and m != n:
+        raise NotImplementedError(
+            f"svd: the derivative of u and vh with full_matrices=True is implemented for "
+            f"square matrices only, as in JAX (the extra columns of a non-square matrix's "
+            f"factors are not unique); got an operand of shape {shape}.  Pass "
+            f"full_matrices=False, or compute_uv=False for the singular values")
+    s, u, vh = svd_p.bind(a, full_matrices=False, compute_uv=True)
+    outs = [s, u, vh] if compute_uv else [s]
+    nd = len(shape)
+    complex_ = dtype.kind == "c"
+    v = _adjoint(vh)
+    ds_mat = _matmul(_matmul(_adjoint(u), t), v)                     # uᴴ da v, k x k
+    eye = _diagonal_part(_triangle_mask(ds_mat, True, 0, a), a)
+    diag = reduce_sum(mul(real(ds_mat) if complex_ else ds_mat, real(eye) if complex_ else eye),
+                      (nd - 1,))
+    if not compute_uv:
+        return outs, [diag]
+    real_eye = convert_element_type(real(eye) if complex_ else eye, get_aval(s).dtype)
+    row = expand_dims(s, (nd - 2,))                                  # s[j] at [i, j]
+    column = expand_dims(s, (nd - 1,))                               # s[i] at [i, j]
+    # F[i, j] = 1 / (s[j]² - s[i]²) off the diagonal: inf at repeated values, as in JAX.
+    f = convert_element_type(_off_diagonal_inverse(mul(add(row, column), sub(row, column)),
+                                                   real_eye), dtype)
+    ds_s = mul(ds_mat, convert_element_type(row, dtype))             # dS diag(s)
+    s_ds = mul(ds_mat, convert_element_type(column, dtype))          # diag(s) dS
+    # The gauge: the imaginary part of diag(uᴴ du) is Im diag(dS) / s, 0 where s = 0.
+    zero = convert_element_type(eq(s, 0), get_aval(s).dtype)
+    s_inv = sub(div(1, add(s, zero)), zero)
+    gauge = mul(mul(0.5, sub(ds_mat, _adjoint(ds_mat))),
+                mul(eye, convert_element_type(expand_dims(s_inv, (nd - 2,)), dtype)))
+    du = _matmul(u, add(mul(f, add(ds_s, _adjoint(ds_s))), gauge))
+    dv = _matmul(v, mul(f, add(s_ds, _adjoint(s_ds))))
+    s_row = convert_element_type(row, dtype)
+    if m > n:  # the part of da v outside u's column space
+        t_v = _matmul(t, v)
+        du = add(du, div(sub(t_v, _matmul(u, _matmul(_adjoint(u), t_v))), s_row))
+    if n > m:
+        t_u = _matmul(_adjoint(t), u)
+        dv = add(dv, div(sub(t_u, _matmul(v, _matmul(vh, t_u))), s_row))
+    return outs, [diag, du, _adjoint(dv)]
+
+
+impl_rules[svd_p] = _svd_impl
+abstract_eval_rules[svd_p] = _svd_abstract_eval
+ad.jvp_rules[svd_p] = _svd_jvp
+batching.defleading_dims(svd_p, moveaxis)
+
+
+def svd(x, *, full_matrices: bool = True, compute_uv: bool = True):
+    """Singular value decomposition of each matrix in ``x`` (shape ``(..., m, n)``):
+    ``x = u diag(s) vh`` with ``s`` real, non-negative and descending.  Returns
+    ``(u, s, vh)``, or ``s`` alone if not ``compute_uv``.  ``u`` is ``m x m`` and ``vh``
+    is ``n x n`` if ``full_matrices`` (JAX's default), else ``m x k`` and ``k x n``
+    (``k = min(m, n)``).
+
+    ``s`` is differentiable everywhere (its derivative is finite at repeated singular
+    values).  ``u`` and ``vh`` are differentiable where the singular values are distinct and
+    non-zero, as in JAX: at repeated values their derivatives are inf or nan, and with
+    ``full_matrices`` the derivative exists for square ``x`` only.
+
+    >>> import numpy as np
+    >>> from functrans.lax_linalg import svd
+    >>> svd(np.array([[3.0, 0.0], [0.0, -4.0]]), compute_uv=False)
+    array([4., 3.])
+    """
+    _svd_abstract_eval(get_aval(x), full_matrices=full_matrices, compute_uv=compute_uv)
+    params = dict(full_matrices=bool(full_matrices), compute_uv=bool(compute_uv))
+    if not compute_uv:
+        return svd_p.bind(x, **params)[0]
+    s, u, vh = svd_p.bind(x, **params)
+    return u, s, vh
+
+
+# -- eig -----------------------------------------------------------------------------------
+
+eig_p = Primitive("eig", multiple_results=True)
+
+
+def _complex_dtype(dtype: np.dtype) -> np.dtype:
+    return np.result_type(dtype, np.complex64)
+
+
+def _lapack_normalized(xp, v):
+    """The columns of ``v`` scaled as LAPACK's ``geev`` scales eigenvectors: unit norm, and
+    the component of largest modulus (the first such) real and positive."""
+    v = v / xp.linalg.norm(v, axis=-2, keepdims=True)
+    k = xp.argmax(xp.abs(v), axis=-2)[..., None, :]
+    top = xp.take_along_axis(v, k, axis=-2)
+    v = v * (xp.conj(top) / xp.abs(top))
+    return v
+
+
+def _eig_impl(a, *, compute_left_eigenvectors, compute_right_eigenvectors,
+              enable_eigvec_derivs):
+    xp = array_module(a)
+    (a,) = coerce(xp, a)
+    dtype = _complex_dtype(a.dtype)
+    if not hasattr(xp.linalg, "eig"):
+        raise NotImplementedError(f"eig: {xp.__name__}.linalg has no eig (the general "
+                                  "eigendecomposition); move the matrix to NumPy first")
+    # NumPy returns real arrays when every eigenvalue is real; eig_p's outputs are complex.
+    w, vr = xp.linalg.eig(a)
+    w, vr = w.astype(dtype), vr.astype(dtype)
+    out = [w]
+    if compute_left_eigenvectors:
+        # NumPy has no left eigenvectors: the rows of vr⁻¹ are they, up to scale.
+        out.append(_lapack_normalized(xp, xp.conj(xp.swapaxes(xp.linalg.inv(vr), -1, -2))))
+    if compute_right_eigenvectors:
+        out.append(vr)
+    return out
+
+
+def _eig_abstract_eval(a, *, compute_left_eigenvectors, compute_right_eigenvectors,
+                       enable_eigvec_derivs):
+    _check_inexact("eig", "the operand", a)
+    _check_square("eig", "the operand", a)
+    dtype = _complex_dtype(a.dtype)
+    vectors = [ShapedArray(a.shape, dtype)] * (int(compute_left_eigenvectors)
+                                               + int(compute_right_eigenvectors))
+    return [ShapedArray(a.shape[:-1], dtype)] + vectors
+
+
+def _general_solve(a, b):
+    """``a⁻¹ b`` for general square ``a`` (equal batch shapes), by LU with pivoting."""
+    packed, _, permutation = lu_p.bind(a)
+    permuted = _matmul(permutation_matrix(permutation, get_aval(a).dtype, a), b)
+    y = triangular_solve_p.bind(packed, permuted, left_side=True, lower=True,
+                                transpose_a=False, conjugate_a=False, unit_diagonal=True)
+    return triangular_solve_p.bind(packed, y, left_side=True, lower=False, transpose_a=False,
+                                   conjugate_a=False, unit_diagonal=False)
+
+
+def _eigenvector_jvp(w, v, da, like):
+    """The tangents of eigenvalues ``w`` and of eigenvectors ``v`` (columns, normalized as
+    LAPACK's) of a matrix moving along ``da``.  With ``P = v⁻¹ da v``, ``dw = diag(P)``
+    and ``dv = v (F ∘ P) + v diag(c)``, ``F[i, j] = 1 / (w[j] - w[i])`` off the diagonal;
+    ``c`` keeps each column's norm 1 (its real part) and its largest component real (its
+    imaginary part)."""
+    shape = shape_of(v)
+    nd, n = len(shape), shape[-1]
+    p = _general_solve(v, _matmul(da, v))
+    eye = _diagonal_part(_triangle_mask(p, True, 0, like), like)
+    dw = reduce_sum(mul(p, eye), (nd - 1,))
+    f = _off_diagonal_inverse(sub(expand_dims(w, (nd - 2,)), expand_dims(w, (nd - 1,))), eye)
+    du = _matmul(v, mul(f, p))
+    k = argmax(abs(v), nd - 2, np.int32)
+    rows = broadcast_in_dim(backend.arange(n, dtype=np.int32, like=like), shape, (nd - 2,))
+    mask = convert_element_type(eq(rows, expand_dims(k, (nd - 2,))), get_aval(v).dtype)
+    top_du = reduce_sum(mul(mask, du), (nd - 2,))
+    top_v = real(reduce_sum(mul(mask, v), (nd - 2,)))
+    c = complex(neg(real(reduce_sum(mul(conj(v), du), (nd - 2,)))),
+                neg(div(imag(top_du), top_v)))
+    return dw, add(du, mul(v, expand_dims(c, (nd - 2,))))
+
+
+def _eig_jvp(primals, tangents, *, compute_left_eigenvectors, compute_right_eigenvectors,
+             enable_eigvec_derivs):
+    (a,), (t,) = primals, tangents
+    params = dict(compute_left_eigenvectors=compute_left_eigenvectors,
+                  compute_right_eigenvectors=compute_right_eigenvectors,
+                  enable_eigvec_derivs=enable_eigvec_derivs)
+    if type(t) is ad.Zero:
+        outs = eig_p.bind(a, **params)
+        return outs, [ad.Zero.from_value(o) for o in outs]
+    vectors = compute_left_eigenvectors or compute_right_eigenvectors
+    if vectors and not enable_eigvec_derivs:
+        raise NotImplementedError(
+            "eig: derivatives of eigenvectors hold only where the eigenvalues are distinct "
+            "(and each eigenvector's largest component is unique), which functrans cannot "
+            "check; pass enable_eigvec_derivs=True to lax.linalg.eig to opt in (as in JAX), "
+            "or differentiate the eigenvalues alone (compute_left_eigenvectors=False, "
+            "compute_right_eigenvectors=False; numpy.linalg.eigvals)")
+    # Opted in: higher derivatives of the eigenvalues differentiate these vectors.
+    outs = eig_p.bind(a, compute_left_eigenvectors=compute_left_eigenvectors,
+                      compute_right_eigenvectors=True, enable_eigvec_derivs=True)
+    w, vr = outs[0], outs[-1]
+    primal_out = outs if compute_right_eigenvectors else outs[:-1]
+    da = convert_element_type(t, get_aval(w).dtype)
+    if not vectors:  # dw = diag(vr⁻¹ da vr)
+        p = _matmul(_general_solve(vr, da), vr)
+        nd = len(shape_of(p))
+        return primal_out, [reduce_sum(mul(p, _diagonal_part(_triangle_mask(p, True, 0, a), a)),
+                                       (nd - 1,))]
+    dw, dvr = _eigenvector_jvp(w, vr, da, a)
+    tangent_out = [dw]
+    if compute_left_eigenvectors:  # vl: the right eigenvectors of aᴴ, eigenvalues conj(w)
+        tangent_out.append(_eigenvector_jvp(conj(w), outs[1], _adjoint(da), a)[1])
+    if compute_right_eigenvectors:
+        tangent_out.append(dvr)
+    return primal_out, tangent_out
+
+
+impl_rules[eig_p] = _eig_impl
+abstract_eval_rules[eig_p] = _eig_abstract_eval
+ad.jvp_rules[eig_p] = _eig_jvp
+batching.defleading_dims(eig_p, moveaxis)
+
+
+def eig(x, *, compute_left_eigenvectors: bool = True, compute_right_eigenvectors: bool = True,
+        enable_eigvec_derivs: bool = False):
+    """Eigenvalues ``w`` and eigenvectors of each square matrix in ``x`` (shape
+    ``(..., n, n)``), all complex: ``[w, vl, vr]`` (as JAX), less the eigenvectors not asked
+    for, with ``x vr = vr diag(w)`` and ``vlᴴ x = diag(w) vlᴴ``.  The order of the
+    eigenvalues is LAPACK's (NumPy's); each eigenvector has unit norm and its component of
+    largest modulus real, as LAPACK's ``geev`` makes them (``vl`` is computed from
+    ``vr⁻¹``, its largest component made real and positive).
+
+    Eigenvalue derivatives hold where the eigenvalues are distinct.  Eigenvector
+    derivatives raise ``NotImplementedError`` unless ``enable_eigvec_derivs`` (as in JAX):
+    they also need the largest component of each eigenvector to be unique.
+
+    >>> import numpy as np
+    >>> from functrans.lax_linalg import eig
+    >>> w, vr = eig(np.array([[0.0, 1.0], [-1.0, 0.0]]), compute_left_eigenvectors=False)
+    >>> w
+    array([0.+1.j, 0.-1.j])
+    """
+    params = dict(compute_left_eigenvectors=bool(compute_left_eigenvectors),
+                  compute_right_eigenvectors=bool(compute_right_eigenvectors),
+                  enable_eigvec_derivs=bool(enable_eigvec_derivs))
+    _eig_abstract_eval(get_aval(x), **params)
+    return list(eig_p.bind(x, **params))
