@@ -76,6 +76,13 @@ NUMPY_CASES = [
     # polynomials
     C("polyval", lambda m, p, x: m.polyval(p, x), A(4), A(2, 3)),
     C("polyadd", lambda m, x, y: m.polyadd(x, y), A(2), A(4)),
+    # The roots of the polynomial with distinct real roots r, through the companion matrix's
+    # eigenvalues (real parts; NumPy has no strip_zeros).
+    C("roots_of_poly", lambda m, r: m.real(m.roots(m.poly(r), strip_zeros=False)),
+      A(3, kind="spread"), dtypes=(F64,),
+      reference=lambda r: np.real(np.roots(np.poly(r)))),
+    C("poly_of_matrix", lambda m, a: m.real(m.poly(a + a.T)), A(3, 3), dtypes=(F64,),
+      reference=lambda a: np.poly(a + a.T)),
     C("polysub", lambda m, x, y: m.polysub(x, y), A(3), A(2)),
     C("polymul", lambda m, x, y: m.polymul(x, y), A(3), A(2)),
     C("polydiv", lambda m, u, v: m.polydiv(u, v), A(4), A(2, kind="away0"), dtypes=FLOATS,

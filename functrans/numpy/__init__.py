@@ -72,7 +72,7 @@ from functrans.numpy._contractions import (matmul, dot, vdot, inner, outer, tens
 from functrans.numpy._contractions import (convolve, correlate, einsum_path, matvec, vecmat,
                                            vecdot)
 from functrans.numpy._polynomial import (polyval, polyadd, polysub, polymul, polydiv, polyder,
-                                         polyint, poly, polyfit, vander, interp, gradient,
+                                         polyint, poly, roots, polyfit, vander, interp, gradient,
                                          trapezoid, ediff1d, unwrap)
 from functrans.numpy._functional import vectorize, apply_along_axis, apply_over_axes
 from functrans.numpy import linalg
@@ -115,7 +115,7 @@ __all__ = [
     "signedinteger", "unsignedinteger", "character", "flexible", "object_", "promote_types",
     "can_cast", "broadcast_shapes", "isdtype", "iterable", "einsum_path", "matvec", "vecmat",
     "vecdot", "polyval", "polyadd", "polysub", "polymul", "polydiv", "polyder", "polyint",
-    "poly", "polyfit", "vander", "interp", "gradient", "trapezoid", "ediff1d", "unwrap",
+    "poly", "roots", "polyfit", "vander", "interp", "gradient", "trapezoid", "ediff1d", "unwrap",
     "vectorize", "apply_along_axis", "apply_over_axes",
 ]
 

@@ -26,7 +26,7 @@ from functrans.numpy._shape import (concatenate, expand_dims, moveaxis, pad, rav
 from functrans.numpy._util import arg, dtype_of, promote_inexact, shape_of, static_int
 
 __all__ = ["polyval", "polyadd", "polysub", "polymul", "polydiv", "polyder", "polyint", "poly",
-           "polyfit", "vander", "interp", "gradient", "trapezoid", "ediff1d", "unwrap"]
+           "roots", "polyfit", "vander", "interp", "gradient", "trapezoid", "ediff1d", "unwrap"]
 
 
 def _coefficients(name: str, p, what: str = "p"):
@@ -180,19 +180,21 @@ def polyint(p, m: int = 1, k=None):
 
 
 def poly(seq_of_zeros):
-    """The coefficients (leading one first) of the monic polynomial with the given roots
-    (a 1-D array; the eigenvalues of a square matrix are not supported yet, for want of a
-    general eigenvalue solver).
+    """The coefficients (leading one first) of the monic polynomial with the given roots:
+    a 1-D array of roots, or a square matrix, whose eigenvalues are the roots (then the
+    coefficients are complex, as JAX returns them).
 
     >>> import numpy as np, functrans.numpy as fnp
     >>> fnp.poly(np.array([1.0, 2.0]))
     array([ 1., -3.,  2.])
     """
     roots = arg(seq_of_zeros)
-    if len(shape_of(roots)) != 1:
-        raise NotImplementedError(f"poly: only a 1-D array of roots is supported, got shape "
-                                  f"{shape_of(roots)} (a matrix needs its eigenvalues, and "
-                                  "functrans.numpy.linalg has no general eig yet)")
+    shape = shape_of(roots)
+    if len(shape) == 2 and shape[0] == shape[1]:
+        roots = linalg.eigvals(roots)
+    elif len(shape) != 1:
+        raise ValueError(f"poly: expected a 1-D array of roots or a square matrix, got shape "
+                         f"{shape}")
     roots = promote_inexact(roots)
     if not shape_of(roots)[0]:
         return backend.ones((1,), dtype_of(roots),
@@ -203,6 +205,44 @@ def poly(seq_of_zeros):
     for factor in factors[1:]:
         coefficients = convolve(coefficients, factor)
     return coefficients
+
+
+def roots(p, *, strip_zeros: bool = True):
+    """The roots of the polynomial with coefficients ``p`` (leading first), as the
+    eigenvalues of its companion matrix (complex, in LAPACK's order, as NumPy and JAX).
+    ``strip_zeros`` drops leading zero coefficients and turns trailing ones into zero roots,
+    which needs concrete coefficients; under a transform pass ``strip_zeros=False`` (a
+    leading zero then gives nan roots, as in JAX).
+
+    >>> import numpy as np, functrans.numpy as fnp
+    >>> np.round(fnp.roots(np.array([1.0, -3.0, 2.0])), 12)
+    array([2.+0.j, 1.+0.j])
+    """
+    p = promote_inexact(_coefficients("roots", p))
+    trailing = 0
+    if strip_zeros:
+        if isinstance(p, Tracer):
+            raise ConcretizationTypeError(
+                "roots: strip_zeros=True needs concrete coefficients (how many zeros to "
+                "strip depends on their values); pass strip_zeros=False under a transform")
+        host = backend.to_host(p) if backend.is_device_array(p) else np.asarray(p)
+        nonzero = np.flatnonzero(host)
+        if not nonzero.size:
+            return backend.zeros((0,), np.result_type(dtype_of(p), np.complex64), like=p)
+        trailing = host.shape[0] - 1 - int(nonzero[-1])
+        p = p[int(nonzero[0]):int(nonzero[-1]) + 1]
+    n = shape_of(p)[0] - 1
+    complex_dtype = np.result_type(dtype_of(p), np.complex64)
+    if n < 1:
+        found = backend.zeros((0,), complex_dtype, like=p)
+    else:
+        first_row = negative(p[1:]) / p[0]
+        companion = concatenate([reshape(first_row, (1, n)),
+                                 pad(backend.eye(n - 1, dtype=dtype_of(p), like=p),
+                                     ((0, 0), (0, 1)))], axis=0)
+        found = linalg.eigvals(companion)
+    return found if not trailing else concatenate(
+        [found, backend.zeros((trailing,), complex_dtype, like=p)])
 
 
 def vander(x, N: int | None = None, increasing: bool = False):  # noqa: N803 (NumPy's name)
