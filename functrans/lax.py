@@ -22,6 +22,7 @@ from functrans.primitives.reductions import argmax, argmin, reduce_max, reduce_m
 from functrans.primitives.shape import (broadcast, broadcast_in_dim, expand_dims, reduce_sum,
                                         reshape, rev, squeeze)
 from functrans.primitives.slicing import concatenate, pad, slice
+from functrans.primitives.sorting import sort, sort_key_val, top_k
 from functrans.primitives.shape import transpose_axes as _transpose_axes
 
 __all__ = [
@@ -33,8 +34,8 @@ __all__ = [
     "gather", "ge", "gt", "imag", "integer_pow", "iota", "is_finite", "le", "linalg", "log",
     "log1p", "logistic", "lt", "max", "min", "mul", "ne", "neg", "pad", "pow", "real",
     "reduce_max", "reduce_min", "reduce_prod", "reduce_sum", "reshape", "rev", "round", "scan",
-    "scatter_add", "select", "sign", "sin", "sinh", "slice", "sqrt", "squeeze",
-    "stop_gradient", "sub", "switch", "tan", "tanh", "transpose", "while_loop", "zeros_like",
+    "scatter_add", "select", "sign", "sin", "sinh", "slice", "sort", "sort_key_val", "sqrt", "squeeze",
+    "stop_gradient", "sub", "switch", "tan", "tanh", "top_k", "transpose", "while_loop", "zeros_like",
 ]
 
 

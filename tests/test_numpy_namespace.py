@@ -14,9 +14,10 @@ import functrans as ft
 import functrans.numpy as fnp
 from functrans import backend
 from functrans.numpy import (_array_methods, _contractions, _creation, _dtypes, _elementwise,
-                             _indexing, _reductions, _shape)
+                             _indexing, _reductions, _shape, _sorting)
 
-FAMILIES = [_contractions, _creation, _dtypes, _elementwise, _indexing, _reductions, _shape]
+FAMILIES = [_contractions, _creation, _dtypes, _elementwise, _indexing, _reductions, _shape,
+            _sorting]
 NAMESPACES = {"functrans.numpy": fnp, "functrans.numpy.linalg": fnp.linalg,
               "functrans.numpy.fft": fnp.fft}
 

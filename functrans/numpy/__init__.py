@@ -15,6 +15,7 @@ module and its ``__all__``, and is imported and listed here:
 - ``_shape``: reshaping, transposing, joining, splitting, repeating, padding
 - ``_indexing``: static indexing of tracers, ``where``, diagonals and triangles
 - ``_contractions``: ``matmul``, ``dot``, ``tensordot``, ``einsum``, ...
+- ``_sorting``: sorting, ``searchsorted``, quantiles and medians, ``unique`` and set operations
 - ``_creation``: ``asarray``, ``zeros``, ``arange``, ... and the ``*_like`` functions
 - ``_dtypes``: dtype names, ``result_type``, ``finfo``, ``astype``
 - ``_array_methods``: the operators and methods of tracers and NumPy's dispatch to us
@@ -47,12 +48,22 @@ from functrans.numpy._indexing import (newaxis, where, diagonal, diag, tril, tri
                                        take_along_axis)
 from functrans.numpy._contractions import (matmul, dot, vdot, inner, outer, tensordot, einsum)
 from functrans.numpy._contractions import convolve, correlate
+from functrans.numpy._sorting import (sort, argsort, lexsort, sort_complex, partition,
+                                      argpartition, searchsorted, digitize, median, quantile,
+                                      percentile, nanmedian, nanquantile, nanpercentile,
+                                      unique, unique_values, unique_counts, unique_inverse,
+                                      unique_all, isin, intersect1d, union1d, setdiff1d,
+                                      setxor1d)
 from functrans.numpy import linalg
 from functrans.numpy import fft
 from functrans.numpy._array_methods import install_tracer_methods as _install_tracer_methods
 
 __all__ = [
     "fft", "convolve", "correlate",
+    "argpartition", "argsort", "digitize", "lexsort", "median", "nanmedian", "nanpercentile",
+    "nanquantile", "partition", "percentile", "quantile", "searchsorted", "sort",
+    "sort_complex", "unique", "unique_values", "unique_counts", "unique_inverse",
+    "unique_all", "isin", "intersect1d", "union1d", "setdiff1d", "setxor1d",
     "abs", "absolute", "add", "all", "amax", "amin", "any", "arange", "arccos", "arcsin",
     "arctan", "arctan2", "argmax", "argmin", "around", "array", "asarray", "astype",
     "atleast_1d", "atleast_2d", "bool_", "broadcast_arrays", "broadcast_to", "ceil", "clip",
