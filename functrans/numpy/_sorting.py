@@ -142,7 +142,7 @@ def sort_complex(a):
     a = sort(a)
     dtype = dtype_of(a)
     if dtype.kind != "c":
-        small = dtype in (np.float32, np.float16) or (dtype.kind in "iub" and dtype.itemsize <= 2)
+        small = dtype.kind in "iub" and dtype.itemsize <= 2  # NumPy's choice
         a = lax.convert_element_type(a, np.complex64 if small else np.complex128)
     return a
 
@@ -317,18 +317,30 @@ def _take_last(s, idx):
     return shape_ops.transpose_axes(out, tuple(range(nl, nl + nq)) + tuple(range(nl)))
 
 
+def _lerp(low, high, diff, t):
+    """NumPy's interpolation, kept to its rounding: ``low + diff t`` below ``t = 1/2``,
+    ``high - diff (1 - t)`` from there on, with ``diff = high - low`` (exact at both ends,
+    and ``-inf`` rather than NaN between ``-inf`` and a number)."""
+    return lax.select(lax.ge(t, 0.5), lax.sub(high, lax.mul(diff, lax.sub(1, t))),
+                      lax.add(low, lax.mul(diff, t)))
+
+
 def _quantile(name: str, a, q, axis, method: str, keepdims: bool, ignore_nan: bool):
     if method not in _METHODS:
         raise ValueError(f"{name}: method must be one of {_METHODS}, got {method!r}")
-    a, q = promote_inexact(_array(a)), promote_inexact(arg(q))
+    a, q = _array(a), promote_inexact(arg(q))
     if dtype_of(a).kind == "c" or dtype_of(q).kind == "c":
         raise TypeError(f"{name}: complex values have no order for quantiles")
     if isinstance(q, (np.ndarray, np.generic, float, int)):
         if np.any((np.asarray(q) < 0) | (np.asarray(q) > 1)):
             raise ValueError(f"{name}: quantiles must be in the range [0, 1]"
                              + (" (percentiles in [0, 100])" if "percentile" in name else ""))
-    dtype = _common_dtype(a, q)
-    a, q = lax.convert_element_type(a, dtype), lax.convert_element_type(q, dtype)
+    if method in ("lower", "higher", "nearest"):  # picks an element: a's own dtype, as NumPy
+        dtype = dtype_of(a)
+    else:  # interpolates: a (at least float64 for integers) promoted with q
+        a = promote_inexact(a)
+        dtype = _common_dtype(a, q)
+    q = lax.convert_element_type(q, dtype_of(q))  # positions are computed in q's dtype
     shape = given_shape = shape_of(a)
     axes = tuple(sorted({shape_ops.normalize_axis(ax, len(shape), f"{name}: axis")
                          for ax in axis_tuple(axis, len(shape))}))
@@ -342,14 +354,14 @@ def _quantile(name: str, a, q, axis, method: str, keepdims: bool, ignore_nan: bo
     s = shape_ops.reshape(shape_ops.transpose_axes(a, kept + axes), lead + (n,))
     s = lax.sort(s, dimension=len(lead))  # NaNs last
     qshape = shape_of(q)
-    q = shape_ops.broadcast_in_dim(q, qshape + lead, tuple(range(len(qshape))))
+    out_shape, lead_dims = qshape + lead, tuple(range(len(qshape), len(qshape) + len(lead)))
+    q = shape_ops.broadcast_in_dim(q, out_shape, tuple(range(len(qshape))))
     nans = lax.ne(s, s)
     if ignore_nan:  # the valid values are the first `count` of each sorted row
-        count = shape_ops.reduce_sum(lax.convert_element_type(lax.bitwise_not(nans), dtype),
+        count = shape_ops.reduce_sum(lax.convert_element_type(lax.bitwise_not(nans), _INDEX),
                                      (len(lead),))
-        last = lax.sub(shape_ops.broadcast_in_dim(count, qshape + lead,
-                                                  tuple(range(len(qshape), len(qshape) + len(lead)))),
-                       1)
+        last = lax.convert_element_type(
+            lax.sub(shape_ops.broadcast_in_dim(count, out_shape, lead_dims), 1), dtype_of(q))
     else:
         last = n - 1
     pos = lax.mul(q, last)
@@ -364,19 +376,20 @@ def _quantile(name: str, a, q, axis, method: str, keepdims: bool, ignore_nan: bo
         out = at(hi)
     elif method == "nearest":
         out = at(lax.round(pos, lax.RoundingMethod.TO_NEAREST_EVEN))
-    elif method == "midpoint":
-        out = lax.mul(lax.add(at(lo), at(hi)), 0.5)
     else:
+        t = lax.sub(pos, lo) if method == "linear" else lax.mul(lax.zeros_like(pos), 0.5)
+        if method == "midpoint":
+            t = lax.add(t, 0.5)
         low, high = at(lo), at(hi)
-        out = lax.add(low, lax.mul(lax.sub(high, low), lax.sub(pos, lo)))
-    if ignore_nan:
-        empty = lax.lt(last, 0)  # an all-NaN row
-    else:  # any NaN makes the quantile NaN, as NumPy
-        any_nan = shape_ops.reduce_sum(lax.convert_element_type(nans, np.int64), (len(lead),))
-        empty = shape_ops.broadcast_in_dim(lax.gt(any_nan, 0),
-                                           qshape + lead,
-                                           tuple(range(len(qshape), len(qshape) + len(lead))))
-    out = lax.select(empty, lax.add(lax.zeros_like(out), math.nan), out)
+        diff = lax.convert_element_type(lax.sub(high, low), dtype)  # in a's dtype, as NumPy
+        out = _lerp(*(lax.convert_element_type(v, dtype) for v in (low, high, diff, t)))
+    if dtype.kind in "fc":
+        if ignore_nan:
+            empty = lax.lt(last, 0)  # an all-NaN row
+        else:  # any NaN makes the quantile NaN, as NumPy
+            any_nan = shape_ops.reduce_sum(lax.convert_element_type(nans, _INDEX), (len(lead),))
+            empty = shape_ops.broadcast_in_dim(lax.gt(any_nan, 0), out_shape, lead_dims)
+        out = lax.select(empty, lax.add(lax.zeros_like(out), math.nan), out)
     if keepdims:
         out = shape_ops.reshape(out, qshape + tuple(1 if i in axes else d
                                                     for i, d in enumerate(given_shape)))
