@@ -23,7 +23,8 @@ import numpy as np
 from functrans import core, lax
 from functrans.core import ConcretizationTypeError, Tracer, get_aval
 from functrans.numpy._shape import concatenate, ravel
-from functrans.numpy._util import arg, axis_tuple, dtype_of, promote_inexact, shape_of, static_int
+from functrans.numpy._util import (arg, axis_tuple, dtype_of, promote_inexact, shape_of,
+                                   static_int)
 from functrans.primitives import shape as shape_ops
 from functrans.primitives.sorting import positions_along, sort_descending, take_along
 
@@ -340,7 +341,8 @@ def _quantile(name: str, a, q, axis, method: str, keepdims: bool, ignore_nan: bo
     else:  # interpolates: a (at least float64 for integers) promoted with q
         a = promote_inexact(a)
         dtype = _common_dtype(a, q)
-    q = lax.convert_element_type(q, dtype_of(q))  # positions are computed in q's dtype
+    if core.is_python_scalar(q):  # made where `a` lives, not copied there
+        q = shape_ops.reshape(lax.add(lax.iota(dtype_of(q), 1, like=a), q), ())
     shape = given_shape = shape_of(a)
     axes = tuple(sorted({shape_ops.normalize_axis(ax, len(shape), f"{name}: axis")
                          for ax in axis_tuple(axis, len(shape))}))
