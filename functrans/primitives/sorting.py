@@ -93,6 +93,8 @@ def take_along(x, indices, axis: int):
            [5., 5.]])
     """
     shape, ishape = shape_of(x), shape_of(indices)
+    if len(shape) == 1:  # one row: a plain gather of positions
+        return gather(x, reshape(indices, ishape + (1,)))
     last = len(shape) - 1
     x, indices = moveaxis(x, axis, last), moveaxis(indices, axis, last)
     lead, n, m = shape_of(x)[:-1], shape[axis], ishape[axis]
