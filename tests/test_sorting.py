@@ -267,3 +267,43 @@ def test_unique_of_an_empty_array():
     values, counts = fnp.unique(np.zeros(0), size=2, return_counts=True)
     np.testing.assert_array_equal(values, [0., 0.])
     np.testing.assert_array_equal(counts, [0, 0])
+
+
+def test_nan_forms_differentiate_around_the_nans():
+    grad = ft.grad(fnp.nanmedian)(np.array([1., np.nan, 2., 5.]))
+    np.testing.assert_array_equal(grad, [0., 0., 1., 0.])
+    grad = ft.grad(lambda x: fnp.nanquantile(x, 0.25))(np.array([4., np.nan, 0., 2.]))
+    np.testing.assert_allclose(grad, [0., 0., 0.5, 0.5])
+
+
+# -- against JAX, where it is installed ----------------------------------------------------
+
+
+def test_matches_jax():
+    jax = pytest.importorskip("jax")
+    jnp = pytest.importorskip("jax.numpy")
+    jax.config.update("jax_enable_x64", True)
+    rng = np.random.default_rng(5)
+    x = rng.integers(0, 4, (3, 7)).astype(float)
+    x[0, 2] = np.nan
+    for descending in (False, True):
+        np.testing.assert_array_equal(fnp.argsort(x, descending=descending),
+                                      jnp.argsort(x, descending=descending))
+    for ours, theirs in zip(lax.top_k(x, 3), jax.lax.top_k(x, 3)):
+        np.testing.assert_array_equal(ours, theirs)
+    y = rng.standard_normal((4, 6))
+    y[1, 1] = y[1, 3]
+    q = np.array([0.1, 0.5, 0.77])
+    for method in ("linear", "lower", "higher", "midpoint"):
+        ours = ft.grad(lambda y: fnp.sum(fnp.quantile(y, q, axis=1, method=method)))(y)
+        theirs = jax.grad(lambda y: jnp.sum(jnp.quantile(y, q, axis=1, method=method)))(y)
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-12)
+    z, w = rng.integers(0, 4, 9), rng.integers(0, 6, 5)
+    for ours, theirs in zip(fnp.unique(z, size=6, return_index=True, return_inverse=True,
+                                       return_counts=True),
+                            jnp.unique(z, size=6, return_index=True, return_inverse=True,
+                                       return_counts=True)):
+        np.testing.assert_array_equal(ours, theirs)
+    for name in ("intersect1d", "union1d", "setdiff1d", "setxor1d"):
+        np.testing.assert_array_equal(getattr(fnp, name)(z, w, size=8),
+                                      getattr(jnp, name)(z, w, size=8))
