@@ -543,8 +543,8 @@ def _static_size(name: str, count, size):
 
 
 def _pack(name: str, keep, size):
-    """The positions (in sorted order) of the kept elements, first ``size`` of them; a
-    mask of which of those ``size`` places hold one; and the count of kept elements."""
+    """The positions (in sorted order) of the kept elements, the first ``size + 1`` of
+    them (clamped past the end); a mask of the places that hold one; and ``size``."""
     n = shape_of(keep)[0]
     count = shape_ops.reduce_sum(lax.convert_element_type(keep, _INDEX), (0,))
     size = _static_size(name, count, size)
@@ -552,9 +552,9 @@ def _pack(name: str, keep, size):
                      dimension=0)[1]  # kept positions first, in order
     places = lax.iota(_INDEX, size + 1, like=keep)
     if n == 0:
-        return None, None, count, size, places
+        return None, None, size
     taken = lax.gather(order, shape_ops.expand_dims(places, (1,)))  # clamped past n
-    return taken, lax.lt(places, count), count, size, places
+    return taken, lax.lt(places, count), size
 
 
 def _fill(values, valid, fill_value):
@@ -577,15 +577,12 @@ def _unique(name, ar, return_index, return_inverse, return_counts, equal_nan, si
     ar = _array(ar)
     flat = ravel(ar)
     s, perm, first = _sorted_runs(flat, equal_nan)
-    taken, valid, count, size, places = _pack(name, first if keep is None else
-                                              keep(s, first), size)
-    if taken is None:  # an empty input
-        empty = _empty_like(flat)
-        results = [lax.broadcast_in_dim(empty, (0,), (0,)) if size == 0 else
-                   lax.add(lax.zeros_like(lax.iota(dtype_of(flat), size, like=flat)),
-                           fill_value or 0)]
-        index = lax.convert_element_type(lax.zeros_like(results[0]), _INDEX)
-        results += [index] * return_index + [_empty_like(ar, _INDEX)] * return_inverse
+    taken, valid, size = _pack(name, first if keep is None else keep(s, first), size)
+    if taken is None:  # an empty input: `size` places of padding
+        fill = lax.convert_element_type(0 if fill_value is None else fill_value, dtype_of(flat))
+        index = lax.pad(_empty_like(flat, _INDEX), 0, [(0, size, 0)])
+        results = [lax.pad(flat, fill, [(0, size, 0)])] + [index] * return_index
+        results += [shape_ops.reshape(_empty_like(flat, _INDEX), shape_of(ar))] * return_inverse
         results += [index] * return_counts
         return results[0] if len(results) == 1 else tuple(results)
     head = lax.slice(taken, [0], [size])
