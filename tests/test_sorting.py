@@ -49,7 +49,8 @@ def test_sort_nans_last_and_first_when_descending():
     x = np.array([np.nan, 2., -np.inf, np.nan, 1.])
     np.testing.assert_array_equal(fnp.sort(x), np.sort(x))
     np.testing.assert_array_equal(fnp.argsort(x), np.argsort(x, kind="stable"))
-    np.testing.assert_array_equal(fnp.sort(x, descending=True), [np.nan, np.nan, 2., 1., -np.inf])
+    np.testing.assert_array_equal(fnp.sort(x, descending=True),
+                                  [np.nan, np.nan, 2., 1., -np.inf])
     np.testing.assert_array_equal(fnp.argsort(x, descending=True), [0, 3, 1, 4, 2])
 
 
@@ -260,6 +261,24 @@ def test_set_operations_match_numpy():
     np.testing.assert_array_equal(fnp.setdiff1d(a, b, size=4), [1, 7, 0, 0])
     with pytest.raises(NotImplementedError, match="unique: axis="):
         fnp.unique(np.zeros((2, 2)), axis=0)
+
+
+def test_intersect1d_indices_match_numpy_and_batch():
+    a, b = np.array([3, 1, 2, 1, 5]), np.array([5, 1, 3, 3, 7, 8])
+    for ours, theirs in zip(fnp.intersect1d(a, b, return_indices=True),
+                            np.intersect1d(a, b, return_indices=True)):
+        np.testing.assert_array_equal(ours, theirs)
+    values, i1, i2 = fnp.intersect1d(a, b, return_indices=True, size=5, fill_value=-1)
+    np.testing.assert_array_equal(values, [1, 3, 5, -1, -1])
+    np.testing.assert_array_equal(i1, [1, 0, 4, 5, 5])  # padded with len(a)
+    np.testing.assert_array_equal(i2, [1, 2, 0, 6, 6])  # and len(b)
+    rows = np.stack([a, a[::-1]]), np.stack([b[:5], b[1:]])
+    got = ft.vmap(lambda a, b: fnp.intersect1d(a, b, return_indices=True, size=3))(*rows)
+    for k, (x, y) in enumerate(zip(*rows)):
+        want = np.intersect1d(x, y, return_indices=True)
+        n = len(want[0])
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g[k, :n], w)
 
 
 def test_unique_of_an_empty_array():

@@ -693,18 +693,41 @@ def isin(element, test_elements, assume_unique: bool = False, invert: bool = Fal
 def intersect1d(ar1, ar2, assume_unique: bool = False, return_indices: bool = False, *,
                 size=None, fill_value=None):
     """The sorted values in both ``ar1`` and ``ar2`` (each once); ``size=`` and
-    ``fill_value=`` as for ``unique`` (padding with the smallest value by default).
+    ``fill_value=`` as for ``unique`` (padding with the smallest value by default).  With
+    ``return_indices``, also the position of each value's first occurrence in the
+    flattened ``ar1`` and ``ar2`` (padded places hold each array's size, as JAX).
 
     >>> import functrans.numpy as fnp
     >>> fnp.intersect1d(fnp.asarray([3, 1, 2, 1]), fnp.asarray([1, 3, 5]))
     array([1, 3])
+    >>> fnp.intersect1d(fnp.asarray([3, 1, 2, 1]), fnp.asarray([1, 3, 5]), return_indices=True)
+    (array([1, 3]), array([1, 0]), array([0, 1]))
     """
-    if return_indices:
-        raise NotImplementedError("intersect1d: return_indices=True is not supported; use "
-                                  "unique(..., return_index=True) on each array")
-    ar2 = _array(ar2)
-    return _unique("intersect1d", ar1, False, False, False, True, size, fill_value,
-                   keep=lambda s, first: lax.bitwise_and(first, isin(s, ar2)))
+    flat1, flat2 = ravel(_array(ar1)), ravel(_array(ar2))
+    n1, n2 = shape_of(flat1)[0], shape_of(flat2)[0]
+    s, perm, first = _sorted_runs(flat1, True)
+    keep = lax.bitwise_and(first, isin(s, flat2))
+    taken, valid, size = _pack("intersect1d", keep, size)
+    if taken is None or n2 == 0:  # nothing in common: only padding
+        values = _unique("intersect1d", flat1, False, False, False, True, size, fill_value,
+                         keep=lambda s, first: lax.bitwise_and(first, isin(s, flat2)))
+        if not return_indices:
+            return values
+        empty = _empty_like(flat1, _INDEX)
+        return (values, lax.pad(empty, n1, [(0, size, 0)]), lax.pad(empty, n2, [(0, size, 0)]))
+    head, head_valid = lax.slice(taken, [0], [size]), lax.slice(valid, [0], [size])
+    common = take_along(s, head, 0)
+    values = _fill(common, head_valid, fill_value)
+    if not return_indices:
+        return values
+    index1 = lax.select(head_valid, take_along(perm, head, 0),
+                        lax.add(lax.zeros_like(head), n1))
+    # the first of equal values in the stably sorted ar2 is its first occurrence
+    s2, perm2 = lax.sort((flat2, positions_along(flat2, 0, _INDEX)), dimension=0)
+    at2 = searchsorted(s2, common, side="left")
+    index2 = lax.select(head_valid, take_along(perm2, at2, 0),
+                        lax.add(lax.zeros_like(head), n2))
+    return values, index1, index2
 
 
 def union1d(ar1, ar2, *, size=None, fill_value=None):

@@ -134,7 +134,7 @@ def _bind(operands, dimension, is_stable, num_keys):
     if avals and avals[0].ndim == 0:
         raise ValueError("sort: operands must have at least one axis, got a scalar; reshape "
                          "it to shape (1,) first")
-    dimension = normalize_axis(int(dimension), avals[0].ndim, "dimension") if avals else 0
+    dimension = normalize_axis(int(dimension), avals[0].ndim, "sort: dimension") if avals else 0
     _sort_abstract_eval(*avals, dimension=dimension, is_stable=bool(is_stable),
                         num_keys=int(num_keys))
     return sort_p.bind(*operands, dimension=dimension, is_stable=bool(is_stable),
