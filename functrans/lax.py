@@ -24,21 +24,22 @@ from functrans.primitives.shape import (broadcast, broadcast_in_dim, expand_dims
 from functrans.primitives.slicing import concatenate, pad, slice
 from functrans.primitives.special import (bessel_i0e, bessel_i1e, digamma, erf, erf_inv, erfc,
                                           igamma, igammac, lgamma, polygamma, zeta)
+from functrans.primitives.sorting import sort, sort_key_val, top_k
 from functrans.primitives.shape import transpose_axes as _transpose_axes
 
 __all__ = [
     "FftType", "RoundingMethod", "abs", "acos", "add", "argmax", "argmin", "asin", "atan",
     "atan2", "bessel_i0e", "bessel_i1e", "bitwise_and", "bitwise_not", "bitwise_or",
     "broadcast", "broadcast_in_dim", "ceil", "complex", "concatenate", "cond", "conj",
-    "convert_element_type", "cos", "cosh", "cummax", "cummin", "cumprod", "cumsum",
-    "digamma", "div", "dot_general", "dynamic_slice", "dynamic_update_slice", "eq", "erf",
-    "erf_inv", "erfc", "exp", "expand_dims", "expm1", "fft", "floor", "fori_loop",
-    "gather", "ge", "gt", "igamma", "igammac", "imag", "integer_pow", "iota", "is_finite",
-    "le", "lgamma", "linalg", "log", "log1p", "logistic", "lt", "max", "min", "mul", "ne",
-    "neg", "pad", "polygamma", "pow", "real", "reduce_max", "reduce_min", "reduce_prod",
-    "reduce_sum", "reshape", "rev", "round", "scan", "scatter_add", "select", "sign",
-    "sin", "sinh", "slice", "sqrt", "squeeze", "stop_gradient", "sub", "switch", "tan",
-    "tanh", "transpose", "while_loop", "zeros_like", "zeta",
+    "convert_element_type", "cos", "cosh", "cummax", "cummin", "cumprod", "cumsum", "digamma",
+    "div", "dot_general", "dynamic_slice", "dynamic_update_slice", "eq", "erf", "erf_inv",
+    "erfc", "exp", "expand_dims", "expm1", "fft", "floor", "fori_loop", "gather", "ge", "gt",
+    "igamma", "igammac", "imag", "integer_pow", "iota", "is_finite", "le", "lgamma", "linalg",
+    "log", "log1p", "logistic", "lt", "max", "min", "mul", "ne", "neg", "pad", "polygamma",
+    "pow", "real", "reduce_max", "reduce_min", "reduce_prod", "reduce_sum", "reshape", "rev",
+    "round", "scan", "scatter_add", "select", "sign", "sin", "sinh", "slice", "sort",
+    "sort_key_val", "sqrt", "squeeze", "stop_gradient", "sub", "switch", "tan", "tanh",
+    "top_k", "transpose", "while_loop", "zeros_like", "zeta",
 ]
 
 

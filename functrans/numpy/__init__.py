@@ -18,6 +18,7 @@ module and its ``__all__``, and is imported and listed here:
   index builders (``indices``, ``ix_``, ``unravel_index``, ...), ``s_``, ``mgrid``, ``r_``,
   ``bincount`` and histograms
 - ``_contractions``: ``matmul``, ``dot``, ``tensordot``, ``einsum``, ...
+- ``_sorting``: sorting, ``searchsorted``, quantiles and medians, ``unique`` and set operations
 - ``_creation``: ``asarray``, ``zeros``, ``arange``, ... and the ``*_like`` functions
 - ``_dtypes``: dtype names, ``result_type``, ``finfo``, ``astype``
 - ``_polynomial``: ``polyval``, ``polyfit``, ... and sampled calculus (``interp``, ``gradient``)
@@ -75,6 +76,13 @@ from functrans.numpy._polynomial import (polyval, polyadd, polysub, polymul, pol
                                          polyint, poly, roots, polyfit, vander, interp, gradient,
                                          trapezoid, ediff1d, unwrap)
 from functrans.numpy._functional import vectorize, apply_along_axis, apply_over_axes
+from functrans.numpy._contractions import convolve, correlate
+from functrans.numpy._sorting import (sort, argsort, lexsort, sort_complex, partition,
+                                      argpartition, searchsorted, digitize, median, quantile,
+                                      percentile, nanmedian, nanquantile, nanpercentile,
+                                      unique, unique_values, unique_counts, unique_inverse,
+                                      unique_all, isin, intersect1d, union1d, setdiff1d,
+                                      setxor1d)
 from functrans.numpy import linalg
 from functrans.numpy import fft
 from functrans.numpy._array_methods import install_tracer_methods as _install_tracer_methods
@@ -87,6 +95,10 @@ __all__ = [
     "mask_indices", "mgrid", "nonzero", "ogrid", "piecewise", "r_", "ravel_multi_index", "s_",
     "select", "tril_indices", "tril_indices_from", "triu_indices", "triu_indices_from",
     "unravel_index",
+    "argpartition", "argsort", "digitize", "lexsort", "median", "nanmedian", "nanpercentile",
+    "nanquantile", "partition", "percentile", "quantile", "searchsorted", "sort",
+    "sort_complex", "unique", "unique_values", "unique_counts", "unique_inverse",
+    "unique_all", "isin", "intersect1d", "union1d", "setdiff1d", "setxor1d",
     "abs", "absolute", "add", "all", "amax", "amin", "any", "arange", "arccos", "arcsin",
     "arctan", "arctan2", "argmax", "argmin", "around", "array", "asarray", "astype",
     "atleast_1d", "atleast_2d", "bool_", "broadcast_arrays", "broadcast_to", "ceil", "clip",

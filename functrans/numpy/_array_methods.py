@@ -20,6 +20,7 @@ import functrans.numpy._indexing as indexing
 import functrans.numpy._polynomial as polynomial
 import functrans.numpy._reductions as reductions
 import functrans.numpy._shape as shapes
+import functrans.numpy._sorting as sorting
 from functrans.core import Tracer, TracerArrayConversionError
 from functrans.numpy import fft, linalg
 from functrans.numpy._contractions import dot, matmul
@@ -116,7 +117,7 @@ def _counterparts(numpy_namespace, families) -> dict:
 #: the family modules of functrans.numpy (a new family module is added here, and its
 #: functions then dispatch from NumPy's namesakes)
 FAMILIES = (elementwise, reductions, shapes, indexing, index_tricks, contractions, creation,
-            dtypes, polynomial, functional)
+            dtypes, polynomial, functional, sorting)
 
 _ALL = {**_counterparts(np, FAMILIES),
         **_counterparts(np.linalg, [linalg]), **_counterparts(np.fft, [fft])}
