@@ -5,4 +5,6 @@ dependency: ``pip install "functrans[scipy]"``; on CuPy arrays the kernels come 
 Each submodule is imported on its own, as in JAX: ``import functrans.scipy.special``.
 """
 
-__all__: list[str] = []
+from functrans.scipy import linalg
+
+__all__ = ["linalg"]
