@@ -195,7 +195,7 @@ def _unit_lower(packed):
 
 def lu(a, permute_l: bool = False, overwrite_a: bool = False, check_finite: bool = True):
     """LU decomposition with partial pivoting of each square matrix in ``a``: ``(p, l,
-    u)`` with ``a = p @ l @ u`` (``p`` a permutation matrix of ``a``'s dtype, ``l`` unit
+    u)`` with ``a = p @ l @ u`` (``p`` a real permutation matrix, as SciPy's, ``l`` unit
     lower triangular, ``u`` upper triangular), or ``(p @ l, u)`` if ``permute_l``.  Only
     square matrices (functrans's ``lu`` primitive is square).
 
@@ -215,7 +215,8 @@ def lu(a, permute_l: bool = False, overwrite_a: bool = False, check_finite: bool
                                   f"shape {shape}")
     packed, _, permutation = lax.linalg.lu(a)
     # a[permutation] = L U, that is P a = L U with P = permutation_matrix: a = Pᵀ L U.
-    p = fnp.linalg.matrix_transpose(permutation_matrix(permutation, get_aval(a).dtype, a))
+    real = np.finfo(get_aval(a).dtype).dtype
+    p = fnp.linalg.matrix_transpose(permutation_matrix(permutation, real, a))
     l, u = _unit_lower(packed), fnp.triu(packed)
     return (fnp.matmul(p, l), u) if permute_l else (p, l, u)
 
