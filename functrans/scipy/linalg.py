@@ -168,11 +168,10 @@ def cho_solve(c_and_lower, b, overwrite_b: bool = False, check_finite: bool = Tr
     >>> fsl.cho_solve(fsl.cho_factor(a), a @ np.array([1.0, -1.0]))
     array([ 1., -1.])
     """
-    try:
-        c, lower = c_and_lower
-    except (TypeError, ValueError):
+    if not isinstance(c_and_lower, (tuple, list)) or len(c_and_lower) != 2:
         raise TypeError("cho_solve: the first argument must be the pair (c, lower) that "
-                        f"cho_factor returns, got {type(c_and_lower).__name__}") from None
+                        f"cho_factor returns, got {type(c_and_lower).__name__}")
+    c, lower = c_and_lower
     c, b = _inexact(c, b)
     _square("cho_solve", "c", c)
     c, b, vector = _right_hand_side("cho_solve", c, b)
@@ -273,11 +272,10 @@ def lu_solve(lu_and_piv, b, trans: int = 0, overwrite_b: bool = False,
     >>> fsl.lu_solve(fsl.lu_factor(a), np.array([3.0, 8.0]))
     array([1., 1.])
     """
-    try:
-        packed, pivots = lu_and_piv
-    except (TypeError, ValueError):
+    if not isinstance(lu_and_piv, (tuple, list)) or len(lu_and_piv) != 2:
         raise TypeError("lu_solve: the first argument must be the pair (lu, piv) that "
-                        f"lu_factor returns, got {type(lu_and_piv).__name__}") from None
+                        f"lu_factor returns, got {type(lu_and_piv).__name__}")
+    packed, pivots = lu_and_piv
     transpose_a, conjugate_a = _trans("lu_solve", trans)
     packed, b = _inexact(packed, b)
     shape = _square("lu_solve", "lu", packed)
