@@ -17,7 +17,12 @@ each side and the median (and range) of the per-round ratios.  The script re-run
 with single-threaded BLAS and fixed glibc malloc thresholds (as benchmarks/ab_versions.py
 does), so that thread scheduling and page faults do not decide the result.
 
-    python benchmarks/bench_gp.py [--n 200 5] [--rounds 7]
+    python benchmarks/bench_gp.py [--n 200 5] [--rounds 7] [--profile]
+
+``--profile`` also prints where the arithmetic of functrans's gradient goes at the first
+``n``: the CPU time of each primitive's impl in the gradient's jaxpr, summed by
+primitive.  (Tracing, linearization and transposition add a per-call overhead that does
+not grow with ``n``: the ``n = 5`` row shows it.)
 """
 from __future__ import annotations
 
@@ -37,6 +42,7 @@ import scipy.linalg as sl
 import functrans as ft
 import functrans.numpy as fnp
 import functrans.scipy.linalg as fsl
+from functrans.core import impl_rules
 
 WORKER_ENV = {"OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
               "MALLOC_MMAP_THRESHOLD_": "1000000000", "MALLOC_TRIM_THRESHOLD_": "1000000000"}
@@ -106,6 +112,8 @@ def main(argv=None) -> None:
     parser.add_argument("--n", type=int, nargs="+", default=[200, 5],
                         help="numbers of training points (5: the per-call overhead)")
     parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--profile", action="store_true",
+                        help="also print the impls' time by primitive at the first n")
     args = parser.parse_args(argv)
     if any(os.environ.get(k) != v for k, v in WORKER_ENV.items()):
         env = {**os.environ, **WORKER_ENV}
@@ -122,17 +130,46 @@ def main(argv=None) -> None:
         print(f"| grad of a GP log marginal likelihood, n = {n}, 3-D RBF | "
               f"{_format(statistics.median(hand))} | {_format(statistics.median(ours))} | "
               f"{statistics.median(ratios):.2f} ({min(ratios):.2f}-{max(ratios):.2f}) |")
+    if args.profile:
+        profile(args.n[0])
 
+
+def _problem(n: int):
+    rng = np.random.default_rng(0)
+    x = rng.uniform(-2.0, 2.0, size=(n, 3))
+    y = np.sin(x).sum(axis=1) + 0.1 * rng.standard_normal(n)
+    theta = np.array([np.log(0.8), np.log(1.5), np.log(0.05)])
+    return theta, squared_distances(x), y
+
+
+def profile(n: int, repeat: int = 20) -> None:
+    """The CPU time of each impl in ``grad``'s jaxpr, by primitive, per gradient."""
+    args = _problem(n)
+    closed = ft.make_jaxpr(ft.grad(log_marginal_likelihood))(*args)
+    jaxpr, by_primitive = closed.jaxpr, {}
+    for _ in range(repeat):
+        env = dict(zip(jaxpr.constvars, closed.consts)) | dict(zip(jaxpr.invars, args))
+        for eqn in jaxpr.eqns:
+            values = [env[v] if v in env else v.val for v in eqn.invars]
+            start = time.process_time()
+            out = impl_rules[eqn.primitive](*values, **eqn.params)
+            spent = time.process_time() - start
+            name = eqn.primitive.name
+            by_primitive[name] = by_primitive.get(name, 0.0) + spent / repeat
+            outs = out if eqn.primitive.multiple_results else [out]
+            env.update(zip(eqn.outvars, outs))
+    impls = sum(by_primitive.values())
+    print(f"\nThe impls of the gradient's jaxpr at n = {n} ({len(jaxpr.eqns)} equations), "
+          f"{_format(impls)} in all (the n = 5 row shows the tracing and AD overhead):\n")
+    print("| primitive | impl time | share |\n|---|---:|---:|")
+    for name, spent in sorted(by_primitive.items(), key=lambda kv: -kv[1]):
+        if spent >= 0.01 * impls:
+            print(f"| {name} | {_format(spent)} | {spent / impls:.0%} |")
 
 def measure(n: int, rounds: int) -> tuple[list, list]:
     """Per-round times of the hand-written and the functrans gradient at ``n`` points,
     checked to agree first."""
-    rng = np.random.default_rng(0)
-    x = rng.uniform(-2.0, 2.0, size=(n, 3))
-    y = np.sin(x).sum(axis=1) + 0.1 * rng.standard_normal(n)
-    sqdist = squared_distances(x)
-    theta = np.array([np.log(0.8), np.log(1.5), np.log(0.05)])
-
+    theta, sqdist, y = _problem(n)
     ours = ft.grad(log_marginal_likelihood)
     np.testing.assert_allclose(ours(theta, sqdist, y), grad_by_hand(theta, sqdist, y),
                                rtol=1e-8, atol=1e-8)

@@ -412,9 +412,10 @@ def matrix_power(a, n: int):
     >>> fnp.linalg.matrix_power(np.array([[1, 1], [0, 1]]), 3)
     array([[1, 3],
            [0, 1]])
-    >>> ft.grad(lambda a: fnp.linalg.matrix_power(a, -1)[0, 0])(np.array([[2.0, 0.0], [0.0, 1.0]]))
-    array([[-0.25, -0.  ],
-           [-0.  , -0.  ]])
+    >>> a = np.array([[2.0, 0.0], [0.0, 1.0]])
+    >>> ft.grad(lambda a: fnp.linalg.matrix_power(a, -1)[0, 0])(a) + 0.0  # -(a⁻ᵀ e₀ e₀ᵀ a⁻ᵀ)
+    array([[-0.25,  0.  ],
+           [ 0.  ,  0.  ]])
     """
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
         raise TypeError(f"matrix_power: the exponent n must be a Python or NumPy integer, "
