@@ -1,10 +1,11 @@
 """The matrix exponential and its Fréchet derivative on the last two axes (leading axes are
 batch members): the kernels of ``functrans.scipy.linalg.expm`` and ``expm_frechet``.
 
-* ``expm(a)`` is ``exp(a)`` by scaling and squaring with a degree-13 Padé approximant
-  (Higham, 2005): ``a`` is divided by ``2**s`` until its 1-norm is at most θ₁₃ ≈ 5.37, where
-  the approximant is exact to double precision, and the result squared ``s`` times.  Its
-  JVP is the Fréchet derivative: ``d exp(a) = expm_frechet(a, da)``.
+* ``expm(a)`` is ``exp(a)`` by scaling and squaring with a degree-13 Padé approximant:
+  ``a`` is divided by ``2**s`` and the result squared ``s`` times, with ``s`` chosen as
+  Al-Mohy and Higham (2009) do, from the norms of powers of ``a`` (Higham's 2005 choice
+  from ``‖a‖`` alone over-scales matrices far from normal and loses accuracy).  Its JVP is
+  the Fréchet derivative: ``d exp(a) = expm_frechet(a, da)``.
 * ``expm_frechet(a, e) = ∫₀¹ exp(t a) e exp((1 - t) a) dt``, linear in ``e``, is the
   upper-right block of ``exp([[a, e], [0, a]])`` (the same kernel on the 2n x 2n block
   matrix, ``e`` first scaled to ``a``'s norm).  Its transpose in ``e`` is
@@ -19,6 +20,8 @@ composition would have to square a fixed maximum number of times and select, and
 reverse mode would store every intermediate power.  The impl reads the norm itself.
 """
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -35,14 +38,18 @@ from functrans.primitives.slicing import concatenate, slice
 __all__ = ["expm", "expm_frechet", "expm_p", "expm_frechet_p"]
 
 # Higham (2005), "The scaling and squaring method for the matrix exponential revisited":
-# the coefficients of the degree-13 Padé approximant and its norm bound θ₁₃.
+# the coefficients of the degree-13 Padé approximant and the norm θ₁₃ up to which it is
+# accurate to double precision.
 _PADE13 = (64764752532480000.0, 32382376266240000.0, 7771770303897600.0,
            1187353796428800.0, 129060195264000.0, 10559470521600.0, 670442572800.0,
            33522128640.0, 1323241920.0, 40840800.0, 960960.0, 16380.0, 182.0, 1.0)
 _THETA13 = 5.371920351148152
+# |c₂₇| = (13!)² / (26! 27!), the leading coefficient of the degree-13 Padé error series
+# (Al-Mohy and Higham, 2009, eq. (1.2) and section 3).
+_C27 = math.factorial(13) ** 2 / (math.factorial(26) * math.factorial(27))
 # On device arrays the squarings are not counted on the host (a synchronisation): up to
 # this many are done, each kept only for the batch members that need it.  It covers
-# 1-norms up to θ₁₃ 2⁴⁰ ≈ 6e12.
+# 1-norms (of the powers, see _squarings) up to θ₁₃ 2⁴⁰ ≈ 6e12.
 _DEVICE_SQUARINGS = 40
 
 
@@ -50,17 +57,54 @@ def _one_norm(xp, a):
     return xp.abs(a).sum(axis=-2).max(axis=-1)
 
 
+def _scaled(a, s, real):
+    return a * (2.0 ** -s).astype(real)[..., None, None]
+
+
+def _squarings(xp, a, real):
+    """The number of squarings ``s`` for each matrix in ``a`` (a float array), by Al-Mohy
+    and Higham (2009): not from ``‖a‖`` (Higham 2005, which over-scales matrices far from
+    normal) but from ``η = min(max(d6, d8), max(d8, d10))``, ``d_k = ‖aᵏ‖^(1/k) <= ‖a‖``,
+    plus their correction ``ℓ`` where the Padé error bound needs it; never more than
+    ``‖a‖`` asks for (also the fallback when a power overflows)."""
+    norm = _one_norm(xp, a)
+    tiny = np.finfo(real).tiny
+
+    def steps(size):
+        return xp.maximum(xp.ceil(xp.log2(xp.maximum(size, tiny) / _THETA13)), 0)
+
+    by_norm = steps(norm)
+    # Powers of b = a / ‖a‖ (norm at most 1: they cannot overflow); d_k = ‖a‖ ‖bᵏ‖^(1/k).
+    b = a / xp.maximum(norm, tiny).astype(real)[..., None, None]
+    b2 = b @ b
+    b4 = b2 @ b2
+    b6 = b4 @ b2
+    d6, d8, d10 = (_one_norm(xp, p) ** (1.0 / k) for p, k in ((b6, 6), (b4 @ b4, 8),
+                                                              (b4 @ b6, 10)))
+    eta = norm * xp.minimum(xp.maximum(d6, d8), xp.maximum(d8, d10))
+    s = xp.minimum(steps(eta), by_norm)
+    # ℓ: enough extra squarings that |c₂₇| ‖|a_s|²⁷‖ / ‖a_s‖ <= u, for a_s = a / 2ˢ
+    # (‖·‖₁ of a nonnegative matrix is the largest entry of 1ᵀ times it).
+    scaled = xp.abs(_scaled(a, s, real))
+    row = xp.sum(xp.ones_like(scaled), axis=-2, keepdims=True) / a.shape[-1]
+    for _ in range(27):
+        row = row @ scaled
+    alpha = _C27 * row.max(axis=(-2, -1)) / xp.maximum(_one_norm(xp, scaled), tiny)
+    ell = xp.maximum(xp.ceil(xp.log2(xp.maximum(alpha, tiny) / 2.0 ** -53) / 26), 0)
+    # fmin: a nan from an overflowed power falls back to the norm's count
+    return xp.fmin(s + ell, by_norm)
+
+
 def _expm_array(xp, a):
     """``exp(a)`` for a stack of square arrays of the module ``xp``."""
     real = np.finfo(a.dtype).dtype
-    norm = _one_norm(xp, a)
-    s = xp.maximum(xp.ceil(xp.log2(xp.maximum(norm, np.finfo(real).tiny) / _THETA13)), 0)
+    s = _squarings(xp, a, real)
     if xp is np:
         rounds = int(s.max()) if s.size else 0
     else:
         rounds = _DEVICE_SQUARINGS
         s = xp.minimum(s, rounds)
-    a = a * (2.0 ** -s).astype(real)[..., None, None]
+    a = _scaled(a, s, real)
     b = _PADE13
     eye = xp.eye(a.shape[-1], dtype=a.dtype)
     a2 = a @ a
