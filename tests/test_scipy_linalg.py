@@ -5,6 +5,7 @@ factor/solve round trips (with SciPy's own factors too), pivots that are traced,
 order multi_dot chooses, import without SciPy, and the errors."""
 from __future__ import annotations
 
+import inspect
 import pathlib
 import subprocess
 import sys
@@ -266,3 +267,58 @@ def test_lax_expm_is_a_primitive_in_the_jaxpr():
     jaxpr = ft.make_jaxpr(ft.grad(lambda a: fnp.sum(fsl.expm(a))))(_matrix(2))
     names = {e.primitive.name for e in jaxpr.jaxpr.eqns}
     assert "expm_frechet" in names, names
+
+
+# -- optional: JAX's jax.scipy.linalg as a second reference (skipped without JAX) -----------
+
+
+def _jax():
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    return jax
+
+
+def test_signatures_are_jaxs():
+    _jax()
+    jsl = pytest.importorskip("jax.scipy.linalg")
+    for name in fsl.__all__:
+        ours, theirs = (inspect.signature(getattr(m, name)).parameters for m in (fsl, jsl))
+        assert list(ours) == list(theirs), name
+        for p in ours:
+            assert ours[p].default == theirs[p].default, (name, p)
+
+
+JAX_GRADIENTS = {  # name -> (f(module, a, b), make the inputs)
+    "expm": (lambda m, a, b: (m.expm(a) * b).sum(), lambda: (_matrix(3), _matrix(3))),
+    "cho_solve": (lambda m, a, b: m.cho_solve(m.cho_factor(a), b).sum(),
+                  lambda: (_spd(3), _matrix(3))),
+    "lu_solve_trans1": (lambda m, a, b: m.lu_solve(m.lu_factor(a), b, trans=1).sum(),
+                        lambda: (_matrix(3), _matrix(3))),
+    "solve_triangular_C": (lambda m, a, b: m.solve_triangular(a, b, trans="C").sum(),
+                           lambda: (_matrix(3) + 4 * np.eye(3), _matrix(3))),
+    "solve_pos": (lambda m, a, b: m.solve(a, b, assume_a="pos").sum(),
+                  lambda: (_spd(3), _matrix(3))),
+    "eigh": (lambda m, a, b: (m.eigh(a, eigvals_only=True) * b[0]).sum(),
+             lambda: (_spd(3), _matrix(3))),
+    "cholesky": (lambda m, a, b: (m.cholesky(a) * b).sum(), lambda: (_spd(3), _matrix(3))),
+}
+
+
+ONE_TRIANGLE = {"cho_solve", "solve_pos", "cholesky"}
+
+
+@pytest.mark.parametrize("name", JAX_GRADIENTS)
+def test_gradients_are_jaxs(name):
+    jax = _jax()
+    jsl = pytest.importorskip("jax.scipy.linalg")
+    f, make = JAX_GRADIENTS[name]
+    a, b = make()
+    ours = list(ft.grad(lambda a, b: f(fsl, a, b), argnums=(0, 1))(a, b))
+    theirs = [np.asarray(t) for t in jax.grad(lambda a, b: f(jsl, a, b), argnums=(0, 1))(a, b)]
+    if name in ONE_TRIANGLE:
+        # Ours is the derivative of what is computed (the unread triangle gets zero); JAX's
+        # rule assumes a symmetric perturbation and spreads the gradient over both
+        # triangles.  Along symmetric perturbations, what both are for, they agree.
+        ours[0], theirs[0] = ours[0] + ours[0].T, theirs[0] + theirs[0].T
+    for o, t in zip(ours, theirs):
+        np.testing.assert_allclose(o, t, rtol=1e-9, atol=1e-11)
