@@ -8,21 +8,27 @@ over leading axes.
 from __future__ import annotations
 
 import functools
+import math
 from typing import NamedTuple
 
 import numpy as np
 
+import functrans.numpy._contractions as contractions
+import functrans.numpy._elementwise as elementwise
+import functrans.numpy._indexing as indexing
+import functrans.numpy._reductions as reductions
+import functrans.numpy._shape as shapes
 from functrans import backend, lax
 from functrans.core import Tracer, get_aval
-from functrans.numpy._elementwise import sqrt
-from functrans.numpy._reductions import sum
 from functrans.numpy._util import arg, promote_inexact
 from functrans.primitives.custom_derivatives import custom_jvp
 from functrans.primitives.decompositions import permutation_matrix
 from functrans.primitives.shape import broadcast_to, normalize_axis
 
-__all__ = ["cholesky", "cond", "det", "eig", "eigh", "eigvals", "eigvalsh", "inv", "lstsq",
-           "matrix_rank", "norm", "pinv", "qr", "slogdet", "solve", "svd", "svdvals"]
+__all__ = ["cholesky", "cond", "cross", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh",
+           "inv", "lstsq", "matmul", "matrix_norm", "matrix_power", "matrix_rank",
+           "matrix_transpose", "multi_dot", "norm", "outer", "pinv", "qr", "slogdet", "solve",
+           "svd", "svdvals", "tensorinv", "tensorsolve", "trace", "vecdot", "vector_norm"]
 
 
 def __dir__() -> list:
@@ -788,3 +794,295 @@ def norm(x, ord=None, axis=None, keepdims: bool = False):  # noqa: A002 (NumPy's
                              f"{axis!r} (input shape {aval.shape})")
     out = _vector_norm(x, ord, axes[0]) if len(axes) == 1 else _matrix_norm(x, ord, axes)
     return lax.expand_dims(out, tuple(sorted(axes))) if keepdims else out
+
+
+# ------------------------------------------------------------------------------------------
+# The rest of numpy.linalg, composed from the functions above and functrans.numpy's
+# families (so derivatives and batching come from theirs).
+# ------------------------------------------------------------------------------------------
+
+
+def matrix_power(a, n: int):
+    """``a`` raised to the integer power ``n`` for each square matrix in ``a`` (shape
+    ``(..., M, M)``), by repeated squaring; ``n = 0`` gives identities (``a``'s dtype) and a
+    negative ``n`` powers of ``inv(a)``.
+
+    >>> import numpy as np, functrans as ft, functrans.numpy as fnp
+    >>> fnp.linalg.matrix_power(np.array([[1, 1], [0, 1]]), 3)
+    array([[1, 3],
+           [0, 1]])
+    >>> a = np.array([[2.0, 0.0], [0.0, 1.0]])
+    >>> ft.grad(lambda a: fnp.linalg.matrix_power(a, -1)[0, 0])(a) + 0.0  # -(a⁻ᵀ e₀ e₀ᵀ a⁻ᵀ)
+    array([[-0.25,  0.  ],
+           [ 0.  ,  0.  ]])
+    """
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+        raise TypeError(f"matrix_power: the exponent n must be a Python or NumPy integer, "
+                        f"got {type(n).__name__} {n!r}")
+    a = arg(a)
+    aval = _square("matrix_power", a)
+    n = int(n)
+    if n == 0:
+        return broadcast_to(backend.eye(aval.shape[-1], dtype=aval.dtype, like=a), aval.shape)
+    if n < 0:
+        a, n = inv(a), -n
+    result, power = None, a
+    while True:  # the binary digits of n, lowest first
+        n, bit = divmod(n, 2)
+        if bit:
+            result = power if result is None else contractions.matmul(result, power)
+        if not n:
+            return result
+        power = contractions.matmul(power, power)
+
+
+def _chain_order(dims: list) -> list:
+    """``split[i][j]``: where the cheapest product of matrices ``i..j`` (matrix ``k`` of
+    shape ``dims[k] x dims[k + 1]``) splits, by the classic dynamic programme."""
+    count = len(dims) - 1
+    cost = [[0] * count for _ in range(count)]
+    split = [[0] * count for _ in range(count)]
+    for length in range(1, count):
+        for i in range(count - length):
+            j = i + length
+            cost[i][j] = math.inf
+            for k in range(i, j):
+                c = cost[i][k] + cost[k + 1][j] + dims[i] * dims[k + 1] * dims[j + 1]
+                if c < cost[i][j]:
+                    cost[i][j], split[i][j] = c, k
+    return split
+
+
+def multi_dot(arrays, *, out=None):
+    """The product of two or more matrices, ``arrays[0] @ arrays[1] @ ...``, in the order
+    of multiplication that needs the fewest scalar multiplications (as NumPy chooses it).
+    The first array may be 1-D (a row vector) and the last 1-D (a column vector); the
+    others must be 2-D.  ``out`` is not supported (arrays are immutable here).
+
+    >>> import numpy as np, functrans.numpy as fnp
+    >>> a, b, c = np.ones((10, 100)), np.ones((100, 5)), np.ones((5, 50))
+    >>> fnp.linalg.multi_dot([a, b, c]).shape  # (a @ b) @ c: 7,500 multiplications
+    (10, 50)
+    """
+    if out is not None:
+        raise NotImplementedError("multi_dot: out= is not supported; use the returned array")
+    arrays = [arg(x) for x in arrays]
+    if len(arrays) < 2:
+        raise ValueError(f"multi_dot: expected at least two arrays, got {len(arrays)}")
+    first_vector = get_aval(arrays[0]).ndim == 1
+    last_vector = get_aval(arrays[-1]).ndim == 1
+    if first_vector:
+        arrays[0] = lax.expand_dims(arrays[0], (0,))
+    if last_vector:
+        arrays[-1] = lax.expand_dims(arrays[-1], (1,))
+    for i, x in enumerate(arrays):
+        if get_aval(x).ndim != 2:
+            raise ValueError(f"multi_dot: array {i} has shape {get_aval(arrays[i]).shape}; "
+                             "all but the first and last must be 2-D (those may be 1-D)")
+    dims = [get_aval(arrays[0]).shape[0]] + [get_aval(x).shape[1] for x in arrays]
+    for i in range(len(arrays) - 1):
+        if get_aval(arrays[i]).shape[1] != get_aval(arrays[i + 1]).shape[0]:
+            raise ValueError(f"multi_dot: shapes {get_aval(arrays[i]).shape} and "
+                             f"{get_aval(arrays[i + 1]).shape} (arrays {i} and {i + 1}) are "
+                             "not aligned")
+    split = _chain_order(dims)
+
+    def product(i, j):
+        if i == j:
+            return arrays[i]
+        k = split[i][j]
+        return contractions.matmul(product(i, k), product(k + 1, j))
+
+    result = product(0, len(arrays) - 1)
+    if first_vector:
+        result = lax.squeeze(result, (0,))
+    if last_vector:
+        result = lax.squeeze(result, (get_aval(result).ndim - 1,))
+    return result
+
+
+def cross(x1, x2, /, *, axis: int = -1):
+    """The cross product of 3-element vectors along ``axis`` (the other axes broadcast), as
+    NumPy 2's ``numpy.linalg.cross``.
+
+    >>> import numpy as np, functrans.numpy as fnp
+    >>> fnp.linalg.cross(np.array([1.0, 0.0, 0.0]), np.array([0.0, 1.0, 0.0]))
+    array([0., 0., 1.])
+    """
+    x1, x2 = arg(x1), arg(x2)
+    for name, x in (("x1", x1), ("x2", x2)):
+        shape = get_aval(x).shape
+        if not shape or normalize_axis(axis, len(shape)) is None or shape[axis] != 3:
+            raise ValueError(f"cross: {name} must have 3 elements along axis {axis}, got "
+                             f"shape {shape}")
+    a = shapes.moveaxis(x1, axis, -1)
+    b = shapes.moveaxis(x2, axis, -1)
+    a0, a1, a2 = (a[..., i] for i in range(3))
+    b0, b1, b2 = (b[..., i] for i in range(3))
+    components = [a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0]
+    result = shapes.stack(shapes.broadcast_arrays(*components), axis=-1)
+    return shapes.moveaxis(result, -1, axis)
+
+
+def outer(x1, x2, /):
+    """The outer product of two vectors (1-D only, as ``numpy.linalg.outer``).
+
+    >>> import numpy as np, functrans.numpy as fnp
+    >>> fnp.linalg.outer(np.array([1.0, 2.0]), np.array([3.0, 4.0, 5.0]))
+    array([[ 3.,  4.,  5.],
+           [ 6.,  8., 10.]])
+    """
+    x1, x2 = arg(x1), arg(x2)
+    for name, x in (("x1", x1), ("x2", x2)):
+        if get_aval(x).ndim != 1:
+            raise ValueError(f"outer: {name} must be a vector (1-D), got shape "
+                             f"{get_aval(x).shape}; functrans.numpy.outer flattens its inputs")
+    return contractions.outer(x1, x2)
+
+
+def tensorinv(a, ind: int = 2):
+    """The inverse of ``a`` seen as a linear map from its last axes (those after the first
+    ``ind``) to its first ``ind`` axes: ``tensordot(tensorinv(a, ind), a, ind)`` is the
+    identity.  ``prod(a.shape[:ind])`` must equal ``prod(a.shape[ind:])``.
+
+    >>> import numpy as np, functrans.numpy as fnp
+    >>> a = np.eye(6).reshape(6, 2, 3) * 2
+    >>> fnp.linalg.tensorinv(a, ind=1).shape
+    (2, 3, 6)
+    """
+    a = arg(a)
+    shape = get_aval(a).shape
+    if not isinstance(ind, (int, np.integer)) or ind <= 0:
+        raise ValueError(f"tensorinv: ind must be a positive integer, got {ind!r}")
+    rows, columns = math.prod(shape[:ind]), math.prod(shape[ind:])
+    if rows != columns:
+        raise np.linalg.LinAlgError(
+            f"tensorinv: a of shape {shape} is not square with ind={ind}: the first {ind} "
+            f"axes have {rows} elements, the others {columns}")
+    return shapes.reshape(inv(shapes.reshape(a, (rows, columns))), shape[ind:] + shape[:ind])
+
+
+def tensorsolve(a, b, axes=None):
+    """The ``x`` with ``tensordot(a, x, x.ndim) == b``, where ``x`` has the shape of
+    ``a``'s last axes (those after ``b.ndim``); ``axes`` names axes of ``a`` to move to
+    the end first.
+
+    >>> import numpy as np, functrans.numpy as fnp
+    >>> a = np.eye(6).reshape(2, 3, 6) * 2
+    >>> fnp.linalg.tensorsolve(a, np.ones((2, 3))).shape
+    (6,)
+    """
+    a, b = arg(a), arg(b)
+    nd = get_aval(a).ndim
+    if axes is not None:
+        order = list(range(nd))
+        for k in axes:
+            order.remove(normalize_axis(k, nd))
+            order.append(normalize_axis(k, nd))
+        a = lax.transpose(a, tuple(order))
+    shape, b_shape = get_aval(a).shape, get_aval(b).shape
+    x_shape = shape[len(b_shape):]
+    size = math.prod(x_shape)
+    if shape[:len(b_shape)] != b_shape or math.prod(b_shape) != size:
+        raise np.linalg.LinAlgError(
+            f"tensorsolve: a of shape {shape} must start with b's shape {b_shape} and the "
+            f"rest, {x_shape}, must have as many elements as b")
+    x = solve(shapes.reshape(a, (size, size)), shapes.reshape(b, (size,)))
+    return shapes.reshape(x, x_shape)
+
+
+def vecdot(x1, x2, /, *, axis: int = -1):
+    """The dot product of vectors along ``axis``, conjugating ``x1``: ``sum(conj(x1) *
+    x2, axis)``, the other axes broadcast.
+
+    >>> import numpy as np, functrans.numpy as fnp
+    >>> fnp.linalg.vecdot(np.array([1j, 1.0]), np.array([1j, 2.0]))
+    np.complex128(3+0j)
+    """
+    x1, x2 = arg(x1), arg(x2)
+    return reductions.sum(elementwise.multiply(elementwise.conj(x1), x2), axis=axis)
+
+
+def trace(x, /, *, offset: int = 0, dtype=None):
+    """The sum of the ``offset`` diagonal of each matrix in ``x`` (its last two axes), as
+    ``numpy.linalg.trace`` (``numpy.trace`` reads the first two axes instead).
+
+    >>> import numpy as np, functrans.numpy as fnp
+    >>> fnp.linalg.trace(np.arange(8.0).reshape(2, 2, 2))
+    array([ 3., 11.])
+    """
+    return reductions.trace(arg(x), offset, -2, -1, dtype)
+
+
+def diagonal(x, /, *, offset: int = 0):
+    """The ``offset`` diagonal of each matrix in ``x`` (its last two axes), as
+    ``numpy.linalg.diagonal``.
+
+    >>> import numpy as np, functrans.numpy as fnp
+    >>> fnp.linalg.diagonal(np.arange(4.0).reshape(2, 2))
+    array([0., 3.])
+    """
+    return indexing.diagonal(arg(x), offset, -2, -1)
+
+
+def matmul(x1, x2, /):
+    """The matrix product, as ``functrans.numpy.matmul`` (``numpy.linalg``'s name).
+
+    >>> import numpy as np, functrans.numpy as fnp
+    >>> fnp.linalg.matmul(np.eye(2), np.array([1.0, 2.0]))
+    array([1., 2.])
+    """
+    return contractions.matmul(x1, x2)
+
+
+def matrix_transpose(x, /):
+    """Each matrix in ``x`` (shape ``(..., M, N)``) transposed: its last two axes swapped.
+
+    >>> import numpy as np, functrans.numpy as fnp
+    >>> fnp.linalg.matrix_transpose(np.zeros((4, 2, 3))).shape
+    (4, 3, 2)
+    """
+    x = arg(x)
+    if get_aval(x).ndim < 2:
+        raise ValueError(f"matrix_transpose: x must have at least two axes, got shape "
+                         f"{get_aval(x).shape}")
+    return _matrix_transpose(x)
+
+
+def matrix_norm(x, /, *, keepdims: bool = False, ord="fro"):  # noqa: A002 (NumPy's name)
+    """The norm of each matrix in ``x`` (its last two axes): ``norm(x, ord, (-2, -1),
+    keepdims)``.
+
+    >>> import numpy as np, functrans.numpy as fnp
+    >>> fnp.linalg.matrix_norm(np.full((2, 2, 2), 0.5))
+    array([1., 1.])
+    """
+    return norm(x, ord=ord, axis=(-2, -1), keepdims=keepdims)
+
+
+def vector_norm(x, /, *, axis=None, keepdims: bool = False, ord=2):  # noqa: A002
+    """The norm of vectors along ``axis`` of ``x``: ``None`` treats all of ``x`` as one
+    vector (whatever its shape) and a tuple of axes the elements in them as one vector,
+    as ``numpy.linalg.vector_norm``; computed by ``norm``.
+
+    >>> import numpy as np, functrans.numpy as fnp
+    >>> float(fnp.linalg.vector_norm(np.full((2, 2, 2), 0.5)))
+    1.4142135623730951
+    """
+    x = promote_inexact(x)
+    shape = get_aval(x).shape
+    nd = len(shape)
+    if axis is None:
+        axes = tuple(range(nd))
+    else:
+        axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+        axes = tuple(normalize_axis(int(a), nd) for a in axes)
+        if len(set(axes)) != len(axes):
+            raise ValueError(f"vector_norm: axis {axis!r} repeats an axis")
+    kept = [i for i in range(nd) if i not in axes]
+    flat = shapes.reshape(lax.transpose(x, tuple(kept) + axes) if nd else x,
+                          tuple(shape[i] for i in kept) + (math.prod(shape[i] for i in axes),))
+    result = norm(flat, ord=ord, axis=-1)
+    if keepdims:
+        result = shapes.reshape(result, tuple(1 if i in axes else shape[i] for i in range(nd)))
+    return result

@@ -1,0 +1,496 @@
+"""``functrans.scipy.linalg``: ``scipy.linalg``'s functions with JAX's signatures,
+differentiable in both modes and batched over leading axes.
+
+Everything here is built on functrans's own primitives (whose impls use NumPy, or CuPy on
+device arrays), so this module works without SciPy installed.  SciPy's keywords that only
+concern memory or input checking (``overwrite_a``, ``overwrite_b``, ``check_finite``,
+``lwork``, ``debug``, ``turbo``) are accepted and ignored, as in JAX.
+
+>>> import numpy as np, functrans as ft
+>>> import functrans.scipy.linalg as fsl
+>>> a = np.array([[4.0, 2.0], [2.0, 3.0]])
+>>> fsl.cho_solve(fsl.cho_factor(a), np.array([2.0, 1.0]))
+array([0.5, 0. ])
+>>> round(float(ft.grad(lambda t: fsl.expm(t * a)[0, 1])(0.0)), 12)  # d/dt exp(ta) = a
+2.0
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+import functrans.numpy as fnp
+from functrans import backend, lax
+from functrans.core import get_aval
+from functrans.primitives import matrix_functions
+from functrans.primitives.decompositions import permutation_matrix
+
+__all__ = ["block_diag", "cho_factor", "cho_solve", "cholesky", "det", "eigh", "expm",
+           "expm_frechet", "inv", "lu", "lu_factor", "lu_solve", "qr", "solve",
+           "solve_triangular"]
+
+
+def __dir__() -> list:
+    return sorted(__all__)
+
+
+# -- helpers -------------------------------------------------------------------------------
+
+
+def _inexact(*xs):
+    """The arguments as arrays of one float or complex dtype (integers become float64)."""
+    xs = [fnp.asarray(x) if isinstance(x, (list, tuple)) else x for x in xs]
+    dtype = np.result_type(*[get_aval(x).dtype for x in xs])
+    if dtype.kind not in "fc":
+        dtype = np.dtype(np.float64)
+    return [x if get_aval(x).dtype == dtype else lax.convert_element_type(x, dtype)
+            for x in xs]
+
+
+def _square(name: str, what: str, x):
+    shape = get_aval(x).shape
+    if len(shape) < 2 or shape[-1] != shape[-2]:
+        raise ValueError(f"{name}: {what} must be a square matrix (or a stack of them, "
+                         f"(..., n, n)), got shape {shape}")
+    return shape
+
+
+def _adjoint(x):
+    x = fnp.linalg.matrix_transpose(x)
+    return lax.conj(x) if get_aval(x).dtype.kind == "c" else x
+
+
+def _right_hand_side(name: str, a, b):
+    """``a`` and ``b`` with equal (broadcast) batch axes and ``b`` a stack of matrices, and
+    whether ``b`` was a vector (``b.ndim == a.ndim - 1``: one vector per matrix)."""
+    a_shape, b_shape = get_aval(a).shape, get_aval(b).shape
+    vector = len(b_shape) == len(a_shape) - 1
+    if vector:
+        b = lax.expand_dims(b, (len(b_shape),))
+        b_shape = get_aval(b).shape
+    if len(b_shape) < 2 or b_shape[-2] != a_shape[-1]:
+        raise ValueError(f"{name}: a has shape {a_shape}, so b must have shape (..., "
+                         f"{a_shape[-1]}) or (..., {a_shape[-1]}, k), got {get_aval(b).shape}")
+    try:
+        batch = np.broadcast_shapes(a_shape[:-2], b_shape[:-2])
+    except ValueError:
+        raise ValueError(f"{name}: the leading (batch) axes of a {a_shape} and b {b_shape} "
+                         "do not broadcast") from None
+    a = fnp.broadcast_to(a, batch + a_shape[-2:])
+    b = fnp.broadcast_to(b, batch + b_shape[-2:])
+    return a, b, vector
+
+
+def _vector_back(x, vector: bool):
+    return lax.squeeze(x, (get_aval(x).ndim - 1,)) if vector else x
+
+
+_TRANS = {0: (False, False), "N": (False, False), 1: (True, False), "T": (True, False),
+          2: (True, True), "C": (True, True)}
+
+
+def _trans(name: str, trans):
+    try:
+        return _TRANS[trans]
+    except (KeyError, TypeError):
+        raise ValueError(f"{name}: trans must be 0, 1, 2 or 'N', 'T', 'C' (a x = b, aᵀ x = b, "
+                         f"aᴴ x = b), got {trans!r}") from None
+
+
+# -- triangular and Cholesky solves --------------------------------------------------------
+
+
+def solve_triangular(a, b, trans: int | str = 0, lower: bool = False,
+                     unit_diagonal: bool = False, overwrite_b: bool = False, debug: Any = None,
+                     check_finite: bool = True):
+    """The solution ``x`` of ``a x = b`` (``trans`` 0 or ``'N'``), ``aᵀ x = b`` (1,
+    ``'T'``) or ``aᴴ x = b`` (2, ``'C'``) for triangular ``a``: only its ``lower`` (or
+    upper) triangle is read, and not its diagonal if ``unit_diagonal`` (taken to be ones).
+    ``a`` is ``(..., n, n)``; ``b`` is ``(..., n)`` (vectors) or ``(..., n, k)``, leading
+    axes broadcast.  Linear in ``b``.
+
+    >>> import numpy as np, functrans.scipy.linalg as fsl
+    >>> a = np.array([[2.0, 0.0], [1.0, 4.0]])
+    >>> fsl.solve_triangular(a, np.array([2.0, 9.0]), lower=True)
+    array([1., 2.])
+    >>> fsl.solve_triangular(a, np.array([2.0, 8.0]), trans="T", lower=True)
+    array([0., 2.])
+    """
+    transpose_a, conjugate_a = _trans("solve_triangular", trans)
+    a, b = _inexact(a, b)
+    _square("solve_triangular", "a", a)
+    a, b, vector = _right_hand_side("solve_triangular", a, b)
+    x = lax.linalg.triangular_solve(a, b, left_side=True, lower=lower, transpose_a=transpose_a,
+                                    conjugate_a=conjugate_a, unit_diagonal=unit_diagonal)
+    return _vector_back(x, vector)
+
+
+def cholesky(a, lower: bool = False, overwrite_a: bool = False, check_finite: bool = True):
+    """The Cholesky factor of each Hermitian positive-definite matrix in ``a``: upper ``U``
+    with ``a = Uᴴ U`` (SciPy's default), or lower ``L`` with ``a = L Lᴴ`` if ``lower``.
+    As SciPy (and JAX's ``jax.scipy.linalg.cholesky``), only that triangle of ``a`` is
+    read, so derivatives with respect to the other are zero (``functrans.numpy.linalg
+    .cholesky`` instead symmetrizes ``a``).
+
+    >>> import numpy as np, functrans.scipy.linalg as fsl
+    >>> fsl.cholesky(np.array([[4.0, 2.0], [2.0, 5.0]]))
+    array([[2., 1.],
+           [0., 2.]])
+    """
+    (a,) = _inexact(a)
+    _square("cholesky", "a", a)
+    if lower:
+        return lax.linalg.cholesky(a, symmetrize_input=False)
+    return _adjoint(lax.linalg.cholesky(_adjoint(a), symmetrize_input=False))
+
+
+def cho_factor(a, lower: bool = False, overwrite_a: bool = False, check_finite: bool = True):
+    """``(c, lower)`` for ``cho_solve``: ``c`` is ``cholesky(a, lower)``.  Unlike SciPy's
+    (whose other triangle holds whatever ``a`` had there), ``c``'s other triangle is zero,
+    as in JAX; ``cho_solve`` reads only the factor's triangle, so both work with it.
+
+    >>> import numpy as np, functrans.scipy.linalg as fsl
+    >>> c, lower = fsl.cho_factor(np.array([[4.0, 2.0], [2.0, 5.0]]), lower=True)
+    >>> c, lower
+    (array([[2., 0.],
+           [1., 2.]]), True)
+    """
+    return cholesky(a, lower=lower), bool(lower)
+
+
+def cho_solve(c_and_lower, b, overwrite_b: bool = False, check_finite: bool = True):
+    """The solution ``x`` of ``a x = b`` from ``(c, lower) = cho_factor(a, lower)``: two
+    triangular solves.  ``b`` is ``(..., n)`` or ``(..., n, k)``.
+
+    >>> import numpy as np, functrans.scipy.linalg as fsl
+    >>> a = np.array([[4.0, 2.0], [2.0, 5.0]])
+    >>> fsl.cho_solve(fsl.cho_factor(a), a @ np.array([1.0, -1.0]))
+    array([ 1., -1.])
+    """
+    if not isinstance(c_and_lower, (tuple, list)) or len(c_and_lower) != 2:
+        raise TypeError("cho_solve: the first argument must be the pair (c, lower) that "
+                        f"cho_factor returns, got {type(c_and_lower).__name__}")
+    c, lower = c_and_lower
+    c, b = _inexact(c, b)
+    _square("cho_solve", "c", c)
+    c, b, vector = _right_hand_side("cho_solve", c, b)
+    # a = L Lᴴ (lower) or Uᴴ U: first the factor that stands left, then the other.
+    y = lax.linalg.triangular_solve(c, b, left_side=True, lower=lower, transpose_a=not lower,
+                                    conjugate_a=not lower)
+    x = lax.linalg.triangular_solve(c, y, left_side=True, lower=lower, transpose_a=lower,
+                                    conjugate_a=lower)
+    return _vector_back(x, vector)
+
+
+# -- LU ------------------------------------------------------------------------------------
+
+
+def _unit_lower(packed):
+    n = get_aval(packed).shape[-1]
+    eye = backend.eye(n, dtype=get_aval(packed).dtype, like=packed)
+    return fnp.tril(packed, -1) + eye
+
+
+def lu(a, permute_l: bool = False, overwrite_a: bool = False, check_finite: bool = True):
+    """LU decomposition with partial pivoting of each square matrix in ``a``: ``(p, l,
+    u)`` with ``a = p @ l @ u`` (``p`` a real permutation matrix, as SciPy's, ``l`` unit
+    lower triangular, ``u`` upper triangular), or ``(p @ l, u)`` if ``permute_l``.  Only
+    square matrices (functrans's ``lu`` primitive is square).
+
+    >>> import numpy as np, functrans.scipy.linalg as fsl
+    >>> p, l, u = fsl.lu(np.array([[1.0, 2.0], [4.0, 4.0]]))
+    >>> p
+    array([[0., 1.],
+           [1., 0.]])
+    >>> l @ u
+    array([[4., 4.],
+           [1., 2.]])
+    """
+    (a,) = _inexact(a)
+    shape = get_aval(a).shape
+    if len(shape) < 2 or shape[-1] != shape[-2]:
+        raise NotImplementedError(f"lu: only square matrices (..., n, n) are supported, got "
+                                  f"shape {shape}")
+    packed, _, permutation = lax.linalg.lu(a)
+    # a[permutation] = L U, that is P a = L U with P = permutation_matrix: a = Pᵀ L U.
+    real = np.finfo(get_aval(a).dtype).dtype
+    p = fnp.linalg.matrix_transpose(permutation_matrix(permutation, real, a))
+    l, u = _unit_lower(packed), fnp.triu(packed)
+    return (fnp.matmul(p, l), u) if permute_l else (p, l, u)
+
+
+def lu_factor(a, overwrite_a: bool = False, check_finite: bool = True):
+    """``(lu, piv)`` for ``lu_solve``: ``lu`` holds ``u`` in its upper triangle and ``l``'s
+    strict lower triangle (its unit diagonal implied), and row ``i`` was swapped with row
+    ``piv[i]`` (int32, 0-based, as SciPy's ``ipiv`` and JAX's).
+
+    >>> import numpy as np, functrans.scipy.linalg as fsl
+    >>> fsl.lu_factor(np.array([[1.0, 2.0], [4.0, 4.0]]))
+    (array([[4.  , 4.  ],
+           [0.25, 1.  ]]), array([1, 1], dtype=int32))
+    """
+    (a,) = _inexact(a)
+    _square("lu_factor", "a", a)
+    packed, pivots, _ = lax.linalg.lu(a)
+    return packed, pivots
+
+
+def _permutation_from_pivots(pivots):
+    """The row order ``perm`` with ``a[perm] = L U`` from LAPACK's row swaps ``pivots``
+    (row ``j`` swapped with row ``pivots[j]``, in order), with integer operations that
+    work on traced pivots too."""
+    pivots = lax.convert_element_type(pivots, np.int32)
+    nd = get_aval(pivots).ndim
+    n = get_aval(pivots).shape[-1]
+    steps = lax.sub(lax.cumsum(lax.add(lax.mul(pivots, 0), 1), nd - 1), 1)   # 0, 1, ..., n-1
+    perm = steps
+    shape = get_aval(pivots).shape
+
+    def entry(x, j):  # x[..., j:j + 1]
+        return lax.slice(x, (0,) * (nd - 1) + (j,), shape[:-1] + (j + 1,))
+
+    for j in range(n):
+        column = entry(pivots, j)
+        at_j = lax.convert_element_type(lax.eq(steps, j), np.int32)
+        at_pivot = lax.convert_element_type(lax.eq(steps, column), np.int32)
+        value_j = entry(perm, j)
+        value_pivot = lax.reduce_sum(lax.mul(at_pivot, perm), (nd - 1,))
+        value_pivot = lax.expand_dims(value_pivot, (nd - 1,))
+        change = lax.sub(value_pivot, value_j)
+        perm = lax.add(perm, lax.mul(lax.sub(at_j, at_pivot), change))
+    return perm
+
+
+def lu_solve(lu_and_piv, b, trans: int = 0, overwrite_b: bool = False,
+             check_finite: bool = True):
+    """The solution ``x`` of ``a x = b`` (``trans`` 0), ``aᵀ x = b`` (1) or ``aᴴ x = b``
+    (2) from ``(lu, piv) = lu_factor(a)``.  ``b`` is ``(..., n)`` or ``(..., n, k)``.
+
+    >>> import numpy as np, functrans.scipy.linalg as fsl
+    >>> a = np.array([[1.0, 2.0], [4.0, 4.0]])
+    >>> fsl.lu_solve(fsl.lu_factor(a), np.array([3.0, 8.0]))
+    array([1., 1.])
+    """
+    if not isinstance(lu_and_piv, (tuple, list)) or len(lu_and_piv) != 2:
+        raise TypeError("lu_solve: the first argument must be the pair (lu, piv) that "
+                        f"lu_factor returns, got {type(lu_and_piv).__name__}")
+    packed, pivots = lu_and_piv
+    transpose_a, conjugate_a = _trans("lu_solve", trans)
+    packed, b = _inexact(packed, b)
+    shape = _square("lu_solve", "lu", packed)
+    if get_aval(pivots).shape != shape[:-1]:
+        raise ValueError(f"lu_solve: piv must have shape {shape[:-1]} for lu of shape {shape}, "
+                         f"got {get_aval(pivots).shape}")
+    packed, b, vector = _right_hand_side("lu_solve", packed, b)
+    batch = get_aval(packed).shape[:-2]
+    pivots = fnp.broadcast_to(pivots, batch + shape[-1:])
+    p = permutation_matrix(_permutation_from_pivots(pivots), get_aval(packed).dtype, packed)
+    solve = lax.linalg.triangular_solve
+    if not transpose_a:  # P a = L U: x = U⁻¹ L⁻¹ P b
+        y = solve(packed, fnp.matmul(p, b), left_side=True, lower=True, unit_diagonal=True)
+        x = solve(packed, y, left_side=True, lower=False)
+    else:  # op(a) = op(U) op(L) P: x = Pᵀ op(L)⁻¹ op(U)⁻¹ b
+        y = solve(packed, b, left_side=True, lower=False, transpose_a=True,
+                  conjugate_a=conjugate_a)
+        z = solve(packed, y, left_side=True, lower=True, transpose_a=True,
+                  conjugate_a=conjugate_a, unit_diagonal=True)
+        x = fnp.matmul(fnp.linalg.matrix_transpose(p), z)
+    return _vector_back(x, vector)
+
+
+# -- general solves, inverse, determinant ----------------------------------------------------
+
+_ASSUME = {"gen": "gen", "general": "gen", "sym": "sym", "symmetric": "sym", "her": "her",
+           "hermitian": "her", "pos": "pos", "positive definite": "pos"}
+
+
+def _from_triangle(a, lower: bool, hermitian: bool):
+    """The symmetric (Hermitian) matrix that has ``a``'s lower (or upper) triangle."""
+    strict = fnp.tril(a, -1) if lower else fnp.triu(a, 1)
+    other = fnp.linalg.matrix_transpose(strict)
+    diagonal = fnp.tril(fnp.triu(a))
+    if hermitian and get_aval(a).dtype.kind == "c":
+        other = fnp.conj(other)
+        diagonal = lax.convert_element_type(fnp.real(diagonal), get_aval(a).dtype)
+    return strict + other + diagonal
+
+
+def solve(a, b, lower: bool = False, overwrite_a: bool = False, overwrite_b: bool = False,
+          debug: bool = False, check_finite: bool = True, assume_a: str = "gen"):
+    """The solution ``x`` of ``a x = b``.  ``assume_a``: ``'gen'`` (LU with partial
+    pivoting), ``'sym'`` or ``'her'`` (``a`` is the symmetric or Hermitian matrix with the
+    ``lower``, or upper, triangle of the argument, as SciPy reads it; solved by LU),
+    ``'pos'`` (Hermitian positive definite: Cholesky of that triangle).  SciPy's long
+    names (``'general'``, ``'symmetric'``, ``'hermitian'``, ``'positive definite'``) are
+    accepted too.  ``b`` is one vector if it is 1-D, else a stack of matrices whose
+    leading axes broadcast against ``a``'s (as ``functrans.numpy.linalg.solve``).
+
+    >>> import numpy as np, functrans.scipy.linalg as fsl
+    >>> a = np.array([[4.0, 99.0], [2.0, 5.0]])  # 'pos' with lower=True reads [[4, 2], [2, 5]]
+    >>> fsl.solve(a, np.array([6.0, 7.0]), assume_a="pos", lower=True)
+    array([1., 1.])
+    """
+    kind = _ASSUME.get(assume_a) if isinstance(assume_a, str) else None
+    if kind is None:
+        raise ValueError(f"solve: assume_a must be one of {sorted(_ASSUME)}, got {assume_a!r}"
+                         " (SciPy's banded, tridiagonal, diagonal and triangular solvers are "
+                         "not offered: use solve_triangular for triangular a)")
+    a, b = _inexact(a, b)
+    _square("solve", "a", a)
+    if kind == "pos":
+        if get_aval(b).ndim == 1:  # one vector, as NumPy 2 and the general solve read it
+            return lax.squeeze(cho_solve(cho_factor(a, lower), lax.expand_dims(b, (1,))), (1,))
+        return cho_solve(cho_factor(a, lower), b)
+    if kind != "gen":
+        a = _from_triangle(a, lower, hermitian=kind == "her")
+    return fnp.linalg.solve(a, b)
+
+
+def inv(a, overwrite_a: bool = False, check_finite: bool = True):
+    """The inverse of each square matrix in ``a`` (``functrans.numpy.linalg.inv``).
+
+    >>> import numpy as np, functrans.scipy.linalg as fsl
+    >>> fsl.inv(np.array([[2.0, 0.0], [0.0, 4.0]]))
+    array([[0.5 , 0.  ],
+           [0.  , 0.25]])
+    """
+    return fnp.linalg.inv(a)
+
+
+def det(a, overwrite_a: bool = False, check_finite: bool = True):
+    """The determinant of each square matrix in ``a`` (``functrans.numpy.linalg.det``:
+    its gradient is finite at singular matrices too).
+
+    >>> import numpy as np, functrans.scipy.linalg as fsl
+    >>> float(fsl.det(np.array([[1.0, 2.0], [3.0, 4.0]])))
+    -2.0
+    """
+    return fnp.linalg.det(a)
+
+
+# -- decompositions ------------------------------------------------------------------------
+
+
+def eigh(a, b=None, lower: bool = True, eigvals_only: bool = False, overwrite_a: bool = False,
+         overwrite_b: bool = False, turbo: bool = True, eigvals=None, type: int = 1,  # noqa: A002
+         check_finite: bool = True):
+    """Eigenvalues ``w`` (ascending) and eigenvectors ``v`` (columns) of each Hermitian
+    matrix in ``a``: ``(w, v)``, or ``w`` if ``eigvals_only``.  As JAX (and
+    ``functrans.numpy.linalg.eigh``), ``a`` is taken to be Hermitian, ``(a + aᴴ) / 2``, so
+    ``lower`` does not change the result for Hermitian input.  The generalized problem
+    (``b``) and eigenvalue subsets (``eigvals``) are not supported.
+
+    >>> import numpy as np, functrans.scipy.linalg as fsl
+    >>> fsl.eigh(np.array([[2.0, 1.0], [1.0, 2.0]]), eigvals_only=True)
+    array([1., 3.])
+    """
+    if b is not None:
+        raise NotImplementedError("eigh: the generalized eigenproblem (b) is not supported; "
+                                  "for positive-definite b, solve the standard problem of "
+                                  "L⁻¹ a L⁻ᴴ with L = cholesky(b, lower=True)")
+    if eigvals is not None or type != 1:
+        raise NotImplementedError("eigh: eigvals (a subset) and type other than 1 are not "
+                                  "supported; select from the full result instead")
+    (a,) = _inexact(a)
+    _square("eigh", "a", a)
+    v, w = lax.linalg.eigh(a, lower=lower)
+    return w if eigvals_only else (w, v)
+
+
+_QR_MODES = ("full", "r", "economic")
+
+
+def qr(a, overwrite_a: bool = False, lwork: Any = None, mode: str = "full",
+       pivoting: bool = False, check_finite: bool = True):
+    """QR decomposition of each matrix in ``a`` (shape ``(..., M, N)``): ``(q, r)`` with
+    ``q`` ``M x M`` (``mode='full'``) or ``M x K``, ``K = min(M, N)`` (``'economic'``), or
+    ``(r,)`` for ``mode='r'`` (``r`` as in ``'full'``), as SciPy.  Differentiable where
+    ``functrans.numpy.linalg.qr`` is (``M >= N`` economic, or square).  Column pivoting
+    and ``mode='raw'`` are not supported.
+
+    >>> import numpy as np, functrans.scipy.linalg as fsl
+    >>> q, r = fsl.qr(np.array([[3.0, 1.0], [4.0, 2.0], [0.0, 2.0]]))
+    >>> q.shape, r.shape
+    ((3, 3), (3, 2))
+    """
+    if pivoting:
+        raise NotImplementedError("qr: pivoting=True is not supported (its column "
+                                  "permutation is not differentiable)")
+    if mode not in _QR_MODES:
+        raise ValueError(f"qr: mode must be one of {_QR_MODES}, got {mode!r}")
+    (a,) = _inexact(a)
+    q, r = lax.linalg.qr(a, full_matrices=mode != "economic")
+    return (r,) if mode == "r" else (q, r)
+
+
+# -- matrix functions and constructions ----------------------------------------------------
+
+
+def expm(A, *, upper_triangular: bool = False, max_squarings: int = 16):  # noqa: N803
+    """The matrix exponential of each square matrix in ``A`` (shape ``(..., n, n)``), by
+    scaling and squaring with a degree-13 Padé approximant.  Its derivative is the
+    Fréchet derivative ``expm_frechet`` (the 2n x 2n block method), in both modes and to
+    any order.  ``upper_triangular`` and ``max_squarings`` are JAX's keywords, accepted
+    and not needed: the number of squarings is chosen from the value of ``A``'s norm.
+
+    >>> import numpy as np, functrans.scipy.linalg as fsl
+    >>> fsl.expm(np.array([[0.0, np.pi], [-np.pi, 0.0]])).round(12) + 0.0  # a half turn
+    array([[-1.,  0.],
+           [ 0., -1.]])
+    """
+    (A,) = _inexact(A)
+    _square("expm", "A", A)
+    return matrix_functions.expm(A)
+
+
+def expm_frechet(A, E, method: str | None = None, compute_expm: bool = True):  # noqa: N803
+    """The Fréchet derivative of ``expm`` at ``A`` in the direction ``E`` (``d/dt
+    expm(A + t E)`` at ``t = 0``), with ``expm(A)`` first if ``compute_expm``:
+    ``(expm(A), L)`` or ``L``.  Computed by the block method whatever ``method``
+    (``None``, ``'SPS'`` or ``'blockEnlarge'``).
+
+    >>> import numpy as np, functrans.scipy.linalg as fsl
+    >>> fsl.expm_frechet(np.zeros((2, 2)), np.eye(2), compute_expm=False)
+    array([[1., 0.],
+           [0., 1.]])
+    """
+    if method not in (None, "SPS", "blockEnlarge"):
+        raise ValueError(f"expm_frechet: method must be None, 'SPS' or 'blockEnlarge', got "
+                         f"{method!r}")
+    A, E = _inexact(A, E)
+    shape = _square("expm_frechet", "A", A)
+    if get_aval(E).shape != shape:
+        raise ValueError(f"expm_frechet: E must have A's shape {shape}, got {get_aval(E).shape}")
+    frechet = matrix_functions.expm_frechet(A, E)
+    return (matrix_functions.expm(A), frechet) if compute_expm else frechet
+
+
+def block_diag(*arrs):
+    """The block-diagonal matrix with the given blocks (0-D and 1-D arrays are ``1 x 1``
+    and ``1 x n`` blocks), zeros elsewhere, in the blocks' common dtype.
+
+    >>> import numpy as np, functrans.scipy.linalg as fsl
+    >>> fsl.block_diag(np.array([[1, 2]]), np.array([3]))
+    array([[1, 2, 0],
+           [0, 0, 3]])
+    """
+    if not arrs:
+        return np.zeros((1, 0))
+    blocks = []
+    for i, x in enumerate(arrs):
+        x = fnp.asarray(x) if isinstance(x, (list, tuple)) else x
+        nd = get_aval(x).ndim
+        if nd > 2:
+            raise ValueError(f"block_diag: block {i} has shape {get_aval(x).shape}; blocks must "
+                             "have at most 2 dimensions")
+        blocks.append(fnp.reshape(x, (1, -1)) if nd < 2 else x)
+    dtype = np.result_type(*[get_aval(x).dtype for x in blocks])
+    width = sum(get_aval(x).shape[1] for x in blocks)
+    rows, start = [], 0
+    for x in blocks:
+        columns = get_aval(x).shape[1]
+        x = x if get_aval(x).dtype == dtype else lax.convert_element_type(x, dtype)
+        rows.append(fnp.pad(x, ((0, 0), (start, width - start - columns))))
+        start += columns
+    return fnp.concatenate(rows, axis=0)
