@@ -28,7 +28,7 @@ from functrans.primitives.decompositions import permutation_matrix
 
 __all__ = ["block_diag", "cho_factor", "cho_solve", "cholesky", "det", "eigh", "expm",
            "expm_frechet", "inv", "lu", "lu_factor", "lu_solve", "qr", "solve",
-           "solve_triangular"]
+           "solve_triangular", "svd"]
 
 
 def __dir__() -> list:
@@ -370,6 +370,23 @@ def det(a, overwrite_a: bool = False, check_finite: bool = True):
 
 
 # -- decompositions ------------------------------------------------------------------------
+
+
+def svd(a, full_matrices: bool = True, compute_uv: bool = True, overwrite_a: bool = False,
+        check_finite: bool = True, lapack_driver: str = "gesdd"):
+    """The singular value decomposition ``(u, s, vh)`` of each matrix in ``a`` (``s`` alone
+    if not ``compute_uv``), as ``functrans.numpy.linalg.svd`` computes it (its derivatives
+    and their edge choices); ``overwrite_a``, ``check_finite`` and ``lapack_driver`` are
+    accepted for compatibility (the array library picks its driver).
+
+    >>> import numpy as np, functrans.scipy.linalg as fsl
+    >>> fsl.svd(np.array([[3.0, 0.0], [0.0, 4.0]]), compute_uv=False)
+    array([4., 3.])
+    """
+    if lapack_driver not in ("gesdd", "gesvd"):
+        raise ValueError(f"svd: lapack_driver must be 'gesdd' or 'gesvd', got "
+                         f"{lapack_driver!r}")
+    return fnp.linalg.svd(a, full_matrices=full_matrices, compute_uv=compute_uv)
 
 
 def eigh(a, b=None, lower: bool = True, eigvals_only: bool = False, overwrite_a: bool = False,
