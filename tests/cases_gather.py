@@ -47,3 +47,24 @@ NUMPY_CASES = [
     numpy_case("take_along_axis_none", lambda m, x, i: m.take_along_axis(x, i, axis=None),
                A(2, 3), A(4, kind="int")),
 ]
+
+# The other scatters, and the modes: with indices drawn from -3..3 some positions fall out
+# of bounds, so "drop" and "fill" are exercised under every transform.
+PRIMITIVE_CASES += [
+    Case("gather_fill", lambda x, i: lax.gather(x, i, mode="fill", fill_value=0.5),
+         [A(3, 2), A(5, 1, kind="int")]),
+    Case("scatter_add_drop", lambda x, i, u: lax.scatter_add(x, i, u, mode="drop"),
+         [A(3, 2), A(6, 1, kind="int"), A(6, 2)], linear=True),
+    Case("scatter_rows", lambda x, i, u: lax.scatter(x, i, u),
+         [A(4, 2), A(5, 1, kind="int"), A(5, 2)], linear=True),
+    Case("scatter_elements_drop", lambda x, i, u: lax.scatter(x, i, u, mode="drop"),
+         [A(3, 3), A(4, 2, kind="int"), A(4)], linear=True),
+    Case("scatter_mul_rows", lambda x, i, u: lax.scatter_mul(x, i, u),
+         [A(3, 2), A(4, 1, kind="int"), A(4, 2)]),
+    Case("scatter_mul_drop", lambda x, i, u: lax.scatter_mul(x, i, u, mode="drop"),
+         [A(4), A(5, 1, kind="int"), A(5)]),
+    Case("scatter_min_rows", lambda x, i, u: lax.scatter_min(x, i, u),
+         [A(3, 2), A(4, 1, kind="int"), A(4, 2)]),
+    Case("scatter_max_drop", lambda x, i, u: lax.scatter_max(x, i, u, mode="drop"),
+         [A(4), A(5, 1, kind="int"), A(5)]),
+]
