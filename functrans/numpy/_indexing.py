@@ -22,6 +22,7 @@ from numpy import newaxis
 
 from functrans import backend, lax
 from functrans.core import Tracer
+from functrans.numpy._elementwise import power, true_divide
 from functrans.numpy._util import arg, as_bool, dtype_of, shape_of, static_int
 from functrans.primitives import shape as shape_ops
 from functrans.primitives.gather import with_batch_column
@@ -208,10 +209,11 @@ def _expand_masks(index: tuple) -> tuple:
     return tuple(out)
 
 
-def _index_array(idx, n: int, axis: int):
+def _index_array(idx, n: int, axis: int, check: bool = True):
     """An advanced index as int64 positions in ``0 .. n-1``: negative ones wrapped; concrete
-    host ones checked against the bounds as NumPy does, traced ones left for the gather to
-    clamp."""
+    host ones checked against the bounds as NumPy does (unless ``check`` is False: an
+    explicit ``mode`` then says what happens to them), traced ones left to the gather's
+    mode."""
     if isinstance(idx, Tracer):
         if dtype_of(idx).kind not in "iu":
             raise IndexError(f"arrays used as indices must be of integer type, got a traced "
@@ -224,20 +226,20 @@ def _index_array(idx, n: int, axis: int):
         raise IndexError(f"arrays used as indices must be of integer type, got {i.dtype} "
                          f"for axis {axis}")
     i = i.astype(np.int64)
-    if not device and i.size and (i.min() < -n or i.max() >= n):
+    if check and not device and i.size and (i.min() < -n or i.max() >= n):
         bad = i[(i < -n) | (i >= n)].flat[0]
         raise IndexError(f"index {bad} is out of bounds for axis {axis} with size {n}")
     return backend.array_module(i).where(i < 0, i + n, i)
 
 
-def _advanced_getitem(x, index: tuple):
+def _advanced_getitem(x, index: tuple, mode=None, fill_value=None):
     shape = shape_of(x)
     basic, advanced, axis = [], [], 0
     for idx in index:  # advanced entries stay whole axes of the basic result
         if idx is None or isinstance(idx, builtins.slice):
             basic.append(idx)
         else:
-            advanced.append((len(basic), _index_array(idx, shape[axis], axis)))
+            advanced.append((len(basic), _index_array(idx, shape[axis], axis, mode is None)))
             basic.append(builtins.slice(None))
         axis += idx is not None
     y = _basic_getitem(x, tuple(basic))
@@ -248,7 +250,8 @@ def _advanced_getitem(x, index: tuple):
         [shape_ops.expand_dims(shape_ops.broadcast_to(a, batch), (len(batch),))
          for a in arrays], len(batch))
     rest = [i for i in range(len(shape_of(y))) if i not in places]
-    out = lax.gather(shape_ops.transpose_axes(y, places + rest), positions)
+    out = lax.gather(shape_ops.transpose_axes(y, places + rest), positions, mode=mode,
+                     fill_value=fill_value)
     first, nb = places[0], len(batch)
     if places == list(range(first, first + len(places))) and first:
         # adjacent advanced indices: their axes go where the first of them was
@@ -258,14 +261,17 @@ def _advanced_getitem(x, index: tuple):
     return out
 
 
-def getitem(x, index):
+def getitem(x, index, mode=None, fill_value=None):
     """``x[index]`` for a tracer ``x``, with NumPy's rules: ints, slices, None, Ellipsis,
-    integer arrays (broadcast together), concrete boolean masks, and traced integers."""
+    integer arrays (broadcast together), concrete boolean masks, and traced integers.
+    ``mode`` (``x.at[index].get(mode=...)``) says what integer-array and traced indices out
+    of bounds do: None clamps traced ones and refuses concrete ones as NumPy does; "clip"
+    and "promise_in_bounds" clamp, "fill" and "drop" read ``fill_value``."""
     if not isinstance(index, tuple):
         index = (index,)
     index = _full_index(shape_of(x), _expand_masks(index))
     if builtins.any(_is_advanced(i) for i in index):
-        return _advanced_getitem(x, index)
+        return _advanced_getitem(x, index, mode, fill_value)
     return _basic_getitem(x, index)
 
 
@@ -343,6 +349,154 @@ def setitem(x, index, value):
         f"A traced array ({x.aval.str_short()}) does not support item assignment "
         f"(x[{index!r}] = ...): inside a transform arrays are immutable values, and changing "
         "one in place would hide the change from the derivative. Build a new array instead: "
+        f"y = x.at[{index!r}].set(value) (or .add, .multiply, ...), "
         "functrans.lax.dynamic_update_slice(x, update, start_indices) for a block, "
-        "functrans.numpy.where(mask, new, x) elementwise, or functrans.numpy.concatenate. "
-        "(JAX's x.at[index].set(value) is not available in functrans yet.)")
+        "functrans.numpy.where(mask, new, x) elementwise, or functrans.numpy.concatenate.")
+
+
+# -- x.at[index]: functional updates ------------------------------------------------------
+# Every index form that x[index] accepts is turned into flat element positions by indexing
+# an array of element numbers (0 .. x.size-1, shaped like x) with it; the update is then
+# one scatter into the flattened x.  Positions out of bounds read -1 there (the gather's
+# fill) and the scatter drops them, unless mode="clip" clamps both.
+
+_CLAMPING = frozenset({"clip", "promise_in_bounds"})
+
+
+def _mode_key(mode):
+    return None if mode is None else str(getattr(mode, "name", mode)).lower()
+
+
+class IndexUpdateHelper:
+    """``x.at``: ``x.at[index]`` names the elements of ``x`` that an update applies to."""
+
+    __slots__ = ("array",)
+
+    def __init__(self, array):
+        self.array = array
+
+    def __getitem__(self, index):
+        return IndexUpdateRef(self.array, index)
+
+    def __repr__(self):
+        return f"IndexUpdateHelper({self.array!r})"
+
+
+class IndexUpdateRef:
+    """``x.at[index]``: its methods return a new array, ``x`` with the elements at
+    ``index`` replaced (``set``), combined with ``values`` (``add``, ``subtract``,
+    ``multiply``, ``divide``, ``power``, ``min``, ``max``), transformed (``apply``), or
+    read (``get``).
+
+    Updates at repeated positions all apply (``add`` adds each), except ``set`` and
+    ``apply``: of repeated positions the last update in row-major order wins, and ``apply``
+    transforms each element once.  ``mode`` says what indices out of bounds do: None (the
+    default), "drop" or "fill" drop their updates, "clip" or "promise_in_bounds" clamp them
+    into range; for ``get`` None clamps (and refuses concrete ones, as NumPy does), "fill"
+    reads ``fill_value``.  ``indices_are_sorted`` and ``unique_indices`` are accepted for
+    JAX's sake and change nothing.
+
+    >>> import functrans.numpy as fnp
+    >>> x = fnp.zeros(4)
+    >>> x.at[1].set(5.0)
+    array([0., 5., 0., 0.])
+    >>> x.at[fnp.asarray([0, 0, 9])].add(1.0)      # repeated: both add; 9: dropped
+    array([2., 0., 0., 0.])
+    >>> x.at[::2].set(fnp.asarray([1.0, 2.0]))
+    array([1., 0., 2., 0.])
+    """
+
+    __slots__ = ("array", "index")
+
+    def __init__(self, array, index):
+        self.array, self.index = array, index
+
+    def __repr__(self):
+        return f"IndexUpdateRef({self.array!r}, {self.index!r})"
+
+    def get(self, *, indices_are_sorted=False, unique_indices=False, mode=None,
+            fill_value=None):
+        """``x[index]``, with ``mode`` and ``fill_value`` for indices out of bounds."""
+        key = _mode_key(mode)
+        if key not in (None, "clip", "promise_in_bounds", "fill", "drop"):
+            raise ValueError(f"x.at[...].get: mode={mode!r} is not one of 'clip', "
+                             "'promise_in_bounds', 'fill' or 'drop'")
+        return getitem(arg(self.array), self.index, key, fill_value)
+
+    def set(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        """``x`` with ``values`` (broadcast) written at ``index``."""
+        return _update("set", self, values, mode)
+
+    def add(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        """``x`` with ``values`` added at ``index``."""
+        return _update("add", self, values, mode)
+
+    def subtract(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        """``x`` with ``values`` subtracted at ``index``."""
+        return _update("subtract", self, values, mode)
+
+    def multiply(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        """``x`` multiplied by ``values`` at ``index``."""
+        return _update("multiply", self, values, mode)
+
+    def divide(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        """``x`` divided by ``values`` at ``index`` (true division: integers become
+        floats)."""
+        return _update("divide", self, values, mode)
+
+    def power(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        """``x`` raised to ``values`` at ``index``."""
+        return _update("power", self, values, mode)
+
+    def min(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        """``x`` with the minimum of its elements and ``values`` at ``index``."""
+        return _update("min", self, values, mode)
+
+    def max(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        """``x`` with the maximum of its elements and ``values`` at ``index``."""
+        return _update("max", self, values, mode)
+
+    def apply(self, func, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        """``x`` with ``func`` (an elementwise function) applied to the elements at
+        ``index``."""
+        return _update("apply", self, func, mode)
+
+
+_SCATTERS = {"set": lax.scatter, "add": lax.scatter_add, "subtract": lax.scatter_add,
+             "multiply": lax.scatter_mul, "divide": lax.scatter_mul,
+             "power": lax.scatter_mul, "min": lax.scatter_min, "max": lax.scatter_max,
+             "apply": lax.scatter}
+
+
+def _update(op: str, ref: IndexUpdateRef, values, mode):
+    key = _mode_key(mode)
+    if key not in (None, "clip", "promise_in_bounds", "fill", "drop"):
+        raise ValueError(f"x.at[...].{op}: mode={mode!r} is not one of 'drop', 'fill', "
+                         "'clip' or 'promise_in_bounds'")
+    clamp = key in _CLAMPING
+    x = arg(ref.array)
+    shape, dtype = shape_of(x), dtype_of(x)
+    size = math.prod(shape)
+    numbers = backend.arange(size, dtype=np.int64, like=x).reshape(shape)
+    positions = getitem(numbers, ref.index, "clip" if clamp else "fill", -1)
+    positions = shape_ops.expand_dims(positions, (len(shape_of(positions)),))
+    scatter_mode = "clip" if clamp else "drop"
+    flat = shape_ops.reshape(x, (size,))
+    if op == "apply":
+        values = values(lax.gather(flat, positions, mode="clip"))
+    elif not (isinstance(values, Tracer) or backend.is_array(values)):
+        values = arg(values)
+    if op == "subtract":
+        values = lax.neg(values)
+    if op in ("divide", "power"):  # x / (1 * v1 * v2 ...), x ** (1 * v1 * v2 ...)
+        exponent = op == "power"
+        ones = lax.add(lax.zeros_like(flat, None if exponent else dtype_of(values)), 1)
+        values = shape_ops.broadcast_to(lax.convert_element_type(values, dtype_of(ones)),
+                                        shape_of(positions)[:-1])
+        factors = lax.scatter_mul(ones, positions, values, mode=scatter_mode)
+        out = (power if exponent else true_divide)(flat, factors)
+        return shape_ops.reshape(out, shape)
+    values = shape_ops.broadcast_to(lax.convert_element_type(values, dtype),
+                                    shape_of(positions)[:-1])
+    out = _SCATTERS[op](flat, positions, values, mode=scatter_mode)
+    return shape_ops.reshape(out, shape)

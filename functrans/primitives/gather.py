@@ -193,9 +193,12 @@ def _gather_impl(operand, indices, *, mode="clip", fill_value=None):
     k = indices.shape[-1]
     if k == 0:  # no position to pick: every batch entry is the whole operand
         return xp.broadcast_to(operand, indices.shape[:-1] + operand.shape).copy()
+    fill = default_fill_value(operand.dtype) if fill_value is None else fill_value
+    if 0 in operand.shape[:k]:  # (fill mode) nothing to read: every position is out of bounds
+        return backend.full(indices.shape[:-1] + operand.shape[k:], fill, operand.dtype,
+                            like=operand)
     out = operand[_clamped_positions(xp, indices, operand.shape[:k])]
     if mode == "fill":
-        fill = default_fill_value(operand.dtype) if fill_value is None else fill_value
         keep = _in_bounds(xp, indices, operand.shape[:k])
         keep = keep.reshape(keep.shape + (1,) * (operand.ndim - k))
         out = xp.where(keep, out, np.asarray(fill, dtype=operand.dtype))
@@ -299,6 +302,8 @@ def _scatter_impl(prim):
             target = out[None]
             indices = xp.zeros(indices.shape[:-1] + (1,), dtype=indices.dtype)
         dims = target.shape[:indices.shape[-1]]
+        if 0 in dims:  # (drop mode) nowhere to write: every update is dropped
+            return out
         keep = _in_bounds(xp, indices, dims) if mode == "drop" else None
         backend.scatter_apply(op, target, _clamped_positions(xp, indices, dims),
                               xp.asarray(updates, dtype=out.dtype), keep=keep)
