@@ -19,8 +19,8 @@ import numpy as np
 __all__ = [
     "ArrayLibrary", "register_array_library", "array_module", "library_of", "is_array",
     "is_device_array", "coerce", "asarray", "zeros", "ones", "full", "empty", "arange",
-    "eye", "tri", "scatter_add", "scatter_apply", "cumulative_max", "cumulative_min", "is_writeable",
-    "memory_owner", "owned", "default_rng", "to_host",
+    "eye", "tri", "scatter_add", "scatter_apply", "cumulative_max", "cumulative_min",
+    "is_writeable", "memory_owner", "owned", "default_rng", "to_host",
 ]
 
 

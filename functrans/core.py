@@ -428,11 +428,13 @@ class Tracer:
 
 def user_result(out):
     """``out`` (an array or a list or tuple of them) with its NumPy arrays viewed as
-    ``Array``s, the type of the concrete arrays functrans hands out."""
+    ``Array``s, the type of the concrete arrays functrans hands out (0-d ones stay as they
+    are: they are scalars to the transforms' outputs)."""
     if type(out) is np.ndarray:
-        return out.view(type=Array)
+        return out.view(type=Array) if out.ndim else out
     if type(out) in (list, tuple):
-        return type(out)(o.view(type=Array) if type(o) is np.ndarray else o for o in out)
+        return type(out)(o.view(type=Array) if type(o) is np.ndarray and o.ndim else o
+                         for o in out)
     return out
 
 

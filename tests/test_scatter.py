@@ -314,3 +314,69 @@ def test_numpy_array_indexed_by_a_tracer_names_the_fix():
     grid = fnp.asarray(np.arange(6.0).reshape(2, 3))
     assert_close(ft.vmap(lambda i: grid[1, i])(i), np.array([4., 5.]))
     assert type(grid[1:]) is Array and type(grid[0, 1]) is np.float64
+
+
+# x.at[...] swept like the sweep's cases (which cannot hold it: device arrays have no .at):
+# derivatives of both modes to second order and vmap against a loop, in every argument.
+
+AT_METHODS = ["set", "add", "subtract", "multiply", "divide", "power", "min", "max"]
+
+
+@pytest.mark.parametrize("method", AT_METHODS)
+def test_at_method_derivatives_and_vmap(method):
+    rng = np.random.default_rng(6)
+    x = fnp.asarray(rng.uniform(0.5, 2.0, size=(4, 2)))
+    v = fnp.asarray(rng.uniform(0.5, 2.0, size=(3, 2)))
+    i = np.array([2, -1, 2])  # a repeat, and a negative position
+    f = lambda x, v: getattr(x.at[i], method)(v)
+    ft.testing.check_grads(f, (x, v), order=2)
+    xs, vs = rng.uniform(0.5, 2.0, size=(3, 4, 2)), rng.uniform(0.5, 2.0, size=(3, 3, 2))
+    assert_close(ft.vmap(f)(xs, vs), np.stack([f(fnp.asarray(a), b) for a, b in zip(xs, vs)]))
+    idx = np.array([[0, 1, 1], [3, 3, -2], [1, 0, 2]])
+    g = lambda x, i: getattr(x.at[i], method)(v)
+    assert_close(ft.vmap(g)(xs, idx), np.stack([g(fnp.asarray(a), b) for a, b in zip(xs, idx)]))
+
+
+def test_at_apply_and_get_derivatives():
+    x = fnp.asarray([0.3, 1.2, -0.7, 2.0])
+    ft.testing.check_grads(lambda x: x.at[1::2].apply(fnp.sin), (x,), order=2)
+    ft.testing.check_grads(lambda x: x.at[np.array([3, 9, 0])].get(mode="fill",
+                                                                   fill_value=0.0),
+                           (x,), order=2)
+
+
+def test_place_values_derivatives_and_vmap():
+    mask = np.array([[True, False, True], [False, True, False]])
+    x, v = np.arange(6.0).reshape(2, 3), np.array([10.0, 20.0])
+    want = x.copy()
+    np.place(want, mask, v)
+    assert_close(fnp.place(x, mask, v, inplace=False), want)
+    ft.testing.check_grads(lambda x, v: fnp.place(x, mask, v, inplace=False), (x, v), order=2)
+    vs = np.array([[1.0, 2.0], [3.0, 4.0]])
+    got = ft.vmap(lambda v: fnp.place(x, mask, v, inplace=False))(vs)
+    assert_close(got[1], fnp.place(x, mask, vs[1], inplace=False))
+    with pytest.raises(ValueError, match="inplace=False"):
+        fnp.place(x, mask, v)
+    with pytest.raises(TypeError, match="must be concrete"):
+        ft.vmap(lambda m: fnp.place(x, m, v, inplace=False))(np.ones((2, 2, 3), bool))
+
+
+def test_functional_puts_require_inplace_false():
+    for call in [lambda: fnp.put(fnp.zeros(3), [0], 1.0),
+                 lambda: fnp.put_along_axis(fnp.zeros((2, 2)), np.zeros((2, 1), int), 1.0, 1),
+                 lambda: fnp.fill_diagonal(fnp.zeros((2, 2)), 1.0)]:
+        with pytest.raises(ValueError, match="inplace=False"):
+            call()
+
+
+def test_segment_ops_drop_or_clamp_ids_and_need_num_segments_when_traced():
+    from functrans import ops
+    data, ids = np.array([1.0, 2.0, 3.0, 4.0]), np.array([0, 5, -1, 1])
+    assert_close(ops.segment_sum(data, ids, num_segments=3), np.array([1.0, 4.0, 0.0]))
+    assert_close(ops.segment_sum(data, ids, num_segments=3, mode="clip"),
+                 np.array([4.0, 4.0, 2.0]))
+    assert_close(ops.segment_sum(data, np.array([0, 0, 2, 2])), np.array([3.0, 0.0, 7.0]))
+    with pytest.raises(TypeError, match="pass num_segments"):
+        ft.vmap(lambda s: ops.segment_sum(data, s))(np.zeros((2, 4), int))
+    got = ft.vmap(lambda s: ops.segment_max(data, s, 2))(np.array([[0, 0, 1, 1], [1, 1, 1, 0]]))
+    assert_close(got, np.array([[2.0, 4.0], [4.0, 3.0]]))

@@ -44,7 +44,8 @@ from functrans.numpy._shape import (reshape, ravel, transpose, swapaxes, moveaxi
                                     concatenate, stack, hstack, vstack, split, tile, repeat, roll,
                                     flip, pad, shape, ndim, size)
 from functrans.numpy._indexing import (newaxis, where, diagonal, diag, tril, triu, take,
-                                       take_along_axis)
+                                       take_along_axis, put_along_axis, put, place,
+                                       fill_diagonal)
 from functrans.numpy._contractions import (matmul, dot, vdot, inner, outer, tensordot, einsum)
 from functrans.numpy._contractions import convolve, correlate
 from functrans.numpy import linalg
@@ -70,6 +71,7 @@ __all__ = [
     "sqrt", "square", "squeeze", "stack", "std", "subtract", "sum", "swapaxes", "take", "take_along_axis", "tan", "tanh",
     "tensordot", "tile", "trace", "transpose", "tril", "triu", "true_divide", "uint32",
     "uint64", "uint8", "var", "vdot", "vstack", "where", "zeros", "zeros_like",
+    "fill_diagonal", "place", "put", "put_along_axis",
 ]
 
 

@@ -27,7 +27,8 @@ from functrans.numpy._util import arg, as_bool, dtype_of, shape_of, static_int
 from functrans.primitives import shape as shape_ops
 from functrans.primitives.gather import with_batch_column
 
-__all__ = ["newaxis", "where", "diagonal", "diag", "tril", "triu", "take", "take_along_axis"]
+__all__ = ["newaxis", "where", "diagonal", "diag", "tril", "triu", "take", "take_along_axis",
+           "put_along_axis", "put", "place", "fill_diagonal"]
 
 
 
@@ -500,3 +501,138 @@ def _update(op: str, ref: IndexUpdateRef, values, mode):
                                     shape_of(positions)[:-1])
     out = _SCATTERS[op](flat, positions, values, mode=scatter_mode)
     return shape_ops.reshape(out, shape)
+
+
+# -- functional put_along_axis, put, place, fill_diagonal ---------------------------------
+# NumPy's versions write into their argument; these return the new array, and (as JAX's)
+# require inplace=False so that code relying on the in-place write fails loudly.
+
+def _require_not_inplace(name: str, inplace) -> None:
+    if inplace:
+        raise ValueError(f"{name}: functrans arrays are immutable, so {name} cannot write in "
+                         f"place; pass inplace=False and use the array it returns")
+
+
+def _cycled(values, n: int, name: str):
+    """``values`` flattened and repeated (or cut) to ``n`` entries, as NumPy's put does."""
+    values = arg(values)
+    flat = shape_ops.reshape(values, (math.prod(shape_of(values)),))
+    m = shape_of(flat)[0]
+    if m == n:
+        return flat
+    if m == 0:
+        if n:
+            raise ValueError(f"{name}: cannot place {n} elements from empty values")
+        return flat
+    return take(flat, np.arange(n) % m)
+
+
+def put_along_axis(arr, indices, values, axis, inplace: bool = True, *, mode=None):
+    """``arr`` with ``values`` written at ``indices`` along ``axis`` (the positions
+    ``take_along_axis`` reads), returned as a new array; ``inplace=False`` is required.
+    ``mode`` as for ``x.at[...].set``: out-of-bounds indices are dropped by default.
+
+    >>> import functrans.numpy as fnp
+    >>> x = fnp.zeros((2, 3))
+    >>> fnp.put_along_axis(x, fnp.asarray([[2], [0]]), 5.0, axis=1, inplace=False)
+    array([[0., 0., 5.],
+           [5., 0., 0.]])
+    """
+    _require_not_inplace("put_along_axis", inplace)
+    arr = arg(arr)
+    if axis is None:
+        arr_flat = shape_ops.reshape(arr, (math.prod(shape_of(arr)),))
+        out = put_along_axis(arr_flat, indices, values, 0, inplace=False, mode=mode)
+        return shape_ops.reshape(out, shape_of(arr))
+    shape = shape_of(arr)
+    if not isinstance(indices, Tracer) and not backend.is_array(indices):
+        indices = np.asarray(indices)
+    if len(shape_of(indices)) != len(shape):
+        raise ValueError(f"put_along_axis: indices of shape {shape_of(indices)} must have as "
+                         f"many axes as the array of shape {shape}")
+    axis = shape_ops.normalize_axis(static_int(axis, "put_along_axis", "axis"), len(shape))
+    index = tuple(indices if j == axis else backend.arange(n, like=arr).reshape(
+        (1,) * j + (n,) + (1,) * (len(shape) - j - 1)) for j, n in enumerate(shape))
+    return IndexUpdateRef(arr, index).set(values, mode=mode)
+
+
+def put(a, ind, v, mode=None, *, inplace: bool = True):
+    """``a`` with the flat positions ``ind`` set to ``v`` (repeated to the length of
+    ``ind``), returned as a new array; ``inplace=False`` is required.  ``mode``: None drops
+    positions out of bounds (negative ones count from the end), "clip" clamps them into
+    ``0 .. size-1`` (negative ones to 0, as NumPy), "wrap" takes them modulo the size.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.put(fnp.zeros(5), fnp.asarray([0, 2, 7]), fnp.asarray([1.0, 2.0]), mode="wrap",
+    ...         inplace=False)
+    array([1., 0., 2., 0., 0.])
+    """
+    _require_not_inplace("put", inplace)
+    a = arg(a)
+    size = math.prod(shape_of(a))
+    ind = arg(ind)
+    ind = shape_ops.reshape(ind, (math.prod(shape_of(ind)),))
+    if mode == "wrap":  # ind - size * floor(ind / size), exact below 2**53
+        ind = lax.convert_element_type(ind, np.int64)
+        turns = lax.floor(lax.div(lax.convert_element_type(ind, np.float64), float(size)))
+        ind = lax.sub(ind, lax.mul(lax.convert_element_type(turns, np.int64), size))
+        mode = None
+    elif mode == "clip":  # NumPy's clip: negative positions go to 0, they do not wrap
+        ind = lax.max(lax.min(lax.convert_element_type(ind, np.int64), size - 1), 0)
+        mode = None
+    elif mode is not None:
+        raise ValueError(f"put: mode={mode!r} is not one of None, 'clip' or 'wrap'")
+    values = _cycled(v, shape_of(ind)[0], "put")
+    flat = shape_ops.reshape(a, (size,))
+    return shape_ops.reshape(IndexUpdateRef(flat, ind).set(values, mode=mode), shape_of(a))
+
+
+def place(arr, mask, vals, *, inplace: bool = True):
+    """``arr`` with the elements where the concrete ``mask`` is True replaced, in order, by
+    ``vals`` (repeated as needed), returned as a new array; ``inplace=False`` is required.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.place(fnp.arange(5.0), fnp.arange(5) % 2 == 1, fnp.asarray([-1.0]),
+    ...           inplace=False)
+    array([ 0., -1.,  2., -1.,  4.])
+    """
+    _require_not_inplace("place", inplace)
+    if isinstance(mask, Tracer):
+        raise TypeError(f"place: the mask ({mask.aval.str_short()}) must be concrete: the "
+                        "number of values it takes depends on it; use "
+                        "functrans.numpy.where(mask, values, arr) instead")
+    arr = arg(arr)
+    mask = backend.array_module(mask).asarray(mask, dtype=bool)
+    count = int(mask.sum())
+    return IndexUpdateRef(arr, mask).set(_cycled(vals, count, "place"))
+
+
+def fill_diagonal(a, val, wrap: bool = False, *, inplace: bool = True):
+    """``a`` with its main diagonal set to ``val`` (repeated along it), returned as a new
+    array; ``inplace=False`` is required.  An array of more than two axes must have equal
+    sizes; a tall matrix with ``wrap=True`` restarts the diagonal every ``columns + 1``
+    rows, as NumPy does.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.fill_diagonal(fnp.zeros((2, 3)), 7.0, inplace=False)
+    array([[7., 0., 0.],
+           [0., 7., 0.]])
+    """
+    _require_not_inplace("fill_diagonal", inplace)
+    a = arg(a)
+    shape = shape_of(a)
+    if len(shape) < 2:
+        raise ValueError(f"fill_diagonal: the array must have at least two axes, got shape "
+                         f"{shape}")
+    if len(shape) == 2:
+        step, end = shape[1] + 1, (None if wrap else shape[1] * shape[1])
+    else:
+        if len(set(shape)) != 1:
+            raise ValueError(f"fill_diagonal: all axes must have the same size, got shape "
+                             f"{shape}")
+        step, end = 1 + int(np.cumprod(shape[:-1]).sum()), None
+    size = math.prod(shape)
+    positions = backend.arange(size, like=a)[:end:step]
+    values = _cycled(val, len(positions), "fill_diagonal")
+    flat = shape_ops.reshape(a, (size,))
+    return shape_ops.reshape(IndexUpdateRef(flat, positions).set(values), shape)
