@@ -14,7 +14,7 @@ import pytest
 
 import functrans as ft
 import functrans.numpy as fnp
-from functrans import lax
+from functrans import lax, ops
 from functrans.core import Array
 from sweep import assert_close
 
@@ -370,7 +370,6 @@ def test_functional_puts_require_inplace_false():
 
 
 def test_segment_ops_drop_or_clamp_ids_and_need_num_segments_when_traced():
-    from functrans import ops
     data, ids = np.array([1.0, 2.0, 3.0, 4.0]), np.array([0, 5, -1, 1])
     assert_close(ops.segment_sum(data, ids, num_segments=3), np.array([1.0, 4.0, 0.0]))
     assert_close(ops.segment_sum(data, ids, num_segments=3, mode="clip"),

@@ -1,6 +1,9 @@
 """Indexing: the ``x[index]`` of tracers (``getitem``, installed as ``Tracer.__getitem__``),
-``take`` and ``take_along_axis``, elementwise selection (``where``), and the parts of arrays
-picked by position (``diagonal``, ``diag``, ``tril``, ``triu``).
+JAX's functional updates ``x.at[index].set(...)`` and friends (``IndexUpdateHelper``,
+installed as ``.at`` of tracers and of ``functrans.core.Array``), ``take`` and
+``take_along_axis``, their functional inverses ``put_along_axis``, ``put``, ``place`` and
+``fill_diagonal``, elementwise selection (``where``), and the parts of arrays picked by
+position (``diagonal``, ``diag``, ``tril``, ``triu``).
 
 Basic indices (Python ints, slices, None, Ellipsis) become slices.  Integer arrays, lists
 and traced integers (advanced indices) become one ``lax.gather``: the basic part is applied

@@ -1,4 +1,5 @@
-"""Gather and scatter-add: reading and accumulating at integer positions; and ``iota``.
+"""Gather and the scatters: reading, writing and combining at integer positions; and
+``iota``.
 
 The one form used here, for an operand of shape ``(d0, ..., d{k-1}, *rest)``:
 
@@ -6,22 +7,31 @@ The one form used here, for an operand of shape ``(d0, ..., d{k-1}, *rest)``:
   axes of the operand, and its other axes (``batch``) are free;
 * ``gather(operand, indices)`` has shape ``(*batch, *rest)``: entry ``b`` is the slice
   ``operand[indices[b, 0], ..., indices[b, k-1]]`` (all of ``rest``);
-* ``scatter_add(operand, indices, updates)``, with ``updates`` of shape ``(*batch, *rest)``,
-  is a copy of ``operand`` with every ``updates[b]`` added at the position ``indices[b]``;
-  positions that repeat accumulate (the sum of their updates is added).
+* a scatter, ``scatter*(operand, indices, updates)`` with ``updates`` of shape
+  ``(*batch, *rest)``, is a copy of ``operand`` where every ``updates[b]`` is written at the
+  position ``indices[b]`` (``scatter``: of repeated positions the last update in row-major
+  order wins), added (``scatter_add``: repeats accumulate), multiplied (``scatter_mul``), or
+  combined by minimum or maximum (``scatter_min``, ``scatter_max``).
 
 NumPy's advanced indexing ``x[i, j]`` is ``gather(x, stack([i, j], -1))`` once the indexed
-axes are moved to the front (``functrans.numpy`` does this).  Out-of-bounds positions are
-clamped into range (``i`` below 0 reads 0, above ``d - 1`` reads ``d - 1``), which is JAX's
-default for gathers; negative positions are not wrapped here (``x[-1]`` is wrapped by
-``functrans.numpy`` before it gets here).  Scatter-add clamps the same way, so that it is
-exactly the transpose of gather: a cotangent flows back to the element that was read.
+axes are moved to the front (``functrans.numpy`` does this).  Positions out of bounds follow
+JAX's modes: clamped into range by default ("clip", or "promise_in_bounds"); with
+``mode="fill"`` a gather reads ``fill_value`` there and with ``mode="drop"`` a scatter
+drops the update (each accepts the other's name too).  Negative positions are not wrapped
+here (``x[-1]`` is wrapped by ``functrans.numpy`` before it gets here).  A clamping
+scatter-add is exactly the transpose of a clamping gather, a dropping one of a filling one.
 
-Gather is linear in the operand and transposes to scatter-add; scatter-add is linear in the
-operand and the updates (the operand's cotangent passes through, the updates' is a gather).
-Batching adds the batch axis to the form rather than looping: a batched operand alone keeps
-its batch axis among ``rest``; batched indices alone add a ``batch`` axis; both batched put
-an ``iota`` column in front of the positions, so batch member ``b`` reads its own operand.
+Gather is linear in the operand and transposes to scatter-add.  ``scatter_add`` and
+``scatter`` are linear in (operand, updates) jointly: scatter-add passes the operand's
+cotangent through and gathers the updates'; scatter masks the operand's cotangent where it
+wrote and gives each update the cotangent of the element it wrote (repeats: only to the
+winner).  ``scatter_mul`` is linear in the operand; its derivative in the updates is the
+product rule, computed without dividing by zero.  ``scatter_min``/``scatter_max`` give
+each result element the mean tangent of every value attaining the extremum there (ties
+share, as JAX).  Batching adds the batch axis to the form rather than looping: a batched
+operand alone keeps its batch axis among ``rest``; batched indices alone add a ``batch``
+axis; both batched put an ``iota`` column in front of the positions, so batch member ``b``
+reads (or writes) its own operand.
 """
 from __future__ import annotations
 
