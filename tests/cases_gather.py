@@ -12,7 +12,7 @@ import numpy as np
 
 import functrans.numpy as fnp
 from functrans import lax, ops
-from sweep import A, Case, numpy_case
+from sweep import F32, F64, A, Case, numpy_case
 
 
 def _np_inplace(fun, x, *args, **kwargs):
@@ -118,7 +118,8 @@ NUMPY_CASES += [
 _SEGMENTS = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum}
 
 for _name, _ufunc in _SEGMENTS.items():
-    NUMPY_CASES.append(Case(
-        f"segment_{_name}", lambda d, s, _name=_name: _finite(getattr(ops, f"segment_{_name}")(
-            d, s, num_segments=4)), [A(5, 2), A(5, kind="int")],
+    NUMPY_CASES.append(numpy_case(
+        f"segment_{_name}", lambda m, d, s, _name=_name: _finite(
+            getattr(ops, f"segment_{_name}")(d, s, num_segments=4)),
+        A(5, 2), A(5, kind="int"), dtypes=(F64, F32),
         reference=lambda d, s, _ufunc=_ufunc: _np_segment(d, s, 4, _ufunc)))

@@ -566,9 +566,9 @@ def put(a, ind, v, mode=None, *, inplace: bool = True):
     ``0 .. size-1`` (negative ones to 0, as NumPy), "wrap" takes them modulo the size.
 
     >>> import functrans.numpy as fnp
-    >>> fnp.put(fnp.zeros(5), fnp.asarray([0, 2, 7]), fnp.asarray([1.0, 2.0]), mode="wrap",
+    >>> fnp.put(fnp.zeros(5), fnp.asarray([0, 2, 6]), fnp.asarray([1.0, 2.0]), mode="wrap",
     ...         inplace=False)
-    array([1., 0., 2., 0., 0.])
+    array([1., 1., 2., 0., 0.])
     """
     _require_not_inplace("put", inplace)
     a = arg(a)
