@@ -166,6 +166,12 @@ class Array(np.ndarray):
     def __repr__(self):
         return repr(self.view(type=np.ndarray))
 
+    def __array_wrap__(self, arr, context=None, return_scalar=False):
+        # NumPy's own operations on an Array: scalars stay scalars (y.sum() as for ndarray)
+        if return_scalar:
+            return arr[()]
+        return arr.view(type=Array) if type(arr) is np.ndarray else arr
+
 
 def get_aval(x) -> ShapedArray:
     """The abstract value of a tracer, an array or a scalar."""

@@ -379,3 +379,11 @@ def test_segment_ops_drop_or_clamp_ids_and_need_num_segments_when_traced():
         ft.vmap(lambda s: ops.segment_sum(data, s))(np.zeros((2, 4), int))
     got = ft.vmap(lambda s: ops.segment_max(data, s, 2))(np.array([[0, 0, 1, 1], [1, 1, 1, 0]]))
     assert_close(got, np.array([[2.0, 4.0], [4.0, 3.0]]))
+
+
+def test_numpy_operations_on_results_behave_as_on_ndarrays():
+    y = fnp.arange(1.0, 4.0)
+    assert type(y.sum()) is np.float64 and type(np.max(y)) is np.float64
+    assert type(y * 2) is Array and type(np.sin(y)) is Array and type(y[0]) is np.float64
+    assert repr(y.mean()) == repr(np.arange(1.0, 4.0).mean())
+    assert type(np.asarray(y)) is np.ndarray
