@@ -19,8 +19,8 @@ import numpy as np
 __all__ = [
     "ArrayLibrary", "register_array_library", "array_module", "library_of", "is_array",
     "is_device_array", "coerce", "asarray", "zeros", "ones", "full", "empty", "arange",
-    "eye", "tri", "scatter_add", "cumulative_max", "cumulative_min", "is_writeable",
-    "memory_owner", "owned", "default_rng", "to_host", "special_module",
+    "eye", "tri", "scatter_add", "scatter_apply", "cumulative_max", "cumulative_min",
+    "is_writeable", "memory_owner", "owned", "default_rng", "to_host", "special_module",
 ]
 
 
@@ -189,6 +189,73 @@ def scatter_add(target, index, updates) -> None:
     library_of(target).scatter_add(target, index, updates)
 
 
+#: scatter_apply's operations: the NumPy ufunc whose ``.at`` applies each, None for "set"
+_SCATTER_UFUNCS = {"set": None, "add": "add", "multiply": "multiply", "minimum": "minimum",
+                   "maximum": "maximum"}
+
+
+def scatter_apply(op: str, target, index: tuple, updates, keep=None) -> None:
+    """``target[index] = op(target[index], updates)`` in place, where repeated positions
+    combine all their updates (``op`` is "add", "multiply", "minimum" or "maximum"), or for
+    ``op="set"`` the last of them in row-major order of ``index`` wins.  ``index`` is a
+    tuple of equally shaped integer arrays in range for the first axes of ``target``;
+    ``keep``, a boolean array of that shape, drops the entries where it is False.
+
+    NumPy uses its ufuncs' ``.at`` (and sequential assignment for "set"); a library without
+    ufunc methods (CuPy) sorts the entries by position, combines each run of equal positions
+    with a log-depth segmented scan, and writes once per position, with no host
+    synchronisation."""
+    if op not in _SCATTER_UFUNCS:
+        raise ValueError(f"scatter_apply: unknown operation {op!r}; use one of "
+                         f"{', '.join(_SCATTER_UFUNCS)}")
+    library = library_of(target)
+    xp = library.xp
+    if library.has_ufunc_methods:
+        if keep is not None:
+            index, updates = tuple(i[keep] for i in index), updates[keep]
+        if op == "set":
+            target[index] = updates
+        else:
+            getattr(xp, _SCATTER_UFUNCS[op]).at(target, index, updates)
+        return
+    k = len(index)
+    rest = target.shape[k:]
+    if op == "add":
+        if keep is not None:
+            keep = keep.reshape(keep.shape + (1,) * len(rest))
+            updates = xp.where(keep, updates, xp.zeros((), dtype=updates.dtype))
+        library.scatter_add(target, index, updates)
+        return
+    size = int(np.prod(target.shape[:k], dtype=np.int64))
+    n = int(np.prod(np.shape(index[0]), dtype=np.int64)) if k else 0
+    if n == 0:
+        return
+    flat = xp.zeros(np.shape(index[0]), dtype=np.int64)
+    for i, d in zip(index, target.shape[:k]):
+        flat = flat * d + i.astype(np.int64)
+    flat = flat.reshape(n)
+    updates = updates.reshape((n,) + rest)
+    if keep is not None:  # dropped entries go to a spare row past the end
+        flat = xp.where(keep.reshape(n), flat, size)
+    # Unique keys (position, then entry number) make any sort stable.
+    order = xp.argsort(flat * n + xp.arange(n, dtype=np.int64))
+    flat, updates = flat[order], updates[order]
+    if op != "set":
+        combine = getattr(xp, _SCATTER_UFUNCS[op])
+        shift = 1
+        while shift < n:  # after this step entry i combines its run's last 2*shift entries
+            same = (flat[shift:] == flat[:-shift]).reshape((n - shift,) + (1,) * len(rest))
+            updates[shift:] = xp.where(same, combine(updates[shift:], updates[:-shift]),
+                                       updates[shift:])
+            shift *= 2
+    last = xp.concatenate([flat[:-1] != flat[1:], xp.ones(1, dtype=bool)])
+    rows = xp.where(last, flat, size)  # each position's run writes once, from its last entry
+    grid = xp.concatenate([target.reshape((size,) + rest),
+                           xp.zeros((1,) + rest, dtype=target.dtype)])
+    grid[rows] = updates if op == "set" else combine(grid[rows], updates)
+    target[...] = grid[:size].reshape(target.shape)
+
+
 def _cumulative_extremum(x, axis: int, pick: str):
     library = library_of(x)
     xp = library.xp
@@ -216,7 +283,7 @@ def cumulative_min(x, axis: int):
 def is_writeable(x) -> bool:
     """Whether the caller may write into ``x``: NumPy's flag (broadcast views are
     read-only); device arrays have no such flag and are always writeable."""
-    return x.flags.writeable if type(x) is np.ndarray else True
+    return x.flags.writeable if isinstance(x, np.ndarray) else True
 
 
 def memory_owner(x):

@@ -32,7 +32,8 @@ __all__ = [
     "ShapedArray", "ShapeDtypeStruct", "Primitive", "Trace", "Tracer", "get_aval",
     "Var", "Literal", "JaxprEqn", "Jaxpr", "ClosedJaxpr", "check_jaxpr", "float0",
     "ConcretizationTypeError", "UnexpectedTracerError", "TracerArrayConversionError",
-    "EvalTrace", "eval_jaxpr", "primitive_by_name",
+    "EvalTrace", "eval_jaxpr", "primitive_by_name", "Array",
+    "user_result",
 ]
 
 # ------------------------------------------------------------------------------------------
@@ -156,15 +157,31 @@ class ShapeDtypeStruct:
 _new_aval = object.__new__
 
 
+class Array(np.ndarray):
+    """The NumPy arrays functrans computes outside transforms: ndarrays in every way (repr
+    included) that also have JAX's ``x.at[index]`` updates, installed by functrans.numpy."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return repr(self.view(type=np.ndarray))
+
+    def __array_wrap__(self, arr, context=None, return_scalar=False):
+        # NumPy's own operations on an Array: scalars stay scalars (y.sum() as for ndarray)
+        if return_scalar:
+            return arr[()]
+        return arr.view(type=Array) if type(arr) is np.ndarray else arr
+
+
 def get_aval(x) -> ShapedArray:
     """The abstract value of a tracer, an array or a scalar."""
-    if type(x) is np.ndarray:  # the hot path: shape is a tuple, dtype a np.dtype
+    t = type(x)
+    if t is np.ndarray or t is Array:  # the hot path: shape is a tuple, dtype a np.dtype
         aval = _new_aval(ShapedArray)
         aval.shape, aval.dtype, aval.weak_type = x.shape, x.dtype, False
         return aval
     if isinstance(x, Tracer):
         return x.aval
-    t = type(x)
     if t in _PY_SCALAR_DTYPES:
         return ShapedArray((), _PY_SCALAR_DTYPES[t], weak_type=t is not bool)
     try:
@@ -404,12 +421,27 @@ class Tracer:
             "np.asarray, np.array, or storing it into a NumPy array as in `buf[:] = x`): "
             "it is an abstract value inside a transform, and a NumPy array would silently drop "
             "its derivative or batch. Use functrans.numpy.asarray and the other "
-            "functrans.numpy functions on traced values.")
+            "functrans.numpy functions on traced values. A NumPy array indexed by a tracer "
+            "(table[i]) ends here too, as NumPy's indexing offers no hook: write "
+            "functrans.numpy.take(table, i, axis=0) or "
+            "functrans.numpy.asarray(table).at[i].get() instead.")
 
     __hash__ = None  # like arrays, tracers define elementwise __eq__ and are unhashable
 
     def __repr__(self):
         return f"{type(self).__name__}<{self.aval.str_short()}>"
+
+
+def user_result(out):
+    """``out`` (an array or a list or tuple of them) with its NumPy arrays viewed as
+    ``Array``s, the type of the concrete arrays functrans hands out (0-d ones stay as they
+    are: they are scalars to the transforms' outputs)."""
+    if type(out) is np.ndarray:
+        return out.view(type=Array) if out.ndim else out
+    if type(out) in (list, tuple):
+        return type(out)(o.view(type=Array) if type(o) is np.ndarray and o.ndim else o
+                         for o in out)
+    return out
 
 
 class EvalTrace(Trace):
@@ -424,11 +456,17 @@ class EvalTrace(Trace):
         except KeyError:
             raise NotImplementedError(f"Evaluation rule for '{prim.name}' not implemented"
                                       ) from None
+        for x in args:  # impls compute on plain ndarrays: NumPy is slower on subclasses
+            if type(x) is Array:
+                args = [a.view(type=np.ndarray) if type(a) is Array else a for a in args]
+                break
         try:
             out = impl(*args, **params)
         except Exception as error:
             _explain_failure(prim, args, params, error)
             raise
+        if len(_state.stack) == 1:  # outside transforms results have `.at` (docs/indexing.md)
+            out = user_result(out)
         # An operation on Python scalars alone gives a weakly typed value, as it would when
         # traced: keep it a Python scalar so that e.g. `sin(2.0) * x_f32` stays float32.
         if not prim.multiple_results and type(out) in _WEAK_RESULT_TYPES:

@@ -15,7 +15,8 @@ from functrans.primitives.elementwise import (RoundingMethod, abs, acos, add, as
                                               sign, sin, sinh, sqrt, sub, tan, tanh)
 from functrans.primitives.cumulative import cummax, cummin, cumprod, cumsum, reduce_prod
 from functrans.primitives.fft import FftType, fft
-from functrans.primitives.gather import gather, iota, scatter_add
+from functrans.primitives.gather import (gather, iota, scatter, scatter_add, scatter_max,
+                                         scatter_min, scatter_mul)
 from functrans.primitives.indexing import dynamic_slice, dynamic_update_slice
 from functrans.primitives.linalg import dot_general
 from functrans.primitives.reductions import argmax, argmin, reduce_max, reduce_min
@@ -37,9 +38,10 @@ __all__ = [
     "igamma", "igammac", "imag", "integer_pow", "iota", "is_finite", "le", "lgamma", "linalg",
     "log", "log1p", "logistic", "lt", "max", "min", "mul", "ne", "neg", "pad", "polygamma",
     "pow", "real", "reduce_max", "reduce_min", "reduce_prod", "reduce_sum", "reshape", "rev",
-    "round", "scan", "scatter_add", "select", "sign", "sin", "sinh", "slice", "sort",
-    "sort_key_val", "sqrt", "squeeze", "stop_gradient", "sub", "switch", "tan", "tanh",
-    "top_k", "transpose", "while_loop", "zeros_like", "zeta",
+    "round", "scan", "scatter", "scatter_add", "scatter_max", "scatter_min", "scatter_mul",
+    "select", "sign", "sin", "sinh", "slice", "sort", "sort_key_val", "sqrt", "squeeze",
+    "stop_gradient", "sub", "switch", "tan", "tanh", "top_k", "transpose", "while_loop",
+    "zeros_like", "zeta",
 ]
 
 

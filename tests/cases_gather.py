@@ -1,5 +1,6 @@
-"""Sweep cases of the gather family (functrans/primitives/gather.py) and of the NumPy
-functions built on it: integer-array indexing, take and take_along_axis.
+"""Sweep cases of the gather family (functrans/primitives/gather.py: gather, iota and the
+scatters) and of what is built on it: integer-array indexing, take and take_along_axis,
+x.at[...] updates, put_along_axis, put, place, fill_diagonal, functrans.ops' segments.
 
 Integer arguments are drawn from -3..3, so positions repeat (scatter-add accumulates) and
 some fall outside the axis (clamped by the primitives); vmap batches them too, which sweeps
@@ -7,8 +8,38 @@ the batching rules with batched operands, batched indices and both.
 """
 from __future__ import annotations
 
-from functrans import lax
-from sweep import A, Case, numpy_case
+import numpy as np
+
+import functrans.numpy as fnp
+from functrans import lax, ops
+from sweep import F32, F64, A, Case, numpy_case
+
+
+def _np_inplace(fun, x, *args, **kwargs):
+    out = np.array(x, copy=True)
+    fun(out, *args, **kwargs)
+    return out
+
+
+def _np_put_along_axis(x, i, v, axis):
+    return _np_inplace(np.put_along_axis, x, i, v, axis)
+
+
+def _np_segment(data, ids, n, ufunc):
+    """A segment reduction by a loop; ids out of 0..n-1 are dropped; empty segments hold
+    the identity, then infinities are zeroed (as _finite does for ours)."""
+    identity = {np.add: 0.0, np.multiply: 1.0, np.maximum: -np.inf, np.minimum: np.inf}
+    out = np.full((n,) + data.shape[1:], identity[ufunc], dtype=data.dtype)
+    for row, s in zip(data, ids):
+        if 0 <= s < n:
+            out[s] = ufunc(out[s], row)
+    return np.where(np.isfinite(out), out, 0)
+
+
+def _finite(x):
+    return fnp.where(fnp.isfinite(x), x, 0)
+
+
 
 PRIMITIVE_CASES = [
     Case("gather_rows", lambda x, i: lax.gather(x, i), [A(5, 3), A(4, 1, kind="int")],
@@ -47,3 +78,48 @@ NUMPY_CASES = [
     numpy_case("take_along_axis_none", lambda m, x, i: m.take_along_axis(x, i, axis=None),
                A(2, 3), A(4, kind="int")),
 ]
+
+# The other scatters, and the modes: with indices drawn from -3..3 some positions fall out
+# of bounds, so "drop" and "fill" are exercised under every transform.
+PRIMITIVE_CASES += [
+    Case("gather_fill", lambda x, i: lax.gather(x, i, mode="fill", fill_value=0.5),
+         [A(3, 2), A(5, 1, kind="int")]),
+    Case("scatter_add_drop", lambda x, i, u: lax.scatter_add(x, i, u, mode="drop"),
+         [A(3, 2), A(6, 1, kind="int"), A(6, 2)], linear=True),
+    Case("scatter_rows", lambda x, i, u: lax.scatter(x, i, u),
+         [A(4, 2), A(5, 1, kind="int"), A(5, 2)], linear=True),
+    Case("scatter_elements_drop", lambda x, i, u: lax.scatter(x, i, u, mode="drop"),
+         [A(3, 3), A(4, 2, kind="int"), A(4)], linear=True),
+    Case("scatter_mul_rows", lambda x, i, u: lax.scatter_mul(x, i, u),
+         [A(3, 2), A(4, 1, kind="int"), A(4, 2)]),
+    Case("scatter_mul_drop", lambda x, i, u: lax.scatter_mul(x, i, u, mode="drop"),
+         [A(4), A(5, 1, kind="int"), A(5)]),
+    Case("scatter_min_rows", lambda x, i, u: lax.scatter_min(x, i, u),
+         [A(3, 2), A(4, 1, kind="int"), A(4, 2)]),
+    Case("scatter_max_drop", lambda x, i, u: lax.scatter_max(x, i, u, mode="drop"),
+         [A(4), A(5, 1, kind="int"), A(5)]),
+]
+
+# Functional updates: put_along_axis, put, fill_diagonal and the segment reductions;
+# positions are drawn, so vmap also batches them (traced indices).  x.at[...] and place
+# are checked in tests/test_scatter.py: the stand-in's device arrays have no `.at`, and
+# place's mask is a host constant.
+NUMPY_CASES += [
+    numpy_case("put_along_axis", lambda m, x, i, v: m.put_along_axis(
+        x, i, v, axis=1, inplace=False), A(3, 4), A(3, 2, kind="int"), A(3, 2),
+        reference=lambda x, i, v: _np_put_along_axis(x, i, v, 1)),
+    numpy_case("put_clip", lambda m, x, i, v: m.put(x, i, v, mode="clip", inplace=False),
+               A(2, 3), A(4, kind="int"), A(4),
+               reference=lambda x, i, v: _np_inplace(np.put, x, i, v, mode="clip")),
+    numpy_case("fill_diagonal", lambda m, x, v: m.fill_diagonal(x, v, inplace=False),
+               A(3, 3), A(3), reference=lambda x, v: _np_inplace(np.fill_diagonal, x, v)),
+]
+
+_SEGMENTS = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum}
+
+for _name, _ufunc in _SEGMENTS.items():
+    NUMPY_CASES.append(numpy_case(
+        f"segment_{_name}", lambda m, d, s, _name=_name: _finite(
+            getattr(ops, f"segment_{_name}")(d, s, num_segments=4)),
+        A(5, 2), A(5, kind="int"), dtypes=(F64, F32),
+        reference=lambda d, s, _ufunc=_ufunc: _np_segment(d, s, 4, _ufunc)))

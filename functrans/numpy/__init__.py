@@ -60,7 +60,8 @@ from functrans.numpy._shape import (reshape, ravel, transpose, swapaxes, moveaxi
                                     vsplit, dsplit, unstack, rot90, fliplr, flipud, rollaxis,
                                     matrix_transpose, permute_dims, concat, atleast_3d, kron)
 from functrans.numpy._indexing import (newaxis, where, diagonal, diag, diagflat, tril, triu, take,
-                                       take_along_axis)
+                                       take_along_axis, put_along_axis, put, place,
+                                       fill_diagonal)
 from functrans.numpy._index_tricks import (nonzero, argwhere, flatnonzero, compress, extract,
                                            count_nonzero, select, choose, piecewise, indices,
                                            ix_, unravel_index, ravel_multi_index, diag_indices,
@@ -76,7 +77,6 @@ from functrans.numpy._polynomial import (polyval, polyadd, polysub, polymul, pol
                                          polyint, poly, roots, polyfit, vander, interp, gradient,
                                          trapezoid, ediff1d, unwrap)
 from functrans.numpy._functional import vectorize, apply_along_axis, apply_over_axes
-from functrans.numpy._contractions import convolve, correlate
 from functrans.numpy._sorting import (sort, argsort, lexsort, sort_complex, partition,
                                       argpartition, searchsorted, digitize, median, quantile,
                                       percentile, nanmedian, nanquantile, nanpercentile,
@@ -129,6 +129,7 @@ __all__ = [
     "vecdot", "polyval", "polyadd", "polysub", "polymul", "polydiv", "polyder", "polyint",
     "poly", "roots", "polyfit", "vander", "interp", "gradient", "trapezoid", "ediff1d", "unwrap",
     "vectorize", "apply_along_axis", "apply_over_axes",
+    "fill_diagonal", "place", "put", "put_along_axis",
 ]
 
 

@@ -8,6 +8,8 @@ here.  A new tracer method or operator is one entry in ``TRACER_METHODS``.
 """
 from __future__ import annotations
 
+import builtins
+
 import numpy as np
 
 import functrans.numpy._contractions as contractions
@@ -21,7 +23,7 @@ import functrans.numpy._polynomial as polynomial
 import functrans.numpy._reductions as reductions
 import functrans.numpy._shape as shapes
 import functrans.numpy._sorting as sorting
-from functrans.core import Tracer, TracerArrayConversionError
+from functrans.core import Array, Tracer, TracerArrayConversionError
 from functrans.numpy import fft, linalg
 from functrans.numpy._contractions import dot, matmul
 from functrans.numpy._dtypes import astype
@@ -30,7 +32,7 @@ from functrans.numpy._elementwise import (absolute, add, clip, conj, equal, grea
                                           logical_not, logical_or, multiply, negative,
                                           not_equal, positive, power, real, round, subtract,
                                           true_divide)
-from functrans.numpy._indexing import diagonal, getitem, setitem, take
+from functrans.numpy._indexing import IndexUpdateHelper, diagonal, getitem, setitem, take
 from functrans.numpy._reductions import (all, any, argmax, argmin, cumprod, cumsum, max, mean,
                                          min, prod, std, sum, trace, var)
 from functrans.numpy._shape import ravel, repeat, reshape, squeeze, swapaxes, transpose
@@ -170,6 +172,15 @@ def _array_function(self, func, types, args, kwargs):
     return fn(*args, **kwargs)
 
 
+def _array_getitem(self, index, _numpy_getitem=np.ndarray.__getitem__):
+    """``x[index]`` of an ``Array``: NumPy's, unless a tracer is in the index (a loop
+    counter, a vmapped position), which NumPy cannot take and functrans.numpy can."""
+    if isinstance(index, Tracer) or (type(index) is tuple and builtins.any(
+            isinstance(i, Tracer) for i in index)):
+        return getitem(self.view(type=np.ndarray), index)
+    return _numpy_getitem(self, index)
+
+
 def install_tracer_methods() -> None:
     """Give ``Tracer`` the operators and methods of arrays, and NumPy's dispatch hooks."""
     for name, fn in TRACER_METHODS.items():
@@ -177,5 +188,7 @@ def install_tracer_methods() -> None:
     Tracer.__array_ufunc__ = _array_ufunc
     Tracer.__array_function__ = _array_function
     Tracer.T = property(lambda self: transpose(self))
+    Tracer.at = Array.at = property(IndexUpdateHelper)
+    Array.__getitem__ = _array_getitem
     Tracer.real = property(real)
     Tracer.imag = property(imag)

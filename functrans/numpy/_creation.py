@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from functrans import backend, lax
-from functrans.core import Tracer, get_aval
+from functrans.core import Tracer, get_aval, user_result
 from functrans.numpy._util import arg, dtype_of, sequence_to_array, shape_of, static_int
 from functrans.primitives import shape as shape_ops
 
@@ -31,10 +31,10 @@ def asarray(a, dtype=None):
     if isinstance(a, Tracer):
         return a if dtype is None else lax.convert_element_type(a, dtype)
     if isinstance(a, (list, tuple)):
-        return sequence_to_array(a, dtype)
+        return user_result(sequence_to_array(a, dtype))
     if backend.is_device_array(a):
         return a if dtype is None else backend.asarray(a, dtype, like=a)
-    return np.asarray(a, dtype=dtype)
+    return user_result(np.asarray(a, dtype=dtype))
 
 
 def array(a, dtype=None, copy: bool = True):
@@ -47,7 +47,7 @@ def array(a, dtype=None, copy: bool = True):
     """
     if isinstance(a, (Tracer, list, tuple)):
         return asarray(a, dtype)
-    return backend.array_module(a).array(a, dtype=dtype, copy=copy)
+    return user_result(backend.array_module(a).array(a, dtype=dtype, copy=copy))
 
 
 def zeros(shape, dtype=None, *, like=None, device=None):
@@ -58,7 +58,7 @@ def zeros(shape, dtype=None, *, like=None, device=None):
     dtype('float32')
     """
     _check_device("zeros", device)
-    return backend.zeros(shape, _float_unless(dtype), like=like)
+    return user_result(backend.zeros(shape, _float_unless(dtype), like=like))
 
 
 def ones(shape, dtype=None, *, like=None, device=None):
@@ -69,7 +69,7 @@ def ones(shape, dtype=None, *, like=None, device=None):
     array([1., 1., 1.])
     """
     _check_device("ones", device)
-    return backend.ones(shape, _float_unless(dtype), like=like)
+    return user_result(backend.ones(shape, _float_unless(dtype), like=like))
 
 
 def full(shape, fill_value, dtype=None, *, like=None, device=None):
@@ -81,7 +81,7 @@ def full(shape, fill_value, dtype=None, *, like=None, device=None):
     array([7, 7])
     """
     _check_device("full", device)
-    return backend.full(shape, fill_value, dtype, like=like)
+    return user_result(backend.full(shape, fill_value, dtype, like=like))
 
 
 def empty(shape, dtype=None, *, like=None, device=None):
@@ -93,7 +93,7 @@ def empty(shape, dtype=None, *, like=None, device=None):
     array([0., 0.])
     """
     _check_device("empty", device)
-    return backend.zeros(shape, _float_unless(dtype), like=like)
+    return user_result(backend.zeros(shape, _float_unless(dtype), like=like))
 
 
 def arange(start, stop=None, step=None, dtype=None, *, like=None, device=None):
@@ -107,7 +107,7 @@ def arange(start, stop=None, step=None, dtype=None, *, like=None, device=None):
     if stop is None:
         start, stop = 0, start
     args = (start, stop) if step is None else (start, stop, step)
-    return backend.arange(*args, dtype=dtype, like=like)
+    return user_result(backend.arange(*args, dtype=dtype, like=like))
 
 
 def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = False,
@@ -119,8 +119,8 @@ def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = 
     array([0.  , 0.25, 0.5 , 0.75, 1.  ])
     """
     _check_device("linspace", device)
-    return backend.array_module(like).linspace(start, stop, num, endpoint, retstep, dtype,
-                                                 axis)
+    return user_result(backend.array_module(like).linspace(start, stop, num, endpoint,
+                                                             retstep, dtype, axis))
 
 
 def eye(N: int, M: int | None = None, k: int = 0, dtype=None, *, like=None, device=None):
@@ -132,7 +132,7 @@ def eye(N: int, M: int | None = None, k: int = 0, dtype=None, *, like=None, devi
            [0., 0., 1.]])
     """
     _check_device("eye", device)
-    return backend.eye(N, M, k, _float_unless(dtype), like=like)
+    return user_result(backend.eye(N, M, k, _float_unless(dtype), like=like))
 
 
 def identity(n: int, dtype=None, *, like=None):
@@ -143,7 +143,7 @@ def identity(n: int, dtype=None, *, like=None):
     array([[1, 0],
            [0, 1]], dtype=int32)
     """
-    return backend.eye(n, dtype=_float_unless(dtype), like=like)
+    return user_result(backend.eye(n, dtype=_float_unless(dtype), like=like))
 
 
 def _check_device(name: str, device) -> None:

@@ -1,6 +1,9 @@
 """Indexing: the ``x[index]`` of tracers (``getitem``, installed as ``Tracer.__getitem__``),
-``take`` and ``take_along_axis``, elementwise selection (``where``), and the parts of arrays
-picked by position (``diagonal``, ``diag``, ``tril``, ``triu``).
+JAX's functional updates ``x.at[index].set(...)`` and friends (``IndexUpdateHelper``,
+installed as ``.at`` of tracers and of ``functrans.core.Array``), ``take`` and
+``take_along_axis``, their functional inverses ``put_along_axis``, ``put``, ``place`` and
+``fill_diagonal``, elementwise selection (``where``), and the parts of arrays picked by
+position (``diagonal``, ``diag``, ``tril``, ``triu``).
 
 Basic indices (Python ints, slices, None, Ellipsis) become slices.  Integer arrays, lists
 and traced integers (advanced indices) become one ``lax.gather``: the basic part is applied
@@ -23,12 +26,13 @@ from numpy import newaxis
 from functrans import backend, lax
 from functrans.core import Tracer
 from functrans.numpy._index_tricks import nonzero
+from functrans.numpy._elementwise import power, true_divide
 from functrans.numpy._util import arg, as_bool, dtype_of, shape_of, static_int
 from functrans.primitives import shape as shape_ops
 from functrans.primitives.gather import with_batch_column
 
 __all__ = ["newaxis", "where", "diagonal", "diag", "diagflat", "tril", "triu", "take",
-           "take_along_axis"]
+           "take_along_axis", "put_along_axis", "put", "place", "fill_diagonal"]
 
 
 
@@ -223,10 +227,11 @@ def _expand_masks(index: tuple) -> tuple:
     return tuple(out)
 
 
-def _index_array(idx, n: int, axis: int):
+def _index_array(idx, n: int, axis: int, check: bool = True):
     """An advanced index as int64 positions in ``0 .. n-1``: negative ones wrapped; concrete
-    host ones checked against the bounds as NumPy does, traced ones left for the gather to
-    clamp."""
+    host ones checked against the bounds as NumPy does (unless ``check`` is False: an
+    explicit ``mode`` then says what happens to them), traced ones left to the gather's
+    mode."""
     if isinstance(idx, Tracer):
         if dtype_of(idx).kind not in "iu":
             raise IndexError(f"arrays used as indices must be of integer type, got a traced "
@@ -239,20 +244,20 @@ def _index_array(idx, n: int, axis: int):
         raise IndexError(f"arrays used as indices must be of integer type, got {i.dtype} "
                          f"for axis {axis}")
     i = i.astype(np.int64)
-    if not device and i.size and (i.min() < -n or i.max() >= n):
+    if check and not device and i.size and (i.min() < -n or i.max() >= n):
         bad = i[(i < -n) | (i >= n)].flat[0]
         raise IndexError(f"index {bad} is out of bounds for axis {axis} with size {n}")
     return backend.array_module(i).where(i < 0, i + n, i)
 
 
-def _advanced_getitem(x, index: tuple):
+def _advanced_getitem(x, index: tuple, mode=None, fill_value=None):
     shape = shape_of(x)
     basic, advanced, axis = [], [], 0
     for idx in index:  # advanced entries stay whole axes of the basic result
         if idx is None or isinstance(idx, builtins.slice):
             basic.append(idx)
         else:
-            advanced.append((len(basic), _index_array(idx, shape[axis], axis)))
+            advanced.append((len(basic), _index_array(idx, shape[axis], axis, mode is None)))
             basic.append(builtins.slice(None))
         axis += idx is not None
     y = _basic_getitem(x, tuple(basic))
@@ -263,7 +268,8 @@ def _advanced_getitem(x, index: tuple):
         [shape_ops.expand_dims(shape_ops.broadcast_to(a, batch), (len(batch),))
          for a in arrays], len(batch))
     rest = [i for i in range(len(shape_of(y))) if i not in places]
-    out = lax.gather(shape_ops.transpose_axes(y, places + rest), positions)
+    out = lax.gather(shape_ops.transpose_axes(y, places + rest), positions, mode=mode,
+                     fill_value=fill_value)
     first, nb = places[0], len(batch)
     if places == list(range(first, first + len(places))) and first:
         # adjacent advanced indices: their axes go where the first of them was
@@ -273,14 +279,17 @@ def _advanced_getitem(x, index: tuple):
     return out
 
 
-def getitem(x, index):
+def getitem(x, index, mode=None, fill_value=None):
     """``x[index]`` for a tracer ``x``, with NumPy's rules: ints, slices, None, Ellipsis,
-    integer arrays (broadcast together), concrete boolean masks, and traced integers."""
+    integer arrays (broadcast together), concrete boolean masks, and traced integers.
+    ``mode`` (``x.at[index].get(mode=...)``) says what integer-array and traced indices out
+    of bounds do: None clamps traced ones and refuses concrete ones as NumPy does; "clip"
+    and "promise_in_bounds" clamp, "fill" and "drop" read ``fill_value``."""
     if not isinstance(index, tuple):
         index = (index,)
     index = _full_index(shape_of(x), _expand_masks(index))
     if builtins.any(_is_advanced(i) for i in index):
-        return _advanced_getitem(x, index)
+        return _advanced_getitem(x, index, mode, fill_value)
     return _basic_getitem(x, index)
 
 
@@ -358,6 +367,289 @@ def setitem(x, index, value):
         f"A traced array ({x.aval.str_short()}) does not support item assignment "
         f"(x[{index!r}] = ...): inside a transform arrays are immutable values, and changing "
         "one in place would hide the change from the derivative. Build a new array instead: "
+        f"y = x.at[{index!r}].set(value) (or .add, .multiply, ...), "
         "functrans.lax.dynamic_update_slice(x, update, start_indices) for a block, "
-        "functrans.numpy.where(mask, new, x) elementwise, or functrans.numpy.concatenate. "
-        "(JAX's x.at[index].set(value) is not available in functrans yet.)")
+        "functrans.numpy.where(mask, new, x) elementwise, or functrans.numpy.concatenate.")
+
+
+# -- x.at[index]: functional updates ------------------------------------------------------
+# Every index form that x[index] accepts is turned into flat element positions by indexing
+# an array of element numbers (0 .. x.size-1, shaped like x) with it; the update is then
+# one scatter into the flattened x.  Positions out of bounds read -1 there (the gather's
+# fill) and the scatter drops them, unless mode="clip" clamps both.
+
+_CLAMPING = frozenset({"clip", "promise_in_bounds"})
+
+
+def _mode_key(mode):
+    return None if mode is None else str(getattr(mode, "name", mode)).lower()
+
+
+class IndexUpdateHelper:
+    """``x.at``: ``x.at[index]`` names the elements of ``x`` that an update applies to."""
+
+    __slots__ = ("array",)
+
+    def __init__(self, array):
+        self.array = array
+
+    def __getitem__(self, index):
+        return IndexUpdateRef(self.array, index)
+
+    def __repr__(self):
+        return f"IndexUpdateHelper({self.array!r})"
+
+
+class IndexUpdateRef:
+    """``x.at[index]``: its methods return a new array, ``x`` with the elements at
+    ``index`` replaced (``set``), combined with ``values`` (``add``, ``subtract``,
+    ``multiply``, ``divide``, ``power``, ``min``, ``max``), transformed (``apply``), or
+    read (``get``).
+
+    Updates at repeated positions all apply (``add`` adds each), except ``set`` and
+    ``apply``: of repeated positions the last update in row-major order wins, and ``apply``
+    transforms each element once.  ``mode`` says what indices out of bounds do: None (the
+    default), "drop" or "fill" drop their updates, "clip" or "promise_in_bounds" clamp them
+    into range; for ``get`` None clamps (and refuses concrete ones, as NumPy does), "fill"
+    reads ``fill_value``.  ``indices_are_sorted`` and ``unique_indices`` are accepted for
+    JAX's sake and change nothing.
+
+    >>> import functrans.numpy as fnp
+    >>> x = fnp.zeros(4)
+    >>> x.at[1].set(5.0)
+    array([0., 5., 0., 0.])
+    >>> x.at[fnp.asarray([0, 0, 9])].add(1.0)      # repeated: both add; 9: dropped
+    array([2., 0., 0., 0.])
+    >>> x.at[::2].set(fnp.asarray([1.0, 2.0]))
+    array([1., 0., 2., 0.])
+    """
+
+    __slots__ = ("array", "index")
+
+    def __init__(self, array, index):
+        self.array, self.index = array, index
+
+    def __repr__(self):
+        return f"IndexUpdateRef({self.array!r}, {self.index!r})"
+
+    def get(self, *, indices_are_sorted=False, unique_indices=False, mode=None,
+            fill_value=None):
+        """``x[index]``, with ``mode`` and ``fill_value`` for indices out of bounds."""
+        key = _mode_key(mode)
+        if key not in (None, "clip", "promise_in_bounds", "fill", "drop"):
+            raise ValueError(f"x.at[...].get: mode={mode!r} is not one of 'clip', "
+                             "'promise_in_bounds', 'fill' or 'drop'")
+        return getitem(arg(self.array), self.index, key, fill_value)
+
+    def set(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        """``x`` with ``values`` (broadcast) written at ``index``."""
+        return _update("set", self, values, mode)
+
+    def add(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        """``x`` with ``values`` added at ``index``."""
+        return _update("add", self, values, mode)
+
+    def subtract(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        """``x`` with ``values`` subtracted at ``index``."""
+        return _update("subtract", self, values, mode)
+
+    def multiply(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        """``x`` multiplied by ``values`` at ``index``."""
+        return _update("multiply", self, values, mode)
+
+    def divide(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        """``x`` divided by ``values`` at ``index`` (true division: integers become
+        floats)."""
+        return _update("divide", self, values, mode)
+
+    def power(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        """``x`` raised to ``values`` at ``index``."""
+        return _update("power", self, values, mode)
+
+    def min(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        """``x`` with the minimum of its elements and ``values`` at ``index``."""
+        return _update("min", self, values, mode)
+
+    def max(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        """``x`` with the maximum of its elements and ``values`` at ``index``."""
+        return _update("max", self, values, mode)
+
+    def apply(self, func, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        """``x`` with ``func`` (an elementwise function) applied to the elements at
+        ``index``."""
+        return _update("apply", self, func, mode)
+
+
+_SCATTERS = {"set": lax.scatter, "add": lax.scatter_add, "subtract": lax.scatter_add,
+             "multiply": lax.scatter_mul, "divide": lax.scatter_mul,
+             "power": lax.scatter_mul, "min": lax.scatter_min, "max": lax.scatter_max,
+             "apply": lax.scatter}
+
+
+def _update(op: str, ref: IndexUpdateRef, values, mode):
+    key = _mode_key(mode)
+    if key not in (None, "clip", "promise_in_bounds", "fill", "drop"):
+        raise ValueError(f"x.at[...].{op}: mode={mode!r} is not one of 'drop', 'fill', "
+                         "'clip' or 'promise_in_bounds'")
+    clamp = key in _CLAMPING
+    x = arg(ref.array)
+    shape, dtype = shape_of(x), dtype_of(x)
+    size = math.prod(shape)
+    numbers = backend.arange(size, dtype=np.int64, like=x).reshape(shape)
+    positions = getitem(numbers, ref.index, "clip" if clamp else "fill", -1)
+    positions = shape_ops.expand_dims(positions, (len(shape_of(positions)),))
+    scatter_mode = "clip" if clamp else "drop"
+    flat = shape_ops.reshape(x, (size,))
+    if op == "apply":
+        values = values(lax.gather(flat, positions, mode="clip"))
+    elif not (isinstance(values, Tracer) or backend.is_array(values)):
+        values = arg(values)
+    if op == "subtract":
+        values = lax.neg(values)
+    if op in ("divide", "power"):  # x / (1 * v1 * v2 ...), x ** (1 * v1 * v2 ...)
+        exponent = op == "power"
+        ones = lax.add(lax.zeros_like(flat, None if exponent else dtype_of(values)), 1)
+        values = shape_ops.broadcast_to(lax.convert_element_type(values, dtype_of(ones)),
+                                        shape_of(positions)[:-1])
+        factors = lax.scatter_mul(ones, positions, values, mode=scatter_mode)
+        out = (power if exponent else true_divide)(flat, factors)
+        return shape_ops.reshape(out, shape)
+    values = shape_ops.broadcast_to(lax.convert_element_type(values, dtype),
+                                    shape_of(positions)[:-1])
+    out = _SCATTERS[op](flat, positions, values, mode=scatter_mode)
+    return shape_ops.reshape(out, shape)
+
+
+# -- functional put_along_axis, put, place, fill_diagonal ---------------------------------
+# NumPy's versions write into their argument; these return the new array, and (as JAX's)
+# require inplace=False so that code relying on the in-place write fails loudly.
+
+def _require_not_inplace(name: str, inplace) -> None:
+    if inplace:
+        raise ValueError(f"{name}: functrans arrays are immutable, so {name} cannot write in "
+                         f"place; pass inplace=False and use the array it returns")
+
+
+def _cycled(values, n: int, name: str):
+    """``values`` flattened and repeated (or cut) to ``n`` entries, as NumPy's put does."""
+    values = arg(values)
+    flat = shape_ops.reshape(values, (math.prod(shape_of(values)),))
+    m = shape_of(flat)[0]
+    if m == n:
+        return flat
+    if m == 0:
+        if n:
+            raise ValueError(f"{name}: cannot place {n} elements from empty values")
+        return flat
+    return take(flat, np.arange(n) % m)
+
+
+def put_along_axis(arr, indices, values, axis, inplace: bool = True, *, mode=None):
+    """``arr`` with ``values`` written at ``indices`` along ``axis`` (the positions
+    ``take_along_axis`` reads), returned as a new array; ``inplace=False`` is required.
+    ``mode`` as for ``x.at[...].set``: out-of-bounds indices are dropped by default.
+
+    >>> import functrans.numpy as fnp
+    >>> x = fnp.zeros((2, 3))
+    >>> fnp.put_along_axis(x, fnp.asarray([[2], [0]]), 5.0, axis=1, inplace=False)
+    array([[0., 0., 5.],
+           [5., 0., 0.]])
+    """
+    _require_not_inplace("put_along_axis", inplace)
+    arr = arg(arr)
+    if axis is None:
+        arr_flat = shape_ops.reshape(arr, (math.prod(shape_of(arr)),))
+        out = put_along_axis(arr_flat, indices, values, 0, inplace=False, mode=mode)
+        return shape_ops.reshape(out, shape_of(arr))
+    shape = shape_of(arr)
+    if not isinstance(indices, Tracer) and not backend.is_array(indices):
+        indices = np.asarray(indices)
+    if len(shape_of(indices)) != len(shape):
+        raise ValueError(f"put_along_axis: indices of shape {shape_of(indices)} must have as "
+                         f"many axes as the array of shape {shape}")
+    axis = shape_ops.normalize_axis(static_int(axis, "put_along_axis", "axis"), len(shape))
+    index = tuple(indices if j == axis else backend.arange(n, like=arr).reshape(
+        (1,) * j + (n,) + (1,) * (len(shape) - j - 1)) for j, n in enumerate(shape))
+    return IndexUpdateRef(arr, index).set(values, mode=mode)
+
+
+def put(a, ind, v, mode=None, *, inplace: bool = True):
+    """``a`` with the flat positions ``ind`` set to ``v`` (repeated to the length of
+    ``ind``), returned as a new array; ``inplace=False`` is required.  ``mode``: None drops
+    positions out of bounds (negative ones count from the end), "clip" clamps them into
+    ``0 .. size-1`` (negative ones to 0, as NumPy), "wrap" takes them modulo the size.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.put(fnp.zeros(5), fnp.asarray([0, 2, 6]), fnp.asarray([1.0, 2.0]), mode="wrap",
+    ...         inplace=False)
+    array([1., 1., 2., 0., 0.])
+    """
+    _require_not_inplace("put", inplace)
+    a = arg(a)
+    size = math.prod(shape_of(a))
+    ind = arg(ind)
+    ind = shape_ops.reshape(ind, (math.prod(shape_of(ind)),))
+    if mode == "wrap":  # ind - size * floor(ind / size), exact below 2**53
+        ind = lax.convert_element_type(ind, np.int64)
+        turns = lax.floor(lax.div(lax.convert_element_type(ind, np.float64), float(size)))
+        ind = lax.sub(ind, lax.mul(lax.convert_element_type(turns, np.int64), size))
+        mode = None
+    elif mode == "clip":  # NumPy's clip: negative positions go to 0, they do not wrap
+        ind = lax.max(lax.min(lax.convert_element_type(ind, np.int64), size - 1), 0)
+        mode = None
+    elif mode is not None:
+        raise ValueError(f"put: mode={mode!r} is not one of None, 'clip' or 'wrap'")
+    values = _cycled(v, shape_of(ind)[0], "put")
+    flat = shape_ops.reshape(a, (size,))
+    return shape_ops.reshape(IndexUpdateRef(flat, ind).set(values, mode=mode), shape_of(a))
+
+
+def place(arr, mask, vals, *, inplace: bool = True):
+    """``arr`` with the elements where the concrete ``mask`` is True replaced, in order, by
+    ``vals`` (repeated as needed), returned as a new array; ``inplace=False`` is required.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.place(fnp.arange(5.0), fnp.arange(5) % 2 == 1, fnp.asarray([-1.0]),
+    ...           inplace=False)
+    array([ 0., -1.,  2., -1.,  4.])
+    """
+    _require_not_inplace("place", inplace)
+    if isinstance(mask, Tracer):
+        raise TypeError(f"place: the mask ({mask.aval.str_short()}) must be concrete: the "
+                        "number of values it takes depends on it; use "
+                        "functrans.numpy.where(mask, values, arr) instead")
+    arr = arg(arr)
+    mask = backend.array_module(mask).asarray(mask, dtype=bool)
+    count = int(mask.sum())
+    return IndexUpdateRef(arr, mask).set(_cycled(vals, count, "place"))
+
+
+def fill_diagonal(a, val, wrap: bool = False, *, inplace: bool = True):
+    """``a`` with its main diagonal set to ``val`` (repeated along it), returned as a new
+    array; ``inplace=False`` is required.  An array of more than two axes must have equal
+    sizes; a tall matrix with ``wrap=True`` restarts the diagonal every ``columns + 1``
+    rows, as NumPy does.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.fill_diagonal(fnp.zeros((2, 3)), 7.0, inplace=False)
+    array([[7., 0., 0.],
+           [0., 7., 0.]])
+    """
+    _require_not_inplace("fill_diagonal", inplace)
+    a = arg(a)
+    shape = shape_of(a)
+    if len(shape) < 2:
+        raise ValueError(f"fill_diagonal: the array must have at least two axes, got shape "
+                         f"{shape}")
+    if len(shape) == 2:
+        step, end = shape[1] + 1, (None if wrap else shape[1] * shape[1])
+    else:
+        if len(set(shape)) != 1:
+            raise ValueError(f"fill_diagonal: all axes must have the same size, got shape "
+                             f"{shape}")
+        step, end = 1 + int(np.cumprod(shape[:-1]).sum()), None
+    size = math.prod(shape)
+    positions = backend.arange(size, like=a)[:end:step]
+    values = _cycled(val, len(positions), "fill_diagonal")
+    flat = shape_ops.reshape(a, (size,))
+    return shape_ops.reshape(IndexUpdateRef(flat, positions).set(values), shape)

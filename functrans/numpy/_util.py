@@ -23,6 +23,8 @@ def arg(x):
     """Accept arrays, tracers and Python scalars as they are; convert lists and tuples."""
     if type(x) is np.ndarray or isinstance(x, Tracer) or core.is_python_scalar(x):
         return x
+    if type(x) is core.Array:  # a result of ours: as a plain ndarray it takes the fast paths
+        return x.view(type=np.ndarray)
     if isinstance(x, (list, tuple)):
         return sequence_to_array(x)
     get_aval(x)  # raises a clear TypeError for unsupported values
@@ -70,6 +72,8 @@ def dtype_of(x) -> np.dtype:
 
 def promote_inexact(x):
     """Integers and booleans become float64 (weakly typed if they were), like NumPy."""
+    if type(x) is core.Array:
+        x = x.view(type=np.ndarray)
     if type(x) is np.ndarray and x.dtype.kind in "fc":  # the common case, kept cheap
         return x
     x = arg(x)

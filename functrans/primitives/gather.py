@@ -1,4 +1,5 @@
-"""Gather and scatter-add: reading and accumulating at integer positions; and ``iota``.
+"""Gather and the scatters: reading, writing and combining at integer positions; and
+``iota``.
 
 The one form used here, for an operand of shape ``(d0, ..., d{k-1}, *rest)``:
 
@@ -6,22 +7,31 @@ The one form used here, for an operand of shape ``(d0, ..., d{k-1}, *rest)``:
   axes of the operand, and its other axes (``batch``) are free;
 * ``gather(operand, indices)`` has shape ``(*batch, *rest)``: entry ``b`` is the slice
   ``operand[indices[b, 0], ..., indices[b, k-1]]`` (all of ``rest``);
-* ``scatter_add(operand, indices, updates)``, with ``updates`` of shape ``(*batch, *rest)``,
-  is a copy of ``operand`` with every ``updates[b]`` added at the position ``indices[b]``;
-  positions that repeat accumulate (the sum of their updates is added).
+* a scatter, ``scatter*(operand, indices, updates)`` with ``updates`` of shape
+  ``(*batch, *rest)``, is a copy of ``operand`` where every ``updates[b]`` is written at the
+  position ``indices[b]`` (``scatter``: of repeated positions the last update in row-major
+  order wins), added (``scatter_add``: repeats accumulate), multiplied (``scatter_mul``), or
+  combined by minimum or maximum (``scatter_min``, ``scatter_max``).
 
 NumPy's advanced indexing ``x[i, j]`` is ``gather(x, stack([i, j], -1))`` once the indexed
-axes are moved to the front (``functrans.numpy`` does this).  Out-of-bounds positions are
-clamped into range (``i`` below 0 reads 0, above ``d - 1`` reads ``d - 1``), which is JAX's
-default for gathers; negative positions are not wrapped here (``x[-1]`` is wrapped by
-``functrans.numpy`` before it gets here).  Scatter-add clamps the same way, so that it is
-exactly the transpose of gather: a cotangent flows back to the element that was read.
+axes are moved to the front (``functrans.numpy`` does this).  Positions out of bounds follow
+JAX's modes: clamped into range by default ("clip", or "promise_in_bounds"); with
+``mode="fill"`` a gather reads ``fill_value`` there and with ``mode="drop"`` a scatter
+drops the update (each accepts the other's name too).  Negative positions are not wrapped
+here (``x[-1]`` is wrapped by ``functrans.numpy`` before it gets here).  A clamping
+scatter-add is exactly the transpose of a clamping gather, a dropping one of a filling one.
 
-Gather is linear in the operand and transposes to scatter-add; scatter-add is linear in the
-operand and the updates (the operand's cotangent passes through, the updates' is a gather).
-Batching adds the batch axis to the form rather than looping: a batched operand alone keeps
-its batch axis among ``rest``; batched indices alone add a ``batch`` axis; both batched put
-an ``iota`` column in front of the positions, so batch member ``b`` reads its own operand.
+Gather is linear in the operand and transposes to scatter-add.  ``scatter_add`` and
+``scatter`` are linear in (operand, updates) jointly: scatter-add passes the operand's
+cotangent through and gathers the updates'; scatter masks the operand's cotangent where it
+wrote and gives each update the cotangent of the element it wrote (repeats: only to the
+winner).  ``scatter_mul`` is linear in the operand; its derivative in the updates is the
+product rule, computed without dividing by zero.  ``scatter_min``/``scatter_max`` give
+each result element the mean tangent of every value attaining the extremum there (ties
+share, as JAX).  Batching adds the batch axis to the form rather than looping: a batched
+operand alone keeps its batch axis among ``rest``; batched indices alone add a ``batch``
+axis; both batched put an ``iota`` column in front of the positions, so batch member ``b``
+reads (or writes) its own operand.
 """
 from __future__ import annotations
 
@@ -36,16 +46,18 @@ from functrans.interpreters import ad, batching, transpose
 from functrans.interpreters.ad import Zero
 from functrans.interpreters.batching import not_mapped
 from functrans.interpreters.transpose import is_undefined_primal
-from functrans.primitives.conversion import convert_element_type
+from functrans.primitives.conversion import convert_element_type, zeros_like
+from functrans.primitives.elementwise import add, div, eq, mul, select
 from functrans.primitives.shape import (bdim_to_front, broadcast_in_dim, moveaxis, ndim_of,
-                                        shape_of)
+                                        reshape, shape_of)
 from functrans.primitives.slicing import concatenate
 
-__all__ = ["gather_p", "scatter_add_p", "iota_p", "gather", "scatter_add", "iota",
-           "with_batch_column"]
+__all__ = ["gather_p", "scatter_p", "scatter_add_p", "scatter_mul_p", "scatter_min_p",
+           "scatter_max_p", "iota_p", "gather", "scatter", "scatter_add", "scatter_mul",
+           "scatter_min", "scatter_max", "iota", "with_batch_column", "gather_params",
+           "scatter_params", "default_fill_value"]
 
 gather_p = Primitive("gather")
-scatter_add_p = Primitive("scatter_add")
 iota_p = Primitive("iota")
 
 
@@ -74,11 +86,76 @@ batching.batching_rules[iota_p] = lambda vals, dims, **params: (
     iota_p.bind(vals[0], **params), not_mapped)
 
 
+# -- modes -------------------------------------------------------------------------------
+# JAX's names for what happens to positions out of bounds.  At the primitive level a gather
+# either clamps ("clip") or reads `fill_value` ("fill"); a scatter either clamps or drops
+# the update ("drop").  The default, clip, is not written into a primitive's params, so
+# jaxprs of clamping gathers read as before.
+
+_GATHER_MODES = {None: "clip", "clip": "clip", "promise_in_bounds": "clip", "fill": "fill",
+                 "drop": "fill"}
+_SCATTER_MODES = {None: "clip", "clip": "clip", "promise_in_bounds": "clip", "drop": "drop",
+                  "fill": "drop"}
+
+
+def _mode_name(mode) -> str | None:
+    return getattr(mode, "name", mode).lower() if mode is not None else None
+
+
+def gather_params(mode=None, fill_value=None, *, name: str = "gather") -> dict:
+    """The params of a ``gather_p`` bind for a JAX ``mode`` ("clip", "promise_in_bounds",
+    "fill" or "drop", None for clip) and ``fill_value``."""
+    key = _mode_name(mode)
+    if key not in _GATHER_MODES:
+        raise ValueError(f"{name}: mode={mode!r} is not one of 'clip', 'promise_in_bounds', "
+                         "'fill' or 'drop'")
+    if _GATHER_MODES[key] == "clip":
+        return {}
+    return {"mode": "fill", "fill_value": fill_value}
+
+
+def scatter_params(mode=None, *, name: str = "scatter") -> dict:
+    """The params of a scatter bind for a JAX ``mode`` ("clip", "promise_in_bounds", "drop"
+    or "fill", None for clip)."""
+    key = _mode_name(mode)
+    if key not in _SCATTER_MODES:
+        raise ValueError(f"{name}: mode={mode!r} is not one of 'clip', 'promise_in_bounds', "
+                         "'drop' or 'fill'")
+    return {} if _SCATTER_MODES[key] == "clip" else {"mode": "drop"}
+
+
+def default_fill_value(dtype: np.dtype):
+    """JAX's fill for gathers out of bounds: NaN for inexact types, the smallest value for
+    signed integers, the largest for unsigned ones, True for booleans."""
+    dtype = np.dtype(dtype)
+    if dtype.kind in "fc":
+        return np.nan
+    if dtype.kind == "i":
+        return np.iinfo(dtype).min
+    if dtype.kind == "u":
+        return np.iinfo(dtype).max
+    return True
+
+
+def _in_bounds(xp, indices, dims):
+    ok = None
+    for j, d in enumerate(dims):
+        c = (indices[..., j] >= 0) & (indices[..., j] < d)
+        ok = c if ok is None else ok & c
+    return ok
+
+
+def _clamped_positions(xp, indices, dims) -> tuple:
+    return tuple(xp.clip(indices[..., j], 0, builtins.max(d - 1, 0)) for j, d in enumerate(dims))
+
+
 # -- gather ------------------------------------------------------------------------------
 
-def gather(operand, indices):
+def gather(operand, indices, *, mode=None, fill_value=None):
     """``out[b] = operand[indices[b, 0], ..., indices[b, k-1]]`` for ``indices`` of shape
-    ``(*batch, k)``; positions out of bounds are clamped into range.
+    ``(*batch, k)``.  Positions out of bounds are clamped into range (``mode`` None, "clip"
+    or "promise_in_bounds"), or read ``fill_value`` (``mode="fill"`` or "drop"; by default
+    NaN for floats, the smallest integer, the largest unsigned integer, True).
 
     >>> import numpy as np, functrans.lax as lax
     >>> x = np.arange(12.0).reshape(4, 3)
@@ -89,11 +166,14 @@ def gather(operand, indices):
            [ 9., 10., 11.]])
     >>> lax.gather(x, np.array([[1, 2], [-5, 0]]))     # elements (1, 2) and (clamped) (0, 0)
     array([5., 0.])
+    >>> lax.gather(x, np.array([[1, 2], [-5, 0]]), mode="fill", fill_value=-1.0)
+    array([ 5., -1.])
     """
-    return gather_p.bind(operand, indices)
+    return gather_p.bind(operand, indices, **gather_params(mode, fill_value))
 
 
-def _check_indices(name: str, aval: ShapedArray, indices: ShapedArray) -> int:
+def _check_indices(name: str, aval: ShapedArray, indices: ShapedArray,
+                   clamping: bool = True) -> int:
     if indices.dtype.kind not in "iu":
         raise TypeError(f"{name}: indices must be integers, got {indices.str_short()}")
     if indices.ndim == 0:
@@ -103,43 +183,64 @@ def _check_indices(name: str, aval: ShapedArray, indices: ShapedArray) -> int:
     if k > aval.ndim:
         raise ValueError(f"{name}: indices of shape {indices.shape} hold {k} positions, but "
                          f"the operand of shape {aval.shape} has only {aval.ndim} axes")
-    if builtins.any(d == 0 for d in aval.shape[:k]) and np.prod(indices.shape[:-1]) > 0:
+    if clamping and builtins.any(d == 0 for d in aval.shape[:k]) and np.prod(
+            indices.shape[:-1]) > 0:
         raise IndexError(f"{name}: cannot index axes of size zero (operand shape "
-                         f"{aval.shape}): there is no element to clamp a position to")
+                         f"{aval.shape}): there is no element to clamp a position to; use "
+                         "mode='fill' (gathers) or mode='drop' (scatters)")
     return k
 
 
-def _gather_abstract_eval(aval, indices):
-    k = _check_indices("gather", aval, indices)
+def _gather_abstract_eval(aval, indices, *, mode="clip", fill_value=None):
+    k = _check_indices("gather", aval, indices, mode == "clip")
     return ShapedArray(indices.shape[:-1] + aval.shape[k:], aval.dtype, aval.weak_type)
 
 
-def _clamped_positions(xp, indices, dims) -> tuple:
-    return tuple(xp.clip(indices[..., j], 0, d - 1) for j, d in enumerate(dims))
-
-
-def _gather_impl(operand, indices):
+def _gather_impl(operand, indices, *, mode="clip", fill_value=None):
     xp = array_module(operand, indices)
     operand, indices = coerce(xp, xp.asarray(operand), indices)
-    _check_indices("gather", get_aval(operand), get_aval(indices))  # eager calls too
+    _check_indices("gather", get_aval(operand), get_aval(indices), mode == "clip")
     k = indices.shape[-1]
     if k == 0:  # no position to pick: every batch entry is the whole operand
         return xp.broadcast_to(operand, indices.shape[:-1] + operand.shape).copy()
-    return operand[_clamped_positions(xp, indices, operand.shape[:k])]
+    fill = default_fill_value(operand.dtype) if fill_value is None else fill_value
+    if 0 in operand.shape[:k]:  # (fill mode) nothing to read: every position is out of bounds
+        return backend.full(indices.shape[:-1] + operand.shape[k:], fill, operand.dtype,
+                            like=operand)
+    out = operand[_clamped_positions(xp, indices, operand.shape[:k])]
+    if mode == "fill":
+        keep = _in_bounds(xp, indices, operand.shape[:k])
+        keep = keep.reshape(keep.shape + (1,) * (operand.ndim - k))
+        out = xp.where(keep, out, np.asarray(fill, dtype=operand.dtype))
+    return out
 
 
-def _gather_jvp(primals, tangents):
+def _zero_fill(params: dict) -> dict:
+    """The params of the gather that reads tangents or cotangents: zero where out of
+    bounds."""
+    return {**params, "fill_value": 0} if params.get("mode") == "fill" else params
+
+
+def _gather_to_scatter(params: dict) -> dict:
+    return {"mode": "drop"} if params.get("mode") == "fill" else {}
+
+
+def _scatter_to_gather(params: dict) -> dict:
+    return {"mode": "fill", "fill_value": 0} if params.get("mode") == "drop" else {}
+
+
+def _gather_jvp(primals, tangents, **params):
     operand, indices = primals
-    ans = gather_p.bind(operand, indices)
+    ans = gather_p.bind(operand, indices, **params)
     if type(tangents[0]) is Zero:
         return ans, Zero.from_value(ans)
-    return ans, gather_p.bind(tangents[0], indices)
+    return ans, gather_p.bind(tangents[0], indices, **_zero_fill(params))
 
 
-def _gather_transpose(ct, operand, indices):
+def _gather_transpose(ct, operand, indices, **params):
     assert is_undefined_primal(operand) and not is_undefined_primal(indices)
     zeros = ad.zeros(operand.aval.update(dtype=get_aval(ct).dtype, weak_type=False), ct)
-    out = scatter_add_p.bind(zeros, indices, ct)
+    out = scatter_add_p.bind(zeros, indices, ct, **_gather_to_scatter(params))
     return [convert_element_type(out, operand.aval.dtype), None]
 
 
@@ -153,19 +254,19 @@ def with_batch_column(indices, size: int):
     return concatenate([column, indices], len(shape) - 1)
 
 
-def _gather_batch(vals, dims):
+def _gather_batch(vals, dims, **params):
     operand, indices = vals
     op_dim, ix_dim = dims
     if ix_dim is not_mapped:  # the batch axis joins `rest`, right after the indexed axes
         k = shape_of(indices)[-1]
-        out = gather_p.bind(moveaxis(operand, op_dim, k), indices)
+        out = gather_p.bind(moveaxis(operand, op_dim, k), indices, **params)
         return out, ndim_of(indices) - 1
     indices = moveaxis(indices, ix_dim, 0)
     if op_dim is not_mapped:  # the batch axis is one more `batch` axis of the indices
-        return gather_p.bind(operand, indices), 0
+        return gather_p.bind(operand, indices, **params), 0
     size = shape_of(indices)[0]
     operand = moveaxis(operand, op_dim, 0)
-    return gather_p.bind(operand, with_batch_column(indices, size)), 0
+    return gather_p.bind(operand, with_batch_column(indices, size), **params), 0
 
 
 impl_rules[gather_p] = _gather_impl
@@ -175,82 +276,294 @@ transpose.deftranspose(gather_p, _gather_transpose)
 batching.batching_rules[gather_p] = _gather_batch
 
 
-# -- scatter_add -------------------------------------------------------------------------
+# -- the scatters ------------------------------------------------------------------------
+# One impl, abstract eval and batching rule for all five; they differ in how an update
+# combines with what is there (backend.scatter_apply's operation) and in their derivatives.
 
-def scatter_add(operand, indices, updates):
+_SCATTER_OPS = {}  # primitive -> backend.scatter_apply's operation
+
+
+def _scatter_abstract_eval(name):
+    def abstract_eval(aval, indices, updates, *, mode="clip"):
+        k = _check_indices(name, aval, indices, mode == "clip")
+        expected = indices.shape[:-1] + aval.shape[k:]
+        if updates.shape != expected:
+            raise ValueError(f"{name}: updates must have shape {expected} (the batch axes "
+                             f"of indices {indices.shape} and the unindexed axes of the "
+                             f"operand {aval.shape}), got {updates.shape}")
+        if updates.dtype != aval.dtype:
+            raise TypeError(f"{name}: updates ({updates.str_short()}) must have the dtype "
+                            f"of the operand ({aval.str_short()}); convert them first")
+        return aval
+    return abstract_eval
+
+
+def _scatter_impl(prim):
+    op = _SCATTER_OPS[prim]
+    check = _scatter_abstract_eval(prim.name)
+
+    def impl(operand, indices, updates, *, mode="clip"):
+        xp = array_module(operand, indices, updates)
+        operand, indices, updates = coerce(xp, operand, indices, updates)
+        check(get_aval(operand), get_aval(indices), get_aval(updates), mode=mode)
+        out = xp.array(operand, copy=True)  # never write into the caller's array
+        target = out
+        if indices.shape[-1] == 0:  # the whole operand at every entry: one unit axis
+            target = out[None]
+            indices = xp.zeros(indices.shape[:-1] + (1,), dtype=indices.dtype)
+        dims = target.shape[:indices.shape[-1]]
+        if 0 in dims:  # (drop mode) nowhere to write: every update is dropped
+            return out
+        keep = _in_bounds(xp, indices, dims) if mode == "drop" else None
+        backend.scatter_apply(op, target, _clamped_positions(xp, indices, dims),
+                              xp.asarray(updates, dtype=out.dtype), keep=keep)
+        return out
+    return impl
+
+
+def _scatter_batch(prim):
+    def batch(vals, dims, **params):
+        operand, indices, updates = vals
+        op_dim, ix_dim, up_dim = dims
+        size = next(shape_of(v)[d] for v, d in zip(vals, dims) if d is not not_mapped)
+        operand = bdim_to_front(operand, op_dim, size)
+        updates = bdim_to_front(updates, up_dim, size)
+        if ix_dim is not_mapped:  # the batch axis joins `rest` of the operand and updates
+            k, nb = shape_of(indices)[-1], ndim_of(indices) - 1
+            out = prim.bind(moveaxis(operand, 0, k), indices, moveaxis(updates, 0, nb),
+                            **params)
+            return out, k
+        indices = with_batch_column(moveaxis(indices, ix_dim, 0), size)
+        return prim.bind(operand, indices, updates, **params), 0
+    return batch
+
+
+def _scatter_primitive(name: str, op: str) -> Primitive:
+    prim = Primitive(name)
+    _SCATTER_OPS[prim] = op
+    impl_rules[prim] = _scatter_impl(prim)
+    abstract_eval_rules[prim] = _scatter_abstract_eval(name)
+    batching.batching_rules[prim] = _scatter_batch(prim)
+    return prim
+
+
+scatter_p = _scatter_primitive("scatter", "set")
+scatter_add_p = _scatter_primitive("scatter_add", "add")
+scatter_mul_p = _scatter_primitive("scatter_mul", "multiply")
+scatter_min_p = _scatter_primitive("scatter_min", "minimum")
+scatter_max_p = _scatter_primitive("scatter_max", "maximum")
+
+
+def scatter(operand, indices, updates, *, mode=None):
+    """A copy of ``operand`` with ``updates[b]`` written at ``indices[b]`` for every ``b``
+    (shapes as for ``gather``).  Of repeated positions the last update in row-major order
+    of the batch axes wins.  Out-of-bounds positions are clamped (``mode`` None, "clip" or
+    "promise_in_bounds") or their updates dropped (``mode="drop"`` or "fill").
+
+    >>> import numpy as np, functrans.lax as lax
+    >>> lax.scatter(np.zeros(4), np.array([[1], [3], [1]]), np.array([1.0, 2.0, 10.0]))
+    array([ 0., 10.,  0.,  2.])
+    >>> lax.scatter(np.zeros(3), np.array([[0], [7]]), np.array([1.0, 2.0]), mode="drop")
+    array([1., 0., 0.])
+    """
+    return scatter_p.bind(operand, indices, updates, **scatter_params(mode, name="scatter"))
+
+
+def scatter_add(operand, indices, updates, *, mode=None):
     """A copy of ``operand`` with ``updates[b]`` added at ``indices[b]`` for every ``b``
-    (shapes as for ``gather``); repeated positions accumulate, out-of-bounds ones are clamped.
+    (shapes as for ``gather``); repeated positions accumulate.  Modes as for ``scatter``.
 
     >>> import numpy as np, functrans.lax as lax
     >>> lax.scatter_add(np.zeros(4), np.array([[1], [3], [1]]), np.array([1.0, 2.0, 10.0]))
     array([ 0., 11.,  0.,  2.])
     """
-    return scatter_add_p.bind(operand, indices, updates)
+    return scatter_add_p.bind(operand, indices, updates,
+                              **scatter_params(mode, name="scatter_add"))
 
 
-def _scatter_add_abstract_eval(aval, indices, updates):
-    k = _check_indices("scatter_add", aval, indices)
-    expected = indices.shape[:-1] + aval.shape[k:]
-    if updates.shape != expected:
-        raise ValueError(f"scatter_add: updates must have shape {expected} (the batch axes "
-                         f"of indices {indices.shape} and the unindexed axes of the operand "
-                         f"{aval.shape}), got {updates.shape}")
-    if updates.dtype != aval.dtype:
-        raise TypeError(f"scatter_add: updates ({updates.str_short()}) must have the dtype "
-                        f"of the operand ({aval.str_short()}); convert them first")
-    return aval
+def scatter_mul(operand, indices, updates, *, mode=None):
+    """A copy of ``operand`` multiplied by ``updates[b]`` at ``indices[b]`` for every ``b``;
+    repeated positions multiply by all their updates.  Modes as for ``scatter``.
+
+    >>> import numpy as np, functrans.lax as lax
+    >>> lax.scatter_mul(np.ones(3), np.array([[1], [1], [2]]), np.array([2.0, 3.0, 5.0]))
+    array([1., 6., 5.])
+    """
+    return scatter_mul_p.bind(operand, indices, updates,
+                              **scatter_params(mode, name="scatter_mul"))
 
 
-def _scatter_add_impl(operand, indices, updates):
-    xp = array_module(operand, indices, updates)
-    operand, indices, updates = coerce(xp, operand, indices, updates)
-    _scatter_add_abstract_eval(get_aval(operand), get_aval(indices), get_aval(updates))
-    out = xp.array(operand, copy=True)  # never write into the caller's array
-    k = indices.shape[-1]
-    if k == 0:
-        batch = indices.ndim - 1
-        out += xp.sum(updates, axis=tuple(range(batch))) if batch else updates
-        return out
-    positions = _clamped_positions(xp, indices, out.shape[:k])
-    backend.scatter_add(out, positions, xp.asarray(updates, dtype=out.dtype))
-    return out
+def scatter_min(operand, indices, updates, *, mode=None):
+    """A copy of ``operand`` with the minimum of it and of ``updates[b]`` at ``indices[b]``
+    for every ``b``.  Modes as for ``scatter``.
+
+    >>> import numpy as np, functrans.lax as lax
+    >>> lax.scatter_min(np.zeros(3), np.array([[1], [1], [2]]), np.array([-2.0, -3.0, 5.0]))
+    array([ 0., -3.,  0.])
+    """
+    return scatter_min_p.bind(operand, indices, updates,
+                              **scatter_params(mode, name="scatter_min"))
 
 
-def _scatter_add_jvp(primals, tangents):
+def scatter_max(operand, indices, updates, *, mode=None):
+    """A copy of ``operand`` with the maximum of it and of ``updates[b]`` at ``indices[b]``
+    for every ``b``.  Modes as for ``scatter``.
+
+    >>> import numpy as np, functrans.lax as lax
+    >>> lax.scatter_max(np.zeros(3), np.array([[1], [1], [2]]), np.array([2.0, 3.0, -5.0]))
+    array([0., 3., 0.])
+    """
+    return scatter_max_p.bind(operand, indices, updates,
+                              **scatter_params(mode, name="scatter_max"))
+
+
+def _both_zero(g_op, g_up) -> bool:
+    return type(g_op) is Zero and type(g_up) is Zero
+
+
+# scatter_add: linear in (operand, updates) jointly.
+
+def _scatter_add_jvp(primals, tangents, **params):
     operand, indices, updates = primals
     g_op, g_up = tangents[0], tangents[2]
-    ans = scatter_add_p.bind(*primals)
-    if type(g_op) is Zero and type(g_up) is Zero:
+    ans = scatter_add_p.bind(*primals, **params)
+    if _both_zero(g_op, g_up):
         return ans, Zero.from_value(ans)
     return ans, scatter_add_p.bind(ad.instantiate(g_op, operand), indices,
-                                   ad.instantiate(g_up, updates))
+                                   ad.instantiate(g_up, updates), **params)
 
 
-def _scatter_add_transpose(ct, operand, indices, updates):
+def _scatter_add_transpose(ct, operand, indices, updates, **params):
     assert not is_undefined_primal(indices)
     ct_operand = ct if is_undefined_primal(operand) else None
     ct_updates = None
     if is_undefined_primal(updates):
-        ct_updates = convert_element_type(gather_p.bind(ct, indices), updates.aval.dtype)
+        ct_updates = gather_p.bind(ct, indices, **_scatter_to_gather(params))
+        ct_updates = convert_element_type(ct_updates, updates.aval.dtype)
     return [ct_operand, None, ct_updates]
 
 
-def _scatter_add_batch(vals, dims):
-    operand, indices, updates = vals
-    op_dim, ix_dim, up_dim = dims
-    size = next(shape_of(v)[d] for v, d in zip(vals, dims) if d is not not_mapped)
-    operand = bdim_to_front(operand, op_dim, size)
-    updates = bdim_to_front(updates, up_dim, size)
-    if ix_dim is not_mapped:  # the batch axis joins `rest` of the operand and the updates
-        k, batch = shape_of(indices)[-1], ndim_of(indices) - 1
-        out = scatter_add_p.bind(moveaxis(operand, 0, k), indices, moveaxis(updates, 0, batch))
-        return out, k
-    indices = with_batch_column(moveaxis(indices, ix_dim, 0), size)
-    return scatter_add_p.bind(operand, indices, updates), 0
-
-
-impl_rules[scatter_add_p] = _scatter_add_impl
-abstract_eval_rules[scatter_add_p] = _scatter_add_abstract_eval
 ad.jvp_rules[scatter_add_p] = _scatter_add_jvp
 transpose.deftranspose(scatter_add_p, _scatter_add_transpose)
-batching.batching_rules[scatter_add_p] = _scatter_add_batch
+
+
+# scatter (set): linear in (operand, updates) jointly.  Its transpose gives the operand the
+# cotangent where nothing was written, and each update the cotangent of the element it
+# wrote -- for repeated positions only the winning (last) update, found by scattering the
+# updates' entry numbers (1, 2, ...) and reading back which number landed.
+
+def _scatter_jvp(primals, tangents, **params):
+    operand, indices, updates = primals
+    g_op, g_up = tangents[0], tangents[2]
+    ans = scatter_p.bind(*primals, **params)
+    if _both_zero(g_op, g_up):
+        return ans, Zero.from_value(ans)
+    return ans, scatter_p.bind(ad.instantiate(g_op, operand), indices,
+                               ad.instantiate(g_up, updates), **params)
+
+
+def _winners(indices, operand_aval: ShapedArray, updates_aval: ShapedArray, params: dict):
+    """True for the updates that a scatter with these indices actually writes."""
+    batch = shape_of(indices)[:-1]
+    n = int(np.prod(batch, dtype=np.int64))
+    numbers = add(reshape(iota(np.int64, n, like=indices), batch), 1)
+    numbers = broadcast_in_dim(numbers, updates_aval.shape, tuple(range(len(batch))))
+    board = ad.zeros(operand_aval.update(dtype=np.dtype(np.int64), weak_type=False), indices)
+    landed = gather_p.bind(scatter_p.bind(board, indices, numbers, **params), indices,
+                           **_scatter_to_gather(params))
+    return eq(landed, numbers)
+
+
+def _scatter_transpose(ct, operand, indices, updates, **params):
+    assert not is_undefined_primal(indices)
+    up_aval = updates.aval if is_undefined_primal(updates) else get_aval(updates)
+    op_aval = operand.aval if is_undefined_primal(operand) else get_aval(operand)
+    ct_operand = ct_updates = None
+    if is_undefined_primal(operand):
+        zeros = ad.zeros(up_aval.update(dtype=get_aval(ct).dtype, weak_type=False), ct)
+        ct_operand = scatter_p.bind(ct, indices, zeros, **params)
+    if is_undefined_primal(updates):
+        read = gather_p.bind(ct, indices, **_scatter_to_gather(params))
+        ct_updates = select(_winners(indices, op_aval, up_aval, params), read,
+                            zeros_like(read))
+        ct_updates = convert_element_type(ct_updates, up_aval.dtype)
+    return [ct_operand, None, ct_updates]
+
+
+ad.jvp_rules[scatter_p] = _scatter_jvp
+transpose.deftranspose(scatter_p, _scatter_transpose)
+
+
+# scatter_mul: linear in the operand (times the product of the updates at each position).
+# In the updates, d out[p] = operand[p] * sum_b g[b] * (product of the other updates at p);
+# "the others" is computed without dividing by zero: with no zero among a position's
+# updates it is the product over the update, with exactly one zero it is the product of
+# the non-zero ones for that zero update and 0 for the rest, with two or more it is 0.
+# (So first derivatives are exact everywhere; second derivatives at updates that are
+# exactly zero are not.)
+
+def _scatter_mul_jvp(primals, tangents, **params):
+    operand, indices, updates = primals
+    g_op, g_up = tangents[0], tangents[2]
+    ans = scatter_mul_p.bind(*primals, **params)
+    if _both_zero(g_op, g_up):
+        return ans, Zero.from_value(ans)
+    out = None
+    if type(g_op) is not Zero:
+        out = scatter_mul_p.bind(g_op, indices, updates, **params)
+    if type(g_up) is not Zero:
+        zero, one = zeros_like(updates), add(zeros_like(updates), 1)
+        is_zero = eq(updates, zero)
+        nonzero = select(is_zero, one, updates)
+        ones = add(zeros_like(operand), 1)
+        product = scatter_mul_p.bind(ones, indices, nonzero, **params)
+        zeros_at = scatter_add_p.bind(zeros_like(operand), indices,
+                                      select(is_zero, one, zero), **params)
+        read = _scatter_to_gather(params)
+        product, zeros_at = gather_p.bind(product, indices, **read), gather_p.bind(
+            zeros_at, indices, **read)
+        others = select(is_zero, select(eq(zeros_at, 1), product, zero),
+                        select(eq(zeros_at, 0), div(product, nonzero), zero))
+        term = mul(operand, scatter_add_p.bind(zeros_like(operand), indices,
+                                               mul(g_up, others), **params))
+        out = term if out is None else add(out, term)
+    return ans, out
+
+
+def _scatter_mul_transpose(ct, operand, indices, updates, **params):
+    if is_undefined_primal(updates):
+        raise NotImplementedError("scatter_mul is linear in its operand only; its updates "
+                                  "cannot be transposed")
+    return [scatter_mul_p.bind(ct, indices, updates, **params), None, None]
+
+
+ad.jvp_rules[scatter_mul_p] = _scatter_mul_jvp
+transpose.deftranspose(scatter_mul_p, _scatter_mul_transpose)
+
+
+# scatter_min / scatter_max: the result's tangent at a position is the mean of the tangents
+# of every value that attains the extremum there (the operand's element and the updates),
+# so that ties share the derivative equally, as JAX does.
+
+def _scatter_extremum_jvp(prim):
+    def jvp(primals, tangents, **params):
+        operand, indices, updates = primals
+        g_op, g_up = tangents[0], tangents[2]
+        ans = prim.bind(*primals, **params)
+        if _both_zero(g_op, g_up):
+            return ans, Zero.from_value(ans)
+        g_op, g_up = ad.instantiate(g_op, operand), ad.instantiate(g_up, updates)
+        read = _scatter_to_gather(params)
+        from_operand = eq(operand, ans)
+        from_updates = eq(updates, gather_p.bind(ans, indices, **read))
+        zero_op, zero_up = zeros_like(ans), zeros_like(updates)
+        count = scatter_add_p.bind(select(from_operand, add(zero_op, 1), zero_op), indices,
+                                   select(from_updates, add(zero_up, 1), zero_up), **params)
+        total = scatter_add_p.bind(select(from_operand, g_op, zeros_like(g_op)), indices,
+                                   select(from_updates, g_up, zeros_like(g_up)), **params)
+        return ans, div(total, count)
+    return jvp
+
+
+ad.jvp_rules[scatter_min_p] = _scatter_extremum_jvp(scatter_min_p)
+ad.jvp_rules[scatter_max_p] = _scatter_extremum_jvp(scatter_max_p)

@@ -3,7 +3,7 @@
 Start indices are scalar integer operands (they may be traced) and are clamped so the
 slice fits, as in JAX.  Both primitives are linear in their array operands.  Batched arrays
 with unbatched starts stay slices (the batch axis is sliced whole); batched starts turn the
-slice into a gather (and the update into a scatter-add) of every element of every member's
+slice into a gather (and the update into a scatter) of every element of every member's
 block, one call for the whole batch.
 """
 from __future__ import annotations
@@ -19,9 +19,9 @@ from functrans.interpreters import ad, batching, transpose
 from functrans.interpreters.ad import Zero
 from functrans.interpreters.batching import not_mapped
 from functrans.interpreters.transpose import is_undefined_primal
-from functrans.primitives.conversion import convert_element_type, zeros_like
-from functrans.primitives.elementwise import add, max, min, ne, select
-from functrans.primitives.gather import gather, scatter_add, with_batch_column
+from functrans.primitives.conversion import convert_element_type
+from functrans.primitives.elementwise import add, max, min
+from functrans.primitives.gather import gather, scatter, with_batch_column
 from functrans.primitives.gather import iota
 from functrans.primitives.shape import bdim_to_front, broadcast_in_dim, moveaxis, shape_of
 from functrans.primitives.slicing import concatenate
@@ -193,16 +193,11 @@ def _dynamic_update_slice_batch(vals, dims):
     operand = bdim_to_front(vals[0], dims[0], size)
     update = bdim_to_front(vals[1], dims[1], size)
     if any(d is not not_mapped for d in dims[2:]):
-        # Within one block the positions are distinct, so adding the update into zeros
-        # writes it exactly; a count of writes says which elements the update replaces.
         starts, batched = _batched_starts(vals[2:], dims[2:])
         positions = with_batch_column(_block_positions(starts, batched, shape_of(operand)[1:],
                                                        size, shape_of(update)[1:]), size)
         update = convert_element_type(update, get_aval(operand).dtype)
-        written = scatter_add(zeros_like(operand), positions, update)
-        ones = add(zeros_like(update, np.int32), 1)
-        hits = scatter_add(zeros_like(operand, np.int32), positions, ones)
-        return select(ne(hits, 0), written, operand), 0
+        return scatter(operand, positions, update), 0
     return dynamic_update_slice_p.bind(operand, update, np.int64(0), *vals[2:]), 0
 
 
