@@ -475,3 +475,59 @@ def test_gradcheck_keeps_the_function_name():
     checker = ft.gradcheck(my_loss)
     assert checker.__name__ == "my_loss"
     assert "my_loss" in repr(checker(np.ones(2)))
+
+
+# ------------------------------------------------------------------------------------------
+# The comparison of full mode: in place, with a partial selection of the worst entries
+# ------------------------------------------------------------------------------------------
+
+_checks = __import__("sys").modules["functrans.gradcheck.checks"]
+
+
+@pytest.mark.parametrize("size", [3, 40, 5000, 100_000])
+def test_largest_is_a_descending_sort_with_ties_in_index_order(size):
+    rng = np.random.default_rng(size)
+    values = rng.integers(0, 7, size).astype(float)  # many ties
+    values[rng.integers(0, size, 2)] = np.inf
+    expected = sorted(range(size), key=lambda k: (-values[k], k))[:5]
+    assert list(_checks.largest(values, min(5, size))) == expected
+    spread = rng.standard_normal((size // 10 + 1, 10))
+    order = np.argsort(-spread.reshape(-1), kind="stable")[:5]
+    assert list(_checks.largest(spread, 5)) == list(order)
+
+
+def test_block_comparison_follows_compare():
+    rng = np.random.default_rng(1)
+    numeric = rng.standard_normal((30, 40))
+    analytic = numeric + 1e-5 * rng.standard_normal((30, 40))
+    noise = np.abs(1e-9 * rng.standard_normal((30, 40)))
+    special = [analytic.copy() for _ in range(3)]
+    special[1][2, 3], special[1][4, 5] = np.nan, np.inf  # NaN errors: compare's rules
+    special[2][0, 0] = numeric[0, 0]
+    for a_block, a_tol in zip(special, (1e-5, 1e-5, 0.0)):  # a zero tolerance last
+        tol, ratio, max_error, failed, top = _checks.block_comparison(
+            numeric, a_block, noise, a_tol, 1e-5)
+        expected_tol = a_tol + 1e-5 * np.abs(numeric) + noise
+        diff, expected = _checks.compare(numeric, a_block, expected_tol)
+        np.testing.assert_array_equal(tol, expected_tol)
+        np.testing.assert_array_equal(ratio, expected)
+        assert max_error == diff.max() and failed == np.count_nonzero(expected > 1)
+        assert ratio.reshape(-1)[top[0]] == np.nanmax(expected) or np.isnan(expected).any()
+
+
+_RULE_SCALE = np.array([1.0, 1.0, 1.0, 1.3, 1.2, 1.0, 1.1])
+tanh_scaled_rule_p = _primitive("test_tanh_scaled_rule", np.tanh,
+                                lambda g, x: g * _RULE_SCALE * (1 - lax.tanh(x) ** 2))
+
+
+def test_full_mode_names_the_worst_entries_largest_first():
+    wrong = tanh_scaled_rule_p
+    w = np.random.default_rng(0).standard_normal((7, 7))
+    result = ft.gradcheck(lambda x: wrong.bind(x @ w), modes="rev",
+                          raise_exception=False)(np.linspace(-0.5, 0.5, 7))
+    check = result.checks[0]
+    assert not check.passed
+    ratios = [e.ratio for e in check.worst]
+    assert ratios == sorted(ratios, reverse=True) and len(ratios) == 5
+    assert check.worst[0].output_index == "[3]"  # the 30% error in output 3
+    assert check.num_failed == 3 * 7  # every entry of outputs 3, 4 and 6

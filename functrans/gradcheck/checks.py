@@ -22,12 +22,12 @@ from functrans.gradcheck.realify import (coordinate_label, is_complex, l1_norm, 
 from functrans.gradcheck.results import Check, Entry, error_ratio, format_jacobian_check
 from functrans.primitives.conversion import zeros_like
 
-__all__ = ["compare", "jacobian_blocks", "jacobian_checks", "worst_columns",
-           "precision_diagnosis", "kinks", "nondifferentiable_check", "evaluate", "shifted",
-           "fast_checks", "directional", "explain_fast_failure", "fast_nondifferentiable",
-           "worst_mismatch", "batched_check", "undefined_grad_check", "zero_grad_output_check",
-           "dtype_check",
-           "nondeterminism_check", "vmap_consistency_check"]
+__all__ = ["compare", "largest", "block_comparison", "jacobian_blocks", "jacobian_checks",
+           "worst_columns", "precision_diagnosis", "kinks", "nondifferentiable_check",
+           "evaluate", "shifted", "fast_checks", "directional", "explain_fast_failure",
+           "fast_nondifferentiable", "worst_mismatch", "batched_check", "undefined_grad_check",
+           "zero_grad_output_check", "dtype_check", "nondeterminism_check",
+           "vmap_consistency_check"]
 
 
 def compare(numeric: np.ndarray, analytic: np.ndarray, tol: np.ndarray):
@@ -52,18 +52,61 @@ def jacobian_blocks(problem: Problem):
         row += m
 
 
+def largest(values: np.ndarray, count: int) -> np.ndarray:
+    """Flat indices of the ``count`` largest entries of ``values`` (no NaN), largest first,
+    ties in index order.  A partial selection: the five worst of a million entries cost
+    two passes over them, not a sort."""
+    flat = values.reshape(-1)
+    if flat.size <= 4 * count:
+        return np.argsort(-flat, kind="stable")[:count]
+    # The count-th largest of a strided sample is at most the count-th largest of all, so
+    # the entries at or above it include the answer (a few hundred for typical data).
+    sample = flat[::max(1, flat.size // 4096)]
+    threshold = np.partition(sample, sample.size - count)[sample.size - count]
+    candidates = np.flatnonzero(flat >= threshold)
+    if candidates.size > 4096:  # many ties at the threshold: narrow down exactly
+        kth = np.partition(flat[candidates], candidates.size - count)[candidates.size - count]
+        candidates = candidates[flat[candidates] >= kth]
+    order = np.argsort(-flat[candidates], kind="stable")[:count]
+    return candidates[order]
+
+
+def block_comparison(n_block: np.ndarray, a_block: np.ndarray, noise: np.ndarray, a_tol,
+                     r_tol, worst: int = 5):
+    """Compare one Jacobian block: (tolerance, error/tolerance ratios, max |error|, number
+    failed, flat indices of the ``worst`` largest nonzero ratios, largest first).
+
+    The common case (finite errors, positive tolerances) runs in place in two buffers; NaN
+    errors or zero tolerances go through :func:`compare`, whose rules it follows."""
+    tol = np.abs(n_block)
+    tol *= r_tol
+    tol += a_tol
+    tol += noise
+    with np.errstate(invalid="ignore", over="ignore"):
+        ratio = np.subtract(a_block, n_block)
+    np.abs(ratio, out=ratio)
+    max_error = float(ratio.max(initial=0.0))
+    if ratio.size and (math.isnan(max_error) or not tol.min() > 0):
+        diff, ratio = compare(n_block, a_block, tol)
+        failed = int(np.count_nonzero(ratio > 1))
+        top = np.argsort(ratio, axis=None)[::-1][:worst]
+        return tol, ratio, float(diff.max(initial=0.0)), failed, top
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        ratio /= tol
+    failed = int(np.count_nonzero(ratio > 1))
+    return tol, ratio, max_error, failed, largest(ratio, min(worst, ratio.size))
+
+
 def jacobian_checks(problem: Problem, num: NumericJacobian, analytic: np.ndarray, mode: str,
                     order: int, atol, rtol, keep_matrices: bool = True) -> list[Check]:
     checks = []
     for k, i, rows, cols in jacobian_blocks(problem):
         a_tol, r_tol = problem.block_tolerance(k, i, atol, rtol)
         n_block, a_block = num.jacobian[rows, cols], analytic[rows, cols]
-        tol = a_tol + r_tol * np.abs(n_block) + num.noise[rows, cols]
-        diff, ratio = compare(n_block, a_block, tol)
-        failed = ratio > 1
+        tol, ratio, max_error, num_failed, top = block_comparison(
+            n_block, a_block, num.noise[rows, cols], a_tol, r_tol)
         worst = []
-        order_idx = np.argsort(ratio, axis=None)[::-1][:5]
-        for flat in order_idx:
+        for flat in top:
             r, c = np.unravel_index(flat, ratio.shape)
             if ratio[r, c] == 0:
                 break
@@ -74,10 +117,10 @@ def jacobian_checks(problem: Problem, num: NumericJacobian, analytic: np.ndarray
                                  is_complex(problem.in_avals[i].dtype), int(c)),
                 float(n_block[r, c]), float(a_block[r, c]), float(tol[r, c])))
         checks.append(Check(
-            "jacobian", mode, problem.label, order, not failed.any(),
+            "jacobian", mode, problem.label, order, num_failed == 0,
             problem.out_names[k], problem.in_names[i],
-            max_abs_error=float(diff.max(initial=0.0)), max_ratio=float(ratio.max(initial=0.0)),
-            num_failed=int(failed.sum()), num_compared=int(diff.size), worst=worst,
+            max_abs_error=max_error, max_ratio=float(ratio.max(initial=0.0)),
+            num_failed=num_failed, num_compared=int(ratio.size), worst=worst,
             numeric=n_block if keep_matrices else None,
             analytic=a_block if keep_matrices else None, atol=a_tol, rtol=r_tol))
     return checks
@@ -97,8 +140,8 @@ def worst_columns(problem: Problem, num: NumericJacobian, analytic: np.ndarray, 
                      int(np.cumsum([0] + problem.out_sizes)[k + 1]))
         cols = slice(int(starts[i]), int(starts[i + 1]))
         diff = np.abs(analytic[rows, cols] - num.jacobian[rows, cols])
-        diff = np.where(np.isnan(diff), np.inf, diff)
-        for flat in np.argsort(diff, axis=None)[::-1][:count]:
+        diff[np.isnan(diff)] = np.inf
+        for flat in largest(diff, min(count, diff.size)):
             out.add(int(starts[i] + np.unravel_index(flat, diff.shape)[1]))
     return set(sorted(out)[:count])
 

@@ -19,7 +19,7 @@ from functrans.gradcheck.options import CHUNK_ELEMENTS, MAX_JACOBIAN, NOISE_ULPS
 from functrans.gradcheck.problem import Problem
 from functrans.gradcheck.realify import is_complex, realify, symbolic_zero
 
-__all__ = ["batched_call", "stencil_values", "rounding_noise", "chunk_size_for",
+__all__ = ["batched_call", "stencil_values", "host_rows", "rounding_noise", "chunk_size_for",
            "NumericJacobian", "numeric_jacobian", "direct_column", "unit_chunk", "map_units",
            "reverse_jacobian", "forward_jacobian", "analytic_jacobian"]
 
@@ -70,8 +70,19 @@ def stencil_values(problem: Problem, xs: list, eps: float, steps: Sequence[float
         in_axes.append(0)
         offset += n
     outs = batched_call(problem.fun, args, in_axes, batch, state)
-    values = np.concatenate([realify(y, 1) for y in outs], axis=1)
-    return values.reshape(len(steps), count, -1)
+    return host_rows(outs, batch).reshape(len(steps), count, -1)
+
+
+def host_rows(outs: list, batch: int, conjugate: bool = False) -> np.ndarray:
+    """The batched outputs ``outs`` as one host array (batch, realified coordinates); one
+    float64 output is returned as it is (a view where possible), without copies.  With
+    ``conjugate`` the complex conjugates."""
+    if len(outs) == 1:
+        y = backend.to_host(outs[0])
+        if y.dtype == np.float64:
+            return y.reshape(batch, -1)
+    return np.concatenate([realify(np.conj(backend.to_host(y)) if conjugate else y, 1)
+                           for y in outs], axis=1)
 
 
 def rounding_noise(values: np.ndarray, dtype, eps: float) -> np.ndarray:
@@ -127,12 +138,23 @@ def numeric_jacobian(problem: Problem, eps: float, dtype=None, chunk_size=None,
         out.nonfinite_change = np.zeros((n_out, n_in), bool)
         out.five_point = np.empty((n_out, n_in))
     state: dict = {}
+    scratch = None  # |f(x - h e_j)|, reused across chunks
+    noise_scale = NOISE_ULPS * np.finfo(real_dtype).eps  # as rounding_noise, in place
     for start in range(0, n_in, chunk):
         stop = min(n_in, start + chunk)
         vals = stencil_values(problem, xs, eps, steps, start, stop, state)
         plus, minus = vals[0], vals[1]
-        jac[:, start:stop] = ((plus - minus) / (2 * eps)).T
-        noise[:, start:stop] = rounding_noise(np.abs(plus) + np.abs(minus), real_dtype, 2 * eps).T
+        # Written straight into (transposed views of) the results: no full-size temporaries.
+        jac_t, noise_t = jac[:, start:stop].T, noise[:, start:stop].T
+        np.subtract(plus, minus, out=jac_t)
+        jac_t /= 2 * eps
+        if scratch is None or scratch.shape[0] < stop - start:
+            scratch = np.empty(minus.shape)
+        np.abs(minus, out=scratch[:stop - start])
+        np.abs(plus, out=noise_t)
+        noise_t += scratch[:stop - start]
+        noise_t *= noise_scale
+        noise_t /= 2 * eps
         if detect:
             half_plus, half_minus = vals[2], vals[3]
             right = (4 * half_plus - 3 * f0 - plus) / eps
@@ -238,9 +260,10 @@ def reverse_jacobian(problem: Problem, chunk_size=None, state: dict | None = Non
                 problem.directional_cache.setdefault("rev", (full, grads))  # nondet reuses it
             return grads
 
-        rows = map_units(pull, batched, state)
-        jac[start:stop] = np.concatenate([realify(np.conj(backend.to_host(r)), 1) for r in rows],
-                                         axis=1)
+        rows = host_rows(map_units(pull, batched, state), stop - start, conjugate=True)
+        if start == 0 and stop == n_out:
+            return rows  # one chunk: its rows are the Jacobian, no copy
+        jac[start:stop] = rows
     return jac
 
 
@@ -260,8 +283,10 @@ def forward_jacobian(problem: Problem, chunk_size=None, state: dict | None = Non
                 full[i] = t
             return problem.push(full)
 
-        cols = map_units(push, batched, state)
-        jac[:, start:stop] = np.concatenate([realify(c, 1) for c in cols], axis=1).T
+        cols = host_rows(map_units(push, batched, state), stop - start)
+        if start == 0 and stop == n_in:
+            return cols.T  # one chunk: a transposed view, no copy
+        jac[:, start:stop] = cols.T
     return jac
 
 
