@@ -31,8 +31,8 @@ from typing import Any, Callable, NamedTuple, Sequence
 import numpy as np
 
 from functrans import backend, jaxpr_transforms
-from functrans.core import (ClosedJaxpr, Primitive, ShapedArray, Tracer, abstract_eval_rules,
-                            get_aval, impl_rules)
+from functrans.core import (Array, ClosedJaxpr, Primitive, ShapedArray, Tracer,
+                            abstract_eval_rules, get_aval, impl_rules, user_result)
 from functrans.interpreters import ad, batching, codegen, partial_eval, transpose
 from functrans.interpreters.ad import Zero
 from functrans.interpreters.batching import not_mapped
@@ -242,17 +242,26 @@ class Jitted:
     def __call__(self, *args, **kwargs):
         if self._simple and not kwargs:  # the fast path: NumPy arrays only
             signature = []
+            plain = True
             for a in args:
-                if type(a) is not np.ndarray:
-                    break
+                t = type(a)
+                if t is not np.ndarray:
+                    if t is not Array:
+                        break
+                    plain = False
                 signature.append(a.shape)
                 signature.append(a.dtype)
             else:
                 entry = self._fast.get(tuple(signature))
                 if entry is not None:
                     self._hits += 1
+                    if not plain:  # NumPy's subclass handling would slow every operation
+                        args = [a.view(np.ndarray) for a in args]
                     outs = entry.fn(*entry.consts, *args)
-                    return outs[0] if entry.single else tree_unflatten(entry.out_tree, outs)
+                    if entry.single:
+                        out = outs[0]
+                        return out.view(Array) if type(out) is np.ndarray and out.ndim else out
+                    return tree_unflatten(entry.out_tree, user_result(outs))
         return self._call(args, kwargs)
 
     def _split(self, args: tuple, kwargs: dict):
@@ -305,12 +314,13 @@ class Jitted:
                 self._misses += 1
                 self._cache[key] = entry
                 if (self._simple and library is backend.library_of() and
-                        all(type(x) is np.ndarray for x in leaves) and
+                        all(type(x) is np.ndarray or type(x) is Array for x in leaves) and
                         in_tree == tree_flatten((tuple(leaves), {}))[1]):
                     self._fast[tuple(s for x in leaves for s in (x.shape, x.dtype))] = entry
         else:
             self._hits += 1
-        outs = entry.fn(*entry.consts, *leaves)
+        leaves = [x.view(np.ndarray) if type(x) is Array else x for x in leaves]
+        outs = user_result(entry.fn(*entry.consts, *leaves))
         return outs[0] if entry.single else entry.unflatten(outs)
 
     def _bind(self, dynamic_fun, in_tree, avals, static_key, leaves):
@@ -356,6 +366,7 @@ def _move_constants(library, consts) -> tuple:
     """The trace's constants on the device of the arguments: host arrays the function
     closes over are copied there once, when the signature is compiled (the one transfer
     jit makes; without jit, each operation on them would copy them again)."""
+    consts = [c.view(np.ndarray) if type(c) is Array else c for c in consts]
     return backend.coerce(library.xp, *consts)
 
 
