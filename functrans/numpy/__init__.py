@@ -37,6 +37,19 @@ from functrans.numpy._elementwise import (e, inf, nan, pi, sin, cos, tan, tanh, 
                                           clip, equal, not_equal, less, less_equal, greater,
                                           greater_equal, logical_and, logical_or, logical_not,
                                           isnan, isfinite)
+from functrans.numpy._elementwise import (arcsinh, arccosh, arctanh, asin, acos, atan, atan2,
+                                          asinh, acosh, atanh, pow, euler_gamma, cbrt, hypot,
+                                          signbit, copysign, fabs, heaviside, sinc, fmax, fmin,
+                                          fmod, mod, remainder, floor_divide, divmod, trunc, fix,
+                                          rint, modf, ldexp, frexp, nextafter, spacing,
+                                          float_power, logaddexp2, logical_xor, deg2rad, rad2deg,
+                                          radians, degrees, angle, nan_to_num, isinf, isposinf,
+                                          isneginf, isreal, iscomplex, isrealobj, isscalar,
+                                          isclose, allclose, array_equal, array_equiv, bitwise_and,
+                                          bitwise_or, bitwise_xor, invert, bitwise_not,
+                                          bitwise_invert, left_shift, right_shift,
+                                          bitwise_left_shift, bitwise_right_shift, bitwise_count,
+                                          gcd, lcm)
 from functrans.numpy._reductions import (sum, mean, prod, cumsum, cumprod, var, std, max, min,
                                          amax, amin, any, all, argmax, argmin, diff, trace)
 from functrans.numpy._shape import (reshape, ravel, transpose, swapaxes, moveaxis, broadcast_to,
@@ -52,6 +65,16 @@ from functrans.numpy import fft
 from functrans.numpy._array_methods import install_tracer_methods as _install_tracer_methods
 
 __all__ = [
+    "arcsinh", "arccosh", "arctanh", "asin", "acos", "atan", "atan2", "asinh", "acosh",
+    "atanh", "pow", "euler_gamma", "cbrt", "hypot", "signbit", "copysign", "fabs",
+    "heaviside", "sinc", "fmax", "fmin", "fmod", "mod", "remainder", "floor_divide",
+    "divmod", "trunc", "fix", "rint", "modf", "ldexp", "frexp", "nextafter", "spacing",
+    "float_power", "logaddexp2", "logical_xor", "deg2rad", "rad2deg", "radians", "degrees",
+    "angle", "nan_to_num", "isinf", "isposinf", "isneginf", "isreal", "iscomplex",
+    "isrealobj", "isscalar", "isclose", "allclose", "array_equal", "array_equiv",
+    "bitwise_and", "bitwise_or", "bitwise_xor", "invert", "bitwise_not", "bitwise_invert",
+    "left_shift", "right_shift", "bitwise_left_shift", "bitwise_right_shift",
+    "bitwise_count", "gcd", "lcm",
     "fft", "convolve", "correlate",
     "abs", "absolute", "add", "all", "amax", "amin", "any", "arange", "arccos", "arcsin",
     "arctan", "arctan2", "argmax", "argmin", "around", "array", "asarray", "astype",
