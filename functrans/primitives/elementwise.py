@@ -365,8 +365,9 @@ def _pow_rhs_derivative(g, ans, x, y):
 
 def _pow_lhs_derivative(g, ans, x, y):
     # y x**(y-1), except that x**0 is constant: 0 where y == 0, also at x == 0 (not 0 * inf).
-    slope = mul(y, pow(x, select(eq(y, 0), 1, sub(y, 1))))
-    return mul(g, slope)
+    if core.is_python_scalar(y):  # decided here: no host arrays next to device ones
+        return mul(g, 0) if y == 0 else mul(g, mul(y, pow(x, y - 1)))
+    return mul(g, mul(y, pow(x, select(eq(y, 0), 1, sub(y, 1)))))
 
 
 pow_p = binary("pow", _np_binary("power"), (_pow_lhs_derivative, _pow_rhs_derivative),
