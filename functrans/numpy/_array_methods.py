@@ -17,6 +17,7 @@ import functrans.numpy._elementwise as elementwise
 import functrans.numpy._indexing as indexing
 import functrans.numpy._reductions as reductions
 import functrans.numpy._shape as shapes
+import functrans.numpy._statistics as statistics
 from functrans.core import Tracer, TracerArrayConversionError
 from functrans.numpy import fft, linalg
 from functrans.numpy._contractions import dot, matmul
@@ -112,7 +113,8 @@ def _counterparts(numpy_namespace, families) -> dict:
 
 #: the family modules of functrans.numpy (a new family module is added here, and its
 #: functions then dispatch from NumPy's namesakes)
-FAMILIES = (elementwise, reductions, shapes, indexing, contractions, creation, dtypes)
+FAMILIES = (elementwise, reductions, statistics, shapes, indexing, contractions, creation,
+            dtypes)
 
 _ALL = {**_counterparts(np, FAMILIES),
         **_counterparts(np.linalg, [linalg]), **_counterparts(np.fft, [fft])}
