@@ -9,6 +9,8 @@ tests/test_elementwise.py.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from functrans import lax
 from functrans.primitives import elementwise
 from sweep import C128, F32, F64, I64, A, Case, numpy_case
@@ -187,5 +189,62 @@ NUMPY_CASES = [
     C("fmod_int", _binary("fmod"), A(3, 4, kind="int"), A(4, kind="away0"), dtypes=(I64,),
       diff=False),
     C("fmax_int", _binary("fmax"), A(3, 4, kind="int"), A(4, kind="int"), dtypes=(I64,),
+      diff=False),
+]
+
+# -- statistics and the nan-skipping reductions (functrans/numpy/_statistics.py) ------------
+
+
+def _sprinkled(m, x):
+    """A "nonfinite" draw (nan at every third place, infinities elsewhere) with its
+    infinities made finite: nan at fixed places, whatever the values."""
+    return m.where(m.isinf(x), 0.5, x)
+
+
+def _nan_row(m, x):
+    """``_sprinkled(x)`` under a row of nan only: the all-nan slices of axis 1."""
+    return m.concatenate([_sprinkled(m, x), m.full_like(x[:1], m.nan)], axis=0)
+
+
+def _nan_case(name, **kw):
+    """Derivatives on scattered nan; values (no derivatives) with an all-nan row too."""
+    label = "_".join(f"{k}{v}" for k, v in kw.items()) or "all"
+    return [C(f"{name}_{label}", lambda m, x: getattr(m, name)(_sprinkled(m, x), **kw),
+              A(4, 5, kind="nonfinite"), dtypes=FLOATS),
+            C(f"{name}_{label}_nan_row", lambda m, x: getattr(m, name)(_nan_row(m, x), **kw),
+              A(3, 4, kind="nonfinite"), dtypes=FLOATS, diff=False)]
+
+
+NUMPY_CASES += [
+    C("var_correction", lambda m, x: m.var(x, axis=0, correction=1), A(4, 3)),
+    C("std_correction", lambda m, x: m.std(x, correction=1, keepdims=True), A(4, 3)),
+    C("cumulative_sum", lambda m, x: m.cumulative_sum(x, axis=1), A(3, 4)),
+    C("cumulative_sum_initial", lambda m, x: m.cumulative_sum(x, include_initial=True), A(5)),
+    C("cumulative_prod", lambda m, x: m.cumulative_prod(x, axis=0, include_initial=True),
+      A(3, 4)),
+    C("average", lambda m, x: m.average(x, axis=1), A(3, 4)),
+    C("average_weights", lambda m, x, w: m.average(x, axis=0, weights=w, returned=True),
+      A(3, 4), A(3, kind="pos")),
+    C("average_full_weights", lambda m, x, w: m.average(x, weights=w, keepdims=True), A(3, 4),
+      A(3, 4, kind="pos")),
+    C("ptp", lambda m, x: m.ptp(x, axis=0), A(3, 4, kind="spread")),
+    C("cov", lambda m, x: m.cov(x), A(3, 5), dtypes=WITH_COMPLEX),
+    C("cov_columns_bias", lambda m, x: m.cov(x, rowvar=False, bias=True), A(5, 2)),
+    C("cov_y_ddof", lambda m, x, y: m.cov(x, y, ddof=2), A(5), A(2, 5)),
+    C("cov_weights", lambda m, x, w, f: m.cov(x, fweights=m.abs(f) + 1, aweights=w),
+      A(2, 4), A(4, kind="pos"), A(4, kind="int")),
+    C("corrcoef", lambda m, x: m.corrcoef(x), A(3, 5, kind="spread"), dtypes=(F64, F32, C128)),
+    C("corrcoef_pair", lambda m, x, y: m.corrcoef(x, y), A(6), A(6)),
+    *[case for name in ("nansum", "nanprod", "nanmean", "nanvar", "nanstd", "nancumsum",
+                        "nancumprod")
+      for kw in ({}, {"axis": 1}) for case in _nan_case(name, **kw)],
+    *_nan_case("nanvar", axis=0, ddof=1),
+    *_nan_case("nanstd", axis=1, correction=1, keepdims=True),
+    *[case for name in ("nanmin", "nanmax") for axis in (0, 1)
+      for case in _nan_case(name, axis=axis)],
+    *[C(f"{name}_axis{axis}", lambda m, x, name=name, axis=axis: getattr(m, name)(
+        _sprinkled(m, x), axis=axis), A(4, 5, kind="nonfinite"), dtypes=FLOATS, diff=False)
+      for name in ("nanargmin", "nanargmax") for axis in (None, 1)],
+    C("nansum_int", lambda m, x: m.nansum(x, axis=0), A(3, 4, kind="int"), dtypes=(I64,),
       diff=False),
 ]
