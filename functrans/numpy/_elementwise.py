@@ -516,7 +516,10 @@ def mod(x1, x2):
     x1, x2 = _common("mod", x1, x2, real=True)
     r = lax.rem(x1, x2)
     wrong_side = lax.bitwise_and(lax.ne(r, 0), lax.ne(lax.lt(r, 0), lax.lt(x2, 0)))
-    return lax.select(wrong_side, lax.add(r, x2), r)
+    out = lax.select(wrong_side, lax.add(r, x2), r)
+    if core.is_inexact(dtype_of(out)):  # a zero remainder takes the sign of x2, as NumPy's
+        out = lax.select(lax.eq(r, 0), _copysign_zero(lax.mul(x2, full_like(r, 1))), out)
+    return out
 
 
 remainder = alias(mod, "remainder")

@@ -207,7 +207,7 @@ def _abs_derivative(g, ans, x):
     if get_aval(x).dtype.kind == "c":
         safe = select(eq(ans, 0), 1, ans)
         return real(mul(g, div(conj(x), convert_element_type(safe, get_aval(x).dtype))))
-    return select(ge(x, 0), g, neg(g))
+    return mul(g, sign(x))  # sign(0) = 0: the symmetric subgradient at the kink
 
 
 def _real_dtype(dtype: np.dtype) -> np.dtype:
@@ -564,7 +564,9 @@ def _ldexp_abstract_eval(x, n):
 def _ldexp_impl(x, n):
     xp = array_module(x, n)
     x, n = coerce(xp, x, n)
-    return xp.ldexp(x, n).astype(x.dtype, copy=False)
+    out = xp.ldexp(x, n)
+    dtype = getattr(x, "dtype", None)  # None for a Python float: float64 already
+    return out if dtype is None else out.astype(dtype, copy=False)
 
 
 ldexp_p = binary("ldexp", _ldexp_impl, (lambda g, ans, x, n: ldexp(g, n), None),
