@@ -394,9 +394,9 @@ def hypot(x1, x2):
     both sides, so derivatives of every order are right there, and at ``(0, 0)`` the
     derivative is the zero subgradient.
 
-    >>> import functrans as ft, functrans.numpy as fnp
-    >>> float(fnp.hypot(3e200, 4e200)) == 5e200
-    True
+    >>> import math, functrans as ft, functrans.numpy as fnp
+    >>> math.isclose(fnp.hypot(3e200, 4e200), 5e200), float(fnp.hypot(3e-200, 4e-200)) > 0
+    (True, True)
     >>> float(ft.grad(lambda x: fnp.hypot(x, 0.0))(0.0))
     0.0
     """
@@ -461,8 +461,8 @@ def sinc(x):
     ``1 - (pi x)**2 / 6 + (pi x)**4 / 120``, so ``sinc'(0) = 0`` and ``sinc''(0) = -pi**2 / 3``
     exactly, with no nan.
 
-    >>> import functrans as ft, functrans.numpy as fnp
-    >>> float(ft.grad(ft.grad(fnp.sinc))(0.0)) == -fnp.pi ** 2 / 3
+    >>> import math, functrans as ft, functrans.numpy as fnp
+    >>> math.isclose(ft.grad(ft.grad(fnp.sinc))(0.0), -math.pi ** 2 / 3)
     True
     """
     x = promote_inexact(x)
