@@ -291,3 +291,26 @@ def test_corrcoef_gradient_is_finite_and_matches_numerical():
     t = rng.standard_normal(x.shape)
     numerical = (float(f(x + H * t)) - float(f(x - H * t))) / (2 * H)
     assert float(np.sum(g * t)) == pytest.approx(numerical, rel=1e-6)
+
+
+# -- operators of tracers ---------------------------------------------------------------------
+
+
+def test_remainder_and_bit_operators_of_tracers_match_numpy():
+    x, y = np.array([-7.5, 7.5, 3.0]), np.array([2.0, -2.0, 0.5])
+    i, j = np.array([-7, 12, 5]), np.array([2, 3, 1])
+
+    def ops(x, y, i, j):
+        return [x % y, x // y, 2.0 % x, 7 // i, i % j, i // j, *divmod(x, y), *divmod(7, i),
+                i & j, 3 | i, i ^ j, ~i, i << j, 1 << j, i >> j, (i > 0) ^ (j > 1), ~(i > 0),
+                np.bitwise_and(i, j), np.invert(i), np.mod(x, y)]
+
+    want = ops(x, y, i, j)
+    got = ft.vmap(ops)(x[None], y[None], i[None], j[None])  # every operand a tracer
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype
+        np.testing.assert_array_equal(g[0], w)
+    with pytest.raises(TypeError, match="bitwise_and: needs integer"):
+        ft.vmap(lambda x: x & 1)(x)
+    assert ft.grad(lambda x: fnp.sum(x % 2.0 + x // 2.0))(x).tolist() == [1.0, 1.0, 1.0]
