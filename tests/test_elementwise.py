@@ -314,3 +314,17 @@ def test_remainder_and_bit_operators_of_tracers_match_numpy():
     with pytest.raises(TypeError, match="bitwise_and: needs integer"):
         ft.vmap(lambda x: x & 1)(x)
     assert ft.grad(lambda x: fnp.sum(x % 2.0 + x // 2.0))(x).tolist() == [1.0, 1.0, 1.0]
+
+
+def test_i0_and_its_derivative_match_scipy_across_the_series_and_expansion_ranges():
+    special = pytest.importorskip("scipy.special")
+    x = np.array([0.0, 1e-3, 0.5, -2.0, 10.0, 29.9, 30.0, 30.1, 100.0, -700.0])
+    np.testing.assert_allclose(fnp.i0(x), special.i0(x), rtol=1e-14)
+    g = ft.vmap(ft.grad(fnp.i0))(x)
+    np.testing.assert_allclose(g, special.i1(x), rtol=2e-15, atol=0)
+    # I1' = I0 - I1 / x, with the limit 1/2 at 0.
+    h = ft.vmap(ft.grad(ft.grad(fnp.i0)))(x[:5])
+    want = special.i0(x[:5]) - np.divide(special.i1(x[:5]), x[:5], where=x[:5] != 0,
+                                         out=np.full(5, 0.5))
+    np.testing.assert_allclose(h, want, rtol=1e-12)
+    assert fnp.i0(np.float32(1.0)).dtype == np.float32

@@ -33,7 +33,8 @@ __all__ = [
     "pow", "euler_gamma", "cbrt", "hypot", "signbit", "copysign", "fabs", "heaviside", "sinc",
     "fmax", "fmin", "fmod", "mod", "remainder", "floor_divide", "divmod", "trunc", "fix",
     "rint", "modf", "ldexp", "frexp", "nextafter", "spacing", "float_power", "logaddexp2",
-    "logical_xor", "deg2rad", "rad2deg", "radians", "degrees", "angle", "nan_to_num", "isinf",
+    "logical_xor", "deg2rad", "rad2deg", "radians", "degrees", "angle", "i0", "nan_to_num",
+    "isinf",
     "isposinf", "isneginf", "isreal", "iscomplex", "isrealobj", "isscalar", "isclose",
     "allclose", "array_equal", "array_equiv", "bitwise_and", "bitwise_or", "bitwise_xor",
     "invert", "bitwise_not", "bitwise_invert", "left_shift", "right_shift",
@@ -677,6 +678,17 @@ def angle(z, deg: bool = False):
     else:
         out = lax.atan2(full_like(z, 0), z)  # +0: pi for negative z, as NumPy
     return lax.mul(out, 180 / pi) if deg else out
+
+
+def i0(x):
+    """The modified Bessel function of the first kind of order 0 (real input); its derivative
+    is ``I1``, computed from its series (``|x| <= 30``) or its asymptotic expansion.
+
+    >>> import functrans as ft, functrans.numpy as fnp
+    >>> float(fnp.i0(0.0)), round(float(ft.grad(fnp.i0)(1.0)), 12)
+    (1.0, 0.565159103992)
+    """
+    return elementwise_primitives.bessel_i0(_real_inexact("i0", x))
 
 
 def nan_to_num(x, copy: bool = True, nan: float = 0.0, posinf=None, neginf=None):
