@@ -457,7 +457,7 @@ def _integer_binary(name: str, impl: Callable, *, booleans: bool = True) -> Prim
     return binary(name, impl, None, abstract_eval=abstract_eval)
 
 
-def _unsigned_view(xp, x):
+def _unsigned_view(x):
     """``x``'s bits as the unsigned integer type of its size (booleans stay booleans)."""
     if x.dtype.kind != "i":
         return x
@@ -469,21 +469,21 @@ def _shift_right_logical_impl(x, y):
     x, y = coerce(xp, x, y)
     dtype = np.result_type(x, y)
     x = xp.asarray(x).astype(dtype, copy=False)
-    unsigned = _unsigned_view(xp, x)
+    unsigned = _unsigned_view(x)
     out = xp.right_shift(unsigned, xp.asarray(y).astype(unsigned.dtype))
     return out.view(dtype) if dtype.kind == "i" else out
 
 
 def _population_count_impl(x):
     xp = array_module(x)
-    unsigned = _unsigned_view(xp, x)
+    unsigned = _unsigned_view(x)
     return xp.bitwise_count(unsigned).astype(x.dtype, copy=False)
 
 
 def _clz_impl(x):
     # Binary search on the highest set bit: shift by 32, 16, ..., 1 while the top is empty.
     xp = array_module(x)
-    u = _unsigned_view(xp, x)
+    u = _unsigned_view(x)
     bits = 8 * x.dtype.itemsize
     count = xp.zeros(x.shape, u.dtype)
     step = bits // 2
@@ -494,16 +494,6 @@ def _clz_impl(x):
         step //= 2
     count = count + (u == 0).astype(u.dtype)  # zero has every bit leading
     return count.view(x.dtype) if x.dtype.kind == "i" else count
-
-
-def _np_integer_binary(ufunc_name: str) -> Callable:
-    base = _np_binary(ufunc_name)
-
-    def impl(x, y):
-        with np.errstate(divide="ignore"):  # gcd/lcm of zeros, as NumPy returns them
-            return base(x, y)
-    impl.__name__ = ufunc_name
-    return impl
 
 
 and_p = _integer_binary("and", _np_binary("bitwise_and"))
@@ -517,8 +507,8 @@ shift_right_logical_p = _integer_binary("shift_right_logical", _shift_right_logi
                                         booleans=False)
 population_count_p = _integer_unary("population_count", _population_count_impl, booleans=False)
 clz_p = _integer_unary("clz", _clz_impl, booleans=False)
-gcd_p = _integer_binary("gcd", _np_integer_binary("gcd"), booleans=False)
-lcm_p = _integer_binary("lcm", _np_integer_binary("lcm"), booleans=False)
+gcd_p = _integer_binary("gcd", _np_binary("gcd"), booleans=False)
+lcm_p = _integer_binary("lcm", _np_binary("lcm"), booleans=False)
 
 # -- floating-point bit-level family --------------------------------------------------------
 
@@ -593,6 +583,7 @@ def _bessel_i1_impl(x):
     of the series is positive and it converges in 60 terms there; the expansion's 20 terms
     reach float64 precision from 30 on."""
     xp = array_module(x)
+    x = xp.asarray(x)  # a Python float too
     ax = xp.abs(x)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         small = xp.minimum(ax, 30)
