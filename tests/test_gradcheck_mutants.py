@@ -523,6 +523,7 @@ SMOOTH = [
     S("linalg.norm", lambda x: fnp.linalg.norm(x) * fnp.linalg.norm(x, axis=1), _pos(2, 3)),
     S("prod cumsum cumprod", lambda x: fnp.prod(x, axis=0) * fnp.cumsum(x, axis=0)[-1]
       + fnp.cumprod(x)[3:6] + fnp.prod(x), _any(2, 3)),
+    S("arccosh acosh", lambda x: fnp.arccosh(x + 1.0) * fnp.acosh(x + 2.0), _pos(4)),
 ]
 
 # Control flow and the lax functions functrans.numpy does not reach.

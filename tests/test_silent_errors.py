@@ -101,7 +101,7 @@ def test_numpy_functions_with_a_counterpart_dispatch():
 
 
 @pytest.mark.parametrize("call, advice", [
-    (lambda x: np.nanargmax(x), "functrans.numpy has no nanargmax"),
+    (lambda x: np.real_if_close(x), "functrans.numpy has no real_if_close"),
     (lambda x: np.add.reduce(x), "functrans.numpy has no add.reduce"),
     (lambda x: np.sin(x, out=np.empty(2)), "use functrans.numpy.sin"),
     (lambda x: np.linalg.tensordot(x, x, axes=1), "numpy.linalg.tensordot"),

@@ -12,6 +12,7 @@ module and its ``__all__``, and is imported and listed here:
 
 - ``_elementwise``: ufunc-like math, arithmetic, comparisons, logical functions
 - ``_reductions``: sums, means, extrema, truth tests, running sums and products
+- ``_statistics``: weighted averages, covariance and correlation, the nan-skipping reductions
 - ``_shape``: reshaping, transposing, joining, splitting, repeating, padding
 - ``_indexing``: static indexing of tracers, ``where``, diagonals and triangles
 - ``_index_tricks``: ``nonzero`` and friends (with ``size=``), ``select``, ``choose``,
@@ -50,8 +51,25 @@ from functrans.numpy._elementwise import (e, inf, nan, pi, sin, cos, tan, tanh, 
                                           clip, equal, not_equal, less, less_equal, greater,
                                           greater_equal, logical_and, logical_or, logical_not,
                                           isnan, isfinite)
+from functrans.numpy._elementwise import (arcsinh, arccosh, arctanh, asin, acos, atan, atan2,
+                                          asinh, acosh, atanh, pow, euler_gamma, cbrt, hypot,
+                                          signbit, copysign, fabs, heaviside, sinc, fmax, fmin,
+                                          fmod, mod, remainder, floor_divide, divmod, trunc, fix,
+                                          rint, modf, ldexp, frexp, nextafter, spacing,
+                                          float_power, logaddexp2, logical_xor, deg2rad, rad2deg,
+                                          radians, degrees, angle, i0, nan_to_num, isinf, isposinf,
+                                          isneginf, isreal, iscomplex, isrealobj, isscalar,
+                                          isclose, allclose, array_equal, array_equiv, bitwise_and,
+                                          bitwise_or, bitwise_xor, invert, bitwise_not,
+                                          bitwise_invert, left_shift, right_shift,
+                                          bitwise_left_shift, bitwise_right_shift, bitwise_count,
+                                          gcd, lcm)
 from functrans.numpy._reductions import (sum, mean, prod, cumsum, cumprod, var, std, max, min,
                                          amax, amin, any, all, argmax, argmin, diff, trace)
+from functrans.numpy._reductions import cumulative_sum, cumulative_prod
+from functrans.numpy._statistics import (average, ptp, cov, corrcoef, nansum, nanprod, nanmean,
+                                         nanvar, nanstd, nanmin, nanmax, nanargmin, nanargmax,
+                                         nancumsum, nancumprod)
 from functrans.numpy._shape import (reshape, ravel, transpose, swapaxes, moveaxis, broadcast_to,
                                     broadcast_arrays, expand_dims, squeeze, atleast_1d, atleast_2d,
                                     concatenate, stack, hstack, vstack, split, tile, repeat, roll,
@@ -88,6 +106,19 @@ from functrans.numpy import fft
 from functrans.numpy._array_methods import install_tracer_methods as _install_tracer_methods
 
 __all__ = [
+    "cumulative_sum", "cumulative_prod", "average", "ptp", "cov", "corrcoef", "nansum",
+    "nanprod", "nanmean", "nanvar", "nanstd", "nanmin", "nanmax", "nanargmin", "nanargmax",
+    "nancumsum", "nancumprod",
+    "arcsinh", "arccosh", "arctanh", "asin", "acos", "atan", "atan2", "asinh", "acosh",
+    "atanh", "pow", "euler_gamma", "cbrt", "hypot", "signbit", "copysign", "fabs",
+    "heaviside", "sinc", "fmax", "fmin", "fmod", "mod", "remainder", "floor_divide",
+    "divmod", "trunc", "fix", "rint", "modf", "ldexp", "frexp", "nextafter", "spacing",
+    "float_power", "logaddexp2", "logical_xor", "deg2rad", "rad2deg", "radians", "degrees",
+    "angle", "i0", "nan_to_num", "isinf", "isposinf", "isneginf", "isreal", "iscomplex",
+    "isrealobj", "isscalar", "isclose", "allclose", "array_equal", "array_equiv",
+    "bitwise_and", "bitwise_or", "bitwise_xor", "invert", "bitwise_not", "bitwise_invert",
+    "left_shift", "right_shift", "bitwise_left_shift", "bitwise_right_shift",
+    "bitwise_count", "gcd", "lcm",
     "fft", "convolve", "correlate",
     "argwhere", "bincount", "c_", "histogram", "histogram2d", "histogram_bin_edges",
     "histogramdd", "choose", "compress", "count_nonzero", "diag_indices",

@@ -23,14 +23,16 @@ import functrans.numpy._polynomial as polynomial
 import functrans.numpy._reductions as reductions
 import functrans.numpy._shape as shapes
 import functrans.numpy._sorting as sorting
+import functrans.numpy._statistics as statistics
 from functrans.core import Array, Tracer, TracerArrayConversionError
 from functrans.numpy import fft, linalg
 from functrans.numpy._contractions import dot, matmul
 from functrans.numpy._dtypes import astype
-from functrans.numpy._elementwise import (absolute, add, clip, conj, equal, greater,
-                                          greater_equal, imag, less, less_equal, logical_and,
-                                          logical_not, logical_or, multiply, negative,
-                                          not_equal, positive, power, real, round, subtract,
+from functrans.numpy._elementwise import (absolute, add, bitwise_and, bitwise_or, bitwise_xor,
+                                          clip, conj, divmod, equal, floor_divide, greater,
+                                          greater_equal, imag, invert, left_shift, less,
+                                          less_equal, mod, multiply, negative, not_equal,
+                                          positive, power, real, right_shift, round, subtract,
                                           true_divide)
 from functrans.numpy._indexing import IndexUpdateHelper, diagonal, getitem, setitem, take
 from functrans.numpy._reductions import (all, any, argmax, argmin, cumprod, cumsum, max, mean,
@@ -46,21 +48,6 @@ def _reflected(f):
     return lambda self, other: f(other, self)
 
 
-def _boolean_only(f, name: str):
-    """``&``, ``|`` and ``~`` are logical on booleans; on integers NumPy's are bitwise, which
-    have no primitives yet, so refuse rather than compute a logical result."""
-    def method(*args):
-        for x in args:
-            dtype = dtype_of(arg(x))
-            if dtype != np.bool_:
-                raise TypeError(f"operator {name} is supported for boolean arrays only, got "
-                                f"{dtype.name}: bitwise operations on integers are not "
-                                "implemented; use logical_and/logical_or/logical_not for "
-                                "logical results")
-        return f(*args)
-    return method
-
-
 def _method_reshape(self, *shape, order="C"):
     return reshape(self, shape[0] if len(shape) == 1 else shape, order)
 
@@ -69,10 +56,6 @@ def _method_transpose(self, *axes):
     return transpose(self, None if not axes else (axes[0] if len(axes) == 1 and not isinstance(
         axes[0], int) else axes))
 
-
-_bitwise_and = _boolean_only(logical_and, "&")
-_bitwise_or = _boolean_only(logical_or, "|")
-_invert = _boolean_only(logical_not, "~")
 
 TRACER_METHODS = {
     "__add__": add, "__radd__": _reflected(add),
@@ -84,9 +67,15 @@ TRACER_METHODS = {
     "__neg__": negative, "__pos__": positive, "__abs__": absolute,
     "__eq__": equal, "__ne__": not_equal, "__lt__": less, "__le__": less_equal,
     "__gt__": greater, "__ge__": greater_equal,
-    "__and__": _bitwise_and, "__rand__": _bitwise_and,
-    "__or__": _bitwise_or, "__ror__": _bitwise_or,
-    "__invert__": _invert,
+    "__floordiv__": floor_divide, "__rfloordiv__": _reflected(floor_divide),
+    "__mod__": mod, "__rmod__": _reflected(mod),
+    "__divmod__": divmod, "__rdivmod__": _reflected(divmod),
+    "__and__": bitwise_and, "__rand__": _reflected(bitwise_and),
+    "__or__": bitwise_or, "__ror__": _reflected(bitwise_or),
+    "__xor__": bitwise_xor, "__rxor__": _reflected(bitwise_xor),
+    "__lshift__": left_shift, "__rlshift__": _reflected(left_shift),
+    "__rshift__": right_shift, "__rrshift__": _reflected(right_shift),
+    "__invert__": invert,
     "__getitem__": getitem, "__setitem__": setitem,
     "sum": sum, "mean": mean, "max": max, "min": min, "var": var, "std": std,
     "argmax": argmax, "argmin": argmin, "dot": dot, "conj": conj, "conjugate": conj,
@@ -118,8 +107,8 @@ def _counterparts(numpy_namespace, families) -> dict:
 
 #: the family modules of functrans.numpy (a new family module is added here, and its
 #: functions then dispatch from NumPy's namesakes)
-FAMILIES = (elementwise, reductions, shapes, indexing, index_tricks, contractions, creation,
-            dtypes, polynomial, functional, sorting)
+FAMILIES = (elementwise, reductions, statistics, shapes, indexing, index_tricks, contractions,
+            creation, dtypes, polynomial, functional, sorting)
 
 _ALL = {**_counterparts(np, FAMILIES),
         **_counterparts(np.linalg, [linalg]), **_counterparts(np.fft, [fft])}
@@ -128,8 +117,7 @@ _ALL = {**_counterparts(np, FAMILIES),
 NUMPY_FUNCTIONS = {f: fn for f, fn in _ALL.items() if not isinstance(f, np.ufunc)}
 
 #: NumPy ufunc -> functrans.numpy function, for ``np.sin(tracer)`` and ``ndarray + tracer``
-UFUNCS = {**{f: fn for f, fn in _ALL.items() if isinstance(f, np.ufunc)},
-          np.bitwise_and: _bitwise_and, np.bitwise_or: _bitwise_or, np.invert: _invert}
+UFUNCS = {f: fn for f, fn in _ALL.items() if isinstance(f, np.ufunc)}
 
 
 #: the names functrans.numpy offers, for pointing an unsupported NumPy call to ours

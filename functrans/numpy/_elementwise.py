@@ -18,6 +18,7 @@ from functrans import core, lax
 from functrans.core import get_aval
 from functrans.numpy._creation import full_like
 from functrans.numpy._util import alias, arg, as_bool, dtype_of, promote_inexact, public, shape_of
+from functrans.primitives import elementwise as elementwise_primitives
 
 __all__ = [
     "e", "inf", "nan", "pi",
@@ -28,6 +29,16 @@ __all__ = [
     "divide", "power", "maximum", "minimum", "logaddexp", "clip", "equal", "not_equal", "less",
     "less_equal", "greater", "greater_equal", "logical_and", "logical_or", "logical_not",
     "isnan", "isfinite",
+    "arcsinh", "arccosh", "arctanh", "asin", "acos", "atan", "atan2", "asinh", "acosh", "atanh",
+    "pow", "euler_gamma", "cbrt", "hypot", "signbit", "copysign", "fabs", "heaviside", "sinc",
+    "fmax", "fmin", "fmod", "mod", "remainder", "floor_divide", "divmod", "trunc", "fix",
+    "rint", "modf", "ldexp", "frexp", "nextafter", "spacing", "float_power", "logaddexp2",
+    "logical_xor", "deg2rad", "rad2deg", "radians", "degrees", "angle", "i0", "nan_to_num",
+    "isinf",
+    "isposinf", "isneginf", "isreal", "iscomplex", "isrealobj", "isscalar", "isclose",
+    "allclose", "array_equal", "array_equiv", "bitwise_and", "bitwise_or", "bitwise_xor",
+    "invert", "bitwise_not", "bitwise_invert", "left_shift", "right_shift",
+    "bitwise_left_shift", "bitwise_right_shift", "bitwise_count", "gcd", "lcm",
 ]
 
 
@@ -315,3 +326,582 @@ def isfinite(x):
     if dtype.kind == "c":
         return lax.bitwise_and(lax.is_finite(lax.real(x)), lax.is_finite(lax.imag(x)))
     return lax.is_finite(x)
+
+
+# -- inverse hyperbolic functions and the array API's names ---------------------------------
+
+arcsinh = _inexact_unary(lax.asinh, "arcsinh", "Elementwise inverse hyperbolic sine.")
+arccosh = _inexact_unary(lax.acosh, "arccosh", "Elementwise inverse hyperbolic cosine.")
+arctanh = _inexact_unary(lax.atanh, "arctanh", "Elementwise inverse hyperbolic tangent.")
+asin = alias(arcsin, "asin")
+acos = alias(arccos, "acos")
+atan = alias(arctan, "atan")
+atan2 = alias(arctan2, "atan2")
+asinh = alias(arcsinh, "asinh")
+acosh = alias(arccosh, "acosh")
+atanh = alias(arctanh, "atanh")
+pow = alias(power, "pow")  # noqa: A001 (the array API's name)
+
+euler_gamma = np.euler_gamma
+
+# -- helpers of the functions below ---------------------------------------------------------
+
+
+def _common(name: str, x, y, *, inexact: bool = False, real: bool = False):
+    """``x`` and ``y`` converted to their NumPy result dtype (at least float if ``inexact``;
+    complex refused if ``real``)."""
+    x, y = arg(x), arg(y)
+    dtype, weak = core.result_type(get_aval(x), get_aval(y))
+    if inexact and not core.is_inexact(dtype):
+        dtype, weak = np.dtype(np.float64), weak
+    if real and dtype.kind == "c":
+        raise TypeError(f"{name}: complex operands are not supported (nor by NumPy), got "
+                        f"{dtype.name}")
+    return [v if dtype_of(v) == dtype else lax.convert_element_type(v, dtype, weak)
+            for v in (x, y)]
+
+
+def _real_inexact(name: str, x):
+    x = promote_inexact(x)
+    if dtype_of(x).kind == "c":
+        raise TypeError(f"{name}: complex input is not supported (nor by NumPy), got "
+                        f"{dtype_of(x).name}")
+    return x
+
+
+def _copysign_zero(x):
+    """A zero with the sign of ``x`` (no derivative), in ``x``'s dtype."""
+    zero = full_like(x, 0)
+    return lax.select(elementwise_primitives.signbit(x), lax.neg(zero), zero)
+
+
+# -- roots, norms, signs --------------------------------------------------------------------
+
+
+def cbrt(x):
+    """Elementwise real cube root (negative for negative ``x``).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.cbrt(fnp.asarray([-8.0, 27.0]))
+    array([-2.,  3.])
+    """
+    return lax.cbrt(_real_inexact("cbrt", x))
+
+
+def hypot(x1, x2):
+    """Elementwise ``sqrt(x1**2 + x2**2)`` without overflow or underflow.
+
+    The larger magnitude is factored out; at ``|x1| == |x2|`` one factorisation is used on
+    both sides, so derivatives of every order are right there, and at ``(0, 0)`` the
+    derivative is the zero subgradient.
+
+    >>> import math, functrans as ft, functrans.numpy as fnp
+    >>> math.isclose(fnp.hypot(3e200, 4e200), 5e200), float(fnp.hypot(3e-200, 4e-200)) > 0
+    (True, True)
+    >>> float(ft.grad(lambda x: fnp.hypot(x, 0.0))(0.0))
+    0.0
+    """
+    x1, x2 = _common("hypot", x1, x2, inexact=True, real=True)
+    a1, a2 = lax.abs(x1), lax.abs(x2)
+    first = lax.ge(a1, a2)
+    big, small = lax.select(first, a1, a2), lax.select(first, a2, a1)
+    zero = lax.eq(big, 0)
+    ratio = lax.div(small, lax.select(zero, 1, big))
+    out = lax.select(zero, 0, lax.mul(big, lax.sqrt(lax.add(1, lax.mul(ratio, ratio)))))
+    return lax.select(lax.bitwise_or(isinf(x1), isinf(x2)), inf, out)
+
+
+def signbit(x):
+    """Whether the sign bit is set: true for negative numbers, ``-0.0`` and ``-nan``."""
+    x = arg(x)
+    kind = dtype_of(x).kind
+    if kind == "b" or kind == "u":
+        return full_like(x, False, dtype=np.bool_)
+    if kind == "i":
+        return lax.lt(x, 0)
+    if kind == "c":
+        raise TypeError(f"signbit: complex input is not supported (nor by NumPy), got "
+                        f"{dtype_of(x).name}")
+    return elementwise_primitives.signbit(x)
+
+
+def copysign(x1, x2):
+    """``x1`` with the sign (bit) of ``x2``; derivative ``±1`` in ``x1`` and ``0`` in ``x2``.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.copysign(fnp.asarray([1.0, -2.0]), -0.0)
+    array([-1., -2.])
+    """
+    x1, x2 = _common("copysign", x1, x2, inexact=True, real=True)
+    flip = lax.ne(elementwise_primitives.signbit(x1), elementwise_primitives.signbit(x2))
+    return lax.select(flip, lax.neg(x1), x1)
+
+
+def fabs(x):
+    """Elementwise absolute value of real numbers, as float (integers are promoted)."""
+    return lax.abs(_real_inexact("fabs", x))
+
+
+def heaviside(x1, x2):
+    """The step function: 0 for ``x1 < 0``, ``x2`` at ``x1 == 0``, 1 for ``x1 > 0`` (nan
+    for nan).  The derivative is 0 in ``x1``, and 1 in ``x2`` where ``x1 == 0``.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.heaviside(fnp.asarray([-1.0, 0.0, 2.0]), 0.5)
+    array([0. , 0.5, 1. ])
+    """
+    x1, x2 = _common("heaviside", x1, x2, inexact=True, real=True)
+    out = lax.select(lax.lt(x1, 0), 0, lax.select(lax.gt(x1, 0), 1, x2))
+    return lax.select(lax.ne(x1, x1), x1, out)
+
+
+def sinc(x):
+    """The normalised sinc ``sin(pi x) / (pi x)``, 1 at 0.
+
+    At 0 the value and derivatives come from the Taylor polynomial
+    ``1 - (pi x)**2 / 6 + (pi x)**4 / 120``, so ``sinc'(0) = 0`` and ``sinc''(0) = -pi**2 / 3``
+    exactly, with no nan.
+
+    >>> import math, functrans as ft, functrans.numpy as fnp
+    >>> math.isclose(ft.grad(ft.grad(fnp.sinc))(0.0), -math.pi ** 2 / 3)
+    True
+    """
+    x = promote_inexact(x)
+    y = lax.mul(x, pi)
+    zero = lax.eq(x, 0)
+    safe = lax.select(zero, 1, y)
+    y2 = lax.mul(y, y)
+    series = lax.add(lax.sub(1, lax.div(y2, 6)), lax.div(lax.mul(y2, y2), 120))
+    return lax.select(zero, series, lax.div(lax.sin(safe), safe))
+
+
+# -- maxima and minima that skip nan -------------------------------------------------------
+
+
+def fmax(x1, x2):
+    """Elementwise maximum that ignores nan (nan only where both are nan).  The derivative
+    goes to the value picked (half to each at ties, as ``maximum``'s)."""
+    x1, x2 = _common("fmax", x1, x2)
+    return _skip_nan(lax.max(x1, x2), x1, x2)
+
+
+def fmin(x1, x2):
+    """Elementwise minimum that ignores nan (nan only where both are nan)."""
+    x1, x2 = _common("fmin", x1, x2)
+    return _skip_nan(lax.min(x1, x2), x1, x2)
+
+
+def _skip_nan(out, x1, x2):
+    if not core.is_inexact(dtype_of(out)):
+        return out
+    return lax.select(lax.ne(x2, x2), x1, lax.select(lax.ne(x1, x1), x2, out))
+
+
+# -- division with remainders --------------------------------------------------------------
+
+
+def fmod(x1, x2):
+    """Elementwise remainder with the sign of ``x1`` (C's fmod): ``x1 - trunc(x1 / x2) x2``.
+    Derivatives: 1 in ``x1``, ``-trunc(x1 / x2)`` in ``x2``."""
+    return lax.rem(*_common("fmod", x1, x2, real=True))
+
+
+def mod(x1, x2):
+    """Elementwise remainder with the sign of ``x2`` (Python's ``%``): ``x1 - floor(x1 / x2)
+    x2``.  Derivatives: 1 in ``x1``, ``-floor(x1 / x2)`` in ``x2``.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.mod(fnp.asarray([-7.5, 7.5]), 2.0)
+    array([0.5, 1.5])
+    """
+    x1, x2 = _common("mod", x1, x2, real=True)
+    r = lax.rem(x1, x2)
+    wrong_side = lax.bitwise_and(lax.ne(r, 0), lax.ne(lax.lt(r, 0), lax.lt(x2, 0)))
+    out = lax.select(wrong_side, lax.add(r, x2), r)
+    if core.is_inexact(dtype_of(out)):  # a zero remainder takes the sign of x2, as NumPy's
+        out = lax.select(lax.eq(r, 0), _copysign_zero(lax.mul(x2, full_like(r, 1))), out)
+    return out
+
+
+remainder = alias(mod, "remainder")
+
+
+def floor_divide(x1, x2):
+    """Elementwise ``floor(x1 / x2)`` (Python's ``//``), computed as NumPy does (from the
+    remainder, so ``1.0 // 0.1 == 9.0``); piecewise constant, so its derivative is 0.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.floor_divide(fnp.asarray([7, -7]), 2), float(fnp.floor_divide(1.0, 0.1))
+    (array([ 3, -4]), 9.0)
+    """
+    x1, x2 = _common("floor_divide", x1, x2, real=True)
+    if dtype_of(x1) == np.bool_:
+        x1, x2 = (lax.convert_element_type(v, np.int8) for v in (x1, x2))
+    r = lax.rem(x1, x2)
+    wrong_side = lax.bitwise_and(lax.ne(r, 0), lax.ne(lax.lt(r, 0), lax.lt(x2, 0)))
+    if not core.is_inexact(dtype_of(x1)):
+        return lax.sub(lax.div(x1, x2), lax.convert_element_type(wrong_side, dtype_of(x1)))
+    x1, x2, r = lax.stop_gradient(x1), lax.stop_gradient(x2), lax.stop_gradient(r)
+    quotient = lax.div(lax.sub(x1, r), x2)  # an integer up to rounding
+    quotient = lax.select(wrong_side, lax.sub(quotient, 1), quotient)
+    out = lax.floor(quotient)
+    out = lax.select(lax.gt(lax.sub(quotient, out), 0.5), lax.add(out, 1), out)
+    out = lax.select(lax.eq(quotient, 0), _copysign_zero(lax.div(x1, x2)), out)
+    return lax.select(lax.eq(x2, 0), lax.div(x1, x2), out)
+
+
+def divmod(x1, x2):  # noqa: A001 (NumPy's name)
+    """``(floor_divide(x1, x2), mod(x1, x2))``."""
+    return floor_divide(x1, x2), mod(x1, x2)
+
+
+def trunc(x):
+    """Elementwise rounding towards zero; integers and booleans come back unchanged."""
+    x = arg(x)
+    if dtype_of(x).kind in "biu":
+        return x
+    if dtype_of(x).kind == "c":
+        raise TypeError("trunc: complex input is not supported (nor by NumPy)")
+    return lax.select(lax.lt(x, 0), lax.ceil(x), lax.floor(x))
+
+
+fix = alias(trunc, "fix")
+
+
+def rint(x):
+    """Elementwise rounding to the nearest integer, ties to even; integers become float."""
+    x = arg(x)
+    if dtype_of(x).kind in "iu":
+        x = promote_inexact(x)
+    return round(x)
+
+
+def modf(x):
+    """``(x - trunc(x), trunc(x))``: fractional and integral parts, both with the sign of
+    ``x`` (the fractional part of ``±inf`` is ``±0``).  Derivatives 1 and 0."""
+    x = _real_inexact("modf", x)
+    whole = trunc(x)
+    frac = lax.select(isinf(x), _copysign_zero(x), lax.sub(x, whole))
+    return frac, whole
+
+
+# -- floating-point representation ---------------------------------------------------------
+
+
+def ldexp(x1, x2):
+    """``x1 * 2**x2`` for integer ``x2``, exact wherever the result is representable.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.ldexp(fnp.asarray([1.0, 3.0]), fnp.asarray([-1, 4]))
+    array([ 0.5, 48. ])
+    """
+    x1, x2 = _real_inexact("ldexp", x1), arg(x2)
+    if dtype_of(x2).kind not in "iu":
+        raise TypeError(f"ldexp: the exponent x2 must be an integer, got {dtype_of(x2).name}")
+    return elementwise_primitives.ldexp(x1, x2)
+
+
+def frexp(x):
+    """``(m, e)`` with ``x = m * 2**e``, ``0.5 <= |m| < 1`` (``m = x``, ``e = 0`` for zero and
+    non-finite ``x``); ``e`` is int32.  The derivative of ``m`` is ``2**-e``.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.frexp(fnp.asarray([8.0, -3.0]))
+    (array([ 0.5 , -0.75]), array([4, 2], dtype=int32))
+    """
+    x = _real_inexact("frexp", x)
+    exponent = elementwise_primitives.frexp_exponent(x)
+    return elementwise_primitives.ldexp(x, lax.neg(exponent)), exponent
+
+
+def nextafter(x1, x2):
+    """The next representable value after ``x1`` towards ``x2``; derivative 1 in ``x1``."""
+    return lax.nextafter(*_common("nextafter", x1, x2, inexact=True, real=True))
+
+
+def spacing(x):
+    """The distance from ``x`` to the next representable value away from zero (negative
+    for negative ``x``); derivative 0."""
+    x = _real_inexact("spacing", x)
+    away = full_like(x, inf)
+    away = lax.select(elementwise_primitives.signbit(x), lax.neg(away), away)
+    return lax.sub(lax.nextafter(x, away), x)
+
+
+# -- more powers, logarithms and angles ----------------------------------------------------
+
+
+def float_power(x1, x2):
+    """``x1 ** x2`` computed in float64 (complex128 for complex operands), as NumPy does."""
+    x1, x2 = arg(x1), arg(x2)
+    dtype = np.result_type(dtype_of(x1), dtype_of(x2), np.float64)
+    return lax.pow(lax.convert_element_type(x1, dtype), lax.convert_element_type(x2, dtype))
+
+
+def logaddexp2(x1, x2):
+    """Elementwise ``log2(2**x1 + 2**x2)`` without overflow (see ``logaddexp``)."""
+    ln2 = math.log(2)
+    x1, x2 = promote_inexact(x1), promote_inexact(x2)
+    return lax.div(logaddexp(lax.mul(x1, ln2), lax.mul(x2, ln2)), ln2)
+
+
+def logical_xor(x1, x2):
+    """Elementwise exclusive or of the truth values of ``x1`` and ``x2``."""
+    return lax.ne(as_bool(x1), as_bool(x2))
+
+
+def deg2rad(x):
+    """Degrees to radians."""
+    return lax.mul(promote_inexact(x), pi / 180)
+
+
+def rad2deg(x):
+    """Radians to degrees."""
+    return lax.mul(promote_inexact(x), 180 / pi)
+
+
+radians = alias(deg2rad, "radians")
+degrees = alias(rad2deg, "degrees")
+
+
+def angle(z, deg: bool = False):
+    """The argument (phase) of complex ``z``, in radians or, with ``deg``, degrees; 0 or pi
+    for real ``z``.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.angle(fnp.asarray([1j, -1.0]), deg=True)
+    array([ 90., 180.])
+    """
+    z = promote_inexact(z)
+    if dtype_of(z).kind == "c":
+        out = lax.atan2(lax.imag(z), lax.real(z))
+    else:
+        out = lax.atan2(full_like(z, 0), z)  # +0: pi for negative z, as NumPy
+    return lax.mul(out, 180 / pi) if deg else out
+
+
+def i0(x):
+    """The modified Bessel function of the first kind of order 0 (real input); its derivative
+    is ``I1``, computed from its series (``|x| <= 30``) or its asymptotic expansion.
+
+    >>> import functrans as ft, functrans.numpy as fnp
+    >>> float(fnp.i0(0.0)), round(float(ft.grad(fnp.i0)(1.0)), 12)
+    (1.0, 0.565159103992)
+    """
+    return elementwise_primitives.bessel_i0(_real_inexact("i0", x))
+
+
+def nan_to_num(x, copy: bool = True, nan: float = 0.0, posinf=None, neginf=None):
+    """``x`` with nan, inf and -inf replaced by ``nan``, ``posinf`` and ``neginf`` (by
+    default 0 and the largest finite values of the dtype).  Gradients pass where ``x`` is
+    finite only.
+
+    >>> import functrans as ft, functrans.numpy as fnp
+    >>> x = fnp.asarray([1.0, fnp.nan, -fnp.inf])
+    >>> fnp.nan_to_num(x, neginf=-1.0), ft.grad(lambda x: fnp.nan_to_num(x).sum())(x)
+    (array([ 1.,  0., -1.]), array([1., 0., 0.]))
+    """
+    del copy  # functrans never writes into its inputs
+    x = arg(x)
+    dtype = dtype_of(x)
+    if not core.is_inexact(dtype):
+        return x
+    if dtype.kind == "c":
+        return lax.complex(nan_to_num(lax.real(x), nan=nan, posinf=posinf, neginf=neginf),
+                           nan_to_num(lax.imag(x), nan=nan, posinf=posinf, neginf=neginf))
+    big = float(np.finfo(dtype).max)
+    posinf = big if posinf is None else posinf
+    neginf = -big if neginf is None else neginf
+    out = lax.select(lax.eq(x, math.inf), posinf, lax.select(lax.eq(x, -math.inf), neginf, x))
+    return lax.select(lax.ne(x, x), nan, out)
+
+
+# -- predicates -----------------------------------------------------------------------------
+
+
+def isinf(x):
+    """Elementwise test for +inf or -inf (in either part, for complex)."""
+    x = arg(x)
+    if not core.is_inexact(dtype_of(x)):
+        return full_like(x, False, dtype=np.bool_)
+    return lax.eq(lax.abs(x), math.inf)
+
+
+def isposinf(x):
+    """Elementwise test for +inf."""
+    return _signed_inf("isposinf", x, math.inf)
+
+
+def isneginf(x):
+    """Elementwise test for -inf."""
+    return _signed_inf("isneginf", x, -math.inf)
+
+
+def _signed_inf(name: str, x, value: float):
+    x = arg(x)
+    if dtype_of(x).kind == "c":
+        raise TypeError(f"{name}: complex input is not supported (nor by NumPy)")
+    if not core.is_inexact(dtype_of(x)):
+        return full_like(x, False, dtype=np.bool_)
+    return lax.eq(x, value)
+
+
+def isreal(x):
+    """Elementwise test for a zero imaginary part (always true for real dtypes)."""
+    x = arg(x)
+    if dtype_of(x).kind != "c":
+        return full_like(x, True, dtype=np.bool_)
+    return lax.eq(lax.imag(x), 0)
+
+
+def iscomplex(x):
+    """Elementwise test for a nonzero imaginary part (always false for real dtypes)."""
+    x = arg(x)
+    if dtype_of(x).kind != "c":
+        return full_like(x, False, dtype=np.bool_)
+    return lax.ne(lax.imag(x), 0)
+
+
+def isrealobj(x) -> builtins.bool:
+    """Whether ``x``'s dtype is not complex (a Python bool, decided by the dtype only)."""
+    return dtype_of(arg(x)).kind != "c"
+
+
+def isscalar(element) -> builtins.bool:
+    """Whether ``element`` is a scalar: a Python or NumPy number, or a zero-dimensional array
+    or tracer (as ``jax.numpy.isscalar`` decides, unlike NumPy for 0-d arrays)."""
+    if isinstance(element, (list, tuple, str, bytes)):
+        return False
+    try:
+        return get_aval(element).ndim == 0
+    except TypeError:
+        return False
+
+
+def isclose(a, b, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False):
+    """Elementwise ``|a - b| <= atol + rtol |b|``; infinities are close only to themselves,
+    nan to nothing (to nan too with ``equal_nan``).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.isclose(fnp.asarray([1.0, fnp.inf, fnp.nan]), [1.0 + 1e-9, fnp.inf, fnp.nan])
+    array([ True,  True, False])
+    """
+    a, b = _common("isclose", a, b, inexact=True)
+    finite = lax.bitwise_and(isfinite(a), isfinite(b))
+    near = lax.le(lax.abs(lax.sub(a, b)), lax.add(atol, lax.mul(rtol, lax.abs(b))))
+    out = lax.select(finite, near, lax.eq(a, b))
+    if equal_nan:
+        out = lax.bitwise_or(out, lax.bitwise_and(isnan(a), isnan(b)))
+    return out
+
+
+def _all_true(x):
+    """A boolean scalar: whether every element of the boolean ``x`` is true."""
+    misses = lax.convert_element_type(lax.bitwise_not(x), np.int64)
+    return lax.eq(lax.reduce_sum(misses, tuple(range(len(shape_of(x))))), 0)
+
+
+def allclose(a, b, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False):
+    """Whether ``isclose`` holds everywhere (a boolean scalar array)."""
+    return _all_true(isclose(a, b, rtol, atol, equal_nan))
+
+
+def array_equal(a1, a2, equal_nan: bool = False):
+    """Whether ``a1`` and ``a2`` have one shape and equal elements (a boolean scalar array;
+    ``equal_nan`` counts nan as equal to nan)."""
+    a1, a2 = arg(a1), arg(a2)
+    if shape_of(a1) != shape_of(a2):
+        return np.asarray(False)
+    same = lax.eq(a1, a2)
+    if equal_nan:
+        same = lax.bitwise_or(same, lax.bitwise_and(isnan(a1), isnan(a2)))
+    return _all_true(same)
+
+
+def array_equiv(a1, a2):
+    """Whether ``a1`` and ``a2`` broadcast together and are equal elementwise."""
+    a1, a2 = arg(a1), arg(a2)
+    try:
+        np.broadcast_shapes(shape_of(a1), shape_of(a2))
+    except ValueError:
+        return np.asarray(False)
+    return _all_true(lax.eq(a1, a2))
+
+
+# -- integers and bits (no derivatives) ----------------------------------------------------
+
+
+def _integers(name: str, *xs, booleans: bool = True):
+    xs = [arg(x) for x in xs]
+    for x in xs:
+        kinds = "biu" if booleans else "iu"
+        if dtype_of(x).kind not in kinds:
+            raise TypeError(f"{name}: needs integer{' or boolean' if booleans else ''} "
+                            f"operands, got {dtype_of(x).name}")
+    return xs
+
+
+def bitwise_and(x1, x2):
+    """Elementwise bitwise and of integers (logical and of booleans)."""
+    return lax.bitwise_and(*_integers("bitwise_and", x1, x2))
+
+
+def bitwise_or(x1, x2):
+    """Elementwise bitwise or of integers (logical or of booleans)."""
+    return lax.bitwise_or(*_integers("bitwise_or", x1, x2))
+
+
+def bitwise_xor(x1, x2):
+    """Elementwise bitwise exclusive or of integers (logical xor of booleans)."""
+    return lax.bitwise_xor(*_integers("bitwise_xor", x1, x2))
+
+
+def invert(x):
+    """Elementwise bitwise not: ``~x = -x - 1`` for signed integers; logical not of booleans.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.invert(fnp.asarray([0, 5])), fnp.invert(fnp.asarray([True, False]))
+    (array([-1, -6]), array([False,  True]))
+    """
+    return lax.bitwise_not(*_integers("invert", x))
+
+
+bitwise_not = alias(invert, "bitwise_not")
+bitwise_invert = alias(invert, "bitwise_invert")
+
+
+def left_shift(x1, x2):
+    """Elementwise ``x1 << x2`` for integers (0 once ``x2`` reaches the bit width)."""
+    return lax.shift_left(*_integers("left_shift", x1, x2, booleans=False))
+
+
+def right_shift(x1, x2):
+    """Elementwise ``x1 >> x2`` for integers, keeping the sign of signed ones."""
+    return lax.shift_right_arithmetic(*_integers("right_shift", x1, x2, booleans=False))
+
+
+bitwise_left_shift = alias(left_shift, "bitwise_left_shift")
+bitwise_right_shift = alias(right_shift, "bitwise_right_shift")
+
+
+def bitwise_count(x):
+    """The number of set bits of ``|x|``, as uint8 (NumPy's ``bitwise_count``).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.bitwise_count(fnp.asarray([-1, 7, 1023]))
+    array([ 1,  3, 10], dtype=uint8)
+    """
+    (x,) = _integers("bitwise_count", x, booleans=False)
+    if dtype_of(x).kind == "i":
+        x = lax.abs(x)
+    return lax.convert_element_type(lax.population_count(x), np.uint8)
+
+
+def gcd(x1, x2):
+    """Elementwise greatest common divisor of integers (``gcd(0, 0) == 0``)."""
+    return elementwise_primitives.gcd(*_integers("gcd", x1, x2, booleans=False))
+
+
+def lcm(x1, x2):
+    """Elementwise least common multiple of integers (``lcm(0, x) == 0``)."""
+    return elementwise_primitives.lcm(*_integers("lcm", x1, x2, booleans=False))

@@ -23,7 +23,8 @@ from functrans.primitives import cumulative
 from functrans.primitives import shape as shape_ops
 
 __all__ = ["sum", "mean", "prod", "cumsum", "cumprod", "var", "std", "max", "min", "amax",
-           "amin", "any", "all", "argmax", "argmin", "diff", "trace"]
+           "amin", "any", "all", "argmax", "argmin", "diff", "trace", "cumulative_sum",
+           "cumulative_prod"]
 
 
 def sum(a, axis=None, dtype=None, keepdims: bool = False):  # noqa: A001
@@ -63,9 +64,62 @@ def cumprod(a, axis=None, dtype=None):
     return cumulative.numpy_cumprod(arg(a), axis, dtype)
 
 
-def var(a, axis=None, ddof: int = 0, keepdims: bool = False):
-    """Variance over ``axis`` (``ddof`` delta degrees of freedom)."""
-    a = promote_inexact(a)
+def _cumulative(name: str, running, initial, x, axis, dtype, include_initial: bool):
+    x = arg(x)
+    shape = shape_of(x)
+    if not shape:
+        raise ValueError(f"{name}: the input must have at least one axis, got a scalar")
+    if axis is None:
+        if len(shape) > 1:
+            raise ValueError(f"{name}: axis must be given for an input of {len(shape)} axes, "
+                             f"got axis=None (shape {shape})")
+        axis = 0
+    axis = shape_ops.normalize_axis(static_int(axis, name, "axis"), len(shape))
+    out = running(x, axis, dtype)
+    if not include_initial:
+        return out
+    config = [(1 if i == axis else 0, 0, 0) for i in range(len(shape))]
+    return lax.pad(out, lax.convert_element_type(initial, dtype_of(out)), config)
+
+
+def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial: bool = False):
+    """Running sum along ``axis`` (the array API's ``cumsum``): ``axis`` may be left out for
+    one-dimensional input only; ``include_initial`` puts the empty sum 0 first.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.cumulative_sum(fnp.asarray([1.0, 2.0, 3.0]), include_initial=True)
+    array([0., 1., 3., 6.])
+    """
+    return _cumulative("cumulative_sum", cumsum, 0, x, axis, dtype, include_initial)
+
+
+def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial: bool = False):
+    """Running product along ``axis`` (the array API's ``cumprod``); ``include_initial`` puts
+    the empty product 1 first."""
+    return _cumulative("cumulative_prod", cumprod, 1, x, axis, dtype, include_initial)
+
+
+def _degrees_of_freedom(name: str, ddof, correction) -> int:
+    """NumPy 2's ``correction`` is the array API's name for ``ddof``; one of them may be given."""
+    if correction is None:
+        return ddof
+    if ddof != 0:
+        raise ValueError(f"{name}: give ddof or correction, not both (they are the same "
+                         f"thing), got ddof={ddof!r} and correction={correction!r}")
+    return correction
+
+
+def var(a, axis=None, ddof: int = 0, keepdims: bool = False, *, correction=None, dtype=None):
+    """Variance over ``axis``: the mean squared deviation, divided by ``count - ddof``
+    rather than ``count`` (``correction`` is the array API's name for ``ddof``).
+
+    >>> import functrans.numpy as fnp
+    >>> x = fnp.asarray([1.0, 2.0, 3.0, 4.0])
+    >>> float(fnp.var(x)), float(fnp.var(x, ddof=1)), float(fnp.var(x, correction=1))
+    (1.25, 1.6666666666666667, 1.6666666666666667)
+    """
+    ddof = _degrees_of_freedom("var", ddof, correction)
+    a = promote_inexact(a) if dtype is None else astype(a, dtype)
     aval = get_aval(a)
     axes = axis_tuple(axis, aval.ndim)
     centered = lax.sub(a, mean(a, axis, keepdims=True))
@@ -75,9 +129,10 @@ def var(a, axis=None, ddof: int = 0, keepdims: bool = False):
     return lax.div(sum(squares, axis, keepdims=keepdims), count - ddof)
 
 
-def std(a, axis=None, ddof: int = 0, keepdims: bool = False):
-    """Standard deviation over ``axis``."""
-    return sqrt(var(a, axis, ddof, keepdims))
+def std(a, axis=None, ddof: int = 0, keepdims: bool = False, *, correction=None, dtype=None):
+    """Standard deviation over ``axis`` (the square root of ``var``, same arguments)."""
+    ddof = _degrees_of_freedom("std", ddof, correction)
+    return sqrt(var(a, axis, ddof, keepdims, dtype=dtype))
 
 
 def max(a, axis=None, keepdims: bool = False):  # noqa: A001

@@ -163,6 +163,14 @@ asin_p = unary("asin", _np_unary("arcsin"),
                lambda g, ans, x: div(g, sqrt(sub(1, mul(x, x)))))
 acos_p = unary("acos", _np_unary("arccos"),
                lambda g, ans, x: neg(div(g, sqrt(sub(1, mul(x, x))))))
+asinh_p = unary("asinh", _np_unary("arcsinh"),
+                lambda g, ans, x: div(g, sqrt(add(mul(x, x), 1))))
+# sqrt(x - 1) sqrt(x + 1) rather than sqrt(x² - 1): the principal branch for complex x too.
+acosh_p = unary("acosh", _np_unary("arccosh"),
+                lambda g, ans, x: div(g, mul(sqrt(sub(x, 1)), sqrt(add(x, 1)))))
+atanh_p = unary("atanh", _np_unary("arctanh"), lambda g, ans, x: div(g, sub(1, mul(x, x))))
+cbrt_p = unary("cbrt", _np_unary("cbrt"), lambda g, ans, x: div(g, mul(3, mul(ans, ans))),
+               real_only=True)
 logistic_p = unary("logistic", lambda x: _logistic_impl(x),
                    lambda g, ans, x: mul(g, mul(ans, sub(1, ans))))
 sign_p = unary("sign", _np_unary("sign"), None, inexact_only=False)
@@ -203,7 +211,7 @@ def _abs_derivative(g, ans, x):
     if get_aval(x).dtype.kind == "c":
         safe = select(eq(ans, 0), 1, ans)
         return real(mul(g, div(conj(x), convert_element_type(safe, get_aval(x).dtype))))
-    return select(ge(x, 0), g, neg(g))
+    return mul(g, sign(x))  # sign(0) = 0: the symmetric subgradient at the kink
 
 
 def _real_dtype(dtype: np.dtype) -> np.dtype:
@@ -340,9 +348,30 @@ def _div_transpose(ct, x, y):
 mul_p = binary("mul", _np_binary("multiply"),
                (lambda g, ans, x, y: mul(g, y), lambda g, ans, x, y: mul(x, g)),
                transpose_rule=_mul_transpose)
-div_p = binary("div", _np_binary("true_divide"),
+def _div_impl(x, y):
+    xp = array_module(x, y)
+    if xp is not np:
+        x, y = coerce(xp, x, y)
+    if np.result_type(x, y).kind not in "biu":
+        return xp.true_divide(x, y)
+    # Integers divide rounding towards zero, as jax.lax.div does (x / 0 gives 0, as NumPy's
+    # floor_divide does).
+    with np.errstate(divide="ignore"):
+        q, r = xp.floor_divide(x, y), xp.remainder(x, y)
+    return q + ((r != 0) & ((xp.asarray(x) < 0) != (xp.asarray(y) < 0))).astype(q.dtype)
+
+
+def _div_abstract_eval(x, y):
+    shape = _broadcast_shapes("div", (x, y))
+    dtype, weak = core.result_type(x, y)
+    if dtype == _BOOL:
+        raise TypeError("div requires numeric operands, got bool")
+    return ShapedArray(shape, dtype, weak)
+
+
+div_p = binary("div", _div_impl,
                (lambda g, ans, x, y: div(g, y), lambda g, ans, x, y: neg(mul(g, div(ans, y)))),
-               transpose_rule=_div_transpose, inexact_only=True)
+               transpose_rule=_div_transpose, abstract_eval=_div_abstract_eval)
 
 
 def _pow_rhs_derivative(g, ans, x, y):
@@ -351,8 +380,14 @@ def _pow_rhs_derivative(g, ans, x, y):
     return mul(g, mul(log(convert_element_type(safe_x, get_aval(ans).dtype)), ans))
 
 
-pow_p = binary("pow", _np_binary("power"),
-               (lambda g, ans, x, y: mul(g, mul(y, pow(x, sub(y, 1)))), _pow_rhs_derivative),
+def _pow_lhs_derivative(g, ans, x, y):
+    # y x**(y-1), except that x**0 is constant: 0 where y == 0, also at x == 0 (not 0 * inf).
+    if core.is_python_scalar(y):  # decided here: no host arrays next to device ones
+        return mul(g, 0) if y == 0 else mul(g, mul(y, pow(x, y - 1)))
+    return mul(g, mul(y, pow(x, select(eq(y, 0), 1, sub(y, 1)))))
+
+
+pow_p = binary("pow", _np_binary("power"), (_pow_lhs_derivative, _pow_rhs_derivative),
                inexact_only=True)
 
 
@@ -410,10 +445,193 @@ lt_p = binary("lt", _np_binary("less"), None, out_dtype=_BOOL)
 le_p = binary("le", _np_binary("less_equal"), None, out_dtype=_BOOL)
 gt_p = binary("gt", _np_binary("greater"), None, out_dtype=_BOOL)
 ge_p = binary("ge", _np_binary("greater_equal"), None, out_dtype=_BOOL)
-and_p = binary("and", _np_binary("logical_and"), None, out_dtype=_BOOL)
-or_p = binary("or", _np_binary("logical_or"), None, out_dtype=_BOOL)
-not_p = unary("not", _np_unary("logical_not"), None, inexact_only=False,
-              out_dtype=lambda d: _BOOL)
+
+# -- integer and bitwise family: exact on integers (and booleans), no derivative ----------
+
+
+def _require_integer(name: str, dtype: np.dtype, booleans: bool = True) -> None:
+    kinds = "biu" if booleans else "iu"
+    if dtype.kind not in kinds:
+        what = "an integer or boolean" if booleans else "an integer"
+        raise TypeError(f"{name} requires {what} operand, got {dtype.name}")
+
+
+def _integer_unary(name: str, impl: Callable, *, booleans: bool = True,
+                   out_dtype: Callable | None = None) -> Primitive:
+    def abstract_eval(aval):
+        _require_integer(name, aval.dtype, booleans)
+        dtype = aval.dtype if out_dtype is None else out_dtype(aval.dtype)
+        return ShapedArray(aval.shape, dtype, aval.weak_type and out_dtype is None)
+    return unary(name, impl, None, inexact_only=False, abstract_eval=abstract_eval)
+
+
+def _integer_binary(name: str, impl: Callable, *, booleans: bool = True) -> Primitive:
+    def abstract_eval(x, y):
+        shape = _broadcast_shapes(name, (x, y))
+        dtype, weak = core.result_type(x, y)
+        _require_integer(name, dtype, booleans)
+        return ShapedArray(shape, dtype, weak)
+    return binary(name, impl, None, abstract_eval=abstract_eval)
+
+
+def _unsigned_view(x):
+    """``x``'s bits as the unsigned integer type of its size (booleans stay booleans)."""
+    if x.dtype.kind != "i":
+        return x
+    return x.view(np.dtype(f"u{x.dtype.itemsize}"))
+
+
+def _shift_right_logical_impl(x, y):
+    xp = array_module(x, y)
+    x, y = coerce(xp, x, y)
+    dtype = np.result_type(x, y)
+    x = xp.asarray(x).astype(dtype, copy=False)
+    unsigned = _unsigned_view(x)
+    out = xp.right_shift(unsigned, xp.asarray(y).astype(unsigned.dtype))
+    return out.view(dtype) if dtype.kind == "i" else out
+
+
+def _population_count_impl(x):
+    xp = array_module(x)
+    unsigned = _unsigned_view(x)
+    return xp.bitwise_count(unsigned).astype(x.dtype, copy=False)
+
+
+def _clz_impl(x):
+    # Binary search on the highest set bit: shift by 32, 16, ..., 1 while the top is empty.
+    xp = array_module(x)
+    u = _unsigned_view(x)
+    bits = 8 * x.dtype.itemsize
+    count = xp.zeros(x.shape, u.dtype)
+    step = bits // 2
+    while step:
+        empty = xp.right_shift(u, bits - step) == 0
+        count = count + xp.where(empty, step, 0).astype(u.dtype)
+        u = xp.where(empty, xp.left_shift(u, step), u)
+        step //= 2
+    count = count + (u == 0).astype(u.dtype)  # zero has every bit leading
+    return count.view(x.dtype) if x.dtype.kind == "i" else count
+
+
+and_p = _integer_binary("and", _np_binary("bitwise_and"))
+or_p = _integer_binary("or", _np_binary("bitwise_or"))
+xor_p = _integer_binary("xor", _np_binary("bitwise_xor"))
+not_p = _integer_unary("not", _np_unary("invert"))
+shift_left_p = _integer_binary("shift_left", _np_binary("left_shift"), booleans=False)
+shift_right_arithmetic_p = _integer_binary("shift_right_arithmetic", _np_binary("right_shift"),
+                                           booleans=False)
+shift_right_logical_p = _integer_binary("shift_right_logical", _shift_right_logical_impl,
+                                        booleans=False)
+population_count_p = _integer_unary("population_count", _population_count_impl, booleans=False)
+clz_p = _integer_unary("clz", _clz_impl, booleans=False)
+gcd_p = _integer_binary("gcd", _np_binary("gcd"), booleans=False)
+lcm_p = _integer_binary("lcm", _np_binary("lcm"), booleans=False)
+
+# -- floating-point bit-level family --------------------------------------------------------
+
+
+_fmod = _np_binary("fmod")
+
+
+def _rem_impl(x, y):
+    with np.errstate(divide="ignore", invalid="ignore"):  # x % 0: nan (0 for integers)
+        return _fmod(x, y)
+
+
+def _rem_abstract_eval(x, y):
+    shape = _broadcast_shapes("rem", (x, y))
+    dtype, weak = core.result_type(x, y)
+    if dtype.kind not in "iuf":
+        raise TypeError(f"rem requires real (integer or floating-point) operands, got "
+                        f"{dtype.name}")
+    return ShapedArray(shape, dtype, weak)
+
+
+def _truncate(q):
+    return select(lt(q, 0), ceil(q), floor(q))
+
+
+# rem(x, y) = x - trunc(x / y) y: slope 1 in x and -trunc(x / y) in y between the jumps.
+rem_p = binary("rem", _rem_impl,
+               (lambda g, ans, x, y: g,
+                lambda g, ans, x, y: mul(g, neg(_truncate(div(x, y))))),
+               abstract_eval=_rem_abstract_eval)
+# nextafter(x, y) is x moved by one unit in the last place: slope 1 in x, 0 in y.
+nextafter_p = binary("nextafter", _np_binary("nextafter"), (lambda g, ans, x, y: g, None),
+                     real_only=True)
+
+
+def _ldexp_abstract_eval(x, n):
+    shape = _broadcast_shapes("ldexp", (x, n))
+    _require_real_floating("ldexp", x)
+    _require_integer("ldexp", n.dtype, booleans=False)
+    return ShapedArray(shape, x.dtype, x.weak_type)
+
+
+def _ldexp_impl(x, n):
+    xp = array_module(x, n)
+    x, n = coerce(xp, x, n)
+    out = xp.ldexp(x, n)
+    dtype = getattr(x, "dtype", None)  # None for a Python float: float64 already
+    return out if dtype is None else out.astype(dtype, copy=False)
+
+
+ldexp_p = binary("ldexp", _ldexp_impl, (lambda g, ans, x, n: ldexp(g, n), None),
+                 transpose_rule=lambda ct, x, n: [unbroadcast(x.aval, ldexp(ct, n)), None],
+                 abstract_eval=_ldexp_abstract_eval)
+frexp_exponent_p = unary("frexp_exponent", lambda x: array_module(x).frexp(x)[1], None,
+                         real_only=True, out_dtype=lambda d: np.dtype(np.int32))
+
+
+def _signbit_abstract_eval(aval):
+    if aval.dtype.kind == "c":
+        raise TypeError("signbit requires a real operand, got " + aval.dtype.name)
+    return ShapedArray(aval.shape, _BOOL, False)
+
+
+signbit_p = unary("signbit", _np_unary("signbit"), None, inexact_only=False,
+                  abstract_eval=_signbit_abstract_eval)
+
+# -- modified Bessel functions of the first kind (jax.numpy.i0) ------------------------------
+
+
+def _bessel_i1_impl(x):
+    """I1 from its power series for |x| <= 30 and its asymptotic expansion beyond: every term
+    of the series is positive and it converges in 60 terms there; the expansion's 20 terms
+    reach float64 precision from 30 on."""
+    xp = array_module(x)
+    x = xp.asarray(x)  # a Python float too
+    ax = xp.abs(x)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        small = xp.minimum(ax, 30)
+        q = small * small / 4
+        term = xp.ones_like(q)
+        total = xp.ones_like(q)
+        for k in range(1, 60):
+            term = term * q / (k * (k + 1))
+            total = total + term
+        series = small / 2 * total
+        big = xp.maximum(ax, 30)
+        coefficient = xp.ones_like(big)
+        expansion = xp.ones_like(big)
+        for k in range(1, 20):  # a_k(1) = prod_{j<=k} (4 - (2j - 1)**2) / (k! 8**k)
+            coefficient = coefficient * (4 - (2 * k - 1) ** 2) / (8 * k * big)
+            expansion = expansion + (-1) ** k * coefficient
+        asymptotic = xp.exp(big) / xp.sqrt(2 * np.pi * big) * expansion
+        out = xp.where(ax <= 30, series, asymptotic)
+    return xp.copysign(out, x).astype(x.dtype, copy=False)
+
+
+def _bessel_i1_derivative(g, ans, x):
+    # I1'(x) = I0(x) - I1(x) / x, whose limit at 0 is 1/2.
+    zero = eq(x, 0)
+    safe = select(zero, 1, x)
+    return mul(g, select(zero, 0.5, sub(bessel_i0(x), div(bessel_i1(safe), safe))))
+
+
+bessel_i0_p = unary("bessel_i0", _np_unary("i0"), lambda g, ans, x: mul(g, bessel_i1(x)),
+                    real_only=True)
+bessel_i1_p = unary("bessel_i1", _bessel_i1_impl, _bessel_i1_derivative, real_only=True)
 
 # -- add_any: the sum of two tangents of one type (used by AD itself) ----------------------
 
@@ -597,11 +815,20 @@ abs = _unary_fn(abs_p, "Elementwise absolute value (modulus for complex).")  # n
 real = _unary_fn(real_p, "Real part.")
 imag = _unary_fn(imag_p, "Imaginary part.")
 conj = _unary_fn(conj_p, "Complex conjugate.")
-bitwise_not = _unary_fn(not_p, "Elementwise logical not of booleans.", "bitwise_not")
+asinh = _unary_fn(asinh_p, "Elementwise inverse hyperbolic sine.")
+acosh = _unary_fn(acosh_p, "Elementwise inverse hyperbolic cosine.")
+atanh = _unary_fn(atanh_p, "Elementwise inverse hyperbolic tangent.")
+cbrt = _unary_fn(cbrt_p, "Elementwise real cube root.")
+bitwise_not = _unary_fn(not_p, "Elementwise bitwise not of integers (logical not of booleans).",
+                        "bitwise_not")
+population_count = _unary_fn(population_count_p, "Elementwise number of set bits of integers "
+                             "(of the two's complement bits for negative values).")
+clz = _unary_fn(clz_p, "Elementwise number of leading zero bits of integers.")
 add = _binary_fn(add_p, "Elementwise (broadcasting) x + y.")
 sub = _binary_fn(sub_p, "Elementwise (broadcasting) x - y.")
 mul = _binary_fn(mul_p, "Elementwise (broadcasting) x * y.")
-div = _binary_fn(div_p, "Elementwise (broadcasting) true division x / y.")
+div = _binary_fn(div_p, "Elementwise (broadcasting) division x / y: true division of "
+                       "floats, rounding towards zero for integers.")
 pow = _binary_fn(pow_p, "Elementwise (broadcasting) x ** y for real exponents.")  # noqa: A001
 atan2 = _binary_fn(atan2_p, "Elementwise (broadcasting) arc tangent of x / y, in the quadrant "
                             "of the point (y, x).")
@@ -614,8 +841,55 @@ lt = _binary_fn(lt_p, "Elementwise x < y.")
 le = _binary_fn(le_p, "Elementwise x <= y.")
 gt = _binary_fn(gt_p, "Elementwise x > y.")
 ge = _binary_fn(ge_p, "Elementwise x >= y.")
-bitwise_and = _binary_fn(and_p, "Elementwise logical and of booleans.", "bitwise_and")
-bitwise_or = _binary_fn(or_p, "Elementwise logical or of booleans.", "bitwise_or")
+bitwise_and = _binary_fn(and_p, "Elementwise bitwise and of integers or booleans.",
+                         "bitwise_and")
+bitwise_or = _binary_fn(or_p, "Elementwise bitwise or of integers or booleans.", "bitwise_or")
+bitwise_xor = _binary_fn(xor_p, "Elementwise bitwise exclusive or of integers or booleans.",
+                         "bitwise_xor")
+shift_left = _binary_fn(shift_left_p, "Elementwise x << y for integers (0 once y reaches the "
+                        "bit width).")
+shift_right_arithmetic = _binary_fn(shift_right_arithmetic_p, "Elementwise x >> y for integers, "
+                                    "filling with the sign bit.")
+shift_right_logical = _binary_fn(shift_right_logical_p, "Elementwise x >> y for integers, "
+                                 "filling with zeros.")
+rem = _binary_fn(rem_p, "Elementwise remainder x - trunc(x / y) y, with the sign of x (C's "
+                 "fmod).")
+nextafter = _binary_fn(nextafter_p, "Elementwise next floating-point value after x towards y.")
+
+
+def ldexp(x, n):
+    """``x * 2**n`` for a float ``x`` and an integer ``n``, exactly (no ``2**n`` formed)."""
+    return ldexp_p.bind(x, n)
+
+
+def frexp_exponent(x):
+    """The int32 exponent ``e`` of ``x = m * 2**e`` with ``0.5 <= |m| < 1`` (0 for 0)."""
+    return frexp_exponent_p.bind(x)
+
+
+def signbit(x):
+    """Whether the sign bit of ``x`` is set (true for -0.0 and negative nan too)."""
+    return signbit_p.bind(x)
+
+
+def gcd(x, y):
+    """Elementwise greatest common divisor of integers (non-negative)."""
+    return gcd_p.bind(x, y)
+
+
+def lcm(x, y):
+    """Elementwise least common multiple of integers (non-negative)."""
+    return lcm_p.bind(x, y)
+
+
+def bessel_i0(x):
+    """The modified Bessel function of the first kind of order 0, ``I0``."""
+    return bessel_i0_p.bind(x)
+
+
+def bessel_i1(x):
+    """The modified Bessel function of the first kind of order 1, ``I1 = I0'``."""
+    return bessel_i1_p.bind(x)
 
 
 def select(pred, on_true, on_false):
