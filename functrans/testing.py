@@ -34,7 +34,7 @@ from functrans.gradcheck import (SEED_ENV_VAR, GradcheckError, Nondifferentiable
                                  default_tolerance)
 from functrans.gradcheck.checks import nondifferentiable_check, vmap_consistency_check
 from functrans.gradcheck.jacobians import numeric_jacobian
-from functrans.gradcheck.options import numeric_dtype, resolve_seed
+from functrans.gradcheck.options import numeric_dtype, reproduce_advice, resolve_seed
 from functrans.gradcheck.problem import make_problem
 from functrans.gradcheck.realify import (is_complex, placement, random_direction, random_like,
                                           realify)
@@ -304,12 +304,12 @@ def check_jvp(f: Callable, f_jvp: Callable, args: Sequence, atol=None, rtol=None
     >>> import functools, numpy as np, functrans as ft, functrans.numpy as fnp
     >>> check_jvp(fnp.tanh, functools.partial(ft.jvp, fnp.tanh), (np.array([0.3, -1.0]),))
     """
-    seed = resolve_seed(seed)
+    explicit, seed = seed is not None, resolve_seed(seed)
     args = tuple(args)
     tangent = _jax_rand_like(np.random.RandomState(seed), args)
     out, out_tangent = f_jvp(args, tangent)
-    where = f"{err_msg + ': ' if err_msg else ''}jvp check (seed {seed}; set "
-    where += f"{SEED_ENV_VAR}={seed} to reproduce)"
+    where = (f"{err_msg + ': ' if err_msg else ''}jvp check (seed {seed}; "
+             f"{reproduce_advice(seed, explicit)})")
     _check_dtypes_match(out, out_tangent, f"{where}: tangent output of f_jvp")
     expected_out = f(*args)
     _check_dtypes_match(out, expected_out, f"{where}: primal output of f_jvp vs f")
@@ -334,12 +334,12 @@ def check_vjp(f: Callable, f_vjp: Callable, args: Sequence, atol=None, rtol=None
     >>> f = lambda x, y: fnp.sum(x * fnp.sin(y))
     >>> check_vjp(f, functools.partial(ft.vjp, f), (np.array([1.0, 2.0]), np.array([0.5, 0.1])))
     """
-    seed = resolve_seed(seed)
+    explicit, seed = seed is not None, resolve_seed(seed)
     args = tuple(args)
     rs = np.random.RandomState(seed)
     out, vjp_fun = f_vjp(*args)
-    where = f"{err_msg + ': ' if err_msg else ''}vjp check (seed {seed}; set "
-    where += f"{SEED_ENV_VAR}={seed} to reproduce)"
+    where = (f"{err_msg + ': ' if err_msg else ''}vjp check (seed {seed}; "
+             f"{reproduce_advice(seed, explicit)})")
     _jax_check_close(out, f(*args), atol, rtol, f"{where}: primal output of f_vjp vs f")
     eps = _JAX_EPS if eps is None else eps
     tangent = _jax_rand_like(rs, args)
@@ -600,7 +600,7 @@ def check_backward(func: Callable, x_data, y_grad, params=(), eps: float = 1e-3,
     checked = [i for i, skip in enumerate(no_grads) if not skip] + [
         len(xs) + j for j in range(len(params))]
     ys, ys_tuple, gys = _output_grads(func, all_inputs, y_grad, name)
-    seed = resolve_seed(seed)
+    explicit, seed = seed is not None, resolve_seed(seed)
     partial_fun = partial_over(func, all_inputs, checked)
     checked_values = [all_inputs[i] for i in checked]
     rng = backend.default_rng(seed, like=placement(checked_values))
@@ -636,8 +636,8 @@ def check_backward(func: Callable, x_data, y_grad, params=(), eps: float = 1e-3,
     numeric = sum(_real_inner(fnp.conj(g), slope)
                   for g, slope in zip(numeric_gys, slopes) if g is not None)
     message = (f"{name}: <analytic gradient, r> vs the central difference of <y_grad, func> "
-               f"along a random direction r (eps={eps}; seed {seed}; set {SEED_ENV_VAR}="
-               f"{seed} to reproduce)")
+               f"along a random direction r (eps={eps}; seed {seed}; "
+               f"{reproduce_advice(seed, explicit)})")
     try:
         assert_allclose(analytic, numeric, atol=atol, rtol=rtol, err_msg=message,
                         names=("analytic", "numeric"))
@@ -1045,29 +1045,32 @@ def check_numeric_gradient(fun: Callable, location, numeric_eps=None, rtol=None,
 # ------------------------------------------------------------------------------------------
 
 
-def seed_for(key: str = "") -> int:
-    """A reproducible seed: the ``FUNCTRANS_TEST_SEED`` environment variable if set (an
-    integer, or ``random`` for a fresh one), otherwise a hash of ``key`` (e.g. the test's
-    name), so each test gets its own stable seed.
+def seed_for(key: str = "", session_seed: int | None = None) -> int:
+    """A reproducible seed for ``key`` (e.g. a test's node id): a hash of ``key`` and the
+    session seed, which is ``session_seed`` if given, else ``FUNCTRANS_TEST_SEED`` (an
+    integer, or ``random``; the pytest option ``--functrans-seed`` sets it), else 0.  The
+    same key and session seed give the same seed, alone or among other tests; different
+    keys give unrelated seeds.
 
-    >>> seed_for("test_sin") == seed_for("test_sin")
+    >>> seed_for("test_sin") == seed_for("test_sin") != seed_for("test_cos")
     True
+    >>> seed_for("test_sin", session_seed=1) == seed_for("test_sin", session_seed=2)
+    False
     """
-    env = os.environ.get(SEED_ENV_VAR, "").strip()
-    if env:
-        return resolve_seed(None)
-    return zlib.crc32(key.encode()) & 0x7FFFFFFF
+    session = resolve_seed(session_seed)
+    entropy = [session, zlib.crc32(key.encode())]
+    return int(np.random.SeedSequence(entropy).generate_state(1)[0]) & 0x7FFFFFFF
 
 
-def make_rng(key: str = "") -> tuple[np.random.Generator, int]:
-    """``(numpy Generator, seed)`` seeded by :func:`seed_for` ``(key)``; put the seed in
-    failure messages.
+def make_rng(key: str = "", session_seed: int | None = None
+             ) -> tuple[np.random.Generator, int]:
+    """``(numpy Generator, seed)`` seeded by :func:`seed_for` ``(key, session_seed)``.
 
     >>> rng, seed = make_rng("test_example")
     >>> rng.standard_normal(2).shape
     (2,)
     """
-    seed = seed_for(key)
+    seed = seed_for(key, session_seed)
     return np.random.default_rng(seed), seed
 
 
@@ -1113,13 +1116,14 @@ def _make_rng_fixture():
 
     @pytest.fixture
     def rng(request):
-        """A numpy Generator seeded per test (see :func:`seed_for`); the seed is printed
-        with the failure report."""
-        seed = seed_for(request.node.nodeid)
-        request.node.add_report_section(
-            "setup", "functrans seed",
-            f"seed {seed}: rerun with {SEED_ENV_VAR}={seed} to reproduce")
-        return np.random.default_rng(seed)
+        """The ``rng`` fixture for a session without functrans's pytest plugin (which
+        provides the same fixture and its report itself)."""
+        session = resolve_seed(None)
+        if request.config.getoption("functrans_seed", "absent") == "absent":
+            request.node.add_report_section(
+                "setup", "functrans seed",
+                f"session seed {session}: rerun with {SEED_ENV_VAR}={session} to reproduce")
+        return make_rng(request.node.nodeid, session)[0]
 
     return rng
 
@@ -1130,7 +1134,8 @@ def __dir__() -> list[str]:
 
 def __getattr__(name: str) -> Any:
     # The pytest fixture is built on first use, so importing functrans never imports pytest.
-    # Use it with `from functrans.testing import rng` in a conftest.py or test module.
+    # functrans's pytest plugin provides it without an import; this name is for sessions
+    # that run without the plugin (`from functrans.testing import rng` in a conftest.py).
     if name == "rng":
         fixture = _make_rng_fixture()
         globals()["rng"] = fixture
