@@ -124,7 +124,9 @@ def reproduce_advice(seed: int, explicit: bool) -> str:
     """
     if _test["command"]:
         return f"rerun this test with: {_test['command']}"
-    return f"pass seed={seed} to reproduce" if explicit else f"set {SEED_ENV_VAR}={seed} to reproduce"
+    if explicit:
+        return f"pass seed={seed} to reproduce"
+    return f"set {SEED_ENV_VAR}={seed} to reproduce"
 
 
 def numeric_dtype(dtype, override) -> np.dtype:
