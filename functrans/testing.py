@@ -6,8 +6,11 @@
 * MXNet, for pure functions: :func:`check_symbolic_backward`,
   :func:`check_numeric_gradient`.
 * :func:`assert_allclose`, which names the worst element; pytest helpers: reproducible
-  seeds (:func:`seed_for`, :func:`make_rng`, the ``rng`` fixture) and
+  seeds (:func:`seed_for`, :func:`make_rng`; the ``rng`` fixture and ``--functrans-seed``
+  come from the pytest plugin, ``functrans.pytest_plugin``) and
   :func:`parametrize_dtypes_shapes`.
+* hypothesis strategies (hypothesis is a test extra): :func:`arrays` with value domains
+  suited to derivative checks (:data:`DOMAINS`), :func:`array_shapes`.
 
 Every checker raises :class:`functrans.GradcheckError` (an ``AssertionError``) on a wrong
 derivative and :class:`functrans.NondifferentiableError` when asked to look for kinks.
@@ -20,7 +23,7 @@ Complex numbers follow the library's (JAX's) convention, described in ``docs/gra
 from __future__ import annotations
 
 import functools
-import os
+import sys
 import zlib
 from typing import Any, Callable, Sequence
 
@@ -34,7 +37,7 @@ from functrans.gradcheck import (SEED_ENV_VAR, GradcheckError, Nondifferentiable
                                  default_tolerance)
 from functrans.gradcheck.checks import nondifferentiable_check, vmap_consistency_check
 from functrans.gradcheck.jacobians import numeric_jacobian
-from functrans.gradcheck.options import numeric_dtype, resolve_seed
+from functrans.gradcheck.options import numeric_dtype, reproduce_advice, resolve_seed
 from functrans.gradcheck.problem import make_problem
 from functrans.gradcheck.realify import (is_complex, placement, random_direction, random_like,
                                           realify)
@@ -45,7 +48,7 @@ __all__ = [
     "check_backward", "check_double_backward", "numerical_grad",
     "check_symbolic_backward", "check_numeric_gradient",
     "assert_allclose", "seed_for", "make_rng", "random_array", "parametrize_dtypes_shapes",
-    "FLOAT_DTYPES", "INEXACT_DTYPES", "SEED_ENV_VAR",
+    "FLOAT_DTYPES", "INEXACT_DTYPES", "SEED_ENV_VAR", "arrays", "array_shapes", "DOMAINS",
 ]
 
 #: The float dtypes a typical derivative test is parametrized over.
@@ -304,12 +307,12 @@ def check_jvp(f: Callable, f_jvp: Callable, args: Sequence, atol=None, rtol=None
     >>> import functools, numpy as np, functrans as ft, functrans.numpy as fnp
     >>> check_jvp(fnp.tanh, functools.partial(ft.jvp, fnp.tanh), (np.array([0.3, -1.0]),))
     """
-    seed = resolve_seed(seed)
+    explicit, seed = seed is not None, resolve_seed(seed)
     args = tuple(args)
     tangent = _jax_rand_like(np.random.RandomState(seed), args)
     out, out_tangent = f_jvp(args, tangent)
-    where = f"{err_msg + ': ' if err_msg else ''}jvp check (seed {seed}; set "
-    where += f"{SEED_ENV_VAR}={seed} to reproduce)"
+    where = (f"{err_msg + ': ' if err_msg else ''}jvp check (seed {seed}; "
+             f"{reproduce_advice(seed, explicit)})")
     _check_dtypes_match(out, out_tangent, f"{where}: tangent output of f_jvp")
     expected_out = f(*args)
     _check_dtypes_match(out, expected_out, f"{where}: primal output of f_jvp vs f")
@@ -334,12 +337,12 @@ def check_vjp(f: Callable, f_vjp: Callable, args: Sequence, atol=None, rtol=None
     >>> f = lambda x, y: fnp.sum(x * fnp.sin(y))
     >>> check_vjp(f, functools.partial(ft.vjp, f), (np.array([1.0, 2.0]), np.array([0.5, 0.1])))
     """
-    seed = resolve_seed(seed)
+    explicit, seed = seed is not None, resolve_seed(seed)
     args = tuple(args)
     rs = np.random.RandomState(seed)
     out, vjp_fun = f_vjp(*args)
-    where = f"{err_msg + ': ' if err_msg else ''}vjp check (seed {seed}; set "
-    where += f"{SEED_ENV_VAR}={seed} to reproduce)"
+    where = (f"{err_msg + ': ' if err_msg else ''}vjp check (seed {seed}; "
+             f"{reproduce_advice(seed, explicit)})")
     _jax_check_close(out, f(*args), atol, rtol, f"{where}: primal output of f_vjp vs f")
     eps = _JAX_EPS if eps is None else eps
     tangent = _jax_rand_like(rs, args)
@@ -357,7 +360,7 @@ def check_vjp(f: Callable, f_vjp: Callable, args: Sequence, atol=None, rtol=None
 
 def check_grads(f: Callable, args: Sequence, order: int, modes: Sequence[str] = ("fwd", "rev"),
                 atol: float | None = None, rtol: float | None = None,
-                eps: float | None = None) -> None:
+                eps: float | None = None, *, detect_nondifferentiable: bool = False) -> None:
     """Check forward and/or reverse derivatives of ``f`` at ``args`` up to ``order``
     against finite differences along random directions, with :func:`check_jvp` and
     :func:`check_vjp`.  Order ``k`` recurses on the JVP function
@@ -385,8 +388,22 @@ def check_grads(f: Callable, args: Sequence, order: int, modes: Sequence[str] = 
     (JAX draws random integers, which its ``jvp`` refuses); ``seed`` (or
     ``FUNCTRANS_TEST_SEED``) picks the draws.
 
+    ``detect_nondifferentiable=True`` (a functrans addition, keyword-only) first looks for
+    a kink of ``f`` itself within ``eps`` of ``args`` (one-sided differences of every
+    coordinate, gradcheck's 5-point stencil, in float64, at the default tolerance of each
+    dtype).  Finite differences cannot judge a derivative there, so instead of a false
+    failure: inside a hypothesis example the example is rejected (as ``assume(False)``,
+    so shrinking towards 0 cannot end on ``abs`` at 0); elsewhere
+    :class:`functrans.NondifferentiableError` is raised.
+
     >>> import numpy as np, functrans.numpy as fnp
     >>> check_grads(lambda x, y: fnp.exp(x) * y, (np.array([0.1, 0.2]), 3.0), order=2)
+    >>> try:
+    ...     check_grads(fnp.abs, (np.array([0.0, 1.0]),), order=1,
+    ...                 detect_nondifferentiable=True)
+    ... except NondifferentiableError as e:
+    ...     print(str(e).splitlines()[1])
+      d out[0] / d x[0] at x[0] = 0: one-sided derivatives differ: left -1, right 1
     """
     modes = (modes,) if isinstance(modes, str) else tuple(modes)
     for m in modes:
@@ -397,6 +414,8 @@ def check_grads(f: Callable, args: Sequence, order: int, modes: Sequence[str] = 
                  for a in args)
 
     eps = eps or _JAX_EPS
+    if detect_nondifferentiable:
+        _refuse_kinks(f, args, eps, "check_grads")
 
     def recurse(fun, fun_args, k, msg):
         if "fwd" in modes:
@@ -419,6 +438,23 @@ def check_grads(f: Callable, args: Sequence, order: int, modes: Sequence[str] = 
                 recurse(fun_vjp, fun_args, k - 1, rev_msg + " of ")
 
     recurse(f, args, order, "")
+
+
+def _refuse_kinks(f: Callable, args: tuple, eps: float, name: str) -> None:
+    """Reject the hypothesis example, or raise NondifferentiableError, when ``f`` has a kink
+    within ``eps`` of ``args``."""
+    problem = make_problem(f, args, {}, label=getattr(f, "__name__", None))
+    check = nondifferentiable_check(problem, numeric_jacobian(problem, eps, None, detect=True),
+                                    1, None, None)
+    if check.passed:
+        return
+    hypothesis = sys.modules.get("hypothesis")  # imported by the test if it uses hypothesis
+    in_example = getattr(hypothesis, "currently_in_test_context", lambda: False)
+    if hypothesis is not None and in_example():
+        hypothesis.reject()  # not a counterexample: finite differences cannot judge a kink
+    raise NondifferentiableError(f"{name}: {problem.label} is not differentiable at the point "
+                                 f"checked (eps={eps}):\n{check.message}\nFinite differences "
+                                 "cannot judge a derivative at a kink: move the point away")
 
 
 # ------------------------------------------------------------------------------------------
@@ -600,7 +636,7 @@ def check_backward(func: Callable, x_data, y_grad, params=(), eps: float = 1e-3,
     checked = [i for i, skip in enumerate(no_grads) if not skip] + [
         len(xs) + j for j in range(len(params))]
     ys, ys_tuple, gys = _output_grads(func, all_inputs, y_grad, name)
-    seed = resolve_seed(seed)
+    explicit, seed = seed is not None, resolve_seed(seed)
     partial_fun = partial_over(func, all_inputs, checked)
     checked_values = [all_inputs[i] for i in checked]
     rng = backend.default_rng(seed, like=placement(checked_values))
@@ -636,8 +672,8 @@ def check_backward(func: Callable, x_data, y_grad, params=(), eps: float = 1e-3,
     numeric = sum(_real_inner(fnp.conj(g), slope)
                   for g, slope in zip(numeric_gys, slopes) if g is not None)
     message = (f"{name}: <analytic gradient, r> vs the central difference of <y_grad, func> "
-               f"along a random direction r (eps={eps}; seed {seed}; set {SEED_ENV_VAR}="
-               f"{seed} to reproduce)")
+               f"along a random direction r (eps={eps}; seed {seed}; "
+               f"{reproduce_advice(seed, explicit)})")
     try:
         assert_allclose(analytic, numeric, atol=atol, rtol=rtol, err_msg=message,
                         names=("analytic", "numeric"))
@@ -1045,29 +1081,32 @@ def check_numeric_gradient(fun: Callable, location, numeric_eps=None, rtol=None,
 # ------------------------------------------------------------------------------------------
 
 
-def seed_for(key: str = "") -> int:
-    """A reproducible seed: the ``FUNCTRANS_TEST_SEED`` environment variable if set (an
-    integer, or ``random`` for a fresh one), otherwise a hash of ``key`` (e.g. the test's
-    name), so each test gets its own stable seed.
+def seed_for(key: str = "", session_seed: int | None = None) -> int:
+    """A reproducible seed for ``key`` (e.g. a test's node id): a hash of ``key`` and the
+    session seed, which is ``session_seed`` if given, else ``FUNCTRANS_TEST_SEED`` (an
+    integer, or ``random``; the pytest option ``--functrans-seed`` sets it), else 0.  The
+    same key and session seed give the same seed, alone or among other tests; different
+    keys give unrelated seeds.
 
-    >>> seed_for("test_sin") == seed_for("test_sin")
+    >>> seed_for("test_sin") == seed_for("test_sin") != seed_for("test_cos")
     True
+    >>> seed_for("test_sin", session_seed=1) == seed_for("test_sin", session_seed=2)
+    False
     """
-    env = os.environ.get(SEED_ENV_VAR, "").strip()
-    if env:
-        return resolve_seed(None)
-    return zlib.crc32(key.encode()) & 0x7FFFFFFF
+    session = resolve_seed(session_seed)
+    entropy = [session, zlib.crc32(key.encode())]
+    return int(np.random.SeedSequence(entropy).generate_state(1)[0]) & 0x7FFFFFFF
 
 
-def make_rng(key: str = "") -> tuple[np.random.Generator, int]:
-    """``(numpy Generator, seed)`` seeded by :func:`seed_for` ``(key)``; put the seed in
-    failure messages.
+def make_rng(key: str = "", session_seed: int | None = None
+             ) -> tuple[np.random.Generator, int]:
+    """``(numpy Generator, seed)`` seeded by :func:`seed_for` ``(key, session_seed)``.
 
     >>> rng, seed = make_rng("test_example")
     >>> rng.standard_normal(2).shape
     (2,)
     """
-    seed = seed_for(key)
+    seed = seed_for(key, session_seed)
     return np.random.default_rng(seed), seed
 
 
@@ -1113,15 +1152,128 @@ def _make_rng_fixture():
 
     @pytest.fixture
     def rng(request):
-        """A numpy Generator seeded per test (see :func:`seed_for`); the seed is printed
-        with the failure report."""
-        seed = seed_for(request.node.nodeid)
-        request.node.add_report_section(
-            "setup", "functrans seed",
-            f"seed {seed}: rerun with {SEED_ENV_VAR}={seed} to reproduce")
-        return np.random.default_rng(seed)
+        """The ``rng`` fixture for a session without functrans's pytest plugin (which
+        provides the same fixture and its report itself)."""
+        session = resolve_seed(None)
+        if request.config.getoption("functrans_seed", "absent") == "absent":
+            request.node.add_report_section(
+                "setup", "functrans seed",
+                f"session seed {session}: rerun with {SEED_ENV_VAR}={session} to reproduce")
+        return make_rng(request.node.nodeid, session)[0]
 
     return rng
+
+
+# ------------------------------------------------------------------------------------------
+# hypothesis strategies
+# ------------------------------------------------------------------------------------------
+
+#: Value domains for :func:`arrays`, as closed intervals (a union of two for
+#: ``away_from_zero``).  Each keeps a central difference with steps up to 1e-2 inside the
+#: domain of the functions it is meant for and values moderate enough that tolerances mean
+#: the same thing everywhere: ``real`` (anything smooth), ``positive`` (log, sqrt, powers),
+#: ``unit`` (arcsin, arccos, arctanh), ``away_from_zero`` (1/x, and abs or sign away from
+#: their kink).
+DOMAINS = {
+    "real": ((-3.0, 3.0),),
+    "positive": ((0.1, 3.0),),
+    "unit": ((-0.9, 0.9),),
+    "away_from_zero": ((-3.0, -0.1), (0.1, 3.0)),
+}
+
+
+def _hypothesis():
+    try:
+        import hypothesis.extra.numpy as hnp
+        import hypothesis.strategies as st
+    except ImportError:
+        raise ImportError('functrans.testing\'s strategies need hypothesis: pip install '
+                          '"functrans[test]" (or hypothesis)') from None
+    return st, hnp
+
+
+def _real_elements(st, domain, width: int):
+    if isinstance(domain, str):
+        if domain not in DOMAINS:
+            raise ValueError(f"arrays: unknown elements domain {domain!r}; use one of "
+                             f"{sorted(DOMAINS)}, a (low, high) pair or a strategy")
+        intervals = DOMAINS[domain]
+    else:
+        low, high = domain
+        intervals = ((float(low), float(high)),)
+    parts = [st.floats(*_inside(low, high, width), width=width, allow_nan=False,
+                       allow_infinity=False, allow_subnormal=False) for low, high in intervals]
+    return parts[0] if len(parts) == 1 else st.one_of(*parts)
+
+
+def _inside(low: float, high: float, width: int) -> tuple[float, float]:
+    """``[low, high]`` shrunk to the nearest values a float of ``width`` bits represents."""
+    real = {16: np.float16, 32: np.float32, 64: np.float64}[width]
+    lo, hi = real(low), real(high)
+    if float(lo) < low:
+        lo = np.nextafter(lo, real(np.inf))
+    if float(hi) > high:
+        hi = np.nextafter(hi, real(-np.inf))
+    return float(lo), float(hi)
+
+
+def array_shapes(*, min_dims: int = 0, max_dims: int = 3, min_side: int = 1,
+                 max_side: int = 4):
+    """A hypothesis strategy for array shapes small enough for full Jacobians (at most
+    ``max_side ** max_dims`` elements; ``()`` included unless ``min_dims > 0``).
+
+    >>> from hypothesis import find
+    >>> find(array_shapes(min_dims=2), lambda shape: True)
+    (1, 1)
+    """
+    _st, hnp = _hypothesis()
+    return hnp.array_shapes(min_dims=min_dims, max_dims=max_dims, min_side=min_side,
+                            max_side=max_side)
+
+
+def arrays(shape=None, dtype=np.float64, elements="real"):
+    """A hypothesis strategy for NumPy arrays to check derivatives at.
+
+    * ``shape``: a tuple, an int, or a strategy of shapes (default :func:`array_shapes`);
+    * ``dtype``: a dtype or a strategy of dtypes (e.g. ``sampled_from(FLOAT_DTYPES)``);
+      float16/32/64 and complex64/128 (both parts drawn from the domain);
+    * ``elements``: a domain name from :data:`DOMAINS` (``"real"``, ``"positive"``,
+      ``"unit"``, ``"away_from_zero"``), a ``(low, high)`` pair, or a strategy of floats.
+
+    NaN, infinities and subnormals are never drawn.  Shrinking moves values towards 0 (or
+    the domain's end nearest to it); pair ``"real"`` with
+    ``check_grads(..., detect_nondifferentiable=True)`` when the function has a kink there.
+
+    >>> import numpy as np
+    >>> from hypothesis import given, settings
+    >>> import functrans.numpy as fnp
+    >>> @settings(max_examples=10, deadline=None)
+    ... @given(arrays(shape=(3,), elements="positive"))
+    ... def test_log_derivative(x):
+    ...     assert x.min() >= 0.1
+    ...     check_grads(fnp.log, (x,), order=1)
+    >>> test_log_derivative()
+    """
+    st, hnp = _hypothesis()
+    if shape is None:
+        shape = array_shapes()
+
+    def with_dtype(dtype):
+        dtype = np.dtype(dtype)
+        if dtype.kind not in "fc":
+            raise TypeError(f"arrays: dtype must be floating or complex, got {dtype.name}")
+        width = 8 * dtype.itemsize // (2 if dtype.kind == "c" else 1)
+        if isinstance(elements, st.SearchStrategy):
+            values = elements
+        else:
+            values = _real_elements(st, elements, width)
+        if dtype.kind == "c":
+            values = st.builds(complex, values, values)
+        return hnp.arrays(dtype, shape, elements=values)
+
+    if isinstance(dtype, st.SearchStrategy):
+        return dtype.flatmap(with_dtype)
+    return with_dtype(dtype)
 
 
 def __dir__() -> list[str]:
@@ -1130,7 +1282,8 @@ def __dir__() -> list[str]:
 
 def __getattr__(name: str) -> Any:
     # The pytest fixture is built on first use, so importing functrans never imports pytest.
-    # Use it with `from functrans.testing import rng` in a conftest.py or test module.
+    # functrans's pytest plugin provides it without an import; this name is for sessions
+    # that run without the plugin (`from functrans.testing import rng` in a conftest.py).
     if name == "rng":
         fixture = _make_rng_fixture()
         globals()["rng"] = fixture

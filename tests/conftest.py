@@ -1,14 +1,22 @@
 """Fixtures shared by the test modules: ``device``, the array library that device tests run on
-(the CuPy stand-in here; ``tests/test_cupy.py`` overrides it with real CuPy)."""
+(the CuPy stand-in here; ``tests/test_cupy.py`` overrides it with real CuPy).  The ``rng``
+fixture and ``--functrans-seed`` come from functrans's pytest plugin."""
 from __future__ import annotations
 
 import contextlib
+from importlib.metadata import entry_points
 
 import numpy as np
 import pytest
 
 import cupy_standin
 from functrans.tree_util import tree_map
+
+PLUGIN = "functrans.pytest_plugin"
+# An installed functrans registers its plugin through the pytest11 entry point; a source
+# tree on PYTHONPATH has none, so the suite registers it here (never twice).
+if not any(ep.value == PLUGIN for ep in entry_points(group="pytest11")):
+    pytest_plugins = [PLUGIN]
 
 
 class Device:

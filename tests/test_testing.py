@@ -296,8 +296,9 @@ def test_seeds_are_reproducible_and_settable(monkeypatch):
     assert seed == seed_for("a")
     np.testing.assert_array_equal(rng.standard_normal(3),
                                   np.random.default_rng(seed).standard_normal(3))
-    monkeypatch.setenv("FUNCTRANS_TEST_SEED", "42")
-    assert seed_for("a") == seed_for("b") == 42
+    monkeypatch.setenv("FUNCTRANS_TEST_SEED", "42")  # the session seed: keys still differ
+    assert seed_for("a") == seed_for("a", session_seed=42) != seed_for("b")
+    assert seed_for("a") != seed_for("a", session_seed=0)
 
 
 @parametrize_dtypes_shapes(dtypes=(np.float32, np.complex128), shapes=((), (2, 3)))
@@ -329,8 +330,9 @@ def test_rng_fixture_prints_its_seed_on_failure(tmp_path):
             assert rng.standard_normal() < 100
     """))
     env = dict(os.environ, FUNCTRANS_TEST_SEED="77")
+    # Without the plugin (tests/test_pytest_plugin.py covers the plugin's report).
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                           str(test_file)], capture_output=True, text=True, env=env,
+                           "-p", "no:functrans", str(test_file)], capture_output=True, text=True, env=env,
                           cwd=tmp_path)
     assert "1 failed, 1 passed" in done.stdout
     assert "seed 77: rerun with FUNCTRANS_TEST_SEED=77" in done.stdout

@@ -10,11 +10,19 @@ import numpy as np
 
 __all__ = ["SEED_ENV_VAR", "TOLERANCE", "DEFAULT_STEP", "NOISE_ULPS", "CHUNK_ELEMENTS",
            "MAX_JACOBIAN", "FULL_RECHECK", "LOW_PRECISION", "MODES", "MODE_WORDS",
-           "default_tolerance", "resolve_seed", "numeric_dtype", "Options", "default_eps"]
+           "default_tolerance", "resolve_seed", "parse_seed", "set_current_test",
+           "current_test", "seed_was_used", "reproduce_advice", "numeric_dtype", "Options",
+           "default_eps"]
 
 #: Environment variable that sets the seed of every check whose ``seed`` is None
-#: (an integer, or ``random`` for a fresh seed each time; the report prints it).
+#: (an integer, or ``random`` for a fresh seed each time; the report prints it).  The
+#: pytest plugin's ``--functrans-seed N`` sets it for the session: one seed, one story.
 SEED_ENV_VAR = "FUNCTRANS_TEST_SEED"
+
+# The pytest test running now (set by functrans.pytest_plugin): the command that reruns it,
+# and whether anything in it drew from the session seed (its failure report then says how
+# to reproduce it).
+_test = {"command": None, "seed_used": False}
 
 # Tolerances by dtype (atol = rtol), JAX's table for gradient checks.
 TOLERANCE = {np.dtype(np.float16): 1e-2, np.dtype(np.float32): 2e-3,
@@ -53,18 +61,72 @@ def default_tolerance(dtype) -> float:
 
 
 def resolve_seed(seed: int | None) -> int:
-    """``seed`` itself, else the ``FUNCTRANS_TEST_SEED`` environment variable, else 0."""
+    """``seed`` itself, else the ``FUNCTRANS_TEST_SEED`` environment variable, else 0.
+
+    >>> resolve_seed(7)
+    7
+    """
     if seed is not None:
         return int(seed)
-    env = os.environ.get(SEED_ENV_VAR, "").strip()
-    if not env:
-        return 0
-    if env.lower() == "random":
+    _test["seed_used"] = True
+    parsed = parse_seed(os.environ.get(SEED_ENV_VAR, ""), SEED_ENV_VAR)
+    return 0 if parsed is None else parsed
+
+
+def parse_seed(text: str, where: str) -> int | None:
+    """A seed written as text (in ``where``, for the error): a non-negative integer,
+    ``random`` for a fresh one, or None for an empty text.
+
+    >>> parse_seed("42", "--functrans-seed"), parse_seed(" ", "--functrans-seed")
+    (42, None)
+    """
+    text = text.strip()
+    if not text:
+        return None
+    if text.lower() == "random":
         return int(np.random.SeedSequence().entropy % (2 ** 32))
     try:
-        return int(env)
+        seed = int(text)
     except ValueError:
-        raise ValueError(f"{SEED_ENV_VAR}={env!r}: expected an integer or 'random'") from None
+        seed = -1
+    if seed < 0:
+        raise ValueError(f"{where}={text!r}: expected a non-negative integer or 'random'")
+    return seed
+
+
+def set_current_test(command: str | None) -> None:
+    """Record the command that reruns the pytest test starting now (None when it ends);
+    called by ``functrans.pytest_plugin``."""
+    _test["command"] = command
+    _test["seed_used"] = False
+
+
+def current_test() -> str | None:
+    """The command that reruns the pytest test running now, or None outside one."""
+    return _test["command"]
+
+
+def seed_was_used() -> bool:
+    """Whether the current test drew anything from the session seed (a check with
+    ``seed=None``, the ``rng`` fixture, :func:`functrans.testing.seed_for`)."""
+    return _test["seed_used"]
+
+
+def reproduce_advice(seed: int, explicit: bool) -> str:
+    """How to reproduce a check that drew its directions with ``seed`` (``explicit``: the
+    caller passed it): inside a pytest test, the command that reruns that test (its
+    session seed reproduces both the test's data and the check); outside, the seed.
+
+    >>> reproduce_advice(3, explicit=False)
+    'set FUNCTRANS_TEST_SEED=3 to reproduce'
+    >>> reproduce_advice(3, explicit=True)
+    'pass seed=3 to reproduce'
+    """
+    if _test["command"]:
+        return f"rerun this test with: {_test['command']}"
+    if explicit:
+        return f"pass seed={seed} to reproduce"
+    return f"set {SEED_ENV_VAR}={seed} to reproduce"
 
 
 def numeric_dtype(dtype, override) -> np.dtype:

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from functrans.gradcheck.options import MODE_WORDS, SEED_ENV_VAR, Options
+from functrans.gradcheck.options import MODE_WORDS, SEED_ENV_VAR, Options, current_test
 
 __all__ = ["GradcheckError", "NondifferentiableError", "Entry", "error_ratio", "Check",
            "GradcheckResult", "format_number", "format_jacobian_check", "summary_line",
@@ -309,7 +309,13 @@ def format_report(result: GradcheckResult) -> str:
                      "finds it")
     options = ", ".join(f"{k}={v!r}" for k, v in result.options.items()
                         if k not in ("seed", "raise_exception") and v != getattr(Options(), k))
-    lines.append(f"reproduce: functrans.gradcheck({result.function}, seed={result.seed}"
-                 f"{', ' + options if options else ''})(...)  or set {SEED_ENV_VAR}="
-                 f"{result.seed}")
+    call = (f"functrans.gradcheck({result.function}, seed={result.seed}"
+            f"{', ' + options if options else ''})(...)")
+    explicit = result.options["seed"] is not None
+    if current_test():  # the test's own rerun also reproduces its data
+        lines.append(f"reproduce: {current_test()}  (the check alone: {call})")
+    elif explicit:
+        lines.append(f"reproduce: {call}")
+    else:
+        lines.append(f"reproduce: {call}  or set {SEED_ENV_VAR}={result.seed}")
     return "\n".join(lines)
