@@ -44,7 +44,10 @@ import functrans as ft  # noqa: E402
 import functrans.numpy as fnp  # noqa: E402
 
 
-# -- workloads: (functrans function of fnp, hand-written NumPy derivative, inputs) ----------
+# -- workloads ------------------------------------------------------------------------------
+# Each workload is make(rng) -> (f(m), hand, args, kind): ``f(m)`` is the function written
+# against the NumPy-like module ``m`` (functrans.numpy, autograd.numpy, jax.numpy), ``hand``
+# the hand-written NumPy derivative, ``kind`` which derivative is timed.
 
 
 def _mlp(rng):
@@ -52,12 +55,14 @@ def _mlp(rng):
     params = [(rng.normal(size=s) / np.sqrt(s[0]), np.zeros(s[1])) for s in sizes]
     x, y = rng.normal(size=(128, 256)), rng.normal(size=(128, 1))
 
-    def loss(params, x, y):
-        h = x
-        for w, b in params[:-1]:
-            h = fnp.tanh(h @ w + b)
-        w, b = params[-1]
-        return fnp.mean((h @ w + b - y) ** 2)
+    def f(m):
+        def loss(params, x, y):
+            h = x
+            for w, b in params[:-1]:
+                h = m.tanh(h @ w + b)
+            w, b = params[-1]
+            return m.mean((h @ w + b - y) ** 2)
+        return loss
 
     def hand(params, x, y):
         hs = [x]
@@ -74,14 +79,16 @@ def _mlp(rng):
                 d = (d @ w.T) * (1 - hs[i] * hs[i])
         return grads[::-1]
 
-    return loss, hand, (params, x, y), "grad"
+    return f, hand, (params, x, y), "grad"
 
 
 def _chain(rng):
-    def loss(x):
-        for _ in range(50):
-            x = fnp.tanh(fnp.sin(x)) * 0.9 + 0.1
-        return fnp.sum(x)
+    def f(m):
+        def loss(x):
+            for _ in range(50):
+                x = m.tanh(m.sin(x)) * 0.9 + 0.1
+            return m.sum(x)
+        return loss
 
     def hand(x):
         cosines, tanhs = [], []
@@ -95,30 +102,32 @@ def _chain(rng):
             g = g * 0.9 * (1 - t * t) * c
         return g
 
-    return loss, hand, (rng.normal(size=8),), "grad"
+    return f, hand, (rng.normal(size=8),), "grad"
 
 
 def _per_example(rng):
     x, y = rng.normal(size=(256, 64)), (rng.random(256) > 0.5).astype(float)
     w = rng.normal(size=64) / 8
 
-    def loss(w, xi, yi):
-        z = fnp.dot(xi, w)
-        return fnp.logaddexp(0.0, z) - yi * z
+    def f(m):
+        def loss(w, xi, yi):
+            z = m.dot(xi, w)
+            return m.logaddexp(0.0, z) - yi * z
+        return loss
 
     def hand(w, x, y):
         z = x @ w
         s = 0.5 * (1 + np.tanh(0.5 * z))  # the logistic function
         return (s - y)[:, None] * x
 
-    return loss, hand, (w, x, y), "per_example"
+    return f, hand, (w, x, y), "per_example"
 
 
 def _hvp(rng):
     x, v = rng.normal(size=1000), rng.normal(size=1000)
 
-    def f(x):
-        return fnp.sum(fnp.tanh(x) ** 2 * x)
+    def f(m):
+        return lambda x: m.sum(m.tanh(x) ** 2 * x)
 
     def hand(x, v):
         # f = sum(t^2 x): f' = t^2 + 2 t s x, f'' = 2 t s * 2 + 2 x (s^2 - 2 t^2 s)
@@ -133,8 +142,8 @@ def _jac(mode):
     def make(rng):
         w, x = rng.normal(size=(200, 200)) / 14, rng.normal(size=200)
 
-        def f(x, w):
-            return fnp.tanh(w @ x) * x
+        def f(m):
+            return lambda x, w: m.tanh(w @ x) * x
 
         def hand(x, w):
             t = np.tanh(w @ x)
@@ -148,51 +157,54 @@ WORKLOADS = {"mlp_grad": _mlp, "chain200_grad": _chain, "per_example_grad": _per
              "hvp": _hvp, "jacfwd_200": _jac("jacfwd"), "jacrev_200": _jac("jacrev")}
 
 
-def _transformed(f, kind, jit: bool):
-    """The functrans derivative of ``f`` for a workload kind, eager or under jit."""
+def _derivative(lib, f, kind):
+    """``kind``'s derivative of ``f`` with the transforms of ``lib`` (functrans or jax),
+    which share JAX's API; None where the library lacks the transform."""
     if kind == "grad":
-        g = ft.grad(f)
-    elif kind == "per_example":
-        g = ft.vmap(ft.grad(f), in_axes=(None, 0, 0))
-    elif kind == "hvp":
-        def g(x, v):
-            return ft.jvp(ft.grad(f), (x,), (v,))[1]
-    else:
-        g = (ft.jacfwd if kind == "jacfwd" else ft.jacrev)(f)
+        return lib.grad(f)
+    if kind == "per_example":
+        return lib.vmap(lib.grad(f), in_axes=(None, 0, 0))
+    if kind == "hvp":
+        return lambda x, v: lib.jvp(lib.grad(f), (x,), (v,))[1]
+    return (lib.jacfwd if kind == "jacfwd" else lib.jacrev)(f)
+
+
+def _transformed(f, kind, jit: bool):
+    """The functrans derivative of ``f`` (written against functrans.numpy) for a workload
+    kind, eager or under jit."""
+    g = _derivative(ft, f, kind)
     return ft.jit(g) if jit else g
 
 
-def _others(name, kind):
-    """Other libraries' versions of a workload, for the ones installed."""
+def _others(make, kind) -> dict:
+    """Other libraries' versions of a workload, for those installed: label -> function, or
+    (function, conversion of the arguments to the library's arrays, done once)."""
     found = {}
     try:
-        import autograd  # noqa: F401
-        found["autograd"] = _autograd_version(name, kind)
+        import autograd
+        import autograd.numpy as anp
     except ImportError:
         pass
-    return {k: v for k, v in found.items() if v is not None}
-
-
-def _autograd_version(name, kind):
-    import autograd
-    import autograd.numpy as anp
-    source = {"mlp_grad": _mlp, "chain200_grad": _chain, "per_example_grad": _per_example,
-              "hvp": _hvp}.get(name)
-    if source is None:
-        return None
-    saved = globals()["fnp"]
-    globals()["fnp"] = anp
+    else:
+        f = make(np.random.default_rng(0))[0](anp)
+        if kind == "grad":
+            found["autograd"] = autograd.grad(f)
+        elif kind == "hvp":
+            found["autograd"] = autograd.hessian_vector_product(f)
+        elif kind in ("jacfwd", "jacrev"):
+            found["autograd"] = autograd.jacobian(f)
     try:
-        f, _, _, _ = source(np.random.default_rng(0))
-    finally:
-        globals()["fnp"] = saved
-    if kind == "grad":
-        return autograd.grad(f)
-    if kind == "hvp":
-        return autograd.hessian_vector_product(f)
-    if kind == "per_example":
-        return None  # autograd has no vmap
-    return None
+        import jax
+        import jax.numpy as jnp
+    except ImportError:
+        pass
+    else:
+        jax.config.update("jax_enable_x64", True)
+        g = _derivative(jax, make(np.random.default_rng(0))[0](jnp), kind)
+        jitted = jax.jit(g)
+        found["jax"] = (lambda *a: jax.block_until_ready(g(*a)), jax.device_put)
+        found["jax.jit"] = (lambda *a: jax.block_until_ready(jitted(*a)), jax.device_put)
+    return found
 
 
 def _flatten(x):
@@ -222,24 +234,33 @@ def _calibrate(fn, args) -> int:
 def run(names, rounds: int, markdown: bool) -> list:
     rows = []
     for name in names:
-        f, hand, args, kind = WORKLOADS[name](np.random.default_rng(0))
+        make = WORKLOADS[name]
+        f, hand, args, kind = make(np.random.default_rng(0))
+        f = f(fnp)
         contenders = {"numpy": hand, "eager": _transformed(f, kind, False),
-                      "jit": _transformed(f, kind, True), **_others(name, kind)}
+                      "jit": _transformed(f, kind, True), **_others(make, kind)}
+        inputs = {}
+        for label, fn in list(contenders.items()):
+            convert = None
+            if isinstance(fn, tuple):
+                fn, convert = fn
+                contenders[label] = fn
+            inputs[label] = tuple(convert(a) for a in args) if convert else args
         expected = _flatten(hand(*args))
         for label, fn in contenders.items():
-            got = _flatten(fn(*args))
+            got = _flatten(fn(*inputs[label]))
             if kind in ("jacfwd", "jacrev") and label != "numpy":
                 got = [got[0]]
             for a, b in zip(got, expected):
                 np.testing.assert_allclose(a, b, rtol=1e-8, atol=1e-10,
                                            err_msg=f"{name}: {label} disagrees")
-        numbers = {label: _calibrate(fn, args) for label, fn in contenders.items()}
+        numbers = {label: _calibrate(fn, inputs[label]) for label, fn in contenders.items()}
         ratios = {label: [] for label in contenders}
         times = {label: [] for label in contenders}
         for _ in range(rounds):
             order = list(contenders)
             random.shuffle(order)
-            round_times = {label: _time(contenders[label], args, numbers[label])
+            round_times = {label: _time(contenders[label], inputs[label], numbers[label])
                            for label in order}
             for label in contenders:
                 times[label].append(round_times[label])
@@ -278,6 +299,7 @@ def make_jaxpr_row(rounds: int) -> None:
 
 def peak_memory_row() -> None:
     f, hand, args, kind = _mlp(np.random.default_rng(0))
+    f = f(fnp)
     contenders = {"numpy": hand, "eager": _transformed(f, kind, False),
                   "jit": _transformed(f, kind, True)}
     peaks = {}

@@ -21,6 +21,9 @@ FLOATS = (F64, F32)
 
 # lax-level: the new primitives, each in at least one case.
 PRIMITIVE_CASES = [
+    Case("logaddexp", elementwise.logaddexp, [A(3, 4), A(3, 4)]),
+    Case("logaddexp_broadcast_far_apart", lambda x, y: elementwise.logaddexp(x * 30.0, y),
+         [A(3, 1), A(4)]),
     Case("asinh", lax.asinh, [A(3, 4)]),
     Case("acosh", lambda x: lax.acosh(x + 1.0), [A(5, kind="pos")]),
     Case("atanh", lax.atanh, [A(3, 4, kind="unit")]),

@@ -413,6 +413,18 @@ def _atan2_derivatives():
 atan2_p = binary("atan2", _np_binary("arctan2"), _atan2_derivatives(), real_only=True)
 
 
+def _logaddexp_derivative(g, ans, x, y):
+    # d/dx log(e^x + e^y) = e^x / (e^x + e^y) = logistic(x - y): bounded, no overflow.
+    # Where x - y is nan (both infinite of one sign), the inputs tie: each gets half.
+    delta = sub(x, y)
+    return mul(g, select(ne(delta, delta), 0.5, logistic(delta)))
+
+
+logaddexp_p = binary("logaddexp", _np_binary("logaddexp"),
+                     (_logaddexp_derivative, lambda g, ans, x, y: _logaddexp_derivative(
+                         g, ans, y, x)), real_only=True)
+
+
 max_p = binary("max", _np_binary("maximum"), _minmax_derivative(lambda a, b: gt(a, b)))
 min_p = binary("min", _np_binary("minimum"), _minmax_derivative(lambda a, b: lt(a, b)))
 
@@ -832,6 +844,9 @@ div = _binary_fn(div_p, "Elementwise (broadcasting) division x / y: true divisio
 pow = _binary_fn(pow_p, "Elementwise (broadcasting) x ** y for real exponents.")  # noqa: A001
 atan2 = _binary_fn(atan2_p, "Elementwise (broadcasting) arc tangent of x / y, in the quadrant "
                             "of the point (y, x).")
+logaddexp = _binary_fn(logaddexp_p, "Elementwise (broadcasting) log(exp(x) + exp(y)), "
+                                    "without overflow; its derivative in x is "
+                                    "logistic(x - y).")
 max = _binary_fn(max_p, "Elementwise (broadcasting) maximum.")  # noqa: A001
 min = _binary_fn(min_p, "Elementwise (broadcasting) minimum.")  # noqa: A001
 complex = _binary_fn(complex_p, "x + 1j * y from real x and y.")  # noqa: A001
