@@ -764,6 +764,12 @@ def _absorb_neg_in_sub(operands, producer):  # a - (-b) is a + b
 
 def _lift_neg_from_mul(operands, producer):  # (-a) * b is -(a * b): the neg may go next
     a, b = operands
+    for i in (0, 1):  # x * -1 is -x (exactly), which an add or a sub can absorb
+        other = operands[1 - i]
+        if (_is_scalar_literal(operands[i], -1) and type(other) is not core.Literal
+                and core.result_type(other.aval, operands[i].aval) == (
+                    other.aval.dtype, other.aval.weak_type)):
+            return [(neg_p, [other], {})]
     for i in (0, 1):
         inner = _negated(operands[i], producer)
         if inner is not None:
