@@ -37,7 +37,7 @@ from functrans.numpy._dtypes import (bool_, complex64, complex128, dtype, float1
                                      can_cast, broadcast_shapes, isdtype, iterable)
 from functrans.numpy._creation import (asarray, array, zeros, ones, full, empty, arange, linspace,
                                        eye, identity, zeros_like, ones_like, full_like,
-                                       empty_like, copy, tri, diagflat, meshgrid, fromfunction,
+                                       empty_like, copy, tri, meshgrid, fromfunction,
                                        logspace, geomspace, bartlett, blackman, hamming, hanning,
                                        kaiser)
 from functrans.numpy._elementwise import (e, inf, nan, pi, sin, cos, tan, tanh, sinh, cosh, exp,
@@ -58,7 +58,7 @@ from functrans.numpy._shape import (reshape, ravel, transpose, swapaxes, moveaxi
                                     trim_zeros, block, column_stack, dstack, array_split, hsplit,
                                     vsplit, dsplit, unstack, rot90, fliplr, flipud, rollaxis,
                                     matrix_transpose, permute_dims, concat, atleast_3d, kron)
-from functrans.numpy._indexing import (newaxis, where, diagonal, diag, tril, triu, take,
+from functrans.numpy._indexing import (newaxis, where, diagonal, diag, diagflat, tril, triu, take,
                                        take_along_axis)
 from functrans.numpy._index_tricks import (nonzero, argwhere, flatnonzero, compress, extract,
                                            count_nonzero, select, choose, piecewise, indices,

@@ -11,13 +11,12 @@ import numpy as np
 
 from functrans import backend, lax
 from functrans.core import Tracer, get_aval
-from functrans.numpy._indexing import diag
 from functrans.numpy._util import arg, dtype_of, sequence_to_array, shape_of, static_int
 from functrans.primitives import shape as shape_ops
 
 __all__ = ["asarray", "array", "zeros", "ones", "full", "empty", "arange", "linspace", "eye",
            "identity", "zeros_like", "ones_like", "full_like", "empty_like", "copy", "tri",
-           "diagflat", "meshgrid", "fromfunction", "logspace", "geomspace", "bartlett",
+           "meshgrid", "fromfunction", "logspace", "geomspace", "bartlett",
            "blackman", "hamming", "hanning", "kaiser"]
 
 
@@ -235,19 +234,6 @@ def tri(N: int, M: int | None = None, k: int = 0, dtype=None, *, like=None):  # 
            [1, 1, 1]])
     """
     return backend.tri(N, M, k, dtype=_float_unless(dtype), like=like)
-
-
-def diagflat(v, k: int = 0):
-    """A square array with the flattened ``v`` on diagonal ``k`` and zeros elsewhere.
-
-    >>> import functrans.numpy as fnp
-    >>> fnp.diagflat([[1, 2]], 1)
-    array([[0, 1, 0],
-           [0, 0, 2],
-           [0, 0, 0]])
-    """
-    v = arg(v)
-    return diag(shape_ops.reshape(v, (get_aval(v).size,)), k)
 
 
 def meshgrid(*xi, copy: bool = True, sparse: bool = False, indexing: str = "xy"):

@@ -27,7 +27,8 @@ from functrans.numpy._util import arg, as_bool, dtype_of, shape_of, static_int
 from functrans.primitives import shape as shape_ops
 from functrans.primitives.gather import with_batch_column
 
-__all__ = ["newaxis", "where", "diagonal", "diag", "tril", "triu", "take", "take_along_axis"]
+__all__ = ["newaxis", "where", "diagonal", "diag", "diagflat", "tril", "triu", "take",
+           "take_along_axis"]
 
 
 
@@ -96,6 +97,18 @@ def diag(v, k: int = 0):
     flat = lax.pad(v, zero, [(start, size * size - start - spread, size)])
     return shape_ops.reshape(flat, (size, size))
 
+
+def diagflat(v, k: int = 0):
+    """A square array with the flattened ``v`` on diagonal ``k`` and zeros elsewhere.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.diagflat([[1, 2]], 1)
+    array([[0, 1, 0],
+           [0, 0, 2],
+           [0, 0, 0]])
+    """
+    v = arg(v)
+    return diag(shape_ops.reshape(v, (math.prod(shape_of(v)),)), k)
 
 
 def _triangle(name: str, m, k, lower: bool):
