@@ -60,7 +60,7 @@ def resolve_seed(seed: int | None) -> int:
     if not env:
         return 0
     if env.lower() == "random":
-        return int(np.random.SeedSequence().entropy % (2 ** 32))
+        return int(np.random.SeedSequence().entropy % (2 ** 32))  # type: ignore[operator]  # an int from the OS
     try:
         return int(env)
     except ValueError:
