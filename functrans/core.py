@@ -407,7 +407,8 @@ class Tracer:
             "its derivative or batch. Use functrans.numpy.asarray and the other "
             "functrans.numpy functions on traced values.")
 
-    __hash__ = None  # type: ignore[assignment]  # like arrays, tracers define elementwise __eq__ and are unhashable
+    # Like arrays, tracers define elementwise __eq__ and are unhashable.
+    __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self):
         return f"{type(self).__name__}<{self.aval.str_short()}>"

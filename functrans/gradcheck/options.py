@@ -60,7 +60,8 @@ def resolve_seed(seed: int | None) -> int:
     if not env:
         return 0
     if env.lower() == "random":
-        return int(np.random.SeedSequence().entropy % (2 ** 32))  # type: ignore[operator]  # an int from the OS
+        # The entropy drawn from the OS is an int (typed as int | Sequence[int] | None).
+        return int(np.random.SeedSequence().entropy % (2 ** 32))  # type: ignore[operator]
     try:
         return int(env)
     except ValueError:

@@ -167,7 +167,7 @@ def _basic_getitem(x, index: tuple):
             if not -n <= i < n:
                 raise IndexError(f"index {i} is out of bounds for axis {axis} with size {n}")
             i %= n
-            start.append(i), limit.append(i + 1), strides.append(1)  # type: ignore[func-returns-value]
+            start.append(i), limit.append(i + 1), strides.append(1)
             squeeze_axes.append(axis)
         else:
             lo, hi, step = idx.indices(n)
@@ -176,7 +176,7 @@ def _basic_getitem(x, index: tuple):
                 reverse_axes.append(axis)
                 lo, hi, step = n - 1 - lo, n - 1 - hi, -step
             count = builtins.max(0, -(-(hi - lo) // step))
-            start.append(lo), limit.append(lo + (count - 1) * step + 1 if count else lo)  # type: ignore[func-returns-value]
+            start.append(lo), limit.append(lo + (count - 1) * step + 1 if count else lo)
             strides.append(step)
             out_axis += 1
         axis += 1
