@@ -8,9 +8,10 @@ the argument and the shapes or dtypes involved.
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable, Sequence, TypeVar
+from typing import Any, Callable, Literal, Sequence, TypeVar, cast, overload
 
 import numpy as np
+from typing_extensions import ParamSpec
 
 from functrans import core
 from functrans import backend
@@ -29,7 +30,13 @@ from functrans.tree_util import (PyTreeDef, flatten_up_to, tree_flatten, tree_st
 __all__ = ["jvp", "linearize", "vjp", "grad", "value_and_grad", "vmap", "jacfwd", "jacrev",
            "hessian", "linear_transpose", "make_jaxpr", "eval_shape"]
 
+# The types of the public signatures: a transform keeps the wrapped function's parameters
+# (P) where the result takes the same arguments, and says what it returns (R: the wrapped
+# function's result; A: its auxiliary data with has_aux=True). Pytrees are typed Any.
 F = TypeVar("F", bound=Callable)
+P = ParamSpec("P")
+R = TypeVar("R")
+A = TypeVar("A")
 
 
 # ------------------------------------------------------------------------------------------
@@ -171,7 +178,17 @@ def _check_tangents(name: str, primals: list, tangents: list, primal_tree, tange
     return out
 
 
-def jvp(fun: Callable, primals: Sequence, tangents: Sequence, has_aux: bool = False):
+@overload
+def jvp(fun: Callable[..., R], primals: Sequence[Any], tangents: Sequence[Any],
+        has_aux: Literal[False] = False) -> tuple[R, R]: ...
+@overload
+def jvp(fun: Callable[..., tuple[R, A]], primals: Sequence[Any], tangents: Sequence[Any],
+        has_aux: Literal[True]) -> tuple[R, R, A]: ...
+@overload
+def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any],
+        has_aux: bool) -> tuple[Any, ...]: ...
+def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any],
+        has_aux: bool = False) -> tuple[Any, ...]:
     """Forward mode: evaluate ``fun`` and its directional derivative.
 
     Returns ``(fun(*primals), J·tangents)`` (plus the auxiliary data if ``has_aux``).
@@ -196,7 +213,16 @@ def jvp(fun: Callable, primals: Sequence, tangents: Sequence, has_aux: bool = Fa
     return result + (tree_unflatten(store.aux_tree, aux),) if has_aux else result
 
 
-def linearize(fun: Callable, *primals, has_aux: bool = False):
+@overload
+def linearize(fun: Callable[..., R], *primals: Any,
+              has_aux: Literal[False] = False) -> tuple[R, Callable[..., R]]: ...
+@overload
+def linearize(fun: Callable[..., tuple[R, A]], *primals: Any,
+              has_aux: Literal[True]) -> tuple[R, Callable[..., R], A]: ...
+@overload
+def linearize(fun: Callable[..., Any], *primals: Any, has_aux: bool) -> tuple[Any, ...]: ...
+def linearize(fun: Callable[..., Any], *primals: Any, has_aux: bool = False
+              ) -> tuple[Any, ...]:
     """Evaluate ``fun`` and stage its JVP at ``primals`` as a linear function.
 
     Type: ``(f, x) -> (f(x), t ↦ ∂f(x)·t)``.  The linear function evaluates a jaxpr of the
@@ -257,7 +283,15 @@ def _check_cotangents(name: str, outs: list, cts: list, out_tree, ct_tree) -> li
     return checked
 
 
-def vjp(fun: Callable, *primals, has_aux: bool = False):
+@overload
+def vjp(fun: Callable[..., R], *primals: Any,
+        has_aux: Literal[False] = False) -> tuple[R, Callable[[Any], tuple[Any, ...]]]: ...
+@overload
+def vjp(fun: Callable[..., tuple[R, A]], *primals: Any,
+        has_aux: Literal[True]) -> tuple[R, Callable[[Any], tuple[Any, ...]], A]: ...
+@overload
+def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool) -> tuple[Any, ...]: ...
+def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
     """Reverse mode: evaluate ``fun`` and return a function pulling cotangents back.
 
     Returns ``(fun(*primals), vjp_fun)`` where ``vjp_fun(ct)`` is the tuple of
@@ -303,8 +337,9 @@ def _check_grad_inputs(name: str, leaves: list, holomorphic: bool, allow_int: bo
                             "is a float0 zero) or use vjp")
 
 
-def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
-                   holomorphic: bool = False, allow_int: bool = False) -> Callable:
+def value_and_grad(fun: Callable[P, Any], argnums: int | Sequence[int] = 0,
+                   has_aux: bool = False, holomorphic: bool = False,
+                   allow_int: bool = False) -> Callable[P, tuple[Any, Any]]:
     """Like :func:`grad`, but the function returns ``(value, gradient)``.
 
     >>> import functrans as ft
@@ -355,8 +390,8 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
     return value_and_grad_fun
 
 
-def grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
-         holomorphic: bool = False, allow_int: bool = False) -> Callable:
+def grad(fun: Callable[P, Any], argnums: int | Sequence[int] = 0, has_aux: bool = False,
+         holomorphic: bool = False, allow_int: bool = False) -> Callable[P, Any]:
     """The gradient of a scalar function with respect to positional argument(s) ``argnums``.
 
     >>> import functrans as ft, functrans.numpy as fnp
@@ -438,7 +473,7 @@ def vmap(fun: F, in_axes: int | None | Sequence[Any] = 0, out_axes: Any = 0,
         moved = [_move_batch_axis(x, d, t, size) for x, d, t in zip(outs, out_dims, target)]
         return tree_unflatten(store.out_tree, owned(moved, args_flat))
 
-    return batched_fun
+    return cast(F, batched_fun)  # same parameters; shapes are not part of the types
 
 
 def _mapped_size(args_flat: list, dims: list, axis_size: int | None):
@@ -446,7 +481,8 @@ def _mapped_size(args_flat: list, dims: list, axis_size: int | None):
             axis_size, (int, np.integer)) or axis_size < 0):
         raise TypeError(f"vmap: axis_size must be a non-negative int (the number of batch "
                         f"members), got {axis_size!r} of type {type(axis_size).__name__}")
-    sizes, normalized = [], []
+    sizes: list[tuple[int, int, int, tuple[int, ...]]] = []  # (leaf, size, axis, shape)
+    normalized: list[int | None] = []  # None: not_mapped
     for i, (x, d) in enumerate(zip(args_flat, dims)):
         _check_leaf(x, "vmap", "argument")
         if d is None:
@@ -540,8 +576,8 @@ def _check_jac_inputs(name: str, leaves: list, holomorphic: bool, allow_int: boo
                                if dtype.kind == "c" else ""))
 
 
-def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
-           holomorphic: bool = False) -> Callable:
+def jacfwd(fun: Callable[P, Any], argnums: int | Sequence[int] = 0, has_aux: bool = False,
+           holomorphic: bool = False) -> Callable[P, Any]:
     """The Jacobian of ``fun`` by forward mode (vmap of jvp over input unit vectors).
 
     The result has the output's structure outside and the input's inside; each block has
@@ -591,8 +627,8 @@ def _assemble(store, outs, aux, jac_flat, sizes, leaves, in_tree, argnums, has_a
     return (result, tree_unflatten(store.aux_tree, aux)) if has_aux else result
 
 
-def jacrev(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
-           holomorphic: bool = False, allow_int: bool = False) -> Callable:
+def jacrev(fun: Callable[P, Any], argnums: int | Sequence[int] = 0, has_aux: bool = False,
+           holomorphic: bool = False, allow_int: bool = False) -> Callable[P, Any]:
     """The Jacobian of ``fun`` by reverse mode (vmap of the pullback over output unit
     vectors); same layout as :func:`jacfwd`.
 
@@ -636,8 +672,8 @@ def jacrev(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
     return jac_fun
 
 
-def hessian(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
-            holomorphic: bool = False) -> Callable:
+def hessian(fun: Callable[P, Any], argnums: int | Sequence[int] = 0, has_aux: bool = False,
+            holomorphic: bool = False) -> Callable[P, Any]:
     """The Hessian of a scalar function: ``jacfwd(jacrev(fun))``.
 
     >>> import numpy as np, functrans as ft, functrans.numpy as fnp
@@ -688,8 +724,17 @@ def _trace(fun: Callable, args: tuple, name: str, static_argnums=(), kwargs=None
     return closed, out_avals, store, in_tree
 
 
-def make_jaxpr(fun: Callable, static_argnums: int | Sequence[int] = (),
-               return_shape: bool = False) -> Callable[..., ClosedJaxpr]:
+@overload
+def make_jaxpr(fun: Callable[P, Any], static_argnums: int | Sequence[int] = (),
+               return_shape: Literal[False] = False) -> Callable[P, ClosedJaxpr]: ...
+@overload
+def make_jaxpr(fun: Callable[P, Any], static_argnums: int | Sequence[int] = (), *,
+               return_shape: Literal[True]) -> Callable[P, tuple[ClosedJaxpr, Any]]: ...
+@overload
+def make_jaxpr(fun: Callable[P, Any], static_argnums: int | Sequence[int],
+               return_shape: Literal[True]) -> Callable[P, tuple[ClosedJaxpr, Any]]: ...
+def make_jaxpr(fun: Callable[P, Any], static_argnums: int | Sequence[int] = (),
+               return_shape: bool = False) -> Callable[P, Any]:
     """A function returning the jaxpr of ``fun`` traced at its arguments' shapes and dtypes.
 
     >>> import numpy as np, functrans as ft, functrans.numpy as fnp
@@ -708,7 +753,7 @@ def make_jaxpr(fun: Callable, static_argnums: int | Sequence[int] = (),
     return make_jaxpr_fun
 
 
-def eval_shape(fun: Callable, *args, **kwargs):
+def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """The shapes and dtypes of ``fun(*args, **kwargs)``, found by tracing without computing.
 
     >>> import numpy as np, functrans as ft, functrans.numpy as fnp
@@ -720,7 +765,8 @@ def eval_shape(fun: Callable, *args, **kwargs):
                           [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type) for a in out_avals])
 
 
-def linear_transpose(fun: Callable, *primals) -> Callable:
+def linear_transpose(fun: Callable[..., Any], *primals: Any
+                     ) -> Callable[..., tuple[Any, ...]]:
     """The transpose of a linear function, traced at the shapes and dtypes of ``primals``.
 
     >>> import numpy as np, functrans as ft

@@ -308,7 +308,7 @@ def owned(values: list, others=(), check_aliasing: bool = True) -> list:
             elif check_aliasing and id(memory_owner(v)) in seen:
                 v = v.copy()
             if check_aliasing:
-                seen.add(id(memory_owner(v)))
+                seen.add(id(memory_owner(v)))  # type: ignore[union-attr]  # a set here
         out.append(v)
     return out
 

@@ -313,6 +313,7 @@ class Tracer:
     """An abstract array value owned by a trace; behaves like an array in Python code."""
 
     __slots__ = ("_trace",)
+    _trace: Trace  # set by each subclass's constructor
     __array_priority__ = 1000
     __array_ufunc__ = None  # make `ndarray + tracer` defer to `tracer.__radd__`
 
@@ -426,7 +427,8 @@ class Tracer:
             "functrans.numpy.take(table, i, axis=0) or "
             "functrans.numpy.asarray(table).at[i].get() instead.")
 
-    __hash__ = None  # like arrays, tracers define elementwise __eq__ and are unhashable
+    # Like arrays, tracers define elementwise __eq__ and are unhashable.
+    __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self):
         return f"{type(self).__name__}<{self.aval.str_short()}>"
@@ -534,7 +536,7 @@ def new_trace(trace_type: type, *args, dynamic: bool = False, **kwargs):
         trace_ref = weakref.ref(trace)
         del trace
         if trace_ref() is not None:
-            check_no_leaks(trace_ref())
+            check_no_leaks(trace_ref())  # type: ignore[arg-type]  # alive: checked above
 
 
 @contextmanager

@@ -156,7 +156,8 @@ _code_names: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 def _names_read(code: types.CodeType) -> tuple:
     names = _code_names.get(code)
     if names is None:
-        found, stack = set(), [code]
+        found: set[str] = set()
+        stack = [code]
         while stack:
             c = stack.pop()
             found.update(c.co_names)
@@ -225,7 +226,7 @@ def trace_function(fun: Callable, in_tree: PyTreeDef, in_avals: Sequence[ShapedA
                 entries = _traces.get(owner)
                 entry = entries.get(cache_key) if entries is not None else None
                 if entry is not None and _same_guard(entry[3], guard):
-                    entries.move_to_end(cache_key)
+                    entries.move_to_end(cache_key)  # type: ignore[union-attr]  # not None
                     _hits["trace_function"] += 1
                     return entry[0], list(entry[1]), entry[2]
         except TypeError:  # an unhashable or non-weakly-referenceable key

@@ -38,5 +38,5 @@ def alias(fn, name: str):
 
 def _renamed_code(code: types.CodeType, name: str) -> types.CodeType:
     if hasattr(code, "co_qualname"):  # Python 3.11+
-        return code.replace(co_name=name, co_qualname=name)
+        return code.replace(co_name=name, co_qualname=name)  # type: ignore[call-arg]  # 3.11+
     return code.replace(co_name=name)

@@ -542,7 +542,8 @@ def numerical_grad(f: Callable, inputs: Sequence, grad_outputs, eps: float = 1e-
             raise NondifferentiableError(f"numerical_grad: the function is not "
                                          f"differentiable at the inputs:\n{check.message}")
         jacobian = num.five_point
-    grads, col = [], 0
+    grads: list = []
+    col = 0
     checked = iter(zip(problem.leaves, problem.in_sizes))
     for x in inputs:
         if not is_inexact(get_aval(x).dtype):

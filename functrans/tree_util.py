@@ -68,7 +68,7 @@ class PyTreeDef:
         self.node_data = node_data
         self.children = children
         self.num_leaves = 1 if node_type is None else sum(c.num_leaves for c in children)
-        self._flat = None
+        self._flat: tuple | None = None
 
     def _preorder(self) -> list[PyTreeDef]:
         # Every walk over a structure is iterative: pytrees may nest 100,000 levels deep.
@@ -194,7 +194,7 @@ def _unflatten(treedef: PyTreeDef, leaves) -> Any:
                 stack[-1][2].append(done)
                 done = _sentinel
             node_def, child_defs, values = stack[-1]
-            current = next(child_defs, None)
+            current = next(child_defs, None)  # type: ignore[assignment]  # None: node done
             if current is not None:
                 break
             stack.pop()

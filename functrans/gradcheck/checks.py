@@ -259,7 +259,8 @@ def fast_checks(problem: Problem, opts: Options, rng,
     numeric = pairing(v, [(p - m) / (2 * eps) for p, m in zip(plus, minus)])
     magnitude = pairing([np.abs(backend.to_host(t)) for t in v],
                         [np.abs(p) + np.abs(m) for p, m in zip(plus, minus)])
-    noise = float(rounding_noise(magnitude, real_dtype, 2 * eps))
+    # rounding_noise is written for arrays; a scalar magnitude works as well.
+    noise = float(rounding_noise(magnitude, real_dtype, 2 * eps))  # type: ignore[arg-type]
     a_tol = max(problem.block_tolerance(k, i, opts.atol, opts.rtol)[0]
                 for k, i, _, _ in jacobian_blocks(problem))
     r_tol = max(problem.block_tolerance(k, i, opts.atol, opts.rtol)[1]
@@ -398,9 +399,10 @@ def batched_check(problem: Problem, mode: str, rng, order: int, atol, rtol,
     loop = [one(*d) for d in draws]
     ratio, err, where = 0.0, 0.0, ""
     for b in range(batch):
-        r, e, w = worst_mismatch([backend.to_host(x)[b] for x in batched], loop[b], a_tol, r_tol)
+        r, e, w = worst_mismatch(  # type: ignore[misc]  # `e` is free after the except
+            [backend.to_host(x)[b] for x in batched], loop[b], a_tol, r_tol)
         if r > ratio:
-            ratio, err, where = r, e, f"batch member {b}, {w}"
+            ratio, err, where = r, e, f"batch member {b}, {w}"  # type: ignore[misc]
     what = "pullback (vjp)" if mode == "rev" else "jvp"
     return Check(kind, mode, problem.label, order, ratio <= 1, max_abs_error=err,
                  max_ratio=ratio, num_compared=batch, atol=a_tol, rtol=r_tol,

@@ -46,7 +46,8 @@ def stencil_values(problem: Problem, xs: list, eps: float, steps: Sequence[float
     [start, stop), as an array (len(steps), stop - start, M) of realified outputs."""
     count = stop - start
     batch = len(steps) * count
-    args, in_axes = [], []
+    args: list = []
+    in_axes: list[int | None] = []
     offset = 0
     for x, n in zip(xs, problem.in_sizes):
         lo, hi = max(start, offset), min(stop, offset + n)

@@ -84,7 +84,8 @@ def parse_seed(text: str, where: str) -> int | None:
     if not text:
         return None
     if text.lower() == "random":
-        return int(np.random.SeedSequence().entropy % (2 ** 32))
+        # The entropy drawn from the OS is an int (typed as int | Sequence[int] | None).
+        return int(np.random.SeedSequence().entropy % (2 ** 32))  # type: ignore[operator]
     try:
         seed = int(text)
     except ValueError:

@@ -3,7 +3,7 @@ returning its flat floating-point outputs, with names for reports.  Integer and 
 inputs are held fixed and such outputs dropped."""
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -24,6 +24,8 @@ class Problem:
     """``fun(*leaves) -> [outputs]``, with names for reports.  Every leaf and output is
     inexact; the other inputs are closed over and the other outputs dropped."""
 
+    notes: Callable[[], list[str]]  # set by make_problem
+
     def __init__(self, fun: Callable, leaves: list, in_names: list,
                  out_names: list | Callable, label: str):
         self.fun = fun
@@ -34,9 +36,9 @@ class Problem:
         self.in_avals = [get_aval(x) for x in leaves]
         self.in_sizes = [real_size(a) for a in self.in_avals]
         self.like = placement(leaves)
-        self._outs = None
-        self._pullback = None
-        self._linearization = None
+        self._outs: list | None = None
+        self._pullback: Callable | None = None
+        self._linearization: tuple | None = None
         self.directional_cache: dict = {}
 
     # The outputs come from whichever evaluation runs first (fast mode counts evaluations).
@@ -66,7 +68,7 @@ class Problem:
         self.outs  # noqa: B018  (the names are known once the function has run)
         return self._out_names() if callable(self._out_names) else self._out_names
 
-    def linearization(self) -> tuple:
+    def linearization(self) -> tuple[Any, list, list]:
         """``(jaxpr, residuals, out_tangents)`` from ``linearize_flat`` of ``fun`` at
         ``leaves``: computed once, shared by all checks of both modes."""
         if self._linearization is None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -255,7 +256,7 @@ def format_jacobian_check(c: Check, indent: str = "") -> str:
     for r in rows:
         lines.append("  " + "  ".join(s.ljust(w) for s, w in zip(r, widths) if w).rstrip())
     if c.numeric is not None and c.numeric.size <= 64:
-        opts = dict(precision=6, suppress_small=True, max_line_width=100)
+        opts: dict[str, Any] = dict(precision=6, suppress_small=True, max_line_width=100)
         lines.append(f"numeric Jacobian (rows: {c.output}, columns: {c.input}):")
         lines.extend("  " + s for s in np.array2string(c.numeric, **opts).splitlines())
         lines.append(f"analytic Jacobian ({MODE_WORDS[c.mode]}):")

@@ -230,7 +230,8 @@ def linearize_flat(fun: Callable, primals: Sequence, has_tangent: Sequence[bool]
     the caller's mutable arrays that become residuals, so changing them later changes nothing.
     """
     recorder = RecordingEvalTrace(0) if snapshot else None
-    produced = recorder.produced if snapshot else None
+    # `recorder` is None exactly when `snapshot` is false.
+    produced = recorder.produced if snapshot else None  # type: ignore[union-attr]
     with core.evaluating_with(recorder), core.new_trace(
             JaxprTrace, linear=True, produced=produced) as jaxpr_trace:
         args = [jaxpr_trace.new_arg(tangent_aval(get_aval(p))) for p in primals]

@@ -25,6 +25,7 @@ not_mapped = None
 
 class BatchTracer(Tracer):
     __slots__ = ("val", "batch_dim")
+    _trace: BatchTrace
 
     def __init__(self, trace: BatchTrace, val, batch_dim: int):
         assert batch_dim is not not_mapped
@@ -59,7 +60,8 @@ class BatchTrace(Trace):
         self.axis_size = axis_size
 
     def process_primitive(self, prim: Primitive, args: Sequence, params: dict):
-        vals, dims = [], []
+        vals: list = []
+        dims: list[int | None] = []  # None: not_mapped
         for x in args:
             if isinstance(x, BatchTracer) and x._trace is self:
                 vals.append(x.val)

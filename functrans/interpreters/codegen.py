@@ -310,7 +310,8 @@ def _equations(steps: list, outvars: list) -> list:
     """Equations for a rewrite's ``[(primitive, operands, params), ...]``: each step's
     result is a fresh variable its successors may read as ``Ref(i)``; the last step
     computes ``outvars``."""
-    eqns, results = [], []
+    eqns: list = []
+    results: list = []
     for i, (prim, operands, params) in enumerate(steps):
         ins = [results[x.index] if type(x) is Ref else x for x in operands]
         if i == len(steps) - 1:

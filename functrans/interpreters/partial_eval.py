@@ -28,7 +28,7 @@ class JaxprTracer(Tracer):
 
     def __init__(self, trace: JaxprTrace, aval: ShapedArray, binder: Var):
         self._trace = trace
-        self.aval = aval
+        self.aval = aval  # type: ignore[misc]  # a slot replaces Tracer's abstract property
         self.binder = binder
 
 

@@ -95,7 +95,7 @@ _NOT_DISPATCHED = frozenset({"asarray", "array", "zeros", "ones", "full", "empty
 def _counterparts(numpy_namespace, families) -> dict:
     """NumPy function -> ours, for every function the families export under a name that
     ``numpy_namespace`` also has (NumPy's own objects re-exported as they are left out)."""
-    table = {}
+    table: dict = {}
     for family in families:
         for name in family.__all__:
             ours, theirs = getattr(family, name), getattr(numpy_namespace, name, None)
@@ -173,10 +173,11 @@ def install_tracer_methods() -> None:
     """Give ``Tracer`` the operators and methods of arrays, and NumPy's dispatch hooks."""
     for name, fn in TRACER_METHODS.items():
         setattr(Tracer, name, fn)
-    Tracer.__array_ufunc__ = _array_ufunc
-    Tracer.__array_function__ = _array_function
-    Tracer.T = property(lambda self: transpose(self))
-    Tracer.at = Array.at = property(IndexUpdateHelper)
-    Array.__getitem__ = _array_getitem
-    Tracer.real = property(real)
-    Tracer.imag = property(imag)
+    # Assigned here, not in core.Tracer's body: core cannot import functrans.numpy.
+    Tracer.__array_ufunc__ = _array_ufunc  # type: ignore[assignment]
+    Tracer.__array_function__ = _array_function  # type: ignore[attr-defined]
+    Tracer.T = property(lambda self: transpose(self))  # type: ignore[attr-defined]
+    Tracer.at = Array.at = property(IndexUpdateHelper)  # type: ignore[attr-defined]
+    Array.__getitem__ = _array_getitem  # type: ignore[assignment, method-assign]
+    Tracer.real = property(real)  # type: ignore[attr-defined]
+    Tracer.imag = property(imag)  # type: ignore[attr-defined]

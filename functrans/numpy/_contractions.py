@@ -5,6 +5,8 @@ A new product of arrays goes here.
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from functrans import lax
@@ -217,6 +219,8 @@ _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 def _einsum_parse(name: str, subscripts, operands):
     """The labels of each operand and of the output (letters, sublist ints, or
     ``("...", i)`` for the i-th broadcast axis), and the operands as arrays."""
+    spec: Any  # a string, then lists of labels
+    c: Any  # a label
     if isinstance(subscripts, str):
         operands = [arg(x) for x in operands]
         spec = subscripts.replace(" ", "")
@@ -250,12 +254,12 @@ def _einsum_parse(name: str, subscripts, operands):
     inputs = []
     for spec, x in zip(specs, operands):
         own = len(shape_of(x)) - len([c for c in spec if c is not Ellipsis])
-        labels = []
+        labels: list = []
         for c in spec:
             labels += ellipsis[broadcast_ndim - own:] if c is Ellipsis else [c]
         inputs.append(labels)
     if out_spec is None:
-        counts = {}
+        counts: dict = {}
         for c in [c for labels in inputs for c in labels if not isinstance(c, tuple)]:
             counts[c] = counts.get(c, 0) + 1
         output = ellipsis + sorted(c for c, n in counts.items() if n == 1)
@@ -278,7 +282,8 @@ def _einsum_parse(name: str, subscripts, operands):
 
 
 def _split_letters(name: str, spec: str) -> list:
-    labels, rest = [], spec
+    labels: list = []
+    rest = spec
     while rest:
         if rest.startswith("..."):
             labels.append(Ellipsis)
@@ -315,7 +320,7 @@ def _show(spec) -> str:
 
 def _einsum_sizes(inputs, operands) -> dict:
     """Label -> size; a label of size 1 somewhere broadcasts against a larger size."""
-    sizes = {}
+    sizes: dict = {}
     for labels, x in zip(inputs, operands):
         for c, n in zip(labels, shape_of(x)):
             if sizes.get(c, 1) not in (1, n) and n != 1:

@@ -86,7 +86,7 @@ def can_cast(from_, to, casting: str = "safe"):
     """
     if not isinstance(from_, (np.dtype, type, str)):
         from_ = get_aval(arg(from_)).dtype
-    return np.can_cast(from_, to, casting)
+    return np.can_cast(from_, to, casting)  # type: ignore[arg-type]  # NumPy checks the name
 
 
 def broadcast_shapes(*shapes):

@@ -107,7 +107,7 @@ def keep_dims(out, x_shape: tuple, axes: tuple, keepdims: bool):
     reduced axes kept as size 1 if ``keepdims``."""
     if not keepdims:
         return out
-    axes = {a % len(x_shape) for a in axes} if x_shape else set()
+    axes = {a % len(x_shape) for a in axes} if x_shape else set()  # type: ignore[assignment]
     return shape_ops.reshape(out, [1 if i in axes else n for i, n in enumerate(x_shape)])
 
 

@@ -669,7 +669,7 @@ def _scan_abstract_eval(*avals, jaxpr, num_consts, num_carry, length, reverse, u
 
 @memoize_on_jaxpr
 def _scan_jvp_jaxprs(jaxpr: ClosedJaxpr, num_consts: int, num_carry: int, consts_has: tuple,
-                     carry_has: tuple, xs_has: tuple):
+                     carry_has: Sequence[bool], xs_has: tuple):
     """The two scans of a scan's JVP, built once per body and tangent pattern: a primal scan
     whose extra ys are the residuals that change per iteration, and a tangent scan linear
     in the tangents.  Returns None if no tangent can be non-zero, else ``(carry_has,

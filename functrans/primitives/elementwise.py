@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import builtins
 import enum
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
@@ -28,6 +28,25 @@ from functrans.naming import public
 from functrans.primitives.conversion import convert_element_type, zeros_like
 from functrans.primitives.shape import (bdim_to_front, broadcast_to, expand_dims, moveaxis,
                                         reduce_sum, reshape, shape_of)
+
+# The lax-level functions that the derivative rules below call; they are defined at the end
+# of the module (declared here for type checkers, which cannot infer them before then).
+neg: Callable[[Any], Any]
+sin: Callable[[Any], Any]
+cos: Callable[[Any], Any]
+sinh: Callable[[Any], Any]
+cosh: Callable[[Any], Any]
+sqrt: Callable[[Any], Any]
+real: Callable[[Any], Any]
+imag: Callable[[Any], Any]
+conj: Callable[[Any], Any]
+add: Callable[[Any, Any], Any]
+sub: Callable[[Any, Any], Any]
+mul: Callable[[Any, Any], Any]
+div: Callable[[Any, Any], Any]
+pow: Callable[[Any, Any], Any]  # noqa: A001
+lt: Callable[[Any, Any], Any]
+gt: Callable[[Any, Any], Any]
 
 # -- shared rules --------------------------------------------------------------------------
 
@@ -142,7 +161,7 @@ def unary(name: str, impl: Callable, derivative: Callable | None, *,
 def _np_unary(ufunc_name: str) -> Callable:
     def impl(x):
         return getattr(array_module(x), ufunc_name)(x)
-    impl.__name__ = impl.ufunc_name = ufunc_name  # jit writes the ufunc call directly
+    impl.__name__ = impl.ufunc_name = ufunc_name  # type: ignore[attr-defined]  # read by jit
     return impl
 
 
@@ -324,7 +343,7 @@ def _np_binary(ufunc_name: str) -> Callable:
         if xp is not np:  # the hot path skips the call
             x, y = coerce(xp, x, y)
         return getattr(xp, ufunc_name)(x, y)
-    impl.__name__ = impl.ufunc_name = ufunc_name  # jit writes the ufunc call directly
+    impl.__name__ = impl.ufunc_name = ufunc_name  # type: ignore[attr-defined]  # read by jit
     return impl
 
 

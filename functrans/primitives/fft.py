@@ -145,7 +145,7 @@ transpose.deflinear(fft_p, _fft_transpose)
 batching.defleading_dims(fft_p, moveaxis)
 
 
-def fft(x, fft_type: FftType | str, fft_lengths: Sequence[int]):
+def fft(x, fft_type: FftType | str, fft_lengths: int | Sequence[int]):
     """The discrete Fourier transform ``fft_type`` (``FftType`` or its name) over the last
     ``len(fft_lengths)`` axes of ``x``; see the module docstring for shapes and dtypes.
 

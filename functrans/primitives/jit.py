@@ -26,9 +26,10 @@ from __future__ import annotations
 import functools
 import inspect
 import threading
-from typing import Any, Callable, NamedTuple, Sequence
+from typing import Any, Callable, Generic, NamedTuple, Sequence, TypeVar, overload
 
 import numpy as np
+from typing_extensions import ParamSpec
 
 from functrans import backend, jaxpr_transforms
 from functrans.core import (Array, ClosedJaxpr, Primitive, ShapedArray, Tracer,
@@ -215,10 +216,15 @@ def _check_leaf(name: str, x) -> None:
                     "and mark other arguments static (static_argnums / static_argnames)")
 
 
-class Jitted:
-    """``fun`` compiled per argument signature; see ``jit``."""
+P = ParamSpec("P")
+R = TypeVar("R")
 
-    def __init__(self, fun: Callable, static_argnums: tuple, static_argnames: tuple):
+
+class Jitted(Generic[P, R]):
+    """``fun`` compiled per argument signature; see ``jit``.  Typed as ``fun`` is: same
+    parameters, same result."""
+
+    def __init__(self, fun: Callable[P, R], static_argnums: tuple, static_argnames: tuple):
         functools.update_wrapper(self, fun)
         self._fun = fun
         self._static_argnums = static_argnums
@@ -239,7 +245,7 @@ class Jitted:
 
     # -- calling ---------------------------------------------------------------------------
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         if self._simple and not kwargs:  # the fast path: NumPy arrays only
             signature = []
             plain = True
@@ -301,6 +307,7 @@ class Jitted:
         key = (in_tree, tuple(avals), static_key, library)
         entry = self._cache.get(key)
         if entry is None:
+            consts: Sequence[Any]  # a list from the trace, a tuple once on the device
             jaxpr, consts, out_tree = trace_function(
                 lambda *d: dynamic_fun(*d), in_tree, avals, "jit", key=self._fun,
                 static=static_key)
@@ -394,7 +401,16 @@ def _argnames_to_nums(fun: Callable, static_argnums: tuple, static_argnames: tup
     return tuple(sorted(nums)), tuple(sorted(names))
 
 
-def jit(fun: Callable | None = None, *, static_argnums: int | Sequence[int] = (),
+@overload
+def jit(fun: Callable[P, R], *, static_argnums: int | Sequence[int] = (),
+        static_argnames: str | Sequence[str] = (), donate_argnums: Any = (),
+        inline: bool = False, keep_unused: bool = False) -> Jitted[P, R]: ...
+@overload
+def jit(fun: None = None, *, static_argnums: int | Sequence[int] = (),
+        static_argnames: str | Sequence[str] = (), donate_argnums: Any = (),
+        inline: bool = False, keep_unused: bool = False
+        ) -> Callable[[Callable[P, R]], Jitted[P, R]]: ...
+def jit(fun: Callable[P, R] | None = None, *, static_argnums: int | Sequence[int] = (),
         static_argnames: str | Sequence[str] = (), donate_argnums: Any = (),
         inline: bool = False, keep_unused: bool = False) -> Any:
     """Compile ``fun``: trace it once per argument signature to a jaxpr and run the jaxpr as

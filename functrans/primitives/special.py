@@ -14,7 +14,7 @@ Derivatives JAX does not define are refused with an error naming the argument: t
 from __future__ import annotations
 
 import math
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
@@ -31,6 +31,11 @@ __all__ = [
 ]
 
 _TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
+
+# Defined at the end of the module, used by derivative rules before (declared for type checkers).
+digamma: Callable[[Any], Any]
+polygamma: Callable[[Any, Any], Any]
+zeta: Callable[[Any, Any], Any]
 _SQRT_PI_OVER_TWO = math.sqrt(math.pi) / 2
 _SQRT_TWO_PI = math.sqrt(2 * math.pi)
 

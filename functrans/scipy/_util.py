@@ -25,7 +25,8 @@ def inexact(x):
 def inexact_all(*args) -> list:
     """The arguments converted to their common dtype (NumPy's promotion, Python scalars
     weak), float64 if that is an integer or boolean type."""
-    args = [fnp.asarray(a) if isinstance(a, (list, tuple)) else a for a in args]
+    args = [fnp.asarray(a) if isinstance(a, (list, tuple)) else a  # type: ignore[assignment]
+            for a in args]
     dtype, weak = core.result_type(*[get_aval(a) for a in args])
     if not core.is_inexact(dtype):
         dtype = np.dtype(np.float64)
