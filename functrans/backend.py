@@ -190,7 +190,7 @@ def scatter_add(target, index, updates) -> None:
 
 
 #: scatter_apply's operations: the NumPy ufunc whose ``.at`` applies each, None for "set"
-_SCATTER_UFUNCS = {"set": None, "add": "add", "multiply": "multiply", "minimum": "minimum",
+_SCATTER_UFUNCS: dict[str, Any] = {"set": None, "add": "add", "multiply": "multiply", "minimum": "minimum",
                    "maximum": "maximum"}
 
 

@@ -22,7 +22,7 @@ SEED_ENV_VAR = "FUNCTRANS_TEST_SEED"
 # The pytest test running now (set by functrans.pytest_plugin): the command that reruns it,
 # and whether anything in it drew from the session seed (its failure report then says how
 # to reproduce it).
-_test = {"command": None, "seed_used": False}
+_test: dict[str, Any] = {"command": None, "seed_used": False}
 
 # Tolerances by dtype (atol = rtol), JAX's table for gradient checks.
 TOLERANCE = {np.dtype(np.float16): 1e-2, np.dtype(np.float32): 2e-3,

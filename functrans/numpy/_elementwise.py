@@ -824,8 +824,8 @@ def array_equiv(a1, a2):
 # -- integers and bits (no derivatives) ----------------------------------------------------
 
 
-def _integers(name: str, *xs, booleans: bool = True):
-    xs = [arg(x) for x in xs]
+def _integers(name: str, *operands, booleans: bool = True):
+    xs = [arg(x) for x in operands]
     for x in xs:
         kinds = "biu" if booleans else "iu"
         if dtype_of(x).kind not in kinds:

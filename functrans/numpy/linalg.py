@@ -840,7 +840,7 @@ def _chain_order(dims: list) -> list:
     """``split[i][j]``: where the cheapest product of matrices ``i..j`` (matrix ``k`` of
     shape ``dims[k] x dims[k + 1]``) splits, by the classic dynamic programme."""
     count = len(dims) - 1
-    cost = [[0] * count for _ in range(count)]
+    cost: list[list[float]] = [[0] * count for _ in range(count)]
     split = [[0] * count for _ in range(count)]
     for length in range(1, count):
         for i in range(count - length):
@@ -1075,8 +1075,8 @@ def vector_norm(x, /, *, axis=None, keepdims: bool = False, ord=2):  # noqa: A00
     if axis is None:
         axes = tuple(range(nd))
     else:
-        axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
-        axes = tuple(normalize_axis(int(a), nd) for a in axes)
+        given = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+        axes = tuple(normalize_axis(int(a), nd) for a in given)
         if len(set(axes)) != len(axes):
             raise ValueError(f"vector_norm: axis {axis!r} repeats an axis")
     kept = [i for i in range(nd) if i not in axes]

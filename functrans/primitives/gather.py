@@ -280,7 +280,7 @@ batching.batching_rules[gather_p] = _gather_batch
 # One impl, abstract eval and batching rule for all five; they differ in how an update
 # combines with what is there (backend.scatter_apply's operation) and in their derivatives.
 
-_SCATTER_OPS = {}  # primitive -> backend.scatter_apply's operation
+_SCATTER_OPS: dict = {}  # primitive -> backend.scatter_apply's operation
 
 
 def _scatter_abstract_eval(name):

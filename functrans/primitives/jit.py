@@ -26,7 +26,7 @@ from __future__ import annotations
 import functools
 import inspect
 import threading
-from typing import Any, Callable, Generic, NamedTuple, Sequence, TypeVar, overload
+from typing import Any, Callable, Generic, NamedTuple, Sequence, TypeVar, cast, overload
 
 import numpy as np
 from typing_extensions import ParamSpec
@@ -247,9 +247,10 @@ class Jitted(Generic[P, R]):
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         if self._simple and not kwargs:  # the fast path: NumPy arrays only
-            signature = []
+            signature: list = []
             plain = True
             for a in args:
+                a = cast(np.ndarray, a)
                 t = type(a)
                 if t is not np.ndarray:
                     if t is not Array:
@@ -261,12 +262,14 @@ class Jitted(Generic[P, R]):
                 entry = self._fast.get(tuple(signature))
                 if entry is not None:
                     self._hits += 1
+                    operands: Any = args
                     if not plain:  # NumPy's subclass handling would slow every operation
-                        args = [a.view(np.ndarray) for a in args]
-                    outs = entry.fn(*entry.consts, *args)
+                        operands = [cast(np.ndarray, a).view(np.ndarray) for a in args]
+                    outs = entry.fn(*entry.consts, *operands)
                     if entry.single:
                         out = outs[0]
-                        return out.view(Array) if type(out) is np.ndarray and out.ndim else out
+                        return cast(R, out.view(Array) if type(out) is np.ndarray and out.ndim
+                                    else out)
                     return tree_unflatten(entry.out_tree, user_result(outs))
         return self._call(args, kwargs)
 
