@@ -190,8 +190,8 @@ def scatter_add(target, index, updates) -> None:
 
 
 #: scatter_apply's operations: the NumPy ufunc whose ``.at`` applies each, None for "set"
-_SCATTER_UFUNCS: dict[str, Any] = {"set": None, "add": "add", "multiply": "multiply", "minimum": "minimum",
-                   "maximum": "maximum"}
+_SCATTER_UFUNCS: dict[str, Any] = {"set": None, "add": "add", "multiply": "multiply",
+                                   "minimum": "minimum", "maximum": "maximum"}
 
 
 def scatter_apply(op: str, target, index: tuple, updates, keep=None) -> None:
