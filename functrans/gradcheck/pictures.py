@@ -94,6 +94,13 @@ def _matplotlib(what: str):
     return Figure, FigureCanvasAgg, colors
 
 
+def _calm_colormap(colors):
+    """Light to dark blue up to a ratio of 1, white below :data:`CALM`, red above 1."""
+    return colors.LinearSegmentedColormap.from_list(
+        "calm", ["#f7fbff", "#c6dbef", "#6baed6", "#08519c"]).with_extremes(
+        under="#ffffff", over="#d7191c", bad="#d7191c")
+
+
 def _ticks(ax, rows: list[str], cols: list[str]) -> None:
     for labels, set_ticks, set_labels, rotation in (
             (cols, ax.set_xticks, ax.set_xticklabels, 90), (rows, ax.set_yticks,
@@ -128,11 +135,7 @@ def draw_heatmap(result, path, format: str | None = None) -> None:
     cols = min(3, panels)
     rows = -(-panels // cols)
     fig = Figure(figsize=(4.4 * cols, 4.0 * rows), layout="constrained")
-    cmap = colors.LinearSegmentedColormap.from_list(
-        "calm", ["#f7fbff", "#c6dbef", "#6baed6", "#08519c"])
-    cmap.set_under("#ffffff")
-    cmap.set_over("#d7191c")
-    cmap.set_bad("#d7191c")
+    cmap = _calm_colormap(colors)
     norm = colors.LogNorm(vmin=CALM, vmax=1.0)
     for k, (c, ratios, row_labels, col_labels) in enumerate(blocks):
         ax = fig.add_subplot(rows, cols, k + 1)
@@ -177,10 +180,7 @@ def draw_jacobians(result, path, max_entries: int = 400, format: str | None = No
                          f"(fast_mode=False) on a smaller input, or raise max_entries")
     fig = Figure(figsize=(12.0, 3.6 * len(blocks)), layout="constrained")
     norm_ratio = colors.LogNorm(vmin=CALM, vmax=1.0)
-    cmap_ratio = colors.LinearSegmentedColormap.from_list(
-        "calm", ["#f7fbff", "#c6dbef", "#6baed6", "#08519c"])
-    cmap_ratio.set_under("#ffffff")
-    cmap_ratio.set_over("#d7191c")
+    cmap_ratio = _calm_colormap(colors)
     for k, (c, ratios, row_labels, col_labels) in enumerate(blocks):
         finite = np.concatenate([c.numeric[np.isfinite(c.numeric)],
                                  c.analytic[np.isfinite(c.analytic)]])
