@@ -26,6 +26,7 @@ from functrans import ops  # noqa: F401
 from functrans.gradcheck import (Check, GradcheckError, GradcheckResult,
                                  NondifferentiableError, gradcheck)
 from functrans import testing  # noqa: F401
+from functrans import graphviz as _graphviz  # adds .to_dot() and .render() to jaxprs
 
 __version__ = "0.1.0"
 
@@ -45,7 +46,7 @@ __all__ = [
     "testing",
 ]
 
-del _primitives
+del _primitives, _graphviz
 
 
 def __dir__() -> list[str]:

@@ -23,8 +23,9 @@ realified Jacobian row of an output coordinate ``c`` (``1`` for a real part, ``1
 imaginary part) is ``conj(pullback(conj(c)))``, split into real and imaginary parts.
 
 The package, one module per concern, lower ones first: ``options`` (defaults and
-options), ``results`` (errors, the result and its report), ``realify`` (complex values as
-real coordinates, random directions), ``problem`` (the function on its flat inputs),
+options), ``realify`` (complex values as real coordinates, random directions),
+``pictures`` (heat maps and Jacobian drawings), ``results`` (errors, the result and its
+report), ``problem`` (the function on its flat inputs),
 ``jacobians`` (numerical and analytic Jacobians), ``checks`` (the individual checks) and
 ``transform`` (the ``gradcheck`` entry point).  The submodules' names are the package's
 internal API, used by ``functrans.testing``; users import from ``functrans`` or this

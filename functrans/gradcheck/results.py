@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from functrans.gradcheck.options import MODE_WORDS, SEED_ENV_VAR, Options, current_test
+from functrans.gradcheck.pictures import draw_heatmap, draw_jacobians
 
 __all__ = ["GradcheckError", "NondifferentiableError", "Entry", "error_ratio", "Check",
            "GradcheckResult", "format_number", "format_jacobian_check", "summary_line",
@@ -146,6 +147,7 @@ class GradcheckResult:
         self.options = options
         self.checks: list[Check] = []
         self.notes: list[str] = []
+        self.layouts: dict = {}  # (function, array name) -> (shape, is_complex), for pictures
 
     @property
     def ok(self) -> bool:
@@ -181,9 +183,20 @@ class GradcheckResult:
         """
         return format_report(self)
 
-    def save_heatmap(self, path) -> None:
-        """Draw ``|numeric − analytic|`` for every full-mode Jacobian block as a PNG
-        (needs matplotlib, an optional dependency).
+    def record_arrays(self, function: str, names: list, avals: list) -> None:
+        """Remember the shapes of the arrays ``function`` takes or returns (by name), so
+        pictures label Jacobian rows and columns with multi-indices."""
+        for name, aval in zip(names, avals):
+            self.layouts[(function, name)] = (tuple(aval.shape), np.dtype(aval.dtype).kind == "c")
+
+    def save_heatmap(self, path, format: str | None = None) -> None:
+        """Draw every derivative comparison as a picture (needs matplotlib, an optional
+        dependency): each full-mode Jacobian block as a heat map of
+        ``|numeric − analytic| / (atol + rtol·|numeric|)``, calm blue where the check
+        passes and red where an entry exceeds its tolerance, its axes labelled with the
+        output's and input's multi-indices (``.real`` / ``.imag`` for complex arrays);
+        fast-mode checks as bars of their error-to-tolerance ratio.  ``format`` (``"png"``,
+        ``"svg"``, ``"pdf"``) defaults to the file's extension.
 
         >>> import os, tempfile, numpy as np, functrans as ft, functrans.numpy as fnp
         >>> result = ft.gradcheck(fnp.tanh)(np.array([0.1, 0.2, 0.3]))
@@ -196,33 +209,23 @@ class GradcheckResult:
         ...     result.save_heatmap(path)
         ...     assert os.path.getsize(path) > 0
         """
-        try:
-            from matplotlib.backends.backend_agg import FigureCanvasAgg
-            from matplotlib.figure import Figure
-        except ImportError:
-            raise ImportError("save_heatmap needs matplotlib (an optional dependency): "
-                              "pip install matplotlib") from None
-        blocks = [c for c in self.checks if c.kind == "jacobian" and c.numeric is not None]
-        if not blocks:
-            raise ValueError("save_heatmap: this result holds no Jacobian blocks; run the "
-                             "check in full mode (fast_mode=False)")
-        cols = min(3, len(blocks))
-        rows = -(-len(blocks) // cols)
-        fig = Figure(figsize=(4.2 * cols, 3.6 * rows))
-        FigureCanvasAgg(fig)
-        for k, c in enumerate(blocks):
-            ax = fig.add_subplot(rows, cols, k + 1)
-            diff = np.abs(c.analytic - c.numeric)
-            image = ax.imshow(diff, aspect="auto", interpolation="nearest", cmap="viridis")
-            fig.colorbar(image, ax=ax)
-            status = "" if c.passed else " (FAILED)"
-            ax.set_title(f"{c.mode} {c.function}: d {c.output} / d {c.input}{status}",
-                         fontsize=8, color="black" if c.passed else "red")
-            ax.set_xlabel(f"{c.input} (realified index)", fontsize=7)
-            ax.set_ylabel(f"{c.output} (realified index)", fontsize=7)
-        fig.suptitle(f"|numeric - analytic| for {self.function} (seed {self.seed})")
-        fig.tight_layout(rect=(0, 0, 1, 1 - 0.4 / fig.get_figheight()))
-        fig.savefig(path, format="png")
+        draw_heatmap(self, path, format)
+
+    def save_jacobians(self, path, max_entries: int = 400, format: str | None = None) -> None:
+        """Draw the numeric and the analytic Jacobian side by side (same colour scale),
+        with their error-to-tolerance ratio, for every full-mode block of at most
+        ``max_entries`` entries (needs matplotlib).
+
+        >>> import os, tempfile, numpy as np, functrans as ft, functrans.numpy as fnp
+        >>> result = ft.gradcheck(fnp.tanh)(np.array([0.1, 0.2, 0.3]))
+        >>> try:
+        ...     import matplotlib
+        ... except ImportError:
+        ...     matplotlib = None
+        >>> if matplotlib is not None:
+        ...     result.save_jacobians(os.path.join(tempfile.mkdtemp(), "jacobians.png"))
+        """
+        draw_jacobians(self, path, max_entries, format)
 
 
 # ------------------------------------------------------------------------------------------

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import functools
+import os
+import sys
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -18,19 +20,99 @@ from functrans.gradcheck.options import MODES, Options, resolve_seed
 from functrans.gradcheck.problem import Problem, make_problem
 from functrans.gradcheck.results import GradcheckError, GradcheckResult, NondifferentiableError
 
-__all__ = ["check_problem", "gradcheck"]
+__all__ = ["check_problem", "gradcheck", "progress_enabled", "Progress"]
 
 P = ParamSpec("P")
 
+#: a full-mode check shows its progress bar only once it has run this many seconds
+PROGRESS_DELAY = 1.0
+
+
+def progress_enabled(progress: bool | None, environ=None, stream=None) -> bool:
+    """Whether gradcheck draws a progress bar: ``progress`` when given; by default only
+    when tqdm is installed, the output is a terminal, and the ``CI`` environment variable
+    is unset (so CI logs stay clean).
+
+    >>> progress_enabled(False), progress_enabled(None, environ={"CI": "true"})
+    (False, False)
+    """
+    if progress is not None:
+        return bool(progress)
+    environ = os.environ if environ is None else environ
+    if environ.get("CI", "").lower() not in ("", "0", "false"):
+        return False
+    stream = sys.stderr if stream is None else stream
+    try:
+        import tqdm  # noqa: F401  (optional dependency)
+    except ImportError:
+        return False
+    return all(getattr(s, "isatty", lambda: False)() for s in (stream, sys.stdout))
+
+
+class Progress:
+    """The steps of a full-mode check (the numerical Jacobian, one analytic Jacobian per
+    mode, the other checks: for ``f`` and each derivative checked) as a tqdm bar that
+    appears once the check has run :data:`PROGRESS_DELAY` seconds.  Disabled, it does
+    nothing.
+
+    >>> p = Progress("f", total=3, enabled=False)
+    >>> p.advance("numerical Jacobian of f"); p.close()
+    """
+
+    def __init__(self, label: str, total: int, enabled: bool, stream=None):
+        self.bar = None
+        self.pending = False
+        if not enabled:
+            return
+        try:
+            from tqdm.auto import tqdm
+        except ImportError:
+            raise ImportError("gradcheck(progress=True) draws its progress bar with tqdm (an "
+                              "optional dependency): pip install tqdm") from None
+        self.bar = tqdm(total=total, desc=f"gradcheck of {label}", unit="step", leave=False,
+                        delay=PROGRESS_DELAY, file=sys.stderr if stream is None else stream)
+
+    def advance(self, what: str) -> None:
+        """Count the step that just ended (if any) and name the next one."""
+        if self.bar is None:
+            return
+        if self.pending:
+            self.bar.update(1)
+        self.pending = True
+        self.bar.set_postfix_str(what, refresh=False)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            if self.pending:
+                self.bar.update(1)
+            self.bar.close()
+
+
+def _count_steps(opts: Options) -> int:
+    """The steps :class:`Progress` counts in a full-mode check with options ``opts``."""
+    problems = sum(len(opts.modes) ** k for k in range(opts.order))
+    return problems * (len(opts.modes) + 2)
+
 
 def check_problem(problem: Problem, opts: Options, rng, order: int,
-                  result: GradcheckResult) -> None:
+                  result: GradcheckResult, progress: Progress | None = None) -> None:
     """Run every check ``opts`` asks for on ``problem``, and on its derivatives up to
-    ``opts.order``, appending them to ``result``."""
+    ``opts.order``, appending them to ``result`` (and counting full-mode steps on
+    ``progress``)."""
+    progress = Progress(problem.label, 0, False) if progress is None else progress
+    _run_checks(problem, opts, rng, order, result, progress)
+    # the outputs are known by now (every check evaluates f), so this costs no evaluation
+    result.record_arrays(problem.label, problem.in_names, problem.in_avals)
+    result.record_arrays(problem.label, problem.out_names, problem.out_avals)
+
+
+def _run_checks(problem: Problem, opts: Options, rng, order: int, result: GradcheckResult,
+               progress: Progress) -> None:
     checks = result.checks
     if opts.fast_mode:
         checks.extend(fast_checks(problem, opts, rng, order))
     else:
+        progress.advance(f"numerical Jacobian of {problem.label}")
         num = numeric_jacobian(problem, opts.eps_for(problem), opts.dtype, opts.chunk_size,
                                detect=opts.detect_nondifferentiable)
         if num.vmap_note:
@@ -48,6 +130,7 @@ def check_problem(problem: Problem, opts: Options, rng, order: int,
                 return
         failed_columns = set()
         for mode in opts.modes:
+            progress.advance(f"{mode} Jacobian of {problem.label}")
             state: dict = {}
             analytic = analytic_jacobian(problem, mode, opts.chunk_size, state)
             if state.get("loop"):
@@ -67,6 +150,8 @@ def check_problem(problem: Problem, opts: Options, rng, order: int,
                 checks.append(consistency)
     if any(c.kind == "nondifferentiable" and not c.passed for c in checks):
         return
+    if not opts.fast_mode:
+        progress.advance(f"other checks of {problem.label}")
     if opts.check_batched_grad and "rev" in opts.modes:
         checks.append(batched_check(problem, "rev", rng, order, opts.atol, opts.rtol))
     if opts.check_batched_forward_grad and "fwd" in opts.modes:
@@ -80,7 +165,8 @@ def check_problem(problem: Problem, opts: Options, rng, order: int,
     checks.append(nondeterminism_check(problem, opts.modes, rng, order, opts.nondet_tol))
     if order < opts.order:
         for mode in opts.modes:
-            check_problem(problem.derivative(mode, rng), opts, rng, order + 1, result)
+            check_problem(problem.derivative(mode, rng), opts, rng, order + 1, result,
+                          progress)
 
 
 def gradcheck(fun: Callable[P, Any], *, eps: float | None = None, atol: float | None = None,
@@ -90,7 +176,8 @@ def gradcheck(fun: Callable[P, Any], *, eps: float | None = None, atol: float | 
               check_undefined_grad: bool = True, check_grad_dtypes: bool = False,
               raise_exception: bool = True, dtype=None, detect_nondifferentiable: bool = False,
               seed: int | None = None, argnums: int | Sequence[int] | None = None,
-              chunk_size: int | None = None) -> Callable[P, GradcheckResult]:
+              chunk_size: int | None = None,
+              progress: bool | None = None) -> Callable[P, GradcheckResult]:
     """A checker that compares ``fun``'s derivatives with finite differences.
 
     ``gradcheck(fun, **options)(*args, **kwargs)`` checks ``fun`` at ``args`` (pytrees of
@@ -122,6 +209,9 @@ def gradcheck(fun: Callable[P, Any], *, eps: float | None = None, atol: float | 
       ``FUNCTRANS_TEST_SEED`` environment variable, else 0).
     * ``argnums``: which positional arguments to check (default all floating ones).
     * ``chunk_size``: perturbed points per vmapped evaluation (default: bounded memory).
+    * ``progress``: a progress bar (tqdm) for full-mode checks that run over a second;
+      by default shown only on a terminal outside CI (the ``CI`` environment variable);
+      True or False forces it on or off.
 
     As PyTorch's gradcheck, reverse mode always checks that zero output gradients give
     zero input gradients, and a pullback (jvp) that cannot be vmapped, say a
@@ -143,6 +233,8 @@ def gradcheck(fun: Callable[P, Any], *, eps: float | None = None, atol: float | 
                          f"{modes!r}")
     if not isinstance(order, (int, np.integer)) or order < 1:
         raise ValueError(f"gradcheck: order must be a positive integer, got {order!r}")
+    if progress not in (None, True, False):
+        raise ValueError(f"gradcheck: progress must be None, True or False, got {progress!r}")
     opts = Options(eps, atol, rtol, modes, int(order), bool(fast_mode), float(nondet_tol),
                    check_batched_grad, check_batched_forward_grad, check_undefined_grad,
                    check_grad_dtypes, raise_exception, dtype, detect_nondifferentiable, seed,
@@ -155,7 +247,12 @@ def gradcheck(fun: Callable[P, Any], *, eps: float | None = None, atol: float | 
         # Random directions are drawn where the inputs live (NumPy's generator for NumPy).
         rng = backend.default_rng(used_seed, like=problem.like)
         result = GradcheckResult(problem.label, used_seed, dict(opts.__dict__))
-        check_problem(problem, opts, rng, 1, result)
+        bar = Progress(problem.label, _count_steps(opts),
+                       not opts.fast_mode and progress_enabled(progress))
+        try:
+            check_problem(problem, opts, rng, 1, result, bar)
+        finally:
+            bar.close()
         result.notes[:0] = problem.notes()
         if not result.ok and opts.raise_exception:
             kind = (NondifferentiableError if any(c.kind == "nondifferentiable"
