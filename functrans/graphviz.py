@@ -144,6 +144,8 @@ class _Writer:
             else:
                 src, text = producer[x]
                 self.edge(src, out, text, indent)
+        if first is None:  # no inputs and no outputs: a node to point the cluster edge at
+            first = self.node("o", "(no values)", indent, shape="plaintext")
         return first
 
 
@@ -218,6 +220,6 @@ def render(jaxpr, path, format: str | None = None) -> str:
 
 # The methods ``Jaxpr.to_dot`` / ``.render`` and the same on ClosedJaxpr.
 for _cls in (core.Jaxpr, core.ClosedJaxpr):
-    _cls.to_dot = to_dot
-    _cls.render = render
+    _cls.to_dot = to_dot  # type: ignore[union-attr]
+    _cls.render = render  # type: ignore[union-attr]
 del _cls
