@@ -460,7 +460,7 @@ class EvalTrace(Trace):
                                       ) from None
         for x in args:  # impls compute on plain ndarrays: NumPy is slower on subclasses
             if type(x) is Array:
-                args = [a.view(type=np.ndarray) if type(a) is Array else a for a in args]
+                args = [a.view(np.ndarray) if type(a) is Array else a for a in args]
                 break
         try:
             out = impl(*args, **params)
@@ -468,6 +468,8 @@ class EvalTrace(Trace):
             _explain_failure(prim, args, params, error)
             raise
         if len(_state.stack) == 1:  # outside transforms results have `.at` (docs/indexing.md)
+            if type(out) is np.ndarray:  # the common case inline
+                return out.view(Array) if out.ndim else out
             out = user_result(out)
         # An operation on Python scalars alone gives a weakly typed value, as it would when
         # traced: keep it a Python scalar so that e.g. `sin(2.0) * x_f32` stays float32.
