@@ -22,6 +22,7 @@ from functrans.primitives.custom_derivatives import custom_jvp, custom_vjp
 from functrans import lax, tree, tree_util
 from functrans import numpy  # noqa: F401  (also installs the array methods of tracers)
 from functrans import nn  # noqa: F401
+from functrans import random  # noqa: F401
 from functrans.gradcheck import (Check, GradcheckError, GradcheckResult,
                                  NondifferentiableError, gradcheck)
 from functrans import testing  # noqa: F401
@@ -36,7 +37,7 @@ __all__ = [
     "custom_vjp", "eval_jaxpr",
     "eval_shape", "float0", "grad", "hessian", "intermediate_grads", "jacfwd", "jacrev",
     "jit", "jvp", "lax",
-    "linear_transpose", "linearize", "make_jaxpr", "nn", "numpy", "remat", "tag", "tree",
+    "linear_transpose", "linearize", "make_jaxpr", "nn", "numpy", "random", "remat", "tag", "tree",
     "tree_util",
     "value_and_grad",
     "vjp", "vmap",

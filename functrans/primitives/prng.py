@@ -1,0 +1,398 @@
+"""Counter-based random numbers: the threefry2x32 generator and the samplers built on it,
+bit-identical to JAX's default (``jax_threefry_partitionable=True``, JAX >= 0.5).
+
+A key is a ``uint32`` array whose last axis has length 2 (JAX's raw key data).  Every
+primitive here takes keys (and sometimes parameters) whose *leading* axes are independent
+batch members: an operand has a core rank (1 for keys, ``len(shape)`` for a parameter
+broadcast to the sample shape, 0 for a scalar), the axes in front of it are batch axes, and
+the batch axes of the operands broadcast against each other.  The batching rule therefore
+only moves each batch axis to the front (or adds a size-1 one), so ``vmap`` over keys or
+parameters works at any depth.
+
+Random bits are integers: these primitives have zero derivative.  Samplers whose values
+depend smoothly on a parameter (``uniform``'s bounds, ``normal``'s scale) get their
+derivative in ``functrans.random`` by composing these draws with ordinary arithmetic.
+
+The impls are written with the array module of their operands (NumPy or CuPy); ``erf`` and
+``erfinv`` for the normal samplers are evaluated here in float64 (series, continued fraction
+and Newton steps), so sampling needs no SciPy.
+"""
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import numpy as np
+
+from functrans import backend
+from functrans.core import Primitive, ShapedArray, abstract_eval_rules, impl_rules
+from functrans.interpreters import ad, batching
+from functrans.interpreters.batching import not_mapped
+from functrans.primitives.shape import expand_dims, moveaxis
+
+__all__ = [
+    "random_seed_p", "random_split_p", "random_fold_in_p", "random_bits_p",
+    "random_uniform_p", "random_normal_p", "random_truncated_normal_p", "random_randint_p",
+    "random_shuffle_p", "threefry2x32",
+]
+
+_UINT = {8: np.dtype(np.uint8), 16: np.dtype(np.uint16), 32: np.dtype(np.uint32),
+         64: np.dtype(np.uint64)}
+_ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
+
+
+# -- the hash ----------------------------------------------------------------------------
+
+
+def _rotl(x, r: int):
+    return (x << np.uint32(r)) | (x >> np.uint32(32 - r))
+
+
+def threefry2x32(k1, k2, x1, x2):
+    """The Threefry-2x32 block cipher (20 rounds) of the counters ``(x1, x2)`` under the key
+    ``(k1, k2)``; ``uint32`` arrays that broadcast together, on NumPy or CuPy.
+
+    >>> import numpy as np
+    >>> u = lambda *v: np.array(v, np.uint32)
+    >>> [hex(int(a[0])) for a in threefry2x32(u(0x13198a2e), u(0x03707344),
+    ...                                       u(0x243f6a88), u(0x85a308d3))]
+    ['0xc4923a9c', '0x483df7a0']
+    """
+    xp = backend.array_module(k1, k2, x1, x2)
+    k1, k2, x1, x2 = xp.broadcast_arrays(*(xp.asarray(v, dtype=np.uint32)
+                                           for v in (k1, k2, x1, x2)))
+    ks = (k1, k2, k1 ^ k2 ^ np.uint32(0x1BD11BDA))
+    with np.errstate(over="ignore"):  # uint32 arithmetic wraps by design
+        x1, x2 = x1 + ks[0], x2 + ks[1]
+        for group in range(5):
+            for r in _ROTATIONS[group % 2]:
+                x1 = x1 + x2
+                x2 = _rotl(x2, r) ^ x1
+            # Key injection after every four rounds, the round number in the second word.
+            x1 = x1 + ks[(group + 1) % 3]
+            x2 = x2 + ks[(group + 2) % 3] + np.uint32(group + 1)
+    return x1, x2
+
+
+# -- the generator's operations on batched key arrays ------------------------------------
+
+
+def _key_words(keys, shape):
+    """The two key words of every key, with axes of size 1 appended for ``shape``."""
+    extra = (None,) * len(shape)
+    return keys[(..., 0) + extra], keys[(..., 1) + extra]
+
+
+def _counters(xp, shape):
+    """The 64-bit counters ``0 .. prod(shape) - 1`` laid out in ``shape``, as (hi, lo)."""
+    n = math.prod(shape)
+    counts = xp.arange(n, dtype=np.uint64).reshape(shape)
+    return (counts >> np.uint64(32)).astype(np.uint32), counts.astype(np.uint32)
+
+
+def _hash_counts(keys, shape):
+    xp = backend.array_module(keys)
+    k1, k2 = _key_words(keys, shape)
+    hi, lo = _counters(xp, shape)
+    return threefry2x32(k1, k2, hi, lo)
+
+
+def _split(keys, shape):
+    xp = backend.array_module(keys)
+    b1, b2 = _hash_counts(keys, shape)
+    return xp.stack([b1, b2], axis=-1)
+
+
+def _bits(keys, shape, bit_width):
+    b1, b2 = _hash_counts(keys, shape)
+    if bit_width == 64:
+        return (b1.astype(np.uint64) << np.uint64(32)) | b2.astype(np.uint64)
+    return (b1 ^ b2).astype(_UINT[bit_width])
+
+
+def _unit_floats(keys, shape, dtype):
+    """Floats in [0, 1): the mantissa of ``1.x`` filled with the top bits, minus 1."""
+    dtype = np.dtype(dtype)
+    info = np.finfo(dtype)
+    bits = _bits(keys, shape, info.bits)
+    utype = bits.dtype
+    one = np.array(1.0, dtype).view(utype)
+    mantissa = (bits >> utype.type(info.bits - info.nmant)) | one
+    return mantissa.view(dtype) - dtype.type(1)
+
+
+def _uniform(keys, shape, dtype, lo, hi):
+    """JAX's ``uniform`` arithmetic with bounds ``lo``, ``hi`` (arrays or scalars)."""
+    xp = backend.array_module(keys)
+    dtype = np.dtype(dtype)
+    f = _unit_floats(keys, shape, dtype)
+    lo = xp.asarray(lo, dtype=dtype)
+    hi = xp.asarray(hi, dtype=dtype)
+    return xp.maximum(lo, f * (hi - lo) + lo).astype(dtype, copy=False)
+
+
+# -- erf and erfinv in float64, for the normal samplers -----------------------------------
+
+_SQRT_PI = math.sqrt(math.pi)
+
+
+def _erf_erfc(xp, x):
+    """``(erf(x), erfc(x))`` for float64 ``x >= 0``, each to a few ulps."""
+    small = x < 2.5
+    xs = xp.where(small, x, 0.0)
+    # erf(x) = 2/sqrt(pi) exp(-x^2) sum_n (2 x^2)^n x / (1 3 5 ... (2n+1)): positive terms.
+    term, total, step = xs.copy(), xs.copy(), 2.0 * xs * xs
+    for n in range(1, 100):
+        term = term * step / (2 * n + 1)
+        total = total + term
+    erf_small = 2.0 / _SQRT_PI * xp.exp(-xs * xs) * total
+    # erfc(x) = exp(-x^2)/sqrt(pi) / (x + (1/2)/(x + 1/(x + (3/2)/(x + ...)))).
+    xl = xp.where(small, 2.5, x)
+    frac = xl.copy()
+    for n in range(120, 0, -1):
+        frac = xl + (n / 2.0) / frac
+    erfc_large = xp.exp(-xl * xl) / (_SQRT_PI * frac)
+    return (xp.where(small, erf_small, 1.0 - erfc_large),
+            xp.where(small, 1.0 - erf_small, erfc_large))
+
+
+def _erf(xp, x):
+    x = xp.asarray(x, dtype=np.float64)
+    e, _ = _erf_erfc(xp, xp.abs(x))
+    return xp.where(x < 0, -e, e)
+
+
+def _erfinv(xp, u):
+    """``erfinv(u)`` in float64 for ``-1 <= u <= 1``: a single-precision rational guess
+    refined by Newton steps on erf (or on erfc near +-1, where 1 - |u| is exact)."""
+    u = xp.asarray(u, dtype=np.float64)
+    a = xp.abs(u)
+    inner = a < 1.0
+    ai = xp.where(inner, a, 0.0)
+    with np.errstate(divide="ignore"):
+        w = -xp.log((1.0 - ai) * (1.0 + ai))
+    central = w < 5.0
+    wc = w - 2.5
+    p = 2.81022636e-08
+    for c in (3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087,
+              -0.00125372503, -0.00417768164, 0.246640727, 1.50140941):
+        p = c + p * wc
+    wt = xp.sqrt(xp.where(central, 5.0, w)) - 3.0
+    q = -0.000200214257
+    for c in (0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773,
+              -0.0076224613, 0.00943887047, 1.00167406, 2.83297682):
+        q = c + q * wt
+    x = xp.where(central, p, q) * ai
+    for _ in range(3):
+        e, ec = _erf_erfc(xp, x)
+        residual = xp.where(ai < 0.5, e - ai, (1.0 - ai) - ec)
+        x = x - residual / (2.0 / _SQRT_PI * xp.exp(-x * x))
+    x = xp.where(inner, x, xp.inf)
+    return xp.where(u < 0, -x, x)
+
+
+def _normal(keys, shape, dtype):
+    xp = backend.array_module(keys)
+    dtype = np.dtype(dtype)
+    lo = np.nextafter(np.array(-1.0, dtype), np.array(0.0, dtype))
+    u = _uniform(keys, shape, dtype, lo, 1.0)
+    return (dtype.type(math.sqrt(2)) * _erfinv(xp, u).astype(dtype)).astype(dtype)
+
+
+# -- primitives -------------------------------------------------------------------------
+
+
+def _batch_shape(operands, core_ranks):
+    return np.broadcast_shapes(*(tuple(a.shape[:len(a.shape) - r])
+                                 for a, r in zip(operands, core_ranks)))
+
+
+def _check_keys(name, keys):
+    if keys.dtype != np.uint32 or len(keys.shape) < 1 or keys.shape[-1] != 2:
+        raise TypeError(f"{name}: keys must be uint32 arrays whose last axis has length 2 "
+                        f"(JAX's raw threefry key data), got {keys.dtype}{list(keys.shape)}")
+
+
+def _front_batcher(prim):
+    """Batch axes go to the front; an unbatched operand gets a size-1 batch axis, which the
+    impl broadcasts (each operand's core rank tells its batch axes apart)."""
+    def rule(vals, dims, **params):
+        vals = [expand_dims(v, (0,)) if d is not_mapped else moveaxis(v, d, 0)
+                for v, d in zip(vals, dims)]
+        return prim.bind(*vals, **params), 0
+    return rule
+
+
+def _define(name, core_ranks, out_core, impl, out_dtype):
+    """A primitive whose operands have the given core ranks (a function of the params) and
+    whose output is ``batch + out_core(params)`` of ``out_dtype(params)``."""
+    prim = Primitive(name)
+
+    def abstract_eval(*avals, **params):
+        _check_keys(name, avals[0])
+        ranks = core_ranks(**params)
+        for a, r in zip(avals, ranks):
+            if len(a.shape) < r:
+                raise ValueError(f"{name}: operand of shape {a.shape} has fewer than its {r} "
+                                 "core axes")
+        try:
+            batch = _batch_shape(avals, ranks)
+        except ValueError:
+            raise ValueError(f"{name}: the batch axes of the operands "
+                             f"{[a.shape for a in avals]} do not broadcast") from None
+        return ShapedArray(batch + tuple(out_core(**params)), out_dtype(**params))
+
+    def impl_rule(*args, **params):
+        xp = backend.array_module(*args)
+        ranks = core_ranks(**params)
+        batch = _batch_shape(args, ranks)
+        args = [xp.broadcast_to(a, batch + tuple(a.shape[len(a.shape) - r:]))
+                for a, r in zip(args, ranks)]
+        out = impl(*args, **params)
+        return out.astype(out_dtype(**params), copy=False)
+
+    impl_rules[prim] = impl_rule
+    abstract_eval_rules[prim] = abstract_eval
+    ad.defjvp_zero(prim)
+    batching.batching_rules[prim] = _front_batcher(prim)
+    return prim
+
+
+def _seed(seed):
+    xp = backend.array_module(seed)
+    if seed.dtype.itemsize == 8:
+        bits = seed.astype(np.uint64)
+        hi = (bits >> np.uint64(32)).astype(np.uint32)
+        lo = (bits & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+    else:
+        # A 32-bit (or narrower) seed: the high word is zero, the low word its bit pattern.
+        lo = seed.astype(np.int64).astype(np.uint32)
+        hi = xp.zeros_like(lo)
+    return xp.stack([hi, lo], axis=-1)
+
+
+random_seed_p = Primitive("random_seed")
+
+
+def _seed_abstract_eval(seed):
+    if seed.dtype.kind not in "iu":
+        raise TypeError(f"random_seed: the seed must be an integer, got {seed.dtype}")
+    return ShapedArray(tuple(seed.shape) + (2,), np.dtype(np.uint32))
+
+
+impl_rules[random_seed_p] = _seed
+abstract_eval_rules[random_seed_p] = _seed_abstract_eval
+ad.defjvp_zero(random_seed_p)
+batching.defvectorized(random_seed_p)
+
+random_split_p = _define(
+    "random_split", lambda shape: (1,), lambda shape: tuple(shape) + (2,),
+    lambda keys, shape: _split(keys, shape), lambda shape: np.dtype(np.uint32))
+
+
+def _fold_in(keys, data):
+    xp = backend.array_module(keys)
+    b1, b2 = threefry2x32(keys[..., 0], keys[..., 1], xp.zeros_like(data), data)
+    return xp.stack([b1, b2], axis=-1)
+
+
+random_fold_in_p = _define(
+    "random_fold_in", lambda: (1, 0), lambda: (2,), _fold_in,
+    lambda: np.dtype(np.uint32))
+
+random_bits_p = _define(
+    "random_bits", lambda shape, bit_width: (1,), lambda shape, bit_width: shape,
+    lambda keys, shape, bit_width: _bits(keys, shape, bit_width),
+    lambda shape, bit_width: _UINT[bit_width])
+
+random_uniform_p = _define(
+    "random_uniform", lambda shape, dtype: (1,), lambda shape, dtype: shape,
+    lambda keys, shape, dtype: _unit_floats(keys, shape, dtype),
+    lambda shape, dtype: np.dtype(dtype))
+
+random_normal_p = _define(
+    "random_normal", lambda shape, dtype: (1,), lambda shape, dtype: shape,
+    lambda keys, shape, dtype: _normal(keys, shape, dtype),
+    lambda shape, dtype: np.dtype(dtype))
+
+
+def _truncated_normal(keys, lower, upper, shape, dtype):
+    xp = backend.array_module(keys)
+    dtype = np.dtype(dtype)
+    sqrt2 = dtype.type(math.sqrt(2))
+    lower, upper = lower.astype(dtype), upper.astype(dtype)
+    a = _erf(xp, lower / sqrt2).astype(dtype)
+    b = _erf(xp, upper / sqrt2).astype(dtype)
+    u = _uniform(keys, shape, dtype, a, b)
+    out = (sqrt2 * _erfinv(xp, u).astype(dtype)).astype(dtype)
+    return xp.clip(out, xp.nextafter(lower, dtype.type(np.inf)),
+                   xp.nextafter(upper, dtype.type(-np.inf)))
+
+
+random_truncated_normal_p = _define(
+    "random_truncated_normal", lambda shape, dtype: (1, len(shape), len(shape)),
+    lambda shape, dtype: shape, _truncated_normal, lambda shape, dtype: np.dtype(dtype))
+
+
+def _clip_to(xp, val, dtype):
+    """``val`` converted to the integer ``dtype``, clipped to its range, not wrapped."""
+    src, dst = np.iinfo(val.dtype), np.iinfo(dtype)
+    return xp.clip(val, max(src.min, dst.min), min(src.max, dst.max)).astype(dtype)
+
+
+def _randint(keys, minval, maxval, shape, dtype):
+    xp = backend.array_module(keys)
+    dtype = np.dtype(dtype)
+    info = np.iinfo(dtype)
+    nbits = info.bits
+    utype = _UINT[nbits]
+    src = np.iinfo(maxval.dtype)
+    out_of_range = maxval > min(info.max, src.max)
+    minval, maxval = _clip_to(xp, minval, dtype), _clip_to(xp, maxval, dtype)
+    pair = _split(keys, (2,))
+    higher = _bits(pair[..., 0, :], shape, nbits)
+    lower = _bits(pair[..., 1, :], shape, nbits)
+    with np.errstate(over="ignore"):
+        span = (maxval.astype(utype) - minval.astype(utype)).astype(utype)
+        span = xp.where(maxval <= minval, utype.type(1), span)
+        span = xp.where(out_of_range & (maxval > minval), span + utype.type(1), span)
+    # Combine two draws so the bias of ``bits % span`` is that of a double-width draw.
+    # A span of 2**nbits wrapped to 0; x % 0 is x there (XLA's unsigned remainder).
+    wrapped = span == 0
+    divisor = xp.where(wrapped, utype.type(1), span)
+
+    def rem(x):
+        return xp.where(wrapped, x, x % divisor)
+    with np.errstate(over="ignore"):
+        multiplier = rem(xp.asarray(2 ** (nbits // 2)).astype(utype))
+        multiplier = rem(multiplier * multiplier)
+        offset = rem(rem(higher) * multiplier + rem(lower))
+    return (minval + offset.astype(dtype)).astype(dtype)
+
+
+random_randint_p = _define(
+    "random_randint", lambda shape, dtype: (1, len(shape), len(shape)),
+    lambda shape, dtype: shape, _randint, lambda shape, dtype: np.dtype(dtype))
+
+
+def _shuffle(keys, shape, axis):
+    """Indices that shuffle ``shape`` along ``axis`` as JAX's ``permutation`` does: a few
+    rounds of a stable sort by fresh 32-bit keys (enough rounds that ties are unlikely)."""
+    xp = backend.array_module(keys)
+    nb = keys.ndim - 1
+    size = math.prod(shape)
+    rounds = int(np.ceil(3 * np.log(max(1, size)) / np.log(np.iinfo(np.uint32).max)))
+    index = xp.broadcast_to(
+        xp.arange(shape[axis]).reshape((-1,) + (1,) * (len(shape) - axis - 1)),
+        keys.shape[:-1] + tuple(shape)).copy()
+    for _ in range(rounds):
+        pair = _split(keys, (2,))
+        keys, sub = pair[..., 0, :], pair[..., 1, :]
+        order = xp.argsort(_bits(sub, shape, 32), axis=nb + axis, kind="stable")
+        index = xp.take_along_axis(index, order, axis=nb + axis)
+    return index
+
+
+random_shuffle_p = _define(
+    "random_shuffle", lambda shape, axis: (1,), lambda shape, axis: shape,
+    _shuffle, lambda shape, axis: np.dtype(np.int64))
