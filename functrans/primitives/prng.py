@@ -33,7 +33,7 @@ from functrans.primitives.shape import expand_dims, moveaxis
 __all__ = [
     "random_seed_p", "random_split_p", "random_fold_in_p", "random_bits_p",
     "random_uniform_p", "random_normal_p", "random_truncated_normal_p", "random_randint_p",
-    "random_shuffle_p", "threefry2x32",
+    "random_shuffle_p", "random_gamma_p", "threefry2x32",
 ]
 
 _UINT = {8: np.dtype(np.uint8), 16: np.dtype(np.uint16), 32: np.dtype(np.uint32),
@@ -396,3 +396,78 @@ def _shuffle(keys, shape, axis):
 random_shuffle_p = _define(
     "random_shuffle", lambda shape, axis: (1,), lambda shape, axis: shape,
     _shuffle, lambda shape, axis: np.dtype(np.int64))
+
+
+def _gamma(keys, a, shape, log_space):
+    """Marsaglia-Tsang gamma draws, one key per element (split from the operand's key), in
+    the order of JAX's loop so every element sees JAX's draws; ``a < 1`` is boosted to
+    ``a + 1`` and scaled by ``u ** (1 / a)`` (added in log space for ``log_space``)."""
+    xp = backend.array_module(keys, a)
+    dtype = a.dtype
+    t = dtype.type
+    out_shape = a.shape
+    keys = _split(keys, (math.prod(shape),)).reshape(-1, 2)
+    alpha_orig = a.reshape(-1)
+    boost_mask = alpha_orig >= t(1)
+    alpha = xp.where(boost_mask, alpha_orig, alpha_orig + t(1))
+    d = (alpha - t(1 / 3)).astype(dtype)
+    c = (t(1 / 3) / xp.sqrt(d)).astype(dtype)
+    pair = _split(keys, (2,))
+    key, subkey = pair[:, 0], pair[:, 1]
+    n = alpha.shape[0]
+    X, V, U = xp.zeros(n, dtype), xp.ones(n, dtype), xp.full(n, 2, dtype)
+
+    def rejected(X, V, U):
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return (U >= t(1) - t(0.0331) * (X * X)) & (
+                xp.log(U) >= X * t(0.5) + d * (t(1) - V + xp.log(V)))
+
+    active = rejected(X, V, U)
+    while bool(active.any()):
+        idx = xp.nonzero(active)[0]
+        three = _split(key[idx], (3,))
+        key[idx], x_key, u_key = three[:, 0], three[:, 1], three[:, 2]
+        # Draw normals until v = 1 + c x is positive, each element with its own key chain.
+        x, v = xp.zeros(idx.shape[0], dtype), xp.full(idx.shape[0], -1, dtype)
+        pending = v <= 0
+        while bool(pending.any()):
+            j = xp.nonzero(pending)[0]
+            two = _split(x_key[j], (2,))
+            x_key[j] = two[:, 0]
+            x[j] = _normal(two[:, 1], (), dtype)
+            v[j] = t(1) + x[j] * c[idx[j]]
+            pending = v <= 0
+        X[idx], V[idx] = x * x, v * v * v
+        U[idx] = _unit_floats(u_key, (), dtype)
+        active = rejected(X, V, U)
+    if log_space:
+        with np.errstate(divide="ignore"):
+            log_u = -(-xp.log1p(-_unit_floats(subkey, (), dtype)))
+            log_boost = xp.where(boost_mask | (log_u == 0), t(0), log_u * (t(1) / alpha_orig))
+            out = xp.log(d) + xp.log(V) + log_boost
+    else:
+        samples = t(1) - _unit_floats(subkey, (), dtype)
+        with np.errstate(divide="ignore"):
+            boost = xp.where(boost_mask, t(1), samples ** (t(1) / alpha_orig))
+        out = d * V * boost
+    return out.astype(dtype).reshape(out_shape)
+
+
+random_gamma_p = _define(
+    "random_gamma", lambda shape, dtype, log_space: (1, len(shape)),
+    lambda shape, dtype, log_space: shape,
+    lambda keys, a, shape, dtype, log_space: _gamma(keys, a.astype(dtype), shape, log_space),
+    lambda shape, dtype, log_space: np.dtype(dtype))
+
+
+def _gamma_jvp(primals, tangents, **params):
+    if type(tangents[1]) is not ad.Zero:
+        raise NotImplementedError(
+            "random.gamma (and beta, dirichlet): no derivative with respect to the shape "
+            "parameter yet (JAX differentiates the sample implicitly through the gamma CDF); "
+            "wrap the parameter in lax.stop_gradient to treat the draw as a constant")
+    ans = random_gamma_p.bind(*primals, **params)
+    return ans, ad.Zero.from_value(ans)
+
+
+ad.jvp_rules[random_gamma_p] = _gamma_jvp
