@@ -228,7 +228,7 @@ def uniform(key, shape=(), dtype=None, minval=0.0, maxval=1.0):
 
     >>> import numpy as np, functrans.random as random
     >>> random.uniform(random.PRNGKey(0), (2,), minval=-1.0, maxval=1.0)
-    array([-0.67383474,  0.98590982])
+    array([-0.16308578, -0.56740909])
     """
     key = _check_key("uniform", key)
     dtype, shape = _float_dtype("uniform", dtype), _shape("uniform", shape)
@@ -414,7 +414,7 @@ def bernoulli(key, p=0.5, shape=None):
 
     >>> import functrans.random as random
     >>> random.bernoulli(random.PRNGKey(0), 0.5, (4,))
-    array([False, False,  True,  True])
+    array([ True,  True, False, False])
     """
     key = _check_key("bernoulli", key)
     p = _as_array(p)
@@ -431,7 +431,7 @@ def rademacher(key, shape=(), dtype=None):
 
     >>> import functrans.random as random
     >>> random.rademacher(random.PRNGKey(0), (4,))
-    array([-1, -1,  1,  1])
+    array([ 1,  1, -1, -1])
     """
     dtype = _DEFAULT_INT if dtype is None else np.dtype(dtype)
     b = bernoulli(key, 0.5, _shape("rademacher", shape)).astype(dtype)
@@ -451,7 +451,7 @@ def randint(key, shape, minval, maxval, dtype=None):
 
     >>> import functrans.random as random
     >>> random.randint(random.PRNGKey(0), (5,), 0, 10)
-    array([3, 9, 7, 5, 6])
+    array([5, 1, 5, 7, 3])
     """
     key = _check_key("randint", key)
     dtype, shape = _int_dtype("randint", dtype), _shape("randint", shape)
@@ -475,7 +475,7 @@ def permutation(key, x, axis: int = 0, independent: bool = False):
 
     >>> import functrans.random as random
     >>> random.permutation(random.PRNGKey(0), 5)
-    array([4, 0, 3, 2, 1])
+    array([0, 1, 4, 3, 2])
     """
     key = _check_key("permutation", key)
     if isinstance(x, int | np.integer) or (not isinstance(x, Tracer) and np.ndim(x) == 0
@@ -513,7 +513,7 @@ def choice(key, a, shape=(), replace: bool = True, p=None, axis: int = 0, mode=N
 
     >>> import numpy as np, functrans.random as random
     >>> random.choice(random.PRNGKey(0), 5, (3,), replace=False)
-    array([4, 0, 3])
+    array([0, 1, 4])
     """
     key = _check_key("choice", key)
     if not isinstance(shape, tuple | list):
@@ -566,7 +566,7 @@ def categorical(key, logits, axis: int = -1, shape=None, replace: bool = True, m
 
     >>> import numpy as np, functrans.random as random
     >>> random.categorical(random.PRNGKey(0), np.log(np.array([0.1, 0.2, 0.7])), shape=(5,))
-    array([2, 0, 2, 2, 1])
+    array([2, 2, 2, 1, 1])
     """
     key = _check_key("categorical", key)
     logits = _as_array(logits)
@@ -582,10 +582,13 @@ def categorical(key, logits, axis: int = -1, shape=None, replace: bool = True, m
     logits = lax.stop_gradient(_param(logits, dtype))
     batch_shape = lshape[:axis] + lshape[axis + 1:]
     shape = batch_shape if shape is None else _shape("categorical", shape)
-    if np.broadcast_shapes(shape[len(shape) - len(batch_shape):] if batch_shape else (),
-                           batch_shape) != batch_shape or len(shape) < len(batch_shape):
-        raise ValueError(f"random.categorical: shape {shape} must end with the batch shape "
-                         f"{batch_shape} of logits (logits' shape without axis {axis})")
+    try:
+        fits = np.broadcast_shapes(shape, batch_shape) == shape
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ValueError(f"random.categorical: shape {shape} must be the broadcast of itself "
+                         f"and the batch shape {batch_shape} of logits (logits' shape without axis {axis})")
     prefix = shape[:len(shape) - len(batch_shape)]
     if replace:
         neg_axis = axis - len(lshape)
@@ -682,3 +685,7 @@ def dirichlet(key, alpha, shape=None, dtype=None):
     logs = loggamma(key, alpha, shape + ashape[-1:], dtype)
     unnormalized = fnp.exp(logs - lax.stop_gradient(fnp.max(logs, axis=-1, keepdims=True)))
     return unnormalized / fnp.sum(unnormalized, axis=-1, keepdims=True)
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
