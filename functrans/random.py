@@ -33,7 +33,7 @@ from typing import Sequence
 
 import numpy as np
 
-from functrans import lax
+from functrans import backend, lax
 from functrans import numpy as fnp
 from functrans.core import Tracer, get_aval
 from functrans.primitives.conversion import convert_element_type
@@ -58,7 +58,8 @@ _DEFAULT_INT = np.dtype(np.int64)
 
 
 def _as_array(x):
-    return x if isinstance(x, Tracer) else np.asarray(x)
+    """Tracers and arrays of any library stay as they are; the rest become NumPy arrays."""
+    return x if isinstance(x, Tracer) or backend.is_array(x) else np.asarray(x)
 
 
 def _seed_array(name: str, seed):
@@ -204,6 +205,8 @@ def _float_dtype(name: str, dtype) -> np.dtype:
 
 
 def _param(x, dtype):
+    if isinstance(x, int | float | complex | np.generic):
+        return np.dtype(dtype).type(x)  # a scalar stays one: no host array meets a device one
     return convert_element_type(_as_array(x), dtype)
 
 
@@ -275,8 +278,8 @@ def truncated_normal(key, lower, upper, shape=None, dtype=None):
         shape = np.broadcast_shapes(get_aval(lower).shape, get_aval(upper).shape)
     shape = _shape("truncated_normal", shape)
     _check_broadcast("truncated_normal", shape, lower, upper)
-    lower = fnp.broadcast_to(lax.stop_gradient(_param(lower, dtype)), shape)
-    upper = fnp.broadcast_to(lax.stop_gradient(_param(upper, dtype)), shape)
+    lower = lax.stop_gradient(_param(lower, dtype))
+    upper = lax.stop_gradient(_param(upper, dtype))
     return random_truncated_normal_p.bind(key, lower, upper, shape=shape, dtype=dtype)
 
 
@@ -458,10 +461,10 @@ def randint(key, shape, minval, maxval, dtype=None):
     _check_broadcast("randint", shape, minval, maxval)
 
     def bound(v):
+        if isinstance(v, int):
+            return np.int64(v)  # a scalar, kept on no device
         v = _as_array(v)
-        if get_aval(v).dtype.kind not in "iu":
-            v = convert_element_type(v, np.int64)
-        return fnp.broadcast_to(v, shape)
+        return v if get_aval(v).dtype.kind in "iu" else convert_element_type(v, np.int64)
     return random_randint_p.bind(key, bound(minval), bound(maxval), shape=shape, dtype=dtype)
 
 
@@ -478,10 +481,8 @@ def permutation(key, x, axis: int = 0, independent: bool = False):
     array([0, 1, 4, 3, 2])
     """
     key = _check_key("permutation", key)
-    if isinstance(x, int | np.integer) or (not isinstance(x, Tracer) and np.ndim(x) == 0
-                                           and np.asarray(x).dtype.kind in "iu"):
-        n = operator.index(x)
-        return _shuffle_indices(key, (n,), 0)
+    if isinstance(x, int | np.integer):
+        return _shuffle_indices(key, (operator.index(x),), 0)
     x = _as_array(x)
     shape = tuple(get_aval(x).shape)
     if not shape:
@@ -616,8 +617,7 @@ def _gamma_draw(name, key, a, shape, dtype, log_space):
     a = _param(a, dtype)
     shape = tuple(get_aval(a).shape) if shape is None else _shape(name, shape)
     _check_broadcast(name, shape, a)
-    return random_gamma_p.bind(key, fnp.broadcast_to(a, shape), shape=shape, dtype=dtype,
-                               log_space=log_space)
+    return random_gamma_p.bind(key, a, shape=shape, dtype=dtype, log_space=log_space)
 
 
 def gamma(key, a, shape=None, dtype=None):

@@ -28,7 +28,7 @@ from functrans import backend
 from functrans.core import Primitive, ShapedArray, abstract_eval_rules, impl_rules
 from functrans.interpreters import ad, batching
 from functrans.interpreters.batching import not_mapped
-from functrans.primitives.shape import expand_dims, moveaxis
+from functrans.primitives.shape import expand_dims, moveaxis, ndim_of
 
 __all__ = [
     "random_seed_p", "random_split_p", "random_fold_in_p", "random_bits_p",
@@ -59,8 +59,7 @@ def threefry2x32(k1, k2, x1, x2):
     ['0xc4923a9c', '0x483df7a0']
     """
     xp = backend.array_module(k1, k2, x1, x2)
-    k1, k2, x1, x2 = xp.broadcast_arrays(*(xp.asarray(v, dtype=np.uint32)
-                                           for v in (k1, k2, x1, x2)))
+    k1, k2, x1, x2 = (xp.asarray(v, dtype=np.uint32) for v in (k1, k2, x1, x2))
     ks = (k1, k2, k1 ^ k2 ^ np.uint32(0x1BD11BDA))
     with np.errstate(over="ignore"):  # uint32 arithmetic wraps by design
         x1, x2 = x1 + ks[0], x2 + ks[1]
@@ -126,9 +125,13 @@ def _uniform(keys, shape, dtype, lo, hi):
     xp = backend.array_module(keys)
     dtype = np.dtype(dtype)
     f = _unit_floats(keys, shape, dtype)
-    lo = xp.asarray(lo, dtype=dtype)
-    hi = xp.asarray(hi, dtype=dtype)
+    lo, hi = _as_dtype(lo, dtype), _as_dtype(hi, dtype)
     return xp.maximum(lo, f * (hi - lo) + lo).astype(dtype, copy=False)
+
+
+def _as_dtype(x, dtype):
+    """``x`` in ``dtype``; a Python or NumPy scalar stays a NumPy scalar (no device copy)."""
+    return x.astype(dtype) if hasattr(x, "astype") else np.dtype(dtype).type(x)
 
 
 # -- erf and erfinv in float64, for the normal samplers -----------------------------------
@@ -157,7 +160,7 @@ def _erf_erfc(xp, x):
 
 
 def _erf(xp, x):
-    x = xp.asarray(x, dtype=np.float64)
+    x = _as_dtype(x, np.float64)
     e, _ = _erf_erfc(xp, xp.abs(x))
     return xp.where(x < 0, -e, e)
 
@@ -203,7 +206,7 @@ def _normal(keys, shape, dtype):
 
 
 def _batch_shape(operands, core_ranks):
-    return np.broadcast_shapes(*(tuple(a.shape[:len(a.shape) - r])
+    return np.broadcast_shapes(*(tuple(np.shape(a)[:max(0, np.ndim(a) - r)])
                                  for a, r in zip(operands, core_ranks)))
 
 
@@ -213,13 +216,26 @@ def _check_keys(name, keys):
                         f"(JAX's raw threefry key data), got {keys.dtype}{list(keys.shape)}")
 
 
-def _front_batcher(prim):
-    """Batch axes go to the front; an unbatched operand gets a size-1 batch axis, which the
-    impl broadcasts (each operand's core rank tells its batch axes apart)."""
+def _front_batcher(prim, core_ranks):
+    """Batch axes go to the front, then every operand is padded with size-1 axes to the same
+    number of batch axes (its own ones, from inner vmaps, keep their places) and to its full
+    core rank, so the impl tells batch axes from core axes by rank alone.  An unbatched
+    operand without batch axes is left alone (a scalar stays a scalar, on no device)."""
     def rule(vals, dims, **params):
-        vals = [expand_dims(v, (0,)) if d is not_mapped else moveaxis(v, d, 0)
-                for v, d in zip(vals, dims)]
-        return prim.bind(*vals, **params), 0
+        ranks = core_ranks(**params)
+        own = [ndim_of(v) - (d is not not_mapped) for v, d in zip(vals, dims)]
+        owned_batch = [max(0, n - r) for n, r in zip(own, ranks)]
+        nb = max(owned_batch)
+        out = []
+        for v, d, n, r, ob in zip(vals, dims, own, ranks, owned_batch):
+            if d is not_mapped and ob == 0:
+                out.append(v)  # no batch axes: it broadcasts against the draw by rank
+                continue
+            v = expand_dims(v, (0,)) if d is not_mapped else moveaxis(v, d, 0)
+            core = n - ob
+            pads = [1 + i for i in range(ob, nb)] + [1 + nb + i for i in range(r - core)]
+            out.append(expand_dims(v, pads) if pads else v)
+        return prim.bind(*out, **params), 0
     return rule
 
 
@@ -231,10 +247,6 @@ def _define(name, core_ranks, out_core, impl, out_dtype):
     def abstract_eval(*avals, **params):
         _check_keys(name, avals[0])
         ranks = core_ranks(**params)
-        for a, r in zip(avals, ranks):
-            if len(a.shape) < r:
-                raise ValueError(f"{name}: operand of shape {a.shape} has fewer than its {r} "
-                                 "core axes")
         try:
             batch = _batch_shape(avals, ranks)
         except ValueError:
@@ -246,15 +258,15 @@ def _define(name, core_ranks, out_core, impl, out_dtype):
         xp = backend.array_module(*args)
         ranks = core_ranks(**params)
         batch = _batch_shape(args, ranks)
-        args = [xp.broadcast_to(a, batch + tuple(a.shape[len(a.shape) - r:]))
-                for a, r in zip(args, ranks)]
-        out = impl(*args, **params)
+        # Keys are broadcast to the batch; parameters broadcast against the draw by rank.
+        keys = xp.broadcast_to(args[0], batch + (2,))
+        out = impl(keys, *args[1:], **params)
         return out.astype(out_dtype(**params), copy=False)
 
     impl_rules[prim] = impl_rule
     abstract_eval_rules[prim] = abstract_eval
     ad.defjvp_zero(prim)
-    batching.batching_rules[prim] = _front_batcher(prim)
+    batching.batching_rules[prim] = _front_batcher(prim, core_ranks)
     return prim
 
 
@@ -320,9 +332,9 @@ def _truncated_normal(keys, lower, upper, shape, dtype):
     xp = backend.array_module(keys)
     dtype = np.dtype(dtype)
     sqrt2 = dtype.type(math.sqrt(2))
-    lower, upper = lower.astype(dtype), upper.astype(dtype)
-    a = _erf(xp, lower / sqrt2).astype(dtype)
-    b = _erf(xp, upper / sqrt2).astype(dtype)
+    lower, upper = _as_dtype(lower, dtype), _as_dtype(upper, dtype)
+    a = _as_dtype(_erf(xp, lower / sqrt2), dtype)
+    b = _as_dtype(_erf(xp, upper / sqrt2), dtype)
     u = _uniform(keys, shape, dtype, a, b)
     out = (sqrt2 * _erfinv(xp, u).astype(dtype)).astype(dtype)
     return xp.clip(out, xp.nextafter(lower, dtype.type(np.inf)),
@@ -364,7 +376,7 @@ def _randint(keys, minval, maxval, shape, dtype):
     def rem(x):
         return xp.where(wrapped, x, x % divisor)
     with np.errstate(over="ignore"):
-        multiplier = rem(xp.asarray(2 ** (nbits // 2)).astype(utype))
+        multiplier = rem(utype.type(2 ** (nbits // 2)))
         multiplier = rem(multiplier * multiplier)
         offset = rem(rem(higher) * multiplier + rem(lower))
     return (minval + offset.astype(dtype)).astype(dtype)
@@ -405,9 +417,9 @@ def _gamma(keys, a, shape, log_space):
     xp = backend.array_module(keys, a)
     dtype = a.dtype
     t = dtype.type
-    out_shape = a.shape
+    out_shape = keys.shape[:-1] + tuple(shape)
     keys = _split(keys, (math.prod(shape),)).reshape(-1, 2)
-    alpha_orig = a.reshape(-1)
+    alpha_orig = xp.broadcast_to(a, out_shape).reshape(-1)
     boost_mask = alpha_orig >= t(1)
     alpha = xp.where(boost_mask, alpha_orig, alpha_orig + t(1))
     d = (alpha - t(1 / 3)).astype(dtype)
@@ -456,7 +468,8 @@ def _gamma(keys, a, shape, log_space):
 random_gamma_p = _define(
     "random_gamma", lambda shape, dtype, log_space: (1, len(shape)),
     lambda shape, dtype, log_space: shape,
-    lambda keys, a, shape, dtype, log_space: _gamma(keys, a.astype(dtype), shape, log_space),
+    lambda keys, a, shape, dtype, log_space: _gamma(keys, _as_dtype(a, dtype), shape,
+                                                   log_space),
     lambda shape, dtype, log_space: np.dtype(dtype))
 
 
