@@ -13,9 +13,10 @@ Random bits are integers: these primitives have zero derivative.  Samplers whose
 depend smoothly on a parameter (``uniform``'s bounds, ``normal``'s scale) get their
 derivative in ``functrans.random`` by composing these draws with ordinary arithmetic.
 
-The impls are written with the array module of their operands (NumPy or CuPy); ``erf`` and
-``erfinv`` for the normal samplers are evaluated here in float64 (series, continued fraction
-and Newton steps), so sampling needs no SciPy.
+The impls are written with the array module of their operands (NumPy or CuPy).  ``erf``
+and ``erfinv`` for the normal samplers are evaluated here, so sampling needs no SciPy: in
+float64 by a series, a continued fraction and Newton steps; in float32 by Giles'
+single-precision approximation in float32 arithmetic, as XLA evaluates it for JAX.
 """
 from __future__ import annotations
 
@@ -141,18 +142,20 @@ _SQRT_PI = math.sqrt(math.pi)
 
 def _erf_erfc(xp, x):
     """``(erf(x), erfc(x))`` for float64 ``x >= 0``, each to a few ulps."""
-    small = x < 2.5
+    # Below 1.5 the series (erfc = 1 - erf loses at most a factor 30); above it the
+    # continued fraction, so erfc keeps its relative precision in the tail.
+    small = x < 1.5
     xs = xp.where(small, x, 0.0)
     # erf(x) = 2/sqrt(pi) exp(-x^2) sum_n (2 x^2)^n x / (1 3 5 ... (2n+1)): positive terms.
     term, total, step = xs.copy(), xs.copy(), 2.0 * xs * xs
-    for n in range(1, 100):
+    for n in range(1, 35):  # enough below 1.5 for float64
         term = term * step / (2 * n + 1)
         total = total + term
     erf_small = 2.0 / _SQRT_PI * xp.exp(-xs * xs) * total
     # erfc(x) = exp(-x^2)/sqrt(pi) / (x + (1/2)/(x + 1/(x + (3/2)/(x + ...)))).
-    xl = xp.where(small, 2.5, x)
+    xl = xp.where(small, 1.5, x)
     frac = xl.copy()
-    for n in range(120, 0, -1):
+    for n in range(80, 0, -1):  # enough from 1.5 on for float64
         frac = xl + (n / 2.0) / frac
     erfc_large = xp.exp(-xl * xl) / (_SQRT_PI * frac)
     return (xp.where(small, erf_small, 1.0 - erfc_large),
@@ -165,7 +168,7 @@ def _erf(xp, x):
     return xp.where(x < 0, -e, e)
 
 
-def _erfinv(xp, u):
+def _erfinv(xp, u, steps: int = 2):
     """``erfinv(u)`` in float64 for ``-1 <= u <= 1``: a single-precision rational guess
     refined by Newton steps on erf (or on erfc near +-1, where 1 - |u| is exact)."""
     u = xp.asarray(u, dtype=np.float64)
@@ -186,7 +189,7 @@ def _erfinv(xp, u):
               -0.0076224613, 0.00943887047, 1.00167406, 2.83297682):
         q = c + q * wt
     x = xp.where(central, p, q) * ai
-    for _ in range(3):
+    for _ in range(steps):  # each step squares the relative error (1e-7 at first)
         e, ec = _erf_erfc(xp, x)
         residual = xp.where(ai < 0.5, e - ai, (1.0 - ai) - ec)
         x = x - residual / (2.0 / _SQRT_PI * xp.exp(-x * x))
@@ -194,12 +197,37 @@ def _erfinv(xp, u):
     return xp.where(u < 0, -x, x)
 
 
+def _erfinv_single(xp, u):
+    """``erfinv`` for float32 (and float16) as XLA evaluates it: Giles' single-precision
+    rational approximation in float32 arithmetic (so draws round as JAX's do)."""
+    u = u.astype(np.float32)
+    f = np.float32
+    with np.errstate(divide="ignore", invalid="ignore"):
+        w = -xp.log1p(-u * u)
+        central = w < f(5)
+        w = xp.where(central, w - f(2.5), xp.sqrt(w) - f(3))
+        low = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06,
+               0.00021858087, -0.00125372503, -0.00417768164, 0.246640727, 1.50140941)
+        high = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844,
+                0.00573950773, -0.0076224613, 0.00943887047, 1.00167406, 2.83297682)
+        p = xp.where(central, f(low[0]), f(high[0]))
+        for lo_c, hi_c in zip(low[1:], high[1:]):
+            p = xp.where(central, f(lo_c), f(hi_c)) + p * w
+        return xp.where(xp.abs(u) == f(1), u * f(np.inf), p * u)
+
+
 def _normal(keys, shape, dtype):
     xp = backend.array_module(keys)
     dtype = np.dtype(dtype)
     lo = np.nextafter(np.array(-1.0, dtype), np.array(0.0, dtype))
     u = _uniform(keys, shape, dtype, lo, 1.0)
-    return (dtype.type(math.sqrt(2)) * _erfinv(xp, u).astype(dtype)).astype(dtype)
+    return (dtype.type(math.sqrt(2)) * _erfinv_dtype(xp, u, dtype)).astype(dtype)
+
+
+def _erfinv_dtype(xp, u, dtype):
+    if dtype.itemsize < 8:
+        return _erfinv_single(xp, u).astype(dtype)
+    return _erfinv(xp, u).astype(dtype)
 
 
 # -- primitives -------------------------------------------------------------------------
@@ -336,7 +364,7 @@ def _truncated_normal(keys, lower, upper, shape, dtype):
     a = _as_dtype(_erf(xp, lower / sqrt2), dtype)
     b = _as_dtype(_erf(xp, upper / sqrt2), dtype)
     u = _uniform(keys, shape, dtype, a, b)
-    out = (sqrt2 * _erfinv(xp, u).astype(dtype)).astype(dtype)
+    out = (sqrt2 * _erfinv_dtype(xp, u, dtype)).astype(dtype)
     return xp.clip(out, xp.nextafter(lower, dtype.type(np.inf)),
                    xp.nextafter(upper, dtype.type(-np.inf)))
 
