@@ -21,7 +21,6 @@ single-precision approximation in float32 arithmetic, as XLA evaluates it for JA
 from __future__ import annotations
 
 import math
-from typing import Sequence
 
 import numpy as np
 
