@@ -23,6 +23,7 @@ from functrans import lax, tree, tree_util
 from functrans import numpy  # noqa: F401  (also installs the array methods of tracers)
 from functrans import nn  # noqa: F401
 from functrans import ops  # noqa: F401
+from functrans import random  # noqa: F401
 from functrans.gradcheck import (Check, GradcheckError, GradcheckResult,
                                  NondifferentiableError, gradcheck)
 from functrans import testing  # noqa: F401
@@ -38,7 +39,8 @@ __all__ = [
     "custom_vjp", "eval_jaxpr",
     "eval_shape", "float0", "grad", "hessian", "intermediate_grads", "jacfwd", "jacrev",
     "jit", "jvp", "lax",
-    "linear_transpose", "linearize", "make_jaxpr", "nn", "numpy", "ops", "remat", "tag", "tree",
+    "linear_transpose", "linearize", "make_jaxpr", "nn", "numpy", "ops", "random", "remat",
+    "tag", "tree",
     "tree_util",
     "value_and_grad",
     "vjp", "vmap",

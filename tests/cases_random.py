@@ -1,0 +1,40 @@
+"""Sweep cases of the random-number primitives (``functrans/primitives/prng.py``), through
+``functrans.random``: keys made from integer seeds (bits are integers: no derivative in
+them), with float parameters where the draw is smooth in them (derivatives checked).  The
+sweep's vmap-against-a-loop check batches the seeds and the parameters; on the CuPy
+stand-in the seeds, hence the keys, live on the device with the parameters."""
+from __future__ import annotations
+
+import numpy as np
+
+import functrans.random as random
+from sweep import A, Case
+
+def _key(seed):
+    return random.PRNGKey(seed)
+
+
+PRIMITIVE_CASES = [
+    Case("random_seed_split", lambda s: random.split(_key(s), 3), [A(kind="int")],
+         differentiable=False),
+    Case("random_fold_in", lambda s, d: random.fold_in(_key(s), d), [A(kind="int")] * 2,
+         differentiable=False),
+    Case("random_bits", lambda s: random.bits(_key(s), (2, 3), np.uint64), [A(kind="int")],
+         differentiable=False),
+    Case("random_randint", lambda s: random.randint(_key(s), (3,), -2, s + 10),
+         [A(kind="int")], differentiable=False),
+    Case("random_shuffle", lambda s: random.permutation(_key(s), 5), [A(kind="int")],
+         differentiable=False),
+    Case("random_uniform", lambda s, lo, d: random.uniform(_key(s), (2, 3), lo.dtype, minval=lo,
+                                                           maxval=lo + 1 + d * d),
+         [A(kind="int"), A(3), A(3)]),
+    Case("random_normal", lambda s, c: c * random.normal(_key(s), (2, 3), c.dtype),
+         [A(kind="int"), A(3)]),
+    # The draw moves with the bounds but has no derivative in them (documented).
+    Case("random_truncated_normal",
+         lambda s, lo: random.truncated_normal(_key(s), lo - 1.0, lo + 1.0, (2, 3),
+                                                   lo.dtype),
+         [A(kind="int"), A(3)], differentiable=False),
+    Case("random_gamma", lambda s, a: random.gamma(_key(s), a, (2, 3), a.dtype),
+         [A(kind="int"), A(3, kind="pos")], differentiable=False),
+]
