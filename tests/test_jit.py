@@ -364,3 +364,53 @@ def test_rules_of_the_call_primitive_directly():
     batched = ft.vmap(f, in_axes=(0, None))(np.stack([x, 2 * x]), y)
     np.testing.assert_allclose(batched[0], np.sin(np.stack([x, 2 * x])) * y)
     assert tree_map(np.shape, batched) == ((2, 2), (2, 2))
+
+
+# ------------------------------------------------------------------------------------------
+# The code generator's passes, seen in the generated source
+# ------------------------------------------------------------------------------------------
+
+
+def _source(f, *args):
+    return ft.jit(f).lower(*args).as_text()
+
+
+def test_scalar_seeds_and_broadcasts_are_folded_away():
+    # grad's seed (a broadcast 1.0) times 0.9 becomes the scalar 0.9: no array of ones.
+    source = _source(ft.grad(lambda x: fnp.sum(fnp.sin(x) * 0.9)), np.ones(4))
+    assert "broadcast" not in source and source.count(" = ") == 2, source  # cos, one product
+
+
+def test_common_subexpressions_in_either_operand_order():
+    source = _source(lambda x, y: fnp.sin(x * y) + fnp.cos(y * x), np.ones(3), np.ones(3))
+    assert source.count("*") == 1, source
+
+
+def test_negations_are_absorbed_exactly():
+    f = lambda x, y: x + (-(y * 2.0)) * x  # noqa: E731
+    source = _source(f, np.ones(3), np.ones(3))
+    assert "negative" not in source and " - " in source, source
+    x, y = np.array([0.1, 0.2, 0.3]), np.array([1.5, -2.0, 0.25])
+    np.testing.assert_array_equal(ft.jit(f)(x, y), f(x, y))  # bit for bit
+
+
+def test_large_dead_buffers_are_reused_small_ones_and_live_ones_not():
+    big, small = np.ones((100, 100)), np.ones(4)
+    assert "out=" in _source(lambda x: fnp.tanh(x * 2.0) + 1.0, big)
+    assert "out=" not in _source(lambda x: fnp.tanh(x * 2.0) + 1.0, small)
+    # y is used again after tanh: its buffer must not be overwritten
+    f = lambda x: (lambda y: fnp.tanh(y) + y)(x * 2.0)  # noqa: E731
+    np.testing.assert_allclose(ft.jit(f)(big), np.tanh(2 * big) + 2 * big)
+    # an argument's buffer is never written
+    x = np.full((100, 100), 0.5)
+    ft.jit(lambda x: fnp.tanh(x) + 1.0)(x)
+    np.testing.assert_array_equal(x, 0.5)
+
+
+def test_loop_bodies_are_compiled_once():
+    from functrans import lax
+    f = ft.jit(lambda x: lax.fori_loop(0, 5, lambda i, c: fnp.sin(c) + x, x))
+    source = f.lower(np.ones(2)).as_text()
+    assert "_scan" in source, source  # the loop calls a compiled body, not the interpreter
+    np.testing.assert_allclose(f(np.ones(2)), lax.fori_loop(0, 5, lambda i, c: np.sin(c) + 1.0,
+                                                           np.ones(2)))
