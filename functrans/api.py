@@ -27,7 +27,7 @@ from functrans.tree_util import (PyTreeDef, flatten_up_to, tree_flatten, tree_st
                                  tree_unflatten)
 
 __all__ = ["jvp", "linearize", "vjp", "grad", "value_and_grad", "vmap", "jacfwd", "jacrev",
-           "hessian", "linear_transpose", "make_jaxpr", "eval_shape"]
+           "jacobian", "hessian", "linear_transpose", "make_jaxpr", "eval_shape"]
 
 F = TypeVar("F", bound=Callable)
 
@@ -634,6 +634,10 @@ def jacrev(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
                          axis_first=False)
 
     return jac_fun
+
+
+#: JAX's ``jax.jacobian``: the Jacobian by reverse mode, :func:`jacrev` under another name.
+jacobian = jacrev
 
 
 def hessian(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
