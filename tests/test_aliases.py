@@ -8,6 +8,7 @@ import pytest
 
 import functrans as ft
 import functrans.numpy as fnp
+import functrans.test_util as test_util
 from functrans.ad_checkpoint import checkpoint, checkpoint_name, checkpoint_policies
 from functrans.core import ShapedArray
 from functrans.interpreters.ad import linearize_flat
@@ -26,7 +27,6 @@ def test_jacobian_is_jacrev():
 
 
 def test_test_util_check_grads():
-    import functrans.test_util as test_util
     assert test_util.check_grads is ft.testing.check_grads
     test_util.check_grads(lambda x: fnp.exp(x) * x, (np.array([0.2, 0.4]),), order=2)
     with pytest.raises(AssertionError):
