@@ -7,8 +7,8 @@ array([1., 1., 1.])
 """
 from functrans import core
 from functrans import primitives as _primitives  # registers every primitive's rules
-from functrans.api import (eval_shape, grad, hessian, jacfwd, jacrev, jvp, linear_transpose,
-                           linearize, make_jaxpr, value_and_grad, vjp, vmap)
+from functrans.api import (eval_shape, grad, hessian, jacfwd, jacobian, jacrev, jvp,
+                           linear_transpose, linearize, make_jaxpr, value_and_grad, vjp, vmap)
 from functrans import config
 from functrans.config import checking_leaks
 from functrans.core import (ClosedJaxpr, ConcretizationTypeError, Jaxpr, ShapeDtypeStruct,
@@ -16,7 +16,8 @@ from functrans.core import (ClosedJaxpr, ConcretizationTypeError, Jaxpr, ShapeDt
                             float0)
 from functrans.core import eval_jaxpr
 from functrans.intermediates import intermediate_grads, tag
-from functrans.primitives.checkpoint import checkpoint, checkpoint_policies, remat
+from functrans.primitives.checkpoint import (checkpoint, checkpoint_name, checkpoint_policies,
+                                             remat)
 from functrans.primitives.jit import jit
 from functrans.primitives.custom_derivatives import custom_jvp, custom_vjp
 from functrans import lax, tree, tree_util
@@ -28,16 +29,17 @@ from functrans.gradcheck import (Check, GradcheckError, GradcheckResult,
                                  NondifferentiableError, gradcheck)
 from functrans import testing  # noqa: F401
 from functrans import graphviz as _graphviz  # adds .to_dot() and .render() to jaxprs
+from functrans import ad_checkpoint, test_util  # noqa: F401
 
 __version__ = "0.1.0"
 
 __all__ = [
     "ClosedJaxpr", "ConcretizationTypeError", "Jaxpr", "ShapeDtypeStruct",
     "TracerArrayConversionError", "UnexpectedTracerError", "check_jaxpr", "checking_leaks",
-    "checkpoint", "config",
+    "ad_checkpoint", "checkpoint", "checkpoint_name", "config",
     "checkpoint_policies", "custom_jvp",
     "custom_vjp", "eval_jaxpr",
-    "eval_shape", "float0", "grad", "hessian", "intermediate_grads", "jacfwd", "jacrev",
+    "eval_shape", "float0", "grad", "hessian", "intermediate_grads", "jacfwd", "jacobian", "jacrev",
     "jit", "jvp", "lax",
     "linear_transpose", "linearize", "make_jaxpr", "nn", "numpy", "ops", "random", "remat",
     "tag", "tree",
@@ -45,7 +47,7 @@ __all__ = [
     "value_and_grad",
     "vjp", "vmap",
     "Check", "GradcheckError", "GradcheckResult", "NondifferentiableError", "gradcheck",
-    "testing",
+    "test_util", "testing",
 ]
 
 del _primitives, _graphviz

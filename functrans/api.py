@@ -8,7 +8,7 @@ the argument and the shapes or dtypes involved.
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable, Literal, Sequence, TypeVar, cast, overload
+from typing import Any, Callable, Hashable, Literal, Sequence, TypeVar, cast, overload
 
 import numpy as np
 from typing_extensions import ParamSpec
@@ -28,7 +28,7 @@ from functrans.tree_util import (PyTreeDef, flatten_up_to, tree_flatten, tree_st
                                  tree_unflatten)
 
 __all__ = ["jvp", "linearize", "vjp", "grad", "value_and_grad", "vmap", "jacfwd", "jacrev",
-           "hessian", "linear_transpose", "make_jaxpr", "eval_shape"]
+           "jacobian", "hessian", "linear_transpose", "make_jaxpr", "eval_shape"]
 
 # The types of the public signatures: a transform keeps the wrapped function's parameters
 # (P) where the result takes the same arguments, and says what it returns (R: the wrapped
@@ -433,17 +433,21 @@ def _broadcast_prefix(name: str, what: str, prefix, tree) -> list:
 
 
 def vmap(fun: F, in_axes: int | None | Sequence[Any] = 0, out_axes: Any = 0,
-         axis_size: int | None = None) -> F:
+         axis_name: Hashable | None = None, axis_size: int | None = None) -> F:
     """Vectorize ``fun`` over a batch axis of its arguments.
 
     ``in_axes``: an int, None, or a tuple with one entry (a pytree prefix) per positional
     argument saying which axis of each leaf is mapped (None: not mapped).  Keyword
     arguments are always mapped over their leading axis, as in JAX.  ``out_axes`` likewise
-    for the output.
+    for the output.  ``axis_name`` names the batch axis for the collectives of
+    ``functrans.lax`` (``psum``, ``pmean``, ``pmax``, ``pmin``, ``all_gather``,
+    ``axis_index``), which act across the batch members inside ``fun``.
 
-    >>> import numpy as np, functrans as ft, functrans.numpy as fnp
+    >>> import numpy as np, functrans as ft, functrans.numpy as fnp, functrans.lax as lax
     >>> ft.vmap(fnp.dot, in_axes=(0, None))(np.eye(2), np.array([1.0, 2.0]))
     array([1., 2.])
+    >>> ft.vmap(lambda x: x / lax.psum(x, "i"), axis_name="i")(np.array([1.0, 3.0]))
+    array([0.25, 0.75])
     """
     if not (in_axes is None or isinstance(in_axes, (int, tuple, list, dict))):
         raise TypeError(f"vmap: in_axes must be an int, None, or a tuple of entries per "
@@ -467,7 +471,7 @@ def vmap(fun: F, in_axes: int | None | Sequence[Any] = 0, out_axes: Any = 0,
         dims = _broadcast_prefix("vmap", "in_axes", axes_prefix, args)
         size, dims = _mapped_size(args_flat, dims, axis_size)
         flat_fun, store = _flatten_fun(call, in_tree, name="vmap")
-        outs, out_dims = batching.batch_flat(flat_fun, size, args_flat, dims)
+        outs, out_dims = batching.batch_flat(flat_fun, size, args_flat, dims, axis_name)
         target = _broadcast_prefix("vmap", "out_axes", out_axes,
                                    tree_unflatten(store.out_tree, outs))
         moved = [_move_batch_axis(x, d, t, size) for x, d, t in zip(outs, out_dims, target)]
@@ -670,6 +674,10 @@ def jacrev(fun: Callable[P, Any], argnums: int | Sequence[int] = 0, has_aux: boo
                          axis_first=False)
 
     return jac_fun
+
+
+#: JAX's ``jax.jacobian``: the Jacobian by reverse mode, :func:`jacrev` under another name.
+jacobian = jacrev
 
 
 def hessian(fun: Callable[P, Any], argnums: int | Sequence[int] = 0, has_aux: bool = False,

@@ -4,6 +4,8 @@ Unlike ``functrans.numpy`` these do no implicit dtype promotion beyond NumPy's r
 the operation itself, and shape operations take explicit static parameters.
 """
 from functrans import lax_linalg as linalg
+from functrans.primitives.collectives import (all_gather, axis_index, pmax, pmean, pmin,
+                                              psum)
 from functrans.primitives.control_flow import cond, fori_loop, scan, switch, while_loop
 from functrans.primitives.conversion import convert_element_type, stop_gradient, zeros_like
 from functrans.primitives.elementwise import (RoundingMethod, abs, acos, acosh, add, asin, asinh,
@@ -32,21 +34,21 @@ from functrans.primitives.sorting import sort, sort_key_val, top_k
 from functrans.primitives.shape import transpose_axes as _transpose_axes
 
 __all__ = [
-    "FftType", "RoundingMethod", "abs", "acos", "acosh", "add", "argmax", "argmin", "asin",
-    "asinh", "atan", "atan2", "atanh", "bessel_i0e", "bessel_i1e", "bitwise_and",
-    "bitwise_not", "bitwise_or", "bitwise_xor", "broadcast", "broadcast_in_dim", "cbrt",
-    "ceil", "clz", "complex", "concatenate", "cond", "conj", "convert_element_type", "cos",
-    "cosh", "cummax", "cummin", "cumprod", "cumsum", "digamma", "div", "dot_general",
-    "dynamic_slice", "dynamic_update_slice", "eq", "erf", "erf_inv", "erfc", "exp",
-    "expand_dims", "expm1", "fft", "floor", "fori_loop", "gather", "ge", "gt", "igamma",
-    "igammac", "imag", "integer_pow", "iota", "is_finite", "le", "lgamma", "linalg", "log",
-    "log1p", "logistic", "lt", "max", "min", "mul", "ne", "neg", "nextafter", "pad",
-    "polygamma", "population_count", "pow", "real", "reduce_max", "reduce_min", "reduce_prod",
-    "reduce_sum", "rem", "reshape", "rev", "round", "scan", "scatter", "scatter_add",
-    "scatter_max", "scatter_min", "scatter_mul", "select", "shift_left",
-    "shift_right_arithmetic", "shift_right_logical", "sign", "sin", "sinh", "slice", "sort",
-    "sort_key_val", "sqrt", "squeeze", "stop_gradient", "sub", "switch", "tan", "tanh",
-    "top_k", "transpose", "while_loop", "zeros_like", "zeta",
+    "FftType", "RoundingMethod", "abs", "acos", "acosh", "add", "all_gather", "argmax",
+    "argmin", "asin", "asinh", "atan", "atan2", "atanh", "axis_index", "bessel_i0e",
+    "bessel_i1e", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "broadcast",
+    "broadcast_in_dim", "cbrt", "ceil", "clz", "complex", "concatenate", "cond", "conj",
+    "convert_element_type", "cos", "cosh", "cummax", "cummin", "cumprod", "cumsum", "digamma",
+    "div", "dot_general", "dynamic_slice", "dynamic_update_slice", "eq", "erf", "erf_inv",
+    "erfc", "exp", "expand_dims", "expm1", "fft", "floor", "fori_loop", "gather", "ge", "gt",
+    "igamma", "igammac", "imag", "integer_pow", "iota", "is_finite", "le", "lgamma", "linalg",
+    "log", "log1p", "logistic", "lt", "max", "min", "mul", "ne", "neg", "nextafter", "pad",
+    "pmax", "pmean", "pmin", "polygamma", "population_count", "pow", "psum", "real",
+    "reduce_max", "reduce_min", "reduce_prod", "reduce_sum", "rem", "reshape", "rev", "round",
+    "scan", "scatter", "scatter_add", "scatter_max", "scatter_min", "scatter_mul", "select",
+    "shift_left", "shift_right_arithmetic", "shift_right_logical", "sign", "sin", "sinh",
+    "slice", "sort", "sort_key_val", "sqrt", "squeeze", "stop_gradient", "sub", "switch",
+    "tan", "tanh", "top_k", "transpose", "while_loop", "zeros_like", "zeta",
 ]
 
 

@@ -6,19 +6,18 @@
 {'a': 10, 'b': (20, 30)}
 >>> tree.leaves([1, (2, None), {"c": 3}])
 [1, 2, 3]
-
-Key paths (``map_with_path``) are not here yet: ``tree_util`` has no key paths.
+>>> tree.map_with_path(lambda path, x: f"{tree_util.keystr(path)}: {x}", {"a": [1]})
+{'a': ["['a'][0]: 1"]}
 """
 from __future__ import annotations
 
-import builtins
-import functools
 from typing import Any, Callable
 
 from functrans import tree_util
 from functrans.tree_util import PyTreeDef
 
-__all__ = ["all", "flatten", "leaves", "map", "reduce", "structure", "transpose", "unflatten"]
+__all__ = ["all", "flatten", "flatten_with_path", "leaves", "leaves_with_path", "map",
+           "map_with_path", "reduce", "structure", "transpose", "unflatten"]
 
 _NO_INITIALIZER = object()
 
@@ -77,22 +76,50 @@ def reduce(function: Callable, tree: Any, initializer: Any = _NO_INITIALIZER,
     >>> reduce(max, [], initializer=0)
     0
     """
-    found = tree_util.tree_leaves(tree, is_leaf)
     if initializer is _NO_INITIALIZER:
-        if not found:
-            raise TypeError("tree.reduce: the tree has no leaves and no initializer was given; "
-                            "pass initializer= for trees that may be empty")
-        return functools.reduce(function, found)
-    return functools.reduce(function, found, initializer)
+        return tree_util.tree_reduce(function, tree, is_leaf=is_leaf)
+    return tree_util.tree_reduce(function, tree, initializer, is_leaf)
 
 
-def all(tree: Any, is_leaf: Callable | None = None) -> bool:  # noqa: A001
+def all(tree: Any, *, is_leaf: Callable | None = None) -> bool:  # noqa: A001
     """Whether every leaf of ``tree`` is truthy (``True`` for a tree without leaves).
 
     >>> all([True, {"a": 1}]), all((True, 0))
     (True, False)
     """
-    return builtins.all(tree_util.tree_leaves(tree, is_leaf))
+    return tree_util.tree_all(tree, is_leaf=is_leaf)
+
+
+def map_with_path(f: Callable, tree: Any, *rest: Any, is_leaf: Callable | None = None,
+                  is_leaf_takes_path: bool = False) -> Any:
+    """``f(path, leaf, *others)`` for each leaf of ``tree`` (``path``: a tuple of keys, see
+    :func:`functrans.tree_util.keystr`) and the matching leaves of ``rest``.
+
+    >>> map_with_path(lambda p, x: x * 10 if p[0].key == "w" else x, {"w": 1, "b": 2})
+    {'b': 2, 'w': 10}
+    """
+    return tree_util.tree_map_with_path(f, tree, *rest, is_leaf=is_leaf,
+                                        is_leaf_takes_path=is_leaf_takes_path)
+
+
+def flatten_with_path(tree: Any, is_leaf: Callable | None = None,
+                      is_leaf_takes_path: bool = False) -> tuple[list, PyTreeDef]:
+    """The ``(key path, leaf)`` pairs of ``tree`` and its structure.
+
+    >>> flatten_with_path([5])
+    ([((SequenceKey(idx=0),), 5)], PyTreeDef([*]))
+    """
+    return tree_util.tree_flatten_with_path(tree, is_leaf, is_leaf_takes_path)
+
+
+def leaves_with_path(tree: Any, is_leaf: Callable | None = None,
+                     is_leaf_takes_path: bool = False) -> list:
+    """The ``(key path, leaf)`` pairs of ``tree``.
+
+    >>> [(tree_util.keystr(p), x) for p, x in leaves_with_path({"a": (1, 2)})]
+    [("['a'][0]", 1), ("['a'][1]", 2)]
+    """
+    return tree_util.tree_leaves_with_path(tree, is_leaf, is_leaf_takes_path)
 
 
 def transpose(outer_treedef: PyTreeDef, inner_treedef: PyTreeDef | None,

@@ -9,9 +9,16 @@ A batched value is a ``BatchTracer``: a value with one extra (physical) axis,
 ``rule(vals, dims, **params) -> (out, out_dim)`` where ``dims[i]`` is the batch axis of
 ``vals[i]`` or ``None`` (``not_mapped``) when that argument is the same for every batch
 member.  Rules that need to move axes use the primitives' own helpers.
+
+A vmap may name its batch axis (``axis_name``); collectives (``lax.psum`` ...) find the
+innermost trace of that name on the stack and have ``named_batching_rules``, which are also
+told the trace's axis name and size.  Traces made while a named trace's rule runs (a
+``cond`` or ``jit`` batching its jaxpr) batch the same axis, so they inherit the name.
 """
 from __future__ import annotations
 
+import functools
+import threading
 from typing import Callable, Sequence
 
 from functrans import core
@@ -19,8 +26,21 @@ from functrans.core import ConcretizationTypeError, Primitive, ShapedArray, Trac
 
 #: primitive -> rule(vals, dims, **params) -> (out, out_dim)   (lists if multiple_results)
 batching_rules: dict[Primitive, Callable] = {}
+#: primitive -> rule(trace, vals, dims, **params) -> (out, out_dim), for primitives that act
+#: across batch members (collectives): they read the trace's ``axis_name`` (which may or
+#: may not be the axis the primitive names), ``axis_size`` and ``witness`` (a batched input,
+#: whose device new arrays are made on)
+named_batching_rules: dict[Primitive, Callable] = {}
 
 not_mapped = None
+INHERIT = object()  # batch_flat's default axis_name: the name of the named rule running now
+
+
+class _RunningRule(threading.local):
+    axis_name = None
+
+
+_running = _RunningRule()
 
 
 class BatchTracer(Tracer):
@@ -52,12 +72,14 @@ class BatchTracer(Tracer):
 
 
 class BatchTrace(Trace):
-    __slots__ = ("axis_size",)
+    __slots__ = ("axis_size", "axis_name", "witness")
     transforms = "vmap, jacfwd, jacrev"
 
-    def __init__(self, level: int, axis_size: int):
+    def __init__(self, level: int, axis_size: int, axis_name=None, witness=None):
         super().__init__(level)
         self.axis_size = axis_size
+        self.axis_name = axis_name
+        self.witness = witness
 
     def process_primitive(self, prim: Primitive, args: Sequence, params: dict):
         vals: list = []
@@ -72,8 +94,19 @@ class BatchTrace(Trace):
         try:
             rule = batching_rules[prim]
         except KeyError:
-            raise NotImplementedError(f"Batching rule for '{prim.name}' not implemented") from None
-        out, out_dim = rule(vals, dims, **params)
+            named = named_batching_rules.get(prim)
+            if named is None:
+                raise NotImplementedError(
+                    f"Batching rule for '{prim.name}' not implemented") from None
+            rule = functools.partial(named, self)
+        if self.axis_name is None:
+            out, out_dim = rule(vals, dims, **params)
+        else:
+            outer, _running.axis_name = _running.axis_name, self.axis_name
+            try:
+                out, out_dim = rule(vals, dims, **params)
+            finally:
+                _running.axis_name = outer
         if prim.multiple_results:
             return [self.pack(x, d) for x, d in zip(out, out_dim)]
         return self.pack(out, out_dim)
@@ -87,15 +120,29 @@ class BatchTrace(Trace):
         return x, not_mapped
 
 
-def batch_flat(fun: Callable, axis_size: int, vals: Sequence, dims: Sequence) -> tuple[list, list]:
+def batch_flat(fun: Callable, axis_size: int, vals: Sequence, dims: Sequence,
+               axis_name=INHERIT) -> tuple[list, list]:
     """Run ``fun`` (flat list in, flat list out) on values batched along ``dims``; return
-    the outputs and their batch axes (``not_mapped`` where an output is not batched)."""
-    with core.new_trace(BatchTrace, axis_size) as trace:
+    the outputs and their batch axes (``not_mapped`` where an output is not batched).
+    ``axis_name`` names the batch axis for collectives (default: the axis whose named
+    batching rule is running, if any, else none)."""
+    if axis_name is INHERIT:
+        axis_name = _running.axis_name
+    witness = next((v for v, d in zip(vals, dims) if d is not not_mapped), None)
+    with core.new_trace(BatchTrace, axis_size, axis_name, witness) as trace:
         ins = [trace.pack(v, d) for v, d in zip(vals, dims)]
         outs = fun(*ins)
         pairs = [trace.unpack(x) for x in outs]
         del ins, outs, trace  # only leaked tracers may keep the trace alive (core.new_trace)
     return [v for v, _ in pairs], [d for _, d in pairs]
+
+
+def find_axis(axis_name) -> BatchTrace | None:
+    """The innermost active batch trace named ``axis_name`` (None if there is none)."""
+    for trace in reversed(core.trace_stack()):
+        if type(trace) is BatchTrace and trace.axis_name == axis_name:
+            return trace
+    return None
 
 
 def vectorized_batcher(prim: Primitive) -> Callable:

@@ -9,7 +9,9 @@ gets stored, so the residuals are the inputs, not the intermediates.  Its transp
 
 A ``policy(prim, *avals, **params) -> bool`` may name intermediates worth saving anyway
 (e.g. ``checkpoint_policies.dots_saveable``): they are computed with the primal outputs and
-passed to the tangent equation instead of being recomputed.
+passed to the tangent equation instead of being recomputed.  ``checkpoint_name(x, name)``
+tags a value (an identity ``name`` equation) so that the name-based policies
+(``save_only_these_names``, ``save_anything_except_these_names``) can pick it.
 """
 from __future__ import annotations
 
@@ -29,9 +31,48 @@ from functrans.interpreters.transpose import backward_pass, is_undefined_primal
 from functrans.primitives.shape import shape_of
 from functrans.tree_util import tree_flatten, tree_unflatten
 
-__all__ = ["checkpoint", "remat", "checkpoint_policies"]
+__all__ = ["checkpoint", "remat", "checkpoint_policies", "checkpoint_name"]
 
 checkpoint_p = Primitive("checkpoint", multiple_results=True)
+name_p = Primitive("name")
+
+
+def checkpoint_name(x, name: str):
+    """``x`` unchanged, tagged with ``name`` for the checkpoint policies
+    ``save_only_these_names`` and ``save_anything_except_these_names``.  Everywhere else
+    (evaluation, derivatives, vmap) it is the identity.
+
+    >>> import functrans as ft, functrans.numpy as fnp
+    >>> policy = ft.checkpoint_policies.save_only_these_names("hidden")
+    >>> f = ft.checkpoint(lambda x: fnp.sin(checkpoint_name(x * x, "hidden")), policy=policy)
+    >>> round(float(ft.grad(f)(1.0)), 6)  # 2 x cos(x**2)
+    1.080605
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"checkpoint_name: name must be a str, got {name!r} of type "
+                        f"{type(name).__name__}")
+    return name_p.bind(x, name=name)
+
+
+def _name_jvp(primals, tangents, *, name):
+    # Only the primal is tagged: policies decide which primal values a block keeps.
+    return name_p.bind(primals[0], name=name), tangents[0]
+
+
+impl_rules[name_p] = lambda x, *, name: x
+abstract_eval_rules[name_p] = lambda x, *, name: x
+ad.jvp_rules[name_p] = _name_jvp
+transpose.deftranspose(name_p, lambda ct, x, *, name: [ct])
+batching.batching_rules[name_p] = lambda vals, dims, *, name: (
+    name_p.bind(vals[0], name=name), dims[0])
+
+
+def _names(caller: str, names: tuple) -> frozenset:
+    for n in names:
+        if not isinstance(n, str):
+            raise TypeError(f"checkpoint_policies.{caller}: names must be str (the names given "
+                            f"to checkpoint_name), got {n!r} of type {type(n).__name__}")
+    return frozenset(names)
 
 
 class checkpoint_policies:
@@ -51,6 +92,39 @@ class checkpoint_policies:
     def dots_saveable(prim, *avals, **params) -> bool:
         """Save the results of matrix products; recompute the cheap elementwise work."""
         return prim.name == "dot_general"
+
+    @staticmethod
+    def dots_with_no_batch_dims_saveable(prim, *avals, **params) -> bool:
+        """Save the results of matrix products without batch dimensions (plain matmuls,
+        not batched ones such as attention scores); recompute everything else."""
+        return prim.name == "dot_general" and params["dimension_numbers"][1] == ((), ())
+
+    @staticmethod
+    def save_only_these_names(*names: str) -> Callable:
+        """A policy saving exactly the values tagged by ``checkpoint_name`` with one of
+        ``names``; everything else is recomputed."""
+        wanted = _names("save_only_these_names", names)
+
+        def policy(prim, *avals, **params) -> bool:
+            return prim is name_p and params["name"] in wanted
+        return policy
+
+    @staticmethod
+    def save_anything_except_these_names(*names: str) -> Callable:
+        """A policy saving every intermediate except the values tagged by
+        ``checkpoint_name`` with one of ``names`` (and what only they feed)."""
+        unwanted = _names("save_anything_except_these_names", names)
+
+        def policy(prim, *avals, **params) -> bool:
+            return not (prim is name_p and params["name"] in unwanted)
+        return policy
+
+    @staticmethod
+    def save_from_both_policies(policy_1: Callable, policy_2: Callable) -> Callable:
+        """A policy saving what either policy saves."""
+        def policy(prim, *avals, **params) -> bool:
+            return policy_1(prim, *avals, **params) or policy_2(prim, *avals, **params)
+        return policy
 
 
 def checkpoint(fun: Callable, *, prevent_cse: bool = True, policy: Callable | None = None,
