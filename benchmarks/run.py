@@ -18,6 +18,13 @@ Workloads:
   hvp               jvp of grad (a Hessian-vector product), n = 1000
   jacfwd_200        jacfwd of a 200 -> 200 function (tanh(W x) * x)
   jacrev_200        jacrev of the same function
+  embedding_per_example  vmap(grad) of a logistic loss on the mean of 16 rows of a
+                    10,000 x 64 embedding table (gathers batched by their indices), 256
+                    examples, against hand-written NumPy
+  embedding_table_grad   grad w.r.t. that table (gather's transpose: a scatter-add), against
+                    np.add.at
+  pair_potential_grad    grad of a soft pair potential over the triu_indices pairs of 500
+                    particles (124,750 pairs), against a bincount-based hand derivative
   make_jaxpr_10k    make_jaxpr of a function of 10,000 equations (functrans only; ratio
                     to functrans eager evaluation of the same function)
 and the peak memory (tracemalloc) of one call of grad(mlp) for each contender.
@@ -153,8 +160,72 @@ def _jac(mode):
     return make
 
 
+def _embedding(rng):
+    table = rng.normal(size=(10_000, 64)) / 8
+    idx = rng.integers(0, 10_000, size=(256, 16))
+    y = (rng.random(256) > 0.5).astype(float)
+    w = rng.normal(size=64) / 8
+
+    def f(m):
+        def loss(w, table, idx, y):  # one example: the mean of 16 embedding rows
+            z = m.dot(m.mean(m.take(table, idx, axis=0), axis=0), w)
+            return m.logaddexp(0.0, z) - y * z
+        return loss
+
+    def hand(w, table, idx, y):
+        feats = table[idx].mean(axis=1)
+        s = 0.5 * (1 + np.tanh(0.5 * (feats @ w)))
+        return (s - y)[:, None] * feats
+
+    return f, hand, (w, table, idx, y), "per_example4"
+
+
+def _embedding_table(rng):
+    table = rng.normal(size=(10_000, 64)) / 8
+    idx = rng.integers(0, 10_000, size=(256, 16))
+    w = rng.normal(size=64) / 8
+
+    def f(m):
+        def loss(table, w, idx):  # the gradient w.r.t. the table: a scatter-add
+            feats = m.mean(m.take(table, idx, axis=0), axis=1)
+            return m.sum(m.tanh(feats @ w))
+        return loss
+
+    def hand(table, w, idx):
+        feats = table[idx].mean(axis=1)
+        d = 1 - np.tanh(feats @ w) ** 2
+        rows = np.repeat((d[:, None] * w[None, :]) / idx.shape[1], idx.shape[1], axis=0)
+        grad = np.zeros_like(table)
+        np.add.at(grad, idx.reshape(-1), rows)
+        return grad
+
+    return f, hand, (table, w, idx), "grad"
+
+
+def _pairs(rng):
+    n = 500
+    x = rng.normal(size=(n, 3)) * 3
+    i, j = np.triu_indices(n, 1)
+
+    def f(m):
+        def energy(x, i, j):  # a soft pair potential over all pairs
+            d = m.take(x, i, axis=0) - m.take(x, j, axis=0)
+            return m.sum(m.exp(-m.sum(d * d, axis=1)))
+        return energy
+
+    def hand(x, i, j):
+        d = x[i] - x[j]
+        g = (-2 * np.exp(-np.sum(d * d, axis=1)))[:, None] * d
+        return np.stack([np.bincount(i, g[:, k], minlength=n) -
+                         np.bincount(j, g[:, k], minlength=n) for k in range(3)], axis=1)
+
+    return f, hand, (x, i, j), "grad"
+
+
 WORKLOADS = {"mlp_grad": _mlp, "chain200_grad": _chain, "per_example_grad": _per_example,
-             "hvp": _hvp, "jacfwd_200": _jac("jacfwd"), "jacrev_200": _jac("jacrev")}
+             "hvp": _hvp, "jacfwd_200": _jac("jacfwd"), "jacrev_200": _jac("jacrev"),
+             "embedding_per_example": _embedding, "embedding_table_grad": _embedding_table,
+             "pair_potential_grad": _pairs}
 
 
 def _derivative(lib, f, kind):
@@ -164,6 +235,8 @@ def _derivative(lib, f, kind):
         return lib.grad(f)
     if kind == "per_example":
         return lib.vmap(lib.grad(f), in_axes=(None, 0, 0))
+    if kind == "per_example4":
+        return lib.vmap(lib.grad(f), in_axes=(None, None, 0, 0))
     if kind == "hvp":
         return lambda x, v: lib.jvp(lib.grad(f), (x,), (v,))[1]
     return (lib.jacfwd if kind == "jacfwd" else lib.jacrev)(f)

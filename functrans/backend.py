@@ -45,8 +45,31 @@ class ArrayLibrary:
         return f"ArrayLibrary({self.xp.__name__})"
 
 
-NUMPY = ArrayLibrary(np, lambda a, i, v: np.add.at(a, i, v), np.asarray,
-                     np.random.default_rng, has_ufunc_methods=True)
+def _numpy_scatter_add(target, index, updates) -> None:
+    """``np.add.at(target, index, updates)``, through ``np.bincount`` of the flat positions
+    where that is faster (floating targets receiving many updates: several times faster
+    than ``add.at``, and summed in float64)."""
+    index = index if isinstance(index, tuple) else (index,)
+    kind = target.dtype.kind
+    if (kind not in "fc" or not target.size
+            or 8 * np.size(updates) < target.size or target.dtype.itemsize > 16):
+        np.add.at(target, index, updates)
+        return
+    k = len(index)
+    rest = int(np.prod(target.shape[k:], dtype=np.int64))
+    shape = np.broadcast_shapes(*[np.shape(i) for i in index])
+    updates = np.broadcast_to(updates, shape + target.shape[k:])
+    rows = np.ravel_multi_index([np.broadcast_to(i, shape) for i in index], target.shape[:k])
+    positions = (rows.reshape(-1, 1) * rest + np.arange(rest)).reshape(-1)
+    flat = updates.reshape(-1)
+    parts = [flat.real, flat.imag] if kind == "c" else [flat]
+    sums = [np.bincount(positions, part, minlength=target.size) for part in parts]
+    total = sums[0] if kind != "c" else sums[0] + 1j * sums[1]
+    target += total.reshape(target.shape).astype(target.dtype, copy=False)
+
+
+NUMPY = ArrayLibrary(np, _numpy_scatter_add, np.asarray, np.random.default_rng,
+                     has_ufunc_methods=True)
 
 #: array type -> its library, for the device array types seen so far or registered
 _libraries: dict[type, ArrayLibrary] = {}
@@ -215,6 +238,8 @@ def scatter_apply(op: str, target, index: tuple, updates, keep=None) -> None:
             index, updates = tuple(i[keep] for i in index), updates[keep]
         if op == "set":
             target[index] = updates
+        elif op == "add":
+            library.scatter_add(target, index, updates)
         else:
             getattr(xp, _SCATTER_UFUNCS[op]).at(target, index, updates)
         return

@@ -149,6 +149,19 @@ def _clamped_positions(xp, indices, dims) -> tuple:
     return tuple(xp.clip(indices[..., j], 0, builtins.max(d - 1, 0)) for j, d in enumerate(dims))
 
 
+def _take_rows(xp, operand, positions: tuple):
+    """``operand[positions]`` for in-range integer arrays indexing its leading axes, by
+    ``take`` along one flattened axis (several times faster than advanced indexing)."""
+    k = len(positions)
+    if k == 1:
+        return xp.take(operand, positions[0], axis=0)
+    flat = positions[0]
+    for p, d in zip(positions[1:], operand.shape[1:k]):
+        flat = flat * d + p
+    rows = xp.reshape(operand, (-1,) + operand.shape[k:])
+    return xp.take(rows, flat, axis=0)
+
+
 # -- gather ------------------------------------------------------------------------------
 
 def gather(operand, indices, *, mode=None, fill_value=None):
@@ -207,7 +220,7 @@ def _gather_impl(operand, indices, *, mode="clip", fill_value=None):
     if 0 in operand.shape[:k]:  # (fill mode) nothing to read: every position is out of bounds
         return backend.full(indices.shape[:-1] + operand.shape[k:], fill, operand.dtype,
                             like=operand)
-    out = operand[_clamped_positions(xp, indices, operand.shape[:k])]
+    out = _take_rows(xp, operand, _clamped_positions(xp, indices, operand.shape[:k]))
     if mode == "fill":
         keep = _in_bounds(xp, indices, operand.shape[:k])
         keep = keep.reshape(keep.shape + (1,) * (operand.ndim - k))
