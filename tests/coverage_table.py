@@ -31,7 +31,9 @@ import sys
 import warnings
 from dataclasses import dataclass, field
 
-sys.path.insert(0, str(pathlib.Path(__file__).parent))  # as pytest does: sweep, test_* by name
+_TESTS = str(pathlib.Path(__file__).resolve().parent)
+if _TESTS not in sys.path:  # run as a script: import sweep and test_* by name, as pytest does
+    sys.path.insert(0, _TESTS)
 
 import numpy as np  # noqa: E402
 
@@ -274,7 +276,7 @@ checks:
 
 | column | meaning |
 |---|---|
-| values | compared with the NumPy/SciPy function on concrete and traced inputs |
+| values | compared with a reference (the NumPy/SciPy function, or one written with NumPy in the test) on concrete and traced inputs |
 | fwd, rev | forward-mode (`jvp`) and reverse-mode (`vjp`) derivatives compared with central differences, to the order shown (1 or 2) |
 | vmap | `vmap` compared with a Python loop over the batch |
 | f32 | run in float32 (dtypes kept, gradients stay float32) |
@@ -329,6 +331,14 @@ def render(names: dict, coverage: dict) -> str:
     for namespace, table in tables.items():
         missing = [f"`{r.name}`" for r in table if r.status == "missing"]
         lines.append(f"- `{namespace}` ({len(missing)}): " + (", ".join(missing) or "none"))
+    lines += ["", "## Present functions without a sweep case", "",
+              "These may have targeted tests of their own (creation functions without array "
+              "inputs, dtype queries, `jax.tree`'s functions on pytrees), but no sweep case "
+              "calls them:", ""]
+    for namespace, table in tables.items():
+        bare = [f"`{r.name}`" for r in table
+                if r.status == "present" and r.kind == "function" and not r.checks]
+        lines.append(f"- `{namespace}` ({len(bare)}): " + (", ".join(bare) or "none"))
     for namespace, table in tables.items():
         lines += ["", f"## `{namespace}`", "",
                   "| name | status | values | fwd | rev | vmap | f32 | complex | stand-in | "
