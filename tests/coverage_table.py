@@ -43,7 +43,7 @@ from coverage_exclusions import reason  # noqa: E402
 from sweep import F32, case_rng  # noqa: E402
 
 __all__ = ["NAMESPACES", "PAGE", "Checks", "Row", "jax_names", "functrans_module",
-           "public_callables", "record_calls", "case_checks", "sweep_coverage", "rows", "render",
+           "is_function", "is_reexported", "public_callables", "record_calls", "case_checks", "sweep_coverage", "rows", "render",
            "generate", "main"]
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -75,26 +75,31 @@ def functrans_module(namespace: str):
 # ------------------------------------------------------------------------------------------
 
 
-def public_callables() -> tuple[dict, dict]:
-    """``(codes, objects)``: the code object of every public functrans function (unwrapped
-    through ``__wrapped__``, so ``custom_jvp`` functions count) mapped to the
-    ``(namespace, name)`` pairs it answers to, and the same for C-level callables (NumPy
-    functions re-exported as they are) keyed by ``id``."""
+def is_function(value) -> bool:
+    return callable(value) and not inspect.ismodule(value) and not isinstance(value, type)
+
+
+def is_reexported(value) -> bool:
+    """A function that functrans passes through from NumPy as it is (``issubdtype``): it is
+    NumPy's code, run on dtypes and Python objects, never on traced values."""
+    return not (getattr(inspect.unwrap(value), "__module__", None) or "").startswith(
+        "functrans")
+
+
+def public_callables() -> dict:
+    """The code object of every public functrans function (unwrapped through
+    ``__wrapped__``, so ``custom_jvp`` functions count) mapped to the ``(namespace, name)``
+    pairs it answers to.  Functions passed through from NumPy are left out: functrans's
+    own code calls them everywhere."""
     codes: dict = {}
-    objects: dict = {}
     for namespace in NAMESPACES:
         module = functrans_module(namespace)
         for name in module.__all__:
             value = getattr(module, name)
-            if inspect.ismodule(value) or isinstance(value, type) or not callable(value):
-                continue
-            target = inspect.unwrap(value)
-            code = getattr(target, "__code__", None)
-            if code is not None:
+            if is_function(value) and not is_reexported(value):
+                code = inspect.unwrap(value).__code__
                 codes.setdefault(code, set()).add((namespace, name))
-            else:
-                objects.setdefault(id(value), set()).add((namespace, name))
-    return codes, objects
+    return codes
 
 
 class record_calls:
@@ -102,8 +107,8 @@ class record_calls:
     function called while no other public function is running (the calls a case makes
     itself, not those public functions make inside)."""
 
-    def __init__(self, codes: dict, objects: dict):
-        self.codes, self.objects = codes, objects
+    def __init__(self, codes: dict):
+        self.codes = codes
         self.names: set = set()
         self._open: list = []  # frames of public functions now running
 
@@ -117,8 +122,6 @@ class record_calls:
         elif event == "return":
             if self._open and self._open[-1] is frame:
                 self._open.pop()
-        elif event == "c_call" and not self._open:
-            self.names |= self.objects.get(id(arg), set())
 
     def __enter__(self):
         self._previous = sys.getprofile()
@@ -199,7 +202,7 @@ def sweep_coverage() -> dict:
     """``{(namespace, name): Checks}`` for every public function some sweep case calls."""
     import test_standin
     known = set(test_standin.SWEEP_HOST_SITES)
-    codes, objects = public_callables()
+    codes = public_callables()
     coverage: dict = {}
     clear_caches()  # a jit traced before would not run its body again
     for table, cases in _sweep_tables():
@@ -208,7 +211,7 @@ def sweep_coverage() -> dict:
             # Cases drawing nan or inf, or dividing by drawn zeros, warn: not our business.
             with warnings.catch_warnings(), np.errstate(all="ignore"):
                 warnings.simplefilter("ignore", RuntimeWarning)
-                with record_calls(codes, objects) as recorder:
+                with record_calls(codes) as recorder:
                     case(*args)
                 if not recorder.names:
                     continue
@@ -226,7 +229,8 @@ def sweep_coverage() -> dict:
 @dataclass
 class Row:
     name: str
-    kind: str            # JAX's kind: function, type, constant, module, object
+    kind: str            # JAX's kind (function, type, constant, module, object) or
+                         # "NumPy's own" for a function passed through from NumPy
     status: str          # present, excluded, missing
     reason: str | None = None
     checks: Checks | None = None
@@ -240,6 +244,9 @@ def rows(names: dict, coverage: dict) -> dict[str, list[Row]]:
         table = []
         for name, kind in sorted(names["namespaces"][namespace].items()):
             if name in getattr(module, "__all__", ()):
+                value = getattr(module, name)
+                if is_function(value) and is_reexported(value):
+                    kind = "NumPy's own"
                 table.append(Row(name, kind, "present",
                                  checks=coverage.get((namespace, name))))
             elif reason(namespace, name) is not None:
@@ -271,8 +278,9 @@ For a present function the columns say which checks of the test suite's sweep co
 They are read from the sweep itself, not written by hand: each sweep case (the `CASES` of
 tests/test_numpy.py and tests/test_primitives.py, the `NUMPY_CASES` and `PRIMITIVE_CASES` of
 every tests/cases_*.py, and tests/test_cumulative.py) is run once while a profiler hook
-records the public functions it calls directly, and the case's table and fields give the
-checks:
+records the public functions it calls (those called while no other public function is
+running: `std` computing a mean inside credits `std` only), and the case's table and fields
+give the checks:
 
 | column | meaning |
 |---|---|
@@ -288,7 +296,9 @@ checks:
 `✓` marks a check that runs on at least one of the function's cases, `·` one that runs on
 none; a present function with no sweep case
 shows `·` everywhere (it may still have targeted tests of its own). Types, constants,
-submodules and index helpers (`r_`, `mgrid`, ...) have no checks of their own (`–`).
+submodules, index helpers (`r_`, `mgrid`, ...) and the few functions functrans passes
+through from NumPy unchanged ("NumPy's own": `issubdtype`, ...) have no checks of their own
+(`–`).
 """
 
 
@@ -332,8 +342,8 @@ def render(names: dict, coverage: dict) -> str:
         missing = [f"`{r.name}`" for r in table if r.status == "missing"]
         lines.append(f"- `{namespace}` ({len(missing)}): " + (", ".join(missing) or "none"))
     lines += ["", "## Present functions without a sweep case", "",
-              "These may have targeted tests of their own (creation functions without array "
-              "inputs, dtype queries, `jax.tree`'s functions on pytrees), but no sweep case "
+              "These may have targeted tests of their own (creation functions without array",
+              "inputs, dtype queries, `jax.tree`'s functions on pytrees), but no sweep case",
               "calls them:", ""]
     for namespace, table in tables.items():
         bare = [f"`{r.name}`" for r in table
