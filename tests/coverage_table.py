@@ -43,8 +43,8 @@ from coverage_exclusions import reason  # noqa: E402
 from sweep import F32, case_rng  # noqa: E402
 
 __all__ = ["NAMESPACES", "PAGE", "Checks", "Row", "jax_names", "functrans_module",
-           "is_function", "is_reexported", "public_callables", "record_calls", "case_checks", "sweep_coverage", "rows", "render",
-           "generate", "main"]
+           "is_function", "is_reexported", "public_callables", "record_calls", "case_checks",
+           "sweep_coverage", "rows", "render", "generate", "main"]
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PAGE = ROOT / "docs" / "coverage.md"
@@ -284,8 +284,8 @@ give the checks:
 
 | column | meaning |
 |---|---|
-| values | compared with a reference (the NumPy/SciPy function, or one written with NumPy in the test) on concrete and traced inputs |
-| fwd, rev | forward-mode (`jvp`) and reverse-mode (`vjp`) derivatives compared with central differences, to the order shown (1 or 2) |
+| values | equal to a reference (NumPy/SciPy, or NumPy code in the test), concrete and traced |
+| fwd, rev | `jvp` and `vjp` against central differences, to the order shown (1 or 2) |
 | vmap | `vmap` compared with a Python loop over the batch |
 | f32 | run in float32 (dtypes kept, gradients stay float32) |
 | complex | run on complex inputs (values, dtypes, vmap) |
