@@ -15,8 +15,13 @@ from coverage_exclusions import EXCLUSIONS
 from sweep import F32, F64, A, Case, numpy_case
 
 
-def test_page_is_current():
-    want = ct.generate()
+@pytest.fixture(scope="module")
+def coverage():
+    return ct.sweep_coverage()
+
+
+def test_page_is_current(coverage):
+    want = ct.render(ct.jax_names(), coverage)
     have = ct.PAGE.read_text()
     if have != want:
         diff = "".join(list(difflib.unified_diff(
@@ -24,6 +29,18 @@ def test_page_is_current():
             "docs/coverage.md (generated)", n=0))[:40])
         pytest.fail("docs/coverage.md is stale: run `PYTHONPATH=$PWD python "
                     f"tests/coverage_table.py --write` and commit it\n{diff}")
+
+
+def test_every_function_the_numpy_sweep_names_is_credited(coverage):
+    """The recorder agrees with tests/test_numpy.py's own list of the functions its cases
+    call, and credits values, both derivative modes and vmap to them."""
+    import test_numpy
+    for name in sorted(test_numpy.ALL_NUMPY_FUNCTIONS - {"linalg"}):
+        checks = coverage.get(("jax.numpy", name))
+        assert checks is not None, f"no sweep case credited to {name}"
+        assert checks.values and checks.vmap and checks.standin, name
+    assert coverage[("jax.numpy", "sin")].fwd == coverage[("jax.numpy", "sin")].rev == 2
+    assert coverage[("jax.numpy", "sin")].complex
 
 
 def _recorded(fun, *args):
