@@ -76,6 +76,14 @@ NUMPY_CASES = [
     # polynomials
     C("polyval", lambda m, p, x: m.polyval(p, x), A(4), A(2, 3)),
     C("polyadd", lambda m, x, y: m.polyadd(x, y), A(2), A(4)),
+    C("cross_3d", lambda m, x, y: m.cross(x, y), A(4, 3), A(3)),
+    C("cross_axes", lambda m, x, y: m.cross(x, y, axisa=0, axisb=-1, axisc=0), A(3, 2), A(2, 3)),
+    C("cross_2d_with_3d", lambda m, x, y: m.cross(x, y), A(2), A(2, 3)),
+    C("linalg_tensordot", lambda m, x, y: m.linalg.tensordot(x, y, axes=1), A(2, 3), A(3, 2),
+      dtypes=FLOATS),
+    C("packbits", lambda m, x: m.packbits(x > 0, axis=1), A(2, 11), dtypes=(F64,), diff=False),
+    C("unpackbits", lambda m, x: m.unpackbits(m.packbits(x > 0), count=9), A(13), dtypes=(F64,),
+      diff=False),
     # The roots of the polynomial with distinct real roots r, through the companion matrix's
     # eigenvalues (real parts; NumPy has no strip_zeros).
     C("roots_of_poly", lambda m, r: m.real(m.roots(m.poly(r), strip_zeros=False)),

@@ -41,7 +41,7 @@ from functrans.numpy._creation import (asarray, array, zeros, ones, full, empty,
                                        eye, identity, zeros_like, ones_like, full_like,
                                        empty_like, copy, tri, meshgrid, fromfunction,
                                        logspace, geomspace, bartlett, blackman, hamming, hanning,
-                                       kaiser)
+                                       kaiser, frombuffer, fromiter, fromstring)
 from functrans.numpy._elementwise import (e, inf, nan, pi, sin, cos, tan, tanh, sinh, cosh, exp,
                                           expm1, log, log1p, sqrt, arctan, arcsin, arccos, arctan2,
                                           floor, ceil, round, around, log2, log10, exp2, negative,
@@ -76,7 +76,8 @@ from functrans.numpy._shape import (reshape, ravel, transpose, swapaxes, moveaxi
                                     flip, pad, shape, ndim, size, append, insert, delete, resize,
                                     trim_zeros, block, column_stack, dstack, array_split, hsplit,
                                     vsplit, dsplit, unstack, rot90, fliplr, flipud, rollaxis,
-                                    matrix_transpose, permute_dims, concat, atleast_3d, kron)
+                                    matrix_transpose, permute_dims, concat, atleast_3d, kron,
+                                    packbits, unpackbits)
 from functrans.numpy._indexing import (newaxis, where, diagonal, diag, diagflat, tril, triu, take,
                                        take_along_axis, put_along_axis, put, place,
                                        fill_diagonal)
@@ -90,7 +91,7 @@ from functrans.numpy._index_tricks import (nonzero, argwhere, flatnonzero, compr
                                            histogramdd)
 from functrans.numpy._contractions import (matmul, dot, vdot, inner, outer, tensordot, einsum)
 from functrans.numpy._contractions import (convolve, correlate, einsum_path, matvec, vecmat,
-                                           vecdot)
+                                           vecdot, cross)
 from functrans.numpy._polynomial import (polyval, polyadd, polysub, polymul, polydiv, polyder,
                                          polyint, poly, roots, polyfit, vander, interp, gradient,
                                          trapezoid, ediff1d, unwrap)
@@ -152,7 +153,8 @@ __all__ = [
     "array_split", "hsplit", "vsplit", "dsplit", "unstack", "rot90", "fliplr", "flipud",
     "rollaxis", "matrix_transpose", "permute_dims", "concat", "atleast_3d", "kron",
     "empty_like", "copy", "tri", "diagflat", "meshgrid", "fromfunction", "logspace",
-    "geomspace", "bartlett", "blackman", "hamming", "hanning", "kaiser",
+    "geomspace", "bartlett", "blackman", "hamming", "hanning", "kaiser", "frombuffer",
+    "fromiter", "fromstring", "packbits", "unpackbits", "cross",
     "bool", "single", "double", "csingle", "cdouble", "float_", "complex_", "int_", "uint",
     "uint16", "generic", "number", "inexact", "floating", "complexfloating", "integer",
     "signedinteger", "unsignedinteger", "character", "flexible", "object_", "promote_types",

@@ -12,12 +12,12 @@ import numpy as np
 from functrans import lax
 from functrans.core import get_aval
 from functrans.numpy._elementwise import conj
-from functrans.numpy._shape import ravel
+from functrans.numpy._shape import broadcast_arrays, moveaxis, ravel, stack
 from functrans.numpy._util import arg, shape_of
 from functrans.primitives import shape as shape_ops
 
 __all__ = ["matmul", "dot", "vdot", "inner", "outer", "tensordot", "einsum", "convolve",
-           "correlate", "einsum_path", "matvec", "vecmat", "vecdot"]
+           "correlate", "einsum_path", "matvec", "vecmat", "vecdot", "cross"]
 
 
 def matmul(a, b):
@@ -511,3 +511,37 @@ def vecdot(x1, x2, /, *, axis: int = -1, precision=None, preferred_element_type=
 def _need_axes(name: str, x, n: int, what: str) -> None:
     if len(shape_of(x)) < n:
         raise ValueError(f"{name}: {what} needs at least {n} axes, got shape {shape_of(x)}")
+
+
+def cross(a, b, axisa: int = -1, axisb: int = -1, axisc: int = -1, axis: int | None = None):
+    """The cross product of 2- or 3-element vectors along ``axisa``/``axisb`` (``axis`` sets
+    all three axes), as ``numpy.cross``: two 2-vectors give the z component alone; a
+    2-vector with a 3-vector is taken as having z = 0.
+
+    >>> import numpy as np, functrans.numpy as fnp
+    >>> fnp.cross(np.array([1.0, 0.0, 0.0]), np.array([0.0, 1.0, 0.0]))
+    array([0., 0., 1.])
+    >>> fnp.cross(np.array([1.0, 2.0]), np.array([3.0, 4.0]))
+    array(-2.)
+    """
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    a, b = moveaxis(arg(a), axisa, -1), moveaxis(arg(b), axisb, -1)
+    na, nb = shape_of(a)[-1], shape_of(b)[-1]
+    if na not in (2, 3) or nb not in (2, 3):
+        raise ValueError(f"cross: the vectors must have 2 or 3 elements along the axis, got "
+                         f"{na} and {nb}")
+    a0, a1, b0, b1 = a[..., 0], a[..., 1], b[..., 0], b[..., 1]
+    z = a0 * b1 - a1 * b0
+    if na == 2 and nb == 2:
+        return z
+    if na == 3 and nb == 3:
+        a2, b2 = a[..., 2], b[..., 2]
+        x, y = a1 * b2 - a2 * b1, a2 * b0 - a0 * b2
+    elif na == 3:  # b has z = 0
+        a2 = a[..., 2]
+        x, y = -(a2 * b1), a2 * b0
+    else:  # a has z = 0
+        b2 = b[..., 2]
+        x, y = a1 * b2, -(a0 * b2)
+    return moveaxis(stack(broadcast_arrays(x, y, z), axis=-1), -1, axisc)

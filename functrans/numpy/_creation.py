@@ -17,7 +17,7 @@ from functrans.primitives import shape as shape_ops
 __all__ = ["asarray", "array", "zeros", "ones", "full", "empty", "arange", "linspace", "eye",
            "identity", "zeros_like", "ones_like", "full_like", "empty_like", "copy", "tri",
            "meshgrid", "fromfunction", "logspace", "geomspace", "bartlett",
-           "blackman", "hamming", "hanning", "kaiser"]
+           "blackman", "hamming", "hanning", "kaiser", "frombuffer", "fromiter", "fromstring"]
 
 
 def asarray(a, dtype=None):
@@ -410,3 +410,38 @@ def kaiser(M: int, beta):  # noqa: N803
     beta = lax.convert_element_type(arg(beta), np.result_type(float, dtype_of(beta)))
     scaled = lax.mul(shape_ops.broadcast_to(beta, (M,)), radius.astype(dtype_of(beta)))
     return lax.div(_bessel_i0(scaled), shape_ops.broadcast_to(_bessel_i0(beta), (M,)))
+
+
+def frombuffer(buffer, dtype=float, count: int = -1, offset: int = 0):
+    """A 1-D array of the bytes of ``buffer`` read as ``dtype``, as ``numpy.frombuffer``
+    (copied: functrans arrays never alias a caller's buffer).
+
+    >>> import numpy as np, functrans.numpy as fnp
+    >>> fnp.frombuffer(np.array([1.5, 2.5]).tobytes())
+    array([1.5, 2.5])
+    """
+    return user_result(np.frombuffer(buffer, dtype=dtype, count=count, offset=offset).copy())
+
+
+def fromiter(iterable, dtype, count: int = -1):
+    """A 1-D array of the values of ``iterable``, as ``numpy.fromiter``.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.fromiter((x * x for x in range(4)), dtype=float)
+    array([0., 1., 4., 9.])
+    """
+    return user_result(np.fromiter(iterable, dtype=dtype, count=count))
+
+
+def fromstring(string: str, dtype=float, count: int = -1, *, sep: str):
+    """A 1-D array of the numbers written in ``string`` separated by ``sep``, as
+    ``numpy.fromstring`` (and JAX) with a separator; NumPy's deprecated binary mode
+    (``sep=''``) is refused.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.fromstring("1 2 3", dtype=int, sep=" ")
+    array([1, 2, 3])
+    """
+    if sep == "":
+        raise ValueError("fromstring: binary mode (sep='') is not supported; use frombuffer")
+    return user_result(np.fromstring(string, dtype=dtype, count=count, sep=sep))

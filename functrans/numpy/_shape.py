@@ -15,7 +15,7 @@ import numpy as np
 
 from functrans import backend, lax
 from functrans.core import ConcretizationTypeError, Tracer, get_aval
-from functrans.numpy._elementwise import multiply
+from functrans.numpy._elementwise import bitwise_and, multiply, not_equal, right_shift
 from functrans.numpy._util import (arg, as_tuple, axis_tuple, dtype_of, shape_of, slice_axis,
                                    static_int)
 from functrans.primitives import shape as shape_ops
@@ -27,7 +27,7 @@ __all__ = ["reshape", "ravel", "transpose", "swapaxes", "moveaxis", "broadcast_t
            "append", "insert", "delete", "resize", "trim_zeros", "block", "column_stack",
            "dstack", "array_split", "hsplit", "vsplit", "dsplit", "unstack", "rot90", "fliplr",
            "flipud", "rollaxis", "matrix_transpose", "permute_dims", "concat", "atleast_3d",
-           "kron"]
+           "kron", "packbits", "unpackbits"]
 
 
 def reshape(a, shape=None, order: str = "C", *, newshape=None):
@@ -724,3 +724,68 @@ def kron(a, b):
     product = multiply(shape_ops.reshape(a, [m for n in sa for m in (n, 1)]),
                        shape_ops.reshape(b, [m for n in sb for m in (1, n)]))
     return shape_ops.reshape(product, [m * n for m, n in zip(sa, sb)])
+
+
+def _bit_shifts(bitorder: str, like):
+    """The shift of each bit of a byte, in ``bitorder``, made on the device of ``like``."""
+    positions = lax.iota(np.uint8, 8, like=like)
+    return lax.sub(np.uint8(7), positions) if bitorder == "big" else positions
+
+
+def _bit_axis(name: str, a, axis, bitorder: str):
+    if bitorder not in ("big", "little"):
+        raise ValueError(f"{name}: bitorder must be 'big' or 'little', got {bitorder!r}")
+    if axis is None:
+        return ravel(a), 0
+    return a, shape_ops.normalize_axis(static_int(axis, name, "axis"), len(shape_of(a)),
+                                       "axis")
+
+
+def packbits(a, axis: int | None = None, bitorder: str = "big"):
+    """The elements of an integer or boolean array, as bits (nonzero or not), packed eight
+    to a ``uint8`` along ``axis`` (the flattened array if None), as ``numpy.packbits``.
+
+    >>> import numpy as np, functrans.numpy as fnp
+    >>> fnp.packbits(np.array([1, 0, 1, 1, 0, 0, 0, 0, 1]))
+    array([176, 128], dtype=uint8)
+    """
+    a = arg(a)
+    if dtype_of(a).kind not in "biu":
+        raise TypeError(f"packbits: expected an integer or boolean array, got "
+                        f"{dtype_of(a).name}")
+    a, axis = _bit_axis("packbits", a, axis, bitorder)
+    bits = moveaxis(lax.convert_element_type(not_equal(a, 0), np.uint8), axis, -1)
+    n = shape_of(bits)[-1]
+    bits = pad(bits, [(0, 0)] * (len(shape_of(bits)) - 1) + [(0, -n % 8)])
+    groups = reshape(bits, shape_of(bits)[:-1] + ((n + 7) // 8, 8))
+    weights = lax.shift_left(np.uint8(1), _bit_shifts(bitorder, groups))
+    packed = shape_ops.reduce_sum(multiply(groups, weights), (len(shape_of(groups)) - 1,))
+    return moveaxis(lax.convert_element_type(packed, np.uint8), -1, axis)
+
+
+def unpackbits(a, axis: int | None = None, count: int | None = None, bitorder: str = "big"):
+    """The bits of a ``uint8`` array, unpacked along ``axis`` (the flattened array if None)
+    into an array of zeros and ones (``count`` keeps that many bits), as
+    ``numpy.unpackbits``.
+
+    >>> import numpy as np, functrans.numpy as fnp
+    >>> fnp.unpackbits(np.array([176], dtype=np.uint8))
+    array([1, 0, 1, 1, 0, 0, 0, 0], dtype=uint8)
+    """
+    a = arg(a)
+    if dtype_of(a) != np.uint8:
+        raise TypeError(f"unpackbits: expected a uint8 array, got {dtype_of(a).name}")
+    a, axis = _bit_axis("unpackbits", a, axis, bitorder)
+    a = moveaxis(a, axis, -1)
+    shifts = _bit_shifts(bitorder, a)
+    bits = bitwise_and(right_shift(expand_dims(a, -1), shifts), np.uint8(1))
+    bits = reshape(bits, shape_of(a)[:-1] + (shape_of(a)[-1] * 8,))
+    if count is not None:
+        count = static_int(count, "unpackbits", "count")
+        total = shape_of(bits)[-1]
+        keep = count if count >= 0 else builtins.max(total + count, 0)
+        if keep <= total:
+            bits = bits[..., :keep]
+        else:
+            bits = pad(bits, [(0, 0)] * (len(shape_of(bits)) - 1) + [(0, keep - total)])
+    return moveaxis(bits, -1, axis)

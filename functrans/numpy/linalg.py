@@ -28,7 +28,8 @@ from functrans.primitives.shape import broadcast_to, normalize_axis
 __all__ = ["cholesky", "cond", "cross", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh",
            "inv", "lstsq", "matmul", "matrix_norm", "matrix_power", "matrix_rank",
            "matrix_transpose", "multi_dot", "norm", "outer", "pinv", "qr", "slogdet", "solve",
-           "svd", "svdvals", "tensorinv", "tensorsolve", "trace", "vecdot", "vector_norm"]
+           "svd", "svdvals", "tensordot", "tensorinv", "tensorsolve", "trace", "vecdot",
+           "vector_norm"]
 
 
 def __dir__() -> list:
@@ -1086,3 +1087,15 @@ def vector_norm(x, /, *, axis=None, keepdims: bool = False, ord=2):  # noqa: A00
     if keepdims:
         result = shapes.reshape(result, tuple(1 if i in axes else shape[i] for i in range(nd)))
     return result
+
+
+def tensordot(x1, x2, /, *, axes=2):
+    """``numpy.linalg.tensordot`` (the array API's): ``functrans.numpy.tensordot`` with
+    ``axes`` as a keyword.
+
+    >>> import numpy as np, functrans.numpy as fnp
+    >>> fnp.linalg.tensordot(np.ones((2, 3)), np.ones((3, 4)), axes=1)
+    array([[3., 3., 3., 3.],
+           [3., 3., 3., 3.]])
+    """
+    return contractions.tensordot(x1, x2, axes)
