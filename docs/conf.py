@@ -28,7 +28,7 @@ html_theme = "furo"
 # each module's ``__all__`` decides what is shown.  NumPy's own objects that
 # functrans.numpy re-exports unchanged (dtype, ndarray, finfo, the scalar types, ...) keep
 # NumPy's documentation, which is NumPy's to render.
-autodoc_default_options = {"member-order": "alphabetical"}
+autodoc_default_options = {"member-order": "alphabetical", "undoc-members": True}
 autodoc_typehints = "signature"
 autodoc_preserve_defaults = True
 
@@ -42,7 +42,7 @@ def _skip_foreign(app, what, name, obj, skip, options):
 
 
 # ``y``s: reStructuredText needs an escaped space between a literal and the letters after it.
-_LITERAL_THEN_LETTER = re.compile(r"``([^`]+)``(?=[A-Za-z])")
+_LITERAL_THEN_LETTER = re.compile(r"(?<![`\w])``(\S[^`]*?)(?<=\S)``(?=[A-Za-z])")
 
 
 def _fix_literals(app, what, name, obj, options, lines):
