@@ -21,6 +21,7 @@ source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
 exclude_patterns = ["_build"]
 myst_heading_anchors = 3
 html_theme = "furo"
+html_title = f"functrans {release}"
 
 
 # --- autodoc ---------------------------------------------------------------------------
