@@ -4,8 +4,12 @@ Build: ``pip install -e ".[docs]" && sphinx-build -W -b html docs docs/_build/ht
 """
 import pathlib
 import re
+import sys
 
-import functrans
+# The checkout's functrans, installed or not.
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
+
+import functrans  # noqa: E402
 
 project = "functrans"
 author = "the functrans authors"
@@ -14,7 +18,6 @@ release = version = functrans.__version__
 extensions = [
     "myst_parser",
     "sphinx.ext.autodoc",
-    "sphinx.ext.autosummary",
     "sphinx.ext.viewcode",
 ]
 source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
