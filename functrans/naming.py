@@ -6,6 +6,7 @@ The bottom layer: it imports nothing from functrans, so every layer can use it.
 """
 from __future__ import annotations
 
+import inspect
 import types
 
 __all__ = ["public", "alias"]
@@ -30,7 +31,7 @@ def alias(fn, name: str):
                               fn.__defaults__, fn.__closure__)
     copy.__kwdefaults__ = fn.__kwdefaults__
     copy.__dict__.update(fn.__dict__)
-    copy.__doc__ = f"Alias of ``{fn.__name__}``.\n\n{fn.__doc__ or ''}".rstrip()
+    copy.__doc__ = f"Alias of ``{fn.__name__}``.\n\n{inspect.cleandoc(fn.__doc__ or '')}".rstrip()
     copy.__qualname__ = name
     copy.__module__ = fn.__module__
     return copy
