@@ -415,7 +415,9 @@ def check_grads(f: Callable, args: Sequence, order: int, modes: Sequence[str] = 
 
     eps = eps or _JAX_EPS
     if detect_nondifferentiable:
-        _refuse_kinks(f, args, eps, "check_grads")
+        # The checks step eps along random normal directions, so a coordinate moves by up to
+        # about 5 eps: look for kinks that far.
+        _refuse_kinks(f, args, eps * _KINK_REACH, "check_grads")
 
     def recurse(fun, fun_args, k, msg):
         if "fwd" in modes:
@@ -438,6 +440,11 @@ def check_grads(f: Callable, args: Sequence, order: int, modes: Sequence[str] = 
                 recurse(fun_vjp, fun_args, k - 1, rev_msg + " of ")
 
     recurse(f, args, order, "")
+
+
+#: how far, in units of eps, the random-direction checks of check_grads move a coordinate
+#: (the largest entry of a normal direction rarely exceeds 5)
+_KINK_REACH = 5.0
 
 
 def _refuse_kinks(f: Callable, args: tuple, eps: float, name: str) -> None:

@@ -549,7 +549,9 @@ SMOOTH_LAX = [
 NOT_DIFFERENTIABLE = set(
     "Sequence arange argmax argmin empty eye full get_aval identity iscomplexobj issubdtype "
     "linspace ndim ones result_type shape size zeros all any isnan isfinite "
-    "trim_zeros".split())  # trim_zeros: its output shape depends on concrete values
+    "trim_zeros frombuffer fromiter fromstring".split())
+# trim_zeros: its output shape depends on concrete values; from*: they read bytes, text or
+# Python iterables, which carry no derivative
 
 
 def _registry() -> set:

@@ -521,8 +521,8 @@ def cross(a, b, axisa: int = -1, axisb: int = -1, axisc: int = -1, axis: int | N
     >>> import numpy as np, functrans.numpy as fnp
     >>> fnp.cross(np.array([1.0, 0.0, 0.0]), np.array([0.0, 1.0, 0.0]))
     array([0., 0., 1.])
-    >>> fnp.cross(np.array([1.0, 2.0]), np.array([3.0, 4.0]))
-    array(-2.)
+    >>> float(fnp.cross(np.array([1.0, 2.0]), np.array([3.0, 4.0])))
+    -2.0
     """
     if axis is not None:
         axisa = axisb = axisc = axis
