@@ -22,9 +22,11 @@ from functrans import lax
 from functrans.primitives.custom_derivatives import custom_jvp
 
 __all__ = [
-    "celu", "elu", "gelu", "glu", "hard_tanh", "leaky_relu", "log_sigmoid", "log_softmax",
-    "logsumexp", "one_hot", "relu", "relu6", "selu", "sigmoid", "silu", "soft_sign",
-    "softmax", "softplus", "standardize", "swish",
+    "celu", "elu", "gelu", "glu", "hard_sigmoid", "hard_silu", "hard_swish", "hard_tanh",
+    "identity", "leaky_relu", "log1mexp", "log_sigmoid", "log_softmax", "logmeanexp",
+    "logsumexp", "mish", "one_hot", "relu", "relu6", "selu", "sigmoid", "silu", "soft_sign",
+    "softmax", "softplus", "sparse_plus", "sparse_sigmoid", "squareplus", "standardize",
+    "swish", "tanh",
 ]
 
 
@@ -227,11 +229,13 @@ def _shift(x, axis, keepdims=True):
     return lax.stop_gradient(fnp.where(fnp.isfinite(m), m, fnp.zeros_like(m)))
 
 
-def logsumexp(a, axis=None, b=None, keepdims: bool = False, return_sign: bool = False):
+def logsumexp(a, axis=None, b=None, keepdims: bool = False, return_sign: bool = False,
+              where=None):
     """``log(sum(b * exp(a), axis))``, without overflow and with ``-inf`` entries allowed
     (they contribute nothing, to the value and to the derivative).  With
     ``return_sign=True`` it returns ``(log|s|, sign(s))`` for ``s = sum(b * exp(a))``, which
-    may then be negative.
+    may then be negative.  ``where`` (booleans broadcast against ``a``) leaves entries out,
+    as if they were ``-inf``.
 
     >>> import numpy as np
     >>> float(logsumexp(np.array([1000.0, 1000.0]))) == 1000.0 + float(np.log(2.0))
@@ -240,6 +244,9 @@ def logsumexp(a, axis=None, b=None, keepdims: bool = False, return_sign: bool = 
     0.0
     """
     a = fnp.asarray(a)
+    if where is not None:
+        where = fnp.broadcast_to(fnp.asarray(where), a.shape)
+        a = fnp.where(where, a, fnp.full_like(a, -np.inf))
     m = _shift(a, axis)
     e = fnp.exp(a - m)
     if b is not None:
@@ -249,6 +256,27 @@ def logsumexp(a, axis=None, b=None, keepdims: bool = False, return_sign: bool = 
     if return_sign:
         return fnp.log(fnp.abs(s)) + m, fnp.sign(s)
     return fnp.log(s) + m
+
+
+def logmeanexp(x, axis=None, where=None, keepdims: bool = False):
+    """``log(mean(exp(x), axis))`` = ``logsumexp(x, axis) - log(n)``, ``n`` the number of
+    entries reduced (those where ``where`` is true, if given), without overflow.
+
+    >>> import numpy as np
+    >>> float(logmeanexp(np.array([1000.0, 1000.0])))
+    1000.0
+    >>> float(logmeanexp(np.array([0.0, 5.0]), where=np.array([True, False])))
+    0.0
+    """
+    x = fnp.asarray(x)
+    lse = logsumexp(x, axis=axis, keepdims=keepdims, where=where)
+    if where is None:
+        axes = range(x.ndim) if axis is None else (axis,) if isinstance(axis, int) else axis
+        count = math.prod(x.shape[ax] for ax in axes)
+        return lse - math.log(count) if count else lse - fnp.log(fnp.zeros_like(lse))
+    mask = fnp.broadcast_to(fnp.asarray(where), x.shape)
+    count = fnp.sum(fnp.astype(mask, lse.dtype), axis=axis, keepdims=keepdims)
+    return lse - fnp.log(count)
 
 
 def softmax(x, axis=-1):
@@ -329,6 +357,110 @@ def glu(x, axis=-1):
                          f"into two halves")
     a, b = fnp.split(x, 2, axis=axis)
     return a * sigmoid(b)
+
+
+def identity(x):
+    """``x`` itself, as an array (JAX's ``identity`` activation).
+
+    >>> identity(2.5)
+    array(2.5)
+    """
+    return fnp.asarray(x)
+
+
+tanh = fnp.tanh
+
+
+def hard_sigmoid(x):
+    """``relu6(x + 3) / 6``: 0 below -3, 1 above 3, linear between.  Its derivative at -3
+    and 3 is 0, as ``relu6``'s at its corners (JAX's choice).
+
+    >>> import numpy as np
+    >>> hard_sigmoid(np.array([-4.0, 0.0, 1.5, 4.0]))
+    array([0.  , 0.5 , 0.75, 1.  ])
+    """
+    return relu6(fnp.asarray(x) + 3.0) / 6.0
+
+
+def hard_silu(x):
+    """``x * hard_sigmoid(x)`` (also called ``hard_swish``).
+
+    >>> float(hard_silu(1.5))
+    1.125
+    """
+    x = fnp.asarray(x)
+    return x * hard_sigmoid(x)
+
+
+hard_swish = hard_silu
+
+
+def mish(x):
+    """``x * tanh(softplus(x))``, finite with its derivatives for large ``|x|``.
+
+    >>> round(float(mish(1.0)), 6)
+    0.865098
+    """
+    x = fnp.asarray(x)
+    return x * fnp.tanh(softplus(x))
+
+
+def squareplus(x, b=4):
+    """``(x + sqrt(x**2 + b)) / 2``, a smooth ``relu`` (``b`` sets how smooth).
+
+    >>> float(squareplus(0.0)), float(squareplus(0.0, b=16))
+    (1.0, 2.0)
+    """
+    x = fnp.asarray(x)
+    return (x + fnp.sqrt(fnp.square(x) + b)) / 2
+
+
+def sparse_sigmoid(x):
+    """``clip(x + 1, 0, 2) / 2``: 0 below -1, 1 above 1, linear between; the derivative
+    of ``sparse_plus``.  At -1 and 1 its derivative is 1/4, the mean of the two one-sided
+    values (as JAX's).
+
+    >>> import numpy as np
+    >>> sparse_sigmoid(np.array([-2.0, 0.0, 0.5, 2.0]))
+    array([0.  , 0.5 , 0.75, 1.  ])
+    """
+    return 0.5 * fnp.clip(fnp.asarray(x) + 1.0, 0.0, 2.0)
+
+
+def sparse_plus(x):
+    """0 for ``x <= -1``, ``(x + 1)**2 / 4`` for ``-1 < x < 1``, ``x`` for ``x >= 1``: a
+    ``softplus`` that is exactly 0 and exactly linear outside ``[-1, 1]``; continuously
+    differentiable (its derivative is ``sparse_sigmoid``).
+
+    >>> import numpy as np
+    >>> sparse_plus(np.array([-2.0, 0.0, 2.0]))
+    array([0.  , 0.25, 2.  ])
+    """
+    x = fnp.asarray(x)
+    inside = fnp.clip(x, -1.0, 1.0)  # keeps the unused branches finite in derivatives
+    quadratic = fnp.square(inside + 1.0) / 4
+    return fnp.where(x <= -1.0, fnp.zeros_like(x), fnp.where(x >= 1.0, x, quadratic))
+
+
+_LOG2 = math.log(2.0)
+
+
+def log1mexp(x):
+    """``log(1 - exp(-x))`` for ``x >= 0``, accurate over the whole range: through
+    ``log(-expm1(-x))`` below ``log 2`` and ``log1p(-exp(-x))`` above (Maechler's split).
+    ``log1mexp(0)`` is ``-inf``; negative ``x`` gives nan.
+
+    >>> import numpy as np
+    >>> log1mexp(np.array([1e-10, 50.0]))
+    array([-2.30258509e+01, -1.92874985e-22])
+    """
+    x = fnp.asarray(x)
+    small = x < _LOG2
+    # Each branch sees only inputs where it is finite (the other side's get log 2), so no
+    # inf or nan from the unused branch reaches a derivative.
+    near = fnp.where(small, x, fnp.full_like(x, _LOG2))
+    far = fnp.where(small, fnp.full_like(x, _LOG2), x)
+    return fnp.where(small, fnp.log(-fnp.expm1(-near)), fnp.log1p(-fnp.exp(-far)))
 
 
 def __dir__() -> list[str]:

@@ -37,6 +37,15 @@ def _standardize(x, axis=-1, epsilon=1e-5):
     return (x - mean) / np.sqrt(np.var(x, axis=axis, keepdims=True) + epsilon)
 
 
+def _sparse_plus(x):
+    return np.where(x <= -1, 0, np.where(x >= 1, x, (x + 1) ** 2 / 4)).astype(x.dtype)
+
+
+def _logmeanexp(x, axis=None, keepdims=False):
+    n = x.size if axis is None else x.shape[axis]
+    return (_logsumexp(x, axis, keepdims) - np.log(n)).astype(x.dtype)
+
+
 def _case(name, fun, reference, *args, tol=1e-7, diff=True):
     return numpy_case(f"nn_{name}", lambda m, *xs: fun(*xs), *args, dtypes=(F64, F32),
                       diff=diff, tol=tol, reference=reference)
@@ -91,6 +100,35 @@ NUMPY_CASES = [
     _case("glu", nn.glu, lambda x: x[..., :2] * _sigmoid(x[..., 2:]), A(3, 4)),
     _case("glu_axis0", lambda x: nn.glu(x, axis=0), lambda x: x[:2] * _sigmoid(x[2:]),
           A(4, 3)),
+    _case("hard_sigmoid", lambda x: nn.hard_sigmoid(3 * x),
+          lambda x: np.clip(3 * x + 3, 0, 6) / 6, A(3, 4, kind="quarter")),
+    _case("hard_silu", lambda x: nn.hard_silu(3 * x),
+          lambda x: 3 * x * np.clip(3 * x + 3, 0, 6) / 6, A(3, 4, kind="quarter")),
+    _case("hard_swish", nn.hard_swish, lambda x: x * np.clip(x + 3, 0, 6) / 6, A(5)),
+    _case("mish", lambda x: nn.mish(3 * x), lambda x: 3 * x * np.tanh(_softplus(3 * x)),
+          A(3, 4)),
+    _case("squareplus", nn.squareplus, lambda x: (x + np.sqrt(x * x + 4)) / 2, A(3, 4)),
+    _case("squareplus_b", lambda x, b: nn.squareplus(x, b),
+          lambda x, b: (x + np.sqrt(x * x + b)) / 2, A(3, 4), A(3, 4, kind="pos")),
+    _case("sparse_sigmoid", lambda x: nn.sparse_sigmoid(2 * x),
+          lambda x: np.clip(2 * x + 1, 0, 2) / 2, A(3, 4, kind="quarter")),
+    _case("sparse_plus", lambda x: nn.sparse_plus(2 * x), lambda x: _sparse_plus(2 * x),
+          A(3, 4, kind="quarter")),
+    _case("log1mexp", nn.log1mexp, lambda x: np.log(-np.expm1(-x)), A(3, 4, kind="pos")),
+    _case("log1mexp_small", lambda x: nn.log1mexp(x / 4),
+          lambda x: np.log(-np.expm1(-x / 4)), A(3, 4, kind="pos")),
+    _case("identity", nn.identity, lambda x: x, A(3, 4)),
+    _case("tanh", nn.tanh, np.tanh, A(3, 4)),
+    _case("logmeanexp", nn.logmeanexp, _logmeanexp, A(3, 4)),
+    _case("logmeanexp_axis", lambda x: nn.logmeanexp(x, axis=1, keepdims=True),
+          lambda x: _logmeanexp(x, 1, True), A(3, 4)),
+    _case("logmeanexp_where", lambda x, w: nn.logmeanexp(x, axis=0, where=w),
+          lambda x, w: np.log(np.sum(np.where(w, np.exp(x), 0), axis=0)
+                              / np.sum(w, axis=0)).astype(x.dtype),
+          A(4, 3), A(4, 3, kind="bool")),
+    _case("logsumexp_where", lambda x, w: nn.logsumexp(x, axis=-1, where=w),
+          lambda x, w: np.log(np.sum(np.where(w, np.exp(x), 0), axis=-1)),
+          A(3, 4), A(3, 4, kind="bool")),
     _case("one_hot", lambda x: nn.one_hot(x, 4),
           lambda x: (x[..., None] == np.arange(4)).astype(np.float64), A(3, 2, kind="int"),
           diff=False),

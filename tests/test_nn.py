@@ -156,3 +156,70 @@ def test_namespace():
     for name in nn.__all__:
         assert getattr(nn, name).__doc__, name
     assert ft.nn is nn and "nn" in ft.__all__
+
+
+# --- the hard, sparse and smooth units: values and derivatives at the kinks (JAX's) ------
+
+_AT_KINKS = {
+    # name: (x values, values, first derivatives), the derivatives at kinks as JAX gives them
+    "hard_sigmoid": ([-3.0, 3.0, 0.0], [0.0, 1.0, 0.5], [0.0, 0.0, 1 / 6]),
+    "hard_silu": ([-3.0, 3.0, 0.0], [0.0, 3.0, 0.0], [0.0, 1.0, 0.5]),
+    "sparse_sigmoid": ([-1.0, 1.0, 0.0], [0.0, 1.0, 0.5], [0.25, 0.25, 0.5]),
+    "sparse_plus": ([-1.0, 1.0, 0.0], [0.0, 1.0, 0.25], [0.0, 1.0, 0.5]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_AT_KINKS))
+def test_derivatives_at_the_kinks_are_jaxs(name):
+    f = getattr(nn, name)
+    xs, values, slopes = (np.array(v) for v in _AT_KINKS[name])
+    np.testing.assert_allclose(f(xs), values, atol=1e-15)
+    np.testing.assert_allclose(ft.vmap(ft.grad(f))(xs), slopes, atol=1e-15)
+    np.testing.assert_allclose(ft.jvp(f, (xs,), (np.ones(3),))[1], slopes, atol=1e-15)
+
+
+def test_hard_swish_is_hard_silu_and_tanh_identity_are_the_plain_functions():
+    assert nn.hard_swish is nn.hard_silu
+    x = np.linspace(-2, 2, 5)
+    np.testing.assert_array_equal(nn.tanh(x), np.tanh(x))
+    np.testing.assert_array_equal(nn.identity(x), x)
+    assert float(ft.grad(nn.identity)(3.0)) == 1.0
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_mish_and_squareplus_are_finite_far_out(dtype):
+    xs = np.array([-1000.0, -30.0, 30.0, 1000.0], dtype)
+    for f in (nn.mish, nn.squareplus):
+        want = [0.0, 0.0, 30.0, 1000.0]
+        out = f(xs)
+        assert out.dtype == dtype
+        np.testing.assert_allclose(out, want, atol=0.07)
+        g = ft.vmap(ft.grad(f))(xs)
+        assert np.all(np.isfinite(g)) and g.dtype == dtype
+        np.testing.assert_allclose(g[[0, 3]], [0.0, 1.0], atol=1e-5)
+
+
+def test_log1mexp_is_accurate_on_both_sides_of_log2_and_inf_at_zero():
+    xs = np.array([1e-300, 1e-12, math.log(2.0), 1.0, 40.0, 800.0])
+    want = [math.log(-math.expm1(-x)) for x in xs[:4]] + [-math.exp(-40.0), -0.0]
+    np.testing.assert_allclose(nn.log1mexp(xs), want, rtol=1e-14)
+    slopes = ft.vmap(ft.grad(nn.log1mexp))(xs)  # 1 / expm1(x)
+    np.testing.assert_allclose(slopes[1:5], 1 / np.expm1(xs[1:5]), rtol=1e-12)
+    # Far out the second derivative tends to 0 (JAX gets nan at 800: inf * 0 in a branch).
+    assert np.all(np.isfinite(ft.vmap(_grad2(nn.log1mexp))(xs[1:])))
+    assert float(nn.log1mexp(0.0)) == -math.inf
+    assert math.isnan(float(nn.log1mexp(-1.0)))
+
+
+def test_logmeanexp_where_and_overflow():
+    x = np.array([[1000.0, 1000.0, 0.0], [-np.inf, 2.0, 2.0]])
+    np.testing.assert_allclose(nn.logmeanexp(x, axis=1),
+                               [1000 + math.log(2 / 3), 2 + math.log(2 / 3)])
+    w = np.array([True, True, False])
+    np.testing.assert_allclose(nn.logmeanexp(x, axis=1, where=w), [1000.0, 2 - math.log(2)])
+    assert float(nn.logmeanexp(x[1], where=np.array([True, False, False]))) == -math.inf
+    g = ft.grad(lambda x: nn.logmeanexp(x, where=w[None]))(x[:1])
+    np.testing.assert_allclose(g, [[0.5, 0.5, 0.0]])
+    np.testing.assert_allclose(nn.logmeanexp(x[:1], axis=(0, 1), keepdims=True),
+                               [[1000 + math.log(2 / 3)]])
+    np.testing.assert_allclose(nn.logsumexp(x, axis=1, where=w), [1000 + math.log(2), 2.0])
