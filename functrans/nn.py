@@ -22,7 +22,7 @@ from functrans import lax
 from functrans.primitives.custom_derivatives import custom_jvp
 
 __all__ = [
-    "celu", "elu", "gelu", "glu", "hard_sigmoid", "hard_silu", "hard_swish", "hard_tanh",
+    "celu", "dot_product_attention", "elu", "gelu", "glu", "hard_sigmoid", "hard_silu", "hard_swish", "hard_tanh",
     "identity", "leaky_relu", "log1mexp", "log_sigmoid", "log_softmax", "logmeanexp",
     "logsumexp", "mish", "one_hot", "relu", "relu6", "selu", "sigmoid", "silu", "soft_sign",
     "softmax", "softplus", "sparse_plus", "sparse_sigmoid", "squareplus", "standardize",
@@ -461,6 +461,120 @@ def log1mexp(x):
     near = fnp.where(small, x, fnp.full_like(x, _LOG2))
     far = fnp.where(small, fnp.full_like(x, _LOG2), x)
     return fnp.where(small, fnp.log(-fnp.expm1(-near)), fnp.log1p(-fnp.exp(-far)))
+
+
+def _as_4d(name, x):
+    x = fnp.asarray(x)
+    if x.ndim > 4:
+        raise ValueError(f"dot_product_attention: {name} must have at most 4 dimensions "
+                         f"(batch, sequence, heads, features), got shape {x.shape}")
+    return fnp.reshape(x, (1,) * (4 - x.ndim) + x.shape)
+
+
+def _positions(n, like):
+    # Positions 0..n-1 on like's device (masks never start on the host).
+    return lax.iota(np.int64, n, like=like)
+
+
+def dot_product_attention(query, key, value, bias=None, mask=None, *, scale=None,
+                          is_causal: bool = False, query_seq_lengths=None,
+                          key_value_seq_lengths=None, local_window_size=None,
+                          implementation=None, return_residual: bool = False):
+    """Scaled dot-product attention, ``softmax(scale * q k^T + bias, masked) v``, with JAX's
+    layout and options: ``query`` is ``(B, T, N, H)`` (batch, query length, heads,
+    features), ``key`` and ``value`` ``(B, S, K, H)``, ``K`` dividing ``N`` (grouped-query
+    attention: query head ``n`` uses key/value head ``n // (N // K)``); the batch axis may
+    be left out of all three.  The result has ``query``'s shape.
+
+    ``scale`` defaults to ``1 / sqrt(H)``; ``bias`` is added to the logits and ``mask``
+    (booleans, False = left out) masks them, both broadcast against ``(B, N, T, S)``;
+    ``is_causal`` keeps key ``s <= t`` for query ``t``; ``local_window_size=(left, right)``
+    (or an int for both) keeps keys ``t - left <= s <= t + right``;
+    ``query_seq_lengths`` / ``key_value_seq_lengths`` (integers of shape ``(B,)``) leave
+    out the padding at the end of each sequence (padded query rows give zeros).  Masked
+    logits are set to a large negative number, as JAX does, so a query with every key
+    masked averages all the values rather than giving nan.  ``return_residual=True`` also
+    returns the logsumexp of the logits, shape ``(B, T, N)``, without gradient.
+
+    Only JAX's reference implementation exists here (``implementation=None`` or
+    ``"xla"``).  The softmax runs in the logits' dtype (the query's, at least float32),
+    not always in float32 as in JAX, so float64 inputs keep float64 accuracy.
+
+    >>> import numpy as np
+    >>> q = np.array([[[1.0, 0.0]], [[0.0, 1.0]]])          # (T=2, N=1, H=2)
+    >>> k = np.array([[[1.0, 0.0]], [[0.0, 1.0]]]) * 100.0  # (S=2, K=1, H=2)
+    >>> v = np.array([[[1.0, 10.0]], [[2.0, 20.0]]])       # each query picks its key's row
+    >>> np.round(dot_product_attention(q, k, v, scale=1.0), 6)
+    array([[[ 1., 10.]],
+    <BLANKLINE>
+           [[ 2., 20.]]])
+    >>> dot_product_attention(q, k, v, scale=1.0, is_causal=True)[0]  # t=0 sees key 0 only
+    array([[ 1., 10.]])
+    """
+    if implementation not in (None, "xla"):
+        raise NotImplementedError(
+            f"dot_product_attention: implementation={implementation!r} is not available; "
+            f"functrans has only the reference implementation (None or 'xla')")
+    out_shape = fnp.asarray(query).shape
+    q, k, v = _as_4d("query", query), _as_4d("key", key), _as_4d("value", value)
+    B, S, K, H = k.shape
+    if v.shape != k.shape or v.dtype != k.dtype:
+        raise ValueError(f"dot_product_attention: value must have key's shape and dtype "
+                         f"{k.shape} {k.dtype}, got {v.shape} {v.dtype}")
+    if q.shape[0] != B or q.shape[3] != H or q.dtype != k.dtype:
+        raise ValueError(f"dot_product_attention: query must be (B={B}, T, N, H={H}) of "
+                         f"key's dtype {k.dtype}, got {q.shape} {q.dtype}")
+    T, N = q.shape[1], q.shape[2]
+    if N % K:
+        raise ValueError(f"dot_product_attention: the number of query heads ({N}) must be "
+                         f"a multiple of the number of key/value heads ({K})")
+    if N != K:
+        k, v = fnp.repeat(k, N // K, axis=2), fnp.repeat(v, N // K, axis=2)
+    logits_dtype = fnp.promote_types(q.dtype, np.float32)
+    scale = 1.0 / math.sqrt(H) if scale is None else scale
+    logits = fnp.astype(fnp.einsum("btnh,bsnh->bnts", q, k), logits_dtype) * scale
+    if bias is not None:
+        logits = logits + fnp.astype(_as_4d("bias", bias), logits_dtype)
+
+    keep = None
+    def restrict(more):
+        return more if keep is None else keep & more
+    if mask is not None:
+        mask = _as_4d("mask", mask)
+        if mask.dtype != np.bool_:
+            raise ValueError(f"dot_product_attention: mask must be boolean (True = keep), "
+                             f"got {mask.dtype}")
+        keep = restrict(mask)
+    t_pos = fnp.reshape(_positions(T, q), (T, 1))
+    s_pos = fnp.reshape(_positions(S, q), (1, S))
+    if is_causal:
+        keep = restrict(s_pos <= t_pos)
+    if local_window_size is not None:
+        left, right = ((local_window_size, local_window_size)
+                       if isinstance(local_window_size, int) else local_window_size)
+        keep = restrict((s_pos >= t_pos - left) & (s_pos <= t_pos + right))
+    if query_seq_lengths is not None:
+        q_len = fnp.reshape(fnp.asarray(query_seq_lengths), (-1, 1, 1, 1))
+        keep = restrict(t_pos < q_len)
+    if key_value_seq_lengths is not None:
+        kv_len = fnp.reshape(fnp.asarray(key_value_seq_lengths), (-1, 1, 1, 1))
+        keep = restrict(s_pos < kv_len)
+    if keep is not None:
+        big = min(float(np.finfo(logits_dtype).max), float(np.finfo(np.float32).max))
+        logits = fnp.where(keep, logits, fnp.full_like(logits, -0.7 * big))
+
+    probs = fnp.astype(softmax(logits, axis=-1), v.dtype)
+    out = fnp.einsum("bnts,bsnh->btnh", probs, v)
+    if query_seq_lengths is not None:
+        padded = fnp.reshape(_positions(T, q), (1, T, 1, 1)) >= fnp.reshape(
+            fnp.asarray(query_seq_lengths), (-1, 1, 1, 1))
+        out = fnp.where(padded, fnp.zeros_like(out), out)
+    out = fnp.reshape(out, out_shape)
+    if not return_residual:
+        return out
+    lse = fnp.astype(logsumexp(logits, axis=-1), v.dtype)          # (B, N, T)
+    lse = lax.stop_gradient(fnp.transpose(lse, (0, 2, 1)))
+    return out, fnp.reshape(lse, out_shape[:-1])
 
 
 def __dir__() -> list[str]:

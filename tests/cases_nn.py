@@ -46,6 +46,29 @@ def _logmeanexp(x, axis=None, keepdims=False):
     return (_logsumexp(x, axis, keepdims) - np.log(n)).astype(x.dtype)
 
 
+def _attention(q, k, v, bias=None, mask=None, causal=False, scale=None):
+    # The plain formula, one head at a time: query head n reads key/value head n // (N / K).
+    B, T, N, H = q.shape
+    S, K = k.shape[1], k.shape[2]
+    out = np.zeros(q.shape, np.result_type(q, k, v))
+    for b in range(B):
+        for n in range(N):
+            kv = n // (N // K)
+            logits = (q[b, :, n] @ k[b, :, kv].T) * (1 / np.sqrt(H) if scale is None else scale)
+            if bias is not None:
+                logits = logits + np.broadcast_to(bias, (B, N, T, S))[b, n]
+            keep = np.ones((T, S), bool)
+            if mask is not None:
+                keep &= np.broadcast_to(mask, (B, N, T, S))[b, n]
+            if causal:
+                keep &= np.tri(T, S, dtype=bool)
+            # JAX's large negative number: a query with every key masked averages them all
+            logits = np.where(keep, logits, -0.7 * np.finfo(np.float32).max)
+            p = np.exp(logits - logits.max(axis=-1, keepdims=True))
+            out[b, :, n] = (p / p.sum(axis=-1, keepdims=True)) @ v[b, :, kv]
+    return out.astype(q.dtype)
+
+
 def _case(name, fun, reference, *args, tol=1e-7, diff=True):
     return numpy_case(f"nn_{name}", lambda m, *xs: fun(*xs), *args, dtypes=(F64, F32),
                       diff=diff, tol=tol, reference=reference)
@@ -129,6 +152,16 @@ NUMPY_CASES = [
     _case("logsumexp_where", lambda x, w: nn.logsumexp(x, axis=-1, where=w),
           lambda x, w: np.log(np.sum(np.where(w, np.exp(x), 0), axis=-1)),
           A(3, 4), A(3, 4, kind="bool")),
+    _case("dot_product_attention", nn.dot_product_attention, _attention,
+          A(2, 3, 2, 3), A(2, 4, 2, 3), A(2, 4, 2, 3), tol=1e-6),
+    _case("dot_product_attention_gqa_bias_causal",
+          lambda q, k, v, b: nn.dot_product_attention(q, k, v, b, is_causal=True, scale=0.7),
+          lambda q, k, v, b: _attention(q, k, v, b, causal=True, scale=0.7),
+          A(1, 4, 4, 2), A(1, 4, 2, 2), A(1, 4, 2, 2), A(1, 4, 4, 4), tol=1e-6),
+    _case("dot_product_attention_mask_unbatched",
+          lambda q, k, v, m: nn.dot_product_attention(q, k, v, mask=m),
+          lambda q, k, v, m: _attention(q[None], k[None], v[None], mask=m)[0],
+          A(3, 2, 3), A(4, 2, 3), A(4, 2, 3), A(3, 4, kind="bool"), tol=1e-6),
     _case("one_hot", lambda x: nn.one_hot(x, 4),
           lambda x: (x[..., None] == np.arange(4)).astype(np.float64), A(3, 2, kind="int"),
           diff=False),

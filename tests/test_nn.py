@@ -223,3 +223,79 @@ def test_logmeanexp_where_and_overflow():
     np.testing.assert_allclose(nn.logmeanexp(x[:1], axis=(0, 1), keepdims=True),
                                [[1000 + math.log(2 / 3)]])
     np.testing.assert_allclose(nn.logsumexp(x, axis=1, where=w), [1000 + math.log(2), 2.0])
+
+
+# --- dot_product_attention: the options the sweep does not reach -------------------------
+
+def _qkv(B=2, T=3, S=4, N=2, K=2, H=3, seed=0):
+    rng = np.random.default_rng(seed)
+    return (rng.standard_normal((B, T, N, H)), rng.standard_normal((B, S, K, H)),
+            rng.standard_normal((B, S, K, H)))
+
+
+def test_attention_sequence_lengths_are_masks_and_zero_the_padded_queries():
+    q, k, v = _qkv()
+    q_len, kv_len = np.array([2, 3]), np.array([4, 1])
+    got = nn.dot_product_attention(q, k, v, query_seq_lengths=q_len,
+                                   key_value_seq_lengths=kv_len)
+    kv_mask = (np.arange(4)[None, :] < kv_len[:, None])[:, None, None, :]  # (B, 1, 1, S)
+    want = np.asarray(nn.dot_product_attention(q, k, v, mask=np.broadcast_to(
+        kv_mask, (2, 1, 3, 4))))
+    want[0, 2:] = 0.0
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-15)
+    g = ft.grad(lambda q: (nn.dot_product_attention(q, k, v, query_seq_lengths=q_len) ** 2
+                           ).sum())(q)
+    assert np.all(g[0, 2:] == 0) and np.all(g[1] != 0)
+
+
+def test_attention_local_window_and_causal():
+    q, k, v = _qkv(T=4, S=4)
+    t, s = np.arange(4)[:, None], np.arange(4)[None, :]
+    window = nn.dot_product_attention(q, k, v, local_window_size=(1, 0))
+    np.testing.assert_allclose(window, nn.dot_product_attention(
+        q, k, v, mask=((s <= t) & (s >= t - 1))[None, None]), rtol=1e-12)
+    np.testing.assert_allclose(nn.dot_product_attention(q, k, v, local_window_size=1),
+                               nn.dot_product_attention(q, k, v, local_window_size=(1, 1)))
+    causal = nn.dot_product_attention(q, k, v, is_causal=True)
+    np.testing.assert_allclose(causal[:, 0], v[:, 0], rtol=1e-12)  # query 0 sees key 0 only
+
+
+def test_attention_residual_is_the_logsumexp_without_gradient():
+    q, k, v = _qkv()
+    out, lse = nn.dot_product_attention(q, k, v, return_residual=True)
+    logits = np.einsum("btnh,bsnh->btns", q, k) / np.sqrt(3)
+    m = logits.max(-1)
+    np.testing.assert_allclose(lse, m + np.log(np.exp(logits - m[..., None]).sum(-1)),
+                               rtol=1e-12)
+    assert lse.shape == (2, 3, 2)
+    g = ft.grad(lambda q: nn.dot_product_attention(q, k, v, return_residual=True)[1].sum())(q)
+    assert np.all(g == 0)
+
+
+def test_attention_vmaps_over_a_leading_axis_and_keeps_float32():
+    q, k, v = _qkv()
+    batched = ft.vmap(nn.dot_product_attention)(q, k, v)
+    np.testing.assert_allclose(batched, nn.dot_product_attention(q, k, v), rtol=1e-12)
+    out = nn.dot_product_attention(*(x.astype(np.float32) for x in (q, k, v)))
+    assert out.dtype == np.float32
+
+
+@pytest.mark.parametrize("kwargs,error,match", [
+    (dict(implementation="cudnn"), NotImplementedError, "only the reference"),
+    (dict(mask=np.ones((1, 1, 3, 4))), ValueError, "mask must be boolean"),
+])
+def test_attention_errors(kwargs, error, match):
+    q, k, v = _qkv()
+    with pytest.raises(error, match=match):
+        nn.dot_product_attention(q, k, v, **kwargs)
+
+
+def test_attention_shape_errors():
+    q, k, v = _qkv(N=3, K=2)
+    with pytest.raises(ValueError, match="multiple of the number of key/value heads"):
+        nn.dot_product_attention(q, k, v)
+    q, k, v = _qkv()
+    with pytest.raises(ValueError, match="value must have key's shape"):
+        nn.dot_product_attention(q, k, v[..., :2])
+    with pytest.raises(ValueError, match="query must be"):
+        nn.dot_product_attention(q[..., :2], k, v)
