@@ -19,14 +19,15 @@ import numpy as np
 
 import functrans.numpy as fnp
 from functrans import lax
+from functrans import nn_initializers as initializers
 from functrans.primitives.custom_derivatives import custom_jvp
 
 __all__ = [
-    "celu", "dot_product_attention", "elu", "gelu", "glu", "hard_sigmoid", "hard_silu", "hard_swish", "hard_tanh",
-    "identity", "leaky_relu", "log1mexp", "log_sigmoid", "log_softmax", "logmeanexp",
-    "logsumexp", "mish", "one_hot", "relu", "relu6", "selu", "sigmoid", "silu", "soft_sign",
-    "softmax", "softplus", "sparse_plus", "sparse_sigmoid", "squareplus", "standardize",
-    "swish", "tanh",
+    "celu", "dot_product_attention", "elu", "gelu", "glu", "hard_sigmoid", "hard_silu",
+    "hard_swish", "hard_tanh", "identity", "initializers", "leaky_relu", "log1mexp",
+    "log_sigmoid", "log_softmax", "logmeanexp", "logsumexp", "mish", "one_hot", "relu",
+    "relu6", "selu", "sigmoid", "silu", "soft_sign", "softmax", "softplus", "sparse_plus",
+    "sparse_sigmoid", "squareplus", "standardize", "swish", "tanh",
 ]
 
 

@@ -299,3 +299,94 @@ def test_attention_shape_errors():
         nn.dot_product_attention(q, k, v[..., :2])
     with pytest.raises(ValueError, match="query must be"):
         nn.dot_product_attention(q[..., :2], k, v)
+
+
+# --- initializers ------------------------------------------------------------------------
+
+import functrans.random as random  # noqa: E402
+from functrans.nn import initializers  # noqa: E402
+
+KEY = random.PRNGKey(42)
+
+
+def test_initializers_reproduce_jaxs_draws():
+    # Values printed by JAX 0.10.2 (jax_enable_x64) for the same key.
+    np.testing.assert_allclose(initializers.glorot_normal()(KEY, (2, 3)), [
+        [-0.1267014206229613, -1.2838983649049596, 0.12822523146653195],
+        [0.4177043342395597, 0.33478152767358826, 0.2527211167173407]], rtol=1e-13)
+    w = initializers.he_uniform()(KEY, (3, 2), np.float32)
+    assert w.dtype == np.float32
+    np.testing.assert_allclose(w, [[-0.03193416, 0.5085432], [0.32886544, 0.17257954],
+                                   [-0.13959812, 0.24286531]], rtol=1e-6)
+
+
+@pytest.mark.parametrize("name,scale,fan,dist", [
+    ("glorot_normal", 1.0, "avg", "truncated_normal"), ("glorot_uniform", 1.0, "avg", "uniform"),
+    ("he_normal", 2.0, "in", "truncated_normal"), ("he_uniform", 2.0, "in", "uniform"),
+    ("lecun_normal", 1.0, "in", "truncated_normal"), ("lecun_uniform", 1.0, "in", "uniform"),
+])
+def test_variance_scaling_family_is_its_formula(name, scale, fan, dist):
+    shape = (3, 4, 5)  # receptive field 3: fan_in = 12, fan_out = 15
+    fans = {"in": 12.0, "avg": 13.5}
+    variance = scale / fans[fan]
+    got = getattr(initializers, name)()(KEY, shape)
+    if dist == "uniform":
+        want = random.uniform(KEY, shape, minval=-1.0, maxval=1.0) * math.sqrt(3 * variance)
+    else:
+        std = math.sqrt(variance) / 0.87962566103423978
+        want = random.truncated_normal(KEY, -2, 2, shape) * std
+    np.testing.assert_allclose(got, want, rtol=1e-14)
+    assert initializers.xavier_uniform is initializers.glorot_uniform
+    assert initializers.kaiming_normal is initializers.he_normal
+
+
+def test_variance_scaling_reaches_its_variance_and_axes():
+    w = initializers.variance_scaling(2.0, "fan_out", "truncated_normal")(KEY, (300, 200))
+    assert abs(w.var() * 200 / 2.0 - 1) < 0.03
+    # in_axis / out_axis / batch_axis pick the fans: here fan_in = 3, fan_out = 4.
+    init = initializers.variance_scaling(1.0, "fan_geo_avg", "normal", in_axis=0,
+                                         out_axis=1, batch_axis=2)
+    np.testing.assert_allclose(init(KEY, (3, 4, 5)),
+                               random.normal(KEY, (3, 4, 5)) / math.sqrt(math.sqrt(12)))
+
+
+def test_simple_initializers():
+    np.testing.assert_array_equal(initializers.zeros(KEY, (2, 3)), np.zeros((2, 3)))
+    assert initializers.ones(KEY, 3, np.float32).dtype == np.float32
+    np.testing.assert_array_equal(initializers.constant(-2.0)(KEY, (2,)), [-2.0, -2.0])
+    np.testing.assert_allclose(initializers.normal(3.0)(KEY, (4,)), 3 * random.normal(KEY, (4,)))
+    np.testing.assert_allclose(initializers.uniform(3.0)(KEY, (4,)), 3 * random.uniform(KEY, (4,)))
+    x = initializers.truncated_normal(2.0, lower=-1.0, upper=0.5)(KEY, (200,))
+    assert x.min() > -2.0 and x.max() < 1.0
+
+
+@pytest.mark.parametrize("shape,axis", [((3, 5), -1), ((6, 2), -1), ((3, 2, 2), 0)])
+def test_orthogonal(shape, axis):
+    w = np.moveaxis(np.asarray(initializers.orthogonal(2.0, column_axis=axis)(KEY, shape)),
+                    axis, -1)
+    m = w.reshape(-1, w.shape[-1])
+    small = min(m.shape)
+    gram = m.T @ m if m.shape[1] == small else m @ m.T
+    np.testing.assert_allclose(gram, 4 * np.eye(small), atol=1e-12)
+
+
+def test_delta_orthogonal_is_orthogonal_at_the_centre_only():
+    w = np.asarray(initializers.delta_orthogonal()(KEY, (3, 4, 2, 5)))
+    np.testing.assert_allclose(w[1, 1] @ w[1, 1].T, np.eye(2), atol=1e-12)
+    w[1, 1] = 0
+    assert not w.any()
+
+
+def test_initializer_errors():
+    with pytest.raises(ValueError, match="no input axis -2"):
+        initializers.glorot_normal()(KEY, (5,))
+    with pytest.raises(ValueError, match="mode must be one of"):
+        initializers.variance_scaling(1.0, "fan", "normal")
+    with pytest.raises(ValueError, match="distribution must be"):
+        initializers.variance_scaling(1.0, "fan_in", "cauchy")
+    with pytest.raises(TypeError, match="real floating dtype"):
+        initializers.normal()(KEY, (2,), np.int32)
+    with pytest.raises(ValueError, match="at least 2 dimensions"):
+        initializers.orthogonal()(KEY, (3,))
+    with pytest.raises(ValueError, match="must not exceed"):
+        initializers.delta_orthogonal()(KEY, (3, 4, 2))
