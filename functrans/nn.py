@@ -26,7 +26,7 @@ __all__ = [
     "celu", "dot_product_attention", "elu", "gelu", "glu", "hard_sigmoid", "hard_silu",
     "hard_swish", "hard_tanh", "identity", "initializers", "leaky_relu", "log1mexp",
     "log_sigmoid", "log_softmax", "logmeanexp", "logsumexp", "mish", "one_hot", "relu",
-    "relu6", "selu", "sigmoid", "silu", "soft_sign", "softmax", "softplus", "sparse_plus",
+    "relu6", "scaled_matmul", "selu", "sigmoid", "silu", "soft_sign", "softmax", "softplus", "sparse_plus",
     "sparse_sigmoid", "squareplus", "standardize", "swish", "tanh",
 ]
 
@@ -576,6 +576,44 @@ def dot_product_attention(query, key, value, bias=None, mask=None, *, scale=None
     lse = fnp.astype(logsumexp(logits, axis=-1), v.dtype)          # (B, N, T)
     lse = lax.stop_gradient(fnp.transpose(lse, (0, 2, 1)))
     return out, fnp.reshape(lse, out_shape[:-1])
+
+
+def scaled_matmul(lhs, rhs, lhs_scales, rhs_scales, preferred_element_type=np.float32):
+    """Block-scaled batched matmul ``einsum("BMK,BNK->BMN", lhs * ls, rhs * rs)``, where
+    ``ls`` repeats each of ``lhs_scales``' ``K_s`` entries (shape ``(B, M, K_s)``) over a
+    block of ``K // K_s`` consecutive ``K`` entries, ``rs`` likewise for ``rhs_scales``
+    ``(B, N, K_s)``.  The result has dtype ``preferred_element_type`` (float32 by default,
+    as in JAX); it is computed in the inputs' dtype (at least float32).  JAX runs it only
+    through cuDNN for low-precision formats; here it is the plain formula, differentiable.
+
+    >>> import numpy as np
+    >>> a, b = np.array([[[1.0, 2.0, 3.0]]]), np.array([[[4.0, 5.0, 6.0]]])
+    >>> scaled_matmul(a, b, np.full((1, 1, 1), 0.5), np.full((1, 1, 1), 0.5))
+    array([[[8.]]], dtype=float32)
+    """
+    a, b = fnp.asarray(lhs), fnp.asarray(rhs)
+    sa, sb = fnp.asarray(lhs_scales), fnp.asarray(rhs_scales)
+    if not all(x.ndim == 3 for x in (a, b, sa, sb)):
+        raise ValueError(f"scaled_matmul: every input must be 3-dimensional (B, M|N, K), got "
+                         f"shapes {a.shape}, {b.shape}, {sa.shape}, {sb.shape}")
+    if a.shape[0] != b.shape[0] or a.shape[2] != b.shape[2]:
+        raise ValueError(f"scaled_matmul: lhs {a.shape} and rhs {b.shape} must agree in the "
+                         f"batch (first) and contracted (last) dimensions")
+    if sa.shape[0] != sb.shape[0] or sa.shape[2] != sb.shape[2] or sa.shape[0] != a.shape[0]:
+        raise ValueError(f"scaled_matmul: lhs_scales {sa.shape} and rhs_scales {sb.shape} "
+                         f"must agree with each other and lhs in the batch dimension and "
+                         f"with each other in the last")
+    if sa.shape[1] != a.shape[1] or sb.shape[1] != b.shape[1]:
+        raise ValueError(f"scaled_matmul: lhs_scales {sa.shape} and rhs_scales {sb.shape} "
+                         f"must match the middle dimension of lhs {a.shape} and rhs {b.shape}")
+    K, Ks = a.shape[2], sa.shape[2]
+    if Ks == 0 or K % Ks:
+        raise ValueError(f"scaled_matmul: the scales' last dimension {Ks} must divide the "
+                         f"contracted dimension {K}")
+    dtype = fnp.result_type(a, b, sa, sb, np.float32)
+    a = fnp.astype(a, dtype) * fnp.repeat(fnp.astype(sa, dtype), K // Ks, axis=-1)
+    b = fnp.astype(b, dtype) * fnp.repeat(fnp.astype(sb, dtype), K // Ks, axis=-1)
+    return fnp.astype(fnp.einsum("bmk,bnk->bmn", a, b), preferred_element_type)
 
 
 def __dir__() -> list[str]:

@@ -162,6 +162,11 @@ NUMPY_CASES = [
           lambda q, k, v, m: nn.dot_product_attention(q, k, v, mask=m),
           lambda q, k, v, m: _attention(q[None], k[None], v[None], mask=m)[0],
           A(3, 2, 3), A(4, 2, 3), A(4, 2, 3), A(3, 4, kind="bool"), tol=1e-6),
+    _case("scaled_matmul", lambda a, b, sa, sb: nn.scaled_matmul(
+              a, b, sa, sb, preferred_element_type=a.dtype),
+          lambda a, b, sa, sb: np.einsum("bmk,bnk->bmn", a * np.repeat(sa, 2, -1),
+                                         b * np.repeat(sb, 2, -1)),
+          A(2, 3, 4), A(2, 2, 4), A(2, 3, 2), A(2, 2, 2), tol=1e-6),
     _case("one_hot", lambda x: nn.one_hot(x, 4),
           lambda x: (x[..., None] == np.arange(4)).astype(np.float64), A(3, 2, kind="int"),
           diff=False),

@@ -390,3 +390,21 @@ def test_initializer_errors():
         initializers.orthogonal()(KEY, (3,))
     with pytest.raises(ValueError, match="must not exceed"):
         initializers.delta_orthogonal()(KEY, (3, 4, 2))
+
+
+def test_scaled_matmul_result_dtype_and_errors():
+    rng = np.random.default_rng(1)
+    a, b = rng.standard_normal((1, 2, 6)), rng.standard_normal((1, 3, 6))
+    sa, sb = rng.random((1, 2, 3)), rng.random((1, 3, 3))
+    out = nn.scaled_matmul(a, b, sa, sb)
+    assert out.dtype == np.float32  # JAX's default preferred_element_type
+    want = np.einsum("bmk,bnk->bmn", a * np.repeat(sa, 2, -1), b * np.repeat(sb, 2, -1))
+    np.testing.assert_allclose(out, want, rtol=1e-6)
+    exact = nn.scaled_matmul(a, b, sa, sb, preferred_element_type=np.float64)
+    np.testing.assert_allclose(exact, want, rtol=1e-14)
+    with pytest.raises(ValueError, match="must divide the contracted dimension"):
+        nn.scaled_matmul(a, b, rng.random((1, 2, 4)), rng.random((1, 3, 4)))
+    with pytest.raises(ValueError, match="3-dimensional"):
+        nn.scaled_matmul(a[0], b, sa, sb)
+    with pytest.raises(ValueError, match="agree in the batch"):
+        nn.scaled_matmul(a, b[..., :3], sa, sb)
