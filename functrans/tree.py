@@ -11,13 +11,15 @@
 """
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Callable
 
 from functrans import tree_util
 from functrans.tree_util import PyTreeDef
 
-__all__ = ["all", "flatten", "flatten_with_path", "leaves", "leaves_with_path", "map",
-           "map_with_path", "reduce", "structure", "transpose", "unflatten"]
+__all__ = ["all", "broadcast", "flatten", "flatten_with_path", "leaves", "leaves_with_path",
+           "map", "map_with_path", "reduce", "reduce_associative", "static", "structure",
+           "transpose", "unflatten"]
 
 _NO_INITIALIZER = object()
 
@@ -153,6 +155,73 @@ def transpose(outer_treedef: PyTreeDef, inner_treedef: PyTreeDef | None,
         outer_treedef.unflatten([]) for _ in range(inner_treedef.num_leaves)]
     return inner_treedef.unflatten(rows)
 
+
+def broadcast(prefix_tree: Any, full_tree: Any, is_leaf: Callable | None = None) -> Any:
+    """A tree of ``full_tree``'s structure in which each leaf of ``prefix_tree`` (a tree
+    prefix of ``full_tree``) is repeated over every leaf of the matching subtree.
+
+    >>> broadcast((1, 2, 3), (0, {"a": 0, "b": 0}, (0, 0)))
+    (1, {'a': 2, 'b': 2}, (3, 3))
+    """
+    prefix_leaves, prefix_def = tree_util.tree_flatten(prefix_tree, is_leaf)
+    try:
+        subtrees = tree_util.flatten_up_to(prefix_def, full_tree)
+    except ValueError as e:
+        raise ValueError(f"tree.broadcast: prefix_tree (structure {prefix_def}) is not a "
+                         f"prefix of full_tree (structure "
+                         f"{tree_util.tree_structure(full_tree, is_leaf)}): {e}") from None
+    leaves = []
+    for value, sub in zip(prefix_leaves, subtrees):
+        leaves.extend([value] * len(tree_util.tree_leaves(sub, is_leaf)))
+    return tree_util.tree_structure(full_tree, is_leaf).unflatten(leaves)
+
+
+def reduce_associative(operation: Callable, tree: Any, *, identity: Any = _NO_INITIALIZER,
+                       is_leaf: Callable | None = None) -> Any:
+    """``operation`` (assumed associative) applied over the leaves of ``tree`` as a
+    balanced binary tree, as JAX does: the halves of the leaf list are reduced separately
+    and then combined, so the depth of nesting is logarithmic.  ``identity`` is returned for
+    a tree without leaves (a TypeError without it).
+
+    >>> reduce_associative(lambda a, b: (a, b), [1, 2, 3, 4, 5])
+    ((1, 2), (3, (4, 5)))
+    >>> reduce_associative(lambda a, b: a + b, {}, identity=0)
+    0
+    """
+    sequence = tree_util.tree_leaves(tree, is_leaf)
+    if not sequence:
+        if identity is _NO_INITIALIZER:
+            raise TypeError("tree.reduce_associative: the tree has no leaves; pass "
+                            "identity= (the value to return for an empty tree)")
+        return identity
+
+    def halves(lo: int, hi: int) -> Any:
+        if hi - lo == 1:
+            return sequence[lo]
+        mid = lo + (hi - lo) // 2
+        return operation(halves(lo, mid), halves(mid, hi))
+
+    return halves(0, len(sequence))
+
+
+def static(**kwargs: Any) -> Any:
+    """A :func:`dataclasses.field` marked static (``metadata={"static": True}``), so that
+    :func:`functrans.tree_util.register_dataclass` keeps the field in the tree's structure
+    instead of among its leaves.  Takes the arguments of :func:`dataclasses.field`.
+
+    >>> from dataclasses import dataclass
+    >>> @tree_util.register_dataclass
+    ... @dataclass
+    ... class Layer:
+    ...     w: float
+    ...     kind: str = static(default="dense")
+    >>> leaves(Layer(2.0))
+    [2.0]
+    >>> unflatten(structure(Layer(2.0, "conv")), [5.0])
+    Layer(w=5.0, kind='conv')
+    """
+    metadata = {"static": True, **(kwargs.pop("metadata", None) or {})}
+    return dataclasses.field(metadata=metadata, **kwargs)
 
 
 def __dir__() -> list[str]:

@@ -37,6 +37,38 @@ def _standardize(x, axis=-1, epsilon=1e-5):
     return (x - mean) / np.sqrt(np.var(x, axis=axis, keepdims=True) + epsilon)
 
 
+def _sparse_plus(x):
+    return np.where(x <= -1, 0, np.where(x >= 1, x, (x + 1) ** 2 / 4)).astype(x.dtype)
+
+
+def _logmeanexp(x, axis=None, keepdims=False):
+    n = x.size if axis is None else x.shape[axis]
+    return (_logsumexp(x, axis, keepdims) - np.log(n)).astype(x.dtype)
+
+
+def _attention(q, k, v, bias=None, mask=None, causal=False, scale=None):
+    # The plain formula, one head at a time: query head n reads key/value head n // (N / K).
+    B, T, N, H = q.shape
+    S, K = k.shape[1], k.shape[2]
+    out = np.zeros(q.shape, np.result_type(q, k, v))
+    for b in range(B):
+        for n in range(N):
+            kv = n // (N // K)
+            logits = (q[b, :, n] @ k[b, :, kv].T) * (1 / np.sqrt(H) if scale is None else scale)
+            if bias is not None:
+                logits = logits + np.broadcast_to(bias, (B, N, T, S))[b, n]
+            keep = np.ones((T, S), bool)
+            if mask is not None:
+                keep &= np.broadcast_to(mask, (B, N, T, S))[b, n]
+            if causal:
+                keep &= np.tri(T, S, dtype=bool)
+            # JAX's large negative number: a query with every key masked averages them all
+            logits = np.where(keep, logits, -0.7 * np.finfo(np.float32).max)
+            p = np.exp(logits - logits.max(axis=-1, keepdims=True))
+            out[b, :, n] = (p / p.sum(axis=-1, keepdims=True)) @ v[b, :, kv]
+    return out.astype(q.dtype)
+
+
 def _case(name, fun, reference, *args, tol=1e-7, diff=True):
     return numpy_case(f"nn_{name}", lambda m, *xs: fun(*xs), *args, dtypes=(F64, F32),
                       diff=diff, tol=tol, reference=reference)
@@ -91,6 +123,50 @@ NUMPY_CASES = [
     _case("glu", nn.glu, lambda x: x[..., :2] * _sigmoid(x[..., 2:]), A(3, 4)),
     _case("glu_axis0", lambda x: nn.glu(x, axis=0), lambda x: x[:2] * _sigmoid(x[2:]),
           A(4, 3)),
+    _case("hard_sigmoid", lambda x: nn.hard_sigmoid(3 * x),
+          lambda x: np.clip(3 * x + 3, 0, 6) / 6, A(3, 4, kind="quarter")),
+    _case("hard_silu", lambda x: nn.hard_silu(3 * x),
+          lambda x: 3 * x * np.clip(3 * x + 3, 0, 6) / 6, A(3, 4, kind="quarter")),
+    _case("hard_swish", nn.hard_swish, lambda x: x * np.clip(x + 3, 0, 6) / 6, A(5)),
+    _case("mish", lambda x: nn.mish(3 * x), lambda x: 3 * x * np.tanh(_softplus(3 * x)),
+          A(3, 4)),
+    _case("squareplus", nn.squareplus, lambda x: (x + np.sqrt(x * x + 4)) / 2, A(3, 4)),
+    _case("squareplus_b", lambda x, b: nn.squareplus(x, b),
+          lambda x, b: (x + np.sqrt(x * x + b)) / 2, A(3, 4), A(3, 4, kind="pos")),
+    _case("sparse_sigmoid", lambda x: nn.sparse_sigmoid(2 * x),
+          lambda x: np.clip(2 * x + 1, 0, 2) / 2, A(3, 4, kind="quarter")),
+    _case("sparse_plus", lambda x: nn.sparse_plus(2 * x), lambda x: _sparse_plus(2 * x),
+          A(3, 4, kind="quarter")),
+    _case("log1mexp", nn.log1mexp, lambda x: np.log(-np.expm1(-x)), A(3, 4, kind="pos")),
+    _case("log1mexp_small", lambda x: nn.log1mexp(x / 4),
+          lambda x: np.log(-np.expm1(-x / 4)), A(3, 4, kind="pos")),
+    _case("identity", nn.identity, lambda x: x, A(3, 4)),
+    _case("tanh", nn.tanh, np.tanh, A(3, 4)),
+    _case("logmeanexp", nn.logmeanexp, _logmeanexp, A(3, 4)),
+    _case("logmeanexp_axis", lambda x: nn.logmeanexp(x, axis=1, keepdims=True),
+          lambda x: _logmeanexp(x, 1, True), A(3, 4)),
+    _case("logmeanexp_where", lambda x, w: nn.logmeanexp(x, axis=0, where=w),
+          lambda x, w: np.log(np.sum(np.where(w, np.exp(x), 0), axis=0)
+                              / np.sum(w, axis=0)).astype(x.dtype),
+          A(4, 3), A(4, 3, kind="bool")),
+    _case("logsumexp_where", lambda x, w: nn.logsumexp(x, axis=-1, where=w),
+          lambda x, w: np.log(np.sum(np.where(w, np.exp(x), 0), axis=-1)),
+          A(3, 4), A(3, 4, kind="bool")),
+    _case("dot_product_attention", nn.dot_product_attention, _attention,
+          A(2, 3, 2, 3), A(2, 4, 2, 3), A(2, 4, 2, 3), tol=1e-6),
+    _case("dot_product_attention_gqa_bias_causal",
+          lambda q, k, v, b: nn.dot_product_attention(q, k, v, b, is_causal=True, scale=0.7),
+          lambda q, k, v, b: _attention(q, k, v, b, causal=True, scale=0.7),
+          A(1, 4, 4, 2), A(1, 4, 2, 2), A(1, 4, 2, 2), A(1, 4, 4, 4), tol=1e-6),
+    _case("dot_product_attention_mask_unbatched",
+          lambda q, k, v, m: nn.dot_product_attention(q, k, v, mask=m),
+          lambda q, k, v, m: _attention(q[None], k[None], v[None], mask=m)[0],
+          A(3, 2, 3), A(4, 2, 3), A(4, 2, 3), A(3, 4, kind="bool"), tol=1e-6),
+    _case("scaled_matmul", lambda a, b, sa, sb: nn.scaled_matmul(
+              a, b, sa, sb, preferred_element_type=a.dtype),
+          lambda a, b, sa, sb: np.einsum("bmk,bnk->bmn", a * np.repeat(sa, 2, -1),
+                                         b * np.repeat(sb, 2, -1)),
+          A(2, 3, 4), A(2, 2, 4), A(2, 3, 2), A(2, 2, 2), tol=1e-6),
     _case("one_hot", lambda x: nn.one_hot(x, 4),
           lambda x: (x[..., None] == np.arange(4)).astype(np.float64), A(3, 2, kind="int"),
           diff=False),

@@ -84,3 +84,48 @@ def test_namespace():
     assert ft.tree is tree and "tree" in ft.__all__
     for name in tree.__all__:
         assert getattr(tree, name).__doc__, name
+
+
+def test_broadcast_repeats_prefix_leaves_over_subtrees():
+    full = {"a": [0, 0, (0,)], "b": Point(0, 0)}
+    assert tree.broadcast({"a": 7, "b": Point(1, 2)}, full) == {"a": [7, 7, (7,)],
+                                                                "b": Point(1, 2)}
+    assert tree.broadcast(5, full) == tree.map(lambda _: 5, full)
+    # is_leaf: a Point counts as one leaf of the full tree, so it gets one copy.
+    is_point = lambda x: isinstance(x, Point)  # noqa: E731
+    assert tree.broadcast([1, 2], [Point(0, 0), [0, 0]], is_leaf=is_point) == [1, [2, 2]]
+
+
+def test_broadcast_rejects_a_non_prefix():
+    with pytest.raises(ValueError, match="tree.broadcast: prefix_tree"):
+        tree.broadcast((1, 2), [0, 0])
+    with pytest.raises(ValueError, match="not a prefix"):
+        tree.broadcast((1, None), (0, {"a": 0}))
+
+
+def test_reduce_associative_nests_as_a_balanced_tree():
+    pair = lambda a, b: (a, b)  # noqa: E731
+    assert tree.reduce_associative(pair, [1, 2, 3, 4, 5]) == ((1, 2), (3, (4, 5)))
+    assert tree.reduce_associative(pair, [1, 2, 3, 4]) == ((1, 2), (3, 4))
+    assert tree.reduce_associative(pair, {"x": 9}) == 9
+    assert tree.reduce_associative(lambda a, b: a + b, TREE) == 10
+    assert tree.reduce_associative(max, [], identity=-1) == -1
+    with pytest.raises(TypeError, match="identity="):
+        tree.reduce_associative(max, [None])
+
+
+def test_static_marks_a_dataclass_field_as_structure():
+    import dataclasses
+
+    @tree_util.register_dataclass
+    @dataclasses.dataclass
+    class Layer:
+        w: np.ndarray
+        act: str = tree.static(default="relu", metadata={"doc": "activation"})
+
+    layer = Layer(np.ones(2), "tanh")
+    assert dataclasses.fields(Layer)[1].metadata == {"static": True, "doc": "activation"}
+    assert len(tree.leaves(layer)) == 1
+    assert tree.structure(layer) != tree.structure(Layer(np.ones(2)))
+    g = ft.grad(lambda l: ft.numpy.sum(l.w ** 2))(layer)
+    assert g.act == "tanh" and np.allclose(g.w, 2.0)
