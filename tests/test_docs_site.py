@@ -40,6 +40,7 @@ API_PAGES = {
     "lax": "functrans.lax",
     "lax.linalg": "functrans.lax.linalg",
     "nn": "functrans.nn",
+    "nn.initializers": "functrans.nn_initializers",
     "tree": "functrans.tree",
     "tree_util": "functrans.tree_util",
     "scipy.special": "functrans.scipy.special",
