@@ -182,8 +182,9 @@ def get_aval(x) -> ShapedArray:
         return aval
     if isinstance(x, Tracer):
         return x.aval
-    if t in _PY_SCALAR_DTYPES:
-        return ShapedArray((), _PY_SCALAR_DTYPES[t], weak_type=t is not bool)
+    aval = _SCALAR_AVALS.get(t)
+    if aval is not None:  # abstract values are immutable: one per Python scalar type
+        return aval
     try:
         return ShapedArray(x.shape, x.dtype)
     except AttributeError:
@@ -192,12 +193,16 @@ def get_aval(x) -> ShapedArray:
                         ) from None
 
 
+_SCALAR_AVALS = {t: ShapedArray((), dtype, weak_type=t is not bool)
+                 for t, dtype in _PY_SCALAR_DTYPES.items()}
+
+
 def tangent_dtype(dtype: np.dtype) -> np.dtype:
-    return dtype if is_inexact(dtype) else float0
+    return dtype if np.dtype(dtype).kind in "fc" else float0
 
 
 def tangent_aval(aval: ShapedArray) -> ShapedArray:
-    return aval if is_inexact(aval.dtype) else ShapedArray(aval.shape, float0)
+    return aval if aval.dtype.kind in "fc" else ShapedArray(aval.shape, float0)
 
 
 def result_type(*avals: ShapedArray) -> tuple[np.dtype, bool]:
@@ -263,7 +268,20 @@ class Primitive:
         return primitive_by_name, (self.name,)
 
     def bind(self, *args, **params):
-        return find_top_trace(args).process_primitive(self, args, params)
+        # find_top_trace inlined: this runs several times per operation under a transform.
+        state = _state
+        top = state.dynamic
+        level = top.level
+        for x in args:
+            if isinstance(x, Tracer):
+                trace = x._trace
+                lvl = trace.level
+                stack = state.stack
+                if lvl >= len(stack) or stack[lvl] is not trace:
+                    raise _leaked_tracer_error(x)
+                if lvl > level:
+                    top, level = trace, lvl
+        return top.process_primitive(self, args, params)
 
     def abstract_eval(self, *avals, **params):
         try:

@@ -43,7 +43,8 @@ class Zero:
 
     @staticmethod
     def from_value(x) -> Zero:
-        return Zero(tangent_aval(get_aval(x)))
+        aval = get_aval(x)
+        return Zero(aval if aval.dtype.kind in "fc" else tangent_aval(aval))
 
     def __repr__(self):
         return f"Zero({self.aval.str_short()})"
@@ -154,6 +155,19 @@ def defjvp(prim: Primitive, *derivatives, post: Callable | None = None) -> None:
     argument the primitive is not differentiable in.  ``post(t, ans)`` adjusts the summed
     tangent (e.g. broadcasting it to the output's shape).
     """
+    if len(derivatives) == 1 and derivatives[0] is not None:
+        derivative = derivatives[0]
+
+        def unary_rule(primals, tangents, **params):  # the loop below, for one argument
+            ans = prim.bind(*primals, **params)
+            g = tangents[0]
+            if type(g) is Zero:
+                return ans, Zero.from_value(ans)
+            out = derivative(g, ans, *primals, **params)
+            return ans, (out if post is None else post(out, ans))
+        jvp_rules[prim] = unary_rule
+        return
+
     def rule(primals, tangents, **params):
         ans = prim.bind(*primals, **params)
         out = None

@@ -96,10 +96,14 @@ class JaxprTrace(Trace):
     def stage(self, prim: Primitive, args: Sequence, params: dict):
         """Record ``prim`` applied to ``args`` as an equation; its results are tracers."""
         invars = [self.atom(x) for x in args]
-        out_avals = core.abstract_eval_out_avals(prim, [a.aval for a in invars], params)
-        outs = [JaxprTracer(self, aval, Var(aval)) for aval in out_avals]
+        out = prim.abstract_eval(*[a.aval for a in invars], **params)
+        if not prim.multiple_results:  # the common case, without the lists
+            var = Var(out)
+            self.eqns.append(JaxprEqn(prim, invars, params, [var]))
+            return JaxprTracer(self, out, var)
+        outs = [JaxprTracer(self, aval, Var(aval)) for aval in out]
         self.eqns.append(JaxprEqn(prim, invars, params, [t.binder for t in outs]))
-        return outs if prim.multiple_results else outs[0]
+        return outs
 
     def to_jaxpr(self, outs: Sequence) -> tuple[Jaxpr, list]:
         """The jaxpr from this trace's arguments to ``outs``, with dead equations removed."""
