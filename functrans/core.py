@@ -534,29 +534,44 @@ def dynamic_trace() -> Trace:
     return _state.dynamic
 
 
-@contextmanager
-def new_trace(trace_type: type, *args, dynamic: bool = False, **kwargs):
-    """Push a new trace on this thread's stack for the duration of a transform."""
-    state = _state
-    level = len(state.stack)
-    trace = trace_type(level, *args, **kwargs)
-    state.stack.append(trace)
-    previous_dynamic = state.dynamic
-    if dynamic:
-        state.dynamic = trace
-    try:
-        yield trace
-    finally:
+def new_trace(trace_type: type, *args, dynamic: bool = False, **kwargs) -> _TraceScope:
+    """Push a new trace on this thread's stack for the duration of a transform (a context
+    manager giving the trace)."""
+    return _TraceScope(trace_type, args, kwargs, dynamic)
+
+
+class _TraceScope:
+    """The context manager of ``new_trace``: a class, not a generator, since every
+    transformed call enters one or more (it is part of the fixed cost of ``grad``)."""
+
+    __slots__ = ("trace_type", "args", "kwargs", "dynamic", "trace", "previous_dynamic")
+
+    def __init__(self, trace_type: type, args: tuple, kwargs: dict, dynamic: bool):
+        self.trace_type, self.args, self.kwargs, self.dynamic = trace_type, args, kwargs, dynamic
+
+    def __enter__(self) -> Trace:
+        state = _state
+        trace = self.trace = self.trace_type(len(state.stack), *self.args, **self.kwargs)
+        state.stack.append(trace)
+        self.previous_dynamic = state.dynamic
+        if self.dynamic:
+            state.dynamic = trace
+        return trace
+
+    def __exit__(self, exc_type, exc, traceback) -> None:
+        trace, self.trace = self.trace, None
+        state = _state
         # Restore the stack even if the transform raised, so the next call starts clean.
-        del state.stack[level:]
-        state.dynamic = previous_dynamic
-    if config.check_tracer_leaks:  # only after a normal exit: a traceback holds tracers
-        # The transform's own code has dropped its references (e.g. `del trace` in
-        # ad.jvp_flat), so the trace normally dies here; if not, something may hold tracers.
-        trace_ref = weakref.ref(trace)
-        del trace
-        if trace_ref() is not None:
-            check_no_leaks(trace_ref())  # type: ignore[arg-type]  # alive: checked above
+        del state.stack[trace.level:]
+        state.dynamic, self.previous_dynamic = self.previous_dynamic, None
+        if exc_type is None and config.check_tracer_leaks:  # a traceback holds tracers
+            # The transform's own code has dropped its references (e.g. `del trace` in
+            # ad.jvp_flat), so the trace normally dies here; if not, something may hold
+            # tracers.
+            trace_ref = weakref.ref(trace)
+            del trace
+            if trace_ref() is not None:
+                check_no_leaks(trace_ref())  # type: ignore[arg-type]  # alive: checked above
 
 
 @contextmanager

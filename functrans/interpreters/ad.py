@@ -12,6 +12,7 @@ rule needs its value, and a primitive whose tangents are all zero is not differe
 """
 from __future__ import annotations
 
+from contextlib import nullcontext
 from typing import Callable, Sequence
 
 import numpy as np
@@ -220,6 +221,9 @@ def defjvp_zero(prim: Primitive) -> None:
 # ------------------------------------------------------------------------------------------
 
 
+_NO_CONTEXT = nullcontext()
+
+
 def jvp_flat(fun: Callable, primals: Sequence, tangents: Sequence) -> tuple[list, list]:
     """Run ``fun`` (flat list in, flat list out) on primals with the given tangents
     (``Zero`` allowed); return the output primals and tangents (``Zero`` where zero)."""
@@ -246,7 +250,7 @@ def linearize_flat(fun: Callable, primals: Sequence, has_tangent: Sequence[bool]
     recorder = RecordingEvalTrace(0) if snapshot else None
     # `recorder` is None exactly when `snapshot` is false.
     produced = recorder.produced if snapshot else None  # type: ignore[union-attr]
-    with core.evaluating_with(recorder), core.new_trace(
+    with core.evaluating_with(recorder) if snapshot else _NO_CONTEXT, core.new_trace(
             JaxprTrace, linear=True, produced=produced) as jaxpr_trace:
         args = [jaxpr_trace.new_arg(tangent_aval(get_aval(p))) for p in primals]
         tangents = [a if a.aval.dtype != core.float0 and (has_tangent is None or has_tangent[i])

@@ -137,12 +137,14 @@ def unshare_outputs(consts: list, outputs: Sequence) -> list:
 
 def dead_code_elimination(eqns: list[JaxprEqn], outvars: list) -> list[JaxprEqn]:
     """The equations needed to compute ``outvars``, in order."""
-    live = {id(v) for v in outvars}
+    # Vars and Literals hash by identity, so they are their own keys.
+    live = set(outvars)
     kept = []
     for eqn in reversed(eqns):
-        if any(id(v) in live for v in eqn.outvars):
+        outs = eqn.outvars
+        if (outs[0] in live) if len(outs) == 1 else not live.isdisjoint(outs):
             kept.append(eqn)
-            live.update(id(x) for x in eqn.invars)
+            live.update(eqn.invars)
     kept.reverse()
     return kept
 

@@ -121,7 +121,8 @@ def backward_pass(jaxpr: Jaxpr, consts: Sequence, args: Sequence, cts_out: Seque
             ct = ct_env.pop(eqn.outvars[0], None)
             if ct is None:
                 continue
-        invals = [UndefinedPrimal(x.aval) if x in linear else read(x) for x in eqn.invars]
+        invals = [UndefinedPrimal(x.aval) if x in linear else
+                  x.val if type(x) is Literal else env[x] for x in eqn.invars]
         try:
             rule = transpose_rules[prim]
         except KeyError:
@@ -129,7 +130,7 @@ def backward_pass(jaxpr: Jaxpr, consts: Sequence, args: Sequence, cts_out: Seque
         cts_in = rule(ct, *invals, **eqn.params)
         assert len(cts_in) == len(eqn.invars), f"transpose of {prim}: wrong number of results"
         for x, ct_in in zip(eqn.invars, cts_in):
-            if x in linear:
+            if ct_in is not None and x in linear:
                 accumulate(x, ct_in)
 
     return [ct_env.get(v, Zero(core.tangent_aval(v.aval))) if v in linear else None
