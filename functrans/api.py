@@ -44,6 +44,39 @@ A = TypeVar("A")
 # ------------------------------------------------------------------------------------------
 
 
+#: Values that are pytree leaves, for the fast paths of _flatten and _unflatten below
+_LEAF_TYPES = frozenset({np.ndarray, core.Array, float, int, complex, bool})
+_LEAF_TREE = tree_structure(0.0)
+#: n -> the structure of a tuple of n leaves, the usual arguments of a transformed function
+_TUPLE_TREES: dict[int, PyTreeDef] = {}
+
+
+def _is_plain_leaf(x) -> bool:
+    return type(x) in _LEAF_TYPES or isinstance(x, core.Tracer)
+
+
+def _flatten(tree) -> tuple[list, PyTreeDef]:
+    """``tree_flatten(tree)``, without walking the tree when it is a leaf or a tuple of
+    leaves (the common arguments and results of transformed functions)."""
+    if _is_plain_leaf(tree):
+        return [tree], _LEAF_TREE
+    if type(tree) is tuple and len(tree) < 8 and all(map(_is_plain_leaf, tree)):
+        treedef = _TUPLE_TREES.get(len(tree))
+        if treedef is None:
+            treedef = _TUPLE_TREES[len(tree)] = tree_structure(tuple(0.0 for _ in tree))
+        return list(tree), treedef
+    return tree_flatten(tree)
+
+
+def _unflatten(treedef: PyTreeDef, leaves: list):
+    """``tree_unflatten(treedef, leaves)`` for a list of leaves, with _flatten's fast paths."""
+    if treedef is _LEAF_TREE and len(leaves) == 1:
+        return leaves[0]
+    if _TUPLE_TREES.get(len(leaves)) is treedef:
+        return tuple(leaves)
+    return tree_unflatten(treedef, leaves)
+
+
 class _Store:
     """Records the output structure of a flattened function once it has run."""
 
@@ -59,7 +92,7 @@ def _flatten_fun(fun: Callable, in_tree: PyTreeDef, has_aux: bool = False, name:
     store = _Store()
 
     def flat_fun(*leaves):
-        out = fun(*tree_unflatten(in_tree, leaves))
+        out = fun(*_unflatten(in_tree, leaves))
         aux_leaves: list = []
         if has_aux:
             if not (isinstance(out, (tuple, list)) and len(out) == 2):
@@ -67,7 +100,7 @@ def _flatten_fun(fun: Callable, in_tree: PyTreeDef, has_aux: bool = False, name:
                                 f"(output, auxiliary data), got {type(out).__name__}")
             out, aux = out
             aux_leaves, store.aux_tree = tree_flatten(aux)
-        out_leaves, store.out_tree = tree_flatten(out)
+        out_leaves, store.out_tree = _flatten(out)
         for leaf in out_leaves:
             _check_leaf(leaf, name, "output")
         store.num_out = len(out_leaves)
@@ -201,16 +234,16 @@ def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         raise TypeError("jvp: primal and tangent arguments must be tuples or lists; got "
                         f"{type(primals).__name__} and {type(tangents).__name__}")
-    primals_flat, in_tree = tree_flatten(tuple(primals))
-    tangents_flat, tangent_tree = tree_flatten(tuple(tangents))
+    primals_flat, in_tree = _flatten(tuple(primals))
+    tangents_flat, tangent_tree = _flatten(tuple(tangents))
     tangents_flat = _check_tangents("jvp", primals_flat, tangents_flat, in_tree, tangent_tree)
     flat_fun, store = _flatten_fun(fun, in_tree, has_aux, "jvp")
     out_p, out_t = ad.jvp_flat(flat_fun, primals_flat, tangents_flat)
     out_p, aux = _split_aux(out_p, store)
     out_t = owned([_zeros_for(p, t) for p, t in zip(out_p, out_t[:store.num_out])],
                   primals_flat + tangents_flat + out_p)
-    result = (tree_unflatten(store.out_tree, out_p), tree_unflatten(store.out_tree, out_t))
-    return result + (tree_unflatten(store.aux_tree, aux),) if has_aux else result
+    result = (_unflatten(store.out_tree, out_p), _unflatten(store.out_tree, out_t))
+    return result + (_unflatten(store.aux_tree, aux),) if has_aux else result
 
 
 @overload
@@ -233,7 +266,7 @@ def linearize(fun: Callable[..., Any], *primals: Any, has_aux: bool = False
     >>> float(f_jvp(3.0))
     3.0
     """
-    primals_flat, in_tree = tree_flatten(primals)
+    primals_flat, in_tree = _flatten(primals)
     for p in primals_flat:
         _check_leaf(p, "linearize", "primal")
     flat_fun, store = _flatten_fun(fun, in_tree, has_aux, "linearize")
@@ -243,16 +276,16 @@ def linearize(fun: Callable[..., Any], *primals: Any, has_aux: bool = False
     num_out = store.num_out
 
     def f_jvp(*tangents):
-        tangents_flat, tangent_tree = tree_flatten(tangents)
+        tangents_flat, tangent_tree = _flatten(tangents)
         tangents_flat = _check_tangents("linearize", primals_flat, tangents_flat, in_tree,
                                         tangent_tree)
         args = [_zeros_for(p, t) for p, t in zip(primals_flat, tangents_flat)]
         outs_t = ad.eval_linearized(jaxpr, consts, out_tangents, args)
         outs = [_zeros_for(p, t) for p, t in zip(out_p, outs_t[:num_out])]
-        return tree_unflatten(store.out_tree, owned(outs, tangents_flat + out_p))
+        return _unflatten(store.out_tree, owned(outs, tangents_flat + out_p))
 
-    result = (tree_unflatten(store.out_tree, out_p), f_jvp)
-    return result + (tree_unflatten(store.aux_tree, aux),) if has_aux else result
+    result = (_unflatten(store.out_tree, out_p), f_jvp)
+    return result + (_unflatten(store.aux_tree, aux),) if has_aux else result
 
 
 # ------------------------------------------------------------------------------------------
@@ -303,7 +336,7 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[
     >>> f_vjp(np.ones(2))
     (array([2., 4.]),)
     """
-    primals_flat, in_tree = tree_flatten(primals)
+    primals_flat, in_tree = _flatten(primals)
     for p in primals_flat:
         _check_leaf(p, "vjp", "primal")
     flat_fun, store = _flatten_fun(fun, in_tree, has_aux, "vjp")
@@ -312,14 +345,14 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[
     out_p, aux = _split_aux(out_p, store)
 
     def vjp_fun(ct):
-        cts_flat, ct_tree = tree_flatten(ct)
+        cts_flat, ct_tree = _flatten(ct)
         cts_flat = _check_cotangents("vjp", out_p, cts_flat, store.out_tree, ct_tree)
         cts_in = pullback(cts_flat + [Zero.from_value(a) for a in aux])
         cts_in = [_zeros_for(p, c) for p, c in zip(primals_flat, cts_in)]
-        return tree_unflatten(in_tree, owned(cts_in, cts_flat + primals_flat + out_p))
+        return _unflatten(in_tree, owned(cts_in, cts_flat + primals_flat + out_p))
 
-    result = (tree_unflatten(store.out_tree, out_p), vjp_fun)
-    return result + (tree_unflatten(store.aux_tree, aux),) if has_aux else result
+    result = (_unflatten(store.out_tree, out_p), vjp_fun)
+    return result + (_unflatten(store.aux_tree, aux),) if has_aux else result
 
 
 def _check_grad_inputs(name: str, leaves: list, holomorphic: bool, allow_int: bool) -> None:
@@ -353,7 +386,7 @@ def value_and_grad(fun: Callable[P, Any], argnums: int | Sequence[int] = 0,
         nums = argnums_tuple(argnums, len(args), "grad")
         f = partial_over(functools.partial(fun, **kwargs) if kwargs else fun, args, nums)
         dyn = tuple(args[i] for i in nums)
-        leaves, in_tree = tree_flatten(dyn)
+        leaves, in_tree = _flatten(dyn)
         _check_grad_inputs("grad", leaves, holomorphic, allow_int)
         flat_fun, store = _flatten_fun(f, in_tree, has_aux, "grad")
         out_p, pullback = transpose.vjp_flat(flat_fun, leaves)
@@ -380,7 +413,7 @@ def value_and_grad(fun: Callable[P, Any], argnums: int | Sequence[int] = 0,
         one = ((complex(1) if aval.dtype.kind == "c" else 1.0) if aval.weak_type else
                aval.dtype.type(1) if like is None else backend.ones((), aval.dtype, like=like))
         cts = pullback([one] + [Zero.from_value(a) for a in aux])
-        grads = tree_unflatten(in_tree, owned([_zeros_for(p, c) for p, c in zip(leaves, cts)],
+        grads = _unflatten(in_tree, owned([_zeros_for(p, c) for p, c in zip(leaves, cts)],
                                               leaves))
         g = grads[0] if isinstance(argnums, int) else grads
         if has_aux:
@@ -467,15 +500,15 @@ def vmap(fun: F, in_axes: int | None | Sequence[Any] = 0, out_axes: Any = 0,
         call, args = _with_kwargs(fun, args, kwargs)
         if kwargs:
             axes_prefix += (0,)
-        args_flat, in_tree = tree_flatten(args)
+        args_flat, in_tree = _flatten(args)
         dims = _broadcast_prefix("vmap", "in_axes", axes_prefix, args)
         size, dims = _mapped_size(args_flat, dims, axis_size)
         flat_fun, store = _flatten_fun(call, in_tree, name="vmap")
         outs, out_dims = batching.batch_flat(flat_fun, size, args_flat, dims, axis_name)
         target = _broadcast_prefix("vmap", "out_axes", out_axes,
-                                   tree_unflatten(store.out_tree, outs))
+                                   _unflatten(store.out_tree, outs))
         moved = [_move_batch_axis(x, d, t, size) for x, d, t in zip(outs, out_dims, target)]
-        return tree_unflatten(store.out_tree, owned(moved, args_flat))
+        return _unflatten(store.out_tree, owned(moved, args_flat))
 
     return cast(F, batched_fun)  # same parameters; shapes are not part of the types
 

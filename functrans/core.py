@@ -182,8 +182,9 @@ def get_aval(x) -> ShapedArray:
         return aval
     if isinstance(x, Tracer):
         return x.aval
-    if t in _PY_SCALAR_DTYPES:
-        return ShapedArray((), _PY_SCALAR_DTYPES[t], weak_type=t is not bool)
+    aval = _SCALAR_AVALS.get(t)
+    if aval is not None:  # abstract values are immutable: one per Python scalar type
+        return aval
     try:
         return ShapedArray(x.shape, x.dtype)
     except AttributeError:
@@ -192,12 +193,16 @@ def get_aval(x) -> ShapedArray:
                         ) from None
 
 
+_SCALAR_AVALS = {t: ShapedArray((), dtype, weak_type=t is not bool)
+                 for t, dtype in _PY_SCALAR_DTYPES.items()}
+
+
 def tangent_dtype(dtype: np.dtype) -> np.dtype:
-    return dtype if is_inexact(dtype) else float0
+    return dtype if np.dtype(dtype).kind in "fc" else float0
 
 
 def tangent_aval(aval: ShapedArray) -> ShapedArray:
-    return aval if is_inexact(aval.dtype) else ShapedArray(aval.shape, float0)
+    return aval if aval.dtype.kind in "fc" else ShapedArray(aval.shape, float0)
 
 
 def result_type(*avals: ShapedArray) -> tuple[np.dtype, bool]:
@@ -263,7 +268,20 @@ class Primitive:
         return primitive_by_name, (self.name,)
 
     def bind(self, *args, **params):
-        return find_top_trace(args).process_primitive(self, args, params)
+        # find_top_trace inlined: this runs several times per operation under a transform.
+        state = _state
+        top = state.dynamic
+        level = top.level
+        for x in args:
+            if isinstance(x, Tracer):
+                trace = x._trace
+                lvl = trace.level
+                stack = state.stack
+                if lvl >= len(stack) or stack[lvl] is not trace:
+                    raise _leaked_tracer_error(x)
+                if lvl > level:
+                    top, level = trace, lvl
+        return top.process_primitive(self, args, params)
 
     def abstract_eval(self, *avals, **params):
         try:
@@ -516,29 +534,44 @@ def dynamic_trace() -> Trace:
     return _state.dynamic
 
 
-@contextmanager
-def new_trace(trace_type: type, *args, dynamic: bool = False, **kwargs):
-    """Push a new trace on this thread's stack for the duration of a transform."""
-    state = _state
-    level = len(state.stack)
-    trace = trace_type(level, *args, **kwargs)
-    state.stack.append(trace)
-    previous_dynamic = state.dynamic
-    if dynamic:
-        state.dynamic = trace
-    try:
-        yield trace
-    finally:
+def new_trace(trace_type: type, *args, dynamic: bool = False, **kwargs) -> _TraceScope:
+    """Push a new trace on this thread's stack for the duration of a transform (a context
+    manager giving the trace)."""
+    return _TraceScope(trace_type, args, kwargs, dynamic)
+
+
+class _TraceScope:
+    """The context manager of ``new_trace``: a class, not a generator, since every
+    transformed call enters one or more (it is part of the fixed cost of ``grad``)."""
+
+    __slots__ = ("trace_type", "args", "kwargs", "dynamic", "trace", "previous_dynamic")
+
+    def __init__(self, trace_type: type, args: tuple, kwargs: dict, dynamic: bool):
+        self.trace_type, self.args, self.kwargs, self.dynamic = trace_type, args, kwargs, dynamic
+
+    def __enter__(self) -> Trace:
+        state = _state
+        trace = self.trace = self.trace_type(len(state.stack), *self.args, **self.kwargs)
+        state.stack.append(trace)
+        self.previous_dynamic = state.dynamic
+        if self.dynamic:
+            state.dynamic = trace
+        return trace
+
+    def __exit__(self, exc_type, exc, traceback) -> None:
+        trace, self.trace = self.trace, None
+        state = _state
         # Restore the stack even if the transform raised, so the next call starts clean.
-        del state.stack[level:]
-        state.dynamic = previous_dynamic
-    if config.check_tracer_leaks:  # only after a normal exit: a traceback holds tracers
-        # The transform's own code has dropped its references (e.g. `del trace` in
-        # ad.jvp_flat), so the trace normally dies here; if not, something may hold tracers.
-        trace_ref = weakref.ref(trace)
-        del trace
-        if trace_ref() is not None:
-            check_no_leaks(trace_ref())  # type: ignore[arg-type]  # alive: checked above
+        del state.stack[trace.level:]
+        state.dynamic, self.previous_dynamic = self.previous_dynamic, None
+        if exc_type is None and config.check_tracer_leaks:  # a traceback holds tracers
+            # The transform's own code has dropped its references (e.g. `del trace` in
+            # ad.jvp_flat), so the trace normally dies here; if not, something may hold
+            # tracers.
+            trace_ref = weakref.ref(trace)
+            del trace
+            if trace_ref() is not None:
+                check_no_leaks(trace_ref())  # type: ignore[arg-type]  # alive: checked above
 
 
 @contextmanager

@@ -12,6 +12,7 @@ rule needs its value, and a primitive whose tangents are all zero is not differe
 """
 from __future__ import annotations
 
+from contextlib import nullcontext
 from typing import Callable, Sequence
 
 import numpy as np
@@ -43,7 +44,8 @@ class Zero:
 
     @staticmethod
     def from_value(x) -> Zero:
-        return Zero(tangent_aval(get_aval(x)))
+        aval = get_aval(x)
+        return Zero(aval if aval.dtype.kind in "fc" else tangent_aval(aval))
 
     def __repr__(self):
         return f"Zero({self.aval.str_short()})"
@@ -114,7 +116,7 @@ class JVPTrace(Trace):
     def process_primitive(self, prim: Primitive, args: Sequence, params: dict):
         primals, tangents = [], []
         for x in args:
-            if isinstance(x, JVPTracer) and x._trace is self:
+            if type(x) is JVPTracer and x._trace is self:  # JVPTracer has no subclasses
                 primals.append(x.primal)
                 tangents.append(x.tangent)
             else:
@@ -136,7 +138,7 @@ class JVPTrace(Trace):
         return primal if type(tangent) is Zero else JVPTracer(self, primal, tangent)
 
     def unpack(self, x) -> tuple:
-        if isinstance(x, JVPTracer) and x._trace is self:
+        if type(x) is JVPTracer and x._trace is self:
             return x.primal, x.tangent
         return x, Zero.from_value(x)
 
@@ -154,6 +156,19 @@ def defjvp(prim: Primitive, *derivatives, post: Callable | None = None) -> None:
     argument the primitive is not differentiable in.  ``post(t, ans)`` adjusts the summed
     tangent (e.g. broadcasting it to the output's shape).
     """
+    if len(derivatives) == 1 and derivatives[0] is not None:
+        derivative = derivatives[0]
+
+        def unary_rule(primals, tangents, **params):  # the loop below, for one argument
+            ans = prim.bind(*primals, **params)
+            g = tangents[0]
+            if type(g) is Zero:
+                return ans, Zero.from_value(ans)
+            out = derivative(g, ans, *primals, **params)
+            return ans, (out if post is None else post(out, ans))
+        jvp_rules[prim] = unary_rule
+        return
+
     def rule(primals, tangents, **params):
         ans = prim.bind(*primals, **params)
         out = None
@@ -206,6 +221,9 @@ def defjvp_zero(prim: Primitive) -> None:
 # ------------------------------------------------------------------------------------------
 
 
+_NO_CONTEXT = nullcontext()
+
+
 def jvp_flat(fun: Callable, primals: Sequence, tangents: Sequence) -> tuple[list, list]:
     """Run ``fun`` (flat list in, flat list out) on primals with the given tangents
     (``Zero`` allowed); return the output primals and tangents (``Zero`` where zero)."""
@@ -232,7 +250,7 @@ def linearize_flat(fun: Callable, primals: Sequence, has_tangent: Sequence[bool]
     recorder = RecordingEvalTrace(0) if snapshot else None
     # `recorder` is None exactly when `snapshot` is false.
     produced = recorder.produced if snapshot else None  # type: ignore[union-attr]
-    with core.evaluating_with(recorder), core.new_trace(
+    with core.evaluating_with(recorder) if snapshot else _NO_CONTEXT, core.new_trace(
             JaxprTrace, linear=True, produced=produced) as jaxpr_trace:
         args = [jaxpr_trace.new_arg(tangent_aval(get_aval(p))) for p in primals]
         tangents = [a if a.aval.dtype != core.float0 and (has_tangent is None or has_tangent[i])

@@ -56,8 +56,9 @@ class BatchTracer(Tracer):
     @property
     def aval(self) -> ShapedArray:
         aval = get_aval(self.val)
-        shape = aval.shape[:self.batch_dim] + aval.shape[self.batch_dim + 1:]
-        return ShapedArray(shape, aval.dtype, aval.weak_type)
+        shape, dim = aval.shape, self.batch_dim
+        return ShapedArray(shape[1:] if dim == 0 else shape[:dim] + shape[dim + 1:],
+                           aval.dtype, aval.weak_type)
 
     def device_witness(self):
         val = self.val
@@ -85,7 +86,7 @@ class BatchTrace(Trace):
         vals: list = []
         dims: list[int | None] = []  # None: not_mapped
         for x in args:
-            if isinstance(x, BatchTracer) and x._trace is self:
+            if type(x) is BatchTracer and x._trace is self:  # BatchTracer has no subclasses
                 vals.append(x.val)
                 dims.append(x.batch_dim)
             else:

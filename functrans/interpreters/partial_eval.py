@@ -96,10 +96,14 @@ class JaxprTrace(Trace):
     def stage(self, prim: Primitive, args: Sequence, params: dict):
         """Record ``prim`` applied to ``args`` as an equation; its results are tracers."""
         invars = [self.atom(x) for x in args]
-        out_avals = core.abstract_eval_out_avals(prim, [a.aval for a in invars], params)
-        outs = [JaxprTracer(self, aval, Var(aval)) for aval in out_avals]
+        out = prim.abstract_eval(*[a.aval for a in invars], **params)
+        if not prim.multiple_results:  # the common case, without the lists
+            var = Var(out)
+            self.eqns.append(JaxprEqn(prim, invars, params, [var]))
+            return JaxprTracer(self, out, var)
+        outs = [JaxprTracer(self, aval, Var(aval)) for aval in out]
         self.eqns.append(JaxprEqn(prim, invars, params, [t.binder for t in outs]))
-        return outs if prim.multiple_results else outs[0]
+        return outs
 
     def to_jaxpr(self, outs: Sequence) -> tuple[Jaxpr, list]:
         """The jaxpr from this trace's arguments to ``outs``, with dead equations removed."""
@@ -133,12 +137,14 @@ def unshare_outputs(consts: list, outputs: Sequence) -> list:
 
 def dead_code_elimination(eqns: list[JaxprEqn], outvars: list) -> list[JaxprEqn]:
     """The equations needed to compute ``outvars``, in order."""
-    live = {id(v) for v in outvars}
+    # Vars and Literals hash by identity, so they are their own keys.
+    live = set(outvars)
     kept = []
     for eqn in reversed(eqns):
-        if any(id(v) in live for v in eqn.outvars):
+        outs = eqn.outvars
+        if (outs[0] in live) if len(outs) == 1 else not live.isdisjoint(outs):
             kept.append(eqn)
-            live.update(id(x) for x in eqn.invars)
+            live.update(eqn.invars)
     kept.reverse()
     return kept
 

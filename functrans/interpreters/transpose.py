@@ -17,7 +17,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from functrans import core
-from functrans.core import Jaxpr, Literal, Primitive, ShapedArray, get_aval
+from functrans.core import Array, Jaxpr, Literal, Primitive, ShapedArray, get_aval
 from functrans.interpreters import ad
 from functrans.interpreters.ad import Zero, add_tangents, linearize_flat
 
@@ -56,7 +56,7 @@ def deflinear(prim: Primitive, rule: Callable) -> None:
 
 def _check_cotangent(var, ct) -> None:
     expected = var.aval
-    if type(ct) is np.ndarray:  # the common case, without building an abstract value
+    if type(ct) is np.ndarray or type(ct) is Array:  # the common case, without an aval
         if ct.shape == expected.shape and ct.dtype == expected.dtype:
             return
     aval = get_aval(ct)
@@ -97,13 +97,24 @@ def backward_pass(jaxpr: Jaxpr, consts: Sequence, args: Sequence, cts_out: Seque
             env.update(zip(eqn.outvars, outs if eqn.primitive.multiple_results else [outs]))
 
     ct_env: dict = {}
+    # Outside transforms every operation hands out an `Array`, which the next one views
+    # back as a plain ndarray: cotangents are kept plain in between, and the variables
+    # whose cotangent was an `Array` are remembered so that the results keep their type.
+    wrapped: set = set()
 
     def accumulate(var, ct):
         if ct is None or type(ct) is Zero:
             return
         _check_cotangent(var, ct)
         previous = ct_env.get(var)
-        ct_env[var] = ct if previous is None else add_tangents(previous, ct)
+        if previous is not None:
+            ct = add_tangents(previous, ct)
+        if type(ct) is Array:
+            ct = ct.view(np.ndarray)
+            wrapped.add(var)
+        elif wrapped:
+            wrapped.discard(var)
+        ct_env[var] = ct
 
     for v, ct in zip(jaxpr.outvars, cts_out):
         if v in linear:
@@ -121,7 +132,8 @@ def backward_pass(jaxpr: Jaxpr, consts: Sequence, args: Sequence, cts_out: Seque
             ct = ct_env.pop(eqn.outvars[0], None)
             if ct is None:
                 continue
-        invals = [UndefinedPrimal(x.aval) if x in linear else read(x) for x in eqn.invars]
+        invals = [UndefinedPrimal(x.aval) if x in linear else
+                  x.val if type(x) is Literal else env[x] for x in eqn.invars]
         try:
             rule = transpose_rules[prim]
         except KeyError:
@@ -129,11 +141,11 @@ def backward_pass(jaxpr: Jaxpr, consts: Sequence, args: Sequence, cts_out: Seque
         cts_in = rule(ct, *invals, **eqn.params)
         assert len(cts_in) == len(eqn.invars), f"transpose of {prim}: wrong number of results"
         for x, ct_in in zip(eqn.invars, cts_in):
-            if x in linear:
+            if ct_in is not None and x in linear:
                 accumulate(x, ct_in)
 
-    return [ct_env.get(v, Zero(core.tangent_aval(v.aval))) if v in linear else None
-            for v in jaxpr.invars]
+    return [(ct_env[v].view(Array) if v in wrapped else ct_env[v]) if v in ct_env else
+            Zero(core.tangent_aval(v.aval)) if v in linear else None for v in jaxpr.invars]
 
 
 def vjp_flat(fun: Callable, primals: Sequence, snapshot: bool = False

@@ -66,6 +66,8 @@ def _broadcast_shapes(name: str, avals) -> tuple:
 def match_tangent(t, ans):
     """Broadcast and convert the tangent term ``t`` to the type of the output ``ans``."""
     aval, out = get_aval(t), get_aval(ans)
+    if aval.shape == out.shape and aval.dtype == out.dtype and out.dtype.kind in "fc":
+        return t  # the common case: nothing to convert
     if aval.shape != out.shape:
         t = broadcast_to(t, out.shape)
     dtype = core.tangent_dtype(out.dtype)
@@ -76,7 +78,10 @@ def match_tangent(t, ans):
 
 def unbroadcast(aval: ShapedArray, ct):
     """Sum the cotangent ``ct`` of a broadcast result back to an operand of type ``aval``."""
-    shape = shape_of(ct)
+    ct_aval = get_aval(ct)
+    shape = ct_aval.shape
+    if shape == aval.shape and ct_aval.dtype == aval.dtype and aval.dtype.kind in "fc":
+        return ct  # the common case: nothing to sum or convert
     lead = len(shape) - aval.ndim
     axes = list(range(lead)) + [lead + i for i, n in enumerate(aval.shape)
                                 if n == 1 and shape[lead + i] != 1]
@@ -293,7 +298,19 @@ def binary(name: str, impl: Callable, derivatives, *, out_dtype=None,
     replaces the default type rule (broadcast shapes, NumPy promotion, ``out_dtype``)."""
     prim = Primitive(name)
 
+    # Type rule results by operand types: the same few types recur in every program.
+    cache: dict = {}
+
     def default_abstract_eval(x, y):
+        key = (x.shape, x.dtype, x.weak_type, y.shape, y.dtype, y.weak_type)
+        out = cache.get(key)
+        if out is None:
+            out = compute_abstract_eval(x, y)
+            if len(cache) < 256:  # bounded: programs with many shapes compute as before
+                cache[key] = out
+        return out
+
+    def compute_abstract_eval(x, y):
         shape = _broadcast_shapes(name, (x, y))
         dtype, weak = core.result_type(x, y)
         if real_only:
