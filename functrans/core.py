@@ -22,7 +22,7 @@ import threading
 import types
 import weakref
 from contextlib import contextmanager
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -182,9 +182,9 @@ def get_aval(x) -> ShapedArray:
         return aval
     if isinstance(x, Tracer):
         return x.aval
-    aval = _SCALAR_AVALS.get(t)
-    if aval is not None:  # abstract values are immutable: one per Python scalar type
-        return aval
+    scalar = _SCALAR_AVALS.get(t)
+    if scalar is not None:  # abstract values are immutable: one per Python scalar type
+        return scalar
     try:
         return ShapedArray(x.shape, x.dtype)
     except AttributeError:
@@ -546,10 +546,13 @@ class _TraceScope:
 
     __slots__ = ("trace_type", "args", "kwargs", "dynamic", "trace", "previous_dynamic")
 
+    trace: Any  # the trace while the scope is entered, else None
+    previous_dynamic: Any
+
     def __init__(self, trace_type: type, args: tuple, kwargs: dict, dynamic: bool):
         self.trace_type, self.args, self.kwargs, self.dynamic = trace_type, args, kwargs, dynamic
 
-    def __enter__(self) -> Trace:
+    def __enter__(self) -> Any:  # the trace, of the type asked for
         state = _state
         trace = self.trace = self.trace_type(len(state.stack), *self.args, **self.kwargs)
         state.stack.append(trace)
