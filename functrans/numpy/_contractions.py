@@ -74,6 +74,12 @@ def vdot(a, b):
 
 
 def inner(a, b):
+    """Sum products over the last axes of ``a`` and ``b``.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.inner(fnp.asarray([1.0, 2.0]), fnp.asarray([[1.0, 0.0], [3.0, 4.0]]))
+    array([ 1., 11.])
+    """
     a, b = arg(a), arg(b)
     a_nd, b_nd = len(shape_of(a)), len(shape_of(b))
     if a_nd == 0 or b_nd == 0:
@@ -82,6 +88,13 @@ def inner(a, b):
 
 
 def outer(a, b):
+    """The outer product ``a[i] * b[j]`` of the flattened ``a`` and ``b``.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.outer(fnp.asarray([1, 2]), fnp.asarray([1, 10, 100]))
+    array([[  1,  10, 100],
+           [  2,  20, 200]])
+    """
     a = ravel(a)
     return lax.mul(shape_ops.reshape(a, (get_aval(a).size, 1)), ravel(b))
 

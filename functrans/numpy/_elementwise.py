@@ -141,14 +141,34 @@ def exp2(x):
 
 
 def negative(x):
+    """Elementwise ``-x``.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.negative(fnp.asarray([1.0, -2.0]))
+    array([-1.,  2.])
+    """
     return lax.neg(arg(x))
 
 
 def positive(x):
+    """Elementwise ``+x``: the input itself (converted to an array if it is a list).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.positive([1.0, -2.0])
+    array([ 1., -2.])
+    """
     return arg(x)
 
 
 def absolute(x):
+    """Elementwise absolute value (the modulus, as a float, for complex numbers).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.absolute(fnp.asarray([-1.5, 2.0]))
+    array([1.5, 2. ])
+    >>> fnp.abs(3 + 4j)
+    5.0
+    """
     return lax.abs(arg(x))
 
 
@@ -156,18 +176,42 @@ abs = alias(absolute, "abs")  # noqa: A001 (NumPy's name)
 
 
 def sign(x):
+    """Elementwise sign: -1, 0 or 1 (nan stays nan).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.sign(fnp.asarray([-2.5, 0.0, 3.0]))
+    array([-1.,  0.,  1.])
+    """
     return lax.sign(arg(x))
 
 
 def real(x):
+    """The real part (a real input is returned as it is).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.real(fnp.asarray([1 + 2j, 3 - 4j]))
+    array([1., 3.])
+    """
     return lax.real(arg(x))
 
 
 def imag(x):
+    """The imaginary part (zeros for a real input).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.imag(fnp.asarray([1 + 2j, 3 - 4j]))
+    array([ 2., -4.])
+    """
     return lax.imag(arg(x))
 
 
 def conjugate(x):
+    """Elementwise complex conjugate (a real input is returned as it is); ``conj`` is its alias.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.conjugate(fnp.asarray([1 + 2j, 3 - 4j]))
+    array([1.-2.j, 3.+4.j])
+    """
     return lax.conj(arg(x))
 
 
@@ -175,22 +219,53 @@ conj = alias(conjugate, "conj")
 
 
 def square(x):
+    """Elementwise ``x * x``, keeping integer dtypes.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.square(fnp.asarray([-3, 4]))
+    array([ 9, 16])
+    """
     return lax.integer_pow(arg(x), 2)
 
 
 def reciprocal(x):
+    """Elementwise ``1 / x``; integers and booleans are promoted to float first.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.reciprocal(fnp.asarray([2, 4]))
+    array([0.5 , 0.25])
+    """
     return lax.div(1, promote_inexact(x))
 
 
 def add(x, y):
+    """Elementwise ``x + y``, broadcasting as NumPy does.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.add(fnp.asarray([1, 2]), 10)
+    array([11, 12])
+    """
     return lax.add(arg(x), arg(y))
 
 
 def subtract(x, y):
+    """Elementwise ``x - y``, broadcasting as NumPy does.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.subtract(fnp.asarray([1.0, 2.0]), 0.5)
+    array([0.5, 1.5])
+    """
     return lax.sub(arg(x), arg(y))
 
 
 def multiply(x, y):
+    """Elementwise ``x * y``, broadcasting as NumPy does.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.multiply(fnp.asarray([[1], [2]]), fnp.asarray([3, 4]))
+    array([[3, 4],
+           [6, 8]])
+    """
     return lax.mul(arg(x), arg(y))
 
 
@@ -224,10 +299,22 @@ def power(x, y):
 
 
 def maximum(x, y):
+    """Elementwise maximum, broadcasting; nan wins (see ``fmax`` for the opposite).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.maximum(fnp.asarray([1.0, 5.0, fnp.nan]), 3.0)
+    array([ 3.,  5., nan])
+    """
     return lax.max(arg(x), arg(y))
 
 
 def minimum(x, y):
+    """Elementwise minimum, broadcasting; nan wins (see ``fmin`` for the opposite).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.minimum(fnp.asarray([1.0, 5.0, fnp.nan]), 3.0)
+    array([ 1.,  3., nan])
+    """
     return lax.min(arg(x), arg(y))
 
 
@@ -265,40 +352,94 @@ def clip(a, a_min=None, a_max=None, *, min=None, max=None):  # noqa: A002 (NumPy
 
 
 def equal(x, y):
+    """Elementwise ``x == y``, broadcasting, as a boolean array.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.equal(fnp.asarray([1, 2, 3]), 2)
+    array([False,  True, False])
+    """
     return lax.eq(arg(x), arg(y))
 
 
 def not_equal(x, y):
+    """Elementwise ``x != y``, broadcasting, as a boolean array.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.not_equal(fnp.asarray([1, 2, 3]), 2)
+    array([ True, False,  True])
+    """
     return lax.ne(arg(x), arg(y))
 
 
 def less(x, y):
+    """Elementwise ``x < y``, broadcasting, as a boolean array.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.less(fnp.asarray([1, 2, 3]), 2)
+    array([ True, False, False])
+    """
     return lax.lt(arg(x), arg(y))
 
 
 def less_equal(x, y):
+    """Elementwise ``x <= y``, broadcasting, as a boolean array.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.less_equal(fnp.asarray([1, 2, 3]), 2)
+    array([ True,  True, False])
+    """
     return lax.le(arg(x), arg(y))
 
 
 def greater(x, y):
+    """Elementwise ``x > y``, broadcasting, as a boolean array.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.greater(fnp.asarray([1, 2, 3]), 2)
+    array([False, False,  True])
+    """
     return lax.gt(arg(x), arg(y))
 
 
 def greater_equal(x, y):
+    """Elementwise ``x >= y``, broadcasting, as a boolean array.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.greater_equal(fnp.asarray([1, 2, 3]), 2)
+    array([False,  True,  True])
+    """
     return lax.ge(arg(x), arg(y))
 
 
 
 
 def logical_and(x, y):
+    """Elementwise ``x and y`` of the truth values (nonzero is true).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.logical_and(fnp.asarray([1, 0, 2]), fnp.asarray([True, True, False]))
+    array([ True, False, False])
+    """
     return lax.bitwise_and(as_bool(x), as_bool(y))
 
 
 def logical_or(x, y):
+    """Elementwise ``x or y`` of the truth values (nonzero is true).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.logical_or(fnp.asarray([1, 0, 0]), fnp.asarray([False, True, False]))
+    array([ True,  True, False])
+    """
     return lax.bitwise_or(as_bool(x), as_bool(y))
 
 
 def logical_not(x):
+    """Elementwise ``not x`` of the truth values (nonzero is true).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.logical_not(fnp.asarray([0.0, 2.5]))
+    array([ True, False])
+    """
     return lax.bitwise_not(as_bool(x))
 
 

@@ -136,6 +136,12 @@ def std(a, axis=None, ddof: int = 0, keepdims: bool = False, *, correction=None,
 
 
 def max(a, axis=None, keepdims: bool = False):  # noqa: A001
+    """The maximum over ``axis`` (all axes by default); nan propagates. ``amax`` is its alias.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.max(fnp.asarray([[1.0, 7.0], [4.0, 2.0]]), axis=0)
+    array([4., 7.])
+    """
     a = arg(a)
     aval = get_aval(a)
     axes = axis_tuple(axis, aval.ndim)
@@ -143,6 +149,12 @@ def max(a, axis=None, keepdims: bool = False):  # noqa: A001
 
 
 def min(a, axis=None, keepdims: bool = False):  # noqa: A001
+    """The minimum over ``axis`` (all axes by default); nan propagates. ``amin`` is its alias.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.min(fnp.asarray([[1.0, 7.0], [4.0, 2.0]]), axis=1)
+    array([1., 2.])
+    """
     a = arg(a)
     aval = get_aval(a)
     axes = axis_tuple(axis, aval.ndim)

@@ -53,10 +53,24 @@ def reshape(a, shape=None, order: str = "C", *, newshape=None):
 
 
 def ravel(a):
+    """``a`` flattened to one axis, in row-major order.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.ravel(fnp.asarray([[1, 2], [3, 4]]))
+    array([1, 2, 3, 4])
+    """
     return reshape(a, -1)
 
 
 def transpose(a, axes=None):
+    """Permute the axes: reverse them by default, or put input axis ``axes[i]`` at position ``i``.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.transpose(fnp.zeros((2, 3, 4))).shape
+    (4, 3, 2)
+    >>> fnp.transpose(fnp.zeros((2, 3, 4)), (1, 0, 2)).shape
+    (3, 2, 4)
+    """
     a = arg(a)
     nd = len(shape_of(a))
     perm = tuple(reversed(range(nd))) if axes is None else tuple(int(i) % nd for i in axes)
@@ -64,6 +78,12 @@ def transpose(a, axes=None):
 
 
 def swapaxes(a, axis1: int, axis2: int):
+    """Exchange axes ``axis1`` and ``axis2``.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.swapaxes(fnp.zeros((2, 3, 4)), 0, 2).shape
+    (4, 3, 2)
+    """
     a = arg(a)
     nd = len(shape_of(a))
     perm = list(range(nd))
@@ -90,19 +110,44 @@ def moveaxis(a, source, destination):
 
 
 def broadcast_to(a, shape):
+    """``a`` broadcast to ``shape`` by NumPy's rules.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.broadcast_to(fnp.asarray([1, 2]), (2, 2))
+    array([[1, 2],
+           [1, 2]])
+    """
     return shape_ops.broadcast_to(arg(a), tuple(shape))
 
 
 def broadcast_arrays(*args):
+    """The arguments broadcast against each other to one common shape (a list).
+
+    >>> import functrans.numpy as fnp
+    >>> [x.shape for x in fnp.broadcast_arrays(fnp.zeros((2, 1)), fnp.zeros(3))]
+    [(2, 3), (2, 3)]
+    """
     shape = np.broadcast_shapes(*[shape_of(arg(a)) for a in args])
     return [broadcast_to(a, shape) for a in args]
 
 
 def expand_dims(a, axis):
+    """Insert an axis of size 1 at position ``axis`` (an int or a tuple) of the result.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.expand_dims(fnp.zeros((2, 3)), (0, -1)).shape
+    (1, 2, 3, 1)
+    """
     return shape_ops.expand_dims(arg(a), axis_tuple(axis, 0))
 
 
 def squeeze(a, axis=None):
+    """Remove axes of size 1 (all of them, or those named by ``axis``).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.squeeze(fnp.zeros((1, 3, 1)), axis=0).shape
+    (3, 1)
+    """
     a = arg(a)
     shape = shape_of(a)
     axes = tuple(i for i, n in enumerate(shape) if n == 1) if axis is None else axis_tuple(
@@ -111,6 +156,12 @@ def squeeze(a, axis=None):
 
 
 def atleast_1d(a):
+    """``a`` with at least one axis: a scalar becomes shape (1,), other arrays are unchanged.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.atleast_1d(3.0)
+    array([3.])
+    """
     a = arg(a)
     return reshape(a, (1,)) if not shape_of(a) else a
 
@@ -128,6 +179,13 @@ def atleast_2d(*arys):
 
 
 def concatenate(arrays: Sequence, axis: int = 0):
+    """Join a sequence of arrays along the existing axis ``axis``.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.concatenate([fnp.asarray([[1, 2]]), fnp.asarray([[3, 4]])], axis=0)
+    array([[1, 2],
+           [3, 4]])
+    """
     arrays = [arg(a) for a in arrays]
     nd = len(shape_of(arrays[0]))
     if axis is None:
@@ -136,6 +194,13 @@ def concatenate(arrays: Sequence, axis: int = 0):
 
 
 def stack(arrays: Sequence, axis: int = 0):
+    """Join a sequence of same-shape arrays along a new axis ``axis``.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.stack([fnp.asarray([1, 2]), fnp.asarray([3, 4])], axis=1)
+    array([[1, 3],
+           [2, 4]])
+    """
     arrays = [arg(a) for a in arrays]
     nd = len(shape_of(arrays[0])) + 1
     axis = shape_ops.normalize_axis(axis, nd)
@@ -253,6 +318,13 @@ def roll(a, shift, axis=None):
 
 
 def flip(a, axis=None):
+    """Reverse the order of elements along ``axis`` (all axes by default).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.flip(fnp.asarray([[1, 2], [3, 4]]), axis=1)
+    array([[2, 1],
+           [4, 3]])
+    """
     a = arg(a)
     return lax.rev(a, axis_tuple(axis, len(shape_of(a))))
 
@@ -271,14 +343,32 @@ def pad(array, pad_width, mode: str = "constant", constant_values=0):
 
 
 def shape(a):
+    """The shape of ``a`` (a tuple of ints, also for tracers).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.shape([[1, 2, 3]])
+    (1, 3)
+    """
     return shape_of(arg(a))
 
 
 def ndim(a):
+    """The number of axes of ``a`` (an int, also for tracers).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.ndim(fnp.zeros((2, 3)))
+    2
+    """
     return len(shape_of(arg(a)))
 
 
 def size(a):
+    """The number of elements of ``a`` (an int, also for tracers).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.size(fnp.zeros((2, 3)))
+    6
+    """
     return get_aval(arg(a)).size
 
 
