@@ -32,7 +32,13 @@ __all__ = ["reshape", "ravel", "transpose", "swapaxes", "moveaxis", "broadcast_t
 
 def reshape(a, shape=None, order: str = "C", *, newshape=None):
     """Reshape (row-major) to ``shape`` (``newshape`` is NumPy's older name); one entry may
-    be -1."""
+    be -1.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.reshape(fnp.arange(6), (2, -1))
+    array([[0, 1, 2],
+           [3, 4, 5]])
+    """
     if order != "C":
         raise NotImplementedError("reshape: only order='C' is supported")
     if (shape is None) == (newshape is None):
@@ -93,7 +99,12 @@ def swapaxes(a, axis1: int, axis2: int):
 
 def moveaxis(a, source, destination):
     """Move axes ``source`` (an int or a sequence) to positions ``destination``; the other
-    axes keep their order."""
+    axes keep their order.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.moveaxis(fnp.zeros((2, 3, 4)), 0, -1).shape
+    (3, 4, 2)
+    """
     a = arg(a)
     nd = len(shape_of(a))
     src = [shape_ops.normalize_axis(int(i), nd, "source axis") for i in as_tuple(source)]
@@ -168,7 +179,12 @@ def atleast_1d(a):
 
 def atleast_2d(*arys):
     """Arrays with at least two axes: a scalar becomes shape (1, 1), a vector (1, n).  One
-    array in, one array out; several in, a tuple out."""
+    array in, one array out; several in, a tuple out.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.atleast_2d(fnp.asarray([1, 2]))
+    array([[1, 2]])
+    """
     outs = []
     for a in arys:
         a = arg(a)
@@ -208,7 +224,12 @@ def stack(arrays: Sequence, axis: int = 0):
 
 
 def hstack(tup: Sequence):
-    """Concatenate along the second axis (the first, for 1-D arrays); scalars count as 1-D."""
+    """Concatenate along the second axis (the first, for 1-D arrays); scalars count as 1-D.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.hstack([fnp.asarray([1, 2]), fnp.asarray([3])])
+    array([1, 2, 3])
+    """
     arrays = [atleast_1d(a) for a in tup]
     if not arrays:
         raise ValueError("hstack: need at least one array to concatenate")
@@ -216,7 +237,13 @@ def hstack(tup: Sequence):
 
 
 def vstack(tup: Sequence):
-    """Concatenate along the first axis, after making every array at least 2-D."""
+    """Concatenate along the first axis, after making every array at least 2-D.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.vstack([fnp.asarray([1, 2]), fnp.asarray([3, 4])])
+    array([[1, 2],
+           [3, 4]])
+    """
     arrays = [atleast_2d(a) for a in tup]
     if not arrays:
         raise ValueError("vstack: need at least one array to concatenate")
@@ -227,7 +254,14 @@ def vstack(tup: Sequence):
 def split(ary, indices_or_sections, axis: int = 0):
     """Split ``ary`` along ``axis`` into equal sections (an int that divides the axis) or
     at the given indices (the pieces are ``ary[:i0], ary[i0:i1], ..., ary[ik:]``, with
-    Python's slicing rules)."""
+    Python's slicing rules).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.split(fnp.arange(6), 3)
+    [array([0, 1]), array([2, 3]), array([4, 5])]
+    >>> fnp.split(fnp.arange(6), [1, 4])
+    [array([0]), array([1, 2, 3]), array([4, 5])]
+    """
     ary = arg(ary)
     shape = shape_of(ary)
     axis = shape_ops.normalize_axis(static_int(axis, "split", "axis"), len(shape))
@@ -253,7 +287,13 @@ def split(ary, indices_or_sections, axis: int = 0):
 
 def tile(A, reps):
     """Repeat the whole array ``reps`` times along each axis (an int or a tuple; the
-    shorter of ``A.shape`` and ``reps`` is padded with leading ones)."""
+    shorter of ``A.shape`` and ``reps`` is padded with leading ones).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.tile(fnp.asarray([1, 2]), (2, 2))
+    array([[1, 2, 1, 2],
+           [1, 2, 1, 2]])
+    """
     A = arg(A)
     reps = tuple(static_int(r, "tile", "reps") for r in as_tuple(reps))
     if builtins.any(r < 0 for r in reps):
@@ -270,7 +310,12 @@ def tile(A, reps):
 
 def repeat(a, repeats, axis=None):
     """Repeat each element ``repeats`` times (a static int) along ``axis`` (of the
-    flattened array by default)."""
+    flattened array by default).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.repeat(fnp.asarray([1, 2]), 2)
+    array([1, 1, 2, 2])
+    """
     if not isinstance(repeats, Tracer) and backend.array_module(repeats).ndim(repeats) > 0:
         raise NotImplementedError("repeat: only one static integer count is supported, not "
                                   "one count per element")
@@ -292,7 +337,12 @@ def repeat(a, repeats, axis=None):
 def roll(a, shift, axis=None):
     """Shift elements ``shift`` places along ``axis`` (of the flattened array by default),
     wrapping around; ``shift`` and ``axis`` may be tuples of equal length (or one of them
-    an int, used for every axis)."""
+    an int, used for every axis).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.roll(fnp.asarray([1, 2, 3, 4]), 1)
+    array([4, 1, 2, 3])
+    """
     a = arg(a)
     if isinstance(shift, Tracer):
         raise NotImplementedError("roll: shift must be static, not a traced value")
@@ -331,7 +381,14 @@ def flip(a, axis=None):
 
 def pad(array, pad_width, mode: str = "constant", constant_values=0):
     """Constant padding, as ``numpy.pad(mode='constant')``; ``constant_values`` is one
-    scalar (it may be traced)."""
+    scalar (it may be traced).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.pad(fnp.asarray([1, 2]), (1, 2))
+    array([0, 1, 2, 0, 0])
+    >>> fnp.pad(fnp.asarray([1.0]), 1, constant_values=9.0)
+    array([9., 1., 9.])
+    """
     if mode != "constant":
         raise NotImplementedError(f"pad: mode={mode!r} is not supported; only 'constant'")
     array = arg(array)
