@@ -120,12 +120,23 @@ def _check_key(name: str, key, batched_ok: bool = False):
 
 
 def key_data(keys):
-    """The raw ``uint32`` data of keys: the keys themselves in functrans."""
+    """The raw ``uint32`` data of keys: the keys themselves in functrans.
+
+    >>> import functrans.random as random
+    >>> random.key_data(random.key(42))
+    array([ 0, 42], dtype=uint32)
+    """
     return _check_key("key_data", keys, batched_ok=True)
 
 
 def wrap_key_data(key_bits_array, *, impl=None):
-    """Keys from raw ``uint32[..., 2]`` data (only threefry2x32 exists)."""
+    """Keys from raw ``uint32[..., 2]`` data (only threefry2x32 exists).
+
+    >>> import numpy as np, functrans.random as random
+    >>> key = random.wrap_key_data(np.array([0, 42], dtype=np.uint32))
+    >>> float(random.normal(key)) == float(random.normal(random.key(42)))
+    True
+    """
     if impl not in (None, "threefry2x32"):
         raise ValueError(f"random.wrap_key_data: only impl='threefry2x32' exists, got {impl!r}")
     return _check_key("wrap_key_data", key_bits_array, batched_ok=True)

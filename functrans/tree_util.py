@@ -90,6 +90,16 @@ def register_pytree_node(nodetype: type, flatten_func: Callable, unflatten_func:
 
     ``flatten_func(x) -> (children, aux_data)``: the children (an iterable) and hashable
     static data; ``unflatten_func(aux_data, children) -> x`` rebuilds the node.
+
+    >>> class Pair:
+    ...     def __init__(self, first, second):
+    ...         self.first, self.second = first, second
+    >>> register_pytree_node(Pair, lambda p: ((p.first, p.second), None),
+    ...                      lambda aux, children: Pair(*children))
+    >>> tree_leaves([Pair(1, 2), 3])
+    [1, 2, 3]
+    >>> tree_map(lambda x: 10 * x, Pair(1, 2)).second
+    20
     """
     _register(nodetype, _NodeType(flatten_func, unflatten_func))
 
@@ -227,7 +237,13 @@ _LEAF = PyTreeDef(None, None, ())
 
 def tree_flatten(tree: Any, is_leaf: Callable[[Any], bool] | None = None
                  ) -> tuple[list, PyTreeDef]:
-    """The leaves of ``tree`` (left to right; dict keys sorted) and its structure."""
+    """The leaves of ``tree`` (left to right; dict keys sorted) and its structure.
+
+    >>> tree_flatten({"b": (1, 2), "a": [3]})
+    ([3, 1, 2], PyTreeDef({'a': [*], 'b': (*, *)}))
+    >>> tree_flatten([1, None])  # None is an empty node, not a leaf
+    ([1], PyTreeDef([*, None]))
+    """
     leaves: list = []
     treedef = _flatten(tree, leaves, is_leaf)
     return leaves, treedef
@@ -263,7 +279,12 @@ def _flatten(tree, leaves: list, is_leaf) -> PyTreeDef:
 
 
 def tree_unflatten(treedef: PyTreeDef, leaves: Iterable) -> Any:
-    """Rebuild a pytree of structure ``treedef`` from its leaves."""
+    """Rebuild a pytree of structure ``treedef`` from its leaves.
+
+    >>> leaves, treedef = tree_flatten({"a": 1, "b": (2, 3)})
+    >>> tree_unflatten(treedef, [x * 10 for x in leaves])
+    {'a': 10, 'b': (20, 30)}
+    """
     leaves_iter = iter(leaves)
     tree = _unflatten(treedef, leaves_iter)
     if next(leaves_iter, _sentinel) is not _sentinel:
@@ -308,14 +329,29 @@ def _node_type_for_namedtuple(t: type) -> _NodeType:
 
 
 def tree_leaves(tree: Any, is_leaf=None) -> list:
+    """The leaves of ``tree``, left to right (dict keys sorted); ``None`` has none.
+
+    >>> tree_leaves({"b": (1, 2), "a": [3, None]})
+    [3, 1, 2]
+    """
     return tree_flatten(tree, is_leaf)[0]
 
 
 def tree_structure(tree: Any, is_leaf=None) -> PyTreeDef:
+    """The structure of ``tree``: what :func:`tree_flatten` returns besides the leaves.
+
+    >>> tree_structure({"a": 1.0, "b": [2.0, 3.0]})
+    PyTreeDef({'a': *, 'b': [*, *]})
+    """
     return tree_flatten(tree, is_leaf)[1]
 
 
 def treedef_is_leaf(treedef: PyTreeDef) -> bool:
+    """Whether ``treedef`` is the structure of a single leaf.
+
+    >>> treedef_is_leaf(tree_structure(1.0)), treedef_is_leaf(tree_structure((1.0,)))
+    (True, False)
+    """
     return treedef.node_type is None
 
 

@@ -21,7 +21,13 @@ __all__ = ["matmul", "dot", "vdot", "inner", "outer", "tensordot", "einsum", "co
 
 
 def matmul(a, b):
-    """Matrix product with NumPy's ``@`` semantics (1-D operands, broadcast batch axes)."""
+    """Matrix product with NumPy's ``@`` semantics (1-D operands, broadcast batch axes).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.matmul(fnp.asarray([[1, 2], [3, 4]]), fnp.asarray([[1, 0], [0, 2]]))
+    array([[1, 4],
+           [3, 8]])
+    """
     a, b = arg(a), arg(b)
     a_nd, b_nd = len(shape_of(a)), len(shape_of(b))
     if a_nd == 0 or b_nd == 0:
@@ -59,7 +65,12 @@ def matmul(a, b):
 
 def dot(a, b):
     """NumPy's ``dot``: a sum product over the last axis of ``a`` and the second-to-last of
-    ``b`` (the last if ``b`` is 1-D); scalars multiply."""
+    ``b`` (the last if ``b`` is 1-D); scalars multiply.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.dot(fnp.asarray([[1, 2], [3, 4]]), fnp.asarray([1, 1]))
+    array([3, 7])
+    """
     a, b = arg(a), arg(b)
     a_nd, b_nd = len(shape_of(a)), len(shape_of(b))
     if a_nd == 0 or b_nd == 0:
@@ -69,11 +80,22 @@ def dot(a, b):
 
 
 def vdot(a, b):
-    """Dot product of flattened arrays, conjugating the first."""
+    """Dot product of flattened arrays, conjugating the first.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.vdot(fnp.asarray([1j, 2.0]), fnp.asarray([1j, 1.0]))
+    array(3.+0.j)
+    """
     return dot(ravel(conj(a)), ravel(b))
 
 
 def inner(a, b):
+    """Sum products over the last axes of ``a`` and ``b``.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.inner(fnp.asarray([1.0, 2.0]), fnp.asarray([[1.0, 0.0], [3.0, 4.0]]))
+    array([ 1., 11.])
+    """
     a, b = arg(a), arg(b)
     a_nd, b_nd = len(shape_of(a)), len(shape_of(b))
     if a_nd == 0 or b_nd == 0:
@@ -82,13 +104,27 @@ def inner(a, b):
 
 
 def outer(a, b):
+    """The outer product ``a[i] * b[j]`` of the flattened ``a`` and ``b``.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.outer(fnp.asarray([1, 2]), fnp.asarray([1, 10, 100]))
+    array([[  1,  10, 100],
+           [  2,  20, 200]])
+    """
     a = ravel(a)
     return lax.mul(shape_ops.reshape(a, (get_aval(a).size, 1)), ravel(b))
 
 
 def tensordot(a, b, axes=2):
     """Sum products over the given axes (an int: the last ``axes`` of ``a`` and the first of
-    ``b``; or a pair of axis sequences)."""
+    ``b``; or a pair of axis sequences).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.tensordot(fnp.ones((2, 3)), fnp.ones((3, 4)), axes=1).shape
+    (2, 4)
+    >>> fnp.tensordot(fnp.ones((2, 3)), fnp.ones((2, 3)))
+    array(6.)
+    """
     a, b = arg(a), arg(b)
     a_nd, b_nd = len(shape_of(a)), len(shape_of(b))
     if isinstance(axes, (int, np.integer)):

@@ -49,20 +49,90 @@ def _inexact_unary(f, name: str, doc: str):
     return public(fn, name, doc)
 
 
-sin = _inexact_unary(lax.sin, "sin", "Elementwise sine.")
-cos = _inexact_unary(lax.cos, "cos", "Elementwise cosine.")
-tan = _inexact_unary(lax.tan, "tan", "Elementwise tangent.")
-tanh = _inexact_unary(lax.tanh, "tanh", "Elementwise hyperbolic tangent.")
-sinh = _inexact_unary(lax.sinh, "sinh", "Elementwise hyperbolic sine.")
-cosh = _inexact_unary(lax.cosh, "cosh", "Elementwise hyperbolic cosine.")
-exp = _inexact_unary(lax.exp, "exp", "Elementwise exponential.")
-expm1 = _inexact_unary(lax.expm1, "expm1", "Elementwise exp(x) - 1.")
-log = _inexact_unary(lax.log, "log", "Elementwise natural logarithm.")
-log1p = _inexact_unary(lax.log1p, "log1p", "Elementwise log(1 + x).")
-sqrt = _inexact_unary(lax.sqrt, "sqrt", "Elementwise square root.")
-arctan = _inexact_unary(lax.atan, "arctan", "Elementwise arc tangent.")
-arcsin = _inexact_unary(lax.asin, "arcsin", "Elementwise arc sine.")
-arccos = _inexact_unary(lax.acos, "arccos", "Elementwise arc cosine.")
+sin = _inexact_unary(lax.sin, "sin", """Elementwise sine.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.sin(fnp.asarray([0.0, fnp.pi / 2]))
+    array([0., 1.])
+    """)
+cos = _inexact_unary(lax.cos, "cos", """Elementwise cosine.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.cos(fnp.asarray([0.0, fnp.pi]))
+    array([ 1., -1.])
+    """)
+tan = _inexact_unary(lax.tan, "tan", """Elementwise tangent.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.tan(fnp.asarray([0.0, fnp.pi / 4]))
+    array([0., 1.])
+    """)
+tanh = _inexact_unary(lax.tanh, "tanh", """Elementwise hyperbolic tangent.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.tanh(fnp.asarray([0.0, 1.0]))
+    array([0.        , 0.76159416])
+    """)
+sinh = _inexact_unary(lax.sinh, "sinh", """Elementwise hyperbolic sine.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.sinh(fnp.asarray([0.0, 1.0]))
+    array([0.        , 1.17520119])
+    """)
+cosh = _inexact_unary(lax.cosh, "cosh", """Elementwise hyperbolic cosine.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.cosh(fnp.asarray([0.0, 1.0]))
+    array([1.        , 1.54308063])
+    """)
+exp = _inexact_unary(lax.exp, "exp", """Elementwise exponential.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.exp(fnp.asarray([0, 1]))
+    array([1.        , 2.71828183])
+    """)
+expm1 = _inexact_unary(lax.expm1, "expm1", """Elementwise exp(x) - 1.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.expm1(fnp.asarray([0.0, 1e-10]))
+    array([0.e+00, 1.e-10])
+    """)
+log = _inexact_unary(lax.log, "log", """Elementwise natural logarithm.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.log(fnp.asarray([1.0, fnp.e]))
+    array([0., 1.])
+    """)
+log1p = _inexact_unary(lax.log1p, "log1p", """Elementwise log(1 + x).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.log1p(fnp.asarray([0.0, 1e-10]))
+    array([0.e+00, 1.e-10])
+    """)
+sqrt = _inexact_unary(lax.sqrt, "sqrt", """Elementwise square root.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.sqrt(fnp.asarray([4, 9]))
+    array([2., 3.])
+    """)
+arctan = _inexact_unary(lax.atan, "arctan", """Elementwise arc tangent.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.arctan(fnp.asarray([0.0, 1.0]))
+    array([0.        , 0.78539816])
+    """)
+arcsin = _inexact_unary(lax.asin, "arcsin", """Elementwise arc sine.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.arcsin(fnp.asarray([0.0, 1.0]))
+    array([0.        , 1.57079633])
+    """)
+arccos = _inexact_unary(lax.acos, "arccos", """Elementwise arc cosine.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.arccos(fnp.asarray([1.0, 0.0]))
+    array([0.        , 1.57079633])
+    """)
 
 
 def arctan2(x1, x2):
@@ -77,13 +147,25 @@ def arctan2(x1, x2):
 
 
 def floor(x):
-    """Elementwise floor; integers and booleans come back unchanged, as in NumPy 2."""
+    """Elementwise floor; integers and booleans come back unchanged, as in NumPy 2.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.floor(fnp.asarray([-1.5, 2.5]))
+    array([-2.,  2.])
+    >>> fnp.floor(fnp.asarray([3, -4]))
+    array([ 3, -4])
+    """
     x = arg(x)
     return x if dtype_of(x).kind in "biu" else lax.floor(x)
 
 
 def ceil(x):
-    """Elementwise ceiling; integers and booleans come back unchanged, as in NumPy 2."""
+    """Elementwise ceiling; integers and booleans come back unchanged, as in NumPy 2.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.ceil(fnp.asarray([-1.5, 2.5]))
+    array([-1.,  3.])
+    """
     x = arg(x)
     return x if dtype_of(x).kind in "biu" else lax.ceil(x)
 
@@ -126,29 +208,64 @@ around = alias(round, "around")
 
 
 def log2(x):
-    """Elementwise base-2 logarithm."""
+    """Elementwise base-2 logarithm.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.log2(fnp.asarray([1, 8]))
+    array([0., 3.])
+    """
     return lax.div(log(x), math.log(2))
 
 
 def log10(x):
-    """Elementwise base-10 logarithm."""
+    """Elementwise base-10 logarithm.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.log10(fnp.asarray([1.0, 1000.0]))
+    array([0., 3.])
+    """
     return lax.div(log(x), math.log(10))
 
 
 def exp2(x):
-    """Elementwise 2 ** x."""
+    """Elementwise 2 ** x.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.exp2(fnp.asarray([0.0, 3.0, -1.0]))
+    array([1. , 8. , 0.5])
+    """
     return exp(lax.mul(promote_inexact(x), math.log(2)))
 
 
 def negative(x):
+    """Elementwise ``-x``.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.negative(fnp.asarray([1.0, -2.0]))
+    array([-1.,  2.])
+    """
     return lax.neg(arg(x))
 
 
 def positive(x):
+    """Elementwise ``+x``: the input itself (converted to an array if it is a list).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.positive([1.0, -2.0])
+    array([ 1., -2.])
+    """
     return arg(x)
 
 
 def absolute(x):
+    """Elementwise absolute value (the modulus, as a float, for complex numbers).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.absolute(fnp.asarray([-1.5, 2.0]))
+    array([1.5, 2. ])
+    >>> fnp.abs(3 + 4j)
+    5.0
+    """
     return lax.abs(arg(x))
 
 
@@ -156,18 +273,42 @@ abs = alias(absolute, "abs")  # noqa: A001 (NumPy's name)
 
 
 def sign(x):
+    """Elementwise sign: -1, 0 or 1 (nan stays nan).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.sign(fnp.asarray([-2.5, 0.0, 3.0]))
+    array([-1.,  0.,  1.])
+    """
     return lax.sign(arg(x))
 
 
 def real(x):
+    """The real part (a real input is returned as it is).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.real(fnp.asarray([1 + 2j, 3 - 4j]))
+    array([1., 3.])
+    """
     return lax.real(arg(x))
 
 
 def imag(x):
+    """The imaginary part (zeros for a real input).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.imag(fnp.asarray([1 + 2j, 3 - 4j]))
+    array([ 2., -4.])
+    """
     return lax.imag(arg(x))
 
 
 def conjugate(x):
+    """Elementwise complex conjugate (a real input is returned as it is); ``conj`` is its alias.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.conjugate(fnp.asarray([1 + 2j, 3 - 4j]))
+    array([1.-2.j, 3.+4.j])
+    """
     return lax.conj(arg(x))
 
 
@@ -175,27 +316,63 @@ conj = alias(conjugate, "conj")
 
 
 def square(x):
+    """Elementwise ``x * x``, keeping integer dtypes.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.square(fnp.asarray([-3, 4]))
+    array([ 9, 16])
+    """
     return lax.integer_pow(arg(x), 2)
 
 
 def reciprocal(x):
+    """Elementwise ``1 / x``; integers and booleans are promoted to float first.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.reciprocal(fnp.asarray([2, 4]))
+    array([0.5 , 0.25])
+    """
     return lax.div(1, promote_inexact(x))
 
 
 def add(x, y):
+    """Elementwise ``x + y``, broadcasting as NumPy does.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.add(fnp.asarray([1, 2]), 10)
+    array([11, 12])
+    """
     return lax.add(arg(x), arg(y))
 
 
 def subtract(x, y):
+    """Elementwise ``x - y``, broadcasting as NumPy does.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.subtract(fnp.asarray([1.0, 2.0]), 0.5)
+    array([0.5, 1.5])
+    """
     return lax.sub(arg(x), arg(y))
 
 
 def multiply(x, y):
+    """Elementwise ``x * y``, broadcasting as NumPy does.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.multiply(fnp.asarray([[1], [2]]), fnp.asarray([3, 4]))
+    array([[3, 4],
+           [6, 8]])
+    """
     return lax.mul(arg(x), arg(y))
 
 
 def true_divide(x, y):
-    """Elementwise x / y; integers are promoted to float first, as in NumPy."""
+    """Elementwise x / y; integers are promoted to float first, as in NumPy.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.true_divide(fnp.asarray([1, 7]), 2)
+    array([0.5, 3.5])
+    """
     return lax.div(promote_inexact(x), promote_inexact(y))
 
 
@@ -204,7 +381,14 @@ divide = alias(true_divide, "divide")
 
 def power(x, y):
     """Elementwise x ** y with NumPy's result dtype; a static integer exponent (a Python or
-    NumPy integer) uses repeated multiplication (``integer_pow``)."""
+    NumPy integer) uses repeated multiplication (``integer_pow``).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.power(fnp.asarray([2, 3]), 2)
+    array([4, 9])
+    >>> fnp.power(fnp.asarray([4.0, 9.0]), 0.5)
+    array([2., 3.])
+    """
     x, y = arg(x), arg(y)
     dtype, weak = core.result_type(get_aval(x), get_aval(y))
     if type(y) is int or isinstance(y, np.integer):
@@ -224,10 +408,22 @@ def power(x, y):
 
 
 def maximum(x, y):
+    """Elementwise maximum, broadcasting; nan wins (see ``fmax`` for the opposite).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.maximum(fnp.asarray([1.0, 5.0, fnp.nan]), 3.0)
+    array([ 3.,  5., nan])
+    """
     return lax.max(arg(x), arg(y))
 
 
 def minimum(x, y):
+    """Elementwise minimum, broadcasting; nan wins (see ``fmin`` for the opposite).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.minimum(fnp.asarray([1.0, 5.0, fnp.nan]), 3.0)
+    array([ 1.,  3., nan])
+    """
     return lax.min(arg(x), arg(y))
 
 
@@ -253,7 +449,12 @@ def logaddexp(x1, x2):
 
 
 def clip(a, a_min=None, a_max=None, *, min=None, max=None):  # noqa: A002 (NumPy's names)
-    """Limit the values of ``a`` to ``[a_min, a_max]`` (``min``/``max`` are aliases)."""
+    """Limit the values of ``a`` to ``[a_min, a_max]`` (``min``/``max`` are aliases).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.clip(fnp.asarray([-2.0, 0.5, 3.0]), 0.0, 1.0)
+    array([0. , 0.5, 1. ])
+    """
     a = arg(a)
     a_min = min if a_min is None else a_min
     a_max = max if a_max is None else a_max
@@ -265,45 +466,104 @@ def clip(a, a_min=None, a_max=None, *, min=None, max=None):  # noqa: A002 (NumPy
 
 
 def equal(x, y):
+    """Elementwise ``x == y``, broadcasting, as a boolean array.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.equal(fnp.asarray([1, 2, 3]), 2)
+    array([False,  True, False])
+    """
     return lax.eq(arg(x), arg(y))
 
 
 def not_equal(x, y):
+    """Elementwise ``x != y``, broadcasting, as a boolean array.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.not_equal(fnp.asarray([1, 2, 3]), 2)
+    array([ True, False,  True])
+    """
     return lax.ne(arg(x), arg(y))
 
 
 def less(x, y):
+    """Elementwise ``x < y``, broadcasting, as a boolean array.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.less(fnp.asarray([1, 2, 3]), 2)
+    array([ True, False, False])
+    """
     return lax.lt(arg(x), arg(y))
 
 
 def less_equal(x, y):
+    """Elementwise ``x <= y``, broadcasting, as a boolean array.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.less_equal(fnp.asarray([1, 2, 3]), 2)
+    array([ True,  True, False])
+    """
     return lax.le(arg(x), arg(y))
 
 
 def greater(x, y):
+    """Elementwise ``x > y``, broadcasting, as a boolean array.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.greater(fnp.asarray([1, 2, 3]), 2)
+    array([False, False,  True])
+    """
     return lax.gt(arg(x), arg(y))
 
 
 def greater_equal(x, y):
+    """Elementwise ``x >= y``, broadcasting, as a boolean array.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.greater_equal(fnp.asarray([1, 2, 3]), 2)
+    array([False,  True,  True])
+    """
     return lax.ge(arg(x), arg(y))
 
 
 
 
 def logical_and(x, y):
+    """Elementwise ``x and y`` of the truth values (nonzero is true).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.logical_and(fnp.asarray([1, 0, 2]), fnp.asarray([True, True, False]))
+    array([ True, False, False])
+    """
     return lax.bitwise_and(as_bool(x), as_bool(y))
 
 
 def logical_or(x, y):
+    """Elementwise ``x or y`` of the truth values (nonzero is true).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.logical_or(fnp.asarray([1, 0, 0]), fnp.asarray([False, True, False]))
+    array([ True,  True, False])
+    """
     return lax.bitwise_or(as_bool(x), as_bool(y))
 
 
 def logical_not(x):
+    """Elementwise ``not x`` of the truth values (nonzero is true).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.logical_not(fnp.asarray([0.0, 2.5]))
+    array([ True, False])
+    """
     return lax.bitwise_not(as_bool(x))
 
 
 def isnan(x):
-    """Elementwise test for nan (never true for integers and booleans)."""
+    """Elementwise test for nan (never true for integers and booleans).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.isnan(fnp.asarray([1.0, fnp.inf, fnp.nan]))
+    array([False, False,  True])
+    """
     x = arg(x)
     if not core.is_inexact(dtype_of(x)):
         return full_like(x, False, dtype=np.bool_)
@@ -311,7 +571,12 @@ def isnan(x):
 
 
 def isfinite(x):
-    """Elementwise test for values that are neither infinite nor nan."""
+    """Elementwise test for values that are neither infinite nor nan.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.isfinite(fnp.asarray([1.0, fnp.inf, fnp.nan]))
+    array([ True, False, False])
+    """
     x = arg(x)
     dtype = dtype_of(x)
     if not core.is_inexact(dtype):
@@ -323,9 +588,24 @@ def isfinite(x):
 
 # -- inverse hyperbolic functions and the array API's names ---------------------------------
 
-arcsinh = _inexact_unary(lax.asinh, "arcsinh", "Elementwise inverse hyperbolic sine.")
-arccosh = _inexact_unary(lax.acosh, "arccosh", "Elementwise inverse hyperbolic cosine.")
-arctanh = _inexact_unary(lax.atanh, "arctanh", "Elementwise inverse hyperbolic tangent.")
+arcsinh = _inexact_unary(lax.asinh, "arcsinh", """Elementwise inverse hyperbolic sine.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.arcsinh(fnp.asarray([0.0, 1.0]))
+    array([0.        , 0.88137359])
+    """)
+arccosh = _inexact_unary(lax.acosh, "arccosh", """Elementwise inverse hyperbolic cosine.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.arccosh(fnp.asarray([1.0, 2.0]))
+    array([0.       , 1.3169579])
+    """)
+arctanh = _inexact_unary(lax.atanh, "arctanh", """Elementwise inverse hyperbolic tangent.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.arctanh(fnp.asarray([0.0, 0.5]))
+    array([0.        , 0.54930614])
+    """)
 asin = alias(arcsin, "asin")
 acos = alias(arccos, "acos")
 atan = alias(arctan, "atan")
@@ -405,7 +685,12 @@ def hypot(x1, x2):
 
 
 def signbit(x):
-    """Whether the sign bit is set: true for negative numbers, ``-0.0`` and ``-nan``."""
+    """Whether the sign bit is set: true for negative numbers, ``-0.0`` and ``-nan``.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.signbit(fnp.asarray([-1.0, -0.0, 0.0, 2.0]))
+    array([ True,  True, False, False])
+    """
     x = arg(x)
     kind = dtype_of(x).kind
     if kind == "b" or kind == "u":
@@ -431,7 +716,12 @@ def copysign(x1, x2):
 
 
 def fabs(x):
-    """Elementwise absolute value of real numbers, as float (integers are promoted)."""
+    """Elementwise absolute value of real numbers, as float (integers are promoted).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.fabs(fnp.asarray([-2, 3]))
+    array([2., 3.])
+    """
     return lax.abs(_real_inexact("fabs", x))
 
 
@@ -473,13 +763,23 @@ def sinc(x):
 
 def fmax(x1, x2):
     """Elementwise maximum that ignores nan (nan only where both are nan).  The derivative
-    goes to the value picked (half to each at ties, as ``maximum``'s)."""
+    goes to the value picked (half to each at ties, as ``maximum``'s).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.fmax(fnp.asarray([1.0, fnp.nan, fnp.nan]), fnp.asarray([2.0, 0.0, fnp.nan]))
+    array([ 2.,  0., nan])
+    """
     x1, x2 = _common("fmax", x1, x2)
     return _skip_nan(lax.max(x1, x2), x1, x2)
 
 
 def fmin(x1, x2):
-    """Elementwise minimum that ignores nan (nan only where both are nan)."""
+    """Elementwise minimum that ignores nan (nan only where both are nan).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.fmin(fnp.asarray([1.0, fnp.nan, fnp.nan]), fnp.asarray([2.0, 0.0, fnp.nan]))
+    array([ 1.,  0., nan])
+    """
     x1, x2 = _common("fmin", x1, x2)
     return _skip_nan(lax.min(x1, x2), x1, x2)
 
@@ -495,7 +795,12 @@ def _skip_nan(out, x1, x2):
 
 def fmod(x1, x2):
     """Elementwise remainder with the sign of ``x1`` (C's fmod): ``x1 - trunc(x1 / x2) x2``.
-    Derivatives: 1 in ``x1``, ``-trunc(x1 / x2)`` in ``x2``."""
+    Derivatives: 1 in ``x1``, ``-trunc(x1 / x2)`` in ``x2``.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.fmod(fnp.asarray([7.0, -7.0]), 3.0)
+    array([ 1., -1.])
+    """
     return lax.rem(*_common("fmod", x1, x2, real=True))
 
 
@@ -544,12 +849,22 @@ def floor_divide(x1, x2):
 
 
 def divmod(x1, x2):  # noqa: A001 (NumPy's name)
-    """``(floor_divide(x1, x2), mod(x1, x2))``."""
+    """``(floor_divide(x1, x2), mod(x1, x2))``.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.divmod(fnp.asarray([7, -7]), 3)
+    (array([ 2, -3]), array([1, 2]))
+    """
     return floor_divide(x1, x2), mod(x1, x2)
 
 
 def trunc(x):
-    """Elementwise rounding towards zero; integers and booleans come back unchanged."""
+    """Elementwise rounding towards zero; integers and booleans come back unchanged.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.trunc(fnp.asarray([-1.7, 1.7]))
+    array([-1.,  1.])
+    """
     x = arg(x)
     if dtype_of(x).kind in "biu":
         return x
@@ -562,7 +877,12 @@ fix = alias(trunc, "fix")
 
 
 def rint(x):
-    """Elementwise rounding to the nearest integer, ties to even; integers become float."""
+    """Elementwise rounding to the nearest integer, ties to even; integers become float.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.rint(fnp.asarray([0.5, 1.5, -2.7]))
+    array([ 0.,  2., -3.])
+    """
     x = arg(x)
     if dtype_of(x).kind in "iu":
         x = promote_inexact(x)
@@ -571,7 +891,12 @@ def rint(x):
 
 def modf(x):
     """``(x - trunc(x), trunc(x))``: fractional and integral parts, both with the sign of
-    ``x`` (the fractional part of ``±inf`` is ``±0``).  Derivatives 1 and 0."""
+    ``x`` (the fractional part of ``±inf`` is ``±0``).  Derivatives 1 and 0.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.modf(fnp.asarray([2.5, -1.25]))
+    (array([ 0.5 , -0.25]), array([ 2., -1.]))
+    """
     x = _real_inexact("modf", x)
     whole = trunc(x)
     frac = lax.select(isinf(x), _copysign_zero(x), lax.sub(x, whole))
@@ -608,13 +933,23 @@ def frexp(x):
 
 
 def nextafter(x1, x2):
-    """The next representable value after ``x1`` towards ``x2``; derivative 1 in ``x1``."""
+    """The next representable value after ``x1`` towards ``x2``; derivative 1 in ``x1``.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.nextafter(1.0, 2.0) - 1.0
+    2.220446049250313e-16
+    """
     return lax.nextafter(*_common("nextafter", x1, x2, inexact=True, real=True))
 
 
 def spacing(x):
     """The distance from ``x`` to the next representable value away from zero (negative
-    for negative ``x``); derivative 0."""
+    for negative ``x``); derivative 0.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.spacing(fnp.asarray([1.0, -1.0]))
+    array([ 2.22044605e-16, -2.22044605e-16])
+    """
     x = _real_inexact("spacing", x)
     away = full_like(x, inf)
     away = lax.select(elementwise_primitives.signbit(x), lax.neg(away), away)
@@ -625,31 +960,56 @@ def spacing(x):
 
 
 def float_power(x1, x2):
-    """``x1 ** x2`` computed in float64 (complex128 for complex operands), as NumPy does."""
+    """``x1 ** x2`` computed in float64 (complex128 for complex operands), as NumPy does.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.float_power(fnp.asarray([2, 3]), 2)
+    array([4., 9.])
+    """
     x1, x2 = arg(x1), arg(x2)
     dtype = np.result_type(dtype_of(x1), dtype_of(x2), np.float64)
     return lax.pow(lax.convert_element_type(x1, dtype), lax.convert_element_type(x2, dtype))
 
 
 def logaddexp2(x1, x2):
-    """Elementwise ``log2(2**x1 + 2**x2)`` without overflow (see ``logaddexp``)."""
+    """Elementwise ``log2(2**x1 + 2**x2)`` without overflow (see ``logaddexp``).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.logaddexp2(fnp.asarray([1.0, 1000.0]), fnp.asarray([1.0, 1000.0]))
+    array([   2., 1001.])
+    """
     ln2 = math.log(2)
     x1, x2 = promote_inexact(x1), promote_inexact(x2)
     return lax.div(logaddexp(lax.mul(x1, ln2), lax.mul(x2, ln2)), ln2)
 
 
 def logical_xor(x1, x2):
-    """Elementwise exclusive or of the truth values of ``x1`` and ``x2``."""
+    """Elementwise exclusive or of the truth values of ``x1`` and ``x2``.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.logical_xor(fnp.asarray([True, True, False]), fnp.asarray([1, 0, 0]))
+    array([False,  True, False])
+    """
     return lax.ne(as_bool(x1), as_bool(x2))
 
 
 def deg2rad(x):
-    """Degrees to radians."""
+    """Degrees to radians.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.deg2rad(fnp.asarray([90.0, 180.0]))
+    array([1.57079633, 3.14159265])
+    """
     return lax.mul(promote_inexact(x), pi / 180)
 
 
 def rad2deg(x):
-    """Radians to degrees."""
+    """Radians to degrees.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.rad2deg(fnp.asarray([fnp.pi / 2, fnp.pi]))
+    array([ 90., 180.])
+    """
     return lax.mul(promote_inexact(x), 180 / pi)
 
 
@@ -713,7 +1073,12 @@ def nan_to_num(x, copy: bool = True, nan: float = 0.0, posinf=None, neginf=None)
 
 
 def isinf(x):
-    """Elementwise test for +inf or -inf (in either part, for complex)."""
+    """Elementwise test for +inf or -inf (in either part, for complex).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.isinf(fnp.asarray([1.0, fnp.inf, -fnp.inf, fnp.nan]))
+    array([False,  True,  True, False])
+    """
     x = arg(x)
     if not core.is_inexact(dtype_of(x)):
         return full_like(x, False, dtype=np.bool_)
@@ -721,12 +1086,22 @@ def isinf(x):
 
 
 def isposinf(x):
-    """Elementwise test for +inf."""
+    """Elementwise test for +inf.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.isposinf(fnp.asarray([1.0, fnp.inf, -fnp.inf]))
+    array([False,  True, False])
+    """
     return _signed_inf("isposinf", x, math.inf)
 
 
 def isneginf(x):
-    """Elementwise test for -inf."""
+    """Elementwise test for -inf.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.isneginf(fnp.asarray([1.0, fnp.inf, -fnp.inf]))
+    array([False, False,  True])
+    """
     return _signed_inf("isneginf", x, -math.inf)
 
 
@@ -740,7 +1115,12 @@ def _signed_inf(name: str, x, value: float):
 
 
 def isreal(x):
-    """Elementwise test for a zero imaginary part (always true for real dtypes)."""
+    """Elementwise test for a zero imaginary part (always true for real dtypes).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.isreal(fnp.asarray([1 + 0j, 1 + 2j]))
+    array([ True, False])
+    """
     x = arg(x)
     if dtype_of(x).kind != "c":
         return full_like(x, True, dtype=np.bool_)
@@ -748,7 +1128,12 @@ def isreal(x):
 
 
 def iscomplex(x):
-    """Elementwise test for a nonzero imaginary part (always false for real dtypes)."""
+    """Elementwise test for a nonzero imaginary part (always false for real dtypes).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.iscomplex(fnp.asarray([1 + 0j, 1 + 2j]))
+    array([False,  True])
+    """
     x = arg(x)
     if dtype_of(x).kind != "c":
         return full_like(x, False, dtype=np.bool_)
@@ -756,13 +1141,23 @@ def iscomplex(x):
 
 
 def isrealobj(x) -> builtins.bool:
-    """Whether ``x``'s dtype is not complex (a Python bool, decided by the dtype only)."""
+    """Whether ``x``'s dtype is not complex (a Python bool, decided by the dtype only).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.isrealobj(fnp.asarray([1.0, 2.0])), fnp.isrealobj(fnp.asarray([1 + 0j]))
+    (True, False)
+    """
     return dtype_of(arg(x)).kind != "c"
 
 
 def isscalar(element) -> builtins.bool:
     """Whether ``element`` is a scalar: a Python or NumPy number, or a zero-dimensional array
-    or tracer (as ``jax.numpy.isscalar`` decides, unlike NumPy for 0-d arrays)."""
+    or tracer (as ``jax.numpy.isscalar`` decides, unlike NumPy for 0-d arrays).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.isscalar(3.0), fnp.isscalar(fnp.asarray([3.0]))
+    (True, False)
+    """
     if isinstance(element, (list, tuple, str, bytes)):
         return False
     try:
@@ -795,13 +1190,25 @@ def _all_true(x):
 
 
 def allclose(a, b, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False):
-    """Whether ``isclose`` holds everywhere (a boolean scalar array)."""
+    """Whether ``isclose`` holds everywhere (a boolean scalar array).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.allclose(fnp.asarray([1.0, 2.0]), fnp.asarray([1.0, 2.0 + 1e-9]))
+    np.True_
+    """
     return _all_true(isclose(a, b, rtol, atol, equal_nan))
 
 
 def array_equal(a1, a2, equal_nan: bool = False):
     """Whether ``a1`` and ``a2`` have one shape and equal elements (a boolean scalar array;
-    ``equal_nan`` counts nan as equal to nan)."""
+    ``equal_nan`` counts nan as equal to nan).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.array_equal(fnp.asarray([1, 2]), fnp.asarray([1, 2]))
+    np.True_
+    >>> fnp.array_equal(fnp.asarray([1, 2]), fnp.asarray([[1, 2]]))
+    array(False)
+    """
     a1, a2 = arg(a1), arg(a2)
     if shape_of(a1) != shape_of(a2):
         return np.asarray(False)
@@ -812,7 +1219,12 @@ def array_equal(a1, a2, equal_nan: bool = False):
 
 
 def array_equiv(a1, a2):
-    """Whether ``a1`` and ``a2`` broadcast together and are equal elementwise."""
+    """Whether ``a1`` and ``a2`` broadcast together and are equal elementwise.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.array_equiv(fnp.asarray([1, 2]), fnp.asarray([[1, 2], [1, 2]]))
+    np.True_
+    """
     a1, a2 = arg(a1), arg(a2)
     try:
         np.broadcast_shapes(shape_of(a1), shape_of(a2))
@@ -835,17 +1247,32 @@ def _integers(name: str, *operands, booleans: bool = True):
 
 
 def bitwise_and(x1, x2):
-    """Elementwise bitwise and of integers (logical and of booleans)."""
+    """Elementwise bitwise and of integers (logical and of booleans).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.bitwise_and(fnp.asarray([12, 10]), fnp.asarray([10, 6]))
+    array([8, 2])
+    """
     return lax.bitwise_and(*_integers("bitwise_and", x1, x2))
 
 
 def bitwise_or(x1, x2):
-    """Elementwise bitwise or of integers (logical or of booleans)."""
+    """Elementwise bitwise or of integers (logical or of booleans).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.bitwise_or(fnp.asarray([12, 10]), fnp.asarray([10, 6]))
+    array([14, 14])
+    """
     return lax.bitwise_or(*_integers("bitwise_or", x1, x2))
 
 
 def bitwise_xor(x1, x2):
-    """Elementwise bitwise exclusive or of integers (logical xor of booleans)."""
+    """Elementwise bitwise exclusive or of integers (logical xor of booleans).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.bitwise_xor(fnp.asarray([12, 10]), fnp.asarray([10, 6]))
+    array([ 6, 12])
+    """
     return lax.bitwise_xor(*_integers("bitwise_xor", x1, x2))
 
 
@@ -864,12 +1291,22 @@ bitwise_invert = alias(invert, "bitwise_invert")
 
 
 def left_shift(x1, x2):
-    """Elementwise ``x1 << x2`` for integers (0 once ``x2`` reaches the bit width)."""
+    """Elementwise ``x1 << x2`` for integers (0 once ``x2`` reaches the bit width).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.left_shift(fnp.asarray([1, 3]), 2)
+    array([ 4, 12])
+    """
     return lax.shift_left(*_integers("left_shift", x1, x2, booleans=False))
 
 
 def right_shift(x1, x2):
-    """Elementwise ``x1 >> x2`` for integers, keeping the sign of signed ones."""
+    """Elementwise ``x1 >> x2`` for integers, keeping the sign of signed ones.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.right_shift(fnp.asarray([-16, 16]), 2)
+    array([-4,  4])
+    """
     return lax.shift_right_arithmetic(*_integers("right_shift", x1, x2, booleans=False))
 
 
@@ -891,10 +1328,20 @@ def bitwise_count(x):
 
 
 def gcd(x1, x2):
-    """Elementwise greatest common divisor of integers (``gcd(0, 0) == 0``)."""
+    """Elementwise greatest common divisor of integers (``gcd(0, 0) == 0``).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.gcd(fnp.asarray([12, 0, -9]), fnp.asarray([18, 0, 6]))
+    array([6, 0, 3])
+    """
     return elementwise_primitives.gcd(*_integers("gcd", x1, x2, booleans=False))
 
 
 def lcm(x1, x2):
-    """Elementwise least common multiple of integers (``lcm(0, x) == 0``)."""
+    """Elementwise least common multiple of integers (``lcm(0, x) == 0``).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.lcm(fnp.asarray([4, 0, -3]), fnp.asarray([6, 5, 2]))
+    array([12,  0,  6])
+    """
     return elementwise_primitives.lcm(*_integers("lcm", x1, x2, booleans=False))

@@ -581,7 +581,12 @@ def diag_indices(n: int, ndim: int = 2):
 
 
 def diag_indices_from(arr):
-    """``diag_indices`` for ``arr``, whose axes (at least two) must all have one size."""
+    """``diag_indices`` for ``arr``, whose axes (at least two) must all have one size.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.diag_indices_from(fnp.zeros((3, 3)))
+    (array([0, 1, 2]), array([0, 1, 2]))
+    """
     shape = shape_of(arg(arr))
     if len(shape) < 2 or len(set(shape)) != 1:
         raise ValueError(f"diag_indices_from: arr must have at least two axes, all of one "
@@ -627,13 +632,23 @@ def _from_2d(name: str, arr) -> tuple:
 
 
 def tril_indices_from(arr, k: int = 0):
-    """``tril_indices`` for the shape of the 2-D ``arr``."""
+    """``tril_indices`` for the shape of the 2-D ``arr``.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.tril_indices_from(fnp.zeros((2, 2)))
+    (array([0, 1, 1]), array([0, 0, 1]))
+    """
     n, m = _from_2d("tril_indices_from", arr)
     return tril_indices(n, k, m)
 
 
 def triu_indices_from(arr, k: int = 0):
-    """``triu_indices`` for the shape of the 2-D ``arr``."""
+    """``triu_indices`` for the shape of the 2-D ``arr``.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.triu_indices_from(fnp.zeros((2, 2)), k=1)
+    (array([0]), array([1]))
+    """
     n, m = _from_2d("triu_indices_from", arr)
     return triu_indices(n, k, m)
 

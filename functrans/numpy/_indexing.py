@@ -38,7 +38,14 @@ __all__ = ["newaxis", "where", "diagonal", "diag", "diagflat", "tril", "triu", "
 
 def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
     """Elementwise ``x if condition else y`` (broadcasting); ``where(condition)`` alone is
-    ``nonzero(condition, size=size, fill_value=fill_value)``."""
+    ``nonzero(condition, size=size, fill_value=fill_value)``.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.where(fnp.asarray([True, False]), fnp.asarray([1, 2]), fnp.asarray([-1, -2]))
+    array([ 1, -2])
+    >>> fnp.where(fnp.asarray([0, 3, 0, 5]))
+    (array([1, 3]),)
+    """
     if x is None and y is None:
         return nonzero(condition, size=size, fill_value=fill_value)
     if x is None or y is None:
@@ -49,7 +56,12 @@ def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
 
 def diagonal(a, offset: int = 0, axis1: int = 0, axis2: int = 1):
     """The diagonal ``a[i, i + offset]`` of the planes spanned by ``axis1`` and ``axis2``,
-    as the last axis of the result (the other axes keep their order)."""
+    as the last axis of the result (the other axes keep their order).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.diagonal(fnp.asarray([[1, 2, 3], [4, 5, 6]]), offset=1)
+    array([2, 6])
+    """
     a = arg(a)
     shape = shape_of(a)
     if len(shape) < 2:
@@ -128,12 +140,24 @@ def _triangle(name: str, m, k, lower: bool):
 
 
 def tril(m, k: int = 0):
-    """Zero the elements above the ``k``-th diagonal of the last two axes."""
+    """Zero the elements above the ``k``-th diagonal of the last two axes.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.tril(fnp.asarray([[1, 2], [3, 4]]))
+    array([[1, 0],
+           [3, 4]])
+    """
     return _triangle("tril", m, k, lower=True)
 
 
 def triu(m, k: int = 0):
-    """Zero the elements below the ``k``-th diagonal of the last two axes."""
+    """Zero the elements below the ``k``-th diagonal of the last two axes.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.triu(fnp.asarray([[1, 2], [3, 4]]))
+    array([[1, 2],
+           [0, 4]])
+    """
     return _triangle("triu", m, k, lower=False)
 
 

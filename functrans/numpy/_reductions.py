@@ -28,7 +28,12 @@ __all__ = ["sum", "mean", "prod", "cumsum", "cumprod", "var", "std", "max", "min
 
 
 def sum(a, axis=None, dtype=None, keepdims: bool = False):  # noqa: A001
-    """Sum over ``axis`` (all axes by default); booleans and small ints sum as int64."""
+    """Sum over ``axis`` (all axes by default); booleans and small ints sum as int64.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.sum(fnp.asarray([[1, 2], [3, 4]]), axis=0)
+    array([4, 6])
+    """
     a = arg(a)
     aval = get_aval(a)
     if dtype is not None:
@@ -40,7 +45,12 @@ def sum(a, axis=None, dtype=None, keepdims: bool = False):  # noqa: A001
 
 
 def mean(a, axis=None, dtype=None, keepdims: bool = False):
-    """Arithmetic mean over ``axis``; integers average in float64."""
+    """Arithmetic mean over ``axis``; integers average in float64.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.mean(fnp.asarray([[1, 2], [3, 5]]), axis=0)
+    array([2. , 3.5])
+    """
     a = promote_inexact(a) if dtype is None else astype(a, dtype)
     aval = get_aval(a)
     axes = axis_tuple(axis, aval.ndim)
@@ -50,17 +60,33 @@ def mean(a, axis=None, dtype=None, keepdims: bool = False):
 
 def prod(a, axis=None, dtype=None, keepdims: bool = False):
     """Product over ``axis`` (all axes by default); booleans and small ints multiply as
-    int64.  Its derivative is exact where elements are zero (no division)."""
+    int64.  Its derivative is exact where elements are zero (no division).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.prod(fnp.asarray([[1, 2], [3, 4]]), axis=1)
+    array([ 2, 12])
+    """
     return cumulative.numpy_prod(arg(a), axis, dtype, keepdims)
 
 
 def cumsum(a, axis=None, dtype=None):
-    """Running sum along ``axis`` (of the flattened array by default)."""
+    """Running sum along ``axis`` (of the flattened array by default).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.cumsum(fnp.asarray([[1, 2], [3, 4]]), axis=0)
+    array([[1, 2],
+           [4, 6]])
+    """
     return cumulative.numpy_cumsum(arg(a), axis, dtype)
 
 
 def cumprod(a, axis=None, dtype=None):
-    """Running product along ``axis`` (of the flattened array by default)."""
+    """Running product along ``axis`` (of the flattened array by default).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.cumprod(fnp.asarray([[1, 2], [3, 4]]))
+    array([ 1,  2,  6, 24])
+    """
     return cumulative.numpy_cumprod(arg(a), axis, dtype)
 
 
@@ -95,7 +121,12 @@ def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial: bool = False
 
 def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial: bool = False):
     """Running product along ``axis`` (the array API's ``cumprod``); ``include_initial`` puts
-    the empty product 1 first."""
+    the empty product 1 first.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.cumulative_prod(fnp.asarray([1, 2, 3]), include_initial=True)
+    array([1, 1, 2, 6])
+    """
     return _cumulative("cumulative_prod", cumprod, 1, x, axis, dtype, include_initial)
 
 
@@ -130,12 +161,25 @@ def var(a, axis=None, ddof: int = 0, keepdims: bool = False, *, correction=None,
 
 
 def std(a, axis=None, ddof: int = 0, keepdims: bool = False, *, correction=None, dtype=None):
-    """Standard deviation over ``axis`` (the square root of ``var``, same arguments)."""
+    """Standard deviation over ``axis`` (the square root of ``var``, same arguments).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.std(fnp.asarray([1.0, 3.0]))
+    np.float64(1.0)
+    >>> fnp.std(fnp.asarray([1.0, 3.0]), ddof=1)
+    np.float64(1.4142135623730951)
+    """
     ddof = _degrees_of_freedom("std", ddof, correction)
     return sqrt(var(a, axis, ddof, keepdims, dtype=dtype))
 
 
 def max(a, axis=None, keepdims: bool = False):  # noqa: A001
+    """The maximum over ``axis`` (all axes by default); nan propagates. ``amax`` is its alias.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.max(fnp.asarray([[1.0, 7.0], [4.0, 2.0]]), axis=0)
+    array([4., 7.])
+    """
     a = arg(a)
     aval = get_aval(a)
     axes = axis_tuple(axis, aval.ndim)
@@ -143,6 +187,12 @@ def max(a, axis=None, keepdims: bool = False):  # noqa: A001
 
 
 def min(a, axis=None, keepdims: bool = False):  # noqa: A001
+    """The minimum over ``axis`` (all axes by default); nan propagates. ``amin`` is its alias.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.min(fnp.asarray([[1.0, 7.0], [4.0, 2.0]]), axis=1)
+    array([1., 2.])
+    """
     a = arg(a)
     aval = get_aval(a)
     axes = axis_tuple(axis, aval.ndim)
@@ -154,12 +204,22 @@ amin = alias(min, "amin")
 
 
 def any(a, axis=None, keepdims: bool = False):  # noqa: A001 (NumPy's name)
-    """Whether any element along ``axis`` (all axes by default) is true (nonzero)."""
+    """Whether any element along ``axis`` (all axes by default) is true (nonzero).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.any(fnp.asarray([[1, 0], [0, 0]]), axis=1)
+    array([ True, False])
+    """
     return lax.gt(sum(as_bool(a), axis, keepdims=keepdims), 0)
 
 
 def all(a, axis=None, keepdims: bool = False):  # noqa: A001 (NumPy's name)
-    """Whether every element along ``axis`` (all axes by default) is true (nonzero)."""
+    """Whether every element along ``axis`` (all axes by default) is true (nonzero).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.all(fnp.asarray([[1, 0], [2, 3]]), axis=1)
+    array([False,  True])
+    """
     return lax.eq(sum(logical_not(a), axis, keepdims=keepdims), 0)
 
 
@@ -173,18 +233,35 @@ def _arg_extremum(f, a, axis, keepdims: bool):
 
 
 def argmax(a, axis=None, keepdims: bool = False):
-    """Index of the first maximum along ``axis`` (of the flattened array by default)."""
+    """Index of the first maximum along ``axis`` (of the flattened array by default).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.argmax(fnp.asarray([[1.0, 7.0, 7.0], [4.0, 2.0, 0.0]]), axis=1)
+    array([1, 0])
+    """
     return _arg_extremum(lax.argmax, a, axis, keepdims)
 
 
 def argmin(a, axis=None, keepdims: bool = False):
-    """Index of the first minimum along ``axis`` (of the flattened array by default)."""
+    """Index of the first minimum along ``axis`` (of the flattened array by default).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.argmin(fnp.asarray([[1.0, 7.0, 7.0], [4.0, 2.0, 0.0]]))
+    np.int64(5)
+    """
     return _arg_extremum(lax.argmin, a, axis, keepdims)
 
 
 def diff(a, n: int = 1, axis: int = -1):
     """The ``n``-th forward difference along ``axis``: ``a[1:] - a[:-1]``, ``n`` times
-    (booleans differ by ``!=``, as in NumPy)."""
+    (booleans differ by ``!=``, as in NumPy).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.diff(fnp.asarray([1, 4, 9, 16]))
+    array([3, 5, 7])
+    >>> fnp.diff(fnp.asarray([1, 4, 9, 16]), n=2)
+    array([2, 2])
+    """
     a = arg(a)
     n = static_int(n, "diff", "n")
     if n < 0:
@@ -202,5 +279,10 @@ def diff(a, n: int = 1, axis: int = -1):
 
 
 def trace(a, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype=None):
-    """The sum along a diagonal (see ``diagonal``), with ``sum``'s dtype rules."""
+    """The sum along a diagonal (see ``diagonal``), with ``sum``'s dtype rules.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.trace(fnp.asarray([[1, 2], [3, 4]]))
+    np.int64(5)
+    """
     return sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)

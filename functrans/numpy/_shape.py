@@ -32,7 +32,13 @@ __all__ = ["reshape", "ravel", "transpose", "swapaxes", "moveaxis", "broadcast_t
 
 def reshape(a, shape=None, order: str = "C", *, newshape=None):
     """Reshape (row-major) to ``shape`` (``newshape`` is NumPy's older name); one entry may
-    be -1."""
+    be -1.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.reshape(fnp.arange(6), (2, -1))
+    array([[0, 1, 2],
+           [3, 4, 5]])
+    """
     if order != "C":
         raise NotImplementedError("reshape: only order='C' is supported")
     if (shape is None) == (newshape is None):
@@ -53,10 +59,24 @@ def reshape(a, shape=None, order: str = "C", *, newshape=None):
 
 
 def ravel(a):
+    """``a`` flattened to one axis, in row-major order.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.ravel(fnp.asarray([[1, 2], [3, 4]]))
+    array([1, 2, 3, 4])
+    """
     return reshape(a, -1)
 
 
 def transpose(a, axes=None):
+    """Permute the axes: reverse them by default, or put input axis ``axes[i]`` at position ``i``.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.transpose(fnp.zeros((2, 3, 4))).shape
+    (4, 3, 2)
+    >>> fnp.transpose(fnp.zeros((2, 3, 4)), (1, 0, 2)).shape
+    (3, 2, 4)
+    """
     a = arg(a)
     nd = len(shape_of(a))
     perm = tuple(reversed(range(nd))) if axes is None else tuple(int(i) % nd for i in axes)
@@ -64,6 +84,12 @@ def transpose(a, axes=None):
 
 
 def swapaxes(a, axis1: int, axis2: int):
+    """Exchange axes ``axis1`` and ``axis2``.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.swapaxes(fnp.zeros((2, 3, 4)), 0, 2).shape
+    (4, 3, 2)
+    """
     a = arg(a)
     nd = len(shape_of(a))
     perm = list(range(nd))
@@ -73,7 +99,12 @@ def swapaxes(a, axis1: int, axis2: int):
 
 def moveaxis(a, source, destination):
     """Move axes ``source`` (an int or a sequence) to positions ``destination``; the other
-    axes keep their order."""
+    axes keep their order.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.moveaxis(fnp.zeros((2, 3, 4)), 0, -1).shape
+    (3, 4, 2)
+    """
     a = arg(a)
     nd = len(shape_of(a))
     src = [shape_ops.normalize_axis(int(i), nd, "source axis") for i in as_tuple(source)]
@@ -90,19 +121,44 @@ def moveaxis(a, source, destination):
 
 
 def broadcast_to(a, shape):
+    """``a`` broadcast to ``shape`` by NumPy's rules.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.broadcast_to(fnp.asarray([1, 2]), (2, 2))
+    array([[1, 2],
+           [1, 2]])
+    """
     return shape_ops.broadcast_to(arg(a), tuple(shape))
 
 
 def broadcast_arrays(*args):
+    """The arguments broadcast against each other to one common shape (a list).
+
+    >>> import functrans.numpy as fnp
+    >>> [x.shape for x in fnp.broadcast_arrays(fnp.zeros((2, 1)), fnp.zeros(3))]
+    [(2, 3), (2, 3)]
+    """
     shape = np.broadcast_shapes(*[shape_of(arg(a)) for a in args])
     return [broadcast_to(a, shape) for a in args]
 
 
 def expand_dims(a, axis):
+    """Insert an axis of size 1 at position ``axis`` (an int or a tuple) of the result.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.expand_dims(fnp.zeros((2, 3)), (0, -1)).shape
+    (1, 2, 3, 1)
+    """
     return shape_ops.expand_dims(arg(a), axis_tuple(axis, 0))
 
 
 def squeeze(a, axis=None):
+    """Remove axes of size 1 (all of them, or those named by ``axis``).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.squeeze(fnp.zeros((1, 3, 1)), axis=0).shape
+    (3, 1)
+    """
     a = arg(a)
     shape = shape_of(a)
     axes = tuple(i for i, n in enumerate(shape) if n == 1) if axis is None else axis_tuple(
@@ -111,13 +167,24 @@ def squeeze(a, axis=None):
 
 
 def atleast_1d(a):
+    """``a`` with at least one axis: a scalar becomes shape (1,), other arrays are unchanged.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.atleast_1d(3.0)
+    array([3.])
+    """
     a = arg(a)
     return reshape(a, (1,)) if not shape_of(a) else a
 
 
 def atleast_2d(*arys):
     """Arrays with at least two axes: a scalar becomes shape (1, 1), a vector (1, n).  One
-    array in, one array out; several in, a tuple out."""
+    array in, one array out; several in, a tuple out.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.atleast_2d(fnp.asarray([1, 2]))
+    array([[1, 2]])
+    """
     outs = []
     for a in arys:
         a = arg(a)
@@ -128,6 +195,13 @@ def atleast_2d(*arys):
 
 
 def concatenate(arrays: Sequence, axis: int = 0):
+    """Join a sequence of arrays along the existing axis ``axis``.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.concatenate([fnp.asarray([[1, 2]]), fnp.asarray([[3, 4]])], axis=0)
+    array([[1, 2],
+           [3, 4]])
+    """
     arrays = [arg(a) for a in arrays]
     nd = len(shape_of(arrays[0]))
     if axis is None:
@@ -136,6 +210,13 @@ def concatenate(arrays: Sequence, axis: int = 0):
 
 
 def stack(arrays: Sequence, axis: int = 0):
+    """Join a sequence of same-shape arrays along a new axis ``axis``.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.stack([fnp.asarray([1, 2]), fnp.asarray([3, 4])], axis=1)
+    array([[1, 3],
+           [2, 4]])
+    """
     arrays = [arg(a) for a in arrays]
     nd = len(shape_of(arrays[0])) + 1
     axis = shape_ops.normalize_axis(axis, nd)
@@ -143,7 +224,12 @@ def stack(arrays: Sequence, axis: int = 0):
 
 
 def hstack(tup: Sequence):
-    """Concatenate along the second axis (the first, for 1-D arrays); scalars count as 1-D."""
+    """Concatenate along the second axis (the first, for 1-D arrays); scalars count as 1-D.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.hstack([fnp.asarray([1, 2]), fnp.asarray([3])])
+    array([1, 2, 3])
+    """
     arrays = [atleast_1d(a) for a in tup]
     if not arrays:
         raise ValueError("hstack: need at least one array to concatenate")
@@ -151,7 +237,13 @@ def hstack(tup: Sequence):
 
 
 def vstack(tup: Sequence):
-    """Concatenate along the first axis, after making every array at least 2-D."""
+    """Concatenate along the first axis, after making every array at least 2-D.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.vstack([fnp.asarray([1, 2]), fnp.asarray([3, 4])])
+    array([[1, 2],
+           [3, 4]])
+    """
     arrays = [atleast_2d(a) for a in tup]
     if not arrays:
         raise ValueError("vstack: need at least one array to concatenate")
@@ -162,7 +254,14 @@ def vstack(tup: Sequence):
 def split(ary, indices_or_sections, axis: int = 0):
     """Split ``ary`` along ``axis`` into equal sections (an int that divides the axis) or
     at the given indices (the pieces are ``ary[:i0], ary[i0:i1], ..., ary[ik:]``, with
-    Python's slicing rules)."""
+    Python's slicing rules).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.split(fnp.arange(6), 3)
+    [array([0, 1]), array([2, 3]), array([4, 5])]
+    >>> fnp.split(fnp.arange(6), [1, 4])
+    [array([0]), array([1, 2, 3]), array([4, 5])]
+    """
     ary = arg(ary)
     shape = shape_of(ary)
     axis = shape_ops.normalize_axis(static_int(axis, "split", "axis"), len(shape))
@@ -188,7 +287,13 @@ def split(ary, indices_or_sections, axis: int = 0):
 
 def tile(A, reps):
     """Repeat the whole array ``reps`` times along each axis (an int or a tuple; the
-    shorter of ``A.shape`` and ``reps`` is padded with leading ones)."""
+    shorter of ``A.shape`` and ``reps`` is padded with leading ones).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.tile(fnp.asarray([1, 2]), (2, 2))
+    array([[1, 2, 1, 2],
+           [1, 2, 1, 2]])
+    """
     A = arg(A)
     reps = tuple(static_int(r, "tile", "reps") for r in as_tuple(reps))
     if builtins.any(r < 0 for r in reps):
@@ -205,7 +310,12 @@ def tile(A, reps):
 
 def repeat(a, repeats, axis=None):
     """Repeat each element ``repeats`` times (a static int) along ``axis`` (of the
-    flattened array by default)."""
+    flattened array by default).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.repeat(fnp.asarray([1, 2]), 2)
+    array([1, 1, 2, 2])
+    """
     if not isinstance(repeats, Tracer) and backend.array_module(repeats).ndim(repeats) > 0:
         raise NotImplementedError("repeat: only one static integer count is supported, not "
                                   "one count per element")
@@ -227,7 +337,12 @@ def repeat(a, repeats, axis=None):
 def roll(a, shift, axis=None):
     """Shift elements ``shift`` places along ``axis`` (of the flattened array by default),
     wrapping around; ``shift`` and ``axis`` may be tuples of equal length (or one of them
-    an int, used for every axis)."""
+    an int, used for every axis).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.roll(fnp.asarray([1, 2, 3, 4]), 1)
+    array([4, 1, 2, 3])
+    """
     a = arg(a)
     if isinstance(shift, Tracer):
         raise NotImplementedError("roll: shift must be static, not a traced value")
@@ -253,13 +368,27 @@ def roll(a, shift, axis=None):
 
 
 def flip(a, axis=None):
+    """Reverse the order of elements along ``axis`` (all axes by default).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.flip(fnp.asarray([[1, 2], [3, 4]]), axis=1)
+    array([[2, 1],
+           [4, 3]])
+    """
     a = arg(a)
     return lax.rev(a, axis_tuple(axis, len(shape_of(a))))
 
 
 def pad(array, pad_width, mode: str = "constant", constant_values=0):
     """Constant padding, as ``numpy.pad(mode='constant')``; ``constant_values`` is one
-    scalar (it may be traced)."""
+    scalar (it may be traced).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.pad(fnp.asarray([1, 2]), (1, 2))
+    array([0, 1, 2, 0, 0])
+    >>> fnp.pad(fnp.asarray([1.0]), 1, constant_values=9.0)
+    array([9., 1., 9.])
+    """
     if mode != "constant":
         raise NotImplementedError(f"pad: mode={mode!r} is not supported; only 'constant'")
     array = arg(array)
@@ -271,14 +400,32 @@ def pad(array, pad_width, mode: str = "constant", constant_values=0):
 
 
 def shape(a):
+    """The shape of ``a`` (a tuple of ints, also for tracers).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.shape([[1, 2, 3]])
+    (1, 3)
+    """
     return shape_of(arg(a))
 
 
 def ndim(a):
+    """The number of axes of ``a`` (an int, also for tracers).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.ndim(fnp.zeros((2, 3)))
+    2
+    """
     return len(shape_of(arg(a)))
 
 
 def size(a):
+    """The number of elements of ``a`` (an int, also for tracers).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.size(fnp.zeros((2, 3)))
+    6
+    """
     return get_aval(arg(a)).size
 
 

@@ -78,7 +78,12 @@ def average(a, axis=None, weights=None, returned: bool = False, keepdims: bool =
 
 
 def ptp(a, axis=None, keepdims: bool = False):
-    """Peak to peak: ``max - min`` along ``axis``."""
+    """Peak to peak: ``max - min`` along ``axis``.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.ptp(fnp.asarray([[1.0, 7.0], [4.0, 2.0]]), axis=1)
+    array([6., 2.])
+    """
     return lax.sub(max(a, axis, keepdims=keepdims), min(a, axis, keepdims=keepdims))
 
 
@@ -207,22 +212,42 @@ def _count(a, axis, keepdims: bool):
 
 
 def nansum(a, axis=None, dtype=None, keepdims: bool = False):
-    """``sum`` treating nan as 0 (0 for an all-nan slice)."""
+    """``sum`` treating nan as 0 (0 for an all-nan slice).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.nansum(fnp.asarray([1.0, fnp.nan, 2.0]))
+    np.float64(3.0)
+    """
     return sum(_filled(a, 0), axis, dtype, keepdims)
 
 
 def nanprod(a, axis=None, dtype=None, keepdims: bool = False):
-    """``prod`` treating nan as 1 (1 for an all-nan slice)."""
+    """``prod`` treating nan as 1 (1 for an all-nan slice).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.nanprod(fnp.asarray([3.0, fnp.nan, 2.0]))
+    np.float64(6.0)
+    """
     return prod(_filled(a, 1), axis, dtype, keepdims)
 
 
 def nancumsum(a, axis=None, dtype=None):
-    """``cumsum`` treating nan as 0."""
+    """``cumsum`` treating nan as 0.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.nancumsum(fnp.asarray([1.0, fnp.nan, 2.0]))
+    array([1., 1., 3.])
+    """
     return cumsum(_filled(a, 0), axis, dtype)
 
 
 def nancumprod(a, axis=None, dtype=None):
-    """``cumprod`` treating nan as 1."""
+    """``cumprod`` treating nan as 1.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.nancumprod(fnp.asarray([3.0, fnp.nan, 2.0]))
+    array([3., 3., 6.])
+    """
     return cumprod(_filled(a, 1), axis, dtype)
 
 
@@ -243,7 +268,12 @@ def nanmean(a, axis=None, dtype=None, keepdims: bool = False):
 def nanvar(a, axis=None, dtype=None, ddof: int = 0, keepdims: bool = False, *,
            correction=None):
     """The variance of the non-nan elements along ``axis``, divided by ``count - ddof``
-    (nan for an all-nan slice or one with ``count <= ddof``)."""
+    (nan for an all-nan slice or one with ``count <= ddof``).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.nanvar(fnp.asarray([1.0, fnp.nan, 3.0]))
+    array(1.)
+    """
     ddof = _degrees_of_freedom("nanvar", ddof, correction)
     a = promote_inexact(a) if dtype is None else astype(a, dtype)
     centered = _filled(lax.sub(a, nanmean(a, axis, keepdims=True)), 0)
@@ -260,7 +290,12 @@ def nanvar(a, axis=None, dtype=None, ddof: int = 0, keepdims: bool = False, *,
 
 def nanstd(a, axis=None, dtype=None, ddof: int = 0, keepdims: bool = False, *,
            correction=None):
-    """The standard deviation of the non-nan elements (the square root of ``nanvar``)."""
+    """The standard deviation of the non-nan elements (the square root of ``nanvar``).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.nanstd(fnp.asarray([1.0, fnp.nan, 3.0]))
+    np.float64(1.0)
+    """
     ddof = _degrees_of_freedom("nanstd", ddof, correction)
     return sqrt(nanvar(a, axis, dtype, ddof, keepdims))
 
@@ -277,12 +312,22 @@ def _nan_extremum(reduce, fill: float, a, axis, keepdims: bool):
 
 
 def nanmax(a, axis=None, keepdims: bool = False):
-    """``max`` ignoring nan (nan for an all-nan slice); the gradient goes to the maximum."""
+    """``max`` ignoring nan (nan for an all-nan slice); the gradient goes to the maximum.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.nanmax(fnp.asarray([4.0, fnp.nan, 3.0]))
+    array(4.)
+    """
     return _nan_extremum(max, -math.inf, a, axis, keepdims)
 
 
 def nanmin(a, axis=None, keepdims: bool = False):
-    """``min`` ignoring nan (nan for an all-nan slice); the gradient goes to the minimum."""
+    """``min`` ignoring nan (nan for an all-nan slice); the gradient goes to the minimum.
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.nanmin(fnp.asarray([4.0, fnp.nan, 3.0]))
+    array(3.)
+    """
     return _nan_extremum(min, math.inf, a, axis, keepdims)
 
 
@@ -296,11 +341,21 @@ def _nan_arg_extremum(arg_reduce, fill: float, a, axis, keepdims: bool):
 
 
 def nanargmax(a, axis=None, keepdims: bool = False):
-    """``argmax`` ignoring nan; -1 for an all-nan slice (as ``jax.numpy``; NumPy raises)."""
+    """``argmax`` ignoring nan; -1 for an all-nan slice (as ``jax.numpy``; NumPy raises).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.nanargmax(fnp.asarray([fnp.nan, 4.0, 3.0]))
+    array(1)
+    """
     return _nan_arg_extremum(argmax, -math.inf, a, axis, keepdims)
 
 
 def nanargmin(a, axis=None, keepdims: bool = False):
-    """``argmin`` ignoring nan; -1 for an all-nan slice (as ``jax.numpy``; NumPy raises)."""
+    """``argmin`` ignoring nan; -1 for an all-nan slice (as ``jax.numpy``; NumPy raises).
+
+    >>> import functrans.numpy as fnp
+    >>> fnp.nanargmin(fnp.asarray([fnp.nan, 4.0, 3.0]))
+    array(2)
+    """
     return _nan_arg_extremum(argmin, math.inf, a, axis, keepdims)
 

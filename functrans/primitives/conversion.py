@@ -16,7 +16,12 @@ convert_element_type_p = Primitive("convert_element_type")
 
 
 def convert_element_type(x, new_dtype, weak_type: bool = False):
-    """Convert ``x`` to ``new_dtype`` (complex to real keeps the real part)."""
+    """Convert ``x`` to ``new_dtype`` (complex to real keeps the real part).
+
+    >>> import numpy as np, functrans.lax as lax
+    >>> lax.convert_element_type(np.array([1.7, -1.7]), np.int32)
+    array([ 1, -1], dtype=int32)
+    """
     if type(x) is np.ndarray and x.dtype == new_dtype and not weak_type:
         return x  # the common no-op, decided without building an abstract value
     new_dtype = np.dtype(new_dtype)
@@ -108,7 +113,12 @@ zeros_like_p = ad.zeros_like_p
 
 
 def zeros_like(x, dtype=None):
-    """Zeros of the shape, dtype (unless given) and array module (NumPy or CuPy) of ``x``."""
+    """Zeros of the shape, dtype (unless given) and array module (NumPy or CuPy) of ``x``.
+
+    >>> import numpy as np, functrans.lax as lax
+    >>> lax.zeros_like(np.array([1, 2], dtype=np.int8))
+    array([0, 0], dtype=int8)
+    """
     aval = get_aval(x)
     return zeros_like_p.bind(x, shape=aval.shape,
                              dtype=aval.dtype if dtype is None else np.dtype(dtype),

@@ -281,7 +281,12 @@ integer_pow_p = unary("integer_pow", lambda x, *, y: array_module(x).power(x, y)
 
 
 def integer_pow(x, y: int):
-    """``x ** y`` for a static Python integer ``y``."""
+    """``x ** y`` for a static Python integer ``y``.
+
+    >>> import numpy as np, functrans.lax as lax
+    >>> lax.integer_pow(np.array([2.0, -3.0]), 3)
+    array([  8., -27.])
+    """
     y = int(y)
     if y == 1:
         return x
@@ -913,6 +918,76 @@ rem = _binary_fn(rem_p, "Elementwise remainder x - trunc(x / y) y, with the sign
                  "fmod).")
 nextafter = _binary_fn(nextafter_p, "Elementwise next floating-point value after x towards y.")
 
+# Examples of the functions above, appended to their docstrings (and so doctested):
+# (function, expression, its output).
+_EXAMPLES = [
+    (neg, "lax.neg(np.array([1.0, -2.0]))", "array([-1.,  2.])"),
+    (exp, "lax.exp(np.array([0.0, 1.0]))", "array([1.        , 2.71828183])"),
+    (log, "lax.log(np.array([1.0, np.e]))", "array([0., 1.])"),
+    (sin, "lax.sin(np.array([0.0, np.pi / 2]))", "array([0., 1.])"),
+    (cos, "lax.cos(np.array([0.0, np.pi]))", "array([ 1., -1.])"),
+    (tan, "lax.tan(np.array([0.0, np.pi / 4]))", "array([0., 1.])"),
+    (tanh, "lax.tanh(np.array([0.0, 1.0]))", "array([0.        , 0.76159416])"),
+    (sinh, "lax.sinh(np.array([0.0, 1.0]))", "array([0.        , 1.17520119])"),
+    (cosh, "lax.cosh(np.array([0.0, 1.0]))", "array([1.        , 1.54308063])"),
+    (sqrt, "lax.sqrt(np.array([4.0, 2.25]))", "array([2. , 1.5])"),
+    (log1p, "lax.log1p(np.array([0.0, 1e-10]))", "array([0.e+00, 1.e-10])"),
+    (expm1, "lax.expm1(np.array([0.0, 1e-10]))", "array([0.e+00, 1.e-10])"),
+    (atan, "lax.atan(np.array([0.0, 1.0]))", "array([0.        , 0.78539816])"),
+    (asin, "lax.asin(np.array([0.0, 1.0]))", "array([0.        , 1.57079633])"),
+    (acos, "lax.acos(np.array([1.0, 0.0]))", "array([0.        , 1.57079633])"),
+    (floor, "lax.floor(np.array([-1.5, 2.5]))", "array([-2.,  2.])"),
+    (ceil, "lax.ceil(np.array([-1.5, 2.5]))", "array([-1.,  3.])"),
+    (is_finite, "lax.is_finite(np.array([1.0, np.inf, np.nan]))", "array([ True, False, False])"),
+    (logistic, "lax.logistic(np.array([0.0, 2.0]))", "array([0.5       , 0.88079708])"),
+    (sign, "lax.sign(np.array([-3.0, 0.0, 2.0]))", "array([-1.,  0.,  1.])"),
+    (abs, "lax.abs(np.array([-1.5, 3 + 4j]))", "array([1.5, 5. ])"),
+    (real, "lax.real(np.array([1 + 2j, 3 - 4j]))", "array([1., 3.])"),
+    (imag, "lax.imag(np.array([1 + 2j, 3 - 4j]))", "array([ 2., -4.])"),
+    (conj, "lax.conj(np.array([1 + 2j, 3 - 4j]))", "array([1.-2.j, 3.+4.j])"),
+    (asinh, "lax.asinh(np.array([0.0, 1.0]))", "array([0.        , 0.88137359])"),
+    (acosh, "lax.acosh(np.array([1.0, 2.0]))", "array([0.       , 1.3169579])"),
+    (atanh, "lax.atanh(np.array([0.0, 0.5]))", "array([0.        , 0.54930614])"),
+    (cbrt, "lax.cbrt(np.array([-8.0, 27.0]))", "array([-2.,  3.])"),
+    (bitwise_not, "lax.bitwise_not(np.int8([0, 5]))", "array([-1, -6], dtype=int8)"),
+    (population_count, "lax.population_count(np.int8([0, 7, -1]))", "array([0, 3, 8], dtype=int8)"),
+    (clz, "lax.clz(np.int8([1, 16, -1]))", "array([7, 3, 0], dtype=int8)"),
+    (add, "lax.add(np.array([1.0, 2.0]), 10.0)", "array([11., 12.])"),
+    (sub, "lax.sub(np.array([1.0, 2.0]), np.array([0.5, 3.0]))", "array([ 0.5, -1. ])"),
+    (mul, "lax.mul(np.array([1.0, 2.0]), np.array([3.0, -1.0]))", "array([ 3., -2.])"),
+    (div, "lax.div(np.array([7.0, -7.0]), 2.0)", "array([ 3.5, -3.5])"),
+    (div, "lax.div(np.array([7, -7]), 2)", "array([ 3, -3])"),
+    (pow, "lax.pow(np.array([2.0, 9.0]), np.array([3.0, 0.5]))", "array([8., 3.])"),
+    (atan2, "lax.atan2(np.array([1.0, 1.0]), np.array([1.0, -1.0]))",
+     "array([0.78539816, 2.35619449])"),
+    (max, "lax.max(np.array([1.0, 5.0]), np.array([3.0, 2.0]))", "array([3., 5.])"),
+    (min, "lax.min(np.array([1.0, 5.0]), np.array([3.0, 2.0]))", "array([1., 2.])"),
+    (complex, "lax.complex(np.array([1.0, 0.0]), np.array([2.0, -1.0]))",
+     "array([1.+2.j, 0.-1.j])"),
+    (eq, "lax.eq(np.array([1.0, 2.0, 3.0]), 2.0)", "array([False,  True, False])"),
+    (ne, "lax.ne(np.array([1.0, 2.0, 3.0]), 2.0)", "array([ True, False,  True])"),
+    (lt, "lax.lt(np.array([1.0, 2.0, 3.0]), 2.0)", "array([ True, False, False])"),
+    (le, "lax.le(np.array([1.0, 2.0, 3.0]), 2.0)", "array([ True,  True, False])"),
+    (gt, "lax.gt(np.array([1.0, 2.0, 3.0]), 2.0)", "array([False, False,  True])"),
+    (ge, "lax.ge(np.array([1.0, 2.0, 3.0]), 2.0)", "array([False,  True,  True])"),
+    (bitwise_and, "lax.bitwise_and(np.array([12, 10]), np.array([10, 6]))", "array([8, 2])"),
+    (bitwise_or, "lax.bitwise_or(np.array([12, 10]), np.array([10, 6]))", "array([14, 14])"),
+    (bitwise_xor, "lax.bitwise_xor(np.array([12, 10]), np.array([10, 6]))", "array([ 6, 12])"),
+    (shift_left, "lax.shift_left(np.int8([1, 3]), np.int8([2, 8]))", "array([4, 0], dtype=int8)"),
+    (shift_right_arithmetic, "lax.shift_right_arithmetic(np.int8([-16, 16]), np.int8([2, 2]))",
+     "array([-4,  4], dtype=int8)"),
+    (shift_right_logical, "lax.shift_right_logical(np.int8([-16, 16]), np.int8([2, 2]))",
+     "array([60,  4], dtype=int8)"),
+    (rem, "lax.rem(np.array([7.0, -7.0]), 3.0)", "array([ 1., -1.])"),
+    (nextafter, "lax.nextafter(np.array([1.0, 1.0]), np.array([2.0, 0.0])) - 1.0",
+     "array([ 2.22044605e-16, -1.11022302e-16])"),
+]
+for _fn, _expression, _output in _EXAMPLES:
+    if ">>>" not in _fn.__doc__:
+        _fn.__doc__ += "\n\n    >>> import numpy as np, functrans.lax as lax"
+    _fn.__doc__ += f"\n    >>> {_expression}\n    {_output}\n    "
+del _fn, _expression, _output
+
 
 def ldexp(x, n):
     """``x * 2**n`` for a float ``x`` and an integer ``n``, exactly (no ``2**n`` formed)."""
@@ -950,7 +1025,12 @@ def bessel_i1(x):
 
 
 def select(pred, on_true, on_false):
-    """Elementwise ``on_true if pred else on_false`` (broadcasting, like ``numpy.where``)."""
+    """Elementwise ``on_true if pred else on_false`` (broadcasting, like ``numpy.where``).
+
+    >>> import numpy as np, functrans.lax as lax
+    >>> lax.select(np.array([True, False]), np.array([1.0, 2.0]), np.array([-1.0, -2.0]))
+    array([ 1., -2.])
+    """
     return select_p.bind(pred, on_true, on_false)
 
 

@@ -56,13 +56,23 @@ reduce_min_p = _chooser("reduce_min", "min")
 
 
 def reduce_max(x, axes: Sequence[int]):
-    """Maximum of ``x`` over the given axes."""
+    """Maximum of ``x`` over the given axes.
+
+    >>> import numpy as np, functrans.lax as lax
+    >>> lax.reduce_max(np.array([[1.0, 7.0], [4.0, 2.0]]), (0,))
+    array([4., 7.])
+    """
     axes = normalize_axes(axes, len(shape_of(x)))
     return reduce_max_p.bind(x, axes=axes) if axes else x
 
 
 def reduce_min(x, axes: Sequence[int]):
-    """Minimum of ``x`` over the given axes."""
+    """Minimum of ``x`` over the given axes.
+
+    >>> import numpy as np, functrans.lax as lax
+    >>> lax.reduce_min(np.array([[1.0, 7.0], [4.0, 2.0]]), (0,))
+    array([1., 2.])
+    """
     axes = normalize_axes(axes, len(shape_of(x)))
     return reduce_min_p.bind(x, axes=axes) if axes else x
 
@@ -94,13 +104,23 @@ argmin_p = _arg_chooser("argmin", "argmin")
 
 
 def argmax(x, axis: int, index_dtype=np.int64):
-    """Index of the (first) maximum along ``axis``."""
+    """Index of the (first) maximum along ``axis``.
+
+    >>> import numpy as np, functrans.lax as lax
+    >>> lax.argmax(np.array([[1.0, 7.0, 7.0], [4.0, 2.0, 0.0]]), axis=1)
+    array([1, 0])
+    """
     axis = normalize_axis(axis, len(shape_of(x)))
     return argmax_p.bind(x, axes=(axis,), index_dtype=np.dtype(index_dtype))
 
 
 def argmin(x, axis: int, index_dtype=np.int64):
-    """Index of the (first) minimum along ``axis``."""
+    """Index of the (first) minimum along ``axis``.
+
+    >>> import numpy as np, functrans.lax as lax
+    >>> lax.argmin(np.array([[1.0, 7.0, 7.0], [4.0, 2.0, 0.0]]), axis=1)
+    array([0, 2])
+    """
     axis = normalize_axis(axis, len(shape_of(x)))
     return argmin_p.bind(x, axes=(axis,), index_dtype=np.dtype(index_dtype))
 

@@ -45,7 +45,13 @@ broadcast_in_dim_p = Primitive("broadcast_in_dim")
 
 def broadcast_in_dim(x, shape: Sequence[int], broadcast_dimensions: Sequence[int]):
     """Broadcast ``x`` to ``shape``; operand axis ``i`` becomes output axis
-    ``broadcast_dimensions[i]`` (size 1 or equal), the other output axes are new."""
+    ``broadcast_dimensions[i]`` (size 1 or equal), the other output axes are new.
+
+    >>> import numpy as np, functrans.lax as lax
+    >>> lax.broadcast_in_dim(np.array([1.0, 2.0]), (2, 3), (0,))
+    array([[1., 1., 1.],
+           [2., 2., 2.]])
+    """
     shape, dims = tuple(int(d) for d in shape), tuple(int(d) for d in broadcast_dimensions)
     if shape_of(x) == shape and dims == tuple(range(len(shape))):
         return x
@@ -53,7 +59,13 @@ def broadcast_in_dim(x, shape: Sequence[int], broadcast_dimensions: Sequence[int
 
 
 def broadcast(x, sizes: Sequence[int]):
-    """Prepend new axes of the given sizes (``lax.broadcast``)."""
+    """Prepend new axes of the given sizes (``lax.broadcast``).
+
+    >>> import numpy as np, functrans.lax as lax
+    >>> lax.broadcast(np.array([1.0, 2.0]), (2,))
+    array([[1., 2.],
+           [1., 2.]])
+    """
     sizes = tuple(sizes)
     nd = ndim_of(x)
     return broadcast_in_dim(x, sizes + shape_of(x), tuple(range(len(sizes), len(sizes) + nd)))
@@ -117,7 +129,13 @@ reshape_p = Primitive("reshape")
 
 
 def reshape(x, new_sizes: Sequence[int]):
-    """Reshape ``x`` (row-major) to ``new_sizes``."""
+    """Reshape ``x`` (row-major) to ``new_sizes``.
+
+    >>> import numpy as np, functrans.lax as lax
+    >>> lax.reshape(np.arange(6.0), (2, 3))
+    array([[0., 1., 2.],
+           [3., 4., 5.]])
+    """
     new_sizes = tuple(int(d) for d in new_sizes)
     if shape_of(x) == new_sizes:
         return x
@@ -189,14 +207,24 @@ expand_dims_p = Primitive("expand_dims")
 
 
 def squeeze(x, dimensions: Sequence[int]):
-    """Remove the given axes, each of size 1."""
+    """Remove the given axes, each of size 1.
+
+    >>> import numpy as np, functrans.lax as lax
+    >>> lax.squeeze(np.zeros((1, 3, 1)), (0, 2)).shape
+    (3,)
+    """
     nd = ndim_of(x)
     dims = tuple(sorted({normalize_axis(d, nd) for d in dimensions}))
     return squeeze_p.bind(x, dimensions=dims) if dims else x
 
 
 def expand_dims(x, dimensions: Sequence[int]):
-    """Insert axes of size 1 at the given positions of the output."""
+    """Insert axes of size 1 at the given positions of the output.
+
+    >>> import numpy as np, functrans.lax as lax
+    >>> lax.expand_dims(np.zeros((2, 3)), (0, 2)).shape
+    (1, 2, 1, 3)
+    """
     out_nd = ndim_of(x) + len(dimensions)
     dims = tuple(sorted({normalize_axis(d, out_nd) for d in dimensions}))
     return expand_dims_p.bind(x, dimensions=dims) if dims else x
@@ -240,7 +268,13 @@ rev_p = Primitive("rev")
 
 
 def rev(x, dimensions: Sequence[int]):
-    """Reverse the order of elements along the given axes."""
+    """Reverse the order of elements along the given axes.
+
+    >>> import numpy as np, functrans.lax as lax
+    >>> lax.rev(np.array([[1, 2], [3, 4]]), (1,))
+    array([[2, 1],
+           [4, 3]])
+    """
     dims = tuple(sorted({normalize_axis(d, ndim_of(x)) for d in dimensions}))
     return rev_p.bind(x, dimensions=dims) if dims else x
 
@@ -287,7 +321,12 @@ reduce_sum_p = Primitive("reduce_sum")
 
 
 def reduce_sum(x, axes: Sequence[int]):
-    """Sum of ``x`` over the given axes (the dtype is kept)."""
+    """Sum of ``x`` over the given axes (the dtype is kept).
+
+    >>> import numpy as np, functrans.lax as lax
+    >>> lax.reduce_sum(np.array([[1.0, 7.0], [4.0, 2.0]]), (1,))
+    array([8., 6.])
+    """
     axes = normalize_axes(axes, len(shape_of(x)))
     return reduce_sum_p.bind(x, axes=axes) if axes else x
 

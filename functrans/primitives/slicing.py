@@ -26,7 +26,12 @@ slice_p = Primitive("slice")
 
 
 def slice(x, start_indices, limit_indices, strides=None):  # noqa: A001 (lax's name)
-    """The static slice ``x[start:limit:stride, ...]`` (non-negative, in-bounds indices)."""
+    """The static slice ``x[start:limit:stride, ...]`` (non-negative, in-bounds indices).
+
+    >>> import numpy as np, functrans.lax as lax
+    >>> lax.slice(np.arange(10), (1,), (8,), (3,))
+    array([1, 4, 7])
+    """
     start = tuple(int(i) for i in start_indices)
     limit = tuple(int(i) for i in limit_indices)
     strides = None if strides is None or all(s == 1 for s in strides) else tuple(
@@ -87,7 +92,12 @@ pad_p = Primitive("pad")
 
 def pad(x, padding_value, padding_config):
     """Pad ``x`` with the scalar ``padding_value``: per axis ``(low, high, interior)``
-    elements before, after and between the elements (all non-negative)."""
+    elements before, after and between the elements (all non-negative).
+
+    >>> import numpy as np, functrans.lax as lax
+    >>> lax.pad(np.array([1.0, 2.0]), 0.0, [(1, 2, 1)])
+    array([0., 1., 0., 2., 0., 0.])
+    """
     config = tuple((int(lo), int(hi), int(i)) for lo, hi, i in padding_config)
     return pad_p.bind(x, padding_value, padding_config=config)
 
@@ -163,7 +173,12 @@ concatenate_p = Primitive("concatenate")
 
 
 def concatenate(operands: Sequence, dimension: int):
-    """Join arrays along an existing axis ``dimension``."""
+    """Join arrays along an existing axis ``dimension``.
+
+    >>> import numpy as np, functrans.lax as lax
+    >>> lax.concatenate([np.array([1.0]), np.array([2.0, 3.0])], 0)
+    array([1., 2., 3.])
+    """
     operands = list(operands)
     if len(operands) == 1:
         return operands[0]
