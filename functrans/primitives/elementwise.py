@@ -983,10 +983,11 @@ _EXAMPLES = [
      "array([ 2.22044605e-16, -1.11022302e-16])"),
 ]
 for _fn, _expression, _output in _EXAMPLES:
-    if ">>>" not in _fn.__doc__:
-        _fn.__doc__ += "\n\n    >>> import numpy as np, functrans.lax as lax"
-    _fn.__doc__ += f"\n    >>> {_expression}\n    {_output}\n    "
-del _fn, _expression, _output
+    _doc = _fn.__doc__ or ""
+    if ">>>" not in _doc:
+        _doc += "\n\n    >>> import numpy as np, functrans.lax as lax"
+    _fn.__doc__ = _doc + f"\n    >>> {_expression}\n    {_output}\n    "
+del _fn, _expression, _output, _doc
 
 
 def ldexp(x, n):
