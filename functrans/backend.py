@@ -21,6 +21,7 @@ __all__ = [
     "is_device_array", "coerce", "asarray", "zeros", "ones", "full", "empty", "arange",
     "eye", "tri", "scatter_add", "scatter_apply", "cumulative_max", "cumulative_min",
     "is_writeable", "memory_owner", "owned", "default_rng", "to_host", "special_module",
+    "triangular_solver",
 ]
 
 
@@ -346,3 +347,32 @@ def special_module(*args, what: str = "this special function"):
     except ImportError:
         raise ImportError(_NO_SCIPY.format(what=what)) from None
     return special
+
+
+#: SciPy's solve_triangular once looked up (None: not yet; False: SciPy is missing).
+_scipy_solve_triangular = None
+
+
+def triangular_solver(*args):
+    """LAPACK's triangular solver (``trsm``) for ``args``, or None where there is none to
+    call: ``scipy.linalg.solve_triangular`` for NumPy arrays when SciPy is installed (NumPy
+    has no triangular solver), ``cupyx.scipy.linalg.solve_triangular`` for CuPy arrays, and
+    ``scipy.linalg.solve_triangular`` of a registered stand-in's module when it has one.
+    Each is called as ``solve(a, b, trans=..., lower=..., unit_diagonal=...,
+    check_finite=False)`` on one ``(m, m)`` matrix ``a``.  Callers fall back on a method of
+    their own on None: functrans works without SciPy."""
+    global _scipy_solve_triangular
+    xp = array_module(*args)
+    if xp is np:
+        if _scipy_solve_triangular is None:
+            try:
+                from scipy.linalg import solve_triangular
+            except ImportError:
+                solve_triangular = False
+            _scipy_solve_triangular = solve_triangular
+        return _scipy_solve_triangular or None
+    if xp.__name__ == "cupy":
+        from cupyx.scipy.linalg import solve_triangular
+        return solve_triangular
+    scipy_namespace = getattr(xp, "scipy", None)
+    return None if scipy_namespace is None else scipy_namespace.linalg.solve_triangular

@@ -111,7 +111,11 @@ cholesky_p = Primitive("cholesky")
 def _cholesky_impl(a):
     xp = array_module(a)
     (a,) = coerce(xp, a)
-    # Read the lower triangle only, on every backend: the JVP below assumes it.
+    # Read the lower triangle only, on every backend: the JVP below assumes it.  NumPy's
+    # cholesky calls LAPACK's potrf on the lower triangle, which reads nothing else (a test
+    # holds it to that); elsewhere the triangle is mirrored first.
+    if xp is np:
+        return np.linalg.cholesky(a)
     lower = xp.tril(a)
     hermitian = lower + xp.conj(xp.swapaxes(xp.tril(a, -1), -1, -2))
     return xp.linalg.cholesky(hermitian)
@@ -185,6 +189,14 @@ def _triangular_solve_impl(a, b, *, left_side, lower, transpose_a, conjugate_a,
                            unit_diagonal):
     xp = array_module(a, b)
     a, b = coerce(xp, a, b)
+    n = a.shape[-1]
+    # LAPACK's trsm where there is one: one matrix, or a stack of ones too large for the
+    # batched LU below to be faster than a loop.
+    solve = (backend.triangular_solver(a, b) if (a.ndim == 2 or n > _BLOCK) and a.size
+             and b.size else None)
+    if solve is not None:
+        return _solve_lapack(xp, solve, a, b, left_side, lower, transpose_a, conjugate_a,
+                             unit_diagonal)
     m = xp.tril(a) if lower else xp.triu(a)
     if unit_diagonal:
         eye = xp.eye(a.shape[-1], dtype=bool)
@@ -201,9 +213,32 @@ def _triangular_solve_impl(a, b, *, left_side, lower, transpose_a, conjugate_a,
     return xp.swapaxes(x, -1, -2)
 
 
-#: Below this size a triangle is solved as a general matrix (LAPACK's LU): NumPy has no
-#: triangular solver, and SciPy is not a dependency.
+#: Below this size a triangle is solved as a general matrix (LAPACK's LU) when there is no
+#: triangular solver (NumPy has none; SciPy is not a dependency), and a stack of triangles
+#: is solved by one batched LU rather than a loop of triangular solves.
 _BLOCK = 64
+
+
+def _solve_lapack(xp, solve, a, b, left_side, lower, transpose_a, conjugate_a,
+                  unit_diagonal):
+    """The impl of ``triangular_solve`` by ``solve``, LAPACK's trsm (SciPy's signature),
+    matrix by matrix; it reads only the triangle the primitive reads."""
+    conjugate = conjugate_a and a.dtype.kind == "c"
+    if not left_side:  # x op(a) = b  <=>  op(a)ᵀ xᵀ = bᵀ
+        b = xp.swapaxes(b, -1, -2)
+        transpose_a = not transpose_a
+    if conjugate and not transpose_a:  # LAPACK conjugates only along with the transpose
+        a, conjugate = xp.conj(a), False
+    trans = (2 if conjugate else 1) if transpose_a else 0
+    options = dict(trans=trans, lower=lower, unit_diagonal=unit_diagonal, check_finite=False)
+    if a.ndim == 2:
+        x = solve(a, b, **options)
+    else:
+        n, k = a.shape[-1], b.shape[-1]
+        pairs = zip(a.reshape(-1, n, n), b.reshape(-1, n, k))
+        x = xp.stack([solve(ai, bi, **options) for ai, bi in pairs]).reshape(b.shape)
+    x = x.astype(b.dtype, copy=False)
+    return x if left_side else xp.swapaxes(x, -1, -2)
 
 
 def _solve_triangle(xp, m, b, lower: bool):
