@@ -21,7 +21,7 @@ __all__ = [
     "is_device_array", "coerce", "asarray", "zeros", "ones", "full", "empty", "arange",
     "eye", "tri", "scatter_add", "scatter_apply", "cumulative_max", "cumulative_min",
     "is_writeable", "memory_owner", "owned", "default_rng", "to_host", "special_module",
-    "triangular_solver",
+    "triangular_solver", "triangular_multiplier",
 ]
 
 
@@ -376,3 +376,33 @@ def triangular_solver(*args):
         return solve_triangular
     scipy_namespace = getattr(xp, "scipy", None)
     return None if scipy_namespace is None else scipy_namespace.linalg.solve_triangular
+
+
+#: dtype character -> BLAS's trmm from SciPy (False: SciPy is missing).
+_scipy_trmm: dict = {}
+
+
+def triangular_multiplier(*args):
+    """BLAS's triangular matrix product (``trmm``, half the work of a general product) for
+    ``args``, or None where there is none to call (not NumPy arrays, or no SciPy).  The
+    result is called as ``multiply(a, b, left_side, lower, trans)``: ``op(tri(a)) @ b``
+    (``left_side``) or ``b @ op(tri(a))``, ``op`` being the identity, the transpose or the
+    conjugate transpose for ``trans`` 0, 1 or 2, on one ``(m, m)`` matrix ``a``."""
+    if array_module(*args) is not np:
+        return None
+    dtype = np.result_type(*args)
+    trmm = _scipy_trmm.get(dtype.char)
+    if trmm is None:
+        try:
+            from scipy.linalg.blas import get_blas_funcs
+        except ImportError:
+            trmm = False
+        else:
+            trmm = get_blas_funcs("trmm", dtype=dtype)
+        _scipy_trmm[dtype.char] = trmm
+    if trmm is False:
+        return None
+
+    def multiply(a, b, left_side: bool, lower: bool, trans: int):
+        return trmm(1.0, a, b, side=0 if left_side else 1, lower=int(lower), trans_a=trans)
+    return multiply

@@ -137,6 +137,30 @@ def test_triangular_solve_with_and_without_a_triangular_solver(monkeypatch, lapa
         assert x.dtype == b.dtype
 
 
+@pytest.mark.parametrize("blas", [True, False])
+def test_triangular_matmul_every_option_with_and_without_blas(monkeypatch, blas):
+    # BLAS's trmm (SciPy) on one matrix, matmul of the triangle otherwise: both read only
+    # the triangle asked for.
+    from functrans.primitives.decompositions import triangular_matmul
+    if not blas:
+        monkeypatch.setattr(backend, "triangular_multiplier", lambda *args: None)
+    for dtype in (np.float32, np.complex128):
+        a = RNG.standard_normal((4, 4)).astype(dtype)
+        if dtype == np.complex128:
+            a = a + 1j * RNG.standard_normal((4, 4))
+        for left_side, lower, transpose_a, conjugate_a in np.ndindex(2, 2, 2, 2):
+            b = RNG.standard_normal((4, 3) if left_side else (3, 4)).astype(dtype)
+            got = triangular_matmul(a, b, left_side=bool(left_side), lower=bool(lower),
+                                    transpose_a=bool(transpose_a),
+                                    conjugate_a=bool(conjugate_a))
+            m = np.tril(a) if lower else np.triu(a)
+            m = m.conj() if conjugate_a else m
+            m = m.T if transpose_a else m
+            assert got.dtype == dtype
+            np.testing.assert_allclose(got, m @ b if left_side else b @ m, rtol=1e-5,
+                                       atol=1e-5)
+
+
 def test_triangular_solve_vmap_with_an_unbatched_matrix():
     a = np.tril(RNG.standard_normal((3, 3))) + 3 * np.eye(3)
     bs = RNG.standard_normal((5, 3, 2))
