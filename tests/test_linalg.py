@@ -159,6 +159,11 @@ def test_triangular_matmul_every_option_with_and_without_blas(monkeypatch, blas)
             assert got.dtype == dtype
             np.testing.assert_allclose(got, m @ b if left_side else b @ m, rtol=1e-5,
                                        atol=1e-5)
+    # A stack of matrices larger than 64 x 64 goes matrix by matrix.
+    a, b = RNG.standard_normal((2, 70, 70)), RNG.standard_normal((2, 3, 70))
+    got = triangular_matmul(a, b, left_side=False, lower=False, transpose_a=True)
+    np.testing.assert_allclose(got, b @ np.swapaxes(np.triu(a), -1, -2), rtol=1e-12,
+                               atol=1e-12)
 
 
 def test_triangular_solve_vmap_with_an_unbatched_matrix():

@@ -384,14 +384,20 @@ triangular_matmul_p = Primitive("triangular_matmul")
 def _triangular_matmul_impl(a, b, *, left_side, lower, transpose_a, conjugate_a):
     xp = array_module(a, b)
     a, b = coerce(xp, a, b)
-    multiply = (backend.triangular_multiplier(a, b) if a.ndim == 2 and a.size and b.size
-                else None)
+    n = a.shape[-1]
+    # BLAS's trmm on one matrix, or matrix by matrix on a stack of large ones.
+    multiply = (backend.triangular_multiplier(a, b) if (a.ndim == 2 or n > _BLOCK)
+                and a.size and b.size else None)
     conjugate = conjugate_a and a.dtype.kind == "c"
     if multiply is not None:
         if conjugate and not transpose_a:  # BLAS conjugates only along with the transpose
             a, conjugate = xp.conj(a), False
         trans = (2 if conjugate else 1) if transpose_a else 0
-        return multiply(a, b, left_side, lower, trans)
+        if a.ndim == 2:
+            return multiply(a, b, left_side, lower, trans)
+        pairs = zip(a.reshape(-1, n, n), b.reshape((-1,) + b.shape[-2:]))
+        return xp.stack([multiply(ai, bi, left_side, lower, trans)
+                         for ai, bi in pairs]).reshape(b.shape)
     m = xp.tril(a) if lower else xp.triu(a)
     if conjugate:
         m = xp.conj(m)
