@@ -6,14 +6,15 @@ and ``log p(y) = -yᵀK⁻¹y / 2 - log det K / 2 - n log(2π) / 2`` computed th
 factor ``L``, a triangular solve and ``sum(log diag L)``.  The gradient is taken with
 respect to ``(log l, log s², log σ²)``.
 
-* functrans: ``grad`` of that function, written with ``functrans.scipy.linalg``.
+* functrans: ``grad`` of that function, written with ``functrans.scipy.linalg``, and
+  ``jit(grad)`` of it (traced, linearized and transposed once, then run from its cache).
 * hand-written: SciPy's ``cho_factor``/``cho_solve`` and the classic formula
   ``∂/∂θ log p = tr((α αᵀ - K⁻¹) ∂K/∂θ) / 2`` with ``α = K⁻¹ y``.
 
-The two gradients are checked to agree first.  Then, in each of ``--rounds`` rounds, the
-two sides are timed one after the other (their order alternating from round to round),
+The three gradients are checked to agree first.  Then, in each of ``--rounds`` rounds,
+the three sides are timed one after the other (their order reversed every other round),
 each as the best of 7 repeats in process CPU time; the table gives the median time of
-each side and the median (and range) of the per-round ratios.  The script re-runs itself
+each side and the median (and range) of its per-round ratios to the hand-written one.  The script re-runs itself
 with single-threaded BLAS and fixed glibc malloc thresholds (as benchmarks/ab_versions.py
 does), so that thread scheduling and page faults do not decide the result.
 
@@ -122,14 +123,18 @@ def main(argv=None) -> None:
     print(f"Python {platform.python_version()}, NumPy {np.__version__}, SciPy "
           f"{scipy.__version__}; single-threaded BLAS; {args.rounds} rounds, alternating, "
           "process CPU time, best of 7 per round\n")
-    print("| case | hand-written | functrans | functrans / hand-written (range) |")
-    print("|---|---:|---:|---:|")
+    print("| case | hand-written | grad | grad / hand-written (range) | jit(grad) | "
+          "jit(grad) / hand-written (range) |")
+    print("|---|---:|---:|---:|---:|---:|")
     for n in args.n:
-        hand, ours = measure(n, args.rounds)
-        ratios = [f / h for h, f in zip(hand, ours)]
-        print(f"| grad of a GP log marginal likelihood, n = {n}, 3-D RBF | "
-              f"{_format(statistics.median(hand))} | {_format(statistics.median(ours))} | "
-              f"{statistics.median(ratios):.2f} ({min(ratios):.2f}-{max(ratios):.2f}) |")
+        hand, *contenders = measure(n, args.rounds)
+        cells = []
+        for times in contenders:
+            ratios = [f / h for h, f in zip(hand, times)]
+            cells.append(f"{_format(statistics.median(times))} | {statistics.median(ratios):.2f} "
+                         f"({min(ratios):.2f}-{max(ratios):.2f})")
+        print(f"| GP log marginal likelihood, n = {n}, 3-D RBF | "
+              f"{_format(statistics.median(hand))} | {' | '.join(cells)} |")
     if args.profile:
         profile(args.n[0])
 
@@ -166,20 +171,25 @@ def profile(n: int, repeat: int = 20) -> None:
         if spent >= 0.01 * impls:
             print(f"| {name} | {_format(spent)} | {spent / impls:.0%} |")
 
-def measure(n: int, rounds: int) -> tuple[list, list]:
-    """Per-round times of the hand-written and the functrans gradient at ``n`` points,
-    checked to agree first."""
+
+def measure(n: int, rounds: int) -> list[list[float]]:
+    """Per-round times of the hand-written gradient, functrans's ``grad`` and its
+    ``jit(grad)`` at ``n`` points, checked to agree first."""
     theta, sqdist, y = _problem(n)
-    ours = ft.grad(log_marginal_likelihood)
-    np.testing.assert_allclose(ours(theta, sqdist, y), grad_by_hand(theta, sqdist, y),
-                               rtol=1e-8, atol=1e-8)
-    sides = [lambda: grad_by_hand(theta, sqdist, y), lambda: ours(theta, sqdist, y)]
+    ours, compiled = ft.grad(log_marginal_likelihood), ft.jit(ft.grad(log_marginal_likelihood))
+    expected = grad_by_hand(theta, sqdist, y)
+    for fn in (ours, compiled):
+        np.testing.assert_allclose(fn(theta, sqdist, y), expected, rtol=1e-8, atol=1e-8)
+    sides = [lambda: grad_by_hand(theta, sqdist, y), lambda: ours(theta, sqdist, y),
+             lambda: compiled(theta, sqdist, y)]
     calls = [calls_for(fn) for fn in sides]
-    times = [[], []]
+    times = [[] for _ in sides]
     for r in range(rounds):
-        for i in ((0, 1) if r % 2 == 0 else (1, 0)):
+        order = range(len(sides)) if r % 2 == 0 else reversed(range(len(sides)))
+        for i in order:
             times[i].append(best_time(sides[i], calls[i]))
-    return times[0], times[1]
+    return times
+
 
 if __name__ == "__main__":
     main()

@@ -21,6 +21,7 @@ __all__ = [
     "is_device_array", "coerce", "asarray", "zeros", "ones", "full", "empty", "arange",
     "eye", "tri", "scatter_add", "scatter_apply", "cumulative_max", "cumulative_min",
     "is_writeable", "memory_owner", "owned", "default_rng", "to_host", "special_module",
+    "triangular_solver", "triangular_multiplier",
 ]
 
 
@@ -371,3 +372,65 @@ def special_module(*args, what: str = "this special function"):
     except ImportError:
         raise ImportError(_NO_SCIPY.format(what=what)) from None
     return special
+
+
+#: SciPy's solve_triangular once looked up (None: not yet; False: SciPy is missing).
+_scipy_solve_triangular = None
+
+
+def triangular_solver(*args):
+    """LAPACK's triangular solver (``trsm``) for ``args``, or None where there is none to
+    call: ``scipy.linalg.solve_triangular`` for NumPy arrays when SciPy is installed (NumPy
+    has no triangular solver), ``cupyx.scipy.linalg.solve_triangular`` for CuPy arrays, and
+    ``scipy.linalg.solve_triangular`` of a registered stand-in's module when it has one.
+    Each is called as ``solve(a, b, trans=..., lower=..., unit_diagonal=...,
+    check_finite=False)`` on one ``(m, m)`` matrix ``a``.  Callers fall back on a method of
+    their own on None: functrans works without SciPy."""
+    global _scipy_solve_triangular
+    xp = array_module(*args)
+    if xp is np:
+        if _scipy_solve_triangular is None:
+            try:
+                from scipy.linalg import solve_triangular
+            except ImportError:
+                solve_triangular = False
+            _scipy_solve_triangular = solve_triangular
+        return _scipy_solve_triangular or None
+    if xp.__name__ == "cupy":
+        from cupyx.scipy.linalg import solve_triangular
+        return solve_triangular
+    scipy_namespace = getattr(xp, "scipy", None)
+    return None if scipy_namespace is None else scipy_namespace.linalg.solve_triangular
+
+
+#: dtype character -> BLAS's trmm from SciPy (False: SciPy is missing).
+_scipy_trmm: dict = {}
+
+
+def triangular_multiplier(*args):
+    """BLAS's triangular matrix product (``trmm``, half the work of a general product) for
+    ``args``, or None where there is none to call (not NumPy arrays, or no SciPy).  The
+    result is called as ``multiply(a, b, left_side, lower, trans)``: ``op(tri(a)) @ b``
+    (``left_side``) or ``b @ op(tri(a))``, ``op`` being the identity, the transpose or the
+    conjugate transpose for ``trans`` 0, 1 or 2, on one ``(m, m)`` matrix ``a``."""
+    if array_module(*args) is not np:
+        return None
+    dtype = np.result_type(*args)
+    trmm = _scipy_trmm.get(dtype.char)
+    if trmm is None:
+        try:
+            from scipy.linalg.blas import get_blas_funcs
+        except ImportError:
+            trmm = False
+        else:
+            trmm = get_blas_funcs("trmm", dtype=dtype)
+        _scipy_trmm[dtype.char] = trmm
+    if trmm is False:
+        return None
+
+    def multiply(a, b, left_side: bool, lower: bool, trans: int):
+        if trans != 2 and a.flags.c_contiguous and not a.flags.f_contiguous:
+            # BLAS reads a column-major a: aᵀ is one, without the copy (10% of the time).
+            a, lower, trans = a.T, not lower, 1 - trans
+        return trmm(1.0, a, b, side=0 if left_side else 1, lower=int(lower), trans_a=trans)
+    return multiply

@@ -38,12 +38,13 @@ import types
 from typing import Any, Iterator
 
 import numpy as np
+import scipy.linalg
 import scipy.special
 
 from functrans import backend
 
 __all__ = ["ndarray", "Transfers", "transfers", "totals", "asarray", "array", "asnumpy",
-           "scatter_add", "random", "linalg", "special", "LIBRARY"]
+           "scatter_add", "random", "linalg", "special", "scipy", "LIBRARY"]
 
 _IMPLICIT = ("Implicit conversion of a stand-in device array to a NumPy array is not allowed; "
              "call .get() or standin.asnumpy() to copy it explicitly")
@@ -496,6 +497,7 @@ class _Random(_Namespace):
 random = _Random("standin.random", np.random)
 linalg = _Namespace("standin.linalg", np.linalg)
 special = _Namespace("standin.special", scipy.special)  # as cupyx.scipy.special
+scipy = _Namespace("standin.scipy", scipy)  # as cupyx.scipy (linalg.solve_triangular)
 
 
 def __getattr__(name: str) -> Any:

@@ -9,7 +9,7 @@ import pytest
 
 import functrans as ft
 import functrans.numpy as fnp
-from functrans import lax
+from functrans import backend, lax
 
 RNG = np.random.default_rng(13)
 
@@ -42,6 +42,28 @@ def test_cholesky_primitive_reads_the_lower_triangle_only():
     np.testing.assert_allclose(got, np.linalg.cholesky(a), rtol=1e-12)
     g = ft.grad(lambda x: fnp.sum(lax.linalg.cholesky(x, symmetrize_input=False)))(a)
     assert np.all(np.triu(g, 1) == 0)
+
+
+def test_cholesky_reads_the_lower_triangle_only_complex():
+    a = _spd(3, complex_=True)
+    noise = RNG.standard_normal((3, 3)) + 1j * RNG.standard_normal((3, 3))
+    got = lax.linalg.cholesky(a + np.triu(noise, 1), symmetrize_input=False)
+    np.testing.assert_allclose(got, np.linalg.cholesky(a), rtol=1e-12)
+
+
+@pytest.mark.parametrize("complex_", [False, True])
+def test_cholesky_jvp_in_a_non_hermitian_direction(complex_):
+    # Only the tangent's lower triangle moves the factor (the real rule mirrors it by
+    # halving the diagonal, the complex one by masks): against central differences.  The
+    # complex tangent's diagonal is real, since LAPACK reads only the real part of a's.
+    a = _spd(4, complex_)
+    t = RNG.standard_normal((4, 4)) + (1j * np.tril(RNG.standard_normal((4, 4)), -1)
+                                       if complex_ else 0)
+    _, got = ft.jvp(lambda x: lax.linalg.cholesky(x, symmetrize_input=False), (a,), (t,))
+    h = 1e-6
+    lower = np.tril(t) + np.tril(t, -1).conj().T
+    numeric = (np.linalg.cholesky(a + h * lower) - np.linalg.cholesky(a - h * lower)) / (2 * h)
+    np.testing.assert_allclose(got, numeric, rtol=1e-6, atol=1e-8)
 
 
 def test_cholesky_gradient_is_symmetric_as_jax():
@@ -92,6 +114,56 @@ def test_triangular_solve_every_option(left_side, lower, transpose_a, conjugate_
     m = m.conj() if conjugate_a else m
     m = m.T if transpose_a else m
     np.testing.assert_allclose(m @ x if left_side else x @ m, b, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("lapack", [True, False])
+def test_triangular_solve_with_and_without_a_triangular_solver(monkeypatch, lapack):
+    # LAPACK's trsm (SciPy, matrix by matrix) where there is one, blocks of LU solves where
+    # there is none (no SciPy): the same answers, reading the same triangle.  n = 70 > 64:
+    # a stack loops over trsm, and the blocks recurse.
+    if not lapack:
+        monkeypatch.setattr(backend, "triangular_solver", lambda *args: None)
+    n = 70
+    a = RNG.standard_normal((2, n, n)) + 1j * RNG.standard_normal((2, n, n)) + n * np.eye(n)
+    for left_side, lower, transpose_a, conjugate_a in np.ndindex(2, 2, 2, 2):
+        b = RNG.standard_normal((2, n, 3) if left_side else (2, 3, n)) + 0j
+        x = lax.linalg.triangular_solve(a, b, left_side=bool(left_side), lower=bool(lower),
+                                        transpose_a=bool(transpose_a),
+                                        conjugate_a=bool(conjugate_a))
+        m = np.tril(a) if lower else np.triu(a)
+        m = m.conj() if conjugate_a else m
+        m = np.swapaxes(m, -1, -2) if transpose_a else m
+        np.testing.assert_allclose(m @ x if left_side else x @ m, b, rtol=1e-10, atol=1e-10)
+        assert x.dtype == b.dtype
+
+
+@pytest.mark.parametrize("blas", [True, False])
+def test_triangular_matmul_every_option_with_and_without_blas(monkeypatch, blas):
+    # BLAS's trmm (SciPy) on one matrix, matmul of the triangle otherwise: both read only
+    # the triangle asked for.
+    from functrans.primitives.decompositions import triangular_matmul
+    if not blas:
+        monkeypatch.setattr(backend, "triangular_multiplier", lambda *args: None)
+    for dtype in (np.float32, np.complex128):
+        a = RNG.standard_normal((4, 4)).astype(dtype)
+        if dtype == np.complex128:
+            a = a + 1j * RNG.standard_normal((4, 4))
+        for left_side, lower, transpose_a, conjugate_a in np.ndindex(2, 2, 2, 2):
+            b = RNG.standard_normal((4, 3) if left_side else (3, 4)).astype(dtype)
+            got = triangular_matmul(a, b, left_side=bool(left_side), lower=bool(lower),
+                                    transpose_a=bool(transpose_a),
+                                    conjugate_a=bool(conjugate_a))
+            m = np.tril(a) if lower else np.triu(a)
+            m = m.conj() if conjugate_a else m
+            m = m.T if transpose_a else m
+            assert got.dtype == dtype
+            np.testing.assert_allclose(got, m @ b if left_side else b @ m, rtol=1e-5,
+                                       atol=1e-5)
+    # A stack of matrices larger than 64 x 64 goes matrix by matrix.
+    a, b = RNG.standard_normal((2, 70, 70)), RNG.standard_normal((2, 3, 70))
+    got = triangular_matmul(a, b, left_side=False, lower=False, transpose_a=True)
+    np.testing.assert_allclose(got, b @ np.swapaxes(np.triu(a), -1, -2), rtol=1e-12,
+                               atol=1e-12)
 
 
 def test_triangular_solve_vmap_with_an_unbatched_matrix():

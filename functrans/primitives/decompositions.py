@@ -1,6 +1,6 @@
 """Matrix decompositions and solves on the last two axes (``cholesky``,
-``triangular_solve``, ``lu``, ``eigh``, ``qr``, ``svd``, ``eig``); leading axes are batch
-members.
+``triangular_solve``, ``triangular_matmul``, ``lu``, ``eigh``, ``qr``, ``svd``, ``eig``);
+leading axes are batch members.
 
 Each primitive reads only the part of its matrix operand that its impl reads, and its
 derivative is exactly that of the impl:
@@ -12,6 +12,9 @@ derivative is exactly that of the impl:
 * ``triangular_solve(a, b)`` reads one triangle of ``a`` (without its diagonal if
   ``unit_diagonal``); it is linear in ``b``, so its transpose in ``b`` is a triangular solve
   with ``a`` transposed, and ``d x = -op(a)⁻¹ op(da) x`` (left side) in ``a``.
+* ``triangular_matmul(a, b)`` is ``op(a) b`` (or ``b op(a)``) reading one triangle of
+  ``a``: linear in ``b`` (its transpose multiplies by ``op(a)ᵀ``), and in ``a`` the product
+  with that triangle of the tangent.  ``cholesky``'s rule multiplies by ``L`` with it.
 * ``lu(a)`` factors ``a[permutation] = L U`` with partial pivoting; with
   ``X = L⁻¹ da[permutation] U⁻¹``, ``dL = L tril(X, -1)`` and ``dU = triu(X) U``.
 * ``eigh(a)`` reads the ``lower`` (or upper) triangle of ``a = V diag(w) Vᴴ``.  With the
@@ -111,7 +114,11 @@ cholesky_p = Primitive("cholesky")
 def _cholesky_impl(a):
     xp = array_module(a)
     (a,) = coerce(xp, a)
-    # Read the lower triangle only, on every backend: the JVP below assumes it.
+    # Read the lower triangle only, on every backend: the JVP below assumes it.  NumPy's
+    # cholesky calls LAPACK's potrf on the lower triangle, which reads nothing else (a test
+    # holds it to that); elsewhere the triangle is mirrored first.
+    if xp is np:
+        return np.linalg.cholesky(a)
     lower = xp.tril(a)
     hermitian = lower + xp.conj(xp.swapaxes(xp.tril(a, -1), -1, -2))
     return xp.linalg.cholesky(hermitian)
@@ -128,12 +135,26 @@ def _cholesky_jvp(primals, tangents):
     L = cholesky_p.bind(a)
     if type(t) is ad.Zero:
         return L, ad.Zero.from_value(L)
-    # The Hermitian tangent the impl sees: the lower triangle, mirrored.
-    dA = add(_triangle(t, True, 0, a), _adjoint(_triangle(t, True, -1, a)))
+    # The Hermitian tangent the impl sees: the lower triangle, mirrored.  Each mask is one
+    # multiplication (the gradient's cost at n = 200 is partly these 0/1 products).
+    if get_aval(t).dtype.kind == "c":
+        dA = add(_triangle(t, True, 0, a), _adjoint(_triangle(t, True, -1, a)))
+    else:  # T + Tᵀ with T the strict lower triangle and half the diagonal
+        half = _half_diagonal_lower(t, a)
+        dA = add(half, _swap_last(half))
     left = triangular_solve_p.bind(L, dA, **_SOLVE_L)            # L⁻¹ dA
     X = triangular_solve_p.bind(L, left, **_SOLVE_LH_RIGHT)      # L⁻¹ dA L⁻ᴴ
-    half_diagonal = add(_triangle(X, True, -1, a), mul(0.5, _diagonal_part(X, a)))
-    return L, _matmul(L, half_diagonal)
+    return L, triangular_matmul_p.bind(L, _half_diagonal_lower(X, a), **_MATMUL_L)
+
+
+def _half_diagonal_lower(x, like):
+    """Φ(x): the strict lower triangle of each matrix of ``x`` and half its diagonal, by
+    one multiplication with a mask made on the device of ``like``."""
+    shape, dtype = shape_of(x), get_aval(x).dtype
+    n, m = shape[-2], shape[-1]
+    weights = (backend.tri(n, m, 0, dtype=dtype, like=like)
+               - 0.5 * backend.eye(n, m, dtype=dtype, like=like))
+    return mul(x, broadcast_in_dim(weights, shape, (len(shape) - 2, len(shape) - 1)))
 
 
 def _diagonal_part(x, like):
@@ -142,6 +163,7 @@ def _diagonal_part(x, like):
     return mul(x, broadcast_in_dim(eye, shape, (len(shape) - 2, len(shape) - 1)))
 
 
+_MATMUL_L = dict(left_side=True, lower=True, transpose_a=False, conjugate_a=False)
 _SOLVE_L = dict(left_side=True, lower=True, transpose_a=False, conjugate_a=False,
                 unit_diagonal=False)
 _SOLVE_LH_RIGHT = dict(left_side=False, lower=True, transpose_a=True, conjugate_a=True,
@@ -185,6 +207,14 @@ def _triangular_solve_impl(a, b, *, left_side, lower, transpose_a, conjugate_a,
                            unit_diagonal):
     xp = array_module(a, b)
     a, b = coerce(xp, a, b)
+    n = a.shape[-1]
+    # LAPACK's trsm where there is one: one matrix, or a stack of ones too large for the
+    # batched LU below to be faster than a loop.
+    solve = (backend.triangular_solver(a, b) if (a.ndim == 2 or n > _BLOCK) and a.size
+             and b.size else None)
+    if solve is not None:
+        return _solve_lapack(xp, solve, a, b, left_side, lower, transpose_a, conjugate_a,
+                             unit_diagonal)
     m = xp.tril(a) if lower else xp.triu(a)
     if unit_diagonal:
         eye = xp.eye(a.shape[-1], dtype=bool)
@@ -201,9 +231,32 @@ def _triangular_solve_impl(a, b, *, left_side, lower, transpose_a, conjugate_a,
     return xp.swapaxes(x, -1, -2)
 
 
-#: Below this size a triangle is solved as a general matrix (LAPACK's LU): NumPy has no
-#: triangular solver, and SciPy is not a dependency.
+#: Below this size a triangle is solved as a general matrix (LAPACK's LU) when there is no
+#: triangular solver (NumPy has none; SciPy is not a dependency), and a stack of triangles
+#: is solved by one batched LU rather than a loop of triangular solves.
 _BLOCK = 64
+
+
+def _solve_lapack(xp, solve, a, b, left_side, lower, transpose_a, conjugate_a,
+                  unit_diagonal):
+    """The impl of ``triangular_solve`` by ``solve``, LAPACK's trsm (SciPy's signature),
+    matrix by matrix; it reads only the triangle the primitive reads."""
+    conjugate = conjugate_a and a.dtype.kind == "c"
+    if not left_side:  # x op(a) = b  <=>  op(a)ᵀ xᵀ = bᵀ
+        b = xp.swapaxes(b, -1, -2)
+        transpose_a = not transpose_a
+    if conjugate and not transpose_a:  # LAPACK conjugates only along with the transpose
+        a, conjugate = xp.conj(a), False
+    trans = (2 if conjugate else 1) if transpose_a else 0
+    options = dict(trans=trans, lower=lower, unit_diagonal=unit_diagonal, check_finite=False)
+    if a.ndim == 2:
+        x = solve(a, b, **options)
+    else:
+        n, k = a.shape[-1], b.shape[-1]
+        pairs = zip(a.reshape(-1, n, n), b.reshape(-1, n, k))
+        x = xp.stack([solve(ai, bi, **options) for ai, bi in pairs]).reshape(b.shape)
+    x = x.astype(b.dtype, copy=False)
+    return x if left_side else xp.swapaxes(x, -1, -2)
 
 
 def _solve_triangle(xp, m, b, lower: bool):
@@ -271,25 +324,29 @@ def _triangular_solve_transpose(ct, a, b, *, left_side, lower, transpose_a, conj
     return [None, ct_b]
 
 
-def _triangular_solve_batch(vals, dims, **params):
-    # Batch axes to the front; an unbatched operand is broadcast along the batch.
-    size = next(shape_of(v)[d] for v, d in zip(vals, dims) if d is not not_mapped)
-    out = []
-    for v, d in zip(vals, dims):
-        if d is not_mapped:
-            shape = shape_of(v)
-            v = broadcast_in_dim(v, (size,) + shape, tuple(range(1, len(shape) + 1)))
-        elif d != 0:
-            v = moveaxis(v, d, 0)
-        out.append(v)
-    return triangular_solve_p.bind(*out, **params), 0
+def _batch_matrix_and_operand(primitive):
+    """The batching rule of a primitive of a stack of matrices and an operand with the same
+    leading dimensions: batch axes to the front, an unbatched operand broadcast along the
+    batch."""
+    def rule(vals, dims, **params):
+        size = next(shape_of(v)[d] for v, d in zip(vals, dims) if d is not not_mapped)
+        out = []
+        for v, d in zip(vals, dims):
+            if d is not_mapped:
+                shape = shape_of(v)
+                v = broadcast_in_dim(v, (size,) + shape, tuple(range(1, len(shape) + 1)))
+            elif d != 0:
+                v = moveaxis(v, d, 0)
+            out.append(v)
+        return primitive.bind(*out, **params), 0
+    return rule
 
 
 impl_rules[triangular_solve_p] = _triangular_solve_impl
 abstract_eval_rules[triangular_solve_p] = _triangular_solve_abstract_eval
 ad.defjvp(triangular_solve_p, _triangular_solve_jvp_a, _triangular_solve_jvp_b)
 transpose.deftranspose(triangular_solve_p, _triangular_solve_transpose)
-batching.batching_rules[triangular_solve_p] = _triangular_solve_batch
+batching.batching_rules[triangular_solve_p] = _batch_matrix_and_operand(triangular_solve_p)
 
 
 def triangular_solve(a, b, left_side: bool = False, lower: bool = False,
@@ -315,6 +372,99 @@ def triangular_solve(a, b, left_side: bool = False, lower: bool = False,
     # Checked here too: on concrete values the impl runs without abstract evaluation.
     _triangular_solve_abstract_eval(get_aval(a), get_aval(b), **params)
     return triangular_solve_p.bind(a, b, **params)
+
+
+# -- triangular_matmul ---------------------------------------------------------------------
+# The product with a triangular matrix: BLAS's trmm does half the work of a general product
+# (the reverse-mode rule of cholesky multiplies by Lᴴ).
+
+triangular_matmul_p = Primitive("triangular_matmul")
+
+
+def _triangular_matmul_impl(a, b, *, left_side, lower, transpose_a, conjugate_a):
+    xp = array_module(a, b)
+    a, b = coerce(xp, a, b)
+    n = a.shape[-1]
+    # BLAS's trmm on one matrix, or matrix by matrix on a stack of large ones.
+    multiply = (backend.triangular_multiplier(a, b) if (a.ndim == 2 or n > _BLOCK)
+                and a.size and b.size else None)
+    conjugate = conjugate_a and a.dtype.kind == "c"
+    if multiply is not None:
+        if conjugate and not transpose_a:  # BLAS conjugates only along with the transpose
+            a, conjugate = xp.conj(a), False
+        trans = (2 if conjugate else 1) if transpose_a else 0
+        if a.ndim == 2:
+            return multiply(a, b, left_side, lower, trans)
+        pairs = zip(a.reshape(-1, n, n), b.reshape((-1,) + b.shape[-2:]))
+        return xp.stack([multiply(ai, bi, left_side, lower, trans)
+                         for ai, bi in pairs]).reshape(b.shape)
+    m = xp.tril(a) if lower else xp.triu(a)
+    if conjugate:
+        m = xp.conj(m)
+    if transpose_a:
+        m = xp.swapaxes(m, -1, -2)
+    return xp.matmul(m, b) if left_side else xp.matmul(b, m)
+
+
+def _triangular_matmul_abstract_eval(a, b, *, left_side, lower, transpose_a, conjugate_a):
+    name = "triangular_matmul"
+    _check_inexact(name, "a", a)
+    _check_square(name, "a", a)
+    if a.dtype != b.dtype:
+        raise TypeError(f"{name}: a and b must have the same dtype, got {a.dtype} and "
+                        f"{b.dtype}; convert one of them")
+    if b.ndim != a.ndim or b.shape[:-2] != a.shape[:-2]:
+        raise ValueError(f"{name}: a (shape {a.shape}) and b (shape {b.shape}) must have the "
+                         "same rank and the same leading (batch) dimensions")
+    side = b.shape[-2] if left_side else b.shape[-1]
+    if side != a.shape[-1]:
+        where = "rows" if left_side else "columns"
+        raise ValueError(f"{name}: with left_side={left_side} b must have {a.shape[-1]} "
+                         f"{where} (a has shape {a.shape}), got b of shape {b.shape}")
+    return ShapedArray(b.shape, b.dtype)
+
+
+def _triangular_matmul_jvp_a(g, out, a, b, *, left_side, lower, transpose_a, conjugate_a):
+    dA = _op(_triangle(g, lower, 0, a), transpose_a, conjugate_a)
+    return _matmul(dA, b) if left_side else _matmul(b, dA)
+
+
+def _triangular_matmul_jvp_b(g, out, a, b, **params):
+    return triangular_matmul_p.bind(a, g, **params)
+
+
+def _triangular_matmul_transpose(ct, a, b, *, left_side, lower, transpose_a, conjugate_a):
+    assert not is_undefined_primal(a), "triangular_matmul is linear in b only"
+    ct_b = triangular_matmul_p.bind(a, ct, left_side=left_side, lower=lower,
+                                    transpose_a=not transpose_a, conjugate_a=conjugate_a)
+    return [None, ct_b]
+
+
+impl_rules[triangular_matmul_p] = _triangular_matmul_impl
+abstract_eval_rules[triangular_matmul_p] = _triangular_matmul_abstract_eval
+ad.defjvp(triangular_matmul_p, _triangular_matmul_jvp_a, _triangular_matmul_jvp_b)
+transpose.deftranspose(triangular_matmul_p, _triangular_matmul_transpose)
+batching.batching_rules[triangular_matmul_p] = _batch_matrix_and_operand(triangular_matmul_p)
+
+
+def triangular_matmul(a, b, left_side: bool = True, lower: bool = True,
+                      transpose_a: bool = False, conjugate_a: bool = False):
+    """``op(a) @ b`` (``left_side``) or ``b @ op(a)`` where only the ``lower`` (or upper)
+    triangle of ``a`` is read and ``op`` transposes if ``transpose_a`` and conjugates if
+    ``conjugate_a``; shapes as in ``triangular_solve``.  Linear in ``b``.  BLAS's ``trmm``
+    (through SciPy, on NumPy arrays) does half the work of ``matmul``.
+
+    >>> import numpy as np
+    >>> from functrans.primitives.decompositions import triangular_matmul
+    >>> a = np.array([[2.0, 9.0], [1.0, 4.0]])
+    >>> triangular_matmul(a, np.array([[1.0], [2.0]]))
+    array([[2.],
+           [9.]])
+    """
+    params = dict(left_side=bool(left_side), lower=bool(lower),
+                  transpose_a=bool(transpose_a), conjugate_a=bool(conjugate_a))
+    _triangular_matmul_abstract_eval(get_aval(a), get_aval(b), **params)
+    return triangular_matmul_p.bind(a, b, **params)
 
 
 # -- lu ------------------------------------------------------------------------------------
