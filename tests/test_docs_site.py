@@ -48,8 +48,6 @@ API_PAGES = {
     "scipy.stats": "functrans.scipy.stats",
     "ops": "functrans.ops",
     "random": "functrans.random",
-    "test_util": "functrans.test_util",
-    "ad_checkpoint": "functrans.ad_checkpoint",
     "config": "functrans.config",
     "testing": "functrans.testing",
     "gradcheck": "functrans.gradcheck",

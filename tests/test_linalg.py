@@ -507,6 +507,8 @@ def test_matrix_rank_matches_numpy(kwargs):
         assert int(fnp.linalg.matrix_rank(v)) == np.linalg.matrix_rank(v)
 
 
+@pytest.mark.skipif(np.lib.NumpyVersion(np.__version__) < "2.1.0",
+                    reason="NumPy before 2.1 fails on empty matrices here")
 def test_empty_matrices_follow_numpy():
     for shape in [(0, 3), (3, 0), (2, 0, 0)]:
         a = np.zeros(shape)

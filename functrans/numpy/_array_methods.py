@@ -178,6 +178,6 @@ def install_tracer_methods() -> None:
     Tracer.__array_function__ = _array_function  # type: ignore[attr-defined]
     Tracer.T = property(lambda self: transpose(self))  # type: ignore[attr-defined]
     Tracer.at = Array.at = property(IndexUpdateHelper)  # type: ignore[attr-defined]
-    Array.__getitem__ = _array_getitem  # type: ignore[assignment, method-assign]
+    Array.__getitem__ = _array_getitem  # type: ignore[method-assign]
     Tracer.real = property(real)  # type: ignore[attr-defined]
     Tracer.imag = property(imag)  # type: ignore[attr-defined]
