@@ -273,10 +273,9 @@ def _solve_triangle(xp, m, b, lower: bool):
     return xp.concatenate([top, _solve_triangle(xp, m[..., h:, h:], rest, True)], axis=-2)
 
 
-def _triangular_solve_abstract_eval(a, b, *, left_side, lower, transpose_a, conjugate_a,
-                                    unit_diagonal):
-    name = "triangular_solve"
-    _check_inexact(name, "a", a)
+def _check_matrix_and_operand(name: str, a: ShapedArray, b: ShapedArray, left_side: bool
+                              ) -> None:
+    """The type checks of a square matrix ``a`` acting on ``b`` from the left or right."""
     _check_inexact(name, "b", b)
     _check_square(name, "a", a)
     if a.dtype != b.dtype:
@@ -291,6 +290,13 @@ def _triangular_solve_abstract_eval(a, b, *, left_side, lower, transpose_a, conj
         where = "rows" if left_side else "columns"
         raise ValueError(f"{name}: with left_side={left_side} b must have {n} {where} "
                          f"(a has shape {a.shape}), got b of shape {b.shape}")
+
+
+def _triangular_solve_abstract_eval(a, b, *, left_side, lower, transpose_a, conjugate_a,
+                                    unit_diagonal):
+    name = "triangular_solve"
+    _check_inexact(name, "a", a)
+    _check_matrix_and_operand(name, a, b, left_side)
     return ShapedArray(b.shape, b.dtype)
 
 
@@ -324,7 +330,7 @@ def _triangular_solve_transpose(ct, a, b, *, left_side, lower, transpose_a, conj
     return [None, ct_b]
 
 
-def _batch_matrix_and_operand(primitive):
+def batch_matrix_and_operand(primitive):
     """The batching rule of a primitive of a stack of matrices and an operand with the same
     leading dimensions: batch axes to the front, an unbatched operand broadcast along the
     batch."""
@@ -346,7 +352,7 @@ impl_rules[triangular_solve_p] = _triangular_solve_impl
 abstract_eval_rules[triangular_solve_p] = _triangular_solve_abstract_eval
 ad.defjvp(triangular_solve_p, _triangular_solve_jvp_a, _triangular_solve_jvp_b)
 transpose.deftranspose(triangular_solve_p, _triangular_solve_transpose)
-batching.batching_rules[triangular_solve_p] = _batch_matrix_and_operand(triangular_solve_p)
+batching.batching_rules[triangular_solve_p] = batch_matrix_and_operand(triangular_solve_p)
 
 
 def triangular_solve(a, b, left_side: bool = False, lower: bool = False,
@@ -409,18 +415,7 @@ def _triangular_matmul_impl(a, b, *, left_side, lower, transpose_a, conjugate_a)
 def _triangular_matmul_abstract_eval(a, b, *, left_side, lower, transpose_a, conjugate_a):
     name = "triangular_matmul"
     _check_inexact(name, "a", a)
-    _check_square(name, "a", a)
-    if a.dtype != b.dtype:
-        raise TypeError(f"{name}: a and b must have the same dtype, got {a.dtype} and "
-                        f"{b.dtype}; convert one of them")
-    if b.ndim != a.ndim or b.shape[:-2] != a.shape[:-2]:
-        raise ValueError(f"{name}: a (shape {a.shape}) and b (shape {b.shape}) must have the "
-                         "same rank and the same leading (batch) dimensions")
-    side = b.shape[-2] if left_side else b.shape[-1]
-    if side != a.shape[-1]:
-        where = "rows" if left_side else "columns"
-        raise ValueError(f"{name}: with left_side={left_side} b must have {a.shape[-1]} "
-                         f"{where} (a has shape {a.shape}), got b of shape {b.shape}")
+    _check_matrix_and_operand(name, a, b, left_side)
     return ShapedArray(b.shape, b.dtype)
 
 
@@ -444,7 +439,7 @@ impl_rules[triangular_matmul_p] = _triangular_matmul_impl
 abstract_eval_rules[triangular_matmul_p] = _triangular_matmul_abstract_eval
 ad.defjvp(triangular_matmul_p, _triangular_matmul_jvp_a, _triangular_matmul_jvp_b)
 transpose.deftranspose(triangular_matmul_p, _triangular_matmul_transpose)
-batching.batching_rules[triangular_matmul_p] = _batch_matrix_and_operand(triangular_matmul_p)
+batching.batching_rules[triangular_matmul_p] = batch_matrix_and_operand(triangular_matmul_p)
 
 
 def triangular_matmul(a, b, left_side: bool = True, lower: bool = True,

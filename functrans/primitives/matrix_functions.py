@@ -29,10 +29,9 @@ from functrans import backend
 from functrans.backend import array_module, coerce
 from functrans.core import Primitive, ShapedArray, abstract_eval_rules, get_aval, impl_rules
 from functrans.interpreters import ad, batching, transpose
-from functrans.interpreters.batching import not_mapped
 from functrans.interpreters.transpose import is_undefined_primal
-from functrans.primitives.shape import (broadcast_in_dim, moveaxis, shape_of,
-                                        transpose_axes)
+from functrans.primitives.decompositions import batch_matrix_and_operand
+from functrans.primitives.shape import moveaxis, shape_of, transpose_axes
 from functrans.primitives.slicing import concatenate, slice
 
 __all__ = ["expm", "expm_frechet", "expm_p", "expm_frechet_p"]
@@ -234,25 +233,11 @@ def _expm_frechet_transpose(ct, a, e):
     return [None, expm_frechet_p.bind(_swap_last(a), ct)]
 
 
-def _expm_frechet_batch(vals, dims):
-    # Batch axes to the front; an unbatched operand is broadcast along the batch.
-    size = next(shape_of(v)[d] for v, d in zip(vals, dims) if d is not not_mapped)
-    out = []
-    for v, d in zip(vals, dims):
-        if d is not_mapped:
-            shape = shape_of(v)
-            v = broadcast_in_dim(v, (size,) + shape, tuple(range(1, len(shape) + 1)))
-        elif d != 0:
-            v = moveaxis(v, d, 0)
-        out.append(v)
-    return expm_frechet_p.bind(*out), 0
-
-
 impl_rules[expm_frechet_p] = _expm_frechet_impl
 abstract_eval_rules[expm_frechet_p] = _expm_frechet_abstract_eval
 ad.defjvp(expm_frechet_p, _expm_frechet_jvp_a, _expm_frechet_jvp_e)
 transpose.deftranspose(expm_frechet_p, _expm_frechet_transpose)
-batching.batching_rules[expm_frechet_p] = _expm_frechet_batch
+batching.batching_rules[expm_frechet_p] = batch_matrix_and_operand(expm_frechet_p)
 
 
 def expm_frechet(a, e):
