@@ -1230,9 +1230,12 @@ def array_shapes(*, min_dims: int = 0, max_dims: int = 3, min_side: int = 1,
     """A hypothesis strategy for array shapes small enough for full Jacobians (at most
     ``max_side ** max_dims`` elements; ``()`` included unless ``min_dims > 0``).
 
-    >>> from hypothesis import find
-    >>> find(array_shapes(min_dims=2), lambda shape: True)
-    (1, 1)
+    >>> from hypothesis import given, settings
+    >>> @settings(max_examples=5, deadline=None, database=None)
+    ... @given(array_shapes(min_dims=2, max_dims=3))
+    ... def check(shape):
+    ...     assert 2 <= len(shape) <= 3
+    >>> check()
     """
     _st, hnp = _hypothesis()
     return hnp.array_shapes(min_dims=min_dims, max_dims=max_dims, min_side=min_side,
