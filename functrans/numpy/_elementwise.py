@@ -525,8 +525,6 @@ def greater_equal(x, y):
     return lax.ge(arg(x), arg(y))
 
 
-
-
 def logical_and(x, y):
     """Elementwise ``x and y`` of the truth values (nonzero is true).
 

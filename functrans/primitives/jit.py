@@ -311,9 +311,7 @@ class Jitted(Generic[P, R]):
         entry = self._cache.get(key)
         if entry is None:
             consts: Sequence[Any]  # a list from the trace, a tuple once on the device
-            jaxpr, consts, out_tree = trace_function(
-                lambda *d: dynamic_fun(*d), in_tree, avals, "jit", key=self._fun,
-                static=static_key)
+            jaxpr, consts, out_tree = self._trace(dynamic_fun, in_tree, avals, static_key)
             if any(isinstance(c, Tracer) for c in consts):  # closes over a transform's value
                 outs = jit_p.bind(*consts, *leaves, jaxpr=jaxpr, name=self._name)
                 return tree_unflatten(out_tree, outs)
@@ -333,10 +331,14 @@ class Jitted(Generic[P, R]):
         outs = user_result(entry.fn(*entry.consts, *leaves))
         return outs[0] if entry.single else entry.unflatten(outs)
 
+    def _trace(self, dynamic_fun, in_tree, avals, static_key):
+        """The function's jaxpr for these argument types (cached by trace_function, keyed
+        by the user's function): ``(jaxpr, consts, out_tree)``."""
+        return trace_function(dynamic_fun, in_tree, avals, "jit", key=self._fun,
+                              static=static_key)
+
     def _bind(self, dynamic_fun, in_tree, avals, static_key, leaves):
-        jaxpr, consts, out_tree = trace_function(
-            lambda *d: dynamic_fun(*d), in_tree, avals, "jit", key=self._fun,
-            static=static_key)
+        jaxpr, consts, out_tree = self._trace(dynamic_fun, in_tree, avals, static_key)
         outs = jit_p.bind(*consts, *leaves, jaxpr=jaxpr, name=self._name)
         return tree_unflatten(out_tree, outs)
 
@@ -349,9 +351,7 @@ class Jitted(Generic[P, R]):
         leaves, in_tree = tree_flatten(dyn)
         avals = [get_aval(x) if not hasattr(x, "shape") or backend.is_array(x)
                  or isinstance(x, Tracer) else _aval_of_struct(x) for x in leaves]
-        jaxpr, consts, out_tree = trace_function(
-            lambda *d: dynamic_fun(*d), in_tree, avals, "jit", key=self._fun,
-            static=static_key)
+        jaxpr, consts, out_tree = self._trace(dynamic_fun, in_tree, avals, static_key)
         library = backend.library_of(*leaves)
         entry = _Entry(codegen.compile_jaxpr(jaxpr, library, self._name), consts, out_tree,
                        jaxpr)
