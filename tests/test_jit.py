@@ -414,3 +414,37 @@ def test_loop_bodies_are_compiled_once():
     assert "_scan" in source, source  # the loop calls a compiled body, not the interpreter
     np.testing.assert_allclose(f(np.ones(2)), lax.fori_loop(0, 5, lambda i, c: np.sin(c) + 1.0,
                                                            np.ones(2)))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.complex64])
+def test_python_scalars_become_typed_constants_with_the_same_results(dtype):
+    # NumPy converts a Python scalar to the array's type on every call; jit converts it
+    # once (a 0-d array of that type), with bit-for-bit the same results and dtypes.
+    x = np.arange(1, 7).astype(dtype)
+    f = lambda x: (x * 0.1 + 2, x > 3, fnp.where(x.real > 2, 0.5, x), 1 - x)  # noqa: E731
+    source = _source(f, x)
+    assert "0.1" not in source and "_s" in source, source
+    for got, want in zip(ft.jit(f)(x), f(x)):
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+
+
+def test_dead_buffers_take_results_in_place_and_arguments_never_do():
+    x = np.linspace(0.0, 1.0, 100)
+    keep = x.copy()
+    f = lambda x: (x * 2.0 + 1.0) * (x - 3.0) + x  # noqa: E731
+    source = _source(f, x)
+    assert "+=" in source or "*=" in source, source
+    np.testing.assert_array_equal(ft.jit(f)(x), f(x))
+    np.testing.assert_array_equal(x, keep)
+    # a dead buffer on the right of a subtraction cannot be written with "-="
+    g = lambda x: 1.0 - (x * 2.0)  # noqa: E731
+    assert "-=" not in _source(g, x)
+    np.testing.assert_array_equal(ft.jit(g)(x), g(x))
+
+
+def test_reshapes_use_the_array_method():
+    source = _source(lambda x: fnp.expand_dims(x.reshape(2, 2), 0).squeeze(0) * 2.0,
+                     np.ones(4))
+    assert "xp.reshape" not in source and "xp.squeeze" not in source, source
+    assert ".reshape(" in source, source

@@ -227,8 +227,16 @@ round_p = unary("round", _round_impl, None, real_only=True)
 
 
 def _logistic_impl(x):
-    # 1 / (1 + exp(-x)) written with tanh: no overflow for large |x|, and dtype-preserving.
-    return 0.5 * (1 + array_module(x).tanh(0.5 * x))
+    # 1 / (1 + exp(-x)) written with tanh: no overflow for large |x|, and dtype-preserving;
+    # in place in the one buffer allocated here (a third of the time for small arrays).
+    xp = array_module(x)
+    t = xp.multiply(x, 0.5)
+    if not isinstance(t, xp.ndarray) or t.ndim == 0:  # a scalar: nothing to write into
+        return 0.5 * (1 + xp.tanh(t))
+    xp.tanh(t, out=t)
+    t += 1
+    t *= 0.5
+    return t
 
 
 def _abs_derivative(g, ans, x):
@@ -342,6 +350,7 @@ def binary(name: str, impl: Callable, derivatives, *, out_dtype=None,
     if ufunc in _OPERATORS:
         operator = _OPERATORS[ufunc]
         codegen.deflowering(prim, lambda ctx, x, y: f"({x} {operator} {y})")
+        codegen.augmented_operators[prim] = operator + "="
     elif ufunc is not None:
         codegen.deflowering(prim, lambda ctx, x, y: f"{ctx.xp}.{ufunc}({x}, {y})")
     if ufunc is not None:
@@ -457,8 +466,19 @@ atan2_p = binary("atan2", _np_binary("arctan2"), _atan2_derivatives(), real_only
 def _logaddexp_derivative(g, ans, x, y):
     # d/dx log(e^x + e^y) = e^x / (e^x + e^y) = logistic(x - y): bounded, no overflow.
     # Where x - y is nan (both infinite of one sign), the inputs tie: each gets half.
+    # When one input is a finite constant (``logaddexp(0, z)``, softplus) they cannot tie
+    # that way and the guard is skipped: a nan input then gives a nan derivative.
     delta = sub(x, y)
+    if _finite_scalar(x) or _finite_scalar(y):
+        return mul(g, logistic(delta))
     return mul(g, select(ne(delta, delta), 0.5, logistic(delta)))
+
+
+def _finite_scalar(x) -> bool:
+    """``x`` is a finite Python or NumPy scalar (a constant, not a traced value)."""
+    if type(x) in (int, float) or isinstance(x, (np.integer, np.floating)):
+        return bool(np.isfinite(x))
+    return type(x) is np.ndarray and x.ndim == 0 and bool(np.isfinite(x))
 
 
 logaddexp_p = binary("logaddexp", _np_binary("logaddexp"),
@@ -829,8 +849,12 @@ codegen.simplification_rules[add_p] = _identity_operand(0, (0, 1))
 codegen.simplification_rules[sub_p] = _identity_operand(0, (1,))
 codegen.simplification_rules[div_p] = _identity_operand(1, (1,))
 codegen.deflowering(integer_pow_p, _integer_pow_lowering)
+codegen.deflowering(logistic_p, lambda ctx, x: "({h} * ({one} + {xp}.tanh({x} * {h})))".format(
+    h=ctx.constant(0.5, ctx.out_avals[0].dtype), one=ctx.constant(1, ctx.out_avals[0].dtype),
+    xp=ctx.xp, x=x))
 codegen.deflowering(add_any_p, lambda ctx, x, y: f"({x} + {y})")
 codegen.ufunc_names[add_any_p] = "add"
+codegen.augmented_operators[add_any_p] = "+="
 codegen.deflowering(select_p, lambda ctx, pred, on_true, on_false:
                     f"{ctx.xp}.where({pred}, {on_true}, {on_false})")
 codegen.broadcasting_primitives.add(select_p)

@@ -247,29 +247,31 @@ class Jitted(Generic[P, R]):
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         if self._simple and not kwargs:  # the fast path: NumPy arrays only
+            # (no typing.cast here: it is a function call per argument at run time)
             signature: list = []
             plain = True
             for a in args:
-                a = cast(np.ndarray, a)
                 t = type(a)
                 if t is not np.ndarray:
                     if t is not Array:
                         break
                     plain = False
-                signature.append(a.shape)
-                signature.append(a.dtype)
+                signature.append(a.shape)  # type: ignore[attr-defined]
+                signature.append(a.dtype)  # type: ignore[attr-defined]
             else:
                 entry = self._fast.get(tuple(signature))
                 if entry is not None:
                     self._hits += 1
                     operands: Any = args
                     if not plain:  # NumPy's subclass handling would slow every operation
-                        operands = [cast(np.ndarray, a).view(np.ndarray) for a in args]
-                    outs = entry.fn(*entry.consts, *operands)
+                        operands = [a.view(np.ndarray) for a in args]  # type: ignore
+                    outs = (entry.fn(*entry.consts, *operands) if entry.consts
+                            else entry.fn(*operands))
                     if entry.single:
                         out = outs[0]
-                        return cast(R, out.view(Array) if type(out) is np.ndarray and out.ndim
-                                    else out)
+                        if type(out) is np.ndarray and out.ndim:
+                            out = out.view(Array)
+                        return out  # type: ignore[no-any-return]
                     return tree_unflatten(entry.out_tree, user_result(outs))
         return self._call(args, kwargs)
 

@@ -202,10 +202,10 @@ def _dot_general_lowering(ctx, lhs, rhs, *, dimension_numbers):
         # No contraction, leading batch axes (vmap of an outer product): a broadcast product.
         l_shape, r_shape = ctx.in_avals[0].shape, ctx.in_avals[1].shape
         r_free = r_nd - len(rb)
-        a = lhs if r_free == 0 else f"{ctx.xp}.reshape({lhs}, {l_shape + (1,) * r_free!r})"
+        a = lhs if r_free == 0 else f"{lhs}.reshape({l_shape + (1,) * r_free!r})"
         l_free = l_nd - len(lb)
-        b = rhs if l_free == 0 else f"{ctx.xp}.reshape({rhs}, " \
-            f"{r_shape[:len(rb)] + (1,) * l_free + r_shape[len(rb):]!r})"
+        b = rhs if l_free == 0 else (
+            f"{rhs}.reshape({r_shape[:len(rb)] + (1,) * l_free + r_shape[len(rb):]!r})")
         return f"({a} * {b})"
     impl = ctx.bind(_dot_general_impl, "dot_general")
     return f"{impl}({lhs}, {rhs}, dimension_numbers={dimension_numbers!r})"

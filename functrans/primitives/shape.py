@@ -375,12 +375,25 @@ def _same_type(operands, out_aval, **params):
 def _transpose_lowering(ctx, x, *, permutation):
     if tuple(permutation) == (1, 0):
         return f"{x}.T"
-    return f"{ctx.xp}.transpose({x}, {tuple(permutation)!r})"
+    if ctx.is_literal[0]:
+        return f"{ctx.xp}.transpose({x}, {tuple(permutation)!r})"
+    return f"{x}.transpose({tuple(permutation)!r})"
 
 
 def _reduce_sum_lowering(ctx, x, *, axes):
     dtype = ctx.bind(ctx.out_avals[0].dtype, "dtype")
-    return f"{ctx.xp}.sum({x}, axis={tuple(axes)!r}, dtype={dtype})"
+    if ctx.is_literal[0]:
+        return f"{ctx.xp}.sum({x}, axis={tuple(axes)!r}, dtype={dtype})"
+    return f"{x}.sum(axis={tuple(axes)!r}, dtype={dtype})"
+
+
+def _reshape_lowering(ctx, x, **params):
+    # reshape, squeeze and expand_dims all give the output's shape; the array method is
+    # several times cheaper than the module functions, which are Python wrappers.
+    shape = tuple(ctx.out_avals[0].shape)
+    if ctx.is_literal[0]:
+        return f"{ctx.xp}.reshape({x}, {shape!r})"
+    return f"{x}.reshape({shape!r})"
 
 
 codegen.deflowering(broadcast_in_dim_p, _broadcast_in_dim_lowering, fresh=False)
@@ -389,13 +402,9 @@ codegen.numpy_broadcast_rules[broadcast_in_dim_p] = (
     _trailing_aligned(shape, broadcast_dimensions, operand.shape))
 codegen.splat_rules[broadcast_in_dim_p] = lambda shape: dict(shape=shape,
                                                             broadcast_dimensions=())
-codegen.deflowering(reshape_p, lambda ctx, x, *, new_sizes:
-                    f"{ctx.xp}.reshape({x}, {tuple(new_sizes)!r})", fresh=False)
 codegen.deflowering(transpose_p, _transpose_lowering, fresh=False)
-codegen.deflowering(squeeze_p, lambda ctx, x, *, dimensions:
-                    f"{ctx.xp}.squeeze({x}, axis={tuple(dimensions)!r})", fresh=False)
-codegen.deflowering(expand_dims_p, lambda ctx, x, *, dimensions:
-                    f"{ctx.xp}.expand_dims({x}, {tuple(dimensions)!r})", fresh=False)
+for _p in (reshape_p, squeeze_p, expand_dims_p):
+    codegen.deflowering(_p, _reshape_lowering, fresh=False)
 codegen.deflowering(reduce_sum_p, _reduce_sum_lowering)
 for _p in (broadcast_in_dim_p, reshape_p, squeeze_p, expand_dims_p):
     codegen.simplification_rules[_p] = _same_type  # same shape: these are the identity
