@@ -27,7 +27,10 @@ Before writing code, the equations pass through (each measured in benchmarks/):
 * common-subexpression elimination (same primitive, operands and parameters);
 * dead-code elimination;
 * freeing: each variable is deleted after its last use, so the memory of an intermediate
-  is returned as soon as possible (peak memory as a hand-written function's).
+  is returned as soon as possible (peak memory as a hand-written function's);
+* writing a result into a dead operand's buffer (``augmented_operators``, ``ufunc_names``);
+* on NumPy, Python scalars mixed with arrays written as 0-d arrays of the type NumPy
+  converts them to (same results, no conversion per call).
 
 Invariants the code keeps: it never writes into an argument or a constant (no operation
 works in place on a buffer it did not allocate), and an output that could share memory
