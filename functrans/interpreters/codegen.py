@@ -406,7 +406,19 @@ class LoweringContext:
         array of that dtype on NumPy (which then skips converting a Python scalar on every
         call), the literal itself elsewhere."""
         typed = _typed_scalar(value, np.dtype(dtype)) if self.xp_module is np else None
-        return self.bind(typed, "s") if typed is not None else repr(value)
+        return self.bind_scalar(typed) if typed is not None else repr(value)
+
+    def bind_scalar(self, typed) -> str:
+        """A readable global name for the 0-d array ``typed``: ``_f32_0p5`` is float32 0.5."""
+        text = "".join(c if c.isalnum() else {".": "p", "-": "m"}.get(c, "_")
+                       for c in repr(typed.item()))
+        name = f"_{typed.dtype.char if typed.dtype.kind == 'c' else typed.dtype.name}_{text}"
+        name = name.replace("float", "f").replace("uint", "u").replace("int", "i")
+        if self.namespace.get(name, typed) is not typed:  # taken: the generic name
+            return self.bind(typed, "s")
+        self._names[id(typed)] = name
+        self.namespace[name] = typed
+        return name
 
     def bind(self, obj, hint: str = "k") -> str:
         """A global name in the generated code for ``obj`` (the same name for the same
@@ -468,7 +480,7 @@ def _generate(jaxpr: Jaxpr, library, name: str, owned_outputs: bool) -> Compiled
         if dtype is not None:
             typed = _typed_scalar(val, dtype)
             if typed is not None:
-                return ctx.bind(typed, "s")
+                return ctx.bind_scalar(typed)
         text = _scalar_source(val) if x.aval.weak_type or type(val) is bool else None
         if text is not None:
             return text
