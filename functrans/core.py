@@ -26,14 +26,14 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from functrans import config
+from functrans import backend, config
 
 __all__ = [
     "ShapedArray", "ShapeDtypeStruct", "Primitive", "Trace", "Tracer", "get_aval",
     "Var", "Literal", "JaxprEqn", "Jaxpr", "ClosedJaxpr", "check_jaxpr", "float0",
     "ConcretizationTypeError", "UnexpectedTracerError", "TracerArrayConversionError",
     "EvalTrace", "eval_jaxpr", "primitive_by_name", "Array",
-    "user_result",
+    "user_result", "result_type_attributes", "device_result_type",
 ]
 
 # ------------------------------------------------------------------------------------------
@@ -452,16 +452,54 @@ class Tracer:
         return f"{type(self).__name__}<{self.aval.str_short()}>"
 
 
+#: What functrans.numpy adds to the arrays functrans hands out (``at``, a ``__getitem__``
+#: taking tracers): attribute name -> function of the array type extended (``np.ndarray``
+#: for ``Array``, ``cupy.ndarray`` for its device counterpart) -> the attribute.
+result_type_attributes: dict[str, Callable[[type], Any]] = {}
+#: device array type -> its subclass that functrans hands out (the subclass maps to itself)
+_device_result_types: dict[type, type] = {}
+
+
+def device_result_type(x) -> type:
+    """The subclass of the type of the device array ``x`` (``cupy.ndarray``) that functrans
+    hands out outside transforms, as ``Array`` is for NumPy: the same array with ``.at``
+    (docs/indexing.md), computed on by the same library.  Made on first use."""
+    array_type = type(x)
+    sub = _device_result_types.get(array_type)
+    if sub is None and not hasattr(array_type, "view"):  # no subclass views: stays itself
+        sub = _device_result_types[array_type] = array_type
+    if sub is None:
+        sub = type("DeviceArray", (array_type,), {
+            "__slots__": (), "__module__": __name__,
+            "__doc__": f"A {array_type.__name__} with JAX's ``x.at[index]`` updates.",
+            **{name: make(array_type) for name, make in result_type_attributes.items()}})
+        backend.register_array_library(sub, backend.library_of(x))
+        _device_result_types[array_type] = _device_result_types[sub] = sub
+    return sub
+
+
+def _result_array(x):
+    t = type(x)
+    if t is np.ndarray:
+        return x.view(type=Array) if x.ndim else x
+    if t in _SCALAR_TYPES or t is Array or not backend.is_device_array(x):
+        return x
+    sub = device_result_type(x)
+    return x if sub is t or not x.ndim else x.view(type=sub)
+
+
+_SCALAR_TYPES = frozenset({bool, int, float, complex})
+
+
 def user_result(out):
-    """``out`` (an array or a list or tuple of them) with its NumPy arrays viewed as
-    ``Array``s, the type of the concrete arrays functrans hands out (0-d ones stay as they
-    are: they are scalars to the transforms' outputs)."""
+    """``out`` (an array or a list or tuple of them) with its arrays viewed as the types
+    functrans hands out: ``Array`` for NumPy arrays, ``device_result_type`` for device ones
+    (0-d ones stay as they are: they are scalars to the transforms' outputs)."""
     if type(out) is np.ndarray:
         return out.view(type=Array) if out.ndim else out
     if type(out) in (list, tuple):
-        return type(out)(o.view(type=Array) if type(o) is np.ndarray and o.ndim else o
-                         for o in out)
-    return out
+        return type(out)(_result_array(o) for o in out)
+    return _result_array(out)
 
 
 class EvalTrace(Trace):

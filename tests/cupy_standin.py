@@ -32,6 +32,7 @@ Importing the module registers ``ndarray`` with ``functrans.backend``.
 """
 from __future__ import annotations
 
+import builtins
 import contextlib
 import sys
 import types
@@ -114,7 +115,7 @@ def _record(direction: str, what: str) -> None:
 def _unwrap(x, where: str):
     """``x`` with stand-in arrays replaced by their NumPy data, looking into lists and
     tuples; a NumPy array of rank >= 1 raises as in CuPy."""
-    if type(x) is ndarray:
+    if isinstance(x, ndarray):
         return x._data
     if isinstance(x, np.ndarray) and x.ndim > 0:
         raise TypeError(f"{where}: unsupported argument of type numpy.ndarray (shape "
@@ -160,7 +161,7 @@ def _standins(args, kwargs) -> list:
     found = []
 
     def visit(v):
-        if type(v) is ndarray:
+        if isinstance(v, ndarray):
             found.append(v)
         elif type(v) in (list, tuple):
             for w in v:
@@ -179,7 +180,7 @@ def _call(fun, name: str, args, kwargs):
 
 
 def _contains_host_data(x) -> bool:
-    if type(x) is ndarray:
+    if isinstance(x, ndarray):
         return False
     if type(x) in (list, tuple):
         return any(_contains_host_data(v) for v in x)
@@ -188,7 +189,7 @@ def _contains_host_data(x) -> bool:
 
 def asarray(a, dtype=None, order=None):
     """``a`` on the device; host data (NumPy arrays, scalars, lists) is copied there once."""
-    if type(a) is ndarray:
+    if isinstance(a, ndarray):
         return a if dtype is None or np.dtype(dtype) == a.dtype else a.astype(dtype)
     if _contains_host_data(a):
         _record("h2d", f"asarray of {type(a).__name__}")
@@ -198,7 +199,7 @@ def asarray(a, dtype=None, order=None):
 
 def array(obj, dtype=None, copy=True, order="K", ndmin=0):
     """A new device array from ``obj``; host data is copied to the device."""
-    if type(obj) is ndarray:
+    if isinstance(obj, ndarray):
         data = np.array(obj._data, dtype=dtype, copy=copy, order=order, ndmin=ndmin)
         return _wrap(data, [obj])
     if _contains_host_data(obj):
@@ -209,7 +210,7 @@ def array(obj, dtype=None, copy=True, order="K", ndmin=0):
 
 def _unwrap_any(x):
     """Like ``_unwrap`` but accepting host arrays (for the explicit copies to the device)."""
-    if type(x) is ndarray:
+    if isinstance(x, ndarray):
         return x._data
     if type(x) in (list, tuple):
         return type(x)(_unwrap_any(v) for v in x)
@@ -218,14 +219,14 @@ def _unwrap_any(x):
 
 def asnumpy(a) -> np.ndarray:
     """An explicit copy of ``a`` to the host (NumPy values pass through)."""
-    if type(a) is ndarray:
+    if isinstance(a, ndarray):
         return a.get()
     return np.asarray(a)
 
 
 def scatter_add(target: "ndarray", index, updates) -> None:
     """``target[index] += updates`` in place, repeated indices accumulating."""
-    if type(target) is not ndarray:
+    if not isinstance(target, ndarray):
         raise TypeError(f"scatter_add: the target must be a stand-in array, got "
                         f"{type(target).__name__}")
     np.add.at(target._data, _unwrap(index, "scatter_add"), _unwrap(updates, "scatter_add"))
@@ -298,7 +299,7 @@ class ndarray:
         # `np.float64(2) * x` arrives here as np.multiply(np.float64(2), x): NumPy scalars
         # and 0-d arrays mix with device arrays in CuPy, so a two-operand call with one of
         # them is computed here.  Any other NumPy ufunc applied to a device array raises.
-        others = [v for v in inputs if type(v) is not ndarray]
+        others = [v for v in inputs if not isinstance(v, ndarray)]
         if (method == "__call__" and not kwargs and len(inputs) == 2 and others and all(
                 isinstance(v, np.generic) or (isinstance(v, np.ndarray) and v.ndim == 0)
                 for v in others)):
@@ -332,6 +333,17 @@ class ndarray:
             method.__name__ = name
             return method
         return _wrap(value, [self])
+
+    def view(self, dtype=None, type=None):  # noqa: A002 (CuPy's and NumPy's keyword)
+        """A view of the same device memory, as another dtype and/or as a subclass of this
+        array type (CuPy's ``view(dtype, type)``)."""
+        cls = builtins.type(self) if type is None else type
+        if not (isinstance(cls, builtins.type) and issubclass(cls, ndarray)):
+            raise ValueError("Type must be a sub-type of ndarray type")
+        out = object.__new__(cls)
+        out._data = self._data if dtype is None else self._data.view(dtype)
+        out._owner = self if self._owner is None else self._owner
+        return out
 
     def get(self) -> np.ndarray:
         """An explicit copy of this array to the host."""
@@ -389,7 +401,7 @@ class ndarray:
 def _device_index(index):
     """An index for the NumPy data; host index arrays and lists are copied to the device
     (and counted), as CuPy does."""
-    if type(index) is ndarray:
+    if isinstance(index, ndarray):
         return index._data
     if type(index) is tuple:
         return tuple(_device_index(i) for i in index)
@@ -410,7 +422,7 @@ def _operator(name: str, inplace: bool = False):
     numpy_op = getattr(np.ndarray, name)
 
     def op(self, *others):
-        if not all(type(o) is ndarray or isinstance(o, (int, float, complex, np.generic,
+        if not all(isinstance(o, ndarray) or isinstance(o, (int, float, complex, np.generic,
                                                          np.ndarray)) for o in others):
             return NotImplemented  # another array type (a tracer, say) takes over, as in CuPy
         try:

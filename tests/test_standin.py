@@ -251,6 +251,47 @@ def test_transforms(device, name):
     run_both(device, TRANSFORMS[name], args, tol=1e-11, what=name)
 
 
+AT_UPDATES = {
+    "set": lambda x, i, v: x.at[i].set(v),
+    "add_repeated": lambda x, i, v: x.at[i[::-1] * 0 + i[0]].add(v),
+    "multiply": lambda x, i, v: x.at[i].multiply(v),
+    "min": lambda x, i, v: x.at[i].min(v),
+    "max_slice": lambda x, i, v: x.at[1:3].max(v[:2]),
+    "apply": lambda x, i, v: x.at[i].apply(fnp.sin),
+    "get_fill": lambda x, i, v: x.at[i + 3].get(mode="fill", fill_value=-1.0),
+    "chained_on_a_result": lambda x, i, v: fnp.cos(x).at[0].set(2.0).at[i].add(v),
+}
+
+
+@pytest.mark.parametrize("name", AT_UPDATES)
+def test_at_updates_on_concrete_device_arrays(device, name):
+    # Outside transforms functrans hands out device arrays with `.at`, as it does NumPy
+    # arrays (core.Array): a subclass of the library's array type, computed on by it.
+    update = AT_UPDATES[name]
+    x, v = np.linspace(-1.0, 1.0, 6), np.array([0.5, -2.0, 3.0])
+    i = np.array([4, 1, 2])
+
+    def fun(x, i, v):
+        out = update(fnp.asarray(x), i, v)
+        return out, ft.grad(lambda x: fnp.sum(update(x, i, v) ** 2))(x)
+
+    got = run_both(device, fun, [x, i, v], tol=1e-12, what=name)
+    assert isinstance(got[0], device.array_type) and hasattr(got[0], "at"), type(got[0])
+
+
+def test_results_of_functrans_numpy_on_device_arrays_have_at(device):
+    x, i = device.put(np.arange(4.0)), device.put(np.array([1, 1]))
+    with device.transfers() as counts:
+        y = fnp.sin(x)
+        z = y.at[i].add(1.0)
+        w = fnp.asarray(x).at[0].set(5.0)  # the library's own arrays have no `.at`
+    assert_no_transfers(device, counts)
+    assert type(y) is type(z) and isinstance(z, device.array_type) and type(z) is not type(x)
+    np.testing.assert_allclose(device.get(z), np.sin(np.arange(4.0)) + [0, 2, 0, 0])
+    np.testing.assert_allclose(device.get(w), [5.0, 1.0, 2.0, 3.0])
+    assert float(device.get(fnp.sum(z))) == pytest.approx(np.sin(np.arange(4.0)).sum() + 2)
+
+
 def mlp_loss(params, x, y):
     h = fnp.tanh(x @ params["w1"] + params["b1"])
     out = h @ params["w2"] + params["b2"]

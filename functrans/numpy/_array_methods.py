@@ -24,7 +24,7 @@ import functrans.numpy._reductions as reductions
 import functrans.numpy._shape as shapes
 import functrans.numpy._sorting as sorting
 import functrans.numpy._statistics as statistics
-from functrans.core import Array, Tracer, TracerArrayConversionError
+from functrans.core import Array, Tracer, TracerArrayConversionError, result_type_attributes
 from functrans.numpy import fft, linalg
 from functrans.numpy._contractions import dot, matmul
 from functrans.numpy._dtypes import astype
@@ -160,13 +160,19 @@ def _array_function(self, func, types, args, kwargs):
     return fn(*args, **kwargs)
 
 
-def _array_getitem(self, index, _numpy_getitem=np.ndarray.__getitem__):
-    """``x[index]`` of an ``Array``: NumPy's, unless a tracer is in the index (a loop
-    counter, a vmapped position), which NumPy cannot take and functrans.numpy can."""
-    if isinstance(index, Tracer) or (type(index) is tuple and builtins.any(
-            isinstance(i, Tracer) for i in index)):
-        return getitem(self.view(type=np.ndarray), index)
-    return _numpy_getitem(self, index)
+def _getitem_of(base: type):
+    """``x[index]`` for the result arrays extending ``base`` (``Array`` over
+    ``numpy.ndarray``, its device counterpart over ``cupy.ndarray``): ``base``'s own, unless
+    a tracer is in the index (a loop counter, a vmapped position), which the array library
+    cannot take and functrans.numpy can."""
+    base_getitem = base.__getitem__
+
+    def __getitem__(self, index):
+        if isinstance(index, Tracer) or (type(index) is tuple and builtins.any(
+                isinstance(i, Tracer) for i in index)):
+            return getitem(self.view(type=base), index)
+        return base_getitem(self, index)
+    return __getitem__
 
 
 def install_tracer_methods() -> None:
@@ -177,7 +183,12 @@ def install_tracer_methods() -> None:
     Tracer.__array_ufunc__ = _array_ufunc  # type: ignore[assignment]
     Tracer.__array_function__ = _array_function  # type: ignore[attr-defined]
     Tracer.T = property(lambda self: transpose(self))  # type: ignore[attr-defined]
-    Tracer.at = Array.at = property(IndexUpdateHelper)  # type: ignore[attr-defined]
-    Array.__getitem__ = _array_getitem  # type: ignore[method-assign]
+    Tracer.at = property(IndexUpdateHelper)  # type: ignore[attr-defined]
+    # What the arrays handed out outside transforms gain: Array now, device arrays' result
+    # type when one is first made (core.device_result_type).
+    result_type_attributes["at"] = lambda base: property(IndexUpdateHelper)
+    result_type_attributes["__getitem__"] = _getitem_of
+    for name, make in result_type_attributes.items():
+        setattr(Array, name, make(np.ndarray))
     Tracer.real = property(real)  # type: ignore[attr-defined]
     Tracer.imag = property(imag)  # type: ignore[attr-defined]

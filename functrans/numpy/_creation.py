@@ -33,7 +33,7 @@ def asarray(a, dtype=None):
     if isinstance(a, (list, tuple)):
         return user_result(sequence_to_array(a, dtype))
     if backend.is_device_array(a):
-        return a if dtype is None else backend.asarray(a, dtype, like=a)
+        return user_result(a if dtype is None else backend.asarray(a, dtype, like=a))
     return user_result(np.asarray(a, dtype=dtype))
 
 

@@ -24,7 +24,7 @@ import numpy as np
 from numpy import newaxis
 
 from functrans import backend, lax
-from functrans.core import Tracer
+from functrans.core import Tracer, is_python_scalar
 from functrans.numpy._index_tricks import nonzero
 from functrans.numpy._elementwise import power, true_divide
 from functrans.numpy._util import arg, as_bool, dtype_of, shape_of, static_int
@@ -528,6 +528,9 @@ def _update(op: str, ref: IndexUpdateRef, values, mode):
         values = values(lax.gather(flat, positions, mode="clip"))
     elif not (isinstance(values, Tracer) or backend.is_array(values)):
         values = arg(values)
+        if is_python_scalar(values) and backend.library_of(x) is not backend.NUMPY:
+            # spread on x's device: broadcasting a Python scalar would make a host array
+            values = lax.add(lax.zeros_like(positions[..., 0], dtype), values)
     if op == "subtract":
         values = lax.neg(values)
     if op in ("divide", "power"):  # x / (1 * v1 * v2 ...), x ** (1 * v1 * v2 ...)

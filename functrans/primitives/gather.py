@@ -328,8 +328,11 @@ def _scatter_impl(prim):
         if 0 in dims:  # (drop mode) nowhere to write: every update is dropped
             return out
         keep = _in_bounds(xp, indices, dims) if mode == "drop" else None
-        backend.scatter_apply(op, target, _clamped_positions(xp, indices, dims),
-                              xp.asarray(updates, dtype=out.dtype), keep=keep)
+        # A scalar update is filled in on the device (asarray would copy it from the host).
+        updates = (xp.asarray(updates, dtype=out.dtype) if backend.is_array(updates)
+                   else xp.full((), updates, dtype=out.dtype))
+        backend.scatter_apply(op, target, _clamped_positions(xp, indices, dims), updates,
+                              keep=keep)
         return out
     return impl
 
