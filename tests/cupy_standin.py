@@ -520,7 +520,8 @@ def __getattr__(name: str) -> Any:
     except AttributeError:
         raise AttributeError(f"module 'cupy_standin' has no attribute {name!r}") from None
     value = _translate(value, name)
-    globals()[name] = value  # cached: next time this function is not called
+    if not hasattr(builtins, name):  # cached (next time this function is not called), but
+        globals()[name] = value     # never over a builtin (`all`, `abs`) this module uses
     return value
 
 
