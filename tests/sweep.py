@@ -16,6 +16,12 @@ float64 it agrees with exact derivatives of smooth functions to about 1e-9.  Sec
 recurses on the derivative functions themselves (forward-over-forward, reverse-over-forward,
 forward-over-reverse, reverse-over-reverse).
 
+Two more kinds of case share the registry: ``CreationCase`` (functions with nothing to
+differentiate or batch, checked for value and dtype against NumPy, under ``jit`` and with
+``like=``) and ``TreeCase`` (``functrans.tree`` used on traced pytrees, against the same
+computation written out by hand), collected from the ``CREATION_CASES`` and ``TREE_CASES``
+of tests/cases_*.py by tests/test_creation.py and tests/test_tree_cases.py.
+
 Every generated input array goes through an ``ArrayHook``'s ``put`` and every result through
 its ``to_host`` before NumPy compares it, so the same sweep runs unchanged on a device
 library (or a stand-in whose arrays refuse implicit conversion to NumPy).
