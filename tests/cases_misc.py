@@ -3,8 +3,9 @@ functrans.numpy (session 4: append ... kron, meshgrid, einsum's forms, matvec/ve
 polyval ... unwrap, vectorize, apply_along_axis): values against NumPy, derivatives in both
 modes to second order, vmap against a loop and float32, by tests/test_numpy.py.
 
-Functions that build constants only (windows, ``tri``) have no traced output to sweep and
-are checked in tests/test_misc.py, as are errors and documented choices."""
+Functions that build constants only (windows, ``tri``) have no traced output to sweep: the
+``CREATION_CASES`` of tests/cases_creation.py check them; errors and documented choices are
+checked in tests/test_misc.py."""
 from __future__ import annotations
 
 import numpy as np

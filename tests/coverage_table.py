@@ -8,8 +8,10 @@ Where the data comes from:
 - Whether functrans has a name: the functrans namespace itself (``functrans.numpy``, ...).
 - Which checks cover a function: the sweep registry.  Every case of the shared sweep tables
   (tests/test_numpy.py ``CASES`` with every tests/cases_*.py ``NUMPY_CASES``,
-  tests/test_primitives.py ``CASES`` with every ``PRIMITIVE_CASES``, and
-  tests/test_cumulative.py ``DERIVATIVE_CASES``) is run once under a profiler hook that
+  tests/test_primitives.py ``CASES`` with every ``PRIMITIVE_CASES``,
+  tests/test_cumulative.py ``DERIVATIVE_CASES``, and the ``CREATION_CASES`` and
+  ``TREE_CASES`` of tests/cases_*.py that tests/test_creation.py and
+  tests/test_tree_cases.py run) is run once under a profiler hook that
   records which public functrans functions it calls directly (the outermost public call:
   ``std`` calling ``mean`` inside credits ``std`` only); the case's table and fields then
   say which checks the suite runs on it.  The ``jit`` column runs the case under ``jit``
@@ -44,7 +46,8 @@ from sweep import F32, case_rng  # noqa: E402
 
 __all__ = ["NAMESPACES", "PAGE", "Checks", "Row", "jax_names", "functrans_module",
            "is_function", "is_reexported", "public_callables", "record_calls", "case_checks",
-           "sweep_coverage", "rows", "render", "generate", "main"]
+           "CREATION_NA", "TREE_NA", "creation_checks", "tree_checks", "sweep_coverage", "rows",
+           "render", "generate", "main"]
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PAGE = ROOT / "docs" / "coverage.md"
@@ -143,7 +146,10 @@ class Checks:
     """The checks of the sweep that cover one function, gathered over its cases: ``values``
     against a NumPy/SciPy reference; the highest derivative order checked numerically in
     forward (``fwd``) and reverse (``rev``) mode (0: none); vmap against a loop; float32;
-    complex inputs; the CuPy stand-in (zero host copies); jit against eager."""
+    complex inputs; the CuPy stand-in (zero host copies); jit against eager.  ``na``:
+    the checks that do not apply to the function's kind of case (derivatives and vmap of
+    a function with no differentiable input, ...), where every one of its cases says so
+    (None: no case yet)."""
     values: bool = False
     fwd: int = 0
     rev: int = 0
@@ -153,21 +159,65 @@ class Checks:
     standin: bool = False
     jit: bool = False
     cases: list = field(default_factory=list)
+    na: frozenset | None = None
 
     def merge(self, other: Checks) -> None:
         for name in ("values", "vmap", "float32", "complex", "standin", "jit"):
             setattr(self, name, getattr(self, name) or getattr(other, name))
         self.fwd, self.rev = max(self.fwd, other.fwd), max(self.rev, other.rev)
         self.cases += other.cases
+        other_na = other.na if other.na is not None else frozenset()
+        self.na = other_na if self.na is None else self.na & other_na
 
 
 def _sweep_tables() -> list[tuple[str, list]]:
-    """The sweep's tables as test_standin.py names them, with their cases."""
+    """The sweep's tables as test_standin.py names them, with their cases, then the
+    creation and tree cases."""
+    import test_creation
     import test_cumulative
     import test_numpy
     import test_primitives
+    import test_tree_cases
     return [("numpy", test_numpy.CASES), ("lax", test_primitives.CASES),
-            ("cumulative", test_cumulative.DERIVATIVE_CASES)]
+            ("cumulative", test_cumulative.DERIVATIVE_CASES),
+            ("creation", test_creation.CASES), ("tree", test_tree_cases.CASES)]
+
+
+#: Checks that mean nothing for a function with no differentiable or batchable input.
+CREATION_NA = frozenset({"fwd", "rev", "vmap"})
+#: jax.tree's functions restructure pytrees whatever their leaves: dtypes do not apply.
+TREE_NA = frozenset({"float32", "complex"})
+
+
+def _output_kinds(out) -> set:
+    """The dtype kinds (and float32-ness) of an answer's array leaves."""
+    kinds = set()
+    for leaf in (out if isinstance(out, (list, tuple)) else [out]):
+        if isinstance(leaf, (list, tuple)):
+            kinds |= _output_kinds(leaf)
+        elif isinstance(leaf, np.ndarray):
+            kinds.add("float32" if leaf.dtype == np.float32 else leaf.dtype.kind)
+    return kinds
+
+
+def creation_checks(case, out, takes_like: bool) -> Checks:
+    """What tests/test_creation.py checks on a creation case whose answer is ``out``; the
+    stand-in column applies only to functions taking ``like=``."""
+    kinds = _output_kinds(out)
+    return Checks(values=True, float32="float32" in kinds, complex="c" in kinds,
+                  standin=case.like, jit=case.jit, cases=[f"creation-{case.name}"],
+                  na=CREATION_NA | (frozenset() if takes_like else {"standin"}))
+
+
+def tree_checks(case) -> Checks:
+    """What tests/test_tree_cases.py checks on a tree case."""
+    return Checks(values=True, fwd=2, rev=2, vmap=True, standin=True, jit=True,
+                  cases=[f"tree-{case.name}"], na=TREE_NA)
+
+
+def _takes_like(namespace: str, name: str) -> bool:
+    value = getattr(functrans_module(namespace), name)
+    return "like" in inspect.signature(value).parameters
 
 
 def _runs_under_jit(case, args) -> bool:
@@ -195,7 +245,7 @@ def case_checks(table: str, case, args, standin_known_failures: set) -> Checks:
         complex=table == "numpy" and any(np.dtype(d).kind == "c" for d in case.dtypes),
         standin=f"{sweep_id}-eval" not in standin_known_failures,
         jit=_runs_under_jit(case, args),
-        cases=[sweep_id])
+        cases=[sweep_id], na=frozenset())
 
 
 def sweep_coverage() -> dict:
@@ -207,16 +257,24 @@ def sweep_coverage() -> dict:
     clear_caches()  # a jit traced before would not run its body again
     for table, cases in _sweep_tables():
         for case in cases:
-            args = case.draw(case_rng(case), case.dtypes[0])
+            if table == "tree":
+                args = [case.make(case_rng(case))]
+            else:
+                args = case.draw(case_rng(case), case.dtypes[0])
             # Cases drawing nan or inf, or dividing by drawn zeros, warn: not our business.
             with warnings.catch_warnings(), np.errstate(all="ignore"):
                 warnings.simplefilter("ignore", RuntimeWarning)
                 with record_calls(codes) as recorder:
-                    case(*args)
+                    out = case(*args)
                 if not recorder.names:
                     continue
-                checks = case_checks(table, case, args, known)
+                if table == "tree":
+                    checks = tree_checks(case)
+                elif table != "creation":
+                    checks = case_checks(table, case, args, known)
             for key in recorder.names:
+                if table == "creation":
+                    checks = creation_checks(case, out, _takes_like(*key))
                 coverage.setdefault(key, Checks()).merge(checks)
     return coverage
 
@@ -293,21 +351,31 @@ give the checks:
 | jit | `jit` compared with eager evaluation (derivatives and vmap through it too) |
 | cases | how many sweep cases call the function |
 
+Functions with nothing to differentiate or batch (creation from shapes and Python values,
+windows, index helpers, dtype queries) are swept by the `CREATION_CASES` of
+tests/cases_*.py (tests/test_creation.py: values and dtypes against NumPy, `jit`, and
+`like=` a CuPy stand-in array where the function takes `like=`); `jax.tree`'s functions
+by the `TREE_CASES` (tests/test_tree_cases.py: used on traced pytrees against the same
+computation written out by hand, with derivatives, `vmap`, `jit` and the stand-in).
+
 `✓` marks a check that runs on at least one of the function's cases, `·` one that runs on
-none; a present function with no sweep case
-shows `·` everywhere (it may still have targeted tests of its own). Types, constants,
+none, `–` one that does not apply to any of its cases (derivatives and vmap of a function
+with no differentiable input; the stand-in for one without `like=`; dtypes for
+`jax.tree`'s functions, which never look at their leaves); a present function with no
+sweep case shows `·` everywhere (it may still have targeted tests of its own). Types,
+constants,
 submodules, index helpers (`r_`, `mgrid`, ...) and the few functions functrans passes
 through from NumPy unchanged ("NumPy's own": `issubdtype`, ...) have no checks of their own
 (`–`).
 """
 
 
-def _mark(flag) -> str:
-    return "✓" if flag else "·"
+def _mark(flag, applies: bool = True) -> str:
+    return "✓" if flag else "·" if applies else "–"
 
 
-def _order(n: int) -> str:
-    return str(n) if n else "·"
+def _order(n: int, applies: bool = True) -> str:
+    return str(n) if n else "·" if applies else "–"
 
 
 def _row_line(row: Row) -> str:
@@ -319,9 +387,11 @@ def _row_line(row: Row) -> str:
     if row.kind != "function":
         return f"| {name} | present ({row.kind}) |" + " – |" * 9
     c = row.checks or Checks()
-    cells = [_mark(c.values), _order(c.fwd), _order(c.rev), _mark(c.vmap), _mark(c.float32),
-             _mark(c.complex), _mark(c.standin and c.cases), _mark(c.jit),
-             str(len(c.cases))]
+    na = c.na or frozenset()
+    cells = [_mark(c.values), _order(c.fwd, "fwd" not in na), _order(c.rev, "rev" not in na),
+             _mark(c.vmap, "vmap" not in na), _mark(c.float32, "float32" not in na),
+             _mark(c.complex, "complex" not in na),
+             _mark(c.standin and c.cases, "standin" not in na), _mark(c.jit), str(len(c.cases))]
     return f"| {name} | present | " + " | ".join(cells) + " |"
 
 
@@ -342,9 +412,8 @@ def render(names: dict, coverage: dict) -> str:
         missing = [f"`{r.name}`" for r in table if r.status == "missing"]
         lines.append(f"- `{namespace}` ({len(missing)}): " + (", ".join(missing) or "none"))
     lines += ["", "## Present functions without a sweep case", "",
-              "These may have targeted tests of their own (creation functions without array",
-              "inputs, dtype queries, `jax.tree`'s functions on pytrees), but no sweep case",
-              "calls them:", ""]
+              "These may have targeted tests of their own, but no sweep, creation or tree",
+              "case calls them:", ""]
     for namespace, table in tables.items():
         bare = [f"`{r.name}`" for r in table
                 if r.status == "present" and r.kind == "function" and not r.checks]

@@ -16,6 +16,12 @@ float64 it agrees with exact derivatives of smooth functions to about 1e-9.  Sec
 recurses on the derivative functions themselves (forward-over-forward, reverse-over-forward,
 forward-over-reverse, reverse-over-reverse).
 
+Two more kinds of case share the registry: ``CreationCase`` (functions with nothing to
+differentiate or batch, checked for value and dtype against NumPy, under ``jit`` and with
+``like=``) and ``TreeCase`` (``functrans.tree`` used on traced pytrees, against the same
+computation written out by hand), collected from the ``CREATION_CASES`` and ``TREE_CASES``
+of tests/cases_*.py by tests/test_creation.py and tests/test_tree_cases.py.
+
 Every generated input array goes through an ``ArrayHook``'s ``put`` and every result through
 its ``to_host`` before NumPy compares it, so the same sweep runs unchanged on a device
 library (or a stand-in whose arrays refuse implicit conversion to NumPy).
@@ -42,7 +48,9 @@ __all__ = [
     "numerical_jvp", "vdot", "assert_close", "check_jvp", "check_vjp", "check_grads",
     "differentiable_part", "check_case_grads", "in_axes_choices", "check_vmap_matches_loop",
     "check_vmap_of_derivatives", "check_jaxprs", "F64", "F32", "I64", "C128", "C64",
-    "Transform", "TRANSFORMS", "transforms",
+    "Transform", "TRANSFORMS", "transforms", "CreationCase", "creation_case",
+    "check_creation_value", "check_creation_jit", "same_answer", "TreeCase", "tree_case",
+    "check_tree_case",
 ]
 
 F64, F32, I64 = np.dtype(np.float64), np.dtype(np.float32), np.dtype(np.int64)
@@ -540,3 +548,150 @@ def transforms(*names: str) -> dict[str, Transform]:
     missing = [n for n in names if n not in TRANSFORMS]
     assert not missing, f"not in sweep.TRANSFORMS: {missing}"
     return {n: TRANSFORMS[n] for n in names}
+
+
+# ------------------------------------------------------------------------------------------
+# Creation cases: functions with no differentiable input
+# ------------------------------------------------------------------------------------------
+
+
+@dataclass
+class CreationCase:
+    """A function with nothing to differentiate or batch: creation from shapes and Python
+    values (``eye``, ``arange``, windows, ``fftfreq``, ``fromiter``, ...), index helpers
+    and dtype queries.  ``fun(m, *args)`` runs with ``m`` = ``functrans.numpy`` and, for
+    the reference, with ``m`` = ``numpy`` (``reference(*args)`` where NumPy's answer is
+    not functrans's documented one).  ``args`` are ``Arg`` specs read for their shapes and
+    dtypes only (dtype queries on arrays, and on tracers under ``jit``).  ``like``: the
+    function takes ``like=``, and ``fun(m, *args, like=array)`` must build its result on
+    that array's device.  ``jit``: the call also runs under ``jit`` (its array arguments
+    traced) and must give the eager answer."""
+    name: str
+    fun: Callable
+    args: list
+    reference: Callable
+    like: bool = False
+    jit: bool = True
+
+    def __call__(self, *args, **kwargs):
+        return self.fun(fnp, *args, **kwargs)
+
+    def draw(self, rng, dtype=F64, hook: ArrayHook = NUMPY) -> list:
+        return [a.draw(rng, dtype, hook) for a in self.args]
+
+    @property
+    def dtypes(self) -> tuple:
+        return (F64,)
+
+
+def creation_case(name, fun, *args, like=False, jit=True, reference=None) -> CreationCase:
+    """A case of a creation or dtype function of NumPy's name: ``fun(m, *arrays)``; see
+    ``CreationCase``."""
+    return CreationCase(name, fun, list(args), reference or _numpy_reference(fun), like, jit)
+
+
+def _is_array(x) -> bool:
+    return isinstance(x, (np.ndarray, ft.core.Tracer)) or hasattr(x, "__array_namespace__")
+
+
+def same_answer(got, want, what="", hook: ArrayHook = NUMPY):
+    """``got`` is ``want``: arrays of equal dtype, shape and values (floats to 1e-12 in
+    float64, 1e-6 in float32, the rest exactly), sequences of such answers element by
+    element, anything else (dtypes, shapes, booleans, strings) equal and of the same kind
+    (``bool`` and ``numpy.bool_`` count as one)."""
+    if _is_array(got) or _is_array(want):
+        assert _is_array(got), f"{what}: {type(got).__name__}, NumPy gives an array"
+        got, want = hook.to_host(got), np.asarray(want)
+        assert got.dtype == want.dtype, f"{what}: dtype {got.dtype}, NumPy gives {want.dtype}"
+        assert got.shape == want.shape, f"{what}: shape {got.shape}, NumPy gives {want.shape}"
+        if want.dtype.kind in "fc":
+            tol = 1e-6 if want.dtype.itemsize <= 4 * (1 + (want.dtype.kind == "c")) else 1e-12
+            np.testing.assert_allclose(got, want, rtol=tol, atol=tol, err_msg=what)
+        else:
+            np.testing.assert_array_equal(got, want, err_msg=what)
+    elif isinstance(want, (list, tuple)):
+        assert isinstance(got, (list, tuple)) and len(got) == len(want), (
+            f"{what}: {got!r}, NumPy gives {want!r}")
+        for i, (g, w) in enumerate(zip(got, want)):
+            same_answer(g, w, f"{what}[{i}]", hook)
+    else:
+        kinds = [bool if isinstance(v, (bool, np.bool_)) else type(v) for v in (got, want)]
+        assert got == want and (kinds[0] is kinds[1] or np.dtype in kinds
+                                or isinstance(want, type)), (
+            f"{what}: {got!r} ({type(got).__name__}), NumPy gives {want!r} "
+            f"({type(want).__name__})")
+
+
+def check_creation_value(case: CreationCase, dtype=F64):
+    """The answer on concrete inputs equals the reference's."""
+    args = case.draw(case_rng(case), dtype)
+    same_answer(case(*args), case.reference(*args), case.name)
+
+
+def check_creation_jit(case: CreationCase, dtype=F64):
+    """Under ``jit`` (array arguments traced) the answer is the eager one: arrays come out
+    of the compiled call, static answers (dtypes, booleans, paths) are read while tracing."""
+    args = case.draw(case_rng(case), dtype)
+    want = case(*args)
+    seen: list = []
+
+    def traced(*a):
+        out = case(*a)
+        if all(_is_array(x) for x in tree_leaves(out)):
+            return out
+        seen.append(out)
+        return ()
+    got = ft.jit(traced)(*args)
+    same_answer(seen[0] if seen else got, want, f"{case.name} under jit")
+
+
+# ------------------------------------------------------------------------------------------
+# Tree cases: functions of pytrees
+# ------------------------------------------------------------------------------------------
+
+
+@dataclass
+class TreeCase:
+    """A function of a pytree that uses ``functrans.tree``: ``fun(tree)`` must equal
+    ``reference(tree)``, the same result written out by hand for the fixed structure of
+    ``make(rng)`` (a pytree of float64 arrays).  The checks (``check_tree_case``) run it on
+    concrete leaves, under ``jit``, differentiated in both modes to second order against
+    central differences and against the reference's own derivatives, and under ``vmap``
+    against a loop."""
+    name: str
+    fun: Callable
+    make: Callable
+    reference: Callable
+
+    def __call__(self, tree):
+        return self.fun(tree)
+
+
+def tree_case(name, fun, make, reference) -> TreeCase:
+    return TreeCase(name, fun, make, reference)
+
+
+def check_tree_case(case: TreeCase, what: str = "all"):
+    """``what``: 'values' (concrete and under ``jit``), 'grads' (numerical, both modes, to
+    second order; ``grad`` of the summed output equals the reference's) or 'vmap'."""
+    rng = case_rng(case)
+    t = case.make(rng)
+    if what in ("all", "values"):
+        want = case.reference(t)
+        assert_close(case(t), want, 1e-13, 1e-13, f"{case.name}: value")
+        assert_close(ft.jit(case.fun)(t), want, 1e-13, 1e-13, f"{case.name}: jit")
+    if what in ("all", "grads"):
+        check_grads(case.fun, [t], 2, rng)
+
+        def summed(f):
+            return lambda tree: sum(fnp.sum(x) for x in tree_leaves(f(tree)))
+        assert_close(ft.grad(summed(case.fun))(t), ft.grad(summed(case.reference))(t),
+                     1e-12, 1e-12, f"{case.name}: grad against the reference's")
+        assert_close(ft.jit(ft.grad(summed(case.fun)))(t), ft.grad(summed(case.reference))(t),
+                     1e-12, 1e-12, f"{case.name}: jit of grad")
+    if what in ("all", "vmap"):
+        members = [case.make(rng) for _ in range(BATCH)]
+        batched = tree_map(lambda *xs: np.stack(xs), *members)
+        got = ft.vmap(case.fun)(batched)
+        want = tree_map(lambda *xs: np.stack(xs), *[case(m) for m in members])
+        assert_close(got, want, 1e-13, 1e-13, f"{case.name}: vmap against a loop")

@@ -12,7 +12,7 @@ import functrans.nn as fnn
 import functrans.numpy as fnp
 import coverage_table as ct
 from coverage_exclusions import EXCLUSIONS
-from sweep import F32, F64, A, Case, numpy_case
+from sweep import F32, F64, A, Case, creation_case, numpy_case, tree_case
 
 
 @pytest.fixture(scope="module")
@@ -78,6 +78,38 @@ def test_checks_follow_the_case_fields_and_table():
     concrete = ct.case_checks("numpy", numpy_case("t", lambda m, v: m.sin(v) if float(
         m.sum(v)) > 0 else v, A(3, 4)), x, set())
     assert not concrete.jit
+
+
+def test_creation_and_tree_cases_mark_what_does_not_apply():
+    eye = ct.creation_checks(creation_case("t", lambda m, **kw: m.eye(2, dtype=np.float32, **kw),
+                                           like=True), fnp.eye(2, dtype=np.float32), True)
+    assert (eye.values, eye.float32, eye.complex, eye.standin, eye.jit) == (
+        True, True, False, True, True)
+    assert eye.na == {"fwd", "rev", "vmap"}
+    window = ct.creation_checks(creation_case("t", lambda m: m.hanning(3), jit=False),
+                                fnp.hanning(3), False)
+    assert window.na == {"fwd", "rev", "vmap", "standin"} and not window.jit
+    tree_checks = ct.tree_checks(tree_case("t", lambda t: t, lambda rng: 1.0, lambda t: t))
+    assert (tree_checks.fwd, tree_checks.rev, tree_checks.vmap) == (2, 2, True)
+    assert tree_checks.na == {"float32", "complex"}
+    # A column is "–" only where no case of the function applies it.
+    merged = ct.Checks()
+    merged.merge(window)
+    row = ct.Row("hanning", "function", "present", checks=merged)
+    assert ct._row_line(row) == "| `hanning` | present | ✓ | – | – | – | · | · | – | · | 1 |"
+    merged.merge(ct.case_checks("numpy", numpy_case("t", lambda m, v: m.sin(v), A(3)),
+                                [np.ones(3)], set()))
+    assert ct._row_line(row) == "| `hanning` | present | ✓ | 2 | 2 | ✓ | ✓ | · | ✓ | ✓ | 2 |"
+
+
+def test_numpy_fft_and_tree_functions_all_have_a_case(coverage):
+    """issue 14: every present function of these namespaces is swept (by an ordinary, a
+    creation or a tree case)."""
+    for namespace, table in ct.rows(ct.jax_names(), coverage).items():
+        if namespace in ("jax.numpy", "jax.numpy.fft", "jax.tree"):
+            bare = [r.name for r in table
+                    if r.status == "present" and r.kind == "function" and not r.checks]
+            assert not bare, f"{namespace}: no sweep case calls {bare}"
 
 
 def test_jax_names_are_stored_for_every_namespace():

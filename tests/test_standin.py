@@ -632,6 +632,9 @@ def test_sweep_vmap_on_device(device, request, case):
 SITES: dict = {
     "random_gamma_loop": "random.gamma's rejection loop reads on the host whether every "
                          "element has been accepted (a synchronisation, as while_loop's)",
+    "host_index_constants": "diag_indices_from, tril/triu_indices_from and place's concrete "
+                            "mask give NumPy index arrays (as numpy's own index helpers do), "
+                            "which indexing a device array copies to its device",
 }
 
 
@@ -650,6 +653,9 @@ def _known_sites(sites: dict) -> dict:
 
 SWEEP_HOST_SITES = _known_sites({
     "random_gamma_loop": ["lax-random_gamma-eval", "lax-random_gamma-vmap"],
+    "host_index_constants": [f"numpy-{case}-{check}" for case in (
+        "place", "diag_indices_from", "diag_indices_from_3d", "tril_indices_from",
+        "triu_indices_from") for check in ("eval", "jvp", "vjp", "vmap")],
 })
 CONTROL_FLOW_HOST_SITES = _known_sites({
 })

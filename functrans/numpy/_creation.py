@@ -74,13 +74,20 @@ def ones(shape, dtype=None, *, like=None, device=None):
 
 def full(shape, fill_value, dtype=None, *, like=None, device=None):
     """``fill_value`` repeated to ``shape`` (its dtype unless ``dtype`` is given), on the
-    device of ``like``.
+    device of ``like``; a traced ``fill_value`` carries derivatives.
 
     >>> import functrans.numpy as fnp
     >>> fnp.full(2, 7)
     array([7, 7])
     """
     _check_device("full", device)
+    if isinstance(fill_value, Tracer):  # broadcast the traced value: it keeps derivatives
+        fill = fill_value if dtype is None else lax.convert_element_type(fill_value, dtype)
+        shape = (static_int(shape, "full", "shape"),) if np.ndim(shape) == 0 else tuple(
+            static_int(n, "full", "each size") for n in shape)
+        return shape_ops.broadcast_to(fill, shape)
+    if like is None and backend.is_device_array(fill_value):
+        like = fill_value  # a device scalar fills an array on its device
     return user_result(backend.full(shape, fill_value, dtype, like=like))
 
 
@@ -113,13 +120,21 @@ def arange(start, stop=None, step=None, dtype=None, *, like=None, device=None):
 def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = False,
              dtype=None, axis: int = 0, *, like=None, device=None):
     """``num`` evenly spaced values from ``start`` to ``stop`` (included if ``endpoint``).
+    Traced (scalar) ``start`` and ``stop`` carry derivatives.
 
     >>> import functrans.numpy as fnp
     >>> fnp.linspace(0.0, 1.0, 5)
     array([0.  , 0.25, 0.5 , 0.75, 1.  ])
     """
     _check_device("linspace", device)
-    return user_result(backend.array_module(like).linspace(start, stop, num, endpoint,
+    if isinstance(start, Tracer) or isinstance(stop, Tracer):  # traced ends keep derivatives
+        line = _scalar_line("linspace", start, stop, num, endpoint, dtype)
+        if not retstep:
+            return line
+        step = lax.div(lax.sub(stop, start), float(max(num - 1 if endpoint else num, 1)))
+        return line, lax.convert_element_type(step, dtype_of(line))
+    return user_result(backend.array_module(like, start, stop).linspace(start, stop, num,
+                                                                         endpoint,
                                                              retstep, dtype, axis))
 
 
@@ -288,13 +303,27 @@ def _scalar_line(name, start, stop, num, endpoint, dtype):
     if shape_of(start) or shape_of(stop):
         raise NotImplementedError(f"{name}: traced start/stop must be scalars")
     num = static_int(num, name, "num")
-    fractions = np.arange(num) / max(num - 1 if endpoint else num, 1)
-    dtype = (np.result_type(float, *(get_aval(x).dtype for x in (start, stop)))
+    # NumPy's rule: float ends keep their precision, integer ends give float64.
+    dtype = (np.result_type(0.0, *(get_aval(x).dtype for x in (start, stop)))
              if dtype is None else np.dtype(dtype))
-    start, stop = (lax.convert_element_type(x, dtype) for x in (start, stop))
-    steps = lax.mul(shape_ops.broadcast_to(lax.sub(stop, start), (num,)),
-                    fractions.astype(dtype))
-    return lax.add(shape_ops.broadcast_to(start, (num,)), steps)
+    # Host ends stay NumPy scalars and the fractions are made on the traced end's device:
+    # no host array to copy to a device.
+    start, stop = (_scalar_of(x, dtype) for x in (start, stop))
+    like = start if isinstance(start, Tracer) else stop
+    fractions = lax.div(lax.iota(dtype, num, like=like),
+                        dtype.type(max(num - 1 if endpoint else num, 1)))
+    steps = lax.mul(shape_ops.broadcast_to(lax.sub(stop, start), (num,)), fractions)
+    if isinstance(start, Tracer):
+        start = shape_ops.broadcast_to(start, (num,))
+    return lax.add(steps, start)
+
+
+def _scalar_of(x, dtype):
+    """``x`` in ``dtype``: a tracer or device array converted, a host value as a NumPy
+    scalar (which device kernels take as an argument, not a copy)."""
+    if isinstance(x, Tracer) or backend.is_device_array(x):
+        return lax.convert_element_type(x, dtype)
+    return dtype.type(x)
 
 
 def logspace(start, stop, num: int = 50, endpoint: bool = True, base=10.0, dtype=None,
@@ -310,9 +339,10 @@ def logspace(start, stop, num: int = 50, endpoint: bool = True, base=10.0, dtype
         return backend.array_module(start, stop, base).logspace(start, stop, num, endpoint,
                                                                  base, dtype, axis)
     exponents = _scalar_line("logspace", start, stop, num, endpoint, dtype)
-    base = lax.convert_element_type(arg(base), dtype_of(exponents))
-    return lax.exp(lax.mul(lax.log(shape_ops.broadcast_to(base, shape_of(exponents))),
-                           exponents))
+    log_base = lax.log(_scalar_of(arg(base), dtype_of(exponents)))
+    if isinstance(log_base, Tracer):
+        log_base = shape_ops.broadcast_to(log_base, shape_of(exponents))
+    return lax.exp(lax.mul(exponents, log_base))
 
 
 def geomspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None, axis: int = 0):
@@ -402,13 +432,15 @@ def kaiser(M: int, beta):  # noqa: N803
     """
     M = static_int(M, "kaiser", "M")
     if not isinstance(beta, Tracer):
-        return np.kaiser(M, beta)
+        return backend.array_module(beta).kaiser(M, beta)
     if M < 2:
         return np.ones(M)
-    n = np.arange(M)
-    radius = np.sqrt(1.0 - (2.0 * n / (M - 1) - 1.0) ** 2)
     beta = lax.convert_element_type(arg(beta), np.result_type(float, dtype_of(beta)))
-    scaled = lax.mul(shape_ops.broadcast_to(beta, (M,)), radius.astype(dtype_of(beta)))
+    # sqrt(1 - t^2) at t = 2n/(M-1) - 1, made on beta's device
+    t = lax.sub(lax.div(lax.iota(dtype_of(beta), M, like=beta),
+                        dtype_of(beta).type((M - 1) / 2)), 1.0)
+    radius = lax.sqrt(lax.max(lax.sub(1.0, lax.mul(t, t)), 0.0))
+    scaled = lax.mul(shape_ops.broadcast_to(beta, (M,)), radius)
     return lax.div(_bessel_i0(scaled), shape_ops.broadcast_to(_bessel_i0(beta), (M,)))
 
 

@@ -166,15 +166,17 @@ def squeeze(a, axis=None):
     return shape_ops.squeeze(a, axes)
 
 
-def atleast_1d(a):
-    """``a`` with at least one axis: a scalar becomes shape (1,), other arrays are unchanged.
+def atleast_1d(*arys):
+    """Arrays with at least one axis: a scalar becomes shape (1,), other arrays are
+    unchanged.  One array in, one array out; several in, a tuple out.
 
     >>> import functrans.numpy as fnp
     >>> fnp.atleast_1d(3.0)
     array([3.])
     """
-    a = arg(a)
-    return reshape(a, (1,)) if not shape_of(a) else a
+    outs = [arg(a) for a in arys]
+    outs = [reshape(a, (1,)) if not shape_of(a) else a for a in outs]
+    return outs[0] if len(outs) == 1 else tuple(outs)
 
 
 def atleast_2d(*arys):

@@ -1,0 +1,66 @@
+"""The ``CREATION_CASES`` of tests/cases_*.py (see ``sweep.CreationCase``): functions with
+nothing to differentiate or batch (creation from shapes and Python values, windows, index
+helpers, FFT frequencies, dtype queries) against NumPy: value, shape and dtype; the same
+answer under ``jit`` (array arguments traced: dtype queries must work on tracers); and,
+for functions taking ``like=``, the result built on the CuPy stand-in's device without a
+copy between host and device."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from sweep import (CreationCase, check_creation_jit, check_creation_value, creation_case,
+                   discovered_cases, ids, same_answer)
+
+CASES = discovered_cases("CREATION_CASES")
+JIT_CASES = [c for c in CASES if c.jit]
+LIKE_CASES = [c for c in CASES if c.like]
+
+
+@pytest.mark.parametrize("case", CASES, ids=ids(CASES))
+def test_matches_numpy(case):
+    check_creation_value(case)
+
+
+@pytest.mark.parametrize("case", JIT_CASES, ids=ids(JIT_CASES))
+def test_jit_matches_eager(case):
+    check_creation_jit(case)
+
+
+@pytest.mark.parametrize("case", LIKE_CASES, ids=ids(LIKE_CASES))
+def test_like_builds_on_the_device(device, case):
+    anchor = device.xp.asarray(np.zeros(1))
+    args = device.put(case.draw(np.random.default_rng(0)))
+    with device.transfers() as counted:
+        out = case(*args, like=anchor)
+    if counted is not None:
+        assert (counted.h2d, counted.d2h) == (0, 0), (counted.h2d_log, counted.d2h_log)
+    for leaf in out if isinstance(out, (tuple, list)) else [out]:
+        assert isinstance(leaf, device.array_type), f"{case.name}: {type(leaf).__name__}"
+    same_answer(device.get(out), case.reference(*case.draw(np.random.default_rng(0))),
+                f"{case.name} on {device.name}")
+
+
+def test_cases_are_creation_cases_with_distinct_names():
+    assert all(isinstance(c, CreationCase) for c in CASES)
+    assert len(set(ids(CASES))) == len(CASES)
+
+
+@pytest.mark.parametrize("got,want", [
+    (np.zeros(2, np.float32), np.zeros(2)),     # dtype
+    (np.zeros(3), np.zeros(2)),                 # shape
+    (np.array([1, 2]), np.array([1, 3])),       # value
+    (np.float64, np.float32),                   # dtype answers
+    ((2, 3), (2, 3, 1)),                        # sequences
+    (True, 1),                                  # a bool is not an int
+    ([np.zeros(2)], [1.0]),                     # an array where NumPy gives a number
+])
+def test_same_answer_tells_answers_apart(got, want):
+    with pytest.raises(AssertionError):
+        same_answer(got, want)
+
+
+def test_a_wrong_function_fails_the_value_check():
+    wrong = creation_case("eye", lambda m: m.eye(3, k=1) if m is np else m.eye(3))
+    with pytest.raises(AssertionError):
+        check_creation_value(wrong)
