@@ -563,7 +563,7 @@ def rel_entr(p, q):
     inside = (p > 0) & (q > 0)
     # The formula sees only points inside, so the derivative is 0 (not nan) elsewhere.
     safe_p, safe_q = fnp.where(inside, p, 1.0), fnp.where(inside, q, 1.0)
-    edge = fnp.where((p == 0) & (q >= 0), 0.0, np.inf)
+    edge = fnp.where((p == 0) & (q >= 0), fnp.zeros_like(p), fnp.full_like(p, np.inf))
     return fnp.where(inside, safe_p * fnp.log(safe_p / safe_q), edge)
 
 
@@ -620,7 +620,7 @@ def sph_harm_y(n, m, theta, phi, diff_n=None, n_max=None):
     order = fnp.abs(m)
     cos_t, sin_t = fnp.cos(theta), fnp.sin(theta)
     shape = fnp.broadcast_shapes(*(fnp.shape(v) for v in (n, m, theta, phi)))
-    legendre = fnp.zeros(shape, get_aval(theta).dtype)
+    legendre = fnp.broadcast_to(fnp.zeros_like(theta), shape)  # on theta's device
     # The orthonormal associated Legendre functions by the usual stable recurrences:
     # diagonal P_k^k from P_{k-1}^{k-1}, then up in degree l for each order k.
     diagonal = fnp.full_like(theta, 1 / math.sqrt(4 * math.pi))
