@@ -100,11 +100,11 @@ def _spence_derivative(g, ans, z):
 spence_p = unary("spence", _kernel("spence", "spence"), _spence_derivative, real_only=True)
 
 # Si(x) = int_0^x sin t / t dt (Si' -> 1 at 0) and Ci(x) = gamma + log|x| + int_0^x
-# (cos t - 1) / t dt (Ci' = cos x / x, infinite at 0).
+# (cos t - 1) / t dt (Ci' = cos x / x, inf at 0 without a warning: grad of Si computes it).
 sici_si_p = unary("sici_si", _kernel("sici", "sici", 0),
                   lambda g, ans, x: mul(g, _safe_ratio(sin, x, 1)), real_only=True)
 sici_ci_p = unary("sici_ci", _kernel("sici", "sici", 1),
-                  lambda g, ans, x: mul(g, div(cos(x), x)), real_only=True)
+                  lambda g, ans, x: mul(g, _safe_ratio(cos, x, np.inf)), real_only=True)
 # S(x) = int_0^x sin(pi t^2 / 2) dt and C(x) = int_0^x cos(pi t^2 / 2) dt (SciPy's order).
 fresnel_s_p = unary("fresnel_s", _kernel("fresnel", "fresnel", 0),
                     lambda g, ans, x: mul(g, sin(mul(_HALF_PI, mul(x, x)))), real_only=True)
