@@ -539,8 +539,8 @@ def wofz(z):
     ``w'(z) = -2 z w(z) + 2 i / sqrt(pi)``; ``grad`` of a real function of it works with a
     real ``z``, and ``jvp`` with a complex one.
 
-    >>> complex(wofz(1.0)).real == round(float(np.exp(-1.0)), 16)
-    True
+    >>> round(complex(wofz(1.0)).real, 10)  # exp(-1)
+    0.3678794412
     """
     z = inexact(z)
     aval = get_aval(z)
