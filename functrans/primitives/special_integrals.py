@@ -13,7 +13,7 @@ order ``n`` of ``expn`` is an integer and is not differentiated (an error says s
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from typing import Callable
 
 import numpy as np
 
@@ -34,13 +34,6 @@ _HALF_PI = math.pi / 2
 _INV_SQRT_TWO_PI = 1 / math.sqrt(2 * math.pi)
 _INV_SQRT_TWO = 1 / math.sqrt(2)
 
-# Defined below, used by derivative rules before (declared for type checkers).
-erfcx: Callable[[Any], Any]
-dawsn: Callable[[Any], Any]
-expn: Callable[[Any, Any], Any]
-wofz: Callable[[Any], Any]
-
-
 def _kernel(name: str, kernel: str, part: int | None = None, integer_first: bool = False
             ) -> Callable:
     """The impl calling the special-function kernel ``kernel`` (item ``part`` of the tuple
@@ -53,8 +46,12 @@ def _kernel(name: str, kernel: str, part: int | None = None, integer_first: bool
         args = coerce(xp, *args)
         if integer_first:
             args = (xp.asarray(args[0]).astype(np.int64),) + tuple(args[1:])
-        out = getattr(special_module(*args, what=f"functrans.scipy.special.{name}"),
-                      kernel)(*args)
+        module = special_module(*args, what=f"functrans.scipy.special.{name}")
+        if not hasattr(module, kernel):  # cupyx.scipy.special lacks some of SciPy's
+            raise NotImplementedError(
+                f"functrans.scipy.special.{name}: {module.__name__} has no {kernel} kernel "
+                f"for {xp.__name__} arrays; compute it on NumPy arrays")
+        out = getattr(module, kernel)(*args)
         if part is not None:
             out = out[part]
         dtype = np.result_type(*[getattr(a, "dtype", a) for a in args[integer_first:]])
