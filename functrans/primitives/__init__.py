@@ -3,6 +3,6 @@ abstract eval, JVP, transpose if linear, batching) registered next to each other
 ``lax``-level functions that bind them."""
 # In dependency order: each family imports only the ones before it.
 from functrans.primitives import (conversion, shape, elementwise, reductions,  # noqa: F401
-                                  special, slicing, linalg, decompositions, matrix_functions,
-                                  gather, sorting, indexing, cumulative, fft, prng, collectives,
+                                  special, special_integrals, slicing, linalg, decompositions,
+                                  matrix_functions, gather, sorting, indexing, cumulative, fft, prng, collectives,
                                   control_flow, custom_derivatives, checkpoint, jit)

@@ -26,16 +26,18 @@ import numpy as np
 
 import functrans.numpy as fnp
 from functrans import lax, nn
-from functrans.core import get_aval
+from functrans.core import ConcretizationTypeError, get_aval
 from functrans.primitives.custom_derivatives import custom_jvp
+from functrans.primitives import special_integrals as integrals
 from functrans.primitives.special import ndtri as _ndtri_primitive
 from functrans.scipy._util import inexact, inexact_all
 
 __all__ = [
-    "beta", "betaln", "digamma", "entr", "erf", "erfc", "erfinv", "expit", "gamma",
-    "gammainc", "gammaincc", "gammaln", "i0e", "i1e", "log_ndtr", "log_softmax", "logit",
-    "logsumexp", "multigammaln", "ndtr", "ndtri", "polygamma", "softmax", "xlog1py", "xlogy",
-    "zeta",
+    "beta", "betaln", "dawsn", "digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp1",
+    "expi", "expit", "expn", "fresnel", "gamma", "gammainc", "gammaincc", "gammaln", "i0e",
+    "i1e", "kl_div", "log_ndtr", "log_softmax", "logit", "logsumexp", "multigammaln", "ndtr",
+    "ndtri", "owens_t", "polygamma", "rel_entr", "sici", "softmax", "spence", "sph_harm_y",
+    "wofz", "xlog1py", "xlogy", "zeta",
 ]
 
 
@@ -421,6 +423,222 @@ def log_softmax(x, *, axis=None):
     array([0.25, 0.25, 0.25, 0.25])
     """
     return nn.log_softmax(inexact(x), axis=axis)
+
+
+# -- integrals: exponential, sine/cosine, Fresnel, Dawson, Faddeeva, Owen's T ---------------
+# The kernels are the primitives of functrans/primitives/special_integrals.py.
+
+
+def erfcx(x):
+    """The scaled complementary error function ``exp(x^2) erfc(x)``, finite where
+    ``erfc`` underflows.  Derivative ``2 x erfcx(x) - 2 / sqrt(pi)``.
+
+    >>> round(float(erfcx(30.0)), 12)
+    0.018795888861
+    """
+    return integrals.erfcx(inexact(x))
+
+
+def dawsn(x):
+    """Dawson's integral ``exp(-x^2) int_0^x exp(t^2) dt``.  Derivative ``1 - 2 x dawsn(x)``.
+
+    >>> round(float(dawsn(1.0)), 10)
+    0.5380795069
+    """
+    return integrals.dawsn(inexact(x))
+
+
+def exp1(x):
+    """The exponential integral ``E1(x) = int_x^inf exp(-t) / t dt``: ``inf`` at 0 and nan
+    below 0, as SciPy's.  Derivative ``-exp(-x) / x``.
+
+    >>> round(float(exp1(1.0)), 10)
+    0.2193839344
+    """
+    return integrals.exp1(inexact(x))
+
+
+def expi(x):
+    """The exponential integral ``Ei(x)``, the principal value of ``int_-inf^x exp(t) / t
+    dt`` (``-inf`` at 0).  Derivative ``exp(x) / x``.
+
+    >>> round(float(expi(1.0)), 10)
+    1.8951178164
+    """
+    return integrals.expi(inexact(x))
+
+
+def expn(n, x):
+    """The generalized exponential integral ``E_n(x) = int_1^inf exp(-x t) / t^n dt`` for an
+    integer ``n >= 0`` (a float ``n`` is truncated, as SciPy does; nan below 0).  The result
+    has ``x``'s float dtype.  Differentiable in ``x`` (``-E_{n-1}(x)``); the derivative in
+    ``n`` raises ValueError.
+
+    >>> round(float(expn(2, 1.0)), 10)
+    0.1484955068
+    """
+    if isinstance(n, (list, tuple)):
+        n = fnp.asarray(n)
+    x = inexact(x)
+    aval = get_aval(x)
+    return integrals.expn(lax.convert_element_type(n, aval.dtype, aval.weak_type), x)
+
+
+def sici(x):
+    """The sine and cosine integrals ``(Si(x), Ci(x))``: ``Si(x) = int_0^x sin(t) / t dt``
+    and ``Ci(x) = gamma + log|x| + int_0^x (cos(t) - 1) / t dt`` (``-inf`` at 0; below 0
+    the real part, as SciPy's real ``sici``).  Derivatives ``sin(x) / x`` (1 at 0) and
+    ``cos(x) / x``.
+
+    >>> si, ci = sici(1.0)
+    >>> round(float(si), 10), round(float(ci), 10)
+    (0.9460830704, 0.3374039229)
+    """
+    x = inexact(x)
+    return integrals.sici_si(x), integrals.sici_ci(x)
+
+
+def fresnel(x):
+    """The Fresnel integrals ``(S(x), C(x))``, in SciPy's order: ``S(x) = int_0^x
+    sin(pi t^2 / 2) dt`` and ``C(x) = int_0^x cos(pi t^2 / 2) dt``.  Their derivatives are
+    the integrands.
+
+    >>> s, c = fresnel(1.0)
+    >>> round(float(s), 10), round(float(c), 10)
+    (0.4382591474, 0.7798934004)
+    """
+    x = inexact(x)
+    return integrals.fresnel_s(x), integrals.fresnel_c(x)
+
+
+def spence(x):
+    """Spence's function (the dilogarithm in SciPy's convention) ``int_1^x log(t) / (1 - t)
+    dt``, for ``x >= 0`` (nan below).  Derivative ``log(x) / (1 - x)``: -1 at 1, its limit,
+    and ``-inf`` at 0.
+
+    >>> round(float(spence(0.0)), 10)  # pi^2 / 6
+    1.6449340668
+    """
+    return integrals.spence(inexact(x))
+
+
+def owens_t(h, a):
+    """Owen's T function ``int_0^a exp(-h^2 (1 + t^2) / 2) / (2 pi (1 + t^2)) dt``,
+    differentiable in both arguments.
+
+    >>> round(float(owens_t(0.0, 1.0)), 12)  # 1/8
+    0.125
+    """
+    h, a = inexact_all(h, a)
+    return integrals.owens_t(h, a)
+
+
+def wofz(z):
+    """The Faddeeva function ``w(z) = exp(-z^2) erfc(-i z)``, complex for every input
+    (complex64 for float32 and complex64, complex128 otherwise).  It is holomorphic:
+    ``w'(z) = -2 z w(z) + 2 i / sqrt(pi)``; ``grad`` of a real function of it works with a
+    real ``z``, and ``jvp`` with a complex one.
+
+    >>> round(complex(wofz(1.0)).real, 10)  # exp(-1)
+    0.3678794412
+    """
+    z = inexact(z)
+    aval = get_aval(z)
+    if aval.dtype.kind != "c":
+        z = lax.convert_element_type(z, np.result_type(aval.dtype, np.complex64),
+                                     aval.weak_type)
+    return integrals.wofz(z)
+
+
+def rel_entr(p, q):
+    """The relative entropy term ``p log(p / q)`` for ``p > 0`` and ``q > 0``, 0 where
+    ``p == 0`` and ``q >= 0``, ``inf`` elsewhere (SciPy's and JAX's conventions).  As in
+    JAX, its derivatives are ``(log(p / q) + 1, -p / q)`` where ``p, q > 0`` and 0 elsewhere.
+
+    >>> import numpy as np
+    >>> rel_entr(np.array([0.0, 1.0, -1.0]), np.array([1.0, np.e, 1.0]))
+    array([ 0., -1., inf])
+    """
+    p, q = inexact_all(p, q)
+    inside = (p > 0) & (q > 0)
+    # The formula sees only points inside, so the derivative is 0 (not nan) elsewhere.
+    safe_p, safe_q = fnp.where(inside, p, 1.0), fnp.where(inside, q, 1.0)
+    edge = fnp.where((p == 0) & (q >= 0), fnp.zeros_like(p), fnp.full_like(p, np.inf))
+    return fnp.where(inside, safe_p * fnp.log(safe_p / safe_q), edge)
+
+
+def kl_div(p, q):
+    """The Kullback-Leibler divergence term ``p log(p / q) - p + q`` for ``p > 0`` and
+    ``q > 0``, ``q`` where ``p == 0`` and ``q >= 0``, ``inf`` elsewhere.  As in JAX, it is
+    ``rel_entr(p, q) - p + q``, so outside ``p, q > 0`` its derivatives are ``(-1, 1)``.
+
+    >>> import numpy as np
+    >>> kl_div(np.array([0.0, 1.0, 1.0]), np.array([2.0, 1.0, 0.0]))
+    array([ 2.,  0., inf])
+    """
+    p, q = inexact_all(p, q)
+    return rel_entr(p, q) - p + q
+
+
+def sph_harm_y(n, m, theta, phi, diff_n=None, n_max=None):
+    """The spherical harmonic ``Y_n^m(theta, phi)`` of degree ``n`` and order ``m``
+    (integers, ``|m| <= n``; 0 where ``|m| > n``), at colatitude ``theta`` and longitude
+    ``phi``: ``sqrt((2n + 1) (n - m)! / (4 pi (n + m)!)) P_n^m(cos theta) exp(i m phi)``
+    with the Condon-Shortley phase, as ``scipy.special.sph_harm_y``.  The arguments
+    broadcast; the result is complex (complex64 for float32 angles).
+
+    ``n_max`` is the largest degree (JAX's extra argument): degrees above it are clipped to
+    it, as in JAX.  Without it ``n`` must be concrete.  Differentiable in ``theta`` and
+    ``phi``; ``diff_n`` (SciPy's derivative orders) is not supported, as in JAX.
+
+    >>> import numpy as np
+    >>> y = sph_harm_y(1, 0, 0.0, 0.0)
+    >>> round(float(y.real) ** 2 * 4 * np.pi / 3, 12)  # Y_1^0(0, phi)^2 = 3 / (4 pi)
+    1.0
+    """
+    if diff_n not in (None, 0):
+        raise NotImplementedError(
+            f"sph_harm_y: diff_n={diff_n!r} (derivatives in theta and phi as SciPy's "
+            "diff_n) is not supported, as in JAX; differentiate with functrans.grad or "
+            "jacfwd instead")
+    n, m = (fnp.asarray(v) if isinstance(v, (list, tuple)) else v for v in (n, m))
+    for name, v in (("n", n), ("m", m)):
+        if get_aval(v).dtype.kind not in "iub":
+            raise ValueError(f"sph_harm_y: the {name} argument must be of integer type, "
+                             f"got {get_aval(v).dtype.name}")
+    if n_max is None:
+        try:
+            n_max = int(fnp.max(n))
+        except ConcretizationTypeError:
+            raise ConcretizationTypeError(
+                "sph_harm_y: n is traced, so its largest value is not known; pass n_max= "
+                "(a Python int, the largest degree) to use sph_harm_y under jit or vmap"
+            ) from None
+    n_max = int(n_max)
+    theta, phi = inexact_all(theta, phi)
+    n = fnp.minimum(n, n_max)
+    order = fnp.abs(m)
+    cos_t, sin_t = fnp.cos(theta), fnp.sin(theta)
+    shape = fnp.broadcast_shapes(*(fnp.shape(v) for v in (n, m, theta, phi)))
+    legendre = fnp.broadcast_to(fnp.zeros_like(theta), shape)  # on theta's device
+    # The orthonormal associated Legendre functions by the usual stable recurrences:
+    # diagonal P_k^k from P_{k-1}^{k-1}, then up in degree l for each order k.
+    diagonal = fnp.full_like(theta, 1 / math.sqrt(4 * math.pi))
+    for k in range(n_max + 1):
+        if k > 0:
+            diagonal = -math.sqrt((2 * k + 1) / (2 * k)) * sin_t * diagonal
+        previous, current = fnp.zeros_like(diagonal), diagonal
+        for degree in range(k, n_max + 1):
+            if degree > k:
+                a = math.sqrt((4 * degree ** 2 - 1) / (degree ** 2 - k ** 2))
+                b = math.sqrt(((degree - 1) ** 2 - k ** 2) / (4 * (degree - 1) ** 2 - 1))
+                previous, current = current, a * (cos_t * current - b * previous)
+            legendre = fnp.where((order == k) & (n == degree), current, legendre)
+    # Y_n^-m = (-1)^m conj(Y_n^m): the sign (-1)^m for negative orders.
+    odd = (order % 2) == 1
+    legendre = fnp.where((m < 0) & odd, -legendre, legendre)
+    angle = fnp.astype(m, get_aval(phi).dtype) * phi
+    return lax.complex(legendre * fnp.cos(angle), legendre * fnp.sin(angle))
 
 
 def __dir__() -> list[str]:
