@@ -18,16 +18,21 @@ from typing import Any, Callable
 
 import numpy as np
 
+from functrans import core
 from functrans.backend import array_module, coerce, special_module
+from functrans.core import Primitive, ShapedArray, abstract_eval_rules, impl_rules
+from functrans.interpreters import ad, batching, codegen
 from functrans.naming import public
-from functrans.primitives.elementwise import (add, binary, div, eq, exp, log, mul, neg,
-                                              select, sign, sub, unary)
+from functrans.primitives.elementwise import (add, binary, broadcasting_batcher, div, eq, exp,
+                                              log, log1p, match_tangent, mul, neg, select,
+                                              sign, sub, unary)
 
 __all__ = [
     "erf_p", "erfc_p", "erf_inv_p", "lgamma_p", "digamma_p", "polygamma_p", "igamma_p",
     "igammac_p", "bessel_i0e_p", "bessel_i1e_p", "zeta_p", "ndtri_p", "erf", "erfc",
     "erf_inv", "lgamma", "digamma", "polygamma", "igamma", "igammac", "bessel_i0e",
-    "bessel_i1e", "zeta", "ndtri",
+    "bessel_i1e", "zeta", "ndtri", "regularized_incomplete_beta_p", "hyp1f1_p", "hyp2f1_p",
+    "bessel_jv_p", "betainc", "hyp1f1", "hyp2f1", "bessel_jv",
 ]
 
 _TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
@@ -228,3 +233,128 @@ zeta = _binary_fn(zeta_p, """Elementwise Hurwitz zeta function ``sum_k (k + q)^-
 >>> print(f"{float(zeta(2.0, 1.0)):.10f}")  # pi^2 / 6
 1.6449340668
 """, "x", "q")
+
+
+# -- incomplete beta, hypergeometric functions, Bessel J of integer order -------------------
+# SciPy's kernels again; betainc, hyp1f1 and hyp2f1 take three or four broadcasting operands,
+# for which ``_broadcasting`` is the n-ary counterpart of ``binary``.
+
+hyp1f1: Callable[..., Any]
+hyp2f1: Callable[..., Any]
+bessel_jv: Callable[[Any, Any], Any]
+
+
+def _broadcasting(name: str, impl: Callable, derivatives) -> Primitive:
+    """A real floating-point primitive of NumPy-broadcast operands: ``derivatives[i](g, ans,
+    *operands)`` is the tangent contribution of operand ``i``."""
+    prim = Primitive(name)
+
+    def abstract_eval(*avals):
+        dtype, weak = core.result_type(*avals)
+        if dtype.kind != "f":
+            raise TypeError(f"{name} requires real floating-point operands, got "
+                            f"{', '.join(a.dtype.name for a in avals)}")
+        try:
+            shape = np.broadcast_shapes(*[a.shape for a in avals])
+        except ValueError:
+            shapes = ", ".join(str(a.shape) for a in avals)
+            raise ValueError(f"{name}: operand shapes {shapes} cannot be broadcast "
+                             f"together") from None
+        return ShapedArray(shape, dtype, weak)
+
+    impl_rules[prim] = impl
+    abstract_eval_rules[prim] = abstract_eval
+    ad.defjvp(prim, *[(lambda d: lambda g, ans, *xs: match_tangent(d(g, ans, *xs), ans))(d)
+                      for d in derivatives])
+    batching.batching_rules[prim] = broadcasting_batcher(prim)
+    codegen.broadcasting_primitives.add(prim)
+    return prim
+
+
+def _betainc_density(a, b, x):
+    # d/dx I_x(a, b) = x^(a-1) (1-x)^(b-1) / B(a, b), through logarithms against overflow.
+    log_beta = sub(add(lgamma(a), lgamma(b)), lgamma(add(a, b)))
+    return exp(sub(add(mul(sub(a, 1), log(x)), mul(sub(b, 1), log1p(neg(x)))), log_beta))
+
+
+_NO_BETAINC_PARAMETER_DERIVATIVE = (
+    "betainc: the derivative with respect to {arg} is not supported (as in JAX; only the "
+    "derivative in x is); wrap {arg} in functrans.lax.stop_gradient if it needs none")
+regularized_incomplete_beta_p = _broadcasting(
+    "regularized_incomplete_beta", _kernel("betainc", "betainc"),
+    (_refuse(_NO_BETAINC_PARAMETER_DERIVATIVE.format(arg="a"), ValueError),
+     _refuse(_NO_BETAINC_PARAMETER_DERIVATIVE.format(arg="b"), ValueError),
+     lambda g, ans, a, b, x: mul(g, _betainc_density(a, b, x))))
+
+_NO_HYP_PARAMETER_DERIVATIVE = (
+    "{name}: the derivative with respect to the parameter {arg} is not implemented (only "
+    "the derivative in x is); wrap {arg} in functrans.lax.stop_gradient if it needs none")
+
+# d/dx 1F1(a; b; x) = a / b 1F1(a + 1; b + 1; x).
+hyp1f1_p = _broadcasting(
+    "hyp1f1", _kernel("hyp1f1", "hyp1f1"),
+    tuple(_refuse(_NO_HYP_PARAMETER_DERIVATIVE.format(name="hyp1f1", arg=arg))
+          for arg in ("a", "b")) +
+    (lambda g, ans, a, b, x: mul(g, mul(div(a, b), hyp1f1(add(a, 1), add(b, 1), x))),))
+
+# d/dx 2F1(a, b; c; x) = a b / c 2F1(a + 1, b + 1; c + 1; x).
+hyp2f1_p = _broadcasting(
+    "hyp2f1", _kernel("hyp2f1", "hyp2f1"),
+    tuple(_refuse(_NO_HYP_PARAMETER_DERIVATIVE.format(name="hyp2f1", arg=arg))
+          for arg in ("a", "b", "c")) +
+    (lambda g, ans, a, b, c, x: mul(g, mul(div(mul(a, b), c),
+                                           hyp2f1(add(a, 1), add(b, 1), add(c, 1), x))),))
+
+# J_v' = (J_{v-1} - J_{v+1}) / 2 for every order v; the order is not differentiated.
+bessel_jv_p = binary(
+    "bessel_jv", _kernel("bessel_jv", "jv"),
+    (_refuse("bessel_jv: the derivative with respect to the order v is not defined (the "
+             "order is an integer); differentiate with respect to z only", ValueError),
+     lambda g, ans, v, z: mul(g, mul(0.5, sub(bessel_jv(sub(v, 1), z),
+                                              bessel_jv(add(v, 1), z))))),
+    real_only=True)
+
+
+def betainc(a, b, x):
+    """Elementwise regularized incomplete beta function ``I_x(a, b) = int_0^x t^(a-1)
+    (1-t)^(b-1) dt / B(a, b)`` (nan outside ``[0, 1]``).  Differentiable in ``x`` only:
+    the derivative in ``a`` or ``b`` raises ValueError, as in JAX.
+
+    >>> print(f"{float(betainc(1.0, 2.0, 0.5)):.10f}")  # 1 - (1 - x)^2
+    0.7500000000
+    """
+    return regularized_incomplete_beta_p.bind(a, b, x)
+
+
+betainc = public(betainc, "betainc", module="functrans.lax")
+
+
+def hyp1f1(a, b, x):
+    """Elementwise confluent hypergeometric function ``1F1(a; b; x) = sum_k (a)_k / (b)_k
+    x^k / k!``, differentiable in ``x`` (to any order).  JAX's ``lax`` has no such
+    primitive: ``functrans.scipy.special.hyp1f1`` is its public name.
+
+    >>> print(f"{float(hyp1f1(1.0, 1.0, 1.0)):.10f}")  # exp(1)
+    2.7182818285
+    """
+    return hyp1f1_p.bind(a, b, x)
+
+
+def hyp2f1(a, b, c, x):
+    """Elementwise Gauss hypergeometric function ``2F1(a, b; c; x)``, differentiable in
+    ``x`` (to any order).  ``functrans.scipy.special.hyp2f1`` is its public name.
+
+    >>> print(f"{float(hyp2f1(1.0, 1.0, 2.0, 0.5)):.10f}")  # -log(1 - x) / x
+    1.3862943611
+    """
+    return hyp2f1_p.bind(a, b, c, x)
+
+
+def bessel_jv(v, z):
+    """Elementwise Bessel function of the first kind ``J_v(z)``, differentiable in ``z``
+    (to any order).  ``functrans.scipy.special.bessel_jn`` stacks it over integer orders.
+
+    >>> print(f"{float(bessel_jv(0.0, 0.0)):.1f}")
+    1.0
+    """
+    return bessel_jv_p.bind(v, z)
