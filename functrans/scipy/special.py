@@ -497,7 +497,8 @@ def gammasgn(x):
     whole = fnp.floor(x)
     negative = x < 0
     pole = (negative & (x == whole)) | fnp.isnan(x)
-    odd = whole - 2 * fnp.floor(0.5 * whole) != 0
+    finite = fnp.where(fnp.isfinite(whole), whole, 0.0)  # inf - inf would warn
+    odd = finite - 2 * fnp.floor(0.5 * finite) != 0
     minus = (negative & odd) | ((x == 0) & fnp.signbit(x))
     return lax.stop_gradient(fnp.where(pole, np.nan, fnp.where(minus, -1.0, 1.0))
                              .astype(get_aval(x).dtype))
