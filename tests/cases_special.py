@@ -15,6 +15,7 @@ import numpy as np
 import scipy.special as ss
 import scipy.stats as st
 
+import functrans.numpy as fnp
 import functrans.scipy.special as S
 from functrans import backend, lax
 from functrans.primitives.special import bessel_jv, hyp1f1, hyp2f1, ndtri
@@ -222,6 +223,10 @@ def _jn_reference(v):
     return lambda z: ss.jv(np.arange(v + 1).reshape((v + 1,) + (1,) * z.ndim), z)
 
 
+def _scaled_by(constants, x):
+    return fnp.stack([x[i] * float(c) for i, c in enumerate(np.asarray(constants))])
+
+
 def _comb_reference(repetition):
     return lambda n, k: ss.comb(n, k, exact=False, repetition=repetition)
 
@@ -249,6 +254,11 @@ SPECIAL_CASES += [
     _case("boxcox1p", S.boxcox1p, ss.boxcox1p, A(3, 4, kind="unit"), A(3, 4)),
     _case("boxcox1p_small_lmbda", lambda x, lm: S.boxcox1p(x, lm * 1e-3),
           lambda x, lm: ss.boxcox1p(x, lm * 1e-3), A(3, 4, kind="unit"), A(4)),
+    # Host constants (n is static: there is no input whose device to follow), each scaling
+    # an entry of a drawn array as a Python float, so that the sweep has something to batch
+    # and differentiate on any device; test_special.py checks them against exact rationals.
+    _case("bernoulli", lambda x: _scaled_by(S.bernoulli(12), x),
+          lambda x: ss.bernoulli(12) * x, A(13), dtypes=(F64,)),
     _case("betainc", lambda a, b, u: S.betainc(abs(a) + 0.5, abs(b) + 0.5, _prob(u)),
           lambda a, b, u: ss.betainc(abs(a) + 0.5, abs(b) + 0.5, _prob(u)),
           A(3, 4, kind="int"), A(4, kind="int"), A(3, 4, kind="unit")),
