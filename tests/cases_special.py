@@ -18,7 +18,8 @@ import scipy.stats as st
 import functrans.numpy as fnp
 import functrans.scipy.special as S
 from functrans import backend, lax
-from functrans.primitives.special import bessel_jv, hyp1f1, hyp2f1, ndtri
+from functrans.primitives.special import (bessel_jv, hyp1f1, hyp2f1,
+                                          hyp_parameter_derivative_p, ndtri)
 from functrans.scipy.stats import bernoulli, beta, gamma, multivariate_normal, norm, poisson, t
 from sweep import F32, F64, I64, A, Case, numpy_case
 
@@ -214,6 +215,20 @@ PRIMITIVE_CASES += [
     Case("hyp2f1", lambda a, b, c, u: hyp2f1(_shape_param(a, u), _shape_param(b, u),
                                              lax.add(_shape_param(c, u), 1.0), u),
          [A(3, 4, kind="int"), A(4, kind="int"), A(3, 4, kind="int"), A(3, 4, kind="unit")]),
+    # Their derivatives in the parameters: first order only (the second is refused).
+    Case("hyp1f1_in_parameters", hyp1f1, [A(3, 4, kind="pos"), A(4, kind="pos"), A(3, 4)],
+         order=1),
+    Case("hyp2f1_in_parameters", lambda a, b, c, u: hyp2f1(a, b, lax.add(c, 1.0), u),
+         [A(3, 4, kind="pos"), A(4, kind="pos"), A(3, 1, kind="pos"), A(3, 4, kind="unit")],
+         order=1),
+    # The parameter series themselves, differentiated in x (to the second order).
+    Case("hyp_parameter_derivative_1f1", lambda a, b, x: hyp_parameter_derivative_p.bind(
+        _shape_param(a, x), _shape_param(b, x), x, upper=1, wrt=1),
+         [A(3, 4, kind="int"), A(4, kind="int"), A(3, 4)]),
+    Case("hyp_parameter_derivative_2f1", lambda a, b, c, u: hyp_parameter_derivative_p.bind(
+        _shape_param(a, u), _shape_param(b, u), lax.add(_shape_param(c, u), 1.0), u,
+        upper=2, wrt=2), [A(3, 4, kind="int"), A(4, kind="int"), A(3, 4, kind="int"),
+                          A(3, 4, kind="unit")]),
     Case("bessel_jv", lambda v, z: bessel_jv(
         lax.convert_element_type(lax.abs(v), z.dtype), z), [A(3, 4, kind="int"), A(3, 4)]),
 ]

@@ -591,6 +591,9 @@ def test_sweep_vmap_on_device(device, request, case):
 SITES: dict = {
     "random_gamma_loop": "random.gamma's rejection loop reads on the host whether every "
                          "element has been accepted (a synchronisation, as while_loop's)",
+    "hyp_parameter_series": "the derivatives of hyp1f1/hyp2f1 in their parameters sum series "
+                            "until they converge, read on the host every 64 terms (a "
+                            "synchronisation, as while_loop's)",
 }
 
 
@@ -609,6 +612,10 @@ def _known_sites(sites: dict) -> dict:
 
 SWEEP_HOST_SITES = _known_sites({
     "random_gamma_loop": ["lax-random_gamma-eval", "lax-random_gamma-vmap"],
+    "hyp_parameter_series": [
+        *[f"lax-hyp{p}_in_parameters-{mode}" for p in ("1f1", "2f1") for mode in ("jvp", "vjp")],
+        *[f"lax-hyp_parameter_derivative_{p}-{mode}" for p in ("1f1", "2f1")
+          for mode in ("eval", "jvp", "vjp", "vmap")]],
 })
 CONTROL_FLOW_HOST_SITES = _known_sites({
 })

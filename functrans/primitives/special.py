@@ -9,7 +9,8 @@ with other primitives, so derivatives of any order follow.
 
 Derivatives JAX does not define are refused with an error naming the argument: the order
 ``m`` of ``polygamma``, the shape ``a`` of ``igamma``/``igammac``, the exponent ``x`` of
-``zeta``.
+``zeta``, the shapes of ``betainc``, the order of ``bessel_jv``, second derivatives in the
+parameters of ``hyp1f1``/``hyp2f1``.
 """
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ __all__ = [
     "igammac_p", "bessel_i0e_p", "bessel_i1e_p", "zeta_p", "ndtri_p", "erf", "erfc",
     "erf_inv", "lgamma", "digamma", "polygamma", "igamma", "igammac", "bessel_i0e",
     "bessel_i1e", "zeta", "ndtri", "regularized_incomplete_beta_p", "hyp1f1_p", "hyp2f1_p",
-    "bessel_jv_p", "betainc", "hyp1f1", "hyp2f1", "bessel_jv",
+    "bessel_jv_p", "hyp_parameter_derivative_p", "betainc", "hyp1f1", "hyp2f1", "bessel_jv",
 ]
 
 _TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
@@ -246,10 +247,10 @@ bessel_jv: Callable[[Any, Any], Any]
 
 def _broadcasting(name: str, impl: Callable, derivatives) -> Primitive:
     """A real floating-point primitive of NumPy-broadcast operands: ``derivatives[i](g, ans,
-    *operands)`` is the tangent contribution of operand ``i``."""
+    *operands, **params)`` is the tangent contribution of operand ``i``."""
     prim = Primitive(name)
 
-    def abstract_eval(*avals):
+    def abstract_eval(*avals, **params):
         dtype, weak = core.result_type(*avals)
         if dtype.kind != "f":
             raise TypeError(f"{name} requires real floating-point operands, got "
@@ -264,7 +265,8 @@ def _broadcasting(name: str, impl: Callable, derivatives) -> Primitive:
 
     impl_rules[prim] = impl
     abstract_eval_rules[prim] = abstract_eval
-    ad.defjvp(prim, *[(lambda d: lambda g, ans, *xs: match_tangent(d(g, ans, *xs), ans))(d)
+    ad.defjvp(prim, *[(lambda d: lambda g, ans, *xs, **params:
+                       match_tangent(d(g, ans, *xs, **params), ans))(d)
                       for d in derivatives])
     batching.batching_rules[prim] = broadcasting_batcher(prim)
     codegen.broadcasting_primitives.add(prim)
@@ -286,24 +288,117 @@ regularized_incomplete_beta_p = _broadcasting(
      _refuse(_NO_BETAINC_PARAMETER_DERIVATIVE.format(arg="b"), ValueError),
      lambda g, ans, a, b, x: mul(g, _betainc_density(a, b, x))))
 
-_NO_HYP_PARAMETER_DERIVATIVE = (
-    "{name}: the derivative with respect to the parameter {arg} is not implemented (only "
-    "the derivative in x is); wrap {arg} in functrans.lax.stop_gradient if it needs none")
+# -- hypergeometric functions and their derivatives in the parameters --
+# pFq(u; l; x) = sum_k t_k with t_k = prod (u_i)_k / prod (l_j)_k x^k / k!.  In x:
+# d/dx pFq(u; l; x) = prod u / prod l pFq(u + 1; l + 1; x).  In a parameter, term by term
+# (JAX's series): d/du_i pFq = sum_k t_k sum_{j<k} 1 / (u_i + j), and minus the same with
+# 1 / (l_j + j) for a lower parameter l_j.  These series are the impl of
+# ``hyp_parameter_derivative``; its own derivative in x follows from the one above.
 
-# d/dx 1F1(a; b; x) = a / b 1F1(a + 1; b + 1; x).
+_HYP_SERIES_TERMS = {1: 2000, 2: 20000}  # the most terms summed (1F1; 2F1 near |x| = 1)
+
+
+def _parameter_series(xp, upper, lower, x) -> list:
+    """``[d/dp pFq(upper; lower; x) for p in upper + lower]``, summed until the terms fall
+    below the dtype's resolution: checked every 16 terms on NumPy, every 64 on a device,
+    where each check is a synchronisation (as a ``while_loop``'s condition)."""
+    eps = float(np.finfo(x.dtype).eps)
+    every = 16 if xp is np else 64
+    params = list(upper) + list(lower)
+    signs = [1.0] * len(upper) + [-1.0] * len(lower)
+    shape = np.broadcast_shapes(x.shape, *[p.shape for p in params])
+    term = xp.ones(shape, x.dtype)
+    harmonic = [xp.zeros(shape, x.dtype) for _ in params]
+    sums = [xp.zeros(shape, x.dtype) for _ in params]
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        for k in range(_HYP_SERIES_TERMS[len(upper)]):
+            for i, (p, sign) in enumerate(zip(params, signs)):
+                sums[i] = sums[i] + term * harmonic[i]
+                harmonic[i] = harmonic[i] + sign / (p + k)
+            ratio = x / (k + 1)
+            for u in upper:
+                ratio = ratio * (u + k)
+            for q in lower:
+                ratio = ratio / (q + k)
+            term = term * ratio
+            if k % every == every - 1 and not any(
+                    int(xp.count_nonzero(xp.absolute(term * h) > eps * xp.absolute(t)))
+                    for h, t in zip(harmonic, sums)):
+                break
+    return sums
+
+
+def _hyp_parameter_derivative_impl(*args, upper: int, wrt: int):
+    xp = array_module(*args)
+    dtype = np.result_type(*[getattr(a, "dtype", a) for a in args])
+    *params, x = [xp.asarray(a, dtype=dtype) for a in coerce(xp, *args)]
+    if upper == 1:
+        # Kummer's transformation 1F1(a; b; x) = e^x 1F1(b - a; b; -x) makes the terms
+        # positive for x < 0 (the series alternates there, cancelling e^|x| of accuracy).
+        a, b = params
+        flip = x < 0
+        da, db = _parameter_series(xp, [xp.where(flip, b - a, a)], [b], xp.absolute(x))
+        scale = xp.where(flip, xp.exp(x), 1.0)
+        out = [xp.where(flip, -scale * da, da), xp.where(flip, scale * (da + db), db)][wrt]
+    else:
+        out = _parameter_series(xp, params[:upper], params[upper:], x)[wrt]
+        out = xp.where(xp.absolute(x) < 1, out, np.nan)  # the series' disc of convergence
+    return out.astype(dtype, copy=False)
+
+
+def _hyp_x_derivative_of_parameter_derivative(g, ans, *args, upper: int, wrt: int):
+    # d/dx dF/dp = d/dp (c F(shifted)) = c (F(shifted) (+-) / p + dF/dp (shifted)), with
+    # c = prod upper / prod lower and the sign + for an upper parameter p, - for a lower.
+    *params, x = args
+    shifted = [add(p, 1) for p in params]
+    coefficient = params[0]
+    for p in params[1:upper]:
+        coefficient = mul(coefficient, p)
+    for q in params[upper:]:
+        coefficient = div(coefficient, q)
+    value = (hyp1f1 if upper == 1 else hyp2f1)(*shifted, x)
+    own = div(value, params[wrt]) if wrt < upper else neg(div(value, params[wrt]))
+    inner = add(own, hyp_parameter_derivative_p.bind(*shifted, x, upper=upper, wrt=wrt))
+    return mul(g, mul(coefficient, inner))
+
+
+def _no_second_parameter_derivative(g, ans, *args, upper: int, wrt: int):
+    name = "hyp1f1" if upper == 1 else "hyp2f1"
+    raise NotImplementedError(f"{name}: second derivatives in the parameters (a, b, c) are "
+                              f"not implemented (as in JAX, whose first ones are series); "
+                              f"derivatives in x of any order are")
+
+
+def _hyp_parameter_derivative_rule(i: int) -> Callable:
+    # Operand i is x when it is the last one (the third of 1F1's, the fourth of 2F1's).
+    def rule(g, ans, *args, upper: int, wrt: int):
+        if i == len(args) - 1:
+            return _hyp_x_derivative_of_parameter_derivative(g, ans, *args, upper=upper,
+                                                             wrt=wrt)
+        return _no_second_parameter_derivative(g, ans, *args, upper=upper, wrt=wrt)
+    return rule
+
+
+hyp_parameter_derivative_p = _broadcasting(
+    "hyp_parameter_derivative", _hyp_parameter_derivative_impl,
+    tuple(_hyp_parameter_derivative_rule(i) for i in range(4)))
+
+
+def _parameter_derivative(index: int, upper: int):
+    return lambda g, ans, *args: mul(g, hyp_parameter_derivative_p.bind(
+        *args, upper=upper, wrt=index))
+
+
 hyp1f1_p = _broadcasting(
     "hyp1f1", _kernel("hyp1f1", "hyp1f1"),
-    tuple(_refuse(_NO_HYP_PARAMETER_DERIVATIVE.format(name="hyp1f1", arg=arg))
-          for arg in ("a", "b")) +
-    (lambda g, ans, a, b, x: mul(g, mul(div(a, b), hyp1f1(add(a, 1), add(b, 1), x))),))
+    (_parameter_derivative(0, 1), _parameter_derivative(1, 1),
+     lambda g, ans, a, b, x: mul(g, mul(div(a, b), hyp1f1(add(a, 1), add(b, 1), x)))))
 
-# d/dx 2F1(a, b; c; x) = a b / c 2F1(a + 1, b + 1; c + 1; x).
 hyp2f1_p = _broadcasting(
     "hyp2f1", _kernel("hyp2f1", "hyp2f1"),
-    tuple(_refuse(_NO_HYP_PARAMETER_DERIVATIVE.format(name="hyp2f1", arg=arg))
-          for arg in ("a", "b", "c")) +
-    (lambda g, ans, a, b, c, x: mul(g, mul(div(mul(a, b), c),
-                                           hyp2f1(add(a, 1), add(b, 1), add(c, 1), x))),))
+    (_parameter_derivative(0, 2), _parameter_derivative(1, 2), _parameter_derivative(2, 2),
+     lambda g, ans, a, b, c, x: mul(g, mul(div(mul(a, b), c),
+                                           hyp2f1(add(a, 1), add(b, 1), add(c, 1), x)))))
 
 # J_v' = (J_{v-1} - J_{v+1}) / 2 for every order v; the order is not differentiated.
 bessel_jv_p = binary(
@@ -331,8 +426,9 @@ betainc = public(betainc, "betainc", module="functrans.lax")
 
 def hyp1f1(a, b, x):
     """Elementwise confluent hypergeometric function ``1F1(a; b; x) = sum_k (a)_k / (b)_k
-    x^k / k!``, differentiable in ``x`` (to any order).  JAX's ``lax`` has no such
-    primitive: ``functrans.scipy.special.hyp1f1`` is its public name.
+    x^k / k!``, differentiable in ``x`` (to any order) and in ``a``, ``b`` (first order).
+    JAX's ``lax`` has no such primitive: ``functrans.scipy.special.hyp1f1`` is its public
+    name.
 
     >>> print(f"{float(hyp1f1(1.0, 1.0, 1.0)):.10f}")  # exp(1)
     2.7182818285
@@ -342,7 +438,8 @@ def hyp1f1(a, b, x):
 
 def hyp2f1(a, b, c, x):
     """Elementwise Gauss hypergeometric function ``2F1(a, b; c; x)``, differentiable in
-    ``x`` (to any order).  ``functrans.scipy.special.hyp2f1`` is its public name.
+    ``x`` (to any order) and in ``a``, ``b``, ``c`` (first order, for ``|x| < 1``).
+    ``functrans.scipy.special.hyp2f1`` is its public name.
 
     >>> print(f"{float(hyp2f1(1.0, 1.0, 2.0, 0.5)):.10f}")  # -log(1 - x) / x
     1.3862943611

@@ -696,8 +696,10 @@ def hyp1f1(a, b, x):
     """The confluent hypergeometric function ``1F1(a; b; x) = sum_k (a)_k / (b)_k x^k /
     k!``, with SciPy's values (accurate also for large ``|x|``), except that ``1F1(0; 0; x)
     = 1`` as in JAX (SciPy gives inf).  Differentiable in ``x`` to any order through
-    ``d/dx 1F1(a; b; x) = a / b 1F1(a + 1; b + 1; x)``; the derivatives in ``a`` and ``b``
-    (which JAX sums as series) raise NotImplementedError.
+    ``d/dx 1F1(a; b; x) = a / b 1F1(a + 1; b + 1; x)``, and in ``a`` and ``b`` to the first
+    order (then in ``x`` again to any order) through the series JAX sums too, taken on
+    Kummer's transformation for ``x < 0``; a second derivative in ``a`` or ``b`` raises
+    NotImplementedError.
 
     >>> round(float(hyp1f1(1.0, 2.0, 1.0)), 10)  # (e - 1) / 1
     1.7182818285
@@ -713,8 +715,9 @@ def hyp2f1(a, b, c, x):
     """The Gauss hypergeometric function ``2F1(a, b; c; x)``, with SciPy's values
     (analytically continued below ``x = -1``; inf or nan at and beyond ``x = 1`` as SciPy).
     Differentiable in ``x`` to any order through ``d/dx 2F1(a, b; c; x) = a b / c
-    2F1(a + 1, b + 1; c + 1; x)``; the derivatives in ``a``, ``b`` and ``c`` raise
-    NotImplementedError.
+    2F1(a + 1, b + 1; c + 1; x)``, and in ``a``, ``b`` and ``c`` to the first order through
+    their power series, which converge for ``|x| < 1`` (nan outside); a second derivative
+    in the parameters raises NotImplementedError.
 
     >>> round(float(hyp2f1(1.0, 1.0, 2.0, -1.0)), 10)  # log(2)
     0.6931471806
