@@ -364,9 +364,9 @@ def _hyp_x_derivative_of_parameter_derivative(g, ans, *args, upper: int, wrt: in
 
 def _no_second_parameter_derivative(g, ans, *args, upper: int, wrt: int):
     name = "hyp1f1" if upper == 1 else "hyp2f1"
-    raise NotImplementedError(f"{name}: second derivatives in the parameters (a, b, c) are "
-                              f"not implemented (as in JAX, whose first ones are series); "
-                              f"derivatives in x of any order are")
+    raise NotImplementedError(f"{name}: second derivatives in the parameters are not "
+                              f"implemented (the first ones are series summed term by "
+                              f"term); derivatives in x of any order are")
 
 
 def _hyp_parameter_derivative_rule(i: int) -> Callable:
