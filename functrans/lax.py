@@ -28,15 +28,17 @@ from functrans.primitives.reductions import argmax, argmin, reduce_max, reduce_m
 from functrans.primitives.shape import (broadcast, broadcast_in_dim, expand_dims, reduce_sum,
                                         reshape, rev, squeeze)
 from functrans.primitives.slicing import concatenate, pad, slice
-from functrans.primitives.special import (bessel_i0e, bessel_i1e, digamma, erf, erf_inv, erfc,
-                                          igamma, igammac, lgamma, polygamma, zeta)
+from functrans.primitives.special import (bessel_i0e, bessel_i1e, betainc, digamma, erf,
+                                          erf_inv, erfc, igamma, igammac, lgamma, polygamma,
+                                          zeta)
 from functrans.primitives.sorting import sort, sort_key_val, top_k
 from functrans.primitives.shape import transpose_axes as _transpose_axes
 
 __all__ = [
     "FftType", "RoundingMethod", "abs", "acos", "acosh", "add", "all_gather", "argmax",
     "argmin", "asin", "asinh", "atan", "atan2", "atanh", "axis_index", "bessel_i0e",
-    "bessel_i1e", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "broadcast",
+    "bessel_i1e", "betainc", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor",
+    "broadcast",
     "broadcast_in_dim", "cbrt", "ceil", "clz", "complex", "concatenate", "cond", "conj",
     "convert_element_type", "cos", "cosh", "cummax", "cummin", "cumprod", "cumsum", "digamma",
     "div", "dot_general", "dynamic_slice", "dynamic_update_slice", "eq", "erf", "erf_inv",

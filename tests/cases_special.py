@@ -15,9 +15,11 @@ import numpy as np
 import scipy.special as ss
 import scipy.stats as st
 
+import functrans.numpy as fnp
 import functrans.scipy.special as S
 from functrans import backend, lax
-from functrans.primitives.special import ndtri
+from functrans.primitives.special import (bessel_jv, hyp1f1, hyp2f1,
+                                          hyp_parameter_derivative_p, ndtri)
 from functrans.scipy.stats import bernoulli, beta, gamma, multivariate_normal, norm, poisson, t
 from sweep import F32, F64, I64, A, Case, numpy_case
 
@@ -200,6 +202,106 @@ STATS_CASES = [
           lambda x, mean, v: multivariate_normal.logpdf(x, mean, v),
           lambda x, mean, v: st.multivariate_normal.logpdf(x, mean, v),
           A(4, 3), A(3), A(kind="pos")),
+]
+
+# -- Bessel, gamma part 2, incomplete beta, hypergeometric functions (helper S1) ------------
+
+PRIMITIVE_CASES += [
+    Case("betainc", lambda a, b, u: lax.betainc(_shape_param(a, u), _shape_param(b, u),
+                                                _prob(u)),
+         [A(3, 4, kind="int"), A(4, kind="int"), A(3, 4, kind="unit")]),
+    Case("hyp1f1", lambda a, b, x: hyp1f1(_shape_param(a, x), _shape_param(b, x), x),
+         [A(3, 4, kind="int"), A(4, kind="int"), A(3, 4)]),
+    Case("hyp2f1", lambda a, b, c, u: hyp2f1(_shape_param(a, u), _shape_param(b, u),
+                                             lax.add(_shape_param(c, u), 1.0), u),
+         [A(3, 4, kind="int"), A(4, kind="int"), A(3, 4, kind="int"), A(3, 4, kind="unit")]),
+    # Their derivatives in the parameters: first order only (the second is refused).
+    Case("hyp1f1_in_parameters", hyp1f1, [A(3, 4, kind="pos"), A(4, kind="pos"), A(3, 4)],
+         order=1),
+    Case("hyp2f1_in_parameters", lambda a, b, c, u: hyp2f1(a, b, lax.add(c, 1.0), u),
+         [A(3, 4, kind="pos"), A(4, kind="pos"), A(3, 1, kind="pos"), A(3, 4, kind="unit")],
+         order=1),
+    # The parameter series themselves, differentiated in x (to the second order).
+    Case("hyp_parameter_derivative_1f1", lambda a, b, x: hyp_parameter_derivative_p.bind(
+        _shape_param(a, x), _shape_param(b, x), x, upper=1, wrt=1),
+         [A(3, 4, kind="int"), A(4, kind="int"), A(3, 4)]),
+    Case("hyp_parameter_derivative_2f1", lambda a, b, c, u: hyp_parameter_derivative_p.bind(
+        _shape_param(a, u), _shape_param(b, u), lax.add(_shape_param(c, u), 1.0), u,
+        upper=2, wrt=2), [A(3, 4, kind="int"), A(4, kind="int"), A(3, 4, kind="int"),
+                          A(3, 4, kind="unit")]),
+    Case("bessel_jv", lambda v, z: bessel_jv(
+        lax.convert_element_type(lax.abs(v), z.dtype), z), [A(3, 4, kind="int"), A(3, 4)]),
+]
+
+
+def _jn_reference(v):
+    return lambda z: ss.jv(np.arange(v + 1).reshape((v + 1,) + (1,) * z.ndim), z)
+
+
+def _scaled_by(constants, x):
+    return fnp.stack([x[i] * float(c) for i, c in enumerate(np.asarray(constants))])
+
+
+def _comb_reference(repetition):
+    return lambda n, k: ss.comb(n, k, exact=False, repetition=repetition)
+
+
+SPECIAL_CASES += [
+    _case("i0", S.i0, ss.i0, A(3, 4), dtypes=(F64, F32, I64)),
+    _case("i1", S.i1, ss.i1, A(3, 4)),
+    _case("bessel_jn", lambda z: S.bessel_jn(z, v=3), _jn_reference(3), A(3, 4)),
+    _case("bessel_jn_v0_scalar", lambda z: S.bessel_jn(z, v=0), _jn_reference(0), A()),
+    # Piecewise constant: the numerical derivatives (0) away from the poles agree.
+    _case("gammasgn", S.gammasgn, ss.gammasgn, A(3, 4, kind="quarter")),
+    _case("loggamma", S.loggamma, ss.loggamma, A(3, 4, kind="pos")),
+    _case("poch", S.poch, ss.poch, A(3, 4, kind="pos"), A(3, 4)),
+    _case("factorial", S.factorial, lambda n: ss.factorial(n, exact=False),
+          A(3, 4, kind="pos")),
+    _case("comb", lambda n, k: S.comb(n + k, k), lambda n, k: ss.comb(n + k, k),
+          A(3, 4, kind="pos"), A(3, 4, kind="pos")),
+    _case("comb_repetition", lambda n, k: S.comb(n + 1.0, k, repetition=True),
+          lambda n, k: _comb_reference(True)(n + 1.0, k), A(3, 4, kind="pos"),
+          A(4, kind="pos")),
+    _case("boxcox", S.boxcox, ss.boxcox, A(3, 4, kind="pos"), A(3, 4)),
+    # Near lmbda = 0 the value and both derivatives go through exprel's series.
+    _case("boxcox_small_lmbda", lambda x, lm: S.boxcox(x, lm * 1e-3),
+          lambda x, lm: ss.boxcox(x, lm * 1e-3), A(3, 4, kind="pos"), A(3, 4)),
+    _case("boxcox1p", S.boxcox1p, ss.boxcox1p, A(3, 4, kind="unit"), A(3, 4)),
+    _case("boxcox1p_small_lmbda", lambda x, lm: S.boxcox1p(x, lm * 1e-3),
+          lambda x, lm: ss.boxcox1p(x, lm * 1e-3), A(3, 4, kind="unit"), A(4)),
+    # Host constants (n is static: there is no input whose device to follow), each scaling
+    # an entry of a drawn array as a Python float, so that the sweep has something to batch
+    # and differentiate on any device; test_special.py checks them against exact rationals.
+    _case("bernoulli", lambda x: _scaled_by(S.bernoulli(12), x),
+          lambda x: ss.bernoulli(12) * x, A(13), dtypes=(F64,)),
+    _case("betainc", lambda a, b, u: S.betainc(abs(a) + 0.5, abs(b) + 0.5, _prob(u)),
+          lambda a, b, u: ss.betainc(abs(a) + 0.5, abs(b) + 0.5, _prob(u)),
+          A(3, 4, kind="int"), A(4, kind="int"), A(3, 4, kind="unit")),
+    _case("hyp1f1", lambda a, b, x: S.hyp1f1(abs(a) + 0.5, abs(b) + 0.5, x),
+          lambda a, b, x: ss.hyp1f1(abs(a) + 0.5, abs(b) + 0.5, x),
+          A(3, 4, kind="int"), A(4, kind="int"), A(3, 4)),
+    _case("hyp2f1", lambda a, b, c, u: S.hyp2f1(abs(a) + 0.5, abs(b) - 0.5, abs(c) + 1.5, u),
+          lambda a, b, c, u: ss.hyp2f1(abs(a) + 0.5, abs(b) - 0.5, abs(c) + 1.5, u),
+          A(3, 4, kind="int"), A(4, kind="int"), A(3, 1, kind="int"), A(3, 4, kind="unit")),
+]
+
+STATS_CASES += [
+    _case("beta_cdf", lambda u, a, b: beta.cdf(_prob(u), abs(a) + 0.5, abs(b) + 0.5),
+          lambda u, a, b: st.beta.cdf(_prob(u), abs(a) + 0.5, abs(b) + 0.5),
+          A(3, 4, kind="unit"), A(4, kind="int"), A(4, kind="int")),
+    _case("beta_sf_loc_scale",
+          lambda u, a, b, loc, scale: beta.sf(_prob(u) * scale + loc, abs(a) + 0.5,
+                                              abs(b) + 0.5, loc, scale),
+          lambda u, a, b, loc, scale: st.beta.sf(_prob(u) * scale + loc, abs(a) + 0.5,
+                                                 abs(b) + 0.5, loc, scale),
+          A(3, 4, kind="unit"), A(4, kind="int"), A(4, kind="int"), A(4), A(4, kind="pos"),
+          dtypes=(F64,)),  # float32 rounds (x - loc) / scale too far from x: beta_cdf has it
+    _case("beta_logcdf", lambda u, a, b: beta.logcdf(_prob(u), abs(a) + 0.5, abs(b) + 0.5),
+          lambda u, a, b: st.beta.logcdf(_prob(u), abs(a) + 0.5, abs(b) + 0.5),
+          A(3, 4, kind="unit"), A(4, kind="int"), A(4, kind="int")),
+    _case("beta_logsf", lambda u, a, b: beta.logsf(_prob(u), abs(a) + 0.5, abs(b) + 0.5),
+          lambda u, a, b: st.beta.logsf(_prob(u), abs(a) + 0.5, abs(b) + 0.5),
+          A(3, 4, kind="unit"), A(4, kind="int"), A(4, kind="int")),
 ]
 
 NUMPY_CASES = SPECIAL_CASES + STATS_CASES

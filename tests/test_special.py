@@ -2,6 +2,8 @@
 the special-function primitives (their sweep is tests/cases_special.py)."""
 from __future__ import annotations
 
+import fractions
+import math
 import os
 import pathlib
 import subprocess
@@ -15,6 +17,7 @@ import scipy.stats as st
 import functrans as ft
 import functrans.scipy.special as S
 from functrans import lax
+from functrans.primitives.special import bessel_jv
 from functrans.scipy.stats import bernoulli, beta, gamma, multivariate_normal, norm, poisson
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -266,3 +269,234 @@ def test_values_and_derivatives_match_jax(name, args, argnums):
     for i in argnums:
         np.testing.assert_allclose(ft.grad(ours, argnums=i)(*args),
                                    jax.grad(theirs, argnums=i)(*args), rtol=1e-10)
+
+
+# -- Bessel, gamma part 2, incomplete beta, hypergeometric functions (helper S1) -----------
+
+_JAX_CHECKS_S1 = [  # (name, args, argnums differentiated)
+    ("i0", (-1.5,), (0,)), ("i1", (-1.5,), (0,)), ("loggamma", (2.5,), (0,)),
+    ("poch", (2.5, 1.5), (0, 1)), ("factorial", (3.5,), (0,)), ("comb", (5.5, 2.0), (0, 1)),
+    ("boxcox", (2.5, 0.7), (0, 1)), ("boxcox1p", (0.5, -0.3), (0, 1)),
+    ("betainc", (1.3, 2.1, 0.4), (2,)), ("hyp1f1", (0.3, 1.7, 0.4), (0, 1, 2)),
+    ("hyp1f1", (1.3, 2.7, -3.5), (0, 1, 2)), ("hyp2f1", (0.3, 0.7, 1.3, 0.2), (0, 1, 2, 3)),
+    ("hyp2f1", (1.5, -0.7, 2.3, -0.6), (0, 1, 2, 3)), ("gammasgn", (-1.5,), ()),
+]
+
+
+@pytest.mark.parametrize("name,args,argnums", _JAX_CHECKS_S1,
+                         ids=[f"{c[0]}{c[1]}" for c in _JAX_CHECKS_S1])
+def test_more_values_and_derivatives_match_jax(name, args, argnums):
+    test_values_and_derivatives_match_jax(name, args, argnums)
+
+
+def test_bessel_jn_matches_jax():
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    jax_special = pytest.importorskip("jax.scipy.special")
+    z = np.array([[0.5, 3.0], [7.5, -2.0]])
+    np.testing.assert_allclose(S.bessel_jn(z, v=4), jax_special.bessel_jn(z, v=4),
+                               rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(ft.grad(lambda z: S.bessel_jn(z, v=2)[2])(1.3),
+                               jax.grad(lambda z: jax_special.bessel_jn(z, v=2)[2])(1.3),
+                               rtol=1e-9)
+
+
+def test_bessel_jn_shape_derivatives_and_arguments():
+    z = np.array([[0.5, 3.0, 10.0]])
+    out = S.bessel_jn(z, v=3, n_iter=10)
+    assert out.shape == (4, 1, 3) and S.bessel_jn(2.0, v=0).shape == (1,)
+    np.testing.assert_allclose(out, ss.jv(np.arange(4)[:, None, None], z), rtol=1e-13)
+    # J_0' = -J_1 and J_0'' = -(J_0 - J_2) / 2, in both modes and under vmap and jit.
+    j0 = lambda z: S.bessel_jn(z, v=0)[0]  # noqa: E731
+    np.testing.assert_allclose(ft.grad(j0)(2.3), -ss.j1(2.3), rtol=1e-12)
+    np.testing.assert_allclose(ft.jacfwd(ft.jacrev(j0))(2.3),
+                               -(ss.jv(0, 2.3) - ss.jv(2, 2.3)) / 2, rtol=1e-12)
+    np.testing.assert_allclose(ft.vmap(ft.grad(j0))(np.array([1.0, 2.0])),
+                               -ss.j1([1.0, 2.0]), rtol=1e-12)
+    np.testing.assert_allclose(ft.jit(lambda z: S.bessel_jn(z, v=2))(z), out[:3], rtol=1e-13)
+    assert S.bessel_jn(np.float32([1.0]), v=1).dtype == np.float32
+    with pytest.raises(TypeError, match="bessel_jn: v and n_iter must be concrete ints"):
+        S.bessel_jn(1.0, v=1.5)
+    with pytest.raises(ValueError, match="bessel_jn: v and n_iter must be non-negative"):
+        S.bessel_jn(1.0, v=-1)
+    with pytest.raises(ValueError, match="bessel_jv: the derivative with respect to the order"):
+        ft.grad(bessel_jv)(1.0, 2.0)
+
+
+def test_i0_i1_derivatives_at_zero_and_overflow():
+    assert float(ft.grad(S.i0)(0.0)) == 0.0 and float(ft.grad(S.i1)(0.0)) == 0.5
+    np.testing.assert_allclose(ft.grad(ft.grad(S.i0))(0.0), 0.5)  # I0'' = I1' = 1/2 at 0
+    np.testing.assert_allclose(S.i0(np.array([-3.0, 700.0])), ss.i0([-3.0, 700.0]),
+                               rtol=1e-13)
+    with np.errstate(over="ignore"):
+        assert float(S.i1(800.0)) == np.inf  # as JAX: exp(|x|) i1e(x) overflows
+
+
+def test_gammasgn_edges_match_scipy_and_have_zero_derivative():
+    x = np.array([-0.0, 0.0, -1.0, -1.5, -2.5, -3.0, np.inf, -np.inf, np.nan, 7.5])
+    np.testing.assert_array_equal(S.gammasgn(x), ss.gammasgn(x))
+    assert float(ft.grad(S.gammasgn)(-1.5)) == 0.0
+    assert S.gammasgn(np.float32(-0.5)).dtype == np.float32
+
+
+def test_loggamma_follows_jax_off_the_positive_axis():
+    got = S.loggamma(np.array([0.0, -1.5, 4.0]))
+    assert np.isnan(got[0]) and np.isnan(got[1])  # SciPy: inf at 0 (JAX: nan)
+    np.testing.assert_allclose(got[2], ss.loggamma(4.0), rtol=1e-14)
+    with pytest.raises(ValueError, match="loggamma: complex input is not supported"):
+        S.loggamma(np.array([1.0 + 1.0j]))
+
+
+def test_poch_derivatives_are_jaxs_also_at_m_zero():
+    assert float(S.poch(2.5, 0.0)) == 1.0
+    np.testing.assert_allclose(ft.grad(S.poch, argnums=1)(2.5, 0.0), ss.digamma(2.5))
+    np.testing.assert_allclose(ft.grad(S.poch, argnums=0)(2.5, 0.0), 0.0, atol=1e-15)
+    # No overflow on the way: Gamma(200) alone is out of float64's range.
+    np.testing.assert_allclose(S.poch(200.0, 2.0), 200.0 * 201.0, rtol=1e-12)
+
+
+def test_factorial_and_comb_edges():
+    np.testing.assert_array_equal(S.factorial(np.array([-2.0, 0.0])), [0.0, 1.0])
+    with pytest.raises(NotImplementedError, match="factorial: exact=True"):
+        S.factorial(3, exact=True)
+    got = S.comb(np.array([3.0, -1.0, 4.0, 0.0]), np.array([4.0, 1.0, -1.0, 0.0]))
+    np.testing.assert_array_equal(got, [0.0, 0.0, 0.0, 1.0])
+    np.testing.assert_array_equal(S.comb(np.array([2.0, -1.0]), 0.0, repetition=True),
+                                  [1.0, 0.0])
+    np.testing.assert_allclose(S.comb(10, np.arange(11)), ss.comb(10, np.arange(11)),
+                               rtol=1e-12)
+
+
+@pytest.mark.parametrize("fun,ref,log", [(S.boxcox, ss.boxcox, np.log),
+                                         (S.boxcox1p, ss.boxcox1p, np.log1p)])
+def test_boxcox_is_smooth_at_lmbda_zero(fun, ref, log):
+    x = 2.5
+    for lm in (0.0, 1e-14, 1e-6, 0.0999, 0.1, 0.1001, -0.5, 3.0):
+        np.testing.assert_allclose(fun(x, lm), ref(x, lm), rtol=1e-14)
+    # d/dlmbda = log(x)^2 / 2 and d^2/dlmbda^2 = log(x)^3 / 3 at 0, in both modes (JAX: 0).
+    L = log(x)
+    np.testing.assert_allclose(ft.grad(fun, argnums=1)(x, 0.0), L ** 2 / 2, rtol=1e-14)
+    np.testing.assert_allclose(ft.jacfwd(ft.grad(fun, argnums=1), argnums=1)(x, 0.0),
+                               L ** 3 / 3, rtol=1e-13)
+    np.testing.assert_allclose(ft.grad(fun)(x, 0.0), 1 / (x if log is np.log else 1 + x),
+                               rtol=1e-14)
+    assert fun(np.float32(x), np.float32(1e-3)).dtype == np.float32
+
+
+def test_bernoulli_numbers():
+    exact = [fractions.Fraction(1)]
+    for m in range(1, 121):
+        exact.append(-sum(math.comb(m + 1, j) * exact[j] for j in range(m)) / (m + 1))
+    got = S.bernoulli(120)
+    assert got.shape == (121,) and got.dtype == np.float64
+    np.testing.assert_allclose(got, [float(b) for b in exact], rtol=1e-14, atol=0)
+    np.testing.assert_allclose(got, ss.bernoulli(120), rtol=1e-11)  # SciPy's B_4 is 2e-12 off
+    np.testing.assert_array_equal(S.bernoulli(0), [1.0])
+    with np.errstate(over="ignore"):
+        big = S.bernoulli(300)
+    assert np.isfinite(big[258]) and np.isinf(big[300]) and big[299] == 0.0
+    with pytest.raises(ValueError, match="bernoulli: n must be non-negative"):
+        S.bernoulli(-1)
+    with pytest.raises(TypeError, match="bernoulli: n must be a concrete int"):
+        S.bernoulli(2.0)
+
+
+def test_betainc_edges_derivatives_and_refusals():
+    with np.errstate(invalid="ignore"):
+        got = S.betainc(2.0, 3.0, np.array([-0.1, 0.0, 1.0, 1.2]))
+    np.testing.assert_array_equal(got, ss.betainc(2.0, 3.0, [-0.1, 0.0, 1.0, 1.2]))
+    # d/dx is the beta density; d^2/dx^2 its derivative, in both modes.
+    a, b, x = 2.5, 1.5, 0.3
+    density = x ** (a - 1) * (1 - x) ** (b - 1) / ss.beta(a, b)
+    np.testing.assert_allclose(ft.grad(S.betainc, argnums=2)(a, b, x), density, rtol=1e-13)
+    np.testing.assert_allclose(ft.jacrev(ft.jacfwd(S.betainc, argnums=2), argnums=2)(a, b, x),
+                               density * ((a - 1) / x - (b - 1) / (1 - x)), rtol=1e-12)
+    for i, arg in ((0, "a"), (1, "b")):
+        with pytest.raises(ValueError, match=f"betainc: the derivative with respect to {arg}"):
+            ft.grad(S.betainc, argnums=i)(a, b, x)
+    np.testing.assert_allclose(ft.grad(lambda a: S.betainc(lax.stop_gradient(a), b, x))(a),
+                               0.0)
+    assert S.betainc(np.float32(2), np.float32(3), np.float32(0.5)).dtype == np.float32
+
+
+def test_beta_distribution_functions_outside_the_support_and_derivatives():
+    x = np.array([-1.0, 0.0, 0.25, 1.0, 2.0])
+    for ours, theirs in ((beta.cdf, st.beta.cdf), (beta.sf, st.beta.sf)):
+        np.testing.assert_allclose(ours(x, 2.0, 3.0), theirs(x, 2.0, 3.0), rtol=1e-14)
+    with np.errstate(divide="ignore"):
+        np.testing.assert_allclose(beta.logcdf(x, 2.0, 3.0), st.beta.logcdf(x, 2.0, 3.0),
+                                   rtol=1e-14)
+        np.testing.assert_allclose(beta.logsf(x, 2.0, 3.0), st.beta.logsf(x, 2.0, 3.0),
+                                   rtol=1e-14)
+    np.testing.assert_allclose(ft.grad(beta.cdf)(0.6, 2.0, 3.0, -1.0, 2.0),
+                               st.beta.pdf(0.6, 2.0, 3.0, -1.0, 2.0), rtol=1e-13)
+    np.testing.assert_allclose(ft.grad(beta.sf)(0.3, 2.0, 3.0),
+                               -st.beta.pdf(0.3, 2.0, 3.0), rtol=1e-13)
+    with pytest.raises(ValueError, match="betainc: the derivative with respect to a"):
+        ft.grad(beta.cdf, argnums=1)(0.3, 2.0, 3.0)
+
+
+def _central_difference(f, args, i, h=1e-6):
+    up, down = list(args), list(args)
+    up[i] += h
+    down[i] -= h
+    return (f(*up) - f(*down)) / (2 * h)
+
+
+@pytest.mark.parametrize("args", [(0.3, 1.7, 0.4), (0.3, 1.7, -25.0), (2.3, 0.7, 30.0)])
+def test_hyp1f1_derivatives_in_every_argument(args):
+    a, b, x = args
+    np.testing.assert_allclose(ft.grad(S.hyp1f1, argnums=2)(*args),
+                               a / b * ss.hyp1f1(a + 1, b + 1, x), rtol=1e-13)
+    np.testing.assert_allclose(
+        ft.jacfwd(ft.grad(S.hyp1f1, argnums=2), argnums=2)(*args),
+        a * (a + 1) / (b * (b + 1)) * ss.hyp1f1(a + 2, b + 2, x), rtol=1e-12)
+    # In a and b: the series (Kummer-transformed for x < 0), against SciPy's differences.
+    for i in (0, 1):
+        np.testing.assert_allclose(ft.grad(S.hyp1f1, argnums=i)(*args),
+                                   _central_difference(ss.hyp1f1, args, i), rtol=1e-7)
+        # The mixed derivative in x, in both modes.
+        mixed = _central_difference(ft.grad(S.hyp1f1, argnums=i), args, 2)
+        np.testing.assert_allclose(ft.jacfwd(ft.grad(S.hyp1f1, argnums=i), argnums=2)(*args),
+                                   mixed, rtol=1e-6, atol=1e-9)
+        np.testing.assert_allclose(ft.grad(ft.grad(S.hyp1f1, argnums=2), argnums=i)(*args),
+                                   mixed, rtol=1e-6, atol=1e-9)
+
+
+def test_hyp1f1_edges_and_refusals():
+    np.testing.assert_allclose(S.hyp1f1(0.5, 1.5, np.array([-150.0, 120.0])),
+                               ss.hyp1f1(0.5, 1.5, [-150.0, 120.0]), rtol=1e-12)
+    assert float(S.hyp1f1(0.0, 0.0, 2.0)) == 1.0  # JAX's convention (SciPy: inf)
+    with pytest.raises(NotImplementedError,
+                       match="hyp1f1: second derivatives in the parameters"):
+        ft.grad(ft.grad(S.hyp1f1))(0.3, 1.7, 0.4)
+    np.testing.assert_allclose(  # batched parameter derivatives
+        ft.vmap(ft.grad(S.hyp1f1), in_axes=(0, None, 0))(np.array([0.3, 1.3]), 1.7,
+                                                         np.array([0.4, -2.0])),
+        [ft.grad(S.hyp1f1)(0.3, 1.7, 0.4), ft.grad(S.hyp1f1)(1.3, 1.7, -2.0)], rtol=1e-14)
+
+
+@pytest.mark.parametrize("args", [(0.3, 0.7, 1.3, 0.2), (1.5, -0.7, 2.3, -0.9),
+                                  (1.3, 0.7, 2.3, 0.95)])
+def test_hyp2f1_derivatives_in_every_argument(args):
+    a, b, c, x = args
+    np.testing.assert_allclose(ft.grad(S.hyp2f1, argnums=3)(*args),
+                               a * b / c * ss.hyp2f1(a + 1, b + 1, c + 1, x), rtol=1e-12)
+    for i in (0, 1, 2):
+        np.testing.assert_allclose(ft.grad(S.hyp2f1, argnums=i)(*args),
+                                   _central_difference(ss.hyp2f1, args, i), rtol=1e-7)
+        mixed = _central_difference(ft.grad(S.hyp2f1, argnums=i), args, 3)
+        np.testing.assert_allclose(ft.jacfwd(ft.grad(S.hyp2f1, argnums=i), argnums=3)(*args),
+                                   mixed, rtol=1e-6, atol=1e-9)
+
+
+def test_hyp2f1_edges_and_refusals():
+    x = np.array([-3.0, -0.5, 0.5, 0.99])
+    np.testing.assert_allclose(S.hyp2f1(1.0, 1.0, 2.0, x), -np.log1p(-x) / x, rtol=1e-13)
+    # The parameter series converge inside |x| < 1 only: nan outside, documented.
+    assert np.isnan(ft.grad(S.hyp2f1)(1.0, 1.0, 2.0, -3.0))
+    with pytest.raises(NotImplementedError,
+                       match="hyp2f1: second derivatives in the parameters"):
+        ft.grad(ft.grad(S.hyp2f1, argnums=2), argnums=1)(0.3, 0.7, 1.3, 0.2)
+    with pytest.raises(ValueError, match="hyp2f1 does not support complex input"):
+        S.hyp2f1(1.0, 1.0, 2.0, np.array([0.5j]))

@@ -635,6 +635,9 @@ SITES: dict = {
     "host_index_constants": "diag_indices_from, tril/triu_indices_from and place's concrete "
                             "mask give NumPy index arrays (as numpy's own index helpers do), "
                             "which indexing a device array copies to its device",
+    "hyp_parameter_series": "the derivatives of hyp1f1/hyp2f1 in their parameters sum series "
+                            "until they converge, read on the host every 64 terms (a "
+                            "synchronisation, as while_loop's)",
 }
 
 
@@ -656,6 +659,10 @@ SWEEP_HOST_SITES = _known_sites({
     "host_index_constants": [f"numpy-{case}-{check}" for case in (
         "place", "diag_indices_from", "diag_indices_from_3d", "tril_indices_from",
         "triu_indices_from") for check in ("eval", "jvp", "vjp", "vmap")],
+    "hyp_parameter_series": [
+        *[f"lax-hyp{p}_in_parameters-{mode}" for p in ("1f1", "2f1") for mode in ("jvp", "vjp")],
+        *[f"lax-hyp_parameter_derivative_{p}-{mode}" for p in ("1f1", "2f1")
+          for mode in ("eval", "jvp", "vjp", "vmap")]],
 })
 CONTROL_FLOW_HOST_SITES = _known_sites({
 })

@@ -9,7 +9,8 @@ with other primitives, so derivatives of any order follow.
 
 Derivatives JAX does not define are refused with an error naming the argument: the order
 ``m`` of ``polygamma``, the shape ``a`` of ``igamma``/``igammac``, the exponent ``x`` of
-``zeta``.
+``zeta``, the shapes of ``betainc``, the order of ``bessel_jv``, second derivatives in the
+parameters of ``hyp1f1``/``hyp2f1``.
 """
 from __future__ import annotations
 
@@ -18,16 +19,21 @@ from typing import Any, Callable
 
 import numpy as np
 
+from functrans import core
 from functrans.backend import array_module, coerce, special_module
+from functrans.core import Primitive, ShapedArray, abstract_eval_rules, impl_rules
+from functrans.interpreters import ad, batching, codegen
 from functrans.naming import public
-from functrans.primitives.elementwise import (add, binary, div, eq, exp, log, mul, neg,
-                                              select, sign, sub, unary)
+from functrans.primitives.elementwise import (add, binary, broadcasting_batcher, div, eq, exp,
+                                              log, log1p, match_tangent, mul, neg, select,
+                                              sign, sub, unary)
 
 __all__ = [
     "erf_p", "erfc_p", "erf_inv_p", "lgamma_p", "digamma_p", "polygamma_p", "igamma_p",
     "igammac_p", "bessel_i0e_p", "bessel_i1e_p", "zeta_p", "ndtri_p", "erf", "erfc",
     "erf_inv", "lgamma", "digamma", "polygamma", "igamma", "igammac", "bessel_i0e",
-    "bessel_i1e", "zeta", "ndtri",
+    "bessel_i1e", "zeta", "ndtri", "regularized_incomplete_beta_p", "hyp1f1_p", "hyp2f1_p",
+    "bessel_jv_p", "hyp_parameter_derivative_p", "betainc", "hyp1f1", "hyp2f1", "bessel_jv",
 ]
 
 _TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
@@ -228,3 +234,224 @@ zeta = _binary_fn(zeta_p, """Elementwise Hurwitz zeta function ``sum_k (k + q)^-
 >>> print(f"{float(zeta(2.0, 1.0)):.10f}")  # pi^2 / 6
 1.6449340668
 """, "x", "q")
+
+
+# -- incomplete beta, hypergeometric functions, Bessel J of integer order -------------------
+# SciPy's kernels again; betainc, hyp1f1 and hyp2f1 take three or four broadcasting operands,
+# for which ``_broadcasting`` is the n-ary counterpart of ``binary``.
+
+hyp1f1: Callable[..., Any]
+hyp2f1: Callable[..., Any]
+bessel_jv: Callable[[Any, Any], Any]
+
+
+def _broadcasting(name: str, impl: Callable, derivatives) -> Primitive:
+    """A real floating-point primitive of NumPy-broadcast operands: ``derivatives[i](g, ans,
+    *operands, **params)`` is the tangent contribution of operand ``i``."""
+    prim = Primitive(name)
+
+    def abstract_eval(*avals, **params):
+        dtype, weak = core.result_type(*avals)
+        if dtype.kind != "f":
+            raise TypeError(f"{name} requires real floating-point operands, got "
+                            f"{', '.join(a.dtype.name for a in avals)}")
+        try:
+            shape = np.broadcast_shapes(*[a.shape for a in avals])
+        except ValueError:
+            shapes = ", ".join(str(a.shape) for a in avals)
+            raise ValueError(f"{name}: operand shapes {shapes} cannot be broadcast "
+                             f"together") from None
+        return ShapedArray(shape, dtype, weak)
+
+    impl_rules[prim] = impl
+    abstract_eval_rules[prim] = abstract_eval
+    ad.defjvp(prim, *[(lambda d: lambda g, ans, *xs, **params:
+                       match_tangent(d(g, ans, *xs, **params), ans))(d)
+                      for d in derivatives])
+    batching.batching_rules[prim] = broadcasting_batcher(prim)
+    codegen.broadcasting_primitives.add(prim)
+    return prim
+
+
+def _betainc_density(a, b, x):
+    # d/dx I_x(a, b) = x^(a-1) (1-x)^(b-1) / B(a, b), through logarithms against overflow.
+    log_beta = sub(add(lgamma(a), lgamma(b)), lgamma(add(a, b)))
+    return exp(sub(add(mul(sub(a, 1), log(x)), mul(sub(b, 1), log1p(neg(x)))), log_beta))
+
+
+_NO_BETAINC_PARAMETER_DERIVATIVE = (
+    "betainc: the derivative with respect to {arg} is not supported (as in JAX; only the "
+    "derivative in x is); wrap {arg} in functrans.lax.stop_gradient if it needs none")
+regularized_incomplete_beta_p = _broadcasting(
+    "regularized_incomplete_beta", _kernel("betainc", "betainc"),
+    (_refuse(_NO_BETAINC_PARAMETER_DERIVATIVE.format(arg="a"), ValueError),
+     _refuse(_NO_BETAINC_PARAMETER_DERIVATIVE.format(arg="b"), ValueError),
+     lambda g, ans, a, b, x: mul(g, _betainc_density(a, b, x))))
+
+# -- hypergeometric functions and their derivatives in the parameters --
+# pFq(u; l; x) = sum_k t_k with t_k = prod (u_i)_k / prod (l_j)_k x^k / k!.  In x:
+# d/dx pFq(u; l; x) = prod u / prod l pFq(u + 1; l + 1; x).  In a parameter, term by term
+# (JAX's series): d/du_i pFq = sum_k t_k sum_{j<k} 1 / (u_i + j), and minus the same with
+# 1 / (l_j + j) for a lower parameter l_j.  These series are the impl of
+# ``hyp_parameter_derivative``; its own derivative in x follows from the one above.
+
+_HYP_SERIES_TERMS = {1: 2000, 2: 20000}  # the most terms summed (1F1; 2F1 near |x| = 1)
+
+
+def _parameter_series(xp, upper, lower, x) -> list:
+    """``[d/dp pFq(upper; lower; x) for p in upper + lower]``, summed until the terms fall
+    below the dtype's resolution: checked every 16 terms on NumPy, every 64 on a device,
+    where each check is a synchronisation (as a ``while_loop``'s condition)."""
+    eps = float(np.finfo(x.dtype).eps)
+    every = 16 if xp is np else 64
+    params = list(upper) + list(lower)
+    signs = [1.0] * len(upper) + [-1.0] * len(lower)
+    shape = np.broadcast_shapes(x.shape, *[p.shape for p in params])
+    term = xp.ones(shape, x.dtype)
+    harmonic = [xp.zeros(shape, x.dtype) for _ in params]
+    sums = [xp.zeros(shape, x.dtype) for _ in params]
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        for k in range(_HYP_SERIES_TERMS[len(upper)]):
+            for i, (p, sign) in enumerate(zip(params, signs)):
+                sums[i] = sums[i] + term * harmonic[i]
+                harmonic[i] = harmonic[i] + sign / (p + k)
+            ratio = x / (k + 1)
+            for u in upper:
+                ratio = ratio * (u + k)
+            for q in lower:
+                ratio = ratio / (q + k)
+            term = term * ratio
+            if k % every == every - 1 and not any(
+                    int(xp.count_nonzero(xp.absolute(term * h) > eps * xp.absolute(t)))
+                    for h, t in zip(harmonic, sums)):
+                break
+    return sums
+
+
+def _hyp_parameter_derivative_impl(*args, upper: int, wrt: int):
+    xp = array_module(*args)
+    dtype = np.result_type(*[getattr(a, "dtype", a) for a in args])
+    *params, x = [xp.asarray(a, dtype=dtype) for a in coerce(xp, *args)]
+    if upper == 1:
+        # Kummer's transformation 1F1(a; b; x) = e^x 1F1(b - a; b; -x) makes the terms
+        # positive for x < 0 (the series alternates there, cancelling e^|x| of accuracy).
+        a, b = params
+        flip = x < 0
+        da, db = _parameter_series(xp, [xp.where(flip, b - a, a)], [b], xp.absolute(x))
+        scale = xp.where(flip, xp.exp(x), 1.0)
+        out = [xp.where(flip, -scale * da, da), xp.where(flip, scale * (da + db), db)][wrt]
+    else:
+        out = _parameter_series(xp, params[:upper], params[upper:], x)[wrt]
+        out = xp.where(xp.absolute(x) < 1, out, np.nan)  # the series' disc of convergence
+    return out.astype(dtype, copy=False)
+
+
+def _hyp_x_derivative_of_parameter_derivative(g, ans, *args, upper: int, wrt: int):
+    # d/dx dF/dp = d/dp (c F(shifted)) = c (F(shifted) (+-) / p + dF/dp (shifted)), with
+    # c = prod upper / prod lower and the sign + for an upper parameter p, - for a lower.
+    *params, x = args
+    shifted = [add(p, 1) for p in params]
+    coefficient = params[0]
+    for p in params[1:upper]:
+        coefficient = mul(coefficient, p)
+    for q in params[upper:]:
+        coefficient = div(coefficient, q)
+    value = (hyp1f1 if upper == 1 else hyp2f1)(*shifted, x)
+    own = div(value, params[wrt]) if wrt < upper else neg(div(value, params[wrt]))
+    inner = add(own, hyp_parameter_derivative_p.bind(*shifted, x, upper=upper, wrt=wrt))
+    return mul(g, mul(coefficient, inner))
+
+
+def _no_second_parameter_derivative(g, ans, *args, upper: int, wrt: int):
+    name = "hyp1f1" if upper == 1 else "hyp2f1"
+    raise NotImplementedError(f"{name}: second derivatives in the parameters are not "
+                              f"implemented (the first ones are series summed term by "
+                              f"term); derivatives in x of any order are")
+
+
+def _hyp_parameter_derivative_rule(i: int) -> Callable:
+    # Operand i is x when it is the last one (the third of 1F1's, the fourth of 2F1's).
+    def rule(g, ans, *args, upper: int, wrt: int):
+        if i == len(args) - 1:
+            return _hyp_x_derivative_of_parameter_derivative(g, ans, *args, upper=upper,
+                                                             wrt=wrt)
+        return _no_second_parameter_derivative(g, ans, *args, upper=upper, wrt=wrt)
+    return rule
+
+
+hyp_parameter_derivative_p = _broadcasting(
+    "hyp_parameter_derivative", _hyp_parameter_derivative_impl,
+    tuple(_hyp_parameter_derivative_rule(i) for i in range(4)))
+
+
+def _parameter_derivative(index: int, upper: int):
+    return lambda g, ans, *args: mul(g, hyp_parameter_derivative_p.bind(
+        *args, upper=upper, wrt=index))
+
+
+hyp1f1_p = _broadcasting(
+    "hyp1f1", _kernel("hyp1f1", "hyp1f1"),
+    (_parameter_derivative(0, 1), _parameter_derivative(1, 1),
+     lambda g, ans, a, b, x: mul(g, mul(div(a, b), hyp1f1(add(a, 1), add(b, 1), x)))))
+
+hyp2f1_p = _broadcasting(
+    "hyp2f1", _kernel("hyp2f1", "hyp2f1"),
+    (_parameter_derivative(0, 2), _parameter_derivative(1, 2), _parameter_derivative(2, 2),
+     lambda g, ans, a, b, c, x: mul(g, mul(div(mul(a, b), c),
+                                           hyp2f1(add(a, 1), add(b, 1), add(c, 1), x)))))
+
+# J_v' = (J_{v-1} - J_{v+1}) / 2 for every order v; the order is not differentiated.
+bessel_jv_p = binary(
+    "bessel_jv", _kernel("bessel_jv", "jv"),
+    (_refuse("bessel_jv: the derivative with respect to the order v is not defined (the "
+             "order is an integer); differentiate with respect to z only", ValueError),
+     lambda g, ans, v, z: mul(g, mul(0.5, sub(bessel_jv(sub(v, 1), z),
+                                              bessel_jv(add(v, 1), z))))),
+    real_only=True)
+
+
+def betainc(a, b, x):
+    """Elementwise regularized incomplete beta function ``I_x(a, b) = int_0^x t^(a-1)
+    (1-t)^(b-1) dt / B(a, b)`` (nan outside ``[0, 1]``).  Differentiable in ``x`` only:
+    the derivative in ``a`` or ``b`` raises ValueError, as in JAX.
+
+    >>> print(f"{float(betainc(1.0, 2.0, 0.5)):.10f}")  # 1 - (1 - x)^2
+    0.7500000000
+    """
+    return regularized_incomplete_beta_p.bind(a, b, x)
+
+
+betainc = public(betainc, "betainc", module="functrans.lax")
+
+
+def hyp1f1(a, b, x):
+    """Elementwise confluent hypergeometric function ``1F1(a; b; x) = sum_k (a)_k / (b)_k
+    x^k / k!``, differentiable in ``x`` (to any order) and in ``a``, ``b`` (first order).
+    JAX's ``lax`` has no such primitive: ``functrans.scipy.special.hyp1f1`` is its public
+    name.
+
+    >>> print(f"{float(hyp1f1(1.0, 1.0, 1.0)):.10f}")  # exp(1)
+    2.7182818285
+    """
+    return hyp1f1_p.bind(a, b, x)
+
+
+def hyp2f1(a, b, c, x):
+    """Elementwise Gauss hypergeometric function ``2F1(a, b; c; x)``, differentiable in
+    ``x`` (to any order) and in ``a``, ``b``, ``c`` (first order, for ``|x| < 1``).
+    ``functrans.scipy.special.hyp2f1`` is its public name.
+
+    >>> print(f"{float(hyp2f1(1.0, 1.0, 2.0, 0.5)):.10f}")  # -log(1 - x) / x
+    1.3862943611
+    """
+    return hyp2f1_p.bind(a, b, c, x)
+
+
+def bessel_jv(v, z):
+    """Elementwise Bessel function of the first kind ``J_v(z)``, differentiable in ``z``
+    (to any order).  ``functrans.scipy.special.bessel_jn`` stacks it over integer orders.
+
+    >>> print(f"{float(bessel_jv(0.0, 0.0)):.1f}")
+    1.0
+    """
+    return bessel_jv_p.bind(v, z)

@@ -19,8 +19,10 @@ True
 """
 from __future__ import annotations
 
+import fractions
 import functools
 import math
+import operator
 
 import numpy as np
 
@@ -29,15 +31,20 @@ from functrans import lax, nn
 from functrans.core import ConcretizationTypeError, get_aval
 from functrans.primitives.custom_derivatives import custom_jvp
 from functrans.primitives import special_integrals as integrals
+from functrans.primitives.special import bessel_jv as _bessel_jv
+from functrans.primitives.special import hyp1f1 as _hyp1f1_primitive
+from functrans.primitives.special import hyp2f1 as _hyp2f1_primitive
 from functrans.primitives.special import ndtri as _ndtri_primitive
 from functrans.scipy._util import inexact, inexact_all
 
 __all__ = [
-    "beta", "betaln", "dawsn", "digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp1",
-    "expi", "expit", "expn", "fresnel", "gamma", "gammainc", "gammaincc", "gammaln", "i0e",
-    "i1e", "kl_div", "log_ndtr", "log_softmax", "logit", "logsumexp", "multigammaln", "ndtr",
-    "ndtri", "owens_t", "polygamma", "rel_entr", "sici", "softmax", "spence", "sph_harm_y",
-    "wofz", "xlog1py", "xlogy", "zeta",
+    "bernoulli", "bessel_jn", "beta", "betainc", "betaln", "boxcox", "boxcox1p", "comb",
+    "dawsn", "digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp1", "expi", "expit",
+    "expn", "factorial", "fresnel", "gamma", "gammainc", "gammaincc", "gammaln", "gammasgn",
+    "hyp1f1", "hyp2f1", "i0", "i0e", "i1", "i1e", "kl_div", "log_ndtr", "log_softmax",
+    "loggamma", "logit", "logsumexp", "multigammaln", "ndtr", "ndtri", "owens_t", "poch",
+    "polygamma", "rel_entr", "sici", "softmax", "spence", "sph_harm_y", "wofz", "xlog1py",
+    "xlogy", "zeta",
 ]
 
 
@@ -639,6 +646,303 @@ def sph_harm_y(n, m, theta, phi, diff_n=None, n_max=None):
     legendre = fnp.where((m < 0) & odd, -legendre, legendre)
     angle = fnp.astype(m, get_aval(phi).dtype) * phi
     return lax.complex(legendre * fnp.cos(angle), legendre * fnp.sin(angle))
+# -- Bessel I of orders 0 and 1, Bessel J of integer orders --------------------------------
+
+
+def i0(x):
+    """The modified Bessel function of order 0, ``I0(x) = exp(|x|) i0e(x)`` (overflows to
+    inf beyond about 713, as in JAX).
+
+    >>> round(float(i0(1.0)), 10)
+    1.2660658778
+    """
+    x = inexact(x)
+    return fnp.exp(fnp.abs(x)) * lax.bessel_i0e(x)
+
+
+def i1(x):
+    """The modified Bessel function of order 1, ``I1(x) = exp(|x|) i1e(x)``; its derivative
+    at 0 is 1/2.
+
+    >>> round(float(i1(1.0)), 10)
+    0.565159104
+    """
+    x = inexact(x)
+    return fnp.exp(fnp.abs(x)) * lax.bessel_i1e(x)
+
+
+def bessel_jn(z, *, v: int, n_iter: int = 50):
+    """The Bessel functions of the first kind ``J_0(z), ..., J_v(z)`` stacked on a new
+    leading axis (shape ``(v + 1, *z.shape)``), differentiable in ``z`` to any order through
+    ``J_n' = (J_{n-1} - J_{n+1}) / 2``.  ``v`` and ``n_iter`` are concrete ints as in JAX;
+    ``n_iter`` is checked but not needed (SciPy's ``jv`` kernel converges by itself, where
+    JAX's recurrence runs ``n_iter`` steps).
+
+    >>> import numpy as np
+    >>> bessel_jn(np.array([0.0, 1.0]), v=1).round(6)
+    array([[1.      , 0.765198],
+           [0.      , 0.440051]])
+    """
+    try:
+        v, n_iter = operator.index(v), operator.index(n_iter)
+    except TypeError:
+        raise TypeError(f"bessel_jn: v and n_iter must be concrete ints, got v={v!r} and "
+                        f"n_iter={n_iter!r}") from None
+    if v < 0 or n_iter < 0:
+        raise ValueError(f"bessel_jn: v and n_iter must be non-negative, got v={v} and "
+                         f"n_iter={n_iter}")
+    z = inexact(z)
+    if get_aval(z).dtype.kind == "c":
+        raise ValueError("bessel_jn: complex input is not supported (as in JAX)")
+    return fnp.stack([_bessel_jv(float(n), z) for n in range(v + 1)])
+
+
+# -- gamma family, part 2 ------------------------------------------------------------------
+
+
+def gammasgn(x):
+    """The sign of the gamma function: 1 or -1, ``-1`` at ``-0.0``, nan at the poles (0 is
+    not one: ``+-0.0`` give ``+-1``), at ``-inf`` and at nan.  Its derivative is 0.
+
+    >>> import numpy as np
+    >>> gammasgn(np.array([2.0, -0.5, -1.5, -2.0]))
+    array([ 1., -1.,  1., nan])
+    """
+    x = inexact(x)
+    if get_aval(x).dtype.kind == "c":
+        raise ValueError("gammasgn does not support complex input")
+    whole = fnp.floor(x)
+    negative = x < 0
+    pole = (negative & (x == whole)) | fnp.isnan(x)
+    finite = fnp.where(fnp.isfinite(whole), whole, 0.0)  # inf - inf would warn
+    odd = finite - 2 * fnp.floor(0.5 * finite) != 0
+    minus = (negative & odd) | ((x == 0) & fnp.signbit(x))
+    return lax.stop_gradient(fnp.where(pole, np.nan, fnp.where(minus, -1.0, 1.0))
+                             .astype(get_aval(x).dtype))
+
+
+def loggamma(x):
+    """The principal branch of ``log(Gamma(x))``, for real ``x``: ``gammaln(x)`` for
+    ``x > 0`` and nan elsewhere (as in JAX; SciPy gives inf at 0).  Complex input is not
+    supported.
+
+    >>> import numpy as np
+    >>> loggamma(np.array([3.0, -0.5])).round(8)
+    array([0.69314718,        nan])
+    """
+    x = inexact(x)
+    if get_aval(x).dtype.kind == "c":
+        raise ValueError("loggamma: complex input is not supported (functrans's lgamma is "
+                         "real); use gammaln for log|Gamma(x)| of real x")
+    return fnp.where(x > 0, lax.lgamma(fnp.where(x > 0, x, 1.0)), np.nan)
+
+
+@custom_jvp
+def _poch(z, m):
+    sign = _gamma_sign(z + m) * _gamma_sign(z)
+    ratio = sign * fnp.exp(lax.lgamma(z + m) - lax.lgamma(z))
+    return fnp.where(m == 0, fnp.ones_like(ratio), ratio)
+
+
+@_poch.defjvp
+def _poch_jvp(primals, tangents):
+    # d/dz (z)_m = (psi(z + m) - psi(z)) (z)_m and d/dm (z)_m = psi(z + m) (z)_m, as JAX.
+    (z, m), (tz, tm) = primals, tangents
+    value = _poch(z, m)
+    return value, value * (tz * (lax.digamma(z + m) - lax.digamma(z))
+                           + tm * lax.digamma(z + m))
+
+
+def poch(z, m):
+    """The Pochhammer symbol ``(z)_m = Gamma(z + m) / Gamma(z)`` (1 at ``m == 0``), from
+    the difference of log-gammas, so large arguments do not overflow on the way.
+    Differentiable in both arguments, with JAX's rules.
+
+    >>> round(float(poch(3.0, 2.0)), 10)  # 3 * 4
+    12.0
+    """
+    z, m = inexact_all(z, m)
+    if get_aval(z).dtype.kind == "c":
+        raise ValueError("poch does not support complex input")
+    return _poch(z, m)
+
+
+def factorial(n, exact: bool = False):
+    """``n! = Gamma(n + 1)`` in floating point, 0 for ``n < 0``.  As in JAX, only
+    ``exact=False`` is supported.
+
+    >>> import numpy as np
+    >>> factorial(np.array([-1.0, 0.0, 4.0, 0.5])).round(8)
+    array([ 0.        ,  1.        , 24.        ,  0.88622693])
+    """
+    if exact:
+        raise NotImplementedError("factorial: exact=True is not supported (the floating "
+                                  "result, exact=False, is what functrans computes)")
+    n = inexact(n)
+    return fnp.where(n < 0, 0.0, fnp.exp(lax.lgamma(fnp.where(n < 0, 0.0, n) + 1)))
+
+
+def comb(N, k, *, repetition: bool = False):
+    """``N`` choose ``k`` in floating point, ``exp(gammaln(N + 1) - gammaln(k + 1) -
+    gammaln(N - k + 1))``: 0 when ``N < 0``, ``k < 0`` or ``k > N``.  With
+    ``repetition=True``, the number of multisets, ``comb(N + k - 1, k)`` (1 at ``k == 0``
+    for ``N >= 0``).  SciPy's ``exact=`` does not exist here, as in JAX.
+
+    >>> round(float(comb(5, 2)), 9), round(float(comb(5, 2, repetition=True)), 9)
+    (10.0, 15.0)
+    """
+    N, k = inexact_all(N, k)
+    if repetition:
+        return fnp.where((k == 0) & (N >= 0), 1.0, comb(N + k - 1, k))
+    valid = (k <= N) & (N >= 0) & (k >= 0)
+    N, k = fnp.where(valid, N, 0.0), fnp.where(valid, k, 0.0)
+    value = fnp.exp(lax.lgamma(N + 1) - lax.lgamma(k + 1) - lax.lgamma(N - k + 1))
+    return fnp.where(valid, value, 0.0)
+
+
+# Below this |t|, exprel(t) = expm1(t) / t is summed from its Taylor series, whose terms
+# t^j / (j + 1)! for j < 12 leave an error under 1e-20: the quotient loses digits there.
+_EXPREL_CUT = 0.1
+
+
+def _exprel(t):
+    small = fnp.abs(t) < _EXPREL_CUT
+    ts = fnp.where(small, t, 0.0)
+    total, term = fnp.ones_like(t), fnp.ones_like(t)
+    for j in range(1, 12):
+        term = term * ts / (j + 1)
+        total = total + term
+    tl = fnp.where(small, 1.0, t)
+    return fnp.where(small, total, fnp.expm1(tl) / tl)
+
+
+def boxcox(x, lmbda):
+    """The Box-Cox transform ``(x^lmbda - 1) / lmbda``, ``log(x)`` at ``lmbda == 0``,
+    computed as ``log(x) exprel(lmbda log(x))`` so that it is accurate, and smooth to any
+    order, near ``lmbda == 0`` (its derivative in ``lmbda`` there is ``log(x)^2 / 2``; JAX
+    gets 0).  nan for ``x < 0``.
+
+    >>> round(float(boxcox(2.0, 1e-12)), 12), round(float(boxcox(2.0, 2.0)), 12)
+    (0.69314718056, 1.5)
+    """
+    x, lmbda = inexact_all(x, lmbda)
+    log_x = fnp.log(x)
+    return log_x * _exprel(lmbda * log_x)
+
+
+def boxcox1p(x, lmbda):
+    """The Box-Cox transform of ``1 + x``: ``((1 + x)^lmbda - 1) / lmbda``, ``log1p(x)`` at
+    ``lmbda == 0``, accurate for small ``x`` and near ``lmbda == 0`` as ``boxcox``.
+
+    >>> print(f"{float(boxcox1p(1e-10, 0.5)):.11e}")  # x - x^2 / 4 + ...
+    9.99999999975e-11
+    """
+    x, lmbda = inexact_all(x, lmbda)
+    log1p_x = fnp.log1p(x)
+    return log1p_x * _exprel(lmbda * log1p_x)
+
+
+# Bernoulli numbers B_0 .. B_n: exact rationals up to _BERNOULLI_EXACT, beyond it B_k for
+# even k from B_{k-2} by B_k / B_{k-2} = -k (k - 1) zeta(k) / ((2 pi)^2 zeta(k - 2)).
+_BERNOULLI_EXACT = 60
+
+
+@functools.lru_cache(maxsize=None)
+def _bernoulli_exact() -> tuple:
+    numbers = [fractions.Fraction(1)]
+    for m in range(1, _BERNOULLI_EXACT + 1):
+        # sum_{j <= m} C(m + 1, j) B_j = 0 for m >= 1.
+        total = sum(math.comb(m + 1, j) * numbers[j] for j in range(m))
+        numbers.append(-total / (m + 1))
+    return tuple(float(b) for b in numbers)
+
+
+def _zeta_even(k: int) -> float:
+    # Converges fast for the k > 60 it is used at: the third term is 3^-62 < 1e-29.
+    return 1.0 + 2.0 ** -k + 3.0 ** -k
+
+
+def bernoulli(n: int):
+    """The Bernoulli numbers ``B_0, ..., B_n`` (``n + 1`` of them, float64, with ``B_1 =
+    -1/2``); ``n`` is a concrete non-negative int.  Exact (rounded once) up to ``B_60``;
+    inf once they overflow (``B_260`` and beyond).  Constants: no derivative.
+
+    >>> bernoulli(4)
+    array([ 1.        , -0.5       ,  0.16666667,  0.        , -0.03333333])
+    """
+    try:
+        n = operator.index(n)
+    except TypeError:
+        raise TypeError(f"bernoulli: n must be a concrete int, got {n!r}") from None
+    if n < 0:
+        raise ValueError(f"bernoulli: n must be non-negative, got {n}")
+    values = list(_bernoulli_exact()[:n + 1])
+    if n > _BERNOULLI_EXACT:
+        last = _BERNOULLI_EXACT if _BERNOULLI_EXACT % 2 == 0 else _BERNOULLI_EXACT - 1
+        # |B_k| / zeta(k) = 2 k! / (2 pi)^k, carried from the last exact even number.
+        scaled = abs(values[last]) / _zeta_even(last)
+        with np.errstate(over="ignore"):
+            for k in range(last + 1, n + 1):
+                if k % 2:
+                    values.append(0.0)
+                    continue
+                scaled = float(np.float64(scaled) * (k * (k - 1) / (4 * math.pi ** 2)))
+                sign = 1.0 if k % 4 == 2 else -1.0
+                values.append(sign * scaled * _zeta_even(k))
+    return fnp.asarray(np.array(values, dtype=np.float64))
+
+
+# -- incomplete beta and hypergeometric functions ------------------------------------------
+
+
+def betainc(a, b, x):
+    """The regularized incomplete beta function ``I_x(a, b) = int_0^x t^(a-1) (1-t)^(b-1) dt
+    / B(a, b)`` (nan for ``x`` outside ``[0, 1]``).  Differentiable in ``x`` to any order;
+    the derivative in ``a`` or ``b`` raises ValueError, as in JAX.
+
+    >>> round(float(betainc(2.0, 3.0, 0.5)), 10)
+    0.6875
+    """
+    a, b, x = inexact_all(a, b, x)
+    if get_aval(x).dtype.kind == "c":
+        raise ValueError("betainc does not support complex input")
+    return lax.betainc(a, b, x)
+
+
+def hyp1f1(a, b, x):
+    """The confluent hypergeometric function ``1F1(a; b; x) = sum_k (a)_k / (b)_k x^k /
+    k!``, with SciPy's values (accurate also for large ``|x|``), except that ``1F1(0; 0; x)
+    = 1`` as in JAX (SciPy gives inf).  Differentiable in ``x`` to any order through
+    ``d/dx 1F1(a; b; x) = a / b 1F1(a + 1; b + 1; x)``, and in ``a`` and ``b`` to the first
+    order (then in ``x`` again to any order) through the series JAX sums too, taken on
+    Kummer's transformation for ``x < 0``; a second derivative in ``a`` or ``b`` raises
+    NotImplementedError.
+
+    >>> round(float(hyp1f1(1.0, 2.0, 1.0)), 10)  # (e - 1) / 1
+    1.7182818285
+    """
+    a, b, x = inexact_all(a, b, x)
+    if get_aval(x).dtype.kind == "c":
+        raise ValueError("hyp1f1 does not support complex input")
+    both_zero = (a == 0) & (b == 0)
+    return fnp.where(both_zero, 1.0, _hyp1f1_primitive(a, fnp.where(both_zero, 1.0, b), x))
+
+
+def hyp2f1(a, b, c, x):
+    """The Gauss hypergeometric function ``2F1(a, b; c; x)``, with SciPy's values
+    (analytically continued below ``x = -1``; inf or nan at and beyond ``x = 1`` as SciPy).
+    Differentiable in ``x`` to any order through ``d/dx 2F1(a, b; c; x) = a b / c
+    2F1(a + 1, b + 1; c + 1; x)``, and in ``a``, ``b`` and ``c`` to the first order through
+    their power series, which converge for ``|x| < 1`` (nan outside); a second derivative
+    in the parameters raises NotImplementedError.
+
+    >>> round(float(hyp2f1(1.0, 1.0, 2.0, -1.0)), 10)  # log(2)
+    0.6931471806
+    """
+    a, b, c, x = inexact_all(a, b, c, x)
+    if get_aval(x).dtype.kind == "c":
+        raise ValueError("hyp2f1 does not support complex input")
+    return _hyp2f1_primitive(a, b, c, x)
 
 
 def __dir__() -> list[str]:

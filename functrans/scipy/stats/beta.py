@@ -1,6 +1,6 @@
 """The beta distribution with shapes ``a`` and ``b`` on ``[loc, loc + scale]``
-(``jax.scipy.stats.beta``; its distribution functions need the incomplete beta function,
-which functrans does not have yet).
+(``jax.scipy.stats.beta``).  The distribution functions are the regularized incomplete beta
+function, differentiable in ``x``, ``loc`` and ``scale`` (not in ``a`` and ``b``, as in JAX).
 
 >>> import functrans.scipy.stats.beta as beta
 >>> round(float(beta.pdf(0.5, 2.0, 2.0)), 12)  # 6 y (1 - y) at 1/2
@@ -14,7 +14,7 @@ import functrans.numpy as fnp
 from functrans.scipy import special
 from functrans.scipy._util import inexact_all
 
-__all__ = ["logpdf", "pdf"]
+__all__ = ["cdf", "logcdf", "logpdf", "logsf", "pdf", "sf"]
 
 
 def logpdf(x, a, b, loc=0, scale=1):
@@ -41,6 +41,50 @@ def pdf(x, a, b, loc=0, scale=1):
     1.0
     """
     return fnp.exp(logpdf(x, a, b, loc, scale))
+
+
+def _standardized(x, loc, scale):
+    # (x - loc) / scale clipped into the support, where the distribution functions are 0 or 1.
+    return fnp.clip((x - loc) / scale, 0.0, 1.0)
+
+
+def cdf(x, a, b, loc=0, scale=1):
+    """The distribution function ``betainc(a, b, y)``, ``y = (x - loc) / scale`` clipped to
+    ``[0, 1]``; the derivative in ``a`` or ``b`` raises ValueError, as in JAX.
+
+    >>> round(float(cdf(0.5, 2.0, 3.0)), 10)
+    0.6875
+    """
+    x, a, b, loc, scale = inexact_all(x, a, b, loc, scale)
+    return special.betainc(a, b, _standardized(x, loc, scale))
+
+
+def logcdf(x, a, b, loc=0, scale=1):
+    """``log(cdf(x, a, b, loc, scale))``.
+
+    >>> float(logcdf(2.0, 2.0, 3.0))
+    0.0
+    """
+    return fnp.log(cdf(x, a, b, loc, scale))
+
+
+def sf(x, a, b, loc=0, scale=1):
+    """The survival function ``1 - cdf``, computed as ``betainc(b, a, 1 - y)``.
+
+    >>> round(float(sf(0.5, 2.0, 3.0)), 10)
+    0.3125
+    """
+    x, a, b, loc, scale = inexact_all(x, a, b, loc, scale)
+    return special.betainc(b, a, 1.0 - _standardized(x, loc, scale))
+
+
+def logsf(x, a, b, loc=0, scale=1):
+    """``log(sf(x, a, b, loc, scale))``.
+
+    >>> float(logsf(-1.0, 2.0, 3.0))
+    0.0
+    """
+    return fnp.log(sf(x, a, b, loc, scale))
 
 
 def __dir__() -> list[str]:
