@@ -29,7 +29,8 @@ from functrans.primitives.shape import (broadcast, broadcast_in_dim, expand_dims
                                         reshape, rev, squeeze)
 from functrans.primitives.slicing import concatenate, pad, slice
 from functrans.primitives.special import (bessel_i0e, bessel_i1e, digamma, erf, erf_inv, erfc,
-                                          igamma, igammac, lgamma, polygamma, zeta)
+                                          igamma, igamma_grad_a, igammac, lgamma, polygamma,
+                                          random_gamma_grad, zeta)
 from functrans.primitives.sorting import sort, sort_key_val, top_k
 from functrans.primitives.shape import transpose_axes as _transpose_axes
 
@@ -41,9 +42,9 @@ __all__ = [
     "convert_element_type", "cos", "cosh", "cummax", "cummin", "cumprod", "cumsum", "digamma",
     "div", "dot_general", "dynamic_slice", "dynamic_update_slice", "eq", "erf", "erf_inv",
     "erfc", "exp", "expand_dims", "expm1", "fft", "floor", "fori_loop", "gather", "ge", "gt",
-    "igamma", "igammac", "imag", "integer_pow", "iota", "is_finite", "le", "lgamma", "linalg",
+    "igamma", "igamma_grad_a", "igammac", "imag", "integer_pow", "iota", "is_finite", "le", "lgamma", "linalg",
     "log", "log1p", "logistic", "lt", "max", "min", "mul", "ne", "neg", "nextafter", "pad",
-    "pmax", "pmean", "pmin", "polygamma", "population_count", "pow", "psum", "real",
+    "pmax", "pmean", "pmin", "polygamma", "population_count", "pow", "psum", "random_gamma_grad", "real",
     "reduce_max", "reduce_min", "reduce_prod", "reduce_sum", "rem", "reshape", "rev", "round",
     "scan", "scatter", "scatter_add", "scatter_max", "scatter_min", "scatter_mul", "select",
     "shift_left", "shift_right_arithmetic", "shift_right_logical", "sign", "sin", "sinh",
