@@ -520,7 +520,7 @@ def _log_sample_derivative(a, log_x, dtype):
     underflows (small ``a``) the series behind it has reduced to its first term, which gives
     ``-(log x - digamma(a + 1)) / a`` exactly."""
     underflow = lt(log_x, float(np.log(np.finfo(dtype).tiny)))
-    x = select(underflow, np.ones((), dtype), exp(log_x))
+    x = select(underflow, 1.0, exp(log_x))
     first_term = neg(div(sub(log_x, digamma(add(a, 1))), a))
     return select(underflow, first_term, div(random_gamma_grad(a, x), x))
 
