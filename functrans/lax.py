@@ -29,8 +29,8 @@ from functrans.primitives.shape import (broadcast, broadcast_in_dim, expand_dims
                                         reshape, rev, squeeze)
 from functrans.primitives.slicing import concatenate, pad, slice
 from functrans.primitives.special import (bessel_i0e, bessel_i1e, betainc, digamma, erf,
-                                          erf_inv, erfc, igamma, igammac, lgamma, polygamma,
-                                          zeta)
+                                          erf_inv, erfc, igamma, igamma_grad_a, igammac,
+                                          lgamma, polygamma, random_gamma_grad, zeta)
 from functrans.primitives.sorting import sort, sort_key_val, top_k
 from functrans.primitives.shape import transpose_axes as _transpose_axes
 
@@ -38,19 +38,19 @@ __all__ = [
     "FftType", "RoundingMethod", "abs", "acos", "acosh", "add", "all_gather", "argmax",
     "argmin", "asin", "asinh", "atan", "atan2", "atanh", "axis_index", "bessel_i0e",
     "bessel_i1e", "betainc", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor",
-    "broadcast",
-    "broadcast_in_dim", "cbrt", "ceil", "clz", "complex", "concatenate", "cond", "conj",
-    "convert_element_type", "cos", "cosh", "cummax", "cummin", "cumprod", "cumsum", "digamma",
-    "div", "dot_general", "dynamic_slice", "dynamic_update_slice", "eq", "erf", "erf_inv",
-    "erfc", "exp", "expand_dims", "expm1", "fft", "floor", "fori_loop", "gather", "ge", "gt",
-    "igamma", "igammac", "imag", "integer_pow", "iota", "is_finite", "le", "lgamma", "linalg",
-    "log", "log1p", "logistic", "lt", "max", "min", "mul", "ne", "neg", "nextafter", "pad",
-    "pmax", "pmean", "pmin", "polygamma", "population_count", "pow", "psum", "real",
-    "reduce_max", "reduce_min", "reduce_prod", "reduce_sum", "rem", "reshape", "rev", "round",
-    "scan", "scatter", "scatter_add", "scatter_max", "scatter_min", "scatter_mul", "select",
-    "shift_left", "shift_right_arithmetic", "shift_right_logical", "sign", "sin", "sinh",
-    "slice", "sort", "sort_key_val", "sqrt", "squeeze", "stop_gradient", "sub", "switch",
-    "tan", "tanh", "top_k", "transpose", "while_loop", "zeros_like", "zeta",
+    "broadcast", "broadcast_in_dim", "cbrt", "ceil", "clz", "complex", "concatenate", "cond",
+    "conj", "convert_element_type", "cos", "cosh", "cummax", "cummin", "cumprod", "cumsum",
+    "digamma", "div", "dot_general", "dynamic_slice", "dynamic_update_slice", "eq", "erf",
+    "erf_inv", "erfc", "exp", "expand_dims", "expm1", "fft", "floor", "fori_loop", "gather",
+    "ge", "gt", "igamma", "igamma_grad_a", "igammac", "imag", "integer_pow", "iota",
+    "is_finite", "le", "lgamma", "linalg", "log", "log1p", "logistic", "lt", "max", "min",
+    "mul", "ne", "neg", "nextafter", "pad", "pmax", "pmean", "pmin", "polygamma",
+    "population_count", "pow", "psum", "random_gamma_grad", "real", "reduce_max", "reduce_min",
+    "reduce_prod", "reduce_sum", "rem", "reshape", "rev", "round", "scan", "scatter",
+    "scatter_add", "scatter_max", "scatter_min", "scatter_mul", "select", "shift_left",
+    "shift_right_arithmetic", "shift_right_logical", "sign", "sin", "sinh", "slice", "sort",
+    "sort_key_val", "sqrt", "squeeze", "stop_gradient", "sub", "switch", "tan", "tanh",
+    "top_k", "transpose", "while_loop", "zeros_like", "zeta",
 ]
 
 

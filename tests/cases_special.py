@@ -11,6 +11,8 @@ the exponent of ``zeta``, counts) come from integer draws, which the derivative 
 leave alone."""
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import scipy.special as ss
 import scipy.stats as st
@@ -204,7 +206,7 @@ STATS_CASES = [
           A(4, 3), A(3), A(kind="pos")),
 ]
 
-# -- Bessel, gamma part 2, incomplete beta, hypergeometric functions (helper S1) ------------
+# -- Bessel, gamma part 2, incomplete beta, hypergeometric functions -------------
 
 PRIMITIVE_CASES += [
     Case("betainc", lambda a, b, u: lax.betainc(_shape_param(a, u), _shape_param(b, u),
@@ -304,4 +306,30 @@ STATS_CASES += [
           A(3, 4, kind="unit"), A(4, kind="int"), A(4, kind="int")),
 ]
 
-NUMPY_CASES = SPECIAL_CASES + STATS_CASES
+# The shape of the incomplete gamma function: igamma and igammac differentiate in it once
+# (order 1; the second derivative raises), and the kernels of that derivative differentiate
+# in x to any order (their shape comes from integer draws, held fixed).
+PRIMITIVE_CASES += [
+    Case("igamma_in_a", lambda a, x: lax.igamma(a, _shape_param(x, a)),
+         [A(3, 4, kind="pos"), A(3, 4, kind="int")], order=1),
+    Case("igammac_in_a", lambda a, x: lax.igammac(a, _shape_param(x, a)),
+         [A(3, 4, kind="pos"), A(4, kind="int")], order=1),
+    Case("igamma_grad_a", lambda a, x: lax.igamma_grad_a(_shape_param(a, x), x),
+         [A(3, 4, kind="int"), A(3, 4, kind="pos")]),
+    Case("random_gamma_grad", lambda a, x: lax.random_gamma_grad(_shape_param(a, x), x),
+         [A(3, 4, kind="int"), A(3, 4, kind="pos")]),
+]
+
+SHAPE_CASES = [dataclasses.replace(case, order=1) for case in [
+    _case("gammainc_in_a", lambda a, x: S.gammainc(a, abs(x) + 0.5),
+          lambda a, x: ss.gammainc(a, abs(x) + 0.5), A(3, 4, kind="pos"), A(3, 4, kind="int")),
+    _case("gammaincc_in_a", lambda a, x: S.gammaincc(a, abs(x) + 0.5),
+          lambda a, x: ss.gammaincc(a, abs(x) + 0.5), A(3, 4, kind="pos"), A(4, kind="int")),
+    _case("gamma_cdf_in_a", lambda x, a, scale: gamma.cdf(x, a, 0.0, scale),
+          lambda x, a, scale: st.gamma.cdf(x, a, 0.0, scale),
+          A(3, 4, kind="pos"), A(4, kind="pos"), A(4, kind="pos")),
+    _case("gamma_logsf_in_a", lambda x, a: gamma.logsf(x, a), lambda x, a: st.gamma.logsf(x, a),
+          A(3, 4, kind="pos"), A(4, kind="pos")),
+]]
+
+NUMPY_CASES = SPECIAL_CASES + STATS_CASES + SHAPE_CASES

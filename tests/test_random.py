@@ -200,10 +200,7 @@ def test_samples_are_constants_for_grad():
     assert ft.grad(lambda x: x * random.uniform(K))(1.0) == random.uniform(K)
 
 
-def test_gamma_has_no_derivative_in_its_shape_yet():
-    with pytest.raises(NotImplementedError, match="stop_gradient"):
-        ft.grad(lambda a: fnp.sum(random.gamma(K, a, (3,))))(2.0)
-    # stopped, the draw is a constant
+def test_gamma_stopped_in_its_shape_is_a_constant():
     g = ft.grad(lambda a, s: fnp.sum(s * random.gamma(K, ft.lax.stop_gradient(a), (3,))),
                 argnums=1)(2.0, 1.0)
     assert np.isclose(g, random.gamma(K, 2.0, (3,)).sum())
@@ -297,3 +294,112 @@ def test_namespace():
     assert ft.random is random
     for name in random.__all__:
         assert callable(getattr(random, name))
+
+
+# -- the derivative of gamma draws in their shape (implicit reparameterization) ------------
+
+# jax.random's derivatives (JAX 0.10.2, jax_enable_x64=True) of the draws below, key 1234.
+GRADIENT_REFERENCE = {
+    "gamma": [0.0002367879337530558, 0.8340490166627681, 1.1296040543461767,
+              0.7891230545820385, 1.0655458757188403],
+    "gamma_f32": [0.002618710122785308, 0.9396013324980967],
+    "loggamma": [707820.8466004538, 2.995111101939327, 0.33286952680012943],
+    "beta": [0.35188775736590633, -0.9646596039738605],
+    "dirichlet": [[3.1308173455591856e-07, -5.952537575909477e-10, -7.860496061970112e-10],
+                  [-3.3188150336540167e-08, 0.14917975349105994, -0.023358653122050235],
+                  [-2.798935842193784e-07, -0.14917975289580618, 0.023358653908099852]],
+}
+GRADIENT_EXPRESSIONS = {
+    "gamma": lambda r, d: d.jacfwd(lambda a: r.gamma(K, a))(
+        np.array([0.3, 1.0, 2.5, 7.0, 40.0])).diagonal(),
+    "gamma_f32": lambda r, d: d.jacfwd(lambda a: r.gamma(K, a))(
+        np.array([0.4, 3.0], np.float32)).diagonal(),
+    "loggamma": lambda r, d: d.jacfwd(lambda a: r.loggamma(K, a))(
+        np.array([1e-3, 0.5, 3.0])).diagonal(),
+    "beta": lambda r, d: np.array(d.grad(lambda a, b: r.beta(K, a, b, (3,)).sum(),
+                                         argnums=(0, 1))(2.0, 0.7)),
+    "dirichlet": lambda r, d: d.jacrev(lambda a: r.dirichlet(K, a))(np.array([0.2, 1.0, 4.0])),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GRADIENT_EXPRESSIONS))
+def test_shape_derivatives_match_recorded_jax(name):
+    got = np.asarray(GRADIENT_EXPRESSIONS[name](random, ft))
+    want = np.array(GRADIENT_REFERENCE[name])
+    if name == "loggamma":
+        # The first draw, exp(-3401), underflows: JAX clamps it to the smallest normal
+        # float, functrans uses the series' first term there (checked below); the rest agree.
+        got, want = got[1:], want[1:]
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("name", sorted(GRADIENT_EXPRESSIONS))
+def test_shape_derivatives_match_jax(name):
+    """Optional: the same against jax.random itself (skipped without JAX)."""
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    import jax.random as jax_random
+    jax_key = jax_random.PRNGKey(1234)
+    assert np.array_equal(np.asarray(jax_key), K)
+    got = np.asarray(GRADIENT_EXPRESSIONS[name](random, ft))
+    want = np.asarray(GRADIENT_EXPRESSIONS[name](jax_random, jax))
+    if name == "loggamma":
+        got, want = got[1:], want[1:]
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-15)
+
+
+def test_gamma_derivative_is_the_quantiles_at_the_draws_level():
+    """d x/da of a draw x = F^-1(u; a) with its level u = F(x; a) held fixed, checked with
+    SciPy's gammaincinv; and Marsaglia and Tsang's transform, differenced with the key
+    fixed, is smooth but a different (equally valid in distribution) path, hence no
+    finite-difference check of the sampler itself."""
+    ss = pytest.importorskip("scipy.special")
+    a = np.array([0.3, 0.9, 2.0, 7.0, 30.0])
+    x = random.gamma(K, a)
+    u = ss.gammainc(a, x)
+    h = 1e-5 * a
+    quantile = (ss.gammaincinv(a + h, u) - ss.gammaincinv(a - h, u)) / (2 * h)
+    got = ft.jacfwd(lambda a: random.gamma(K, a))(a).diagonal()
+    np.testing.assert_allclose(got, quantile, rtol=1e-6)
+    transform = (random.gamma(K, a + h) - random.gamma(K, a - h)) / (2 * h)
+    assert not np.allclose(transform, got, rtol=1e-3)
+    # log space: d log(x)/da = (dx/da) / x, and where x underflows, the first series term
+    np.testing.assert_allclose(ft.jacfwd(lambda a: random.loggamma(K, a))(a).diagonal(),
+                               got / x, rtol=1e-12)
+    a = np.array([1e-3, 1e-4])
+    log_x = random.loggamma(K, a)
+    assert (log_x < -800).all()
+    np.testing.assert_allclose(ft.jacfwd(lambda a: random.loggamma(K, a))(a).diagonal(),
+                               -(log_x - ss.digamma(a + 1)) / a, rtol=1e-12)
+
+
+def test_gamma_derivative_moments_and_transforms():
+    """Unbiased in expectation: E[dx/da] = d E[x]/da = 1, E[2 x dx/da] = 2a + 1,
+    E[d log x/da] = trigamma(a); batched and compiled as eager."""
+    k = random.PRNGKey(11)
+    n = 20000
+    for a in (0.3, 2.0, 9.0):
+        x = random.gamma(k, a, (n,))
+        dx = ft.jacfwd(lambda a: random.gamma(k, a, (n,)))(a)  # one derivative per draw
+        for sample, mean in ((dx, 1.0), (2 * x * dx, 2 * a + 1)):
+            # within five standard errors
+            assert abs(sample.mean() - mean) < 5 * sample.std() / np.sqrt(n), (a, mean)
+    np.testing.assert_allclose(ft.grad(lambda a: random.loggamma(k, a, (n,)).mean())(2.0),
+                               0.6449340668, rtol=0.03)  # trigamma(2) = pi^2 / 6 - 1
+    a = np.array([0.5, 2.0, 5.0])
+    one = lambda a, k: random.gamma(k, a, (4,)).sum()  # noqa: E731
+    keys = random.split(k, 3)
+    np.testing.assert_allclose(ft.vmap(ft.grad(one))(a, keys),
+                               [ft.grad(one)(ai, ki) for ai, ki in zip(a, keys)], rtol=1e-14)
+    np.testing.assert_allclose(ft.jit(ft.grad(one))(2.0, k), ft.grad(one)(2.0, k), rtol=1e-14)
+    # reverse and forward agree for a shape broadcast against the draw
+    f = lambda a: random.gamma(k, a, (3, 2)) * np.arange(6.0).reshape(3, 2)  # noqa: E731
+    np.testing.assert_allclose(ft.jacrev(f)(a[:2]), ft.jacfwd(f)(a[:2]), rtol=1e-14)
+
+
+def test_gamma_second_derivative_in_its_shape_is_refused():
+    with pytest.raises(NotImplementedError, match="random_gamma_grad: the derivative with "
+                                                  "respect to the shape a"):
+        ft.grad(ft.grad(lambda a: random.gamma(K, a)))(2.0)
+    with pytest.raises(NotImplementedError, match="stop_gradient"):
+        ft.hessian(lambda a: random.beta(K, a, 2.0))(2.0)

@@ -131,11 +131,12 @@ def test_bessel_derivatives_at_zero():
 
 
 def test_refused_derivatives_name_the_argument():
-    with pytest.raises(NotImplementedError, match=r"igamma \(gammainc\): the derivative "
-                                                  r"with respect to the shape a"):
-        ft.grad(lambda a: S.gammainc(a, 2.0))(1.5)
-    with pytest.raises(NotImplementedError, match=r"igammac \(gammaincc\)"):
-        ft.jvp(lambda a: S.gammaincc(a, 2.0), (1.5,), (1.0,))
+    # Second order in the shape of the incomplete gamma function (first order works).
+    with pytest.raises(NotImplementedError, match="igamma_grad_a: the derivative with "
+                                                  "respect to the shape a"):
+        ft.grad(ft.grad(lambda a: S.gammainc(a, 2.0)))(1.5)
+    with pytest.raises(NotImplementedError, match="igamma_grad_a"):
+        ft.hessian(lambda a: S.gammaincc(a, 2.0))(1.5)
     with pytest.raises(ValueError, match="polygamma: the derivative with respect to the "
                                          "order m"):
         ft.grad(lambda m: lax.polygamma(m, 2.0))(1.0)
@@ -253,7 +254,9 @@ _JAX_CHECKS = [  # (name, args, argnums differentiated)
     ("logit", (0.3,), (0,)), ("gammaln", (2.5,), (0,)), ("digamma", (2.5,), (0,)),
     ("betaln", (2.5, 1.5), (0, 1)), ("xlogy", (0.0, 2.0), (0, 1)),
     ("xlog1py", (1.5, 0.5), (0, 1)), ("entr", (0.5,), (0,)), ("i0e", (-1.5,), (0,)),
-    ("i1e", (-1.5,), (0,)), ("gammainc", (1.5, 2.0), (1,)), ("gammaincc", (1.5, 2.0), (1,)),
+    ("i1e", (-1.5,), (0,)), ("gammainc", (1.5, 2.0), (0, 1)),
+    ("gammaincc", (1.5, 2.0), (0, 1)), ("gammainc", (30.0, 25.0), (0,)),
+    ("gammaincc", (0.2, 7.0), (0,)),
     ("gamma", (-1.5,), (0,)), ("beta", (2.5, 1.5), (0, 1)), ("zeta", (3.0, 2.0), ()),
 ]
 
@@ -271,9 +274,9 @@ def test_values_and_derivatives_match_jax(name, args, argnums):
                                    jax.grad(theirs, argnums=i)(*args), rtol=1e-10)
 
 
-# -- Bessel, gamma part 2, incomplete beta, hypergeometric functions (helper S1) -----------
+# -- Bessel, gamma part 2, incomplete beta, hypergeometric functions ------------
 
-_JAX_CHECKS_S1 = [  # (name, args, argnums differentiated)
+_JAX_CHECKS_MORE = [  # (name, args, argnums differentiated)
     ("i0", (-1.5,), (0,)), ("i1", (-1.5,), (0,)), ("loggamma", (2.5,), (0,)),
     ("poch", (2.5, 1.5), (0, 1)), ("factorial", (3.5,), (0,)), ("comb", (5.5, 2.0), (0, 1)),
     ("boxcox", (2.5, 0.7), (0, 1)), ("boxcox1p", (0.5, -0.3), (0, 1)),
@@ -283,8 +286,8 @@ _JAX_CHECKS_S1 = [  # (name, args, argnums differentiated)
 ]
 
 
-@pytest.mark.parametrize("name,args,argnums", _JAX_CHECKS_S1,
-                         ids=[f"{c[0]}{c[1]}" for c in _JAX_CHECKS_S1])
+@pytest.mark.parametrize("name,args,argnums", _JAX_CHECKS_MORE,
+                         ids=[f"{c[0]}{c[1]}" for c in _JAX_CHECKS_MORE])
 def test_more_values_and_derivatives_match_jax(name, args, argnums):
     test_values_and_derivatives_match_jax(name, args, argnums)
 
@@ -500,3 +503,118 @@ def test_hyp2f1_edges_and_refusals():
         ft.grad(ft.grad(S.hyp2f1, argnums=2), argnums=1)(0.3, 0.7, 1.3, 0.2)
     with pytest.raises(ValueError, match="hyp2f1 does not support complex input"):
         S.hyp2f1(1.0, 1.0, 2.0, np.array([0.5j]))
+# -- the derivative of the incomplete gamma function in its shape --------------------------
+
+
+def _richardson(f, a, x, h):
+    """d/da f(a, x) by central differences of steps h, h/2, h/4, h/8, Richardson-extrapolated
+    three times (error O(h^8))."""
+    with np.errstate(divide="ignore", invalid="ignore"):  # masked by the callers
+        d = [(f(a + h / 2 ** k, x) - f(a - h / 2 ** k, x)) / (2 * h / 2 ** k)
+             for k in range(4)]
+    for m in range(1, 4):
+        d = [(4 ** m * d[i + 1] - d[i]) / (4 ** m - 1) for i in range(len(d) - 1)]
+    return d[0]
+
+
+def _shape_derivative_reference(a, x):
+    """dP/da from SciPy: the smaller of P and Q times the difference of its logarithm (smooth
+    where P or Q itself is far below 1, say 1e-200)."""
+    p, q = ss.gammainc(a, x), ss.gammaincc(a, x)
+    d_log_p = _richardson(lambda a, x: np.log(ss.gammainc(a, x)), a, x, 1e-2 * a)
+    d_log_q = _richardson(lambda a, x: np.log(ss.gammaincc(a, x)), a, x, 1e-2 * a)
+    return np.where(p < q, p * d_log_p, -q * d_log_q)
+
+
+GRID_A, GRID_X = np.meshgrid(np.geomspace(0.1, 50, 45), np.geomspace(1e-3, 100, 55),
+                             indexing="ij")
+
+
+def test_igamma_grad_a_matches_extrapolated_differences_of_scipy():
+    want = _shape_derivative_reference(GRID_A, GRID_X)
+    got = lax.igamma_grad_a(GRID_A, GRID_X)
+    assert got.dtype == np.float64 and (got < 0).all()
+    np.testing.assert_allclose(got, want, rtol=1e-9, atol=0)
+    # float32 inputs: computed in float64 then rounded, so within an ulp of float32 of the
+    # float64 kernel at the same (rounded) inputs, where that is a normal float32.
+    a32, x32 = GRID_A.astype(np.float32), GRID_X.astype(np.float32)
+    got32, at = lax.igamma_grad_a(a32, x32), lax.igamma_grad_a(a32.astype(float), x32.astype(float))
+    normal = np.abs(at) > np.finfo(np.float32).tiny
+    assert got32.dtype == np.float32
+    np.testing.assert_allclose(got32[normal], at[normal], rtol=2 * np.finfo(np.float32).eps)
+
+
+def test_igamma_grad_a_far_out_and_at_the_edges():
+    # Large shapes (hundreds of series or fraction steps near x = a), tiny shapes.
+    a = np.array([1e-3, 0.02, 200.0, 200.0, 3000.0, 3000.0, 150.0])
+    x = np.array([0.5, 30.0, 190.0, 215.0, 2990.0, 3040.0, 1.0])
+    np.testing.assert_allclose(lax.igamma_grad_a(a, x), _shape_derivative_reference(a, x),
+                               rtol=1e-7)
+    # P(a, 0) = 0 and P(a, inf) = 1 for every a; outside the domain, nan (as JAX).
+    edges = lax.igamma_grad_a(np.array([2.0, 2.0, 0.0, -1.0, 2.0, np.nan]),
+                              np.array([0.0, np.inf, 1.0, 1.0, -1.0, 1.0]))
+    np.testing.assert_array_equal(edges, [0.0, 0.0, np.nan, np.nan, np.nan, np.nan])
+    # broadcasting and a scalar
+    assert lax.igamma_grad_a(np.ones((3, 1)), np.ones(4)).shape == (3, 4)
+    assert np.shape(lax.igamma_grad_a(1.0, 2.0)) == ()
+
+
+def test_gammainc_and_gammaincc_differentiate_in_a_once_and_mixed_to_any_order():
+    a, x = 2.5, 1.7
+    want = _shape_derivative_reference(np.array(a), np.array(x))
+    np.testing.assert_allclose(ft.grad(S.gammainc)(a, x), want, rtol=1e-10)
+    np.testing.assert_allclose(ft.grad(S.gammaincc)(a, x), -want, rtol=1e-10)
+    np.testing.assert_allclose(ft.jvp(lambda a: S.gammainc(a, x), (a,), (2.0,))[1], 2 * want,
+                               rtol=1e-10)
+    # d^2 P / da dx in both orders: through the density's derivative in a, and through
+    # igamma_grad_a's derivative in x; against differences of the density in a.
+    density = lambda a, x: st.gamma.pdf(x, a)  # noqa: E731
+    mixed = _richardson(density, np.array(a), np.array(x), 1e-2)
+    np.testing.assert_allclose(ft.grad(ft.grad(S.gammainc, 0), 1)(a, x), mixed, rtol=1e-9)
+    np.testing.assert_allclose(ft.grad(ft.grad(S.gammainc, 1), 0)(a, x), mixed, rtol=1e-9)
+    np.testing.assert_allclose(ft.grad(ft.grad(S.gammaincc, 0), 1)(a, x), -mixed, rtol=1e-9)
+    # d^3 P / da dx^2 exists too: d/dx of p(x; a) (log x - digamma(a)).
+    third = ft.grad(ft.grad(ft.grad(S.gammainc, 0), 1), 1)(a, x)
+    mixed_in_x = lambda x, a: st.gamma.pdf(x, a) * (np.log(x) - ss.digamma(a))  # noqa: E731
+    np.testing.assert_allclose(third, _richardson(mixed_in_x, np.array(x), np.array(a), 1e-2),
+                               rtol=1e-9)
+    # batched: vmap of the gradient against a loop
+    aa, xx = np.array([0.5, 3.0, 12.0]), np.array([2.0, 1.0, 12.5])
+    np.testing.assert_array_equal(ft.vmap(ft.grad(S.gammainc))(aa, xx),
+                                  [ft.grad(S.gammainc)(ai, xi) for ai, xi in zip(aa, xx)])
+    np.testing.assert_allclose(ft.jit(ft.grad(S.gammainc))(a, x), want, rtol=1e-10)
+
+
+def test_gamma_cdf_differentiates_in_its_shape():
+    x, a, scale = 3.0, 2.2, 1.5
+    want = _shape_derivative_reference(np.array(a), np.array(x / scale))
+    np.testing.assert_allclose(ft.grad(gamma.cdf, 1)(x, a, 0.0, scale), want, rtol=1e-10)
+    np.testing.assert_allclose(ft.grad(gamma.sf, 1)(x, a, 0.0, scale), -want, rtol=1e-10)
+    np.testing.assert_allclose(
+        ft.grad(gamma.logcdf, 1)(x, a, 0.0, scale), want / st.gamma.cdf(x, a, 0.0, scale),
+        rtol=1e-10)
+
+
+def test_random_gamma_grad_is_the_derivative_of_the_quantile_at_a_fixed_level():
+    # x(a) = F^-1(u; a) with u = F(x; a) fixed, differentiated with SciPy's gammaincinv.
+    a, x = GRID_A[::4, ::5], GRID_X[::4, ::5]
+    u = ss.gammainc(a, x)
+    keep = (u > 1e-12) & (u < 1 - 1e-12)  # where the quantile is well conditioned
+    want = _richardson(lambda a, u: ss.gammaincinv(a, u), a, u, 1e-3 * a)
+    got = lax.random_gamma_grad(a, x)
+    np.testing.assert_allclose(got[keep], want[keep], rtol=1e-7)
+    # the same as -(dP/da) / density, where the density does not underflow
+    np.testing.assert_allclose(got, -lax.igamma_grad_a(a, x) / st.gamma.pdf(x, a), rtol=1e-10)
+    np.testing.assert_array_equal(lax.random_gamma_grad(2.0, 0.0), 0.0)
+    assert lax.random_gamma_grad(np.float32(2.0), np.float32(3.0)).dtype == np.float32
+
+
+def test_random_gamma_grad_differentiates_in_x_and_refuses_a():
+    a, x = 1.7, 2.4
+    want = _richardson(lambda x, a: lax.random_gamma_grad(a, x), np.array(x), np.array(a),
+                       1e-2)
+    np.testing.assert_allclose(ft.grad(lax.random_gamma_grad, 1)(a, x), want, rtol=1e-8)
+    for f in (lax.random_gamma_grad, lax.igamma_grad_a):
+        with pytest.raises(NotImplementedError, match=f"{f.__name__}: the derivative with "
+                                                      "respect to the shape a"):
+            ft.grad(f)(a, x)

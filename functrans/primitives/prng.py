@@ -11,7 +11,8 @@ parameters works at any depth.
 
 Random bits are integers: these primitives have zero derivative.  Samplers whose values
 depend smoothly on a parameter (``uniform``'s bounds, ``normal``'s scale) get their
-derivative in ``functrans.random`` by composing these draws with ordinary arithmetic.
+derivative in ``functrans.random`` by composing these draws with ordinary arithmetic; the
+gamma sampler's derivative in its shape is implicit (``random_gamma_grad``).
 
 The impls are written with the array module of their operands (NumPy or CuPy).  ``erf``
 and ``erfinv`` for the normal samplers are evaluated here, so sampling needs no SciPy: in
@@ -28,7 +29,9 @@ from functrans import backend
 from functrans.core import Primitive, ShapedArray, abstract_eval_rules, impl_rules
 from functrans.interpreters import ad, batching
 from functrans.interpreters.batching import not_mapped
+from functrans.primitives.elementwise import add, div, exp, lt, mul, neg, select, sub
 from functrans.primitives.shape import expand_dims, moveaxis, ndim_of
+from functrans.primitives.special import digamma, random_gamma_grad
 
 __all__ = [
     "random_seed_p", "random_split_p", "random_fold_in_p", "random_bits_p",
@@ -500,14 +503,26 @@ random_gamma_p = _define(
     lambda shape, dtype, log_space: np.dtype(dtype))
 
 
-def _gamma_jvp(primals, tangents, **params):
-    if type(tangents[1]) is not ad.Zero:
-        raise NotImplementedError(
-            "random.gamma (and beta, dirichlet): no derivative with respect to the shape "
-            "parameter yet (JAX differentiates the sample implicitly through the gamma CDF); "
-            "wrap the parameter in lax.stop_gradient to treat the draw as a constant")
-    ans = random_gamma_p.bind(*primals, **params)
-    return ans, ad.Zero.from_value(ans)
+def _gamma_jvp(primals, tangents, *, shape, dtype, log_space):
+    # Implicit reparameterization: the draw is read as F^-1(u; a) with its quantile u held
+    # fixed, so d sample/da = -(dF/da) / p at the sample (random_gamma_grad), whatever
+    # Marsaglia and Tsang's accept-reject steps did to reach it.
+    keys, a = primals
+    ans = random_gamma_p.bind(keys, a, shape=shape, dtype=dtype, log_space=log_space)
+    if type(tangents[1]) is ad.Zero:
+        return ans, ad.Zero.from_value(ans)
+    return ans, mul(tangents[1], _log_sample_derivative(a, ans, dtype) if log_space
+                    else random_gamma_grad(a, ans))
+
+
+def _log_sample_derivative(a, log_x, dtype):
+    """d log(sample)/da = random_gamma_grad(a, x) / x, with ``x = exp(log_x)``; where ``x``
+    underflows (small ``a``) the series behind it has reduced to its first term, which gives
+    ``-(log x - digamma(a + 1)) / a`` exactly."""
+    underflow = lt(log_x, float(np.log(np.finfo(dtype).tiny)))
+    x = select(underflow, 1.0, exp(log_x))
+    first_term = neg(div(sub(log_x, digamma(add(a, 1))), a))
+    return select(underflow, first_term, div(random_gamma_grad(a, x), x))
 
 
 ad.jvp_rules[random_gamma_p] = _gamma_jvp

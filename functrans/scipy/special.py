@@ -8,8 +8,8 @@ kernels are SciPy's (``cupyx.scipy.special`` on CuPy arrays), so this needs SciP
 Edges follow JAX: ``xlogy(0, y)`` and ``xlog1py(0, y)`` are 0 for every ``y`` with
 derivatives ``log(y)`` and ``x / y`` in ``x`` and ``y``; ``entr`` is ``-inf`` below 0;
 ``log_ndtr`` stays accurate far in the lower tail (an asymptotic series below -37, or -10
-in float32); ``gammainc``/``gammaincc`` differentiate in ``x`` only and ``zeta`` in ``q``
-only; ``polygamma`` takes an integer order.
+in float32); ``gammainc``/``gammaincc`` differentiate in ``x`` to any order and once in
+``a``; ``zeta`` differentiates in ``q`` only; ``polygamma`` takes an integer order.
 
 >>> import numpy as np, functrans as ft, functrans.scipy.special as special
 >>> round(float(special.log_ndtr(-40.0)), 6)
@@ -271,7 +271,8 @@ def multigammaln(a, d: int):
 
 def gammainc(a, x):
     """The regularized lower incomplete gamma function ``P(a, x)``; differentiable in
-    ``x`` (the derivative in ``a`` raises NotImplementedError).
+    ``x`` to any order and once in ``a`` (``lax.igamma_grad_a``; a second derivative in
+    ``a`` raises NotImplementedError, mixed ones with ``x`` work).
 
     >>> round(float(gammainc(1.0, 2.0)), 10)  # 1 - exp(-2)
     0.8646647168
@@ -282,7 +283,7 @@ def gammainc(a, x):
 
 def gammaincc(a, x):
     """The regularized upper incomplete gamma function ``Q(a, x) = 1 - P(a, x)``;
-    differentiable in ``x`` only.
+    differentiable as ``gammainc``.
 
     >>> round(float(gammaincc(1.0, 2.0)), 10)  # exp(-2)
     0.1353352832

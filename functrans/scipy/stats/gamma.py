@@ -1,6 +1,6 @@
 """The gamma distribution with shape ``a``, shifted by ``loc`` and scaled by ``scale``
 (``jax.scipy.stats.gamma``).  The distribution functions (``cdf``, ``sf`` and their logs)
-differentiate in ``x``, ``loc`` and ``scale`` but not in ``a`` (see
+differentiate in ``x``, ``loc`` and ``scale`` to any order and once in ``a`` (see
 ``functrans.scipy.special.gammainc``).
 
 >>> import functrans.scipy.stats.gamma as gamma
