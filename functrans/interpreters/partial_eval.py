@@ -19,7 +19,7 @@ import numpy as np
 from functrans import core
 from functrans.backend import is_array, memory_owner
 from functrans.core import (ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Primitive, ShapedArray,
-                            Trace, Tracer, Var, get_aval)
+                            Trace, Tracer, Var, abstract_eval_rules, get_aval)
 
 
 class JaxprTracer(Tracer):
@@ -95,8 +95,13 @@ class JaxprTrace(Trace):
 
     def stage(self, prim: Primitive, args: Sequence, params: dict):
         """Record ``prim`` applied to ``args`` as an equation; its results are tracers."""
-        invars = [self.atom(x) for x in args]
-        out = prim.abstract_eval(*[a.aval for a in invars], **params)
+        invars = [x.binder if type(x) is JaxprTracer and x._trace is self else self.atom(x)
+                  for x in args]
+        try:
+            rule = abstract_eval_rules[prim]
+        except KeyError:
+            rule = prim.abstract_eval  # raises the usual error
+        out = rule(*[a.aval for a in invars], **params)
         if not prim.multiple_results:  # the common case, without the lists
             var = Var(out)
             self.eqns.append(JaxprEqn(prim, invars, params, [var]))
