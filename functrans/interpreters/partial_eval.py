@@ -113,9 +113,8 @@ class JaxprTrace(Trace):
     def to_jaxpr(self, outs: Sequence) -> tuple[Jaxpr, list]:
         """The jaxpr from this trace's arguments to ``outs``, with dead equations removed."""
         outvars = [self.atom(x) for x in outs]
-        eqns = dead_code_elimination(self.eqns, outvars)
-        used = {id(x) for eqn in eqns for x in eqn.invars} | {id(x) for x in outvars}
-        kept = [(v, c) for v, c in zip(self.constvars, self.consts) if id(v) in used]
+        eqns, used = _live_equations(self.eqns, outvars)
+        kept = [(v, c) for v, c in zip(self.constvars, self.consts) if v in used]
         return Jaxpr([v for v, _ in kept], self.invars, eqns, outvars), [c for _, c in kept]
 
 
@@ -142,6 +141,12 @@ def unshare_outputs(consts: list, outputs: Sequence) -> list:
 
 def dead_code_elimination(eqns: list[JaxprEqn], outvars: list) -> list[JaxprEqn]:
     """The equations needed to compute ``outvars``, in order."""
+    return _live_equations(eqns, outvars)[0]
+
+
+def _live_equations(eqns: list[JaxprEqn], outvars: list) -> tuple[list[JaxprEqn], set]:
+    """The equations needed to compute ``outvars``, in order, and the atoms they read
+    (``outvars`` included)."""
     # Vars and Literals hash by identity, so they are their own keys.
     live = set(outvars)
     kept = []
@@ -151,7 +156,7 @@ def dead_code_elimination(eqns: list[JaxprEqn], outvars: list) -> list[JaxprEqn]
             kept.append(eqn)
             live.update(eqn.invars)
     kept.reverse()
-    return kept
+    return kept, live
 
 
 def trace_to_jaxpr(flat_fun: Callable, in_avals: Sequence[ShapedArray]
