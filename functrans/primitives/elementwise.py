@@ -65,11 +65,9 @@ def _broadcast_shapes(name: str, avals) -> tuple:
 
 def match_tangent(t, ans):
     """Broadcast and convert the tangent term ``t`` to the type of the output ``ans``."""
-    aval = get_aval(t)
-    out = ans if type(ans) is np.ndarray else get_aval(ans)  # shape and dtype, no new aval
+    aval, out = get_aval(t), get_aval(ans)
     if aval.shape == out.shape and aval.dtype == out.dtype and out.dtype.kind in "fc":
         return t  # the common case: nothing to convert
-    out = get_aval(ans)
     if aval.shape != out.shape:
         t = broadcast_to(t, out.shape)
     dtype = core.tangent_dtype(out.dtype)
@@ -80,8 +78,7 @@ def match_tangent(t, ans):
 
 def unbroadcast(aval: ShapedArray, ct):
     """Sum the cotangent ``ct`` of a broadcast result back to an operand of type ``aval``."""
-    # An array has the shape and dtype the check needs: no new aval
-    ct_aval = ct if type(ct) is np.ndarray or type(ct) is core.Array else get_aval(ct)
+    ct_aval = get_aval(ct)
     shape = ct_aval.shape
     if shape == aval.shape and ct_aval.dtype == aval.dtype and aval.dtype.kind in "fc":
         return ct  # the common case: nothing to sum or convert
