@@ -47,7 +47,14 @@ def _workloads() -> dict:
         c, ys = lax.scan(lambda c, v: (c * 0.9 + fnp.sin(v), c * v), 0.0, x)
         return c + fnp.sum(ys)
 
+    def one_op(x):
+        return fnp.sum(fnp.sin(x))
+
+    def hvp_f(x):
+        return fnp.sum(fnp.tanh(x) ** 2 * x)
+
     rng = np.random.default_rng(0)
+    x8 = rng.standard_normal(8)
     x, xs, x3 = rng.standard_normal(1000), rng.standard_normal(50), rng.standard_normal(3)
     params = [rng.standard_normal((256, 256)) * 0.05, np.zeros(256),
               rng.standard_normal((256, 10)) * 0.05, np.zeros(10)]
@@ -55,6 +62,8 @@ def _workloads() -> dict:
     return {
         "grad, 200-op chain, f64[1000]": (lambda: ft.grad(chain_loss)(x), 20),
         "grad, MLP 256->256->10, batch 128": (lambda: ft.grad(mlp_loss)(params, xb, yb), 10),
+        "grad, one op (sum of sin), f64[8]": (lambda: ft.grad(one_op)(x8), 2000),
+        "hvp (jvp of grad), f64[1000]": (lambda: ft.jvp(ft.grad(hvp_f), (x, ), (x, )), 50),
         "eager sin, f64[3]": (lambda: fnp.sin(x3), 20000),
         "grad, 50-step scan (lambda body)": (lambda: ft.grad(scan_loss)(xs), 20),
         "grad, 3-step scan (lambda body)": (lambda: ft.grad(scan_loss)(xs[:3]), 200),

@@ -14,6 +14,7 @@ workloads, and BLAS runs on one thread.
 Workloads:
   mlp_grad          grad of the MSE of a 128 x 256 -> 256 -> 256 -> 1 tanh MLP (all params)
   chain200_grad     grad of 200 elementwise ops on 8 floats
+  one_op_grad       grad of sum(sin(x)) on 8 floats: the fixed cost of a grad call
   per_example_grad  vmap(grad) of a logistic-regression loss, 256 examples x 64 features
   hvp               jvp of grad (a Hessian-vector product), n = 1000
   jacfwd_200        jacfwd of a 200 -> 200 function (tanh(W x) * x)
@@ -108,6 +109,16 @@ def _chain(rng):
         for c, t in zip(reversed(cosines), reversed(tanhs)):
             g = g * 0.9 * (1 - t * t) * c
         return g
+
+    return f, hand, (rng.normal(size=8),), "grad"
+
+
+def _one_op(rng):
+    def f(m):
+        return lambda x: m.sum(m.sin(x))
+
+    def hand(x):
+        return np.cos(x)
 
     return f, hand, (rng.normal(size=8),), "grad"
 
@@ -222,7 +233,8 @@ def _pairs(rng):
     return f, hand, (x, i, j), "grad"
 
 
-WORKLOADS = {"mlp_grad": _mlp, "chain200_grad": _chain, "per_example_grad": _per_example,
+WORKLOADS = {"mlp_grad": _mlp, "chain200_grad": _chain, "one_op_grad": _one_op,
+             "per_example_grad": _per_example,
              "hvp": _hvp, "jacfwd_200": _jac("jacfwd"), "jacrev_200": _jac("jacrev"),
              "embedding_per_example": _embedding, "embedding_table_grad": _embedding_table,
              "pair_potential_grad": _pairs}

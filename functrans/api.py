@@ -357,6 +357,10 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[
 
 def _check_grad_inputs(name: str, leaves: list, holomorphic: bool, allow_int: bool) -> None:
     for x in leaves:
+        t = type(x)
+        if (t is np.ndarray or t is core.Array or t is float) and not holomorphic and (
+                t is float or x.dtype.kind == "f"):
+            continue  # the common case: a real floating array or a Python float
         _check_leaf(x, name, "argument")
         dtype = get_aval(x).dtype
         if holomorphic:
@@ -383,9 +387,12 @@ def value_and_grad(fun: Callable[P, Any], argnums: int | Sequence[int] = 0,
 
     @functools.wraps(fun)
     def value_and_grad_fun(*args, **kwargs):
-        nums = argnums_tuple(argnums, len(args), "grad")
-        f = partial_over(functools.partial(fun, **kwargs) if kwargs else fun, args, nums)
-        dyn = tuple(args[i] for i in nums)
+        if argnums == 0 and len(args) == 1 and not kwargs and type(argnums) is int:
+            f, dyn = fun, args  # the common call grad(f)(x), without the wrappers below
+        else:
+            nums = argnums_tuple(argnums, len(args), "grad")
+            f = partial_over(functools.partial(fun, **kwargs) if kwargs else fun, args, nums)
+            dyn = tuple(args[i] for i in nums)
         leaves, in_tree = _flatten(dyn)
         _check_grad_inputs("grad", leaves, holomorphic, allow_int)
         flat_fun, store = _flatten_fun(f, in_tree, has_aux, "grad")

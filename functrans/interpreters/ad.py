@@ -44,11 +44,18 @@ class Zero:
 
     @staticmethod
     def from_value(x) -> Zero:
+        zero = _SCALAR_ZEROS.get(type(x))
+        if zero is not None:  # constants such as the 2.0 of x * 2.0: one shared Zero each
+            return zero
         aval = get_aval(x)
         return Zero(aval if aval.dtype.kind in "fc" else tangent_aval(aval))
 
     def __repr__(self):
         return f"Zero({self.aval.str_short()})"
+
+
+#: Python scalar type -> the Zero tangent of its values (Zeros are immutable)
+_SCALAR_ZEROS = {t: Zero(tangent_aval(get_aval(t()))) for t in core.python_scalar_types}
 
 
 def zeros(aval: ShapedArray, witness):

@@ -19,7 +19,7 @@ import numpy as np
 from functrans import core
 from functrans.backend import is_array, memory_owner
 from functrans.core import (ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Primitive, ShapedArray,
-                            Trace, Tracer, Var, get_aval)
+                            Trace, Tracer, Var, abstract_eval_rules, get_aval)
 
 
 class JaxprTracer(Tracer):
@@ -95,8 +95,13 @@ class JaxprTrace(Trace):
 
     def stage(self, prim: Primitive, args: Sequence, params: dict):
         """Record ``prim`` applied to ``args`` as an equation; its results are tracers."""
-        invars = [self.atom(x) for x in args]
-        out = prim.abstract_eval(*[a.aval for a in invars], **params)
+        invars = [x.binder if type(x) is JaxprTracer and x._trace is self else self.atom(x)
+                  for x in args]
+        try:
+            rule = abstract_eval_rules[prim]
+        except KeyError:
+            rule = prim.abstract_eval  # raises the usual error
+        out = rule(*[a.aval for a in invars], **params)
         if not prim.multiple_results:  # the common case, without the lists
             var = Var(out)
             self.eqns.append(JaxprEqn(prim, invars, params, [var]))
@@ -108,9 +113,8 @@ class JaxprTrace(Trace):
     def to_jaxpr(self, outs: Sequence) -> tuple[Jaxpr, list]:
         """The jaxpr from this trace's arguments to ``outs``, with dead equations removed."""
         outvars = [self.atom(x) for x in outs]
-        eqns = dead_code_elimination(self.eqns, outvars)
-        used = {id(x) for eqn in eqns for x in eqn.invars} | {id(x) for x in outvars}
-        kept = [(v, c) for v, c in zip(self.constvars, self.consts) if id(v) in used]
+        eqns, used = _live_equations(self.eqns, outvars)
+        kept = [(v, c) for v, c in zip(self.constvars, self.consts) if v in used]
         return Jaxpr([v for v, _ in kept], self.invars, eqns, outvars), [c for _, c in kept]
 
 
@@ -137,6 +141,12 @@ def unshare_outputs(consts: list, outputs: Sequence) -> list:
 
 def dead_code_elimination(eqns: list[JaxprEqn], outvars: list) -> list[JaxprEqn]:
     """The equations needed to compute ``outvars``, in order."""
+    return _live_equations(eqns, outvars)[0]
+
+
+def _live_equations(eqns: list[JaxprEqn], outvars: list) -> tuple[list[JaxprEqn], set]:
+    """The equations needed to compute ``outvars``, in order, and the atoms they read
+    (``outvars`` included)."""
     # Vars and Literals hash by identity, so they are their own keys.
     live = set(outvars)
     kept = []
@@ -146,7 +156,7 @@ def dead_code_elimination(eqns: list[JaxprEqn], outvars: list) -> list[JaxprEqn]
             kept.append(eqn)
             live.update(eqn.invars)
     kept.reverse()
-    return kept
+    return kept, live
 
 
 def trace_to_jaxpr(flat_fun: Callable, in_avals: Sequence[ShapedArray]

@@ -84,16 +84,14 @@ def backward_pass(jaxpr: Jaxpr, consts: Sequence, args: Sequence, cts_out: Seque
         else:
             env[v] = x
 
-    def read(x):
-        return x.val if type(x) is Literal else env[x]
-
     linear_eqns = []
     for eqn in jaxpr.eqns:
         if not linear.isdisjoint(eqn.invars):
             linear_eqns.append(eqn)
             linear.update(eqn.outvars)
         else:
-            outs = eqn.primitive.bind(*[read(x) for x in eqn.invars], **eqn.params)
+            outs = eqn.primitive.bind(*[x.val if type(x) is Literal else env[x]
+                                        for x in eqn.invars], **eqn.params)
             env.update(zip(eqn.outvars, outs if eqn.primitive.multiple_results else [outs]))
 
     ct_env: dict = {}
@@ -132,17 +130,31 @@ def backward_pass(jaxpr: Jaxpr, consts: Sequence, args: Sequence, cts_out: Seque
             ct = ct_env.pop(eqn.outvars[0], None)
             if ct is None:
                 continue
+        invars = eqn.invars
         invals = [UndefinedPrimal(x.aval) if x in linear else
-                  x.val if type(x) is Literal else env[x] for x in eqn.invars]
+                  x.val if type(x) is Literal else env[x] for x in invars]
         try:
             rule = transpose_rules[prim]
         except KeyError:
             raise NotImplementedError(f"Transpose rule for '{prim.name}' not implemented") from None
         cts_in = rule(ct, *invals, **eqn.params)
-        assert len(cts_in) == len(eqn.invars), f"transpose of {prim}: wrong number of results"
-        for x, ct_in in zip(eqn.invars, cts_in):
-            if ct_in is not None and x in linear:
-                accumulate(x, ct_in)
+        assert len(cts_in) == len(invars), f"transpose of {prim}: wrong number of results"
+        for x, ct_in, val in zip(invars, cts_in, invals):
+            if ct_in is None or type(val) is not UndefinedPrimal:
+                continue
+            # accumulate(x, ct_in), inline for the common case: a first, plain cotangent
+            t = type(ct_in)
+            if (t is np.ndarray or t is Array) and x not in ct_env:
+                aval = x.aval
+                if ct_in.shape == aval.shape and ct_in.dtype == aval.dtype:
+                    if t is Array:
+                        ct_in = ct_in.view(np.ndarray)
+                        wrapped.add(x)
+                    elif wrapped:
+                        wrapped.discard(x)
+                    ct_env[x] = ct_in
+                    continue
+            accumulate(x, ct_in)
 
     return [(ct_env[v].view(Array) if v in wrapped else ct_env[v]) if v in ct_env else
             Zero(core.tangent_aval(v.aval)) if v in linear else None for v in jaxpr.invars]

@@ -76,6 +76,11 @@ def promote_inexact(x):
         x = x.view(type=np.ndarray)
     if type(x) is np.ndarray and x.dtype.kind in "fc":  # the common case, kept cheap
         return x
+    if isinstance(x, Tracer):  # the common case under transforms, without arg's checks
+        aval = x.aval
+        if aval.dtype.kind in "fc":
+            return x
+        return lax.convert_element_type(x, np.float64, aval.weak_type)
     x = arg(x)
     aval = get_aval(x)
     if core.is_inexact(aval.dtype):

@@ -23,7 +23,7 @@ from functrans.core import Primitive, ShapedArray, abstract_eval_rules, get_aval
 from functrans.interpreters import ad, batching, codegen, transpose
 from functrans.interpreters.ad import Zero, add_any_p
 from functrans.interpreters.batching import not_mapped
-from functrans.interpreters.transpose import is_undefined_primal
+from functrans.interpreters.transpose import UndefinedPrimal, is_undefined_primal
 from functrans.naming import public
 from functrans.primitives.conversion import convert_element_type, zeros_like
 from functrans.primitives.shape import (bdim_to_front, broadcast_to, expand_dims, moveaxis,
@@ -164,7 +164,11 @@ def unary(name: str, impl: Callable, derivative: Callable | None, *,
 
 
 def _np_unary(ufunc_name: str) -> Callable:
+    ufunc = getattr(np, ufunc_name)
+
     def impl(x):
+        if type(x) is np.ndarray:  # the hot path: no module lookup
+            return ufunc(x)
         return getattr(array_module(x), ufunc_name)(x)
     impl.__name__ = impl.ufunc_name = ufunc_name  # type: ignore[attr-defined]  # read by jit
     return impl
@@ -358,18 +362,25 @@ def binary(name: str, impl: Callable, derivatives, *, out_dtype=None,
     return prim
 
 
+#: operand types that NumPy's ufuncs take as they are, beside an ndarray
+_PLAIN_SCALARS = frozenset({float, int, complex, bool})
+
 #: ufuncs that jit writes as Python operators (which call the same ufunc, sooner)
 _OPERATORS = {"add": "+", "subtract": "-", "multiply": "*", "true_divide": "/"}
 
 
 def _linear_each(ct, x, y, ct_x, ct_y):
     """Cotangents of a binary op that is linear in each undefined operand separately."""
-    return [unbroadcast(x.aval, ct_x(ct)) if is_undefined_primal(x) else None,
-            unbroadcast(y.aval, ct_y(ct)) if is_undefined_primal(y) else None]
+    return [unbroadcast(x.aval, ct_x(ct)) if type(x) is UndefinedPrimal else None,
+            unbroadcast(y.aval, ct_y(ct)) if type(y) is UndefinedPrimal else None]
 
 
 def _np_binary(ufunc_name: str) -> Callable:
+    ufunc = getattr(np, ufunc_name)
+
     def impl(x, y):
+        if type(x) is np.ndarray and (type(y) is np.ndarray or type(y) in _PLAIN_SCALARS):
+            return ufunc(x, y)  # the hot path: no module lookup
         xp = array_module(x, y)
         if xp is not np:  # the hot path skips the call
             x, y = coerce(xp, x, y)
@@ -386,8 +397,10 @@ sub_p = binary("sub", _np_binary("subtract"),
 
 
 def _mul_transpose(ct, x, y):
-    assert not (is_undefined_primal(x) and is_undefined_primal(y)), "mul is not linear in both"
-    return _linear_each(ct, x, y, lambda c: mul(c, y), lambda c: mul(x, c))
+    if type(y) is not UndefinedPrimal:  # the common case first, without the lambdas
+        return [unbroadcast(x.aval, mul(ct, y)), None]
+    assert type(x) is not UndefinedPrimal, "mul is not linear in both"
+    return [None, unbroadcast(y.aval, mul(x, ct))]
 
 
 def _div_transpose(ct, x, y):
