@@ -592,7 +592,7 @@ def _scalar_operand_dtype(eqn: JaxprEqn):
 
 
 @functools.lru_cache(maxsize=1024)
-def _typed_scalar_cached(val, kind: type, dtype: np.dtype):
+def _typed_scalar_cached(val, kind: str, dtype: np.dtype):
     try:
         typed = np.array(val, dtype=dtype)
     except (TypeError, OverflowError, ValueError):
@@ -607,7 +607,7 @@ def _typed_scalar(val, dtype: np.dtype):
     """``val`` (a Python scalar) as a read-only 0-d array of ``dtype``, or None."""
     if type(val) not in (int, float, complex, bool):
         return None
-    return _typed_scalar_cached(val, type(val), dtype)
+    return _typed_scalar_cached(val, type(val).__name__, dtype)  # 1 and 1.0 are equal keys
 
 
 def _reusable_operand(eqn: JaxprEqn, i: int, fresh: set, last_use: dict,

@@ -9,6 +9,7 @@ here.  A new tracer method or operator is one entry in ``TRACER_METHODS``.
 from __future__ import annotations
 
 import builtins
+from typing import Any
 
 import numpy as np
 
@@ -160,7 +161,7 @@ def _array_function(self, func, types, args, kwargs):
     return fn(*args, **kwargs)
 
 
-def _getitem_of(base: type):
+def _getitem_of(base: Any):
     """``x[index]`` for the result arrays extending ``base`` (``Array`` over
     ``numpy.ndarray``, its device counterpart over ``cupy.ndarray``): ``base``'s own, unless
     a tracer is in the index (a loop counter, a vmapped position), which the array library

@@ -363,7 +363,7 @@ def binary(name: str, impl: Callable, derivatives, *, out_dtype=None,
 
 
 #: operand types that NumPy's ufuncs take as they are, beside an ndarray
-_PLAIN_SCALARS = frozenset({float, int, complex, bool})
+_PLAIN_SCALARS = frozenset({float, int, builtins.complex, bool})  # lax.complex shadows it
 
 #: ufuncs that jit writes as Python operators (which call the same ufunc, sooner)
 _OPERATORS = {"add": "+", "subtract": "-", "multiply": "*", "true_divide": "/"}

@@ -9,7 +9,7 @@ from typing import Sequence
 
 import numpy as np
 
-from functrans import core
+from functrans import backend, core
 from functrans.backend import array_module
 from functrans.core import Primitive, ShapedArray, abstract_eval_rules, get_aval, impl_rules
 from functrans.interpreters import batching, codegen, transpose
@@ -95,12 +95,24 @@ def _broadcast_in_dim_abstract_eval(aval, *, shape, broadcast_dimensions):
     return ShapedArray(shape, aval.dtype, aval.weak_type)
 
 
+#: broadcasts to at most this many elements are written out (an assignment into a new
+#: array: a seventh of the time of ``broadcast_to``, a Python function); larger ones are
+#: views, which cost no memory
+_FILL_MAX_SIZE = 1 << 12
+
+
 def _broadcast_in_dim_impl(x, *, shape, broadcast_dimensions):
-    x = as_operand(x)
+    xp = array_module(x)
+    if core.is_python_scalar(x) or isinstance(x, np.generic):
+        x = xp.full((), x)
     expanded = [1] * len(shape)
     for i, d in enumerate(broadcast_dimensions):
         expanded[d] = x.shape[i]
-    return array_module(x).broadcast_to(x.reshape(expanded), shape)
+    if math.prod(shape) <= _FILL_MAX_SIZE:
+        out = xp.empty(shape, x.dtype)
+        out[...] = x.reshape(expanded)
+        return out
+    return xp.broadcast_to(x.reshape(expanded), shape)
 
 
 def _broadcast_in_dim_transpose(ct, x, *, shape, broadcast_dimensions):
@@ -333,6 +345,8 @@ def reduce_sum(x, axes: Sequence[int]):
 
 def _reduce_sum_impl(x, *, axes):
     dtype = get_aval(x).dtype
+    if isinstance(x, np.ndarray) or backend.is_device_array(x):  # the method: no wrapper
+        return x.sum(axis=axes, dtype=dtype)
     return array_module(x).sum(x, axis=axes, dtype=dtype)
 
 

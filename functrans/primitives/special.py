@@ -430,11 +430,6 @@ zeta = _binary_fn(zeta_p, """Elementwise Hurwitz zeta function ``sum_k (k + q)^-
 # SciPy's kernels again; betainc, hyp1f1 and hyp2f1 take three or four broadcasting operands,
 # for which ``_broadcasting`` is the n-ary counterpart of ``binary``.
 
-hyp1f1: Callable[..., Any]
-hyp2f1: Callable[..., Any]
-bessel_jv: Callable[[Any, Any], Any]
-
-
 def _broadcasting(name: str, impl: Callable, derivatives) -> Primitive:
     """A real floating-point primitive of NumPy-broadcast operands: ``derivatives[i](g, ans,
     *operands, **params)`` is the tangent contribution of operand ``i``."""
@@ -546,7 +541,8 @@ def _hyp_x_derivative_of_parameter_derivative(g, ans, *args, upper: int, wrt: in
         coefficient = mul(coefficient, p)
     for q in params[upper:]:
         coefficient = div(coefficient, q)
-    value = (hyp1f1 if upper == 1 else hyp2f1)(*shifted, x)
+    function: Callable[..., Any] = hyp1f1 if upper == 1 else hyp2f1
+    value = function(*shifted, x)
     own = div(value, params[wrt]) if wrt < upper else neg(div(value, params[wrt]))
     inner = add(own, hyp_parameter_derivative_p.bind(*shifted, x, upper=upper, wrt=wrt))
     return mul(g, mul(coefficient, inner))

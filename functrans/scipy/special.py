@@ -850,7 +850,7 @@ _BERNOULLI_EXACT = 60
 
 @functools.lru_cache(maxsize=None)
 def _bernoulli_exact() -> tuple:
-    numbers = [fractions.Fraction(1)]
+    numbers: list = [fractions.Fraction(1)]
     for m in range(1, _BERNOULLI_EXACT + 1):
         # sum_{j <= m} C(m + 1, j) B_j = 0 for m >= 1.
         total = sum(math.comb(m + 1, j) * numbers[j] for j in range(m))
