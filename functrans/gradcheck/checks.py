@@ -25,9 +25,9 @@ from functrans.primitives.conversion import zeros_like
 
 __all__ = ["compare", "largest", "block_comparison", "jacobian_blocks", "jacobian_checks",
            "worst_columns", "precision_diagnosis", "kinks", "nondifferentiable_check",
-           "evaluate", "shifted", "fast_tolerance", "fast_checks", "directional", "explain_fast_failure",
-           "fast_nondifferentiable", "worst_mismatch", "batched_check", "undefined_grad_check",
-           "zero_grad_output_check", "dtype_check", "nondeterminism_check",
+           "evaluate", "shifted", "fast_tolerance", "fast_checks", "directional",
+           "explain_fast_failure", "fast_nondifferentiable", "worst_mismatch", "batched_check",
+           "undefined_grad_check", "zero_grad_output_check", "dtype_check", "nondeterminism_check",
            "vmap_consistency_check"]
 
 

@@ -96,8 +96,8 @@ class Problem:
     def reached_inputs(self) -> list[bool]:
         """For each input, whether a cotangent of the outputs reaches it at all: its
         gradient is not a symbolic zero (Chainer's "the gradient is not None")."""
-        grads = self.symbolic_pullback()([backend.ones(get_aval(y).shape, get_aval(y).dtype, like=y)
-                          for y in self.outs])
+        ones = [backend.ones(get_aval(y).shape, get_aval(y).dtype, like=y) for y in self.outs]
+        grads = self.symbolic_pullback()(ones)
         return [type(g) is not ad.Zero for g in grads]
 
     def push_linearized(self, tangents: Sequence) -> list:

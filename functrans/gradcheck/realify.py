@@ -96,9 +96,9 @@ def random_direction(rng, values: Sequence) -> list:
     total = max(1, sum(sizes))
     r = rng.standard_normal(total, dtype=np.float64)
     xp = backend.array_module(r)
-    # Fast mode draws two directions per check, so the few operations count: the norm is
+    # Fast mode draws two directions per check and each small operation shows: the norm is
     # linalg.norm's sqrt(r·r) without its argument handling, and the floor is applied by
-    # whole-array operations (boolean indexing cost 4x as much at N = 1000).
+    # whole-array operations rather than boolean indexing (the same bits either way).
     norm = math.sqrt(float(r.dot(r)))
     r /= norm if norm > 0 else 1.0
     floor = 0.1 / math.sqrt(total)
