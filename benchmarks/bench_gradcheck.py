@@ -29,7 +29,11 @@ calls to take ~20 ms; a ratio is the median over rounds of the per-round ratio (
 of load slows both sides of a ratio alike).  glibc's malloc thresholds are fixed and BLAS
 runs on one thread: the script re-executes itself with the environment set.
 
-    python benchmarks/bench_gradcheck.py [--n 1000] [--rounds 9] [--table loop limit]
+Table "fast": what fast mode's time is made of on the vector f (linearize, the linear map,
+one backward pass, the two perturbed calls), in calls of f, beside the batched (vmapped)
+alternatives for the two perturbed calls and for two backward passes.
+
+    python benchmarks/bench_gradcheck.py [--n 1000] [--rounds 9] [--table loop limit fast]
 """
 from __future__ import annotations
 
@@ -56,7 +60,7 @@ import functrans.numpy as fnp  # noqa: E402
 from functrans import lax  # noqa: E402
 from functrans.core import Primitive, abstract_eval_rules, impl_rules  # noqa: E402
 from functrans.gradcheck.options import NOISE_ULPS  # noqa: E402
-from functrans.interpreters import ad, batching  # noqa: E402
+from functrans.interpreters import ad, batching, transpose  # noqa: E402
 
 STEP = 1e-6
 TOL = 1e-5  # gradcheck's float64 default (atol = rtol)
@@ -280,12 +284,54 @@ def limit_table(n: int, rounds: int) -> None:
               f"{'pass' if ok else 'FAIL'} | {'pass' if ok_wrong else 'FAIL'} |")
 
 
+def fast_table(n: int, rounds: int) -> None:
+    """What fast mode's time is made of, each part in calls of f (the vector f of the limit
+    table), timed interleaved like the other tables; and the batched alternatives that
+    were measured and not taken."""
+    _, _, g, _, _, x = make_functions(n)
+    rng = np.random.default_rng(1)
+    u, v = rng.standard_normal(n), rng.standard_normal(n)
+    # The library calls gradcheck makes: public linearize and vjp would also copy W, a
+    # residual the caller could mutate (their "snapshot"), which gradcheck does not need.
+    flat_g = lambda x: [g(x)]  # noqa: E731
+    _, jaxpr, consts, out_tangents = ad.linearize_flat(flat_g, [x])
+    linear_pullback = transpose.linear_pullback(jaxpr, consts, out_tangents)
+
+    def pullback(ct):
+        return linear_pullback([ct])[0]
+    points = np.stack([x + STEP * u, x - STEP * u])
+    cotangents = np.stack([v, np.zeros(n)])
+    batched_f, batched_pullback = ft.vmap(g), ft.vmap(pullback)
+    functions = {
+        "f": lambda: g(x),
+        "linearize (f and its linear map)": lambda: ad.linearize_flat(flat_g, [x]),
+        "the linear map J u (forward mode)": lambda: ad.eval_linearized(
+            jaxpr, consts, out_tangents, [u]),
+        "pullback vᵀ J (one backward pass)": lambda: pullback(v),
+        "f at x ± h u, two calls": lambda: (g(points[0]), g(points[1])),
+        "f at x ± h u, one vmapped call": lambda: batched_f(points),
+        "pullback of v and 0, two passes": lambda: (pullback(v), pullback(cotangents[1])),
+        "pullback of v and 0, one vmapped pass": lambda: batched_pullback(cotangents),
+        "fast (rev)": functools.partial(ft.gradcheck(g, modes=("rev",), fast_mode=True), x),
+        "fast (fwd+rev)": functools.partial(ft.gradcheck(g, fast_mode=True), x),
+    }
+    pairs = {name: (name, "f") for name in functions if name != "f"}
+    times, ratio, spread = measure(functions, rounds, pairs)
+    print(f"\nfast-mode parts, n = {n}, f(v) = tanh(W v) * v: one call of f "
+          f"{times['f'] * 1e6:.0f} µs; median of {rounds} per-round ratios (min-max)")
+    print("| part | time (µs) | f-call equivalents |")
+    print("|---|---:|---:|")
+    for name in pairs:
+        lo, hi = spread[name]
+        print(f"| {name} | {times[name] * 1e6:.0f} | {ratio[name]:.2f} ({lo:.2f}-{hi:.2f}) |")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, nargs="+", default=[1000])
     parser.add_argument("--rounds", type=int, default=9)
-    parser.add_argument("--table", nargs="+", choices=("loop", "limit"),
-                        default=["loop", "limit"])
+    parser.add_argument("--table", nargs="+", choices=("loop", "limit", "fast"),
+                        default=["loop", "limit", "fast"])
     args = parser.parse_args(argv)
     print(f"# gradcheck benchmark, float64; {platform.machine()}, {os.cpu_count()} CPUs, "
           f"NumPy {np.__version__}, Python {platform.python_version()}, one BLAS thread, "
@@ -295,6 +341,8 @@ def main(argv=None):
             loop_table(n, args.rounds)
         if "limit" in args.table:
             limit_table(n, args.rounds)
+        if "fast" in args.table:
+            fast_table(n, args.rounds)
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ import functrans as ft
 import functrans.numpy as fnp
 from functrans import lax
 from functrans.core import abstract_eval_rules, impl_rules
+from functrans.gradcheck.realify import random_direction
 from functrans.interpreters import ad, batching, transpose
 from rule_sandbox import Sandbox
 
@@ -446,6 +447,23 @@ def test_same_seed_same_directions():
     b = ft.gradcheck(f, fast_mode=True, seed=3)(x)
     assert [c.worst[0].numeric for c in a.checks if c.kind == "directional"] == [
         c.worst[0].numeric for c in b.checks if c.kind == "directional"]
+
+
+@pytest.mark.parametrize("sizes", [(1000,), (3, 7), (1,)])
+def test_random_direction_is_the_floored_unit_draw(sizes):
+    # Fast mode draws u and v with whole-array operations; a seed must still give the
+    # directions the element-by-element description gives (reports stay reproducible).
+    values = [np.zeros(n) for n in sizes] + [np.zeros(2, np.complex128)]
+    got = np.concatenate([np.concatenate([d.real, d.imag]) if d.dtype.kind == "c" else d
+                          for d in random_direction(np.random.default_rng(4), values)])
+    r = np.random.default_rng(4).standard_normal(got.size)
+    r /= np.linalg.norm(r)
+    floor = 0.1 / np.sqrt(r.size)
+    if (np.abs(r) < floor).any():
+        r[np.abs(r) < floor] = np.copysign(floor, r[np.abs(r) < floor])
+        r /= np.linalg.norm(r)
+    assert np.array_equal(got, r)
+    assert np.isclose(np.linalg.norm(got), 1.0) and np.abs(got).min() > 0.99 * floor
 
 
 def test_save_heatmap(tmp_path):

@@ -20,13 +20,14 @@ from functrans.gradcheck.realify import (coordinate_label, is_complex, l1_norm, 
                                           random_direction, random_like, realify,
                                           symbolic_zero)
 from functrans.gradcheck.results import Check, Entry, error_ratio, format_jacobian_check
+from functrans.interpreters.ad import Zero
 from functrans.primitives.conversion import zeros_like
 
 __all__ = ["compare", "largest", "block_comparison", "jacobian_blocks", "jacobian_checks",
            "worst_columns", "precision_diagnosis", "kinks", "nondifferentiable_check",
-           "evaluate", "shifted", "fast_checks", "directional", "explain_fast_failure",
-           "fast_nondifferentiable", "worst_mismatch", "batched_check", "undefined_grad_check",
-           "zero_grad_output_check", "dtype_check", "nondeterminism_check",
+           "evaluate", "shifted", "fast_tolerance", "fast_checks", "directional",
+           "explain_fast_failure", "fast_nondifferentiable", "worst_mismatch", "batched_check",
+           "undefined_grad_check", "zero_grad_output_check", "dtype_check", "nondeterminism_check",
            "vmap_consistency_check"]
 
 
@@ -230,7 +231,15 @@ def evaluate(problem: Problem, xs: list) -> list:
 
 
 def shifted(xs: list, direction: list, scale: float) -> list:
-    return [x + scale * d.astype(x.dtype) for x, d in zip(xs, direction)]
+    return [x + scale * d.astype(x.dtype, copy=False) for x, d in zip(xs, direction)]
+
+
+def fast_tolerance(problem: Problem, opts: Options) -> tuple[float, float]:
+    """Fast mode's (atol, rtol): the loosest over the Jacobian blocks (one number checks
+    them all at once)."""
+    tols = [problem.block_tolerance(k, i, opts.atol, opts.rtol)
+            for k, i, _, _ in jacobian_blocks(problem)]
+    return max(t[0] for t in tols), max(t[1] for t in tols)
 
 
 def fast_checks(problem: Problem, opts: Options, rng,
@@ -261,10 +270,7 @@ def fast_checks(problem: Problem, opts: Options, rng,
                         [np.abs(p) + np.abs(m) for p, m in zip(plus, minus)])
     # rounding_noise is written for arrays; a scalar magnitude works as well.
     noise = float(rounding_noise(magnitude, real_dtype, 2 * eps))  # type: ignore[arg-type]
-    a_tol = max(problem.block_tolerance(k, i, opts.atol, opts.rtol)[0]
-                for k, i, _, _ in jacobian_blocks(problem))
-    r_tol = max(problem.block_tolerance(k, i, opts.atol, opts.rtol)[1]
-                for k, i, _, _ in jacobian_blocks(problem))
+    a_tol, r_tol = fast_tolerance(problem, opts)
     tol = a_tol * l1_norm(u) * l1_norm(v) + r_tol * abs(numeric) + noise
     checks = []
     for mode in opts.modes:
@@ -286,7 +292,8 @@ def directional(problem: Problem, mode: str, u: list, v: list, tangents=None) ->
         cts = [c.conj() if is_complex(get_aval(c).dtype) else c for c in v]
         grads = problem.pullback()(cts)
         problem.directional_cache[mode] = (cts, grads)
-        return pairing([np.conj(backend.to_host(g)) for g in grads], u)
+        return pairing([np.conj(g) if is_complex(g.dtype) else g
+                        for g in map(backend.to_host, grads)], u)
     tangents = problem.push(u) if tangents is None else tangents
     problem.directional_cache[mode] = (u, tangents)
     return pairing(v, tangents)
@@ -329,10 +336,7 @@ def fast_nondifferentiable(problem, opts, xs, u, eps, order, real_dtype):
     left = (3 * f0 - 4 * half_minus + minus) / eps
     scale = (np.abs(plus) + 4 * np.abs(half_plus) + 6 * np.abs(f0) + 4 * np.abs(half_minus)
              + np.abs(minus))
-    a_tol = max(problem.block_tolerance(k, i, opts.atol, opts.rtol)[0]
-                for k, i, _, _ in jacobian_blocks(problem))
-    r_tol = max(problem.block_tolerance(k, i, opts.atol, opts.rtol)[1]
-                for k, i, _, _ in jacobian_blocks(problem))
+    a_tol, r_tol = fast_tolerance(problem, opts)
     tol = (a_tol + r_tol * np.maximum(np.abs(left), np.abs(right))
            + rounding_noise(scale, real_dtype, eps))
     finite = np.isfinite(f0)
@@ -415,8 +419,10 @@ def batched_check(problem: Problem, mode: str, rng, order: int, atol, rtol,
 def undefined_grad_check(problem: Problem, rng, order: int, atol, rtol) -> Check:
     outs, pullback = problem.outs, problem.pullback()
     problems = []
-    grads = pullback([symbolic_zero(y) for y in outs])
+    grads = problem.symbolic_pullback()([symbolic_zero(y) for y in outs])
     for name, g, x in zip(problem.in_names, grads, problem.leaves):
+        if type(g) is Zero:  # nothing flowed back: zeros of the input's type, as required
+            continue
         g_aval, x_aval = get_aval(g), get_aval(x)
         if g_aval.shape != x_aval.shape or g_aval.dtype != x_aval.dtype:
             problems.append(f"for {name}: got {g_aval.str_short()}, expected "

@@ -38,6 +38,7 @@ class Problem:
         self.like = placement(leaves)
         self._outs: list | None = None
         self._pullback: Callable | None = None
+        self._symbolic_pullback: Callable | None = None
         self._linearization: tuple | None = None
         self.directional_cache: dict = {}
 
@@ -81,16 +82,22 @@ class Problem:
         """The pullback of ``fun`` at ``leaves`` (the transpose of the linearization); it
         accepts symbolic Zero cotangents and returns materialized cotangents."""
         if self._pullback is None:
-            pullback = transpose.linear_pullback(*self.linearization())
+            pullback = self.symbolic_pullback()
             self._pullback = lambda cts: materialize(pullback(list(cts)), self.leaves)
         return self._pullback
+
+    def symbolic_pullback(self) -> Callable:
+        """Like :meth:`pullback`, but a cotangent nothing flowed back to stays a symbolic
+        Zero (of the input's tangent type)."""
+        if self._symbolic_pullback is None:
+            self._symbolic_pullback = transpose.linear_pullback(*self.linearization())
+        return self._symbolic_pullback
 
     def reached_inputs(self) -> list[bool]:
         """For each input, whether a cotangent of the outputs reaches it at all: its
         gradient is not a symbolic zero (Chainer's "the gradient is not None")."""
-        pullback = transpose.linear_pullback(*self.linearization())
-        grads = pullback([backend.ones(get_aval(y).shape, get_aval(y).dtype, like=y)
-                          for y in self.outs])
+        ones = [backend.ones(get_aval(y).shape, get_aval(y).dtype, like=y) for y in self.outs]
+        grads = self.symbolic_pullback()(ones)
         return [type(g) is not ad.Zero for g in grads]
 
     def push_linearized(self, tangents: Sequence) -> list:

@@ -37,7 +37,8 @@ def realify(x, batch_dims: int = 0) -> np.ndarray:
     flat = x.reshape(x.shape[:batch_dims] + (-1,))
     if is_complex(flat.dtype):
         return np.concatenate([flat.real, flat.imag], axis=-1).astype(np.float64)
-    return flat.astype(np.float64)
+    # float64 values come back as a view (no caller writes into the result)
+    return flat.astype(np.float64, copy=False)
 
 
 def coordinate_label(shape: tuple, is_complex: bool, j: int) -> str:
@@ -95,13 +96,16 @@ def random_direction(rng, values: Sequence) -> list:
     total = max(1, sum(sizes))
     r = rng.standard_normal(total, dtype=np.float64)
     xp = backend.array_module(r)
-    norm = xp.linalg.norm(r)
-    r /= xp.where(norm > 0, norm, 1.0)
+    # Fast mode draws two directions per check and each small operation shows: the norm is
+    # linalg.norm's sqrt(r·r) without its argument handling, and the floor is applied by
+    # whole-array operations rather than boolean indexing (the same bits either way).
+    norm = math.sqrt(float(r.dot(r)))
+    r /= norm if norm > 0 else 1.0
     floor = 0.1 / math.sqrt(total)
     small = xp.abs(r) < floor
     if small.any():
-        r[small] = xp.copysign(floor, r[small])
-        r /= xp.linalg.norm(r)
+        r = xp.where(small, xp.copysign(floor, r), r)
+        r /= math.sqrt(float(r.dot(r)))
     out, offset = [], 0
     for v, n in zip(values, sizes):
         out.append(from_real_coordinates(r[offset:offset + n], v))
