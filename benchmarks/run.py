@@ -261,6 +261,17 @@ def _transformed(f, kind, jit: bool):
     return ft.jit(g) if jit else g
 
 
+def _per_example_loop(grad_f, kind):
+    """Per-example gradients the way a library without ``vmap`` computes them: one
+    gradient per example, stacked (the examples are the last two arguments)."""
+    shared = 1 if kind == "per_example" else 2
+
+    def loop(*args):
+        fixed, batched = args[:shared], args[shared:]
+        return np.stack([grad_f(*fixed, *example) for example in zip(*batched)])
+    return loop
+
+
 def _others(make, kind) -> dict:
     """Other libraries' versions of a workload, for those installed: label -> function, or
     (function, conversion of the arguments to the library's arrays, done once)."""
@@ -278,6 +289,8 @@ def _others(make, kind) -> dict:
             found["autograd"] = autograd.hessian_vector_product(f)
         elif kind in ("jacfwd", "jacrev"):
             found["autograd"] = autograd.jacobian(f)
+        elif kind in ("per_example", "per_example4"):  # no vmap in autograd: a loop
+            found["autograd"] = _per_example_loop(autograd.grad(f), kind)
     try:
         import jax
         import jax.numpy as jnp
