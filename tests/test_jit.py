@@ -464,3 +464,16 @@ def test_pytree_arguments_take_the_fast_path_and_structures_stay_apart():
     g({"w": np.eye(2), "v": None}, np.ones(2))  # None: not a quick structure, still cached
     g({"w": np.eye(2), "v": None}, np.ones(2))
     assert g._cache_size() == 1 and g.cache_info().hits == 1
+
+
+@pytest.mark.parametrize("n", [10, 100])
+def test_a_buffer_with_a_live_view_is_never_written(n):
+    # y's last use is y * 3.0, but its reshape v is read after: writing y * 3.0 into y's
+    # buffer would change v (a silent wrong answer the buffer reuse once gave).
+    def f(x):
+        y = x * 2.0
+        v, t = y.reshape(-1), y.T
+        z = y * 3.0
+        return z.reshape(-1) + v + t.reshape(-1)
+    x = np.arange(float(n * n)).reshape(n, n)
+    np.testing.assert_array_equal(ft.jit(f)(x), f(x))

@@ -504,6 +504,7 @@ def _generate(jaxpr: Jaxpr, library, name: str, owned_outputs: bool) -> Compiled
     for x in outs:
         if type(x) is Var:
             last_use[id(x)] = len(eqns)
+    buffer_end = _buffer_ends(eqns, last_use)
 
     args = [binder(v) for v in invars]
     arguments = {id(v) for v in invars}  # the caller's: deleting the name frees nothing
@@ -524,11 +525,13 @@ def _generate(jaxpr: Jaxpr, library, name: str, owned_outputs: bool) -> Compiled
             expr = f"{ctx.bind(fn, prim.name.replace('-', '_') + '_')}({', '.join(operands)})"
         augmented = None
         if prim in augmented_operators:
-            reuse = _reusable_operand(eqn, i, fresh, last_use, AUGMENTED_MIN_SIZE)
+            reuse = _reusable_operand(eqn, i, fresh, buffer_end, AUGMENTED_MIN_SIZE, arguments,
+                                      xp is np)
             if reuse == 0 or reuse == 1 and prim in commutative_primitives:
                 augmented = (operands[reuse], augmented_operators[prim], operands[1 - reuse])
         if augmented is None and ufunc_names.get(prim):
-            reuse = _reusable_operand(eqn, i, fresh, last_use, IN_PLACE_MIN_SIZE)
+            reuse = _reusable_operand(eqn, i, fresh, buffer_end, IN_PLACE_MIN_SIZE, arguments,
+                                      xp is np)
             if reuse is not None:
                 expr = (f"{ctx.xp}.{ufunc_names[prim]}({', '.join(operands)}, "
                         f"out={operands[reuse]})")
@@ -610,17 +613,45 @@ def _typed_scalar(val, dtype: np.dtype):
     return _typed_scalar_cached(val, type(val).__name__, dtype)  # 1 and 1.0 are equal keys
 
 
-def _reusable_operand(eqn: JaxprEqn, i: int, fresh: set, last_use: dict,
-                      min_size: int) -> int | None:
+def _buffer_ends(eqns: list, last_use: dict) -> dict:
+    """id(var) of each buffer a fresh primitive allocates -> the last equation reading it
+    or any view of it (a reshape, a transpose, a loop's result that may be its input)."""
+    roots: dict = {}  # id(var) -> the ids of the fresh buffers it may share memory with
+    for eqn in eqns:
+        if eqn.primitive in _fresh_results and not eqn.primitive.multiple_results:
+            roots[id(eqn.outvars[0])] = (id(eqn.outvars[0]),)
+        else:
+            shared = tuple({b for x in eqn.invars if type(x) is Var
+                            for b in roots.get(id(x), ())})
+            for v in eqn.outvars:
+                roots[id(v)] = shared
+    ends: dict = {}
+    for var, buffers in roots.items():
+        end = last_use.get(var, -1)
+        for b in buffers:
+            ends[b] = max(ends.get(b, -1), end)
+    return ends
+
+
+def _reusable_operand(eqn: JaxprEqn, i: int, fresh: set, buffer_end: dict, min_size: int,
+                      arguments: set, overlap_safe: bool) -> int | None:
     """The index of an operand whose buffer the result of equation ``i`` (a ufunc) can be
-    written into: allocated by this function, dead after this equation, of the result's
-    shape and dtype, and large enough (``min_size`` elements) for the reuse to pay."""
+    written into: allocated by this function, dead after this equation together with every
+    view of it (``buffer_end``), of the result's shape and dtype, and large enough
+    (``min_size`` elements) for the reuse to pay.
+    ``overlap_safe``: the library computes ufuncs right when an input overlaps the output
+    (NumPy does; CuPy's kernels do not, so there no other operand may be a view, which only
+    operands that are neither fresh allocations nor arguments can be)."""
     out = eqn.outvars[0].aval
     if out.ndim == 0 or out.size < min_size:
         return None
     for j, x in enumerate(eqn.invars):
-        if (type(x) is Var and id(x) in fresh and last_use.get(id(x)) == i
+        if (type(x) is Var and id(x) in fresh and buffer_end.get(id(x)) == i
                 and x.aval.shape == out.shape and x.aval.dtype == out.dtype):
+            if not overlap_safe and any(
+                    type(o) is Var and o is not x and id(o) not in fresh
+                    and id(o) not in arguments for o in eqn.invars):
+                return None  # another operand may be a view of this buffer (see below)
             return j
     return None
 
