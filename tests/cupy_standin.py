@@ -459,9 +459,17 @@ del _name
 _METADATA_FUNCTIONS = frozenset({np.shape, np.ndim, np.size, np.result_type, np.iscomplexobj,
                                  np.isrealobj})
 
+#: functions whose answer CuPy gives as a 0-d device array where some NumPy versions give a
+#: Python number (``count_nonzero`` before NumPy 2.x): reading it is a synchronisation
+_DEVICE_SCALAR_RESULTS = frozenset({"count_nonzero"})
+
+
 def _function(fun, name: str):
     def device_function(*args, **kwargs):
-        return _call(fun, name, args, kwargs)
+        out = _call(fun, name, args, kwargs)
+        if name in _DEVICE_SCALAR_RESULTS and type(out) in (int, float, bool):
+            return ndarray._new(np.asarray(out), None)
+        return out
     device_function.__name__ = device_function.__qualname__ = name
     device_function.__doc__ = f"numpy.{name} on stand-in arrays."
     return device_function

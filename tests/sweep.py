@@ -49,7 +49,7 @@ __all__ = [
     "differentiable_part", "check_case_grads", "in_axes_choices", "check_vmap_matches_loop",
     "check_vmap_of_derivatives", "check_jaxprs", "F64", "F32", "I64", "C128", "C64",
     "Transform", "TRANSFORMS", "transforms", "CreationCase", "creation_case",
-    "check_creation_value", "check_creation_jit", "same_answer", "TreeCase", "tree_case",
+    "check_creation_value", "check_creation_jit", "assert_same_array", "same_answer", "TreeCase", "tree_case",
     "check_tree_case",
 ]
 
@@ -594,6 +594,20 @@ def _is_array(x) -> bool:
     return isinstance(x, (np.ndarray, ft.core.Tracer)) or hasattr(x, "__array_namespace__")
 
 
+def assert_same_array(got, want, what="", single_tol: float = 1e-6) -> None:
+    """Equal dtypes, shapes and values: floats to 1e-12 in double precision and
+    ``single_tol`` in single, integers and booleans exactly."""
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.dtype == want.dtype, f"{what}: dtype {got.dtype}, NumPy gives {want.dtype}"
+    assert got.shape == want.shape, f"{what}: shape {got.shape}, NumPy gives {want.shape}"
+    if want.dtype.kind in "fc":
+        single = want.dtype.itemsize <= 4 * (1 + (want.dtype.kind == "c"))
+        tol = single_tol if single else 1e-12
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol, err_msg=what)
+    else:
+        np.testing.assert_array_equal(got, want, err_msg=what)
+
+
 def same_answer(got, want, what="", hook: ArrayHook = NUMPY):
     """``got`` is ``want``: arrays of equal dtype, shape and values (floats to 1e-12 in
     float64, 1e-6 in float32, the rest exactly), sequences of such answers element by
@@ -601,14 +615,7 @@ def same_answer(got, want, what="", hook: ArrayHook = NUMPY):
     (``bool`` and ``numpy.bool_`` count as one)."""
     if _is_array(got) or _is_array(want):
         assert _is_array(got), f"{what}: {type(got).__name__}, NumPy gives an array"
-        got, want = hook.to_host(got), np.asarray(want)
-        assert got.dtype == want.dtype, f"{what}: dtype {got.dtype}, NumPy gives {want.dtype}"
-        assert got.shape == want.shape, f"{what}: shape {got.shape}, NumPy gives {want.shape}"
-        if want.dtype.kind in "fc":
-            tol = 1e-6 if want.dtype.itemsize <= 4 * (1 + (want.dtype.kind == "c")) else 1e-12
-            np.testing.assert_allclose(got, want, rtol=tol, atol=tol, err_msg=what)
-        else:
-            np.testing.assert_array_equal(got, want, err_msg=what)
+        assert_same_array(hook.to_host(got), want, what)
     elif isinstance(want, (list, tuple)):
         assert isinstance(got, (list, tuple)) and len(got) == len(want), (
             f"{what}: {got!r}, NumPy gives {want!r}")

@@ -12,8 +12,9 @@ import pytest
 import functrans as ft
 import functrans.numpy as fnp
 from functrans.core import Tracer
-from sweep import (C64, C128, F32, F64, I64, A, case_rng, check_case_grads, check_grads,
-                   check_vmap_matches_loop, differentiable_part, discovered_cases, numpy_case)
+from sweep import (C64, C128, F32, F64, I64, A, assert_same_array, case_rng, check_case_grads,
+                   check_grads, check_vmap_matches_loop, differentiable_part,
+                   discovered_cases, numpy_case)
 
 FLOATS = (F64, F32)
 ALL = (F64, F32, I64)
@@ -370,14 +371,7 @@ def _leaves(out) -> list:
 
 def assert_same(got, want, what=""):
     """Equal values, shapes and dtypes (exact for integers and booleans)."""
-    got, want = np.asarray(got), np.asarray(want)
-    assert got.dtype == want.dtype, f"{what}: dtype {got.dtype}, NumPy gives {want.dtype}"
-    assert got.shape == want.shape, f"{what}: shape {got.shape}, NumPy gives {want.shape}"
-    if want.dtype.kind in "fc":
-        tol = 1e-5 if want.dtype.itemsize <= 4 * (1 + (want.dtype.kind == "c")) else 1e-12
-        np.testing.assert_allclose(got, want, rtol=tol, atol=tol, err_msg=what)
-    else:
-        np.testing.assert_array_equal(got, want, err_msg=what)
+    assert_same_array(got, want, what, single_tol=1e-5)
 
 
 class _Recorder:

@@ -272,7 +272,7 @@ class Jitted(Generic[P, R]):
                         out = outs[0]
                         if type(out) is np.ndarray and out.ndim:
                             out = out.view(Array)
-                        return out  # type: ignore[no-any-return]
+                        return cast(R, out)
                     return tree_unflatten(entry.out_tree, user_result(outs))
         return self._call(args, kwargs)
 
@@ -302,7 +302,7 @@ class Jitted(Generic[P, R]):
 
     def _call(self, args: tuple, kwargs: dict):
         if self._simple:  # lists, tuples and dicts of NumPy arrays, compiled before
-            leaves = []
+            leaves: list = []
             structure = _quick_structure((args, kwargs), leaves)
             entry = None if structure is None else self._fast_trees.get(
                 (structure, _array_signature(leaves)))
