@@ -587,11 +587,14 @@ def diag_indices_from(arr):
     >>> fnp.diag_indices_from(fnp.zeros((3, 3)))
     (array([0, 1, 2]), array([0, 1, 2]))
     """
-    shape = shape_of(arg(arr))
+    arr = arg(arr)
+    shape = shape_of(arr)
     if len(shape) < 2 or len(set(shape)) != 1:
         raise ValueError(f"diag_indices_from: arr must have at least two axes, all of one "
                          f"size, got shape {shape}")
-    return diag_indices(shape[0], len(shape))
+    if backend.library_of(arr) is backend.NUMPY:
+        return diag_indices(shape[0], len(shape))
+    return (lax.iota(INT, shape[0], like=arr),) * len(shape)  # on arr's device
 
 
 def _triangle_indices(name: str, n, k, m, lower: bool):
@@ -631,6 +634,20 @@ def _from_2d(name: str, arr) -> tuple:
     return shape
 
 
+def _triangle_indices_of(name: str, arr, k, lower: bool) -> tuple:
+    """The triangle's indices for the 2-D ``arr``, on its device (made there: the mask by
+    ``tri``, its positions by the device's ``nonzero``)."""
+    n, m = _from_2d(name, arr)
+    library = backend.library_of(arg(arr))
+    if library is backend.NUMPY:
+        return _triangle_indices(name, n, k, m, lower)
+    k = static_int(k, name, "k")
+    inside = backend.tri(n, m, k if lower else k - 1, dtype=bool, like=arr)
+    if not lower:
+        inside = ~inside
+    return tuple(i.astype(INT) for i in library.xp.nonzero(inside))
+
+
 def tril_indices_from(arr, k: int = 0):
     """``tril_indices`` for the shape of the 2-D ``arr``.
 
@@ -638,8 +655,7 @@ def tril_indices_from(arr, k: int = 0):
     >>> fnp.tril_indices_from(fnp.zeros((2, 2)))
     (array([0, 1, 1]), array([0, 0, 1]))
     """
-    n, m = _from_2d("tril_indices_from", arr)
-    return tril_indices(n, k, m)
+    return _triangle_indices_of("tril_indices_from", arr, k, lower=True)
 
 
 def triu_indices_from(arr, k: int = 0):
@@ -649,8 +665,7 @@ def triu_indices_from(arr, k: int = 0):
     >>> fnp.triu_indices_from(fnp.zeros((2, 2)), k=1)
     (array([0]), array([1]))
     """
-    n, m = _from_2d("triu_indices_from", arr)
-    return triu_indices(n, k, m)
+    return _triangle_indices_of("triu_indices_from", arr, k, lower=False)
 
 
 def mask_indices(n: int, mask_func, k=0, *, size=None):
