@@ -44,7 +44,7 @@ _running = _RunningRule()
 
 
 class BatchTracer(Tracer):
-    __slots__ = ("val", "batch_dim")
+    __slots__ = ("val", "batch_dim", "_aval")
     _trace: BatchTrace
 
     def __init__(self, trace: BatchTrace, val, batch_dim: int):
@@ -52,13 +52,18 @@ class BatchTracer(Tracer):
         self._trace = trace
         self.val = val
         self.batch_dim = batch_dim
+        self._aval = None
 
     @property
     def aval(self) -> ShapedArray:
-        aval = get_aval(self.val)
-        shape, dim = aval.shape, self.batch_dim
-        return ShapedArray(shape[1:] if dim == 0 else shape[:dim] + shape[dim + 1:],
-                           aval.dtype, aval.weak_type)
+        aval = self._aval  # computed once: a tracer's value never changes
+        if aval is None:
+            inner = get_aval(self.val)
+            shape, dim = inner.shape, self.batch_dim
+            aval = self._aval = ShapedArray(
+                shape[1:] if dim == 0 else shape[:dim] + shape[dim + 1:], inner.dtype,
+                inner.weak_type)
+        return aval
 
     def device_witness(self):
         val = self.val
