@@ -52,7 +52,7 @@ class BatchTracer(Tracer):
         self._trace = trace
         self.val = val
         self.batch_dim = batch_dim
-        self._aval = None
+        self._aval: ShapedArray | None = None
 
     @property
     def aval(self) -> ShapedArray:
