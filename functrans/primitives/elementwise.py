@@ -362,6 +362,32 @@ def binary(name: str, impl: Callable, derivatives, *, out_dtype=None,
     return prim
 
 
+def nary(name: str, impl: Callable, derivatives, *, real_only: bool = True) -> Primitive:
+    """A primitive of any number of NumPy-broadcast operands (three or four: ``betainc``,
+    ``hyp2f1``), ``binary``'s rules for more operands: broadcast shapes and NumPy
+    promotion (real floating point with ``real_only``), ``derivatives[i](g, ans, *operands,
+    **params)`` the tangent contribution of operand ``i`` (``None``: not differentiable),
+    and the broadcasting batching rule."""
+    prim = Primitive(name)
+
+    def abstract_eval(*avals, **params):
+        shape = _broadcast_shapes(name, avals)
+        dtype, weak = core.result_type(*avals)
+        if real_only:
+            _require_real_floating(name, ShapedArray((), dtype))
+        return ShapedArray(shape, dtype, weak)
+
+    impl_rules[prim] = impl
+    abstract_eval_rules[prim] = abstract_eval
+    ad.defjvp(prim, *[None if d is None else
+                      (lambda d: lambda g, ans, *xs, **params:
+                       match_tangent(d(g, ans, *xs, **params), ans))(d)
+                      for d in derivatives])
+    batching.batching_rules[prim] = broadcasting_batcher(prim)
+    codegen.broadcasting_primitives.add(prim)
+    return prim
+
+
 #: operand types that NumPy's ufuncs take as they are, beside an ndarray
 _PLAIN_SCALARS = frozenset({float, int, builtins.complex, bool})  # lax.complex shadows it
 

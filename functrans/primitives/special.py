@@ -21,17 +21,13 @@ from typing import Any, Callable
 
 import numpy as np
 
-from functrans import core
 from functrans.backend import array_module, coerce, special_module
-from functrans.core import Primitive, ShapedArray, abstract_eval_rules, impl_rules
-from functrans.interpreters import ad, batching, codegen
 from functrans.naming import public
-from functrans.primitives.elementwise import (add, binary, broadcasting_batcher, div, eq, exp,
-                                              log, log1p, match_tangent, mul, neg, select,
-                                              sign, sub, unary)
+from functrans.primitives.elementwise import (add, binary, div, eq, exp, log, log1p, mul,
+                                              nary, neg, select, sign, sub, unary)
 
 __all__ = [
-    "erf_p", "erfc_p", "erf_inv_p", "lgamma_p", "digamma_p", "polygamma_p", "igamma_p",
+    "kernel_impl", "refuse", "erf_p", "erfc_p", "erf_inv_p", "lgamma_p", "digamma_p", "polygamma_p", "igamma_p",
     "igammac_p", "bessel_i0e_p", "bessel_i1e_p", "zeta_p", "ndtri_p", "erf", "erfc", "erf_inv",
     "lgamma", "digamma", "polygamma", "igamma", "igammac", "bessel_i0e", "bessel_i1e", "zeta",
     "ndtri", "regularized_incomplete_beta_p", "hyp1f1_p", "hyp2f1_p", "bessel_jv_p",
@@ -50,20 +46,36 @@ _SQRT_PI_OVER_TWO = math.sqrt(math.pi) / 2
 _SQRT_TWO_PI = math.sqrt(2 * math.pi)
 
 
-def _kernel(name: str, kernel: str) -> Callable:
-    """The impl calling the special-function kernel ``kernel``, in the inputs' promoted
-    dtype (some kernels, such as ``polygamma``, compute in float64 whatever the input)."""
+def kernel_impl(name: str, kernel: str, part: int | None = None, integer_first: bool = False,
+                where: str = "functrans.lax") -> Callable:
+    """The impl calling the special-function kernel ``kernel`` of SciPy (of cupyx on CuPy
+    arrays), in the inputs' promoted dtype (some kernels, such as ``polygamma``, compute in
+    float64 whatever the input).  ``part``: the item of the tuple the kernel returns
+    (``sici``, ``fresnel``); ``integer_first``: the first argument passed as an integer (the
+    order of ``expn``, which SciPy would truncate with a warning); ``where``: the module of
+    the user-facing name, for the errors."""
     def impl(*args):
         xp = array_module(*args)
-        out = getattr(special_module(*args, what=f"functrans.lax.{name}"), kernel)(
-            *coerce(xp, *args))
-        dtype = np.result_type(*[getattr(a, "dtype", a) for a in args])
+        args = coerce(xp, *args)
+        if integer_first:
+            args = (xp.asarray(args[0]).astype(np.int64),) + tuple(args[1:])
+        module = special_module(*args, what=f"{where}.{name}")
+        if not hasattr(module, kernel):  # cupyx.scipy.special lacks some of SciPy's
+            raise NotImplementedError(
+                f"{where}.{name}: {module.__name__} has no {kernel} kernel for "
+                f"{xp.__name__} arrays; compute it on NumPy arrays")
+        out = getattr(module, kernel)(*args)
+        if part is not None:
+            out = out[part]
+        dtype = np.result_type(*[getattr(a, "dtype", a) for a in args[integer_first:]])
         return out if out.dtype == dtype else out.astype(dtype)
-    impl.__name__ = kernel
+    impl.__name__ = kernel if part is None else f"{kernel}_{part}"
     return impl
 
 
-def _refuse(message: str, error: type = NotImplementedError) -> Callable:
+def refuse(message: str, error: type = NotImplementedError) -> Callable:
+    """A derivative rule that raises ``error(message)``: for arguments JAX does not
+    differentiate either."""
     def derivative(g, ans, *primals):
         raise error(message)
     return derivative
@@ -73,19 +85,19 @@ def _gaussian(x):
     return exp(neg(mul(x, x)))
 
 
-erf_p = unary("erf", _kernel("erf", "erf"),
+erf_p = unary("erf", kernel_impl("erf", "erf"),
               lambda g, ans, x: mul(g, mul(_TWO_OVER_SQRT_PI, _gaussian(x))), real_only=True)
-erfc_p = unary("erfc", _kernel("erfc", "erfc"),
+erfc_p = unary("erfc", kernel_impl("erfc", "erfc"),
                lambda g, ans, x: mul(g, mul(-_TWO_OVER_SQRT_PI, _gaussian(x))), real_only=True)
-erf_inv_p = unary("erf_inv", _kernel("erf_inv", "erfinv"),
+erf_inv_p = unary("erf_inv", kernel_impl("erf_inv", "erfinv"),
                   lambda g, ans, x: mul(g, mul(_SQRT_PI_OVER_TWO, exp(mul(ans, ans)))),
                   real_only=True)
-lgamma_p = unary("lgamma", _kernel("lgamma", "gammaln"),
+lgamma_p = unary("lgamma", kernel_impl("lgamma", "gammaln"),
                  lambda g, ans, x: mul(g, digamma(x)), real_only=True)
-digamma_p = unary("digamma", _kernel("digamma", "psi"),
+digamma_p = unary("digamma", kernel_impl("digamma", "psi"),
                   lambda g, ans, x: mul(g, polygamma(1, x)), real_only=True)
 # d/dx ndtri(p) = 1 / pdf(ndtri(p)) = sqrt(2 pi) exp(ndtri(p)^2 / 2).
-ndtri_p = unary("ndtri", _kernel("ndtri", "ndtri"),
+ndtri_p = unary("ndtri", kernel_impl("ndtri", "ndtri"),
                 lambda g, ans, x: mul(g, mul(_SQRT_TWO_PI, exp(mul(0.5, mul(ans, ans))))),
                 real_only=True)
 
@@ -103,14 +115,14 @@ def _i1e_derivative(g, ans, x):
     return mul(g, select(at_zero, 0.5, general))
 
 
-bessel_i0e_p = unary("bessel_i0e", _kernel("bessel_i0e", "i0e"), _i0e_derivative,
+bessel_i0e_p = unary("bessel_i0e", kernel_impl("bessel_i0e", "i0e"), _i0e_derivative,
                      real_only=True)
-bessel_i1e_p = unary("bessel_i1e", _kernel("bessel_i1e", "i1e"), _i1e_derivative,
+bessel_i1e_p = unary("bessel_i1e", kernel_impl("bessel_i1e", "i1e"), _i1e_derivative,
                      real_only=True)
 
 polygamma_p = binary(
-    "polygamma", _kernel("polygamma", "polygamma"),
-    (_refuse("polygamma: the derivative with respect to the order m is not defined (m is "
+    "polygamma", kernel_impl("polygamma", "polygamma"),
+    (refuse("polygamma: the derivative with respect to the order m is not defined (m is "
              "an integer); differentiate with respect to x only", ValueError),
      lambda g, ans, m, x: mul(g, polygamma(add(m, 1), x))),
     real_only=True)
@@ -123,12 +135,12 @@ def _igamma_density(a, x):
 
 # In a, both derivatives are the kernel igamma_grad_a of the next section.
 igamma_p = binary(
-    "igamma", _kernel("igamma", "gammainc"),
+    "igamma", kernel_impl("igamma", "gammainc"),
     (lambda g, ans, a, x: mul(g, igamma_grad_a(a, x)),
      lambda g, ans, a, x: mul(g, _igamma_density(a, x))),
     real_only=True)
 igammac_p = binary(
-    "igammac", _kernel("igammac", "gammaincc"),
+    "igammac", kernel_impl("igammac", "gammaincc"),
     (lambda g, ans, a, x: neg(mul(g, igamma_grad_a(a, x))),
      lambda g, ans, a, x: neg(mul(g, _igamma_density(a, x)))),
     real_only=True)
@@ -295,18 +307,18 @@ def _random_gamma_grad_in_x(g, ans, a, x):
 
 igamma_grad_a_p = binary(
     "igamma_grad_a", _igamma_grad_a_impl,
-    (_refuse(_NO_SECOND_SHAPE_DERIVATIVE.format(name="igamma_grad_a")), _igamma_grad_a_in_x),
+    (refuse(_NO_SECOND_SHAPE_DERIVATIVE.format(name="igamma_grad_a")), _igamma_grad_a_in_x),
     real_only=True)
 random_gamma_grad_p = binary(
     "random_gamma_grad", _random_gamma_grad_impl,
-    (_refuse(_NO_SECOND_SHAPE_DERIVATIVE.format(name="random_gamma_grad")),
+    (refuse(_NO_SECOND_SHAPE_DERIVATIVE.format(name="random_gamma_grad")),
      _random_gamma_grad_in_x),
     real_only=True)
 
 # Hurwitz zeta: d/dq sum_k (k + q)^-x = -x zeta(x + 1, q); in x there is no closed form.
 zeta_p = binary(
-    "zeta", _kernel("zeta", "zeta"),
-    (_refuse("zeta: the derivative with respect to the exponent x is not implemented "
+    "zeta", kernel_impl("zeta", "zeta"),
+    (refuse("zeta: the derivative with respect to the exponent x is not implemented "
              "(only the derivative in q is)"),
      lambda g, ans, x, q: neg(mul(g, mul(x, zeta(add(x, 1), q))))),
     real_only=True)
@@ -427,36 +439,8 @@ zeta = _binary_fn(zeta_p, """Elementwise Hurwitz zeta function ``sum_k (k + q)^-
 
 
 # -- incomplete beta, hypergeometric functions, Bessel J of integer order -------------------
-# SciPy's kernels again; betainc, hyp1f1 and hyp2f1 take three or four broadcasting operands,
-# for which ``_broadcasting`` is the n-ary counterpart of ``binary``.
-
-def _broadcasting(name: str, impl: Callable, derivatives) -> Primitive:
-    """A real floating-point primitive of NumPy-broadcast operands: ``derivatives[i](g, ans,
-    *operands, **params)`` is the tangent contribution of operand ``i``."""
-    prim = Primitive(name)
-
-    def abstract_eval(*avals, **params):
-        dtype, weak = core.result_type(*avals)
-        if dtype.kind != "f":
-            raise TypeError(f"{name} requires real floating-point operands, got "
-                            f"{', '.join(a.dtype.name for a in avals)}")
-        try:
-            shape = np.broadcast_shapes(*[a.shape for a in avals])
-        except ValueError:
-            shapes = ", ".join(str(a.shape) for a in avals)
-            raise ValueError(f"{name}: operand shapes {shapes} cannot be broadcast "
-                             f"together") from None
-        return ShapedArray(shape, dtype, weak)
-
-    impl_rules[prim] = impl
-    abstract_eval_rules[prim] = abstract_eval
-    ad.defjvp(prim, *[(lambda d: lambda g, ans, *xs, **params:
-                       match_tangent(d(g, ans, *xs, **params), ans))(d)
-                      for d in derivatives])
-    batching.batching_rules[prim] = broadcasting_batcher(prim)
-    codegen.broadcasting_primitives.add(prim)
-    return prim
-
+# SciPy's kernels again; betainc, hyp1f1 and hyp2f1 take three or four broadcasting operands
+# (``nary``, the counterpart of ``binary``).
 
 def _betainc_density(a, b, x):
     # d/dx I_x(a, b) = x^(a-1) (1-x)^(b-1) / B(a, b), through logarithms against overflow.
@@ -467,10 +451,10 @@ def _betainc_density(a, b, x):
 _NO_BETAINC_PARAMETER_DERIVATIVE = (
     "betainc: the derivative with respect to {arg} is not supported (as in JAX; only the "
     "derivative in x is); wrap {arg} in functrans.lax.stop_gradient if it needs none")
-regularized_incomplete_beta_p = _broadcasting(
-    "regularized_incomplete_beta", _kernel("betainc", "betainc"),
-    (_refuse(_NO_BETAINC_PARAMETER_DERIVATIVE.format(arg="a"), ValueError),
-     _refuse(_NO_BETAINC_PARAMETER_DERIVATIVE.format(arg="b"), ValueError),
+regularized_incomplete_beta_p = nary(
+    "regularized_incomplete_beta", kernel_impl("betainc", "betainc"),
+    (refuse(_NO_BETAINC_PARAMETER_DERIVATIVE.format(arg="a"), ValueError),
+     refuse(_NO_BETAINC_PARAMETER_DERIVATIVE.format(arg="b"), ValueError),
      lambda g, ans, a, b, x: mul(g, _betainc_density(a, b, x))))
 
 # -- hypergeometric functions and their derivatives in the parameters --
@@ -497,9 +481,9 @@ def _parameter_series(xp, upper, lower, x) -> list:
     sums = [xp.zeros(shape, x.dtype) for _ in params]
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         for k in range(_HYP_SERIES_TERMS[len(upper)]):
-            for i, (p, sign) in enumerate(zip(params, signs)):
+            for i, (p, direction) in enumerate(zip(params, signs)):
                 sums[i] = sums[i] + term * harmonic[i]
-                harmonic[i] = harmonic[i] + sign / (p + k)
+                harmonic[i] = harmonic[i] + direction / (p + k)
             ratio = x / (k + 1)
             for u in upper:
                 ratio = ratio * (u + k)
@@ -565,7 +549,7 @@ def _hyp_parameter_derivative_rule(i: int) -> Callable:
     return rule
 
 
-hyp_parameter_derivative_p = _broadcasting(
+hyp_parameter_derivative_p = nary(
     "hyp_parameter_derivative", _hyp_parameter_derivative_impl,
     tuple(_hyp_parameter_derivative_rule(i) for i in range(4)))
 
@@ -575,21 +559,21 @@ def _parameter_derivative(index: int, upper: int):
         *args, upper=upper, wrt=index))
 
 
-hyp1f1_p = _broadcasting(
-    "hyp1f1", _kernel("hyp1f1", "hyp1f1"),
+hyp1f1_p = nary(
+    "hyp1f1", kernel_impl("hyp1f1", "hyp1f1"),
     (_parameter_derivative(0, 1), _parameter_derivative(1, 1),
      lambda g, ans, a, b, x: mul(g, mul(div(a, b), hyp1f1(add(a, 1), add(b, 1), x)))))
 
-hyp2f1_p = _broadcasting(
-    "hyp2f1", _kernel("hyp2f1", "hyp2f1"),
+hyp2f1_p = nary(
+    "hyp2f1", kernel_impl("hyp2f1", "hyp2f1"),
     (_parameter_derivative(0, 2), _parameter_derivative(1, 2), _parameter_derivative(2, 2),
      lambda g, ans, a, b, c, x: mul(g, mul(div(mul(a, b), c),
                                            hyp2f1(add(a, 1), add(b, 1), add(c, 1), x)))))
 
 # J_v' = (J_{v-1} - J_{v+1}) / 2 for every order v; the order is not differentiated.
 bessel_jv_p = binary(
-    "bessel_jv", _kernel("bessel_jv", "jv"),
-    (_refuse("bessel_jv: the derivative with respect to the order v is not defined (the "
+    "bessel_jv", kernel_impl("bessel_jv", "jv"),
+    (refuse("bessel_jv: the derivative with respect to the order v is not defined (the "
              "order is an integer); differentiate with respect to z only", ValueError),
      lambda g, ans, v, z: mul(g, mul(0.5, sub(bessel_jv(sub(v, 1), z),
                                               bessel_jv(add(v, 1), z))))),

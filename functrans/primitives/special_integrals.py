@@ -12,15 +12,15 @@ order ``n`` of ``expn`` is an integer and is not differentiated (an error says s
 """
 from __future__ import annotations
 
+import functools
 import math
 from typing import Callable
 
 import numpy as np
 
-from functrans.backend import array_module, coerce, special_module
 from functrans.primitives.elementwise import (add, binary, cos, div, eq, exp, log, mul, neg,
                                               select, sin, sub, unary)
-from functrans.primitives.special import erf
+from functrans.primitives.special import erf, kernel_impl, refuse
 
 __all__ = [
     "erfcx_p", "dawsn_p", "exp1_p", "expi_p", "expn_p", "spence_p", "sici_si_p",
@@ -33,37 +33,8 @@ _TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
 _HALF_PI = math.pi / 2
 _INV_SQRT_TWO_PI = 1 / math.sqrt(2 * math.pi)
 _INV_SQRT_TWO = 1 / math.sqrt(2)
-
-def _kernel(name: str, kernel: str, part: int | None = None, integer_first: bool = False
-            ) -> Callable:
-    """The impl calling the special-function kernel ``kernel`` (item ``part`` of the tuple
-    it returns, if it returns two), in the inputs' promoted dtype: SciPy computes some
-    kernels in double precision whatever the input.  ``integer_first`` passes the first
-    argument as an integer (the order of ``expn``, which SciPy would truncate with a
-    warning)."""
-    def impl(*args):
-        xp = array_module(*args)
-        args = coerce(xp, *args)
-        if integer_first:
-            args = (xp.asarray(args[0]).astype(np.int64),) + tuple(args[1:])
-        module = special_module(*args, what=f"functrans.scipy.special.{name}")
-        if not hasattr(module, kernel):  # cupyx.scipy.special lacks some of SciPy's
-            raise NotImplementedError(
-                f"functrans.scipy.special.{name}: {module.__name__} has no {kernel} kernel "
-                f"for {xp.__name__} arrays; compute it on NumPy arrays")
-        out = getattr(module, kernel)(*args)
-        if part is not None:
-            out = out[part]
-        dtype = np.result_type(*[getattr(a, "dtype", a) for a in args[integer_first:]])
-        return out if out.dtype == dtype else out.astype(dtype)
-    impl.__name__ = kernel if part is None else f"{kernel}_{part}"
-    return impl
-
-
-def _refuse(message: str, error: type = NotImplementedError) -> Callable:
-    def derivative(g, *primals):
-        raise error(message)
-    return derivative
+# SciPy's kernels (cupyx's on CuPy), named in errors by their functrans.scipy.special name.
+_kernel = functools.partial(kernel_impl, where="functrans.scipy.special")
 
 
 def _safe_ratio(numerator: Callable, x, at_zero):
@@ -135,7 +106,7 @@ def _expn_derivative(g, ans, n, x):
 
 expn_p = binary(
     "expn", _kernel("expn", "expn", integer_first=True),
-    (_refuse("expn: the derivative with respect to the order n is not defined (n is an "
+    (refuse("expn: the derivative with respect to the order n is not defined (n is an "
              "integer); differentiate with respect to x only", ValueError),
      _expn_derivative),
     real_only=True)
