@@ -405,7 +405,8 @@ class LoweringContext:
         """Source for the scalar ``value`` as an operand of ``dtype`` arrays: a bound 0-d
         array of that dtype on NumPy (which then skips converting a Python scalar on every
         call), the literal itself elsewhere."""
-        typed = _typed_scalar(value, np.dtype(dtype)) if self.xp_module is np else None
+        typed = (_typed_scalar(value, np.dtype(dtype))
+                 if self.xp_module is np and type(value) in (int, float, complex) else None)
         return self.bind_scalar(typed) if typed is not None else repr(value)
 
     def bind_scalar(self, typed) -> str:
@@ -477,7 +478,7 @@ def _generate(jaxpr: Jaxpr, library, name: str, owned_outputs: bool) -> Compiled
         if type(x) is Var:
             return names[id(x)]
         val = x.val
-        if dtype is not None:
+        if dtype is not None and _is_weak_scalar(x):
             typed = _typed_scalar(val, dtype)
             if typed is not None:
                 return ctx.bind_scalar(typed)
@@ -584,7 +585,7 @@ def _scalar_operand_dtype(eqn: JaxprEqn):
     for x in eqn.invars:
         if type(x) is Var:
             arrays.append(x.aval.dtype)
-        elif x.aval.weak_type and type(x.val) in (int, float, complex):
+        elif _is_weak_scalar(x):
             scalars.append(x.val)
     if not arrays or not scalars:
         return None
@@ -606,10 +607,13 @@ def _typed_scalar_cached(val, kind: str, dtype: np.dtype):
     return typed
 
 
+def _is_weak_scalar(x) -> bool:
+    """``x`` is a literal Python ``int``, ``float`` or ``complex`` (weakly typed)."""
+    return x.aval.weak_type and type(x.val) in (int, float, complex)
+
+
 def _typed_scalar(val, dtype: np.dtype):
-    """``val`` (a Python scalar) as a read-only 0-d array of ``dtype``, or None."""
-    if type(val) not in (int, float, complex, bool):
-        return None
+    """``val`` (a Python number) as a read-only 0-d array of ``dtype``, or None."""
     return _typed_scalar_cached(val, type(val).__name__, dtype)  # 1 and 1.0 are equal keys
 
 
