@@ -482,13 +482,10 @@ def _result_array(x):
     t = type(x)
     if t is np.ndarray:
         return x.view(type=Array) if x.ndim else x
-    if t in _SCALAR_TYPES or t is Array or not backend.is_device_array(x):
+    if t in python_scalar_types or t is Array or not backend.is_device_array(x):
         return x
     sub = device_result_type(x)
     return x if sub is t or not x.ndim else x.view(type=sub)
-
-
-_SCALAR_TYPES = frozenset({bool, int, float, complex})
 
 
 def user_result(out):

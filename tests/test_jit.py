@@ -12,7 +12,7 @@ import functrans as ft
 import functrans.numpy as fnp
 from functrans import lax
 from functrans.tree_util import tree_leaves, tree_map
-from sweep import case_rng, differentiable_part, random_like
+from sweep import case_rng, random_like
 from test_standin import SWEEP, SWEEP_IDS
 
 # ------------------------------------------------------------------------------------------

@@ -39,7 +39,6 @@ from functrans.numpy._indexing import IndexUpdateHelper, diagonal, getitem, seti
 from functrans.numpy._reductions import (all, any, argmax, argmin, cumprod, cumsum, max, mean,
                                          min, prod, std, sum, trace, var)
 from functrans.numpy._shape import ravel, repeat, reshape, squeeze, swapaxes, transpose
-from functrans.numpy._util import arg, dtype_of
 
 __all__ = ["TRACER_METHODS", "NUMPY_FUNCTIONS", "UFUNCS", "install_tracer_methods",
            "unsupported_numpy_error"]
