@@ -83,8 +83,7 @@ def full(shape, fill_value, dtype=None, *, like=None, device=None):
     _check_device("full", device)
     if isinstance(fill_value, Tracer):  # broadcast the traced value: it keeps derivatives
         fill = fill_value if dtype is None else lax.convert_element_type(fill_value, dtype)
-        shape = (static_int(shape, "full", "shape"),) if np.ndim(shape) == 0 else tuple(
-            static_int(n, "full", "each size") for n in shape)
+        shape = _static_shape(shape, "full")
         return shape_ops.broadcast_to(fill, shape)
     if like is None and backend.is_device_array(fill_value):
         like = fill_value  # a device scalar fills an array on its device
@@ -133,9 +132,8 @@ def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = 
             return line
         step = lax.div(lax.sub(stop, start), float(max(num - 1 if endpoint else num, 1)))
         return line, lax.convert_element_type(step, dtype_of(line))
-    return user_result(backend.array_module(like, start, stop).linspace(start, stop, num,
-                                                                         endpoint,
-                                                             retstep, dtype, axis))
+    xp = backend.array_module(like, start, stop)
+    return user_result(xp.linspace(start, stop, num, endpoint, retstep, dtype, axis))
 
 
 def eye(N: int, M: int | None = None, k: int = 0, dtype=None, *, like=None, device=None):
@@ -291,9 +289,16 @@ def fromfunction(function, shape, *, dtype=float, **kwargs):
     array([[ 0, 10, 20],
            [ 1, 11, 21]])
     """
-    shape = tuple(static_int(n, "fromfunction", "each size") for n in shape)
+    shape = _static_shape(shape, "fromfunction")
     grids = meshgrid(*[backend.arange(n, dtype=dtype) for n in shape], indexing="ij")
     return function(*grids, **kwargs)
+
+
+def _static_shape(shape, name: str) -> tuple:
+    """``shape`` (an int or a sequence of them) as a tuple of Python ints."""
+    if np.ndim(shape) == 0:
+        return (static_int(shape, name, "shape"),)
+    return tuple(static_int(n, name, "each size") for n in shape)
 
 
 def _scalar_line(name, start, stop, num, endpoint, dtype):
