@@ -49,8 +49,8 @@ __all__ = [
     "differentiable_part", "check_case_grads", "in_axes_choices", "check_vmap_matches_loop",
     "check_vmap_of_derivatives", "check_jaxprs", "F64", "F32", "I64", "C128", "C64",
     "Transform", "TRANSFORMS", "transforms", "CreationCase", "creation_case",
-    "check_creation_value", "check_creation_jit", "assert_same_array", "same_answer", "TreeCase", "tree_case",
-    "check_tree_case",
+    "check_creation_value", "check_creation_jit", "assert_same_array", "same_answer",
+    "TreeCase", "tree_case", "check_tree_case",
 ]
 
 F64, F32, I64 = np.dtype(np.float64), np.dtype(np.float32), np.dtype(np.int64)
