@@ -99,6 +99,28 @@ def test_torch_backward_must_be_multiplied_by_grad_output(fast_mode):
                         fast_mode=fast_mode)(np.array([0.3, 0.5]))
 
 
+@pytest.mark.parametrize("fast_mode", [False, True])
+def test_zero_cotangent_and_rerun_checks_share_one_backward_pass(fast_mode):
+    # The backward runs for the directional/Jacobian check, then once more with -v for
+    # both the zero-cotangent and the nondeterminism check (fast mode: two runs in all).
+    calls = []
+
+    def bwd(cos_x, g):
+        calls.append(1)
+        return (g * cos_x,)
+    result = ft.gradcheck(_custom_sin(bwd), modes="rev", fast_mode=True)(np.array([0.3, 0.5]))
+    assert {c.kind for c in result.checks} >= {"zero_grad_output", "nondeterminism"}
+    assert len(calls) == 2
+    # A deterministic backward that is zero at zero but not odd in its cotangent is not
+    # linear: neither PyTorch check sees it, the shared re-run does.
+    curved = _custom_sin(lambda cos_x, g: (g * cos_x + 1e-9 * g * g,))
+    result = ft.gradcheck(curved, modes="rev", fast_mode=fast_mode, raise_exception=False)(
+        np.array([0.3, 0.5]))
+    assert [c.kind for c in result.failures] == ["linearity"]
+    assert "not linear in its cotangent" in result.failures[0].message
+    assert {c.kind for c in result.checks if c.passed} >= {"zero_grad_output", "nondeterminism"}
+
+
 def test_torch_full_mode_pullback_that_cannot_be_vmapped_goes_row_by_row():
     numpy_bwd = _custom_sin(lambda cos_x, g: (np.asarray(g) * np.asarray(cos_x),))
     x = np.array([0.3, 0.5, -1.0])

@@ -1,6 +1,6 @@
 """The individual checks: Jacobian comparison (full mode), the directional derivative (fast
 mode), non-differentiability, batched derivatives, undefined gradients, gradient dtypes,
-nondeterminism and the consistency of vmap with plain calls.  Each returns a
+zero cotangents, nondeterminism and the consistency of vmap with plain calls.  Each returns a
 :class:`Check`; the numbers they compare are copied to the host explicitly."""
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ __all__ = ["compare", "largest", "block_comparison", "jacobian_blocks", "jacobia
            "evaluate", "shifted", "fast_tolerance", "fast_checks", "directional",
            "explain_fast_failure", "fast_nondifferentiable", "worst_mismatch", "batched_check",
            "undefined_grad_check", "zero_grad_output_check", "dtype_check", "nondeterminism_check",
-           "vmap_consistency_check"]
+           "rerun_checks", "vmap_consistency_check"]
 
 
 def compare(numeric: np.ndarray, analytic: np.ndarray, tol: np.ndarray):
@@ -502,8 +502,7 @@ def nondeterminism_check(problem: Problem, modes, rng, order: int, tol: float) -
         cts, first = cache.get("rev") or (random_like(rng, problem.outs), None)
         first = problem.pullback()(cts) if first is None else first
         second = problem.pullback()(cts)
-        diff = max(float(np.max(np.abs(realify(a) - realify(b)), initial=0.0))
-                   for a, b in zip(first, second))
+        diff = _mismatch(first, second, 1.0)
         worst = max(worst, diff)
         if not diff <= tol:
             problems.append(f"the pullback run twice on one cotangent differs by {diff:.3g}")
@@ -511,14 +510,56 @@ def nondeterminism_check(problem: Problem, modes, rng, order: int, tol: float) -
         ts, first = cache.get("fwd") or (random_like(rng, problem.leaves), None)
         first = problem.push(ts) if first is None else first
         second = problem.push(ts)
-        diff = max(float(np.max(np.abs(realify(a) - realify(b)), initial=0.0))
-                   for a, b in zip(first, second))
+        diff = _mismatch(first, second, 1.0)
         worst = max(worst, diff)
         if not diff <= tol:
             problems.append(f"jvp run twice on one tangent differs by {diff:.3g}")
     return Check("nondeterminism", None, problem.label, order, not problems,
                  max_abs_error=worst, max_ratio=error_ratio(worst, tol), num_failed=len(problems),
                  message="; ".join(problems) + f" (nondet_tol={tol})" if problems else "")
+
+
+def _mismatch(first: Sequence, second: Sequence, sign: float) -> float:
+    """max |first - sign·second| over a list of arrays (on the host)."""
+    return max((float(np.max(np.abs(realify(a) - sign * realify(b)), initial=0.0))
+                for a, b in zip(first, second)), default=0.0)
+
+
+def rerun_checks(problem: Problem, modes, rng, order: int, tol: float) -> list[Check]:
+    """The zero-cotangent and nondeterminism checks; with reverse mode, both in one more
+    backward pass.
+
+    The pullback of ``-v`` must be exactly ``-(pullback of v)`` (within ``nondet_tol``).
+    Negation is exact in floating point and every rounding is symmetric, so a deterministic
+    linear pullback passes bit for bit, while one that differs from run to run, adds a
+    constant (is nonzero at zero cotangents) or ignores its cotangent fails. The pass is a
+    true re-run: it executes every transpose rule and ``custom_vjp`` backward again. Only
+    when it fails are the two checks run separately, to say which failed (or, when both
+    pass, that the pullback is not linear in its cotangent)."""
+    if "rev" not in modes:
+        return [nondeterminism_check(problem, modes, rng, order, tol)]
+    cts, first = problem.directional_cache.get("rev") or (random_like(rng, problem.outs), None)
+    pullback = problem.pullback()
+    first = pullback(cts) if first is None else first
+    second = pullback([-c for c in cts])
+    typed = all(get_aval(g).shape == get_aval(x).shape and get_aval(g).dtype == get_aval(x).dtype
+                for g, x in zip(second, problem.leaves))
+    diff = _mismatch(first, second, -1.0) if typed else math.inf
+    if diff <= tol:
+        return [Check("zero_grad_output", "rev", problem.label, order, True,
+                      num_compared=len(second)),
+                Check("nondeterminism", None, problem.label, order, True,
+                      max_abs_error=diff, max_ratio=error_ratio(diff, tol))]
+    checks = [zero_grad_output_check(problem, order),
+              nondeterminism_check(problem, modes, rng, order, tol)]
+    if all(c.passed for c in checks):
+        checks.append(Check(
+            "linearity", "rev", problem.label, order, False, max_abs_error=diff,
+            max_ratio=error_ratio(diff, tol), num_failed=1, num_compared=1,
+            message=f"the pullback is not linear in its cotangent: the pullback of -v differs "
+                    f"from minus the pullback of v by {diff:.3g} (nondet_tol={tol}), though "
+                    f"it is deterministic and zero at zero cotangents"))
+    return checks
 
 
 def vmap_consistency_check(problem: Problem, num: NumericJacobian, order: int, columns, atol,

@@ -88,8 +88,9 @@ class Check:
 
     ``kind`` is ``"jacobian"`` (a full-mode block), ``"directional"`` (fast mode),
     ``"nondifferentiable"``, ``"batched_grad"``, ``"batched_forward_grad"``,
-    ``"undefined_grad"``, ``"zero_grad_output"``, ``"grad_dtypes"``, ``"nondeterminism"``
-    or ``"vmap"``.
+    ``"undefined_grad"``, ``"zero_grad_output"``, ``"grad_dtypes"``, ``"nondeterminism"``,
+    ``"linearity"`` (a deterministic pullback that is zero at zero but not odd in its
+    cotangent) or ``"vmap"``.
     ``function`` is what was differentiated: ``f``, or at order 2 ``jvp(f)`` / ``vjp(f)``.
 
     >>> import numpy as np, functrans as ft, functrans.numpy as fnp

@@ -11,10 +11,10 @@ from typing_extensions import ParamSpec
 
 from functrans import backend
 from functrans.gradcheck.checks import (batched_check, dtype_check, fast_checks,
-                                         jacobian_checks, nondeterminism_check,
+                                         jacobian_checks, rerun_checks,
                                          nondifferentiable_check, precision_diagnosis,
                                          undefined_grad_check, vmap_consistency_check,
-                                         worst_columns, zero_grad_output_check)
+                                         worst_columns)
 from functrans.gradcheck.jacobians import analytic_jacobian, numeric_jacobian
 from functrans.gradcheck.options import MODES, Options, resolve_seed
 from functrans.gradcheck.problem import Problem, make_problem
@@ -156,13 +156,12 @@ def _run_checks(problem: Problem, opts: Options, rng, order: int, result: Gradch
         checks.append(batched_check(problem, "rev", rng, order, opts.atol, opts.rtol))
     if opts.check_batched_forward_grad and "fwd" in opts.modes:
         checks.append(batched_check(problem, "fwd", rng, order, opts.atol, opts.rtol))
-    if "rev" in opts.modes:  # PyTorch runs this one whatever the options
-        checks.append(zero_grad_output_check(problem, order))
     if opts.check_undefined_grad and "rev" in opts.modes:
         checks.append(undefined_grad_check(problem, rng, order, opts.atol, opts.rtol))
     if opts.check_grad_dtypes:
         checks.append(dtype_check(problem, opts.modes, rng, order))
-    checks.append(nondeterminism_check(problem, opts.modes, rng, order, opts.nondet_tol))
+    # PyTorch's zero-cotangent check (run whatever the options) and the nondeterminism check
+    checks.extend(rerun_checks(problem, opts.modes, rng, order, opts.nondet_tol))
     if order < opts.order:
         for mode in opts.modes:
             check_problem(problem.derivative(mode, rng), opts, rng, order + 1, result,
