@@ -477,3 +477,16 @@ def test_a_buffer_with_a_live_view_is_never_written(n):
         return z.reshape(-1) + v + t.reshape(-1)
     x = np.arange(float(n * n)).reshape(n, n)
     np.testing.assert_array_equal(ft.jit(f)(x), f(x))
+
+
+@pytest.mark.parametrize("f", [
+    lambda x: x + 0.0, lambda x: 0.0 + x, lambda x: x - 0.0, lambda x: x + -0.0,
+    lambda x: x - -0.0, lambda x: x + 0, lambda x: x * 1.0, lambda x: x * -0.0,
+    lambda x: x * 0.0, lambda x: (x * 2.0) * -0.0])
+def test_signed_zeros_as_numpy(f):
+    # x + 0.0 is not x where x is -0.0; 0.0 and -0.0 are distinct constants.
+    x = np.array([-0.0, 0.0, 1.0])
+    for _ in range(2):
+        got = ft.jit(f)(x)
+        np.testing.assert_array_equal(got, f(x))
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(f(x)))

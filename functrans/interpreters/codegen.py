@@ -596,7 +596,7 @@ def _scalar_operand_dtype(eqn: JaxprEqn):
 
 
 @functools.lru_cache(maxsize=1024)
-def _typed_scalar_cached(val, kind: str, dtype: np.dtype):
+def _typed_scalar_cached(val, text: str, dtype: np.dtype):
     try:
         typed = np.array(val, dtype=dtype)
     except (TypeError, OverflowError, ValueError):
@@ -614,7 +614,8 @@ def _is_weak_scalar(x) -> bool:
 
 def _typed_scalar(val, dtype: np.dtype):
     """``val`` (a Python number) as a read-only 0-d array of ``dtype``, or None."""
-    return _typed_scalar_cached(val, type(val).__name__, dtype)  # 1 and 1.0 are equal keys
+    # keyed by repr too: 1 and 1.0 are equal keys, and so are 0.0 and -0.0
+    return _typed_scalar_cached(val, repr(val), dtype)
 
 
 def _buffer_ends(eqns: list, last_use: dict) -> dict:

@@ -19,10 +19,12 @@ import numpy as np
 
 from functrans import core
 from functrans.backend import array_module, coerce
-from functrans.core import Primitive, ShapedArray, abstract_eval_rules, get_aval, impl_rules
+from functrans.core import (Array, Primitive, ShapedArray, abstract_eval_rules, get_aval,
+                            impl_rules)
 from functrans.interpreters import ad, batching, codegen, transpose
 from functrans.interpreters.ad import Zero, add_any_p
 from functrans.interpreters.batching import not_mapped
+from functrans.interpreters.partial_eval import JaxprTracer
 from functrans.interpreters.transpose import UndefinedPrimal, is_undefined_primal
 from functrans.naming import public
 from functrans.primitives.conversion import convert_element_type, zeros_like
@@ -65,6 +67,10 @@ def _broadcast_shapes(name: str, avals) -> tuple:
 
 def match_tangent(t, ans):
     """Broadcast and convert the tangent term ``t`` to the type of the output ``ans``."""
+    if type(ans) is np.ndarray and type(t) is JaxprTracer:  # linearize's common case
+        aval = t.aval
+        if aval.shape == ans.shape and aval.dtype == ans.dtype and ans.dtype.kind in "fc":
+            return t
     aval, out = get_aval(t), get_aval(ans)
     if aval.shape == out.shape and aval.dtype == out.dtype and out.dtype.kind in "fc":
         return t  # the common case: nothing to convert
@@ -78,6 +84,10 @@ def match_tangent(t, ans):
 
 def unbroadcast(aval: ShapedArray, ct):
     """Sum the cotangent ``ct`` of a broadcast result back to an operand of type ``aval``."""
+    t = type(ct)
+    if (t is np.ndarray or t is Array) and ct.shape == aval.shape and (
+            ct.dtype == aval.dtype and aval.dtype.kind in "fc"):
+        return ct  # the common case in reverse mode, without an aval
     ct_aval = get_aval(ct)
     shape = ct_aval.shape
     if shape == aval.shape and ct_aval.dtype == aval.dtype and aval.dtype.kind in "fc":
@@ -822,18 +832,34 @@ def _is_scalar_literal(x, value) -> bool:
     return type(x) is core.Literal and np.ndim(x.val) == 0 and x.val == value
 
 
-def _identity_operand(neutral: float, positions: tuple) -> Callable:
+def _identity_operand(neutral: float, positions: tuple, zero_sign: int = 0) -> Callable:
     """Simplification of ``x op neutral`` (for the operand positions of ``neutral`` in
-    ``positions``): the result is the other operand when that has the result's type."""
+    ``positions``): the result is the other operand when that has the result's type.
+
+    ``zero_sign`` (for a neutral 0 of addition, -1, or subtraction, +1): in floating point
+    ``x + 0.0`` is not ``x`` where ``x`` is ``-0.0`` (it gives ``+0.0``), while
+    ``x + (-0.0)`` and ``x - 0.0`` are ``x`` everywhere; so with a floating result only the
+    zero of that sign is neutral."""
     def rule(operands, out_aval):
         for i in positions:
-            other = operands[1 - i]
-            if (_is_scalar_literal(operands[i], neutral) and type(other) is not core.Literal
+            other, literal = operands[1 - i], operands[i]
+            if (_is_scalar_literal(literal, neutral) and type(other) is not core.Literal
                     and other.aval.shape == out_aval.shape
-                    and other.aval.dtype == out_aval.dtype):
+                    and other.aval.dtype == out_aval.dtype
+                    and (not zero_sign or out_aval.dtype.kind not in "fc"
+                         or _zero_of_sign(literal.val, zero_sign))):
                 return 1 - i
         return None
     return rule
+
+
+def _zero_of_sign(value, sign: int) -> bool:
+    """Whether the zero ``value`` (a float or complex literal) has the sign ``sign`` in
+    every part (an integer zero converts to +0.0)."""
+    parts = (value.real, value.imag) if isinstance(
+        value, (builtins.complex, np.complexfloating)) else (value,)
+    return all(isinstance(p, (builtins.float, np.floating)) and bool(np.signbit(p)) == (sign < 0)
+               for p in parts)
 
 
 def _integer_pow_lowering(ctx, x, *, y):
@@ -884,8 +910,8 @@ codegen.rewrite_rules[sub_p] = _absorb_neg_in_sub
 codegen.rewrite_rules[mul_p] = _lift_neg_from_mul
 codegen.commutative_primitives.update({add_p, mul_p, add_any_p})
 codegen.simplification_rules[mul_p] = _identity_operand(1, (0, 1))
-codegen.simplification_rules[add_p] = _identity_operand(0, (0, 1))
-codegen.simplification_rules[sub_p] = _identity_operand(0, (1,))
+codegen.simplification_rules[add_p] = _identity_operand(0, (0, 1), zero_sign=-1)
+codegen.simplification_rules[sub_p] = _identity_operand(0, (1,), zero_sign=1)
 codegen.simplification_rules[div_p] = _identity_operand(1, (1,))
 codegen.deflowering(integer_pow_p, _integer_pow_lowering)
 codegen.deflowering(logistic_p, lambda ctx, x: "({h} * ({one} + {xp}.tanh({x} * {h})))".format(
