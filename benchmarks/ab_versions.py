@@ -53,16 +53,24 @@ def _workloads() -> dict:
     def hvp_f(x):
         return fnp.sum(fnp.tanh(x) ** 2 * x)
 
+    def logistic_loss(w, x, y):
+        z = fnp.dot(x, w)
+        return fnp.logaddexp(0.0, z) - y * z
+
     rng = np.random.default_rng(0)
     x8 = rng.standard_normal(8)
     x, xs, x3 = rng.standard_normal(1000), rng.standard_normal(50), rng.standard_normal(3)
     params = [rng.standard_normal((256, 256)) * 0.05, np.zeros(256),
               rng.standard_normal((256, 10)) * 0.05, np.zeros(10)]
     xb, yb = rng.standard_normal((128, 256)), rng.standard_normal((128, 10))
+    xe, ye, we = rng.standard_normal((256, 64)), (rng.random(256) > 0.5) * 1.0, x[:64] / 8
+    per_example = ft.vmap(ft.grad(logistic_loss), in_axes=(None, 0, 0))
     return {
         "grad, 200-op chain, f64[1000]": (lambda: ft.grad(chain_loss)(x), 20),
         "grad, MLP 256->256->10, batch 128": (lambda: ft.grad(mlp_loss)(params, xb, yb), 10),
+        "grad, 200-op chain, f64[8]": (lambda: ft.grad(chain_loss)(x8), 20),
         "grad, one op (sum of sin), f64[8]": (lambda: ft.grad(one_op)(x8), 2000),
+        "per-example grad (vmap of grad), 256 x 64": (lambda: per_example(we, xe, ye), 100),
         "hvp (jvp of grad), f64[1000]": (lambda: ft.jvp(ft.grad(hvp_f), (x, ), (x, )), 50),
         "eager sin, f64[3]": (lambda: fnp.sin(x3), 20000),
         "grad, 50-step scan (lambda body)": (lambda: ft.grad(scan_loss)(xs), 20),

@@ -157,6 +157,11 @@ def _zeros_for(primal, ct):
     return zeros_like(primal)
 
 
+#: types of values that live on the host (no device to create arrays on)
+_HOST_VALUES = frozenset({np.ndarray, core.Array, float, complex, np.float64, np.float32,
+                          np.complex128, np.complex64})
+
+
 def _device_like(values):
     """A concrete device array among ``values`` (looking through JVP and batching tracers),
     for creating arrays on its device; None when all are host values or abstract."""
@@ -341,7 +346,7 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[
         _check_leaf(p, "vjp", "primal")
     flat_fun, store = _flatten_fun(fun, in_tree, has_aux, "vjp")
     # The pullback outlives this call: it keeps copies of the caller's arrays.
-    out_p, pullback = transpose.vjp_flat(flat_fun, primals_flat, snapshot=True)
+    out_p, pullback = transpose.vjp_flat(flat_fun, primals_flat, snapshot=True, compiled=True)
     out_p, aux = _split_aux(out_p, store)
 
     def vjp_fun(ct):
@@ -396,7 +401,7 @@ def value_and_grad(fun: Callable[P, Any], argnums: int | Sequence[int] = 0,
         leaves, in_tree = _flatten(dyn)
         _check_grad_inputs("grad", leaves, holomorphic, allow_int)
         flat_fun, store = _flatten_fun(f, in_tree, has_aux, "grad")
-        out_p, pullback = transpose.vjp_flat(flat_fun, leaves)
+        out_p, pullback = transpose.vjp_flat(flat_fun, leaves, compiled=True)
         if store.num_out != 1:
             raise TypeError(f"{name}: grad requires a single scalar output, got a pytree "
                             f"with {store.num_out} leaves ({store.out_tree})")
@@ -416,7 +421,7 @@ def value_and_grad(fun: Callable[P, Any], argnums: int | Sequence[int] = 0,
                                                     else ""))
         # A weakly typed output (from Python scalars) gets a weak cotangent, so Python
         # scalars in give Python scalars out, as the primal computation does.
-        like = _device_like([value])
+        like = None if type(value) in _HOST_VALUES else _device_like([value])
         one = ((complex(1) if aval.dtype.kind == "c" else 1.0) if aval.weak_type else
                aval.dtype.type(1) if like is None else backend.ones((), aval.dtype, like=like))
         cts = pullback([one] + [Zero.from_value(a) for a in aux])

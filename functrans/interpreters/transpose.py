@@ -12,13 +12,15 @@ for arguments that get no cotangent.
 """
 from __future__ import annotations
 
+import collections
+import threading
 from typing import Callable, Sequence
 
 import numpy as np
 
-from functrans import core
-from functrans.core import Array, Jaxpr, Literal, Primitive, ShapedArray, get_aval
-from functrans.interpreters import ad
+from functrans import backend, core
+from functrans.core import Array, Jaxpr, Literal, Primitive, ShapedArray, Tracer, Var, get_aval
+from functrans.interpreters import ad, codegen, partial_eval
 from functrans.interpreters.ad import Zero, add_tangents, linearize_flat
 
 #: primitive -> rule(ct, *args, **params) -> list of cotangents, one per argument
@@ -56,13 +58,35 @@ def deflinear(prim: Primitive, rule: Callable) -> None:
 
 def _check_cotangent(var, ct) -> None:
     expected = var.aval
-    if type(ct) is np.ndarray or type(ct) is Array:  # the common case, without an aval
+    t = type(ct)
+    if t is np.ndarray or t is Array or t in _NUMPY_SCALARS:  # common cases, without an aval
         if ct.shape == expected.shape and ct.dtype == expected.dtype:
             return
     aval = get_aval(ct)
     assert aval.shape == expected.shape and aval.dtype == core.tangent_dtype(expected.dtype), (
         f"transpose produced a cotangent of type {aval.str_short()} for a value of type "
         f"{expected.str_short()}")
+
+
+#: NumPy scalar types whose values are cotangents often (grad's seed is one)
+_NUMPY_SCALARS = frozenset({np.float64, np.float32, np.complex128, np.complex64})
+
+
+def _accumulate(ct_env: dict, wrapped: set, var, ct) -> None:
+    """Add the cotangent ``ct`` to ``var``'s.  Cotangents are kept as plain ndarrays;
+    ``wrapped`` remembers the variables whose cotangent was an ``Array`` (see below)."""
+    if ct is None or type(ct) is Zero:
+        return
+    _check_cotangent(var, ct)
+    previous = ct_env.get(var)
+    if previous is not None:
+        ct = add_tangents(previous, ct)
+    if type(ct) is Array:
+        ct = ct.view(np.ndarray)
+        wrapped.add(var)
+    elif wrapped:
+        wrapped.discard(var)
+    ct_env[var] = ct
 
 
 def backward_pass(jaxpr: Jaxpr, consts: Sequence, args: Sequence, cts_out: Sequence) -> list:
@@ -73,10 +97,13 @@ def backward_pass(jaxpr: Jaxpr, consts: Sequence, args: Sequence, cts_out: Seque
     jaxpr argument (``Zero`` where nothing flowed back).
     """
     assert len(args) == len(jaxpr.invars) and len(cts_out) == len(jaxpr.outvars)
-    if all(ct is None or type(ct) is Zero for ct in cts_out):  # nothing flows back
+    for ct in cts_out:
+        if ct is not None and type(ct) is not Zero:
+            break
+    else:  # nothing flows back
         return [Zero(core.tangent_aval(v.aval)) if type(x) is UndefinedPrimal else None
                 for v, x in zip(jaxpr.invars, args)]
-    env = dict(zip(jaxpr.constvars, consts))
+    env = dict(zip(jaxpr.constvars, consts)) if jaxpr.constvars else {}
     linear = set()
     for v, x in zip(jaxpr.invars, args):
         if type(x) is UndefinedPrimal:
@@ -99,24 +126,9 @@ def backward_pass(jaxpr: Jaxpr, consts: Sequence, args: Sequence, cts_out: Seque
     # back as a plain ndarray: cotangents are kept plain in between, and the variables
     # whose cotangent was an `Array` are remembered so that the results keep their type.
     wrapped: set = set()
-
-    def accumulate(var, ct):
-        if ct is None or type(ct) is Zero:
-            return
-        _check_cotangent(var, ct)
-        previous = ct_env.get(var)
-        if previous is not None:
-            ct = add_tangents(previous, ct)
-        if type(ct) is Array:
-            ct = ct.view(np.ndarray)
-            wrapped.add(var)
-        elif wrapped:
-            wrapped.discard(var)
-        ct_env[var] = ct
-
     for v, ct in zip(jaxpr.outvars, cts_out):
         if v in linear:
-            accumulate(v, ct)
+            _accumulate(ct_env, wrapped, v, ct)
 
     for eqn in reversed(linear_eqns):
         prim = eqn.primitive
@@ -142,7 +154,7 @@ def backward_pass(jaxpr: Jaxpr, consts: Sequence, args: Sequence, cts_out: Seque
         for x, ct_in, val in zip(invars, cts_in, invals):
             if ct_in is None or type(val) is not UndefinedPrimal:
                 continue
-            # accumulate(x, ct_in), inline for the common case: a first, plain cotangent
+            # _accumulate, inline for the common case: a first, plain cotangent
             t = type(ct_in)
             if (t is np.ndarray or t is Array) and x not in ct_env:
                 aval = x.aval
@@ -154,29 +166,242 @@ def backward_pass(jaxpr: Jaxpr, consts: Sequence, args: Sequence, cts_out: Seque
                         wrapped.discard(x)
                     ct_env[x] = ct_in
                     continue
-            accumulate(x, ct_in)
+            _accumulate(ct_env, wrapped, x, ct_in)
 
     return [(ct_env[v].view(Array) if v in wrapped else ct_env[v]) if v in ct_env else
             Zero(core.tangent_aval(v.aval)) if v in linear else None for v in jaxpr.invars]
 
 
-def vjp_flat(fun: Callable, primals: Sequence, snapshot: bool = False
+def vjp_flat(fun: Callable, primals: Sequence, snapshot: bool = False, compiled: bool = False
              ) -> tuple[list, Callable]:
     """Reverse mode on flat lists: the outputs, and a pullback from output cotangents
     (``Zero`` allowed) to input cotangents (``Zero`` where zero).  ``snapshot``: the
-    pullback outlives the call (see ``linearize_flat``)."""
+    pullback outlives the call (see ``linearize_flat``); ``compiled``: see
+    ``linear_pullback``."""
     primals_out, jaxpr, consts, out_tangents = linearize_flat(fun, primals, snapshot=snapshot)
-    return primals_out, linear_pullback(jaxpr, consts, out_tangents)
+    return primals_out, linear_pullback(jaxpr, consts, out_tangents, compiled)
 
 
-def linear_pullback(jaxpr: Jaxpr, consts: Sequence, out_tangents: Sequence) -> Callable:
+def linear_pullback(jaxpr: Jaxpr, consts: Sequence, out_tangents: Sequence,
+                    compiled: bool = False) -> Callable:
     """The transpose of a linearization from ``linearize_flat``: a function from one
-    cotangent per output (``Zero`` allowed) to one per input (``Zero`` where zero)."""
+    cotangent per output (``Zero`` allowed) to one per input (``Zero`` where zero).
+
+    ``compiled``: on concrete values, run the transposition as generated code cached by the
+    jaxpr's structure (``compiled_backward``) once that structure has been seen before, as
+    ``grad`` and ``vjp`` do; gradcheck leaves it off, so that its re-runs execute every
+    transpose rule again."""
     undefined = [UndefinedPrimal(v.aval) for v in jaxpr.invars]
 
     def pullback(cts: Sequence) -> list:
         assert len(cts) == len(out_tangents)
         live_cts = [ct for ct, t in zip(cts, out_tangents) if t is None]
+        if compiled:
+            out = compiled_backward(jaxpr, consts, live_cts)
+            if out is not None:
+                return out
         return backward_pass(jaxpr, consts, undefined, live_cts)
 
     return pullback
+
+
+# ------------------------------------------------------------------------------------------
+# Compiled transposition, cached by structure
+# ------------------------------------------------------------------------------------------
+#
+# `grad(f)(x)` called again and again (a training loop without jit) linearizes f anew each
+# time, but the linear jaxpr usually has the same structure every time: the same primitives,
+# parameters, wiring, literals and types; only the residuals differ.  Its transposition
+# depends on nothing else, so it is traced once to a jaxpr (residuals and cotangents as
+# arguments) and compiled to straight-line code (`codegen`), which runs about ten times
+# faster than interpreting the transpose rules.  The structure is compared in full: a key
+# records every equation, so two jaxprs share compiled code only if interpreting either
+# would run the same operations.  Only primitives whose rules are the library's own are
+# compiled: a user's primitive or `custom_vjp` backward (user code that may print, count or
+# draw random numbers) keeps running as written.
+
+#: distinct structures remembered (least recently used first out)
+BACKWARD_CACHE_SIZE = 256
+#: a structure is compiled when seen this many times (once is not a pattern)
+COMPILE_AFTER = 2
+
+_backward_cache: collections.OrderedDict = collections.OrderedDict()
+_backward_lock = threading.Lock()
+_FAILED = "failed"  # a cache entry: tracing or compiling this structure did not work
+#: primitive -> whether its rules are all the library's (see _library_rules)
+_library_primitive: dict[Primitive, bool] = {}
+#: primitives whose rules run user code
+_USER_CODE = frozenset({"custom_lin", "custom_vjp_call", "custom_jvp_call"})
+
+
+def _library_rules(prim: Primitive) -> bool:
+    known = _library_primitive.get(prim)
+    if known is None:
+        rules = [transpose_rules.get(prim), core.impl_rules.get(prim)]
+        known = prim.name not in _USER_CODE and all(
+            rule is None or getattr(rule, "__module__", "").startswith("functrans.")
+            for rule in rules) and any(rule is not None for rule in rules)
+        _library_primitive[prim] = known
+    return known
+
+
+def _frozen(value):
+    """``value`` (a parameter) as a hashable key that tells -0.0 from 0.0."""
+    t = type(value)
+    if t is float or t is complex or isinstance(value, np.inexact):
+        return (t, repr(value))
+    if t is tuple:
+        return tuple([_frozen(v) for v in value])
+    return value
+
+
+def _literal_key(lit: Literal):
+    val = lit.val
+    t = type(val)
+    if t is float:
+        val = val.hex()  # exact, and -0.0 differs from 0.0
+    elif t is not int and t is not bool:
+        val = (np.asarray(val).dtype.str, np.asarray(val).tobytes())
+    return (t, val, lit.aval.weak_type)
+
+
+def _aval_key(x) -> tuple:
+    aval = x.aval if type(x) is Var or type(x) is Zero else get_aval(x)
+    return (aval.shape, aval.dtype, aval.weak_type)
+
+
+def structure_key(jaxpr: Jaxpr) -> tuple | None:
+    """Everything the transposition of ``jaxpr`` depends on besides the values of its
+    constants and cotangents, as a hashable tuple; None if a primitive runs user code or a
+    parameter is unhashable.  Each equation adds its primitive, parameters, the numbers of
+    its operands and results, and its operands (a variable's number, or a literal's key)."""
+    number: dict = {v: i for i, v in enumerate(jaxpr.constvars + jaxpr.invars)}
+    parts: list = [tuple([_aval_key(v) for v in jaxpr.constvars]),
+                   tuple([_aval_key(v) for v in jaxpr.invars])]
+    append = parts.append
+    library = _library_primitive
+    n = len(number)
+    for eqn in jaxpr.eqns:
+        prim = eqn.primitive
+        if not (library.get(prim) or _library_rules(prim)):
+            return None
+        params, invars, outvars = eqn.params, eqn.invars, eqn.outvars
+        append(prim)
+        append(tuple([(k, _frozen(v)) for k, v in params.items()]) if params else None)
+        append(len(invars))
+        append(len(outvars))
+        for v in invars:
+            append(number[v] if type(v) is Var else _literal_key(v))
+        for v in outvars:
+            number[v] = n
+            n += 1
+    append(tuple([number[v] if type(v) is Var else _literal_key(v) for v in jaxpr.outvars]))
+    key = tuple(parts)
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+#: types of concrete host values taken as they are
+_HOST_TYPES = frozenset({np.ndarray, Array, float, complex, np.float64, np.float32,
+                         np.complex128, np.complex64})
+
+
+def compiled_backward(jaxpr: Jaxpr, consts: Sequence, cts: Sequence) -> list | None:
+    """``backward_pass`` of a linearization (every argument undefined) run as compiled
+    code when its structure was seen before; None when it is not (yet) compiled, or the
+    values are not concrete, or the structure cannot be compiled: interpret it then."""
+    if type(core.dynamic_trace()) is not core.EvalTrace:
+        return None  # make_jaxpr stages operations on constants: nothing to run now
+    host = True
+    args = []
+    for c in consts:
+        t = type(c)
+        if t is np.ndarray:
+            args.append(c)
+        elif t is Array:
+            args.append(c.view(np.ndarray))
+        elif isinstance(c, Tracer) or not backend.is_array(c):
+            return None
+        else:
+            host = False
+            args.append(c)
+    live = []
+    ct_key: list = []
+    for i, ct in enumerate(cts):
+        t = type(ct)
+        if ct is None or t is Zero:
+            ct_key.append(None if ct is None else _aval_key(ct))
+            continue
+        if t not in _HOST_TYPES:
+            if isinstance(ct, Tracer) or not (backend.is_array(ct) or core.is_python_scalar(ct)
+                                              or isinstance(ct, np.generic)):
+                return None
+            host = host and not backend.is_device_array(ct)
+        live.append(i)
+        # generated code takes plain arrays (it calls their methods), not scalars
+        args.append(ct if t is np.ndarray else ct.view(np.ndarray) if t is Array else
+                    ct if backend.is_array(ct) else np.asarray(ct))
+        ct_key.append((t,) + _aval_key(ct))
+    structure = structure_key(jaxpr)
+    if structure is None:
+        return None
+    library = _NUMPY if host else backend.library_of(*args)
+    key = (structure, tuple(ct_key), library)
+    with _backward_lock:
+        entry = _backward_cache.get(key, 0)
+        if type(entry) is int:
+            entry += 1
+            _backward_cache[key] = entry
+            if len(_backward_cache) > BACKWARD_CACHE_SIZE:
+                _backward_cache.popitem(last=False)
+        else:
+            _backward_cache.move_to_end(key)
+    if type(entry) is int:
+        if entry < COMPILE_AFTER:
+            return None
+        try:
+            entry = _compile_backward(jaxpr, consts, cts, live, library)
+        except Exception:  # noqa: BLE001  # anything not traceable is interpreted as before
+            entry = _FAILED
+        with _backward_lock:
+            if key in _backward_cache:
+                _backward_cache[key] = entry
+    if entry is _FAILED:
+        return None
+    compiled, positions = entry
+    values = compiled.fn(*(args if host else backend.coerce(library.xp, *args)))
+    invars = jaxpr.invars
+    out: list = [None] * len(invars)
+    top = len(core.trace_stack()) == 1  # outside transforms results are handed out as such
+    for i, value in zip(positions, values):
+        out[i] = core.user_result(value) if top else value
+    for i, v in enumerate(invars):
+        if out[i] is None:
+            out[i] = Zero(core.tangent_aval(v.aval))
+    return out
+
+
+_NUMPY = backend.library_of()
+
+
+def _compile_backward(jaxpr: Jaxpr, consts: Sequence, cts: Sequence, live: list, library):
+    """Trace the transposition of ``jaxpr`` with constants and live cotangents as
+    arguments, and compile it: (compiled function, positions of its non-zero results)."""
+    undefined = [UndefinedPrimal(v.aval) for v in jaxpr.invars]
+    positions: list = []
+    num_consts = len(consts)
+
+    def transposed(*args):
+        given = list(cts)
+        for i, ct in zip(live, args[num_consts:]):
+            given[i] = ct
+        outs = backward_pass(jaxpr, args[:num_consts], undefined, given)
+        positions[:] = [i for i, o in enumerate(outs) if o is not None and type(o) is not Zero]
+        return [outs[i] for i in positions]
+
+    avals = [get_aval(c) for c in consts] + [get_aval(cts[i]) for i in live]
+    closed, _ = partial_eval.trace_to_jaxpr(transposed, avals)
+    return codegen.compile_jaxpr(closed, library, "backward"), positions

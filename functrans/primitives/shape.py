@@ -102,9 +102,10 @@ _FILL_MAX_SIZE = 1 << 12
 
 
 def _broadcast_in_dim_impl(x, *, shape, broadcast_dimensions):
+    if core.is_python_scalar(x) or isinstance(x, np.generic):  # a host scalar (grad's seed)
+        return np.full(shape, x) if math.prod(shape) <= _FILL_MAX_SIZE else (
+            np.broadcast_to(np.asarray(x), shape))
     xp = array_module(x)
-    if core.is_python_scalar(x) or isinstance(x, np.generic):
-        x = xp.full((), x)
     expanded = [1] * len(shape)
     for i, d in enumerate(broadcast_dimensions):
         expanded[d] = x.shape[i]
@@ -307,10 +308,12 @@ def normalize_axes(axes: Sequence[int], ndim: int) -> tuple:
 
 def reduced_aval(name: str, aval: ShapedArray, axes) -> ShapedArray:
     """The abstract value of a reduction of ``aval`` over ``axes`` (checked)."""
-    if any(not 0 <= a < aval.ndim for a in axes) or len(set(axes)) != len(axes):
+    shape = aval.shape
+    ndim = len(shape)
+    if any(not 0 <= a < ndim for a in axes) or len(set(axes)) != len(axes):
         raise ValueError(f"{name}: axes {axes} are not distinct axes of an array of shape "
-                         f"{aval.shape}")
-    return ShapedArray([n for i, n in enumerate(aval.shape) if i not in axes], aval.dtype,
+                         f"{shape}")
+    return ShapedArray(tuple([n for i, n in enumerate(shape) if i not in axes]), aval.dtype,
                        aval.weak_type)
 
 
