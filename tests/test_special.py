@@ -622,3 +622,59 @@ def test_random_gamma_grad_differentiates_in_x_and_refuses_a():
         with pytest.raises(NotImplementedError, match=f"{f.__name__}: the derivative with "
                                                       "respect to the shape a"):
             ft.grad(f)(a, x)
+
+
+# Large shapes: x = a (1 + k / sqrt(a)), where the series needs about 9 sqrt(a) terms.
+LARGE_A = np.repeat([1e3, 1e4, 1e5, 1e6, 1e7], 11)
+LARGE_K = np.tile(np.arange(-5.0, 6.0), 5)
+LARGE_X = LARGE_A * (1 + LARGE_K / np.sqrt(LARGE_A))
+# SciPy's gammainc stops its series at 2000 terms, so at k = -5 (outside its asymptotic
+# expansion's range) for a >= 1e6 its differences are off (6e-6 and 3e-2); there the
+# references are mpmath's (40 digits, mpmath.diff of x^a e^-x / Gamma(a + 1) 1F1(1; a + 1; x)).
+# Elsewhere on this grid the Richardson references below agree with mpmath to 5e-11
+# (quantiles) and 3e-11 (dP/da).
+SCIPY_OFF = (LARGE_K == -5) & (LARGE_A >= 1e6)
+MPMATH_DP_DA = np.array([-1.429398587782120e-09, -4.643478994672502e-10])
+MPMATH_SAMPLE = np.array([0.9974959891344933, 0.9992090302420569])
+
+
+def _large_shape_references(a, x):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p, q = ss.gammainc(a, x), ss.gammaincc(a, x)
+        h = 0.1 * np.sqrt(a)
+        d_log_p = _richardson(lambda a, x: np.log(ss.gammainc(a, x)), a, x, h)
+        d_log_q = _richardson(lambda a, x: np.log(ss.gammaincc(a, x)), a, x, h)
+        sample = _richardson(lambda a, u: ss.gammaincinv(a, u), a, p, h)
+    return np.where(p < q, p * d_log_p, -q * d_log_q), sample
+
+
+def test_igamma_grad_a_and_random_gamma_grad_for_large_shapes():
+    want, want_sample = _large_shape_references(LARGE_A, LARGE_X)
+    got, got_sample = lax.igamma_grad_a(LARGE_A, LARGE_X), lax.random_gamma_grad(LARGE_A, LARGE_X)
+    np.testing.assert_allclose(got[~SCIPY_OFF], want[~SCIPY_OFF], rtol=1e-9)
+    np.testing.assert_allclose(got_sample[~SCIPY_OFF], want_sample[~SCIPY_OFF], rtol=1e-9)
+    np.testing.assert_allclose(got[SCIPY_OFF], MPMATH_DP_DA, rtol=1e-12)
+    np.testing.assert_allclose(got_sample[SCIPY_OFF], MPMATH_SAMPLE, rtol=1e-12)
+    # float32: the float64 kernel at the rounded inputs, rounded; that kernel against the
+    # references at those inputs.
+    a32, x32 = LARGE_A.astype(np.float32), LARGE_X.astype(np.float32)
+    a64, x64 = a32.astype(np.float64), x32.astype(np.float64)
+    want, want_sample = _large_shape_references(a64, x64)
+    for f, ref in ((lax.igamma_grad_a, want), (lax.random_gamma_grad, want_sample)):
+        got32, at = f(a32, x32), f(a64, x64)
+        assert got32.dtype == np.float32
+        np.testing.assert_allclose(got32, at, rtol=2 * np.finfo(np.float32).eps)
+        np.testing.assert_allclose(at[~SCIPY_OFF], ref[~SCIPY_OFF], rtol=1e-9)
+
+
+def test_shape_derivatives_are_nan_where_the_loops_cannot_converge():
+    # Beyond a of about 1e8 the series would need more than 1e5 terms within a few sqrt(a)
+    # below x = a: nan, not a truncated sum; the fraction (x >= a + 1) still answers.
+    a = np.full(5, 1e12)
+    x = a + np.array([-1.0, 0.0, 1.0, 3.0, 5.0]) * 1e6
+    for f in (lax.igamma_grad_a, lax.random_gamma_grad):
+        out = f(a, x)
+        assert np.isnan(out[:2]).all() and np.isfinite(out[2:]).all()
+    want, want_sample = _large_shape_references(a[2:], x[2:])
+    np.testing.assert_allclose(lax.igamma_grad_a(a, x)[2:], want, rtol=1e-10)
+    np.testing.assert_allclose(lax.random_gamma_grad(a, x)[2:], want_sample, rtol=1e-7)
