@@ -538,20 +538,33 @@ regularized_incomplete_beta_p = nary(
 _HYP_SERIES_TERMS = {1: 2000, 2: 20000}  # the most terms summed (1F1; 2F1 near |x| = 1)
 
 
-def _parameter_series(xp, upper, lower, x) -> list:
-    """``[d/dp pFq(upper; lower; x) for p in upper + lower]``, summed until the terms fall
-    below the dtype's resolution: checked every 16 terms on NumPy, every 64 on a device,
-    where each check is a synchronisation (as a ``while_loop``'s condition)."""
+def _parameter_series(xp, upper, lower, x) -> tuple:
+    """``pFq(upper; lower; x)`` and ``[d/dp pFq for p in upper + lower]``, summed until the
+    terms fall below the dtype's resolution: checked every 16 terms on NumPy, every 64 on a
+    device, where each check is a synchronisation (as a ``while_loop``'s condition).  The
+    terms of 2F1 fall about as ``|x|^k``, so what is left after a term is up to ``1 / (1 -
+    |x|)`` times it: its test asks that much more.  An element still short of that after
+    ``_HYP_SERIES_TERMS`` terms is nan, not a truncated sum."""
     eps = float(np.finfo(x.dtype).eps)
     every = 16 if xp is np else 64
     params = list(upper) + list(lower)
     signs = [1.0] * len(upper) + [-1.0] * len(lower)
     shape = np.broadcast_shapes(x.shape, *[p.shape for p in params])
     term = xp.ones(shape, x.dtype)
+    value = xp.zeros(shape, x.dtype)
     harmonic = [xp.zeros(shape, x.dtype) for _ in params]
     sums = [xp.zeros(shape, x.dtype) for _ in params]
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        tolerance = eps * (1 - xp.absolute(x) if len(upper) == 2 else 1.0)
+
+        def short():  # the elements whose last terms are not yet negligible
+            left = xp.zeros(shape, dtype=bool)
+            for h, t in zip(harmonic, sums):
+                left |= ~(xp.absolute(term * h) <= tolerance * xp.absolute(t))
+            return left
+
         for k in range(_HYP_SERIES_TERMS[len(upper)]):
+            value = value + term
             for i, (p, direction) in enumerate(zip(params, signs)):
                 sums[i] = sums[i] + term * harmonic[i]
                 harmonic[i] = harmonic[i] + direction / (p + k)
@@ -561,11 +574,13 @@ def _parameter_series(xp, upper, lower, x) -> list:
             for q in lower:
                 ratio = ratio / (q + k)
             term = term * ratio
-            if k % every == every - 1 and not any(
-                    int(xp.count_nonzero(xp.absolute(term * h) > eps * xp.absolute(t)))
-                    for h, t in zip(harmonic, sums)):
+            if k % every == every - 1 and not int(xp.count_nonzero(short())):
                 break
-    return sums
+        else:
+            # Out of terms; read on the device, so no synchronisation more.
+            unfinished = short()
+            sums = [xp.where(unfinished, np.nan, t) for t in sums]
+    return value, sums
 
 
 def _hyp_parameter_derivative_impl(*args, upper: int, wrt: int):
@@ -577,12 +592,33 @@ def _hyp_parameter_derivative_impl(*args, upper: int, wrt: int):
         # positive for x < 0 (the series alternates there, cancelling e^|x| of accuracy).
         a, b = params
         flip = x < 0
-        da, db = _parameter_series(xp, [xp.where(flip, b - a, a)], [b], xp.absolute(x))
+        _, (da, db) = _parameter_series(xp, [xp.where(flip, b - a, a)], [b], xp.absolute(x))
         scale = xp.where(flip, xp.exp(x), 1.0)
         out = [xp.where(flip, -scale * da, da), xp.where(flip, scale * (da + db), db)][wrt]
-    else:
-        out = _parameter_series(xp, params[:upper], params[upper:], x)[wrt]
-        out = xp.where(xp.absolute(x) < 1, out, np.nan)  # the series' disc of convergence
+        return out.astype(dtype, copy=False)
+    # Below x = -1/2, Pfaff's transformation 2F1(a, b; c; x) = (1 - x)^-a 2F1(a, c - b; c; z)
+    # with z = x / (x - 1) in [1/3, 1): the series converges there (for every x < 0) with
+    # terms of one sign from some k on.  As 2F1 is symmetric in a and b, the one taken out
+    # is the smaller, which makes the terms of 2F1(a, c - b; c; z) fall as k^(a - b - 1) z^k.
+    # Differentiated: d/da = (1 - x)^-a (dG/da - log(1 - x) G), d/db = -(1 - x)^-a dG/d2,
+    # d/dc = (1 - x)^-a (dG/d2 + dG/dc), G = 2F1(a, c - b; c; z) and dG/d2 its derivative
+    # in the second parameter.
+    a, b, c = params
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        far = x < -0.5
+        swap = far & (a > b)
+        first, second = xp.where(swap, b, a), xp.where(swap, a, b)
+        outside = ~((x < 1) & (x > -np.inf))  # on or past the branch point x = 1, nan, -inf
+        z = xp.where(outside, 0.0, xp.where(far, x / (x - 1), x))
+        value, (d1, d2, d3) = _parameter_series(
+            xp, [first, xp.where(far, c - second, second)], [c], z)
+        log_1mx = xp.log1p(-xp.where(far, x, 0.0))
+        scale = xp.exp(-first * log_1mx)
+        d_first = xp.where(far, scale * (d1 - log_1mx * value), d1)
+        d_second = xp.where(far, -scale * d2, d2)
+        out = [xp.where(swap, d_second, d_first), xp.where(swap, d_first, d_second),
+               xp.where(far, scale * (d2 + d3), d3)][wrt]
+        out = xp.where(outside, np.nan, out)
     return out.astype(dtype, copy=False)
 
 
