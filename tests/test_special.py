@@ -716,3 +716,17 @@ def test_hyp2f1_parameter_derivatives_are_nan_where_they_cannot_be_summed():
         assert np.isnan(got[:6]).all()
         np.testing.assert_allclose(got[6:], [_richardson_in(ss.hyp2f1, (a, b, c, v), i)
                                              for v in x[6:]], rtol=1e-9)
+
+
+def test_parameter_derivatives_at_a_zero_parameter():
+    # At u = 0 the terms vanish from k = 1 on but their derivatives in u do not (they were
+    # 0 * inf once); Pfaff's transformation meets it wherever c = b.
+    for x in (0.7, -0.7):
+        np.testing.assert_allclose(ft.grad(S.hyp1f1)(0.0, 1.5, x),
+                                   _richardson_in(ss.hyp1f1, (0.0, 1.5, x), 0), rtol=1e-9)
+    for x in (0.5, -3.0):
+        np.testing.assert_allclose(ft.grad(S.hyp2f1, argnums=1)(1.0, 0.0, 2.0, x),
+                                   _richardson_in(ss.hyp2f1, (1.0, 0.0, 2.0, x), 1), rtol=1e-9)
+    # 2F1(a, b; b; x) = (1 - x)^-a
+    np.testing.assert_allclose(ft.grad(S.hyp2f1)(1.3, 2.0, 2.0, -3.0), -np.log(4) * 4 ** -1.3,
+                               rtol=1e-14)

@@ -487,7 +487,9 @@ igammac = _binary_fn(igammac_p, """Elementwise regularized upper incomplete gamm
 igamma_grad_a = _binary_fn(igamma_grad_a_p, """Elementwise derivative of ``igamma(a, x)``
 in the shape ``a``: a series below ``x = a + 1``, a continued fraction above, differentiated
 term by term (in float64 whatever the input: within about 1e-11 of a Richardson-extrapolated
-difference of SciPy's ``gammainc`` for ``a`` in [0.1, 50], ``x`` in [1e-3, 100]).
+difference of SciPy's ``gammainc`` for ``a`` in [0.1, 50], ``x`` in [1e-3, 100], and of
+mpmath for ``a`` up to 1e7 near ``x = a``).  Nan where the loops would need more than 100,000
+steps: ``a`` beyond about 1e8 with ``x`` a few ``sqrt(a)`` below it.
 Differentiable in ``x``; its derivative in ``a`` is not implemented (an error says so).
 
 >>> print(f"{float(igamma_grad_a(1.0, 2.0)):.10f}")
@@ -545,34 +547,45 @@ def _parameter_series(xp, upper, lower, x) -> tuple:
     terms of 2F1 fall about as ``|x|^k``, so what is left after a term is up to ``1 / (1 -
     |x|)`` times it: its test asks that much more.  An element still short of that after
     ``_HYP_SERIES_TERMS`` terms is nan, not a truncated sum."""
+    # The terms' derivatives are carried by their own recurrence, d t_(k+1) = d t_k r_k +
+    # t_k d r_k, with the factor (u + k) left out of r_k rather than divided out: at u = 0
+    # (Pfaff's c - b where c = b) t_k vanishes from k = 1 on, but d/du t_k does not.
     eps = float(np.finfo(x.dtype).eps)
     every = 16 if xp is np else 64
     params = list(upper) + list(lower)
-    signs = [1.0] * len(upper) + [-1.0] * len(lower)
     shape = np.broadcast_shapes(x.shape, *[p.shape for p in params])
     term = xp.ones(shape, x.dtype)
     value = xp.zeros(shape, x.dtype)
-    harmonic = [xp.zeros(shape, x.dtype) for _ in params]
+    d_terms = [xp.zeros(shape, x.dtype) for _ in params]
     sums = [xp.zeros(shape, x.dtype) for _ in params]
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         tolerance = eps * (1 - xp.absolute(x) if len(upper) == 2 else 1.0)
 
         def short():  # the elements whose last terms are not yet negligible
             left = xp.zeros(shape, dtype=bool)
-            for h, t in zip(harmonic, sums):
-                left |= ~(xp.absolute(term * h) <= tolerance * xp.absolute(t))
+            for d, t in zip(d_terms, sums):
+                left |= ~(xp.absolute(d) <= tolerance * xp.absolute(t))
             return left
 
         for k in range(_HYP_SERIES_TERMS[len(upper)]):
             value = value + term
-            for i, (p, direction) in enumerate(zip(params, signs)):
-                sums[i] = sums[i] + term * harmonic[i]
-                harmonic[i] = harmonic[i] + direction / (p + k)
-            ratio = x / (k + 1)
-            for u in upper:
-                ratio = ratio * (u + k)
+            for i in range(len(params)):
+                sums[i] = sums[i] + d_terms[i]
+            base = x / (k + 1)
             for q in lower:
-                ratio = ratio / (q + k)
+                base = base / (q + k)
+            factors = [u + k for u in upper]
+            ratio = base
+            for f in factors:
+                ratio = ratio * f
+            for i in range(len(upper)):  # d r_k / d u_i: r_k without the factor u_i + k
+                partial = base
+                for j, f in enumerate(factors):
+                    if j != i:
+                        partial = partial * f
+                d_terms[i] = d_terms[i] * ratio + term * partial
+            for i, q in enumerate(lower, len(upper)):
+                d_terms[i] = (d_terms[i] - term / (q + k)) * ratio
             term = term * ratio
             if k % every == every - 1 and not int(xp.count_nonzero(short())):
                 break
@@ -715,7 +728,8 @@ def hyp1f1(a, b, x):
 
 def hyp2f1(a, b, c, x):
     """Elementwise Gauss hypergeometric function ``2F1(a, b; c; x)``, differentiable in
-    ``x`` (to any order) and in ``a``, ``b``, ``c`` (first order, for ``|x| < 1``).
+    ``x`` (to any order) and in ``a``, ``b``, ``c`` (first order, for ``x < 1``: nan where
+    their series cannot be summed, below about -500 and very near 1).
     ``functrans.scipy.special.hyp2f1`` is its public name.
 
     >>> print(f"{float(hyp2f1(1.0, 1.0, 2.0, 0.5)):.10f}")  # -log(1 - x) / x
