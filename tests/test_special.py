@@ -500,8 +500,8 @@ def test_hyp2f1_derivatives_in_every_argument(args):
 def test_hyp2f1_edges_and_refusals():
     x = np.array([-3.0, -0.5, 0.5, 0.99])
     np.testing.assert_allclose(S.hyp2f1(1.0, 1.0, 2.0, x), -np.log1p(-x) / x, rtol=1e-13)
-    # The parameter series converge inside |x| < 1 only: nan outside, documented.
-    assert np.isnan(ft.grad(S.hyp2f1)(1.0, 1.0, 2.0, -3.0))
+    # Past the branch point x = 1 (where SciPy's value is nan or inf): nan, documented.
+    assert np.isnan(ft.grad(S.hyp2f1)(1.0, 1.0, 2.0, 3.0))
     with pytest.raises(NotImplementedError,
                        match="hyp2f1: second derivatives in the parameters"):
         ft.grad(ft.grad(S.hyp2f1, argnums=2), argnums=1)(0.3, 0.7, 1.3, 0.2)
@@ -622,3 +622,111 @@ def test_random_gamma_grad_differentiates_in_x_and_refuses_a():
         with pytest.raises(NotImplementedError, match=f"{f.__name__}: the derivative with "
                                                       "respect to the shape a"):
             ft.grad(f)(a, x)
+
+
+# Large shapes: x = a (1 + k / sqrt(a)), where the series needs about 9 sqrt(a) terms.
+LARGE_A = np.repeat([1e3, 1e4, 1e5, 1e6, 1e7], 11)
+LARGE_K = np.tile(np.arange(-5.0, 6.0), 5)
+LARGE_X = LARGE_A * (1 + LARGE_K / np.sqrt(LARGE_A))
+# SciPy's gammainc stops its series at 2000 terms, so at k = -5 (outside its asymptotic
+# expansion's range) for a >= 1e6 its differences are off (6e-6 and 3e-2); there the
+# references are mpmath's (40 digits, mpmath.diff of x^a e^-x / Gamma(a + 1) 1F1(1; a + 1; x)).
+# Elsewhere on this grid the Richardson references below agree with mpmath to 5e-11
+# (quantiles) and 3e-11 (dP/da).
+SCIPY_OFF = (LARGE_K == -5) & (LARGE_A >= 1e6)
+MPMATH_DP_DA = np.array([-1.429398587782120e-09, -4.643478994672502e-10])
+MPMATH_SAMPLE = np.array([0.9974959891344933, 0.9992090302420569])
+
+
+def _large_shape_references(a, x):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p, q = ss.gammainc(a, x), ss.gammaincc(a, x)
+        h = 0.1 * np.sqrt(a)
+        d_log_p = _richardson(lambda a, x: np.log(ss.gammainc(a, x)), a, x, h)
+        d_log_q = _richardson(lambda a, x: np.log(ss.gammaincc(a, x)), a, x, h)
+        sample = _richardson(lambda a, u: ss.gammaincinv(a, u), a, p, h)
+    return np.where(p < q, p * d_log_p, -q * d_log_q), sample
+
+
+def test_igamma_grad_a_and_random_gamma_grad_for_large_shapes():
+    want, want_sample = _large_shape_references(LARGE_A, LARGE_X)
+    got, got_sample = lax.igamma_grad_a(LARGE_A, LARGE_X), lax.random_gamma_grad(LARGE_A, LARGE_X)
+    np.testing.assert_allclose(got[~SCIPY_OFF], want[~SCIPY_OFF], rtol=1e-9)
+    np.testing.assert_allclose(got_sample[~SCIPY_OFF], want_sample[~SCIPY_OFF], rtol=1e-9)
+    np.testing.assert_allclose(got[SCIPY_OFF], MPMATH_DP_DA, rtol=1e-12)
+    np.testing.assert_allclose(got_sample[SCIPY_OFF], MPMATH_SAMPLE, rtol=1e-12)
+    # float32: the float64 kernel at the rounded inputs, rounded; that kernel against the
+    # references at those inputs.
+    a32, x32 = LARGE_A.astype(np.float32), LARGE_X.astype(np.float32)
+    a64, x64 = a32.astype(np.float64), x32.astype(np.float64)
+    want, want_sample = _large_shape_references(a64, x64)
+    for f, ref in ((lax.igamma_grad_a, want), (lax.random_gamma_grad, want_sample)):
+        got32, at = f(a32, x32), f(a64, x64)
+        assert got32.dtype == np.float32
+        np.testing.assert_allclose(got32, at, rtol=2 * np.finfo(np.float32).eps)
+        np.testing.assert_allclose(at[~SCIPY_OFF], ref[~SCIPY_OFF], rtol=1e-9)
+
+
+def test_shape_derivatives_are_nan_where_the_loops_cannot_converge():
+    # Beyond a of about 1e8 the series would need more than 1e5 terms within a few sqrt(a)
+    # below x = a: nan, not a truncated sum; the fraction (x >= a + 1) still answers.
+    a = np.full(5, 1e12)
+    x = a + np.array([-1.0, 0.0, 1.0, 3.0, 5.0]) * 1e6
+    for f in (lax.igamma_grad_a, lax.random_gamma_grad):
+        out = f(a, x)
+        assert np.isnan(out[:2]).all() and np.isfinite(out[2:]).all()
+    want, want_sample = _large_shape_references(a[2:], x[2:])
+    np.testing.assert_allclose(lax.igamma_grad_a(a, x)[2:], want, rtol=1e-10)
+    np.testing.assert_allclose(lax.random_gamma_grad(a, x)[2:], want_sample, rtol=1e-7)
+
+
+def _richardson_in(f, args, i, h=1e-2):
+    """d/d args[i] of f by _richardson's scheme (SciPy's hyp2f1 in float64: within 5e-11 of
+    mpmath's derivatives at the points below)."""
+    def shifted(t, _):
+        return f(*args[:i], t, *args[i + 1:])
+    return _richardson(shifted, args[i], None, h)
+
+
+@pytest.mark.parametrize("params", [(0.3, 0.7, 1.3), (1.5, -0.7, 2.3), (2.5, 1.7, 0.6),
+                                    (0.8, 3.2, 1.7)])
+def test_hyp2f1_parameter_derivatives_below_minus_one(params):
+    # Pfaff's transformation below x = -1/2, where the plain series diverges (x < -1) or
+    # converges slowly; against SciPy's values, differentiated.
+    for x in (-0.6, -0.99, -1.0, -2.0, -5.0, -20.0, -100.0):
+        args = (*params, x)
+        for i in (0, 1, 2):
+            np.testing.assert_allclose(ft.grad(S.hyp2f1, argnums=i)(*args),
+                                       _richardson_in(ss.hyp2f1, args, i), rtol=1e-9)
+    # the mixed derivative in x (through the parameter derivative at shifted parameters)
+    args = (*params, -5.0)
+    for i in (0, 1, 2):
+        mixed = _richardson_in(ft.grad(S.hyp2f1, argnums=i), args, 3)
+        np.testing.assert_allclose(ft.grad(ft.grad(S.hyp2f1, argnums=i), argnums=3)(*args),
+                                   mixed, rtol=1e-8)
+
+
+def test_hyp2f1_parameter_derivatives_are_nan_where_they_cannot_be_summed():
+    a, b, c = 1.3, 0.7, 2.3
+    x = np.array([-1e5, -np.inf, 0.9999, 1.0, 3.0, np.nan, -3.0, 0.5])
+    for i in (0, 1, 2):
+        got = ft.vmap(ft.grad(S.hyp2f1, argnums=i), in_axes=(None, None, None, 0))(a, b, c, x)
+        # far below -1 and close to 1 the series would need more than 20000 terms; at and
+        # past the branch point x = 1 SciPy's value is inf or nan (a complex branch beyond)
+        assert np.isnan(got[:6]).all()
+        np.testing.assert_allclose(got[6:], [_richardson_in(ss.hyp2f1, (a, b, c, v), i)
+                                             for v in x[6:]], rtol=1e-9)
+
+
+def test_parameter_derivatives_at_a_zero_parameter():
+    # At u = 0 the terms vanish from k = 1 on but their derivatives in u do not (they were
+    # 0 * inf once); Pfaff's transformation meets it wherever c = b.
+    for x in (0.7, -0.7):
+        np.testing.assert_allclose(ft.grad(S.hyp1f1)(0.0, 1.5, x),
+                                   _richardson_in(ss.hyp1f1, (0.0, 1.5, x), 0), rtol=1e-9)
+    for x in (0.5, -3.0):
+        np.testing.assert_allclose(ft.grad(S.hyp2f1, argnums=1)(1.0, 0.0, 2.0, x),
+                                   _richardson_in(ss.hyp2f1, (1.0, 0.0, 2.0, x), 1), rtol=1e-9)
+    # 2F1(a, b; b; x) = (1 - x)^-a
+    np.testing.assert_allclose(ft.grad(S.hyp2f1)(1.3, 2.0, 2.0, -3.0), -np.log(4) * 4 ** -1.3,
+                               rtol=1e-14)

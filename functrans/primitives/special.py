@@ -155,14 +155,59 @@ igammac_p = binary(
 # Above, the continued fraction of the upper function,
 #     Q(a, x) = x^a e^-x / Gamma(a) * R,   R = 1 / (b_0 + a_1 / (b_1 + a_2 / (b_2 + ...))),
 # with b_n = x + 2n + 1 - a and a_n = n (a - n), is evaluated by the forward recurrence of its
-# numerators and denominators, differentiated in a alongside.  Both need about sqrt(a)
-# steps where x is near a; _MAX_STEPS bounds that (a up to about 1e5 converges).
-_MAX_STEPS = 10000
+# numerators and denominators, differentiated in a alongside.  Near x = a the series needs
+# about 9 sqrt(a) terms, the fraction about sqrt(a) steps; _MAX_STEPS bounds both (the series
+# reaches a of about 1e8 at x = a, further off x = a more).  An element that would need more
+# is nan, never a truncated sum.
+_MAX_STEPS = 100000
 _EPS = float(np.finfo(np.float64).eps)
+# Above this shape, the factor x^a e^-x / Gamma(a) and log x - digamma(a) are written with
+# d = (x - a) / a and Stirling's series, free of the cancellation of a log x against x and
+# lgamma(a) (each near a log a: 1e-9 relative at a = 1e6 written out plainly).
+_LARGE_SHAPE = 10.0
+# Stirling's series: lgamma(a) - ((a - 1/2) log a - a + log(2 pi) / 2) = sum_n
+# B_2n / (2n (2n - 1) a^(2n - 1)), and log a - digamma(a) = 1 / (2a) + sum_n B_2n / (2n a^2n);
+# eight terms reach float64's resolution from a = 10.
+_BERNOULLI_2N = (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617 / 510)
+
+
+def _stirling_remainder(a):
+    inv2 = 1 / (a * a)
+    total = 0.0
+    for n in range(len(_BERNOULLI_2N), 0, -1):  # Horner in 1 / a^2
+        total = total * inv2 + _BERNOULLI_2N[n - 1] / (2 * n * (2 * n - 1))
+    return total / a
+
+
+def _log_minus_digamma(a):
+    inv2 = 1 / (a * a)
+    total = 0.0
+    for n in range(len(_BERNOULLI_2N), 0, -1):
+        total = total * inv2 + _BERNOULLI_2N[n - 1] / (2 * n)
+    return 0.5 / a + total * inv2
+
+
+def _log_ratio(xp, x, a):
+    """``log(x / a)`` and ``x / a - 1 - log(x / a)`` (>= 0), both to float64's resolution:
+    near ``x = a`` from ``d = (x - a) / a`` (exact difference) with ``u = d / (2 + d)``, as
+    ``log1p(d) = 2 atanh(u)`` and ``d - 2u = d u``, so the second is ``d u - 2 (u^3/3 +
+    u^5/5 + ...)`` (18 terms for ``|d| <= 1/2``); elsewhere from ``x / a`` itself (``1 + d``
+    would lose ``d``'s last digits where ``x`` is far below ``a``)."""
+    d = (x - a) / a
+    small = xp.abs(d) <= 0.5
+    u = xp.where(small, d, 0.0) / (2 + xp.where(small, d, 0.0))
+    u2 = u * u
+    tail = xp.zeros_like(u)
+    for n in range(18, 0, -1):
+        tail = tail * u2 + 1 / (2 * n + 1)
+    log_far = xp.log(xp.where(small, 1.0, x / a))
+    return (xp.where(small, xp.log1p(d), log_far),
+            xp.where(small, d * u - 2 * u * u2 * tail, d - log_far))
 
 
 def _series_in_a(xp, a, x):
-    """``S`` and ``dS/da`` of the series above, for ``x < a + 1``."""
+    """``S`` and ``dS/da`` of the series above, for ``x < a + 1`` (nan where ``_MAX_STEPS``
+    terms do not reach float64's resolution)."""
     s_out, ds_out = xp.ones_like(x), xp.zeros_like(x)
     live = xp.nonzero(x > 0)[0]  # at x = 0 the sum is its first term
     a, x = a[live], x[live]
@@ -172,7 +217,7 @@ def _series_in_a(xp, a, x):
     # elements); what they compute meanwhile is never read.  On CuPy, nonzero reads the
     # count of those left on the host: one synchronisation a step, as random.gamma's loop.
     finished = xp.zeros(x.shape, dtype=bool)
-    for k in range(1, _MAX_STEPS):
+    for k in range(1, _MAX_STEPS + 1):
         if live.shape[0] == 0:
             break
         ak = a + k
@@ -184,7 +229,7 @@ def _series_in_a(xp, a, x):
         r = x / (ak + 1)
         rest = t * r / (1 - r)
         rest_d = rest * (xp.abs(h) + 1 / ((1 - r) * (ak + 1)))
-        done = ((rest <= _EPS * s) & (rest_d <= _EPS * xp.abs(ds))) | (k + 1 == _MAX_STEPS)
+        done = (rest <= _EPS * s) & (rest_d <= _EPS * xp.abs(ds))
         new = done & ~finished
         s_out[live[new]], ds_out[live[new]] = s[new], ds[new]
         finished |= done
@@ -192,11 +237,14 @@ def _series_in_a(xp, a, x):
         if 4 * keep.shape[0] <= 3 * finished.shape[0]:  # drop them, a quarter at least
             live, a, x, s, ds, t, h, finished = (
                 v[keep] for v in (live, a, x, s, ds, t, h, finished))
+    unfinished = live[~finished]  # the step limit reached: no answer rather than a wrong one
+    s_out[unfinished], ds_out[unfinished] = np.nan, np.nan
     return s_out, ds_out
 
 
 def _fraction_in_a(xp, a, x):
-    """``R`` and ``dR/da`` of the continued fraction above, for ``x >= a + 1``."""
+    """``R`` and ``dR/da`` of the continued fraction above, for ``x >= a + 1`` (nan where
+    ``_MAX_STEPS`` steps do not settle it)."""
     # Convergents A_n / B_n of b_0 + a_1 / (b_1 + ...), from A_-1 = 1, B_-1 = 0, A_0 = b_0,
     # B_0 = 1, and their derivatives in a (db_n/da = -1, da_n/da = n); R_n = B_n / A_n.
     r_out, dr_out = xp.zeros_like(x), xp.zeros_like(x)
@@ -208,7 +256,7 @@ def _fraction_in_a(xp, a, x):
     size = xp.abs(xp.log(x)) + x + 1  # the scale of R's factor log x - digamma(a), roughly
     live = xp.arange(x.shape[0])
     finished = xp.zeros(x.shape, dtype=bool)
-    for n in range(1, _MAX_STEPS):
+    for n in range(1, _MAX_STEPS + 1):
         if live.shape[0] == 0:
             break
         b_n, a_n = x + (2 * n + 1) - a, n * (a - n)
@@ -218,9 +266,8 @@ def _fraction_in_a(xp, a, x):
         db_new = -b_now + b_n * db_now + n * b_prev + a_n * db_prev
         r_new = b_new / a_new
         dr_new = (db_new * a_new - b_new * da_new) / (a_new * a_new)
-        done = (((xp.abs(r_new - r) <= _EPS * xp.abs(r_new))
-                 & (xp.abs(dr_new - dr) <= _EPS * (xp.abs(r_new) * size + xp.abs(dr_new))))
-                | (n + 1 == _MAX_STEPS))
+        done = ((xp.abs(r_new - r) <= _EPS * xp.abs(r_new))
+                & (xp.abs(dr_new - dr) <= _EPS * (xp.abs(r_new) * size + xp.abs(dr_new))))
         # The ratios are what matter: rescale all eight together before they overflow.
         scale = xp.where(xp.abs(a_new) > 1e100, 1e-100, 1.0)
         a_prev, b_prev, da_prev, db_prev = a_now * scale, b_now * scale, da_now * scale, \
@@ -237,13 +284,25 @@ def _fraction_in_a(xp, a, x):
              db_now, finished) = (v[keep] for v in (live, a, x, size, r, dr, a_prev, b_prev,
                                                     da_prev, db_prev, a_now, b_now, da_now,
                                                     db_now, finished))
+    unfinished = live[~finished]
+    r_out[unfinished], dr_out[unfinished] = np.nan, np.nan
     return r_out, dr_out
+
+
+def _series_steps(xp, a, x):
+    """About how many terms the series takes at ``x < a + 1``: ``t_k`` is near
+    ``exp(-k log(a / x) - k^2 / (2a))``, below float64's resolution (e^-40 against ``S >= 1``)
+    for ``k = a (sqrt(l^2 + 80 / a) - l)``, ``l = max(log(a / x), 0)``."""
+    ell = xp.maximum(xp.log(a / x), 0.0)
+    return a * 80 / a / (xp.sqrt(ell * ell + 80 / a) + ell)  # the same, free of cancellation
 
 
 def _shape_derivative(a, x, *, sample: bool):
     """``dP/da`` at ``(a, x)``, or with ``sample`` the implicit derivative of a Gamma(a)
     sample ``x`` held at a fixed quantile, ``-(dP/da) / p(x; a)``, which is kept free of the
-    density's underflow by cancelling the common factor ``x^(a-1) e^-x / Gamma(a)``."""
+    density's underflow by cancelling the common factor ``x^(a-1) e^-x / Gamma(a)``.  Nan
+    where the series or the fraction would need more than ``_MAX_STEPS`` steps (large ``a``
+    with ``x`` within a few ``sqrt(a)`` of it, beyond ``a`` of about 1e8)."""
     xp = array_module(a, x)
     sp = special_module(a, x, what="functrans.lax.igamma_grad_a")
     a, x = coerce(xp, a, x)
@@ -256,23 +315,35 @@ def _shape_derivative(a, x, *, sample: bool):
     a_ok = xp.where(bad, 1.0, a64)
     x_ok = xp.where(edge, 1.0, x64)
     with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
-        log_x = xp.log(x_ok)
         series = x_ok < a_ok + 1
+        too_long = series & (_series_steps(xp, a_ok, x_ok) > _MAX_STEPS)
+        # log(x^a e^-x / Gamma(a)) and log x - digamma(a): plainly for small a, through
+        # d = (x - a) / a and Stirling's series for large a (see _LARGE_SHAPE).
+        large = a_ok >= _LARGE_SHAPE
+        a_big = xp.where(large, a_ok, _LARGE_SHAPE)
+        log_ratio, excess = _log_ratio(xp, x_ok, a_big)
+        log_factor = xp.where(
+            large,
+            -a_big * excess - 0.5 * xp.log(2 * math.pi / a_big) - _stirling_remainder(a_big),
+            a_ok * xp.log(x_ok) - x_ok - sp.gammaln(a_ok))
+        log_gap = xp.where(large, log_ratio + _log_minus_digamma(a_big),
+                           xp.log(x_ok) - sp.psi(a_ok))
         out = xp.zeros_like(x_ok)
-        i = xp.nonzero(series)[0]
+        i = xp.nonzero(series & ~too_long)[0]
         if i.shape[0]:
             ai, xi = a_ok[i], x_ok[i]
             s, ds = _series_in_a(xp, ai, xi)
-            bracket = s * (log_x[i] - sp.psi(ai + 1)) + ds
+            # log x - digamma(a + 1) = log x - digamma(a) - 1 / a, Gamma(a + 1) = a Gamma(a)
+            bracket = s * (log_gap[i] - 1 / ai) + ds
             out[i] = (-(xi / ai) * bracket if sample else
-                      xp.exp(ai * log_x[i] - xi - sp.gammaln(ai + 1)) * bracket)
+                      xp.exp(log_factor[i] - xp.log(ai)) * bracket)
         j = xp.nonzero(~series)[0]
         if j.shape[0]:
             aj, xj = a_ok[j], x_ok[j]
             r, dr = _fraction_in_a(xp, aj, xj)
-            bracket = r * (log_x[j] - sp.psi(aj)) + dr
-            out[j] = (xj * bracket if sample else
-                      -xp.exp(aj * log_x[j] - xj - sp.gammaln(aj)) * bracket)
+            bracket = r * log_gap[j] + dr
+            out[j] = xj * bracket if sample else -xp.exp(log_factor[j]) * bracket
+    out = xp.where(too_long, xp.nan, out)
     # At x = 0 and x = inf, P is 0 and 1 for every a (and a sample at 0 stays there).
     out = xp.where(edge, 0.0, out)
     out = xp.where(bad, xp.nan, out)
@@ -416,7 +487,9 @@ igammac = _binary_fn(igammac_p, """Elementwise regularized upper incomplete gamm
 igamma_grad_a = _binary_fn(igamma_grad_a_p, """Elementwise derivative of ``igamma(a, x)``
 in the shape ``a``: a series below ``x = a + 1``, a continued fraction above, differentiated
 term by term (in float64 whatever the input: within about 1e-11 of a Richardson-extrapolated
-difference of SciPy's ``gammainc`` for ``a`` in [0.1, 50], ``x`` in [1e-3, 100]).
+difference of SciPy's ``gammainc`` for ``a`` in [0.1, 50], ``x`` in [1e-3, 100], and of
+mpmath for ``a`` up to 1e7 near ``x = a``).  Nan where the loops would need more than 100,000
+steps: ``a`` beyond about 1e8 with ``x`` a few ``sqrt(a)`` below it.
 Differentiable in ``x``; its derivative in ``a`` is not implemented (an error says so).
 
 >>> print(f"{float(igamma_grad_a(1.0, 2.0)):.10f}")
@@ -467,34 +540,60 @@ regularized_incomplete_beta_p = nary(
 _HYP_SERIES_TERMS = {1: 2000, 2: 20000}  # the most terms summed (1F1; 2F1 near |x| = 1)
 
 
-def _parameter_series(xp, upper, lower, x) -> list:
-    """``[d/dp pFq(upper; lower; x) for p in upper + lower]``, summed until the terms fall
-    below the dtype's resolution: checked every 16 terms on NumPy, every 64 on a device,
-    where each check is a synchronisation (as a ``while_loop``'s condition)."""
+def _parameter_series(xp, upper, lower, x) -> tuple:
+    """``pFq(upper; lower; x)`` and ``[d/dp pFq for p in upper + lower]``, summed until the
+    terms fall below the dtype's resolution: checked every 16 terms on NumPy, every 64 on a
+    device, where each check is a synchronisation (as a ``while_loop``'s condition).  The
+    terms of 2F1 fall about as ``|x|^k``, so what is left after a term is up to ``1 / (1 -
+    |x|)`` times it: its test asks that much more.  An element still short of that after
+    ``_HYP_SERIES_TERMS`` terms is nan, not a truncated sum."""
+    # The terms' derivatives are carried by their own recurrence, d t_(k+1) = d t_k r_k +
+    # t_k d r_k, with the factor (u + k) left out of r_k rather than divided out: at u = 0
+    # (Pfaff's c - b where c = b) t_k vanishes from k = 1 on, but d/du t_k does not.
     eps = float(np.finfo(x.dtype).eps)
     every = 16 if xp is np else 64
     params = list(upper) + list(lower)
-    signs = [1.0] * len(upper) + [-1.0] * len(lower)
     shape = np.broadcast_shapes(x.shape, *[p.shape for p in params])
     term = xp.ones(shape, x.dtype)
-    harmonic = [xp.zeros(shape, x.dtype) for _ in params]
+    value = xp.zeros(shape, x.dtype)
+    d_terms = [xp.zeros(shape, x.dtype) for _ in params]
     sums = [xp.zeros(shape, x.dtype) for _ in params]
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        tolerance = eps * (1 - xp.absolute(x) if len(upper) == 2 else 1.0)
+
+        def short():  # the elements whose last terms are not yet negligible
+            left = xp.zeros(shape, dtype=bool)
+            for d, t in zip(d_terms, sums):
+                left |= ~(xp.absolute(d) <= tolerance * xp.absolute(t))
+            return left
+
         for k in range(_HYP_SERIES_TERMS[len(upper)]):
-            for i, (p, direction) in enumerate(zip(params, signs)):
-                sums[i] = sums[i] + term * harmonic[i]
-                harmonic[i] = harmonic[i] + direction / (p + k)
-            ratio = x / (k + 1)
-            for u in upper:
-                ratio = ratio * (u + k)
+            value = value + term
+            for i in range(len(params)):
+                sums[i] = sums[i] + d_terms[i]
+            base = x / (k + 1)
             for q in lower:
-                ratio = ratio / (q + k)
+                base = base / (q + k)
+            factors = [u + k for u in upper]
+            ratio = base
+            for f in factors:
+                ratio = ratio * f
+            for i in range(len(upper)):  # d r_k / d u_i: r_k without the factor u_i + k
+                partial = base
+                for j, f in enumerate(factors):
+                    if j != i:
+                        partial = partial * f
+                d_terms[i] = d_terms[i] * ratio + term * partial
+            for i, q in enumerate(lower, len(upper)):
+                d_terms[i] = (d_terms[i] - term / (q + k)) * ratio
             term = term * ratio
-            if k % every == every - 1 and not any(
-                    int(xp.count_nonzero(xp.absolute(term * h) > eps * xp.absolute(t)))
-                    for h, t in zip(harmonic, sums)):
+            if k % every == every - 1 and not int(xp.count_nonzero(short())):
                 break
-    return sums
+        else:
+            # Out of terms; read on the device, so no synchronisation more.
+            unfinished = short()
+            sums = [xp.where(unfinished, np.nan, t) for t in sums]
+    return value, sums
 
 
 def _hyp_parameter_derivative_impl(*args, upper: int, wrt: int):
@@ -506,12 +605,33 @@ def _hyp_parameter_derivative_impl(*args, upper: int, wrt: int):
         # positive for x < 0 (the series alternates there, cancelling e^|x| of accuracy).
         a, b = params
         flip = x < 0
-        da, db = _parameter_series(xp, [xp.where(flip, b - a, a)], [b], xp.absolute(x))
+        _, (da, db) = _parameter_series(xp, [xp.where(flip, b - a, a)], [b], xp.absolute(x))
         scale = xp.where(flip, xp.exp(x), 1.0)
         out = [xp.where(flip, -scale * da, da), xp.where(flip, scale * (da + db), db)][wrt]
-    else:
-        out = _parameter_series(xp, params[:upper], params[upper:], x)[wrt]
-        out = xp.where(xp.absolute(x) < 1, out, np.nan)  # the series' disc of convergence
+        return out.astype(dtype, copy=False)
+    # Below x = -1/2, Pfaff's transformation 2F1(a, b; c; x) = (1 - x)^-a 2F1(a, c - b; c; z)
+    # with z = x / (x - 1) in [1/3, 1): the series converges there (for every x < 0) with
+    # terms of one sign from some k on.  As 2F1 is symmetric in a and b, the one taken out
+    # is the smaller, which makes the terms of 2F1(a, c - b; c; z) fall as k^(a - b - 1) z^k.
+    # Differentiated: d/da = (1 - x)^-a (dG/da - log(1 - x) G), d/db = -(1 - x)^-a dG/d2,
+    # d/dc = (1 - x)^-a (dG/d2 + dG/dc), G = 2F1(a, c - b; c; z) and dG/d2 its derivative
+    # in the second parameter.
+    a, b, c = params
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        far = x < -0.5
+        swap = far & (a > b)
+        first, second = xp.where(swap, b, a), xp.where(swap, a, b)
+        outside = ~((x < 1) & (x > -np.inf))  # on or past the branch point x = 1, nan, -inf
+        z = xp.where(outside, 0.0, xp.where(far, x / (x - 1), x))
+        value, (d1, d2, d3) = _parameter_series(
+            xp, [first, xp.where(far, c - second, second)], [c], z)
+        log_1mx = xp.log1p(-xp.where(far, x, 0.0))
+        scale = xp.exp(-first * log_1mx)
+        d_first = xp.where(far, scale * (d1 - log_1mx * value), d1)
+        d_second = xp.where(far, -scale * d2, d2)
+        out = [xp.where(swap, d_second, d_first), xp.where(swap, d_first, d_second),
+               xp.where(far, scale * (d2 + d3), d3)][wrt]
+        out = xp.where(outside, np.nan, out)
     return out.astype(dtype, copy=False)
 
 
@@ -608,7 +728,8 @@ def hyp1f1(a, b, x):
 
 def hyp2f1(a, b, c, x):
     """Elementwise Gauss hypergeometric function ``2F1(a, b; c; x)``, differentiable in
-    ``x`` (to any order) and in ``a``, ``b``, ``c`` (first order, for ``|x| < 1``).
+    ``x`` (to any order) and in ``a``, ``b``, ``c`` (first order, for ``x < 1``: nan where
+    their series cannot be summed, below about -500 and very near 1).
     ``functrans.scipy.special.hyp2f1`` is its public name.
 
     >>> print(f"{float(hyp2f1(1.0, 1.0, 2.0, 0.5)):.10f}")  # -log(1 - x) / x

@@ -934,8 +934,9 @@ def hyp2f1(a, b, c, x):
     (analytically continued below ``x = -1``; inf or nan at and beyond ``x = 1`` as SciPy).
     Differentiable in ``x`` to any order through ``d/dx 2F1(a, b; c; x) = a b / c
     2F1(a + 1, b + 1; c + 1; x)``, and in ``a``, ``b`` and ``c`` to the first order through
-    their power series, which converge for ``|x| < 1`` (nan outside); a second derivative
-    in the parameters raises NotImplementedError.
+    their power series (Pfaff-transformed below ``x = -1/2``; nan at and beyond ``x = 1``
+    and where the series cannot be summed, below about -500 and very near 1); a second
+    derivative in the parameters raises NotImplementedError.
 
     >>> round(float(hyp2f1(1.0, 1.0, 2.0, -1.0)), 10)  # log(2)
     0.6931471806
