@@ -294,7 +294,7 @@ def _series_steps(xp, a, x):
     ``exp(-k log(a / x) - k^2 / (2a))``, below float64's resolution (e^-40 against ``S >= 1``)
     for ``k = a (sqrt(l^2 + 80 / a) - l)``, ``l = max(log(a / x), 0)``."""
     ell = xp.maximum(xp.log(a / x), 0.0)
-    return a * 80 / a / (xp.sqrt(ell * ell + 80 / a) + ell)  # the same, free of cancellation
+    return 80 / (xp.sqrt(ell * ell + 80 / a) + ell)  # a (sqrt(...) - l), free of cancellation
 
 
 def _shape_derivative(a, x, *, sample: bool):
