@@ -251,6 +251,21 @@ def test_transforms(device, name):
     run_both(device, TRANSFORMS[name], args, tol=1e-11, what=name)
 
 
+def test_repeated_grad_runs_its_compiled_backward_pass_on_the_device(device):
+    # From the second call on, grad's backward pass is compiled code for the device's
+    # library (interpreters/transpose.py): still no transfers, the same values.
+    rng = _rng("compiled backward")
+    x, y = rng.standard_normal(4), rng.standard_normal(4)
+    g = ft.grad(f_scalar, argnums=(0, 1))
+    want = g(x, y)
+    dx, dy = device.put([x, y])
+    for _ in range(3):
+        with device.transfers() as counts:
+            got = g(dx, dy)
+        assert_no_transfers(device, counts)
+        assert_on_device_and_equal(device, got, want, 1e-12, "compiled backward")
+
+
 AT_UPDATES = {
     "set": lambda x, i, v: x.at[i].set(v),
     "add_repeated": lambda x, i, v: x.at[i[::-1] * 0 + i[0]].add(v),

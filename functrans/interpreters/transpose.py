@@ -273,26 +273,29 @@ def _aval_key(x) -> tuple:
 def structure_key(jaxpr: Jaxpr) -> tuple | None:
     """Everything the transposition of ``jaxpr`` depends on besides the values of its
     constants and cotangents, as a hashable tuple; None if a primitive runs user code or a
-    parameter is unhashable.  Each equation adds its primitive, parameters, the numbers of
-    its operands and results, and its operands (a variable's number, or a literal's key)."""
+    parameter is unhashable.  Each equation adds its primitive, its parameters (if any, as
+    a tuple of pairs), its operands (a variable's number, or a literal's key, a triple)
+    and None; its results are numbered in order."""
     number: dict = {v: i for i, v in enumerate(jaxpr.constvars + jaxpr.invars)}
     parts: list = [tuple([_aval_key(v) for v in jaxpr.constvars]),
                    tuple([_aval_key(v) for v in jaxpr.invars])]
     append = parts.append
     library = _library_primitive
+    get = number.get
     n = len(number)
     for eqn in jaxpr.eqns:
         prim = eqn.primitive
         if not (library.get(prim) or _library_rules(prim)):
             return None
-        params, invars, outvars = eqn.params, eqn.invars, eqn.outvars
         append(prim)
-        append(tuple([(k, _frozen(v)) for k, v in params.items()]) if params else None)
-        append(len(invars))
-        append(len(outvars))
-        for v in invars:
-            append(number[v] if type(v) is Var else _literal_key(v))
-        for v in outvars:
+        params = eqn.params
+        if params:
+            append(tuple([(k, _frozen(v)) for k, v in params.items()]))
+        for v in eqn.invars:
+            i = get(v)  # None for a literal
+            append(_literal_key(v) if i is None else i)
+        append(None)
+        for v in eqn.outvars:
             number[v] = n
             n += 1
     append(tuple([number[v] if type(v) is Var else _literal_key(v) for v in jaxpr.outvars]))
