@@ -1,7 +1,7 @@
 """Where eager ``grad`` spends its time: the 200-operation chain of ``run.py`` timed layer
 by layer, each layer including the ones before it.
 
-    numpy              the function itself on NumPy
+    numpy              the hand-written NumPy derivative of run.py
     eager              the function on functrans.numpy, no transform
     jvp                ad.jvp_flat with a concrete tangent (JVP rules, tangents computed)
     linearize          ad.linearize_flat (JVP rules, tangent equations staged)
@@ -26,14 +26,7 @@ import numpy as np
 import functrans as ft
 import functrans.numpy as fnp
 from functrans.interpreters import ad, transpose
-
-
-def chain(m):
-    def loss(x):
-        for _ in range(50):
-            x = m.tanh(m.sin(x)) * 0.9 + 0.1
-        return m.sum(x)
-    return loss
+from run import WORKLOADS
 
 
 def timed(fn, calls: int = 200) -> float:
@@ -52,6 +45,7 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=8)
     args = parser.parse_args(argv)
+    chain, hand, _, _ = WORKLOADS["chain200_grad"](np.random.default_rng(0))
     x = np.random.default_rng(0).normal(size=args.size)
     loss = chain(fnp)
     flat = lambda x: [loss(x)]  # noqa: E731
@@ -61,7 +55,7 @@ def main(argv=None) -> None:
     for _ in range(transpose.COMPILE_AFTER):
         transpose.compiled_backward(jaxpr, consts, [one])
     rows = {
-        "numpy": lambda: chain(np)(x),
+        "numpy": lambda: hand(x),
         "eager": lambda: loss(x),
         "jvp": lambda: ad.jvp_flat(flat, [x], [x]),
         "linearize": lambda: ad.linearize_flat(flat, [x]),
