@@ -15,7 +15,7 @@ from functrans.core import Array, abstract_eval_rules, impl_rules
 from functrans.interpreters import transpose
 from rule_sandbox import Sandbox
 from sweep import case_rng, random_like
-from test_jit import SWEEP_DIFF, _assert_same, _split
+from test_jit import BINARY, SPECIAL, SWEEP_DIFF, UNARY, _assert_same, _split, assert_same_bits
 
 sandbox = Sandbox()
 install_rules = sandbox.fixture()
@@ -165,3 +165,21 @@ def test_python_scalars_in_and_out():
     results = [g(0.5) for _ in range(3)]
     assert all(type(r) is float for r in results)
     assert results[2] == results[0] == np.cos(0.5) * 0.5 + np.sin(0.5)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("name", [n for n in UNARY + BINARY
+                                  if n not in ("sign", "floor", "ceil", "round")])
+def test_special_values_compiled_as_interpreted(name):
+    f = getattr(lax, name)
+    if name in UNARY:
+        args = (SPECIAL,)
+        g = ft.grad(lambda x: fnp.sum(f(x)), argnums=(0,))
+    else:
+        args = tuple(v.ravel() for v in np.meshgrid(SPECIAL, SPECIAL))
+        g = ft.grad(lambda x, y: fnp.sum(f(x, y)), argnums=(0, 1))
+    interpreted = g(*args)
+    for _ in range(2):
+        for got, want in zip(g(*args), interpreted):
+            assert_same_bits(got, want, name)
+    assert _compiled_entries() == 1

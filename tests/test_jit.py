@@ -490,3 +490,42 @@ def test_signed_zeros_as_numpy(f):
         got = ft.jit(f)(x)
         np.testing.assert_array_equal(got, f(x))
         np.testing.assert_array_equal(np.signbit(got), np.signbit(f(x)))
+
+
+#: the values where rewrites and constants could go wrong silently: signed zeros,
+#: infinities, NaN, subnormals, huge values
+SPECIAL = np.array([-0.0, 0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, 1e-310, -1e-310, 1e300,
+                    -1e300, 0.5, -2.5, 3.0])
+UNARY = [n for n in ("neg", "exp", "log", "sin", "cos", "tan", "tanh", "sinh", "cosh", "sqrt",
+                     "log1p", "expm1", "atan", "asin", "acos", "abs", "sign", "floor", "ceil",
+                     "round", "logistic", "exp2", "cbrt", "rsqrt", "square", "reciprocal",
+                     "asinh", "acosh", "atanh", "erf", "erfc", "lgamma", "digamma", "erf_inv")
+         if hasattr(lax, n)]
+BINARY = [n for n in ("add", "sub", "mul", "div", "max", "min", "pow", "atan2", "rem",
+                      "nextafter") if hasattr(lax, n)]
+
+
+def assert_same_bits(got, want, what=""):
+    """Equal dtype and shape, NaN in the same places, equal values with equal signs
+    elsewhere (so -0.0 is not 0.0)."""
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.dtype == want.dtype and got.shape == want.shape, what
+    nan = np.isnan(want)
+    np.testing.assert_array_equal(np.isnan(got), nan, err_msg=f"{what}: NaN positions")
+    np.testing.assert_array_equal(got[~nan], want[~nan], err_msg=what)
+    np.testing.assert_array_equal(np.signbit(got[~nan]), np.signbit(want[~nan]),
+                                  err_msg=f"{what}: signs")
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("name", UNARY + BINARY)
+def test_special_values_as_eager(name):
+    f = getattr(lax, name)
+    if name in UNARY:
+        assert_same_bits(ft.jit(f)(SPECIAL), f(SPECIAL), name)
+        return
+    x, y = (v.ravel() for v in np.meshgrid(SPECIAL, SPECIAL))
+    assert_same_bits(ft.jit(f)(x, y), f(x, y), name)
+    for s in (0.0, -0.0, 1.0, 2.0, np.inf):  # Python scalars become typed constants
+        for g in (lambda x: f(x, s), lambda x: f(s, x)):
+            assert_same_bits(ft.jit(g)(SPECIAL), g(SPECIAL), f"{name} with {s}")
