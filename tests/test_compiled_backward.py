@@ -165,6 +165,19 @@ def test_python_scalars_in_and_out():
     results = [g(0.5) for _ in range(3)]
     assert all(type(r) is float for r in results)
     assert results[2] == results[0] == np.cos(0.5) * 0.5 + np.sin(0.5)
+    # A Python scalar cotangent is weakly typed: interpreted, so its dtypes are NumPy's.
+    x, y = np.ones(3), np.arange(3, dtype=np.float32)
+    _, pullback = ft.vjp(lambda x, y: fnp.sum(x * y), x, y)
+    for _ in range(3):
+        gx, gy = pullback(1.5)
+        assert gx.dtype == np.float64 and gy.dtype == np.float32
+    assert _compiled_entries() == 0
+    _, pullback = ft.vjp(lambda x, y: fnp.sum(x * y), x, y)
+    for _ in range(3):  # a NumPy scalar is not: compiled
+        gx, gy = pullback(np.float64(1.5))
+        assert gx.dtype == np.float64 and gy.dtype == np.float32
+        np.testing.assert_array_equal(gy, 1.5 * x)
+    assert _compiled_entries() == 1
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")

@@ -213,7 +213,7 @@ def linear_pullback(jaxpr: Jaxpr, consts: Sequence, out_tangents: Sequence,
 # time, but the linear jaxpr usually has the same structure every time: the same primitives,
 # parameters, wiring, literals and types; only the residuals differ.  Its transposition
 # depends on nothing else, so it is traced once to a jaxpr (residuals and cotangents as
-# arguments) and compiled to straight-line code (`codegen`), which runs about ten times
+# arguments) and compiled to straight-line code (`codegen`), which runs several times
 # faster than interpreting the transpose rules.  The structure is compared in full: a key
 # records every equation, so two jaxprs share compiled code only if interpreting either
 # would run the same operations.  Only primitives whose rules are the library's own are
@@ -307,9 +307,11 @@ def structure_key(jaxpr: Jaxpr) -> tuple | None:
     return key
 
 
-#: types of concrete host values taken as they are
-_HOST_TYPES = frozenset({np.ndarray, Array, float, complex, np.float64, np.float32,
-                         np.complex128, np.complex64})
+#: types of concrete host cotangents taken as they are (a Python scalar is weakly typed:
+#: the generated code, which takes arrays, would compute with it in another dtype than
+#: NumPy computes with the scalar itself, so those are interpreted)
+_HOST_TYPES = frozenset({np.ndarray, Array, np.float64, np.float32, np.complex128,
+                         np.complex64})
 
 
 def compiled_backward(jaxpr: Jaxpr, consts: Sequence, cts: Sequence) -> list | None:
@@ -339,8 +341,7 @@ def compiled_backward(jaxpr: Jaxpr, consts: Sequence, cts: Sequence) -> list | N
             ct_key.append(None if ct is None else _aval_key(ct))
             continue
         if t not in _HOST_TYPES:
-            if isinstance(ct, Tracer) or not (backend.is_array(ct) or core.is_python_scalar(ct)
-                                              or isinstance(ct, np.generic)):
+            if isinstance(ct, Tracer) or not (backend.is_array(ct) or isinstance(ct, np.generic)):
                 return None
             host = host and not backend.is_device_array(ct)
         live.append(i)
