@@ -9,8 +9,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import functrans as ft
+import functrans.numpy as fnp
 from sweep import (CreationCase, check_creation_jit, check_creation_value, creation_case,
                    discovered_cases, ids, same_answer)
+from test_jit import assert_same_bits
 
 CASES = discovered_cases("CREATION_CASES")
 JIT_CASES = [c for c in CASES if c.jit]
@@ -64,3 +67,23 @@ def test_a_wrong_function_fails_the_value_check():
     wrong = creation_case("eye", lambda m: m.eye(3, k=1) if m is np else m.eye(3))
     with pytest.raises(AssertionError):
         check_creation_value(wrong)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("name", ["linspace", "logspace"])
+def test_traced_ends_give_numpys_bits(name):
+    # Traced ends (jit, or a derivative in them) use NumPy's arithmetic: i * step + start,
+    # the end point exactly stop, and power for logspace; also at infinities and zeros.
+    ends = [(0.1, 0.7), (-3.2, 5.9), (1e-310, 2e-310), (np.inf, 1.0), (1.0, -0.0),
+            (-np.inf, 2.0), (2.0, 2.0)]
+    for start, stop in ends:
+        for num, endpoint in [(1, True), (2, True), (7, True), (7, False)]:
+            want = getattr(np, name)(start, stop, num, endpoint=endpoint)
+            got = ft.jit(lambda a, b: getattr(fnp, name)(a, b, num, endpoint=endpoint))(
+                np.float64(start), np.float64(stop))
+            assert_same_bits(got, want, f"{name}({start}, {stop}, {num}, {endpoint})")
+
+
+def test_traced_geomspace_ends_exactly():
+    got = ft.jit(lambda a, b: fnp.geomspace(a, b, 6))(np.float64(0.5), np.float64(7.3))
+    assert got[0] == 0.5 and got[-1] == 7.3

@@ -315,12 +315,18 @@ def _scalar_line(name, start, stop, num, endpoint, dtype):
     # no host array to copy to a device.
     start, stop = (_scalar_of(x, dtype) for x in (start, stop))
     like = start if isinstance(start, Tracer) else stop
-    fractions = lax.div(lax.iota(dtype, num, like=like),
-                        dtype.type(max(num - 1 if endpoint else num, 1)))
-    steps = lax.mul(shape_ops.broadcast_to(lax.sub(stop, start), (num,)), fractions)
-    if isinstance(start, Tracer):
-        start = shape_ops.broadcast_to(start, (num,))
-    return lax.add(steps, start)
+    div = dtype.type(max(num - 1 if endpoint else num, 1))
+    index = lax.iota(dtype, num, like=like)
+    delta = shape_ops.broadcast_to(lax.sub(stop, start), (num,))
+    # NumPy's arithmetic, so that values agree to the last bit: i * step + start, with
+    # i / div * delta where the step underflows to zero, and the end point exactly stop.
+    step = lax.div(delta, div)
+    line = lax.add(lax.select(lax.eq(step, dtype.type(0)), lax.mul(lax.div(index, div), delta),
+                              lax.mul(index, step)), start)
+    if endpoint and num > 1:
+        ones = lax.add(lax.mul(index, dtype.type(0)), dtype.type(1))  # on index's device
+        line = lax.select(lax.eq(index, dtype.type(num - 1)), lax.mul(ones, stop), line)
+    return line
 
 
 def _scalar_of(x, dtype):
@@ -344,10 +350,10 @@ def logspace(start, stop, num: int = 50, endpoint: bool = True, base=10.0, dtype
         return backend.array_module(start, stop, base).logspace(start, stop, num, endpoint,
                                                                  base, dtype, axis)
     exponents = _scalar_line("logspace", start, stop, num, endpoint, dtype)
-    log_base = lax.log(_scalar_of(arg(base), dtype_of(exponents)))
-    if isinstance(log_base, Tracer):
-        log_base = shape_ops.broadcast_to(log_base, shape_of(exponents))
-    return lax.exp(lax.mul(exponents, log_base))
+    base = _scalar_of(arg(base), dtype_of(exponents))
+    if isinstance(base, Tracer):
+        base = shape_ops.broadcast_to(base, shape_of(exponents))
+    return lax.pow(base, exponents)  # NumPy's power, to the last bit
 
 
 def geomspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None, axis: int = 0):
@@ -365,8 +371,13 @@ def geomspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None, axi
     ratio = lax.div(*[lax.convert_element_type(x, np.result_type(float, dtype_of(x)))
                       for x in (stop, start)])
     powers = _scalar_line("geomspace", 0.0, lax.log(ratio), num, endpoint, dtype)
-    return lax.mul(shape_ops.broadcast_to(lax.convert_element_type(start, dtype_of(powers)),
+    line = lax.mul(shape_ops.broadcast_to(lax.convert_element_type(start, dtype_of(powers)),
                                           shape_of(powers)), lax.exp(powers))
+    if endpoint and num > 1:  # exactly stop, as NumPy makes it (exp(log r) need not be r)
+        ones = lax.add(lax.mul(powers, 0.0), 1.0)
+        line = lax.select(lax.eq(lax.iota(np.int64, num, like=line), num - 1),
+                          lax.mul(ones, lax.convert_element_type(stop, dtype_of(line))), line)
+    return line
 
 
 def _window(name: str, M):
