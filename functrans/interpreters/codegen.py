@@ -56,7 +56,7 @@ __all__ = ["lowering_rules", "inline_rules", "simplification_rules", "numpy_broa
            "broadcasting_primitives", "splat_rules", "commutative_primitives", "rewrite_rules",
            "ufunc_names", "augmented_operators",
            "Ref", "deflowering", "compile_jaxpr", "CompiledFunction",
-           "optimize_jaxpr"]
+           "optimize_jaxpr", "literal_key", "params_key"]
 
 #: primitive -> rule(ctx, *operand_expressions, **params) -> expression of the result (a
 #: tuple of results for primitives with multiple results)
@@ -129,19 +129,39 @@ def _is_literal(x) -> bool:
     return type(x) is Literal
 
 
-def _literal_key(lit: Literal):
+def literal_key(lit: Literal):
+    """A hashable key that tells literals apart exactly: by type and bits (``-0.0`` is not
+    ``0.0``, ``1`` not ``1.0``); arrays folded into a jaxpr, by identity."""
     val = lit.val
+    t = type(val)
+    if t is float:
+        return (t, val.hex(), lit.aval.weak_type)
+    if t is int or t is bool:
+        return (t, val, lit.aval.weak_type)
     if isinstance(val, np.ndarray) and val.ndim:
-        return ("array", id(val))  # folded arrays are compared by identity
-    return ("scalar", type(val), repr(val), lit.aval.dtype, lit.aval.weak_type)
+        return ("array", id(val))
+    bits = np.asarray(val)
+    return (t, bits.dtype.str, bits.tobytes(), lit.aval.weak_type)
 
 
-def _params_key(params: dict):
+def _frozen(value):
+    """A parameter as a hashable value in which floats are their bits."""
+    t = type(value)
+    if t is float or t is complex or isinstance(value, np.inexact):
+        return (t, repr(value))
+    if t is tuple:
+        return tuple([_frozen(v) for v in value])
+    return value
+
+
+def params_key(params: dict):
+    """``params`` as a hashable key (floats by their bits: a parameter of ``-0.0`` is not
+    one of ``0.0``), or None when a parameter is unhashable (jaxprs hash by identity)."""
     try:
-        key = tuple(sorted(params.items()))
+        key = tuple(sorted([(k, _frozen(v)) for k, v in params.items()]))
         hash(key)
         return key
-    except TypeError:  # unhashable parameters (jaxprs are hashed by identity anyway)
+    except TypeError:
         return None
 
 
@@ -296,13 +316,13 @@ def _forward_pass(eqns: list, outs: list) -> tuple[list, list]:
                 if folded is not None:
                     subst[id(out)] = folded
                     continue
-        params_key = _params_key(eqn.params)
-        if params_key is not None:
-            operand_keys = tuple(_literal_key(x) if type(x) is Literal else (id(x),)
+        eqn_params = params_key(eqn.params)
+        if eqn_params is not None:
+            operand_keys = tuple(literal_key(x) if type(x) is Literal else (id(x),)
                                  for x in ins)
             if eqn.primitive in commutative_primitives:
                 operand_keys = tuple(sorted(operand_keys, key=repr))
-            key = (eqn.primitive, operand_keys, params_key)
+            key = (eqn.primitive, operand_keys, eqn_params)
             previous = seen.get(key)
             if previous is not None:
                 for old, new in zip(eqn.outvars, previous.outvars):

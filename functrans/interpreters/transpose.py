@@ -21,6 +21,7 @@ import numpy as np
 from functrans import backend, core
 from functrans.core import Array, Jaxpr, Literal, Primitive, ShapedArray, Tracer, Var, get_aval
 from functrans.interpreters import ad, codegen, partial_eval
+from functrans.interpreters.codegen import literal_key, params_key
 from functrans.interpreters.ad import Zero, add_tangents, linearize_flat
 
 #: primitive -> rule(ct, *args, **params) -> list of cotangents, one per argument
@@ -245,26 +246,6 @@ def _library_rules(prim: Primitive) -> bool:
     return known
 
 
-def _frozen(value):
-    """``value`` (a parameter) as a hashable key that tells -0.0 from 0.0."""
-    t = type(value)
-    if t is float or t is complex or isinstance(value, np.inexact):
-        return (t, repr(value))
-    if t is tuple:
-        return tuple([_frozen(v) for v in value])
-    return value
-
-
-def _literal_key(lit: Literal):
-    val = lit.val
-    t = type(val)
-    if t is float:
-        val = val.hex()  # exact, and -0.0 differs from 0.0
-    elif t is not int and t is not bool:
-        val = (np.asarray(val).dtype.str, np.asarray(val).tobytes())
-    return (t, val, lit.aval.weak_type)
-
-
 def _aval_key(x) -> tuple:
     aval = x.aval if type(x) is Var or type(x) is Zero else get_aval(x)
     return (aval.shape, aval.dtype, aval.weak_type)
@@ -274,7 +255,7 @@ def structure_key(jaxpr: Jaxpr) -> tuple | None:
     """Everything the transposition of ``jaxpr`` depends on besides the values of its
     constants and cotangents, as a hashable tuple; None if a primitive runs user code or a
     parameter is unhashable.  Each equation adds its primitive, its parameters (if any, as
-    a tuple of pairs), its operands (a variable's number, or a literal's key, a triple)
+    a tuple of pairs), its operands (a variable's number, or a literal's key, a tuple)
     and None; its results are numbered in order."""
     number: dict = {v: i for i, v in enumerate(jaxpr.constvars + jaxpr.invars)}
     parts: list = [tuple([_aval_key(v) for v in jaxpr.constvars]),
@@ -290,15 +271,18 @@ def structure_key(jaxpr: Jaxpr) -> tuple | None:
         append(prim)
         params = eqn.params
         if params:
-            append(tuple([(k, _frozen(v)) for k, v in params.items()]))
+            frozen = params_key(params)
+            if frozen is None:
+                return None
+            append(frozen)
         for v in eqn.invars:
             i = get(v)  # None for a literal
-            append(_literal_key(v) if i is None else i)
+            append(literal_key(v) if i is None else i)
         append(None)
         for v in eqn.outvars:
             number[v] = n
             n += 1
-    append(tuple([number[v] if type(v) is Var else _literal_key(v) for v in jaxpr.outvars]))
+    append(tuple([number[v] if type(v) is Var else literal_key(v) for v in jaxpr.outvars]))
     key = tuple(parts)
     try:
         hash(key)
