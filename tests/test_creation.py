@@ -84,6 +84,9 @@ def test_traced_ends_give_numpys_bits(name):
             assert_same_bits(got, want, f"{name}({start}, {stop}, {num}, {endpoint})")
 
 
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
 def test_traced_geomspace_ends_exactly():
     got = ft.jit(lambda a, b: fnp.geomspace(a, b, 6))(np.float64(0.5), np.float64(7.3))
     assert got[0] == 0.5 and got[-1] == 7.3
+    got = ft.jit(lambda a, b: fnp.geomspace(a, b, 4))(np.float64(1.0), np.float64(np.inf))
+    assert_same_bits(got, np.geomspace(1.0, np.inf, 4), "geomspace(1, inf)")

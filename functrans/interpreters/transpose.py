@@ -294,8 +294,7 @@ def structure_key(jaxpr: Jaxpr) -> tuple | None:
 #: types of concrete host cotangents taken as they are (a Python scalar is weakly typed:
 #: the generated code, which takes arrays, would compute with it in another dtype than
 #: NumPy computes with the scalar itself, so those are interpreted)
-_HOST_TYPES = frozenset({np.ndarray, Array, np.float64, np.float32, np.complex128,
-                         np.complex64})
+_HOST_TYPES = _NUMPY_SCALARS | {np.ndarray, Array}
 
 
 def compiled_backward(jaxpr: Jaxpr, consts: Sequence, cts: Sequence) -> list | None:

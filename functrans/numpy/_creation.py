@@ -323,10 +323,15 @@ def _scalar_line(name, start, stop, num, endpoint, dtype):
     step = lax.div(delta, div)
     line = lax.add(lax.select(lax.eq(step, dtype.type(0)), lax.mul(lax.div(index, div), delta),
                               lax.mul(index, step)), start)
-    if endpoint and num > 1:
-        ones = lax.add(lax.mul(index, dtype.type(0)), dtype.type(1))  # on index's device
-        line = lax.select(lax.eq(index, dtype.type(num - 1)), lax.mul(ones, stop), line)
-    return line
+    return _with_element(line, num - 1, stop) if endpoint and num > 1 else line
+
+
+def _with_element(line, position: int, value):
+    """The traced 1-d ``line`` with element ``position`` exactly ``value``, as NumPy sets
+    the ends (``start + (stop - start)`` or ``exp(log r)`` need not round to ``stop``)."""
+    index = lax.iota(dtype_of(line), shape_of(line)[0], like=line)
+    ones = lax.add(lax.mul(index, 0), 1)  # finite, on line's device: 1 * value is value
+    return lax.select(lax.eq(index, position), lax.mul(ones, value), line)
 
 
 def _scalar_of(x, dtype):
@@ -373,10 +378,11 @@ def geomspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None, axi
     powers = _scalar_line("geomspace", 0.0, lax.log(ratio), num, endpoint, dtype)
     line = lax.mul(shape_ops.broadcast_to(lax.convert_element_type(start, dtype_of(powers)),
                                           shape_of(powers)), lax.exp(powers))
-    if endpoint and num > 1:  # exactly stop, as NumPy makes it (exp(log r) need not be r)
-        ones = lax.add(lax.mul(powers, 0.0), 1.0)
-        line = lax.select(lax.eq(lax.iota(np.int64, num, like=line), num - 1),
-                          lax.mul(ones, lax.convert_element_type(stop, dtype_of(line))), line)
+    # The ends exactly start and stop, as NumPy sets them.
+    if num > 0:
+        line = _with_element(line, 0, lax.convert_element_type(start, dtype_of(line)))
+    if endpoint and num > 1:
+        line = _with_element(line, num - 1, lax.convert_element_type(stop, dtype_of(line)))
     return line
 
 
