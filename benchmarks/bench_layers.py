@@ -8,7 +8,9 @@ by layer, each layer including the ones before it.
     structure key      transpose.structure_key of the linear jaxpr
     compiled backward  transpose.compiled_backward (the key, the cache, the compiled code)
     interpreted backward  transpose.backward_pass (the transpose rules interpreted)
-    grad               functrans.grad, whole
+    record             tape.record_flat: the forward pass recorded on a tape
+    tape gradient      tape.compiled_gradient of that tape (key, cache, compiled code)
+    grad               functrans.grad, whole (from the third call: recorded, compiled)
     autograd           HIPS autograd's grad, when installed
 
 Process CPU time, median of 9 repeats.  Usage::
@@ -25,7 +27,7 @@ import numpy as np
 
 import functrans as ft
 import functrans.numpy as fnp
-from functrans.interpreters import ad, transpose
+from functrans.interpreters import ad, tape, transpose
 from run import WORKLOADS
 
 
@@ -41,6 +43,14 @@ def timed(fn, calls: int = 200) -> float:
     return statistics.median(times)
 
 
+def _linearized(loss, x):
+    ft.config.eager_tape = False
+    try:
+        return ft.grad(loss)(x)
+    finally:
+        ft.config.eager_tape = True
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=8)
@@ -54,6 +64,9 @@ def main(argv=None) -> None:
     undefined = [transpose.UndefinedPrimal(v.aval) for v in jaxpr.invars]
     for _ in range(transpose.COMPILE_AFTER):
         transpose.compiled_backward(jaxpr, consts, [one])
+    _, recorded = tape.record_flat(flat, [x])
+    for _ in range(transpose.COMPILE_AFTER):
+        tape.compiled_gradient(recorded, [one])
     rows = {
         "numpy": lambda: hand(x),
         "eager": lambda: loss(x),
@@ -63,7 +76,10 @@ def main(argv=None) -> None:
         "compiled backward": lambda: transpose.compiled_backward(jaxpr, consts, [one]),
         "interpreted backward": lambda: transpose.backward_pass(jaxpr, consts, undefined,
                                                                 [one]),
+        "record": lambda: tape.record_flat(flat, [x]),
+        "tape gradient": lambda: tape.compiled_gradient(recorded, [one]),
         "grad": lambda: ft.grad(loss)(x),
+        "grad, linearized (config.eager_tape off)": lambda: _linearized(loss, x),
     }
     try:
         import autograd

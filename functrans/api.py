@@ -18,7 +18,7 @@ from functrans import backend
 from functrans.api_util import argnums_tuple, partial_over
 from functrans.backend import is_array, owned
 from functrans.core import ClosedJaxpr, ShapeDtypeStruct, ShapedArray, float0, get_aval
-from functrans.interpreters import ad, batching, partial_eval, transpose
+from functrans.interpreters import ad, batching, partial_eval, tape, transpose
 from functrans.interpreters.ad import Zero
 from functrans.interpreters.batching import not_mapped
 from functrans.primitives import shape as shape_ops
@@ -389,6 +389,7 @@ def value_and_grad(fun: Callable[P, Any], argnums: int | Sequence[int] = 0,
     (8.0, 12.0)
     """
     name = "grad" if not getattr(fun, "__name__", "") else f"grad of {fun.__name__}"
+    code = _code_of(fun)
 
     @functools.wraps(fun)
     def value_and_grad_fun(*args, **kwargs):
@@ -401,7 +402,7 @@ def value_and_grad(fun: Callable[P, Any], argnums: int | Sequence[int] = 0,
         leaves, in_tree = _flatten(dyn)
         _check_grad_inputs("grad", leaves, holomorphic, allow_int)
         flat_fun, store = _flatten_fun(f, in_tree, has_aux, "grad")
-        out_p, pullback = transpose.vjp_flat(flat_fun, leaves, compiled=True)
+        out_p, pullback = tape.vjp_flat(flat_fun, leaves, code)
         if store.num_out != 1:
             raise TypeError(f"{name}: grad requires a single scalar output, got a pytree "
                             f"with {store.num_out} leaves ({store.out_tree})")
@@ -433,6 +434,15 @@ def value_and_grad(fun: Callable[P, Any], argnums: int | Sequence[int] = 0,
         return value, g
 
     return value_and_grad_fun
+
+
+def _code_of(fun):
+    """What identifies a function across calls for ``tape.vjp_flat``: its code object (also
+    of a bound method or a ``functools.partial``), or None."""
+    code = getattr(fun, "__code__", None)
+    if code is None:
+        code = getattr(getattr(fun, "func", None), "__code__", None)
+    return code
 
 
 def grad(fun: Callable[P, Any], argnums: int | Sequence[int] = 0, has_aux: bool = False,

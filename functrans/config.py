@@ -12,15 +12,22 @@ is off by default; when off it costs nothing.  ``checking_leaks()`` turns it on 
 Traceback (most recent call last):
     ...
 functrans.core.UnexpectedTracerError: Leaked 1 tracer of JVPTrace...
+
+``eager_tape``: when true (the default), ``grad`` of a function it has differentiated
+before records the forward pass and runs compiled gradient code cached by the recording's
+structure (docs/design.md, "Gradients from a tape"), which is faster for functions of many
+small operations.  Results are the same; turn it off to linearize every call, e.g. to
+step through JVP rules in a debugger.
 """
 from __future__ import annotations
 
 from contextlib import contextmanager
 from typing import Iterator
 
-__all__ = ["check_tracer_leaks", "checking_leaks"]
+__all__ = ["check_tracer_leaks", "checking_leaks", "eager_tape"]
 
 check_tracer_leaks: bool = False
+eager_tape: bool = True
 
 
 @contextmanager

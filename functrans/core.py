@@ -182,7 +182,7 @@ def get_aval(x) -> ShapedArray:
         return aval
     if isinstance(x, Tracer):
         return x.aval
-    scalar = _SCALAR_AVALS.get(t)
+    scalar = SCALAR_AVALS.get(t)
     if scalar is not None:  # abstract values are immutable: one per Python scalar type
         return scalar
     try:
@@ -193,7 +193,7 @@ def get_aval(x) -> ShapedArray:
                         ) from None
 
 
-_SCALAR_AVALS = {t: ShapedArray((), dtype, weak_type=t is not bool)
+SCALAR_AVALS = {t: ShapedArray((), dtype, weak_type=t is not bool)
                  for t, dtype in _PY_SCALAR_DTYPES.items()}
 
 
@@ -518,7 +518,7 @@ class EvalTrace(Trace):
         try:
             out = impl(*args, **params)
         except Exception as error:
-            _explain_failure(prim, args, params, error)
+            explain_failure(prim, args, params, error)
             raise
         if len(_state.stack) == 1:  # outside transforms results have `.at` (docs/indexing.md)
             if type(out) is np.ndarray:  # the common case inline
@@ -538,7 +538,7 @@ class EvalTrace(Trace):
 _WEAK_RESULT_TYPES = frozenset({np.float64, np.int64, np.complex128, np.bool_})
 
 
-def _explain_failure(prim: Primitive, args, params, error: Exception) -> None:
+def explain_failure(prim: Primitive, args, params, error: Exception) -> None:
     """If the impl failed on invalid input, raise the abstract evaluation's clearer error
     (the one tracing gives) instead of the array library's."""
     try:

@@ -214,12 +214,14 @@ def _linear_operand(g, primal):
 
 
 def defjvp_zero(prim: Primitive) -> None:
-    """A primitive with zero derivative everywhere (comparisons, sign, integer ops)."""
+    """A primitive with zero derivative everywhere (comparisons, sign, integer ops); its
+    rule has the attribute ``zero_derivative``."""
     def rule(primals, tangents, **params):
         ans = prim.bind(*primals, **params)
         if prim.multiple_results:
             return ans, [Zero.from_value(a) for a in ans]
         return ans, Zero.from_value(ans)
+    rule.zero_derivative = True  # type: ignore[attr-defined]
     jvp_rules[prim] = rule
 
 

@@ -144,13 +144,19 @@ def literal_key(lit: Literal):
     return (t, bits.dtype.str, bits.tobytes(), lit.aval.weak_type)
 
 
+#: parameter types that are their own key (the common ones first, for speed)
+_PLAIN_PARAMS = frozenset({int, bool, str, type(None)})
+
+
 def _frozen(value):
     """A parameter as a hashable value in which floats are their bits."""
     t = type(value)
-    if t is float or t is complex or isinstance(value, np.inexact):
-        return (t, repr(value))
+    if t in _PLAIN_PARAMS:
+        return value
     if t is tuple:
         return tuple([_frozen(v) for v in value])
+    if t is float or t is complex or isinstance(value, np.inexact):
+        return (t, repr(value))
     return value
 
 

@@ -228,18 +228,18 @@ COMPILE_AFTER = 2
 
 _backward_cache: collections.OrderedDict = collections.OrderedDict()
 _backward_lock = threading.Lock()
-_FAILED = "failed"  # a cache entry: tracing or compiling this structure did not work
+FAILED = "failed"  # a cache entry: tracing or compiling this structure did not work
 #: primitive -> whether its rules are all the library's (see _library_rules)
 _library_primitive: dict[Primitive, bool] = {}
 #: primitives whose rules run user code
-_USER_CODE = frozenset({"custom_lin", "custom_vjp_call", "custom_jvp_call"})
+USER_CODE = frozenset({"custom_lin", "custom_vjp_call", "custom_jvp_call"})
 
 
 def _library_rules(prim: Primitive) -> bool:
     known = _library_primitive.get(prim)
     if known is None:
         rules = [transpose_rules.get(prim), core.impl_rules.get(prim)]
-        known = prim.name not in _USER_CODE and all(
+        known = prim.name not in USER_CODE and all(
             rule is None or getattr(rule, "__module__", "").startswith("functrans.")
             for rule in rules) and any(rule is not None for rule in rules)
         _library_primitive[prim] = known
@@ -352,11 +352,11 @@ def compiled_backward(jaxpr: Jaxpr, consts: Sequence, cts: Sequence) -> list | N
         try:
             entry = _compile_backward(jaxpr, consts, cts, live, library)
         except Exception:  # noqa: BLE001  # anything not traceable is interpreted as before
-            entry = _FAILED
+            entry = FAILED
         with _backward_lock:
             if key in _backward_cache:
                 _backward_cache[key] = entry
-    if entry is _FAILED:
+    if entry is FAILED:
         return None
     compiled, positions = entry
     values = compiled.fn(*(args if host else backend.coerce(library.xp, *args)))

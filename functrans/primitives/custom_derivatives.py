@@ -21,7 +21,7 @@ from typing import Any, Callable, Sequence
 
 from functrans import core
 from functrans.core import Primitive, Tracer, abstract_eval_rules, get_aval, impl_rules
-from functrans.interpreters import ad, batching, transpose
+from functrans.interpreters import ad, batching, tape, transpose
 from functrans.interpreters.ad import Zero
 from functrans.interpreters.batching import not_mapped
 from functrans.core import eval_jaxpr
@@ -103,6 +103,10 @@ def _staged_call(rule_holder, args, kwargs):
     args = _resolve_args(fun, args, kwargs)
     static, dyn = _split_static(args, rule_holder.nondiff_argnums)
     leaves, in_tree = tree_flatten(dyn)
+    if any(isinstance(x, Tracer) for x in leaves):
+        top = core.find_top_trace(leaves)
+        if type(top) is tape.TapeTrace:  # its rules must run on every call: not recorded
+            top.refuse(f"{type(rule_holder).__name__} function '{_fun_name(fun)}'")
     out = _run_directly(fun, args, leaves)
     if out is not _NOT_RUN:
         return (out,)

@@ -1,0 +1,434 @@
+"""Eager reverse mode from a tape: record the forward pass, run compiled gradient code.
+
+Type of the transforms here::
+
+    record_flat : (f, primals) -> (f(primals), tape)    a tape: a jaxpr and its variables' values
+    vjp_flat    : (f, primals) -> (f(primals), pullback)     transpose.vjp_flat, via a tape
+
+``grad(f)(x)`` linearizes ``f``: every operation runs its JVP rule, whose tangent equations
+are staged, three interpreter layers per operation.  Called again and again on the same
+function (a training loop without jit), ``grad`` records the forward pass instead: each
+operation is evaluated and appended to a tape, a jaxpr whose variables all have known
+values, one layer per operation as in HIPS autograd.  The gradient of a tape depends only
+on its structure (primitives, parameters, wiring, literals and types, keyed as by
+``transpose.compiled_backward``), so from a structure's second sighting it is traced once
+(the tape linearized and transposed, the recorded values standing for its intermediates)
+and compiled to straight-line code (``codegen``); later calls run that code on the recorded
+values.  A tape not (yet) compiled is differentiated by linearizing it, which evaluates it
+again.
+
+When: ``grad`` (``api.value_and_grad``) records a call when the same function (its code
+object) was differentiated before, outside other transforms, on host arrays; not once its
+tapes kept changing structure (``MAX_NEW_STRUCTURES`` in a row), grew past ``MAX_BYTES`` of
+recorded values (which stay alive until the gradient is computed, where linearize keeps
+only residuals), or met user code.
+
+What the function sees is what it sees under ``linearize``: tracers with concrete values
+(Python control flow works), and plain values for results that carry no derivative
+(integer and boolean results, ``stop_gradient`` and other zero-derivative operations).
+Operations whose rules are user code (a ``custom_jvp``/``custom_vjp`` function, a user's
+primitive) must run those rules on every call, as ``linearize`` does: recording stops there
+(``NotRecordable``), the call is differentiated the usual way from the start (so the
+function's Python before that point runs twice, this once), and the function is not
+recorded again.
+"""
+from __future__ import annotations
+
+import collections
+import threading
+from typing import Callable, Sequence
+
+import numpy as np
+
+from functrans import config, core
+from functrans.core import (Array, ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Primitive, Trace,
+                            SCALAR_AVALS, Tracer, Var, abstract_eval_rules, eval_jaxpr,
+                            get_aval)
+from functrans.interpreters import ad, codegen, partial_eval, transpose
+from functrans.interpreters.partial_eval import JaxprTracer
+
+#: recorded values (bytes) past which a function is no longer recorded
+MAX_BYTES = 1 << 22
+#: new tape structures in a row after which a function is no longer recorded
+MAX_NEW_STRUCTURES = 3
+#: functions (code objects) remembered, and tape structures (least recently used first out)
+FUNCTION_CACHE_SIZE = 1024
+GRADIENT_CACHE_SIZE = 256
+
+
+class NotRecordable(BaseException):
+    """Recording met user code: differentiate this call the usual way.  A BaseException,
+    so that a transformed function's own ``except Exception`` does not swallow it."""
+
+
+class TapeTracer(Tracer):
+    __slots__ = ("value", "var")
+
+    def __init__(self, trace: TapeTrace, value, var: Var):
+        self._trace = trace
+        self.value = value
+        self.var = var
+
+    @property
+    def aval(self):
+        return self.var.aval
+
+    def device_witness(self):
+        return self.value
+
+    def to_concrete_value(self, context: str):
+        return self.value
+
+
+_REFUSE, _RECORD, _CONSTANT = 0, 1, 2
+#: primitive -> (its JVP rule, what recording does with it: _REFUSE it, _RECORD it, or
+#: evaluate it as a _CONSTANT, a zero-derivative operation as under linearize)
+_kinds: dict[Primitive, tuple] = {}
+
+
+def _kind(prim: Primitive) -> int:
+    jvp = ad.jvp_rules.get(prim)
+    rules = [jvp, core.impl_rules.get(prim), abstract_eval_rules.get(prim)]
+    if prim.name in transpose.USER_CODE or not all(
+            rule is not None and getattr(rule, "__module__", "").startswith("functrans.")
+            for rule in rules):
+        kind = _REFUSE
+    else:
+        kind = _CONSTANT if getattr(jvp, "zero_derivative", False) else _RECORD
+    _kinds[prim] = (jvp, kind)
+    return kind
+
+
+class TapeTrace(Trace):
+    __slots__ = ("eqns", "invars", "inputs", "constvar_of", "constvars", "consts",
+                 "values", "nbytes", "refused")
+    transforms = "grad"
+
+    def __init__(self, level: int):
+        super().__init__(level)
+        self.eqns: list[JaxprEqn] = []
+        self.invars: list[Var] = []
+        self.inputs: list = []  # the values of invars
+        self.constvar_of: dict[int, Var] = {}  # id(const) -> its constvar
+        self.constvars: list[Var] = []
+        self.consts: list = []  # the values of constvars (kept alive: ids stay unique)
+        self.values: list = []  # the values of the equations' results, in order
+        self.nbytes = 0
+        self.refused: str | None = None
+
+    def refuse(self, what: str):
+        """Stop recording: ``what`` runs user code."""
+        self.refused = what
+        raise NotRecordable(what)
+
+    def new_arg(self, value):
+        if type(value) is Array:  # impls compute on plain ndarrays (core.EvalTrace)
+            value = value.view(np.ndarray)
+        var = Var(get_aval(value))
+        self.invars.append(var)
+        self.inputs.append(value)
+        # As under linearize, an integer argument has no tangent: it stays a plain value.
+        return TapeTracer(self, value, var) if var.aval.dtype.kind in "fc" else value
+
+    def atom(self, x):
+        """The jaxpr atom of a value from outside the tape: a literal or a constvar."""
+        aval = SCALAR_AVALS.get(type(x))
+        if aval is not None:
+            return Literal(x, aval)
+        if type(x) is not np.ndarray or x.ndim == 0:
+            if partial_eval._is_literal(x):
+                return Literal(x, get_aval(x))
+        var = self.constvar_of.get(id(x))
+        if var is None:
+            var = self.constvar_of[id(x)] = Var(get_aval(x))
+            self.constvars.append(var)
+            self.consts.append(x)
+        return var
+
+    def process_primitive(self, prim: Primitive, args: Sequence, params: dict):
+        known = _kinds.get(prim)
+        kind = known[1] if known is not None and known[0] is ad.jvp_rules.get(prim) else (
+            _kind(prim))
+        if self.refused or not kind:
+            self.refuse(self.refused or f"primitive '{prim.name}'")
+        values, atoms = [], []
+        for x in args:
+            if type(x) is TapeTracer and x._trace is self:
+                values.append(x.value)
+                atoms.append(x.var)
+            else:
+                atoms.append(self.atom(x))
+                values.append(x.view(np.ndarray) if type(x) is Array else x)
+        try:  # core.EvalTrace.process_primitive, for what a tape meets
+            out = core.impl_rules[prim](*values, **params)
+        except Exception as error:
+            core.explain_failure(prim, values, params, error)
+            raise
+        if kind is _CONSTANT:  # to what follows, as under linearize
+            return out
+        if type(out) is np.ndarray and "weak_type" not in params:
+            # An operation on a tracer (never weakly typed here) has the type of its
+            # result; tests check this against abstract evaluation (test_tape.py).
+            if out.dtype.kind not in "fc":
+                return out
+            var = Var(get_aval(out))
+            self.nbytes += out.nbytes
+        else:
+            aval = abstract_eval_rules[prim](*[a.aval for a in atoms], **params)
+            if prim.multiple_results:
+                outvars = [Var(a) for a in aval]
+                self.eqns.append(JaxprEqn(prim, atoms, params, outvars))
+                self.values.extend(out)
+                self.nbytes += sum(getattr(o, "nbytes", 8) for o in out)
+                return [TapeTracer(self, o, v) if v.aval.dtype.kind in "fc" else o
+                        for o, v in zip(out, outvars)]
+            if aval.dtype.kind not in "fc":
+                return out
+            var = Var(aval)
+            self.nbytes += getattr(out, "nbytes", 8)
+        self.eqns.append(JaxprEqn(prim, atoms, params, [var]))
+        self.values.append(out)
+        return TapeTracer(self, out, var)
+
+
+class Tape:
+    """A recorded call: the jaxpr and the values of its constants, arguments and results."""
+
+    __slots__ = ("jaxpr", "consts", "inputs", "values", "nbytes")
+
+    def __init__(self, jaxpr: Jaxpr, consts: list, inputs: list, values: list, nbytes: int):
+        self.jaxpr, self.consts, self.inputs, self.values = jaxpr, consts, inputs, values
+        self.nbytes = nbytes
+
+
+def record_flat(fun: Callable, primals: Sequence) -> tuple[list, Tape]:
+    """Run ``fun`` (flat list in, flat list out) on ``primals`` and record it: the output
+    values and the tape.  Raises ``NotRecordable`` when it meets user code."""
+    with core.new_trace(TapeTrace) as trace:
+        ins = [trace.new_arg(p) for p in primals]
+        outs = fun(*ins)
+        if trace.refused:  # the function caught NotRecordable and went on
+            raise NotRecordable(trace.refused)
+        outvars = [x.var if type(x) is TapeTracer and x._trace is trace else trace.atom(x)
+                   for x in outs]
+        values = [x.value if type(x) is TapeTracer and x._trace is trace else x for x in outs]
+        tape = Tape(Jaxpr(trace.constvars, trace.invars, trace.eqns, outvars), trace.consts,
+                    trace.inputs, trace.values, trace.nbytes)
+        del ins, outs, trace  # only leaked tracers may keep the trace alive (core.new_trace)
+    return values, tape
+
+
+# ------------------------------------------------------------------------------------------
+# When to record
+# ------------------------------------------------------------------------------------------
+
+_SEEN, _NEVER = "seen", "never"
+#: code object -> _SEEN, _NEVER, or the number of new structures in a row (an int)
+_functions: collections.OrderedDict = collections.OrderedDict()
+_lock = threading.Lock()
+_NUMPY_SCALARS = frozenset({np.float64, np.float32, np.float16, np.complex128, np.complex64})
+_HOST_TYPES = _NUMPY_SCALARS | {np.ndarray, Array}
+
+
+def _state(key, new=None):
+    """The state of function ``key``, after setting it to ``new`` (if given)."""
+    with _lock:
+        if new is not None:
+            _functions[key] = new
+            _functions.move_to_end(key)
+            if len(_functions) > FUNCTION_CACHE_SIZE:
+                _functions.popitem(last=False)
+            return new
+        return _functions.get(key)
+
+
+def vjp_flat(fun: Callable, primals: Sequence, key) -> tuple[list, Callable]:
+    """``transpose.vjp_flat(fun, primals, compiled=True)`` for ``grad``: through a tape when
+    the function identified by ``key`` (its code object) was differentiated before."""
+    if key is None or not config.eager_tape:
+        return transpose.vjp_flat(fun, primals, compiled=True)
+    state = _functions.get(key)
+    if state is None or state is _NEVER or len(core.trace_stack()) != 1 or type(
+            core.dynamic_trace()) is not core.EvalTrace or not all(
+            type(p) in _HOST_TYPES for p in primals):
+        if state is None:
+            _state(key, _SEEN)
+        return transpose.vjp_flat(fun, primals, compiled=True)
+    try:
+        outs, tape = record_flat(fun, primals)
+    except NotRecordable:
+        _state(key, _NEVER)
+        return transpose.vjp_flat(fun, primals, compiled=True)
+    if tape.nbytes > MAX_BYTES:
+        _state(key, _NEVER)
+
+    def pullback(cts: Sequence) -> list:
+        out = compiled_gradient(tape, cts)
+        if out is None:
+            state = _state(key)
+            if state is not _NEVER:  # one more new structure in a row
+                misses = (state if type(state) is int else 0) + 1
+                _state(key, _NEVER if misses >= MAX_NEW_STRUCTURES else misses)
+            return _linearized_pullback(tape)(cts)
+        if _functions.get(key, 0) != 0 and _state(key) is not _NEVER:
+            _state(key, 0)
+        return out
+
+    return outs, pullback
+
+
+def _linearized_pullback(tape: Tape) -> Callable:
+    """The pullback of a tape by linearizing it (which evaluates it again)."""
+    jaxpr, consts = tape.jaxpr, tape.consts
+    return transpose.vjp_flat(lambda *xs: eval_jaxpr(jaxpr, consts, *xs), tape.inputs,
+                              compiled=True)[1]
+
+
+# ------------------------------------------------------------------------------------------
+# Compiled gradients, cached by the tape's structure
+# ------------------------------------------------------------------------------------------
+
+_gradients: collections.OrderedDict = collections.OrderedDict()
+
+
+def _host_value(x):
+    """``x`` as generated code takes it (a plain ndarray), or None if it is not a host
+    value."""
+    t = type(x)
+    if t is np.ndarray:
+        return x
+    if t is Array:
+        return x.view(np.ndarray)
+    if isinstance(x, np.generic):
+        return np.asarray(x)
+    return None
+
+
+def compiled_gradient(tape: Tape, cts: Sequence) -> list | None:
+    """The cotangents of the tape's arguments for output cotangents ``cts`` (``Zero``
+    allowed), by the compiled code of the tape's structure; None when that is not (yet)
+    compiled or cannot be: linearize the tape then."""
+    args = []
+    for group in (tape.consts, tape.inputs, tape.values):
+        for x in group:
+            if type(x) is not np.ndarray:
+                x = _host_value(x)
+                if x is None:
+                    return None
+            args.append(x)
+    live: list = []
+    ct_key: list = []
+    for i, ct in enumerate(cts):
+        t = type(ct)
+        if t is ad.Zero:
+            ct_key.append(None)
+            continue
+        if t not in _HOST_TYPES:  # Python scalars are weakly typed: interpret them
+            return None
+        live.append(i)
+        args.append(_host_value(ct))
+        # a NumPy scalar's type is its dtype
+        ct_key.append(t if t in _NUMPY_SCALARS else (t, ct.shape, ct.dtype))
+    structure = transpose.structure_key(tape.jaxpr)
+    if structure is None:
+        return None
+    key = (structure, tuple(ct_key))
+    with _lock:
+        entry = _gradients.get(key, 0)
+        if type(entry) is int:
+            entry += 1
+            _gradients[key] = entry
+            if len(_gradients) > GRADIENT_CACHE_SIZE:
+                _gradients.popitem(last=False)
+        else:
+            _gradients.move_to_end(key)
+    if type(entry) is int:
+        if entry < transpose.COMPILE_AFTER:
+            return None
+        try:
+            entry = _compile_gradient(tape.jaxpr, cts, live)
+        except Exception:  # noqa: BLE001  # anything not traceable is linearized as before
+            entry = transpose.FAILED
+        with _lock:
+            if key in _gradients:
+                _gradients[key] = entry
+    if entry is transpose.FAILED:
+        return None
+    compiled, consts, positions = entry
+    results = compiled.fn(*consts, *args)
+    invars = tape.jaxpr.invars
+    out: list = [None] * len(invars)
+    for i, value in zip(positions, results):
+        out[i] = core.user_result(value)
+    for i, v in enumerate(invars):
+        if out[i] is None:
+            out[i] = ad.Zero(core.tangent_aval(v.aval))
+    return out
+
+
+def _compile_gradient(jaxpr: Jaxpr, cts: Sequence, live: list):
+    """Trace the gradient of a tape, as a function of (constants, arguments, results of
+    every equation, live cotangents) with the results standing for the intermediates, and
+    compile it: (compiled function, its leading constants, positions of its results)."""
+    closed, positions = trace_gradient(jaxpr, cts, live)
+    closed, consts = partial_eval.closure_convert(closed)
+    return codegen.compile_jaxpr(closed, name="tape_gradient"), consts, positions
+
+
+def trace_gradient(jaxpr: Jaxpr, cts: Sequence, live: list) -> tuple[ClosedJaxpr, list]:
+    """The gradient of ``jaxpr`` traced to a closed jaxpr taking (constants, arguments,
+    results of every equation, live cotangents) and giving the non-zero cotangents of the
+    arguments, whose positions are the second result.
+
+    The tape is linearized on abstract values; each equation's primal result is then
+    replaced by the recorded one, so that what the JVP rules compute from it (residuals)
+    reads the recorded value, and the primal computation itself is dead code."""
+    results = [v for eqn in jaxpr.eqns for v in eqn.outvars]
+    nc, nx, ne = len(jaxpr.constvars), len(jaxpr.invars), len(results)
+    positions: list = []
+    aliases: dict = {}  # a traced primal result -> the argument holding the recorded one
+
+    def gradient(*args):
+        outer = core.dynamic_trace()
+        consts, xs = args[:nc], args[nc:nc + nx]
+        recorded = dict(zip(results, args[nc + nx:nc + nx + ne]))
+        given = list(cts)
+        for i, ct in zip(live, args[nc + nx + ne:]):
+            given[i] = ct
+
+        def replay(*primals):
+            env: dict = dict(zip(jaxpr.constvars, consts))
+            env.update(zip(jaxpr.invars, primals))
+
+            def read(x):
+                return x.val if type(x) is Literal else env[x]
+
+            for eqn in jaxpr.eqns:
+                outs = eqn.primitive.bind(*[read(x) for x in eqn.invars], **eqn.params)
+                for out, v in zip(outs if eqn.primitive.multiple_results else [outs],
+                                  eqn.outvars):
+                    value = recorded[v]
+                    if type(out) is ad.JVPTracer:
+                        computed = out.primal
+                        env[v] = ad.JVPTracer(out._trace, value, out.tangent)
+                    else:
+                        computed = out
+                        env[v] = value
+                    if type(computed) is JaxprTracer and computed._trace is outer:
+                        aliases[computed.binder] = value.binder
+            return [read(x) for x in jaxpr.outvars]
+
+        _, pullback = transpose.vjp_flat(replay, list(xs))
+        outs = pullback(given)
+        positions[:] = [i for i, o in enumerate(outs) if o is not None and type(o) is not ad.Zero]
+        return [outs[i] for i in positions]
+
+    avals = ([v.aval for v in jaxpr.constvars] + [v.aval for v in jaxpr.invars]
+             + [v.aval for v in results] + [get_aval(cts[i]) for i in live])
+    closed, _ = partial_eval.trace_to_jaxpr(gradient, avals)
+    traced = closed.jaxpr
+    rename = aliases.get
+    eqns = [JaxprEqn(e.primitive, [rename(x, x) for x in e.invars], e.params, e.outvars)
+            for e in traced.eqns]
+    renamed = Jaxpr(traced.constvars, traced.invars, eqns, [rename(x, x) for x in traced.outvars])
+    return ClosedJaxpr(renamed, closed.consts), positions

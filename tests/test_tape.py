@@ -1,0 +1,339 @@
+"""``grad`` of a function differentiated before records the forward pass on a tape and runs
+compiled gradient code cached by the tape's structure (``interpreters/tape.py``): the same
+gradients as linearizing on every differentiable case of the sweep, what the function sees
+inside, when recording stops, and that user rules still run on every call."""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+import functrans as ft
+import functrans.numpy as fnp
+from functrans import lax
+from functrans.core import Array, Tracer, Var, abstract_eval_rules, impl_rules
+from functrans.interpreters import ad, tape, transpose
+from functrans.tree_util import tree_leaves
+from rule_sandbox import Sandbox
+from sweep import case_rng
+from test_jit import SWEEP_DIFF, _assert_same, _split
+
+sandbox = Sandbox()
+install_rules = sandbox.fixture()
+
+
+@pytest.fixture(autouse=True)
+def fresh_tape(monkeypatch):
+    monkeypatch.setattr(ft.config, "eager_tape", True)
+    tape._functions.clear()
+    tape._gradients.clear()
+    yield
+    tape._functions.clear()
+    tape._gradients.clear()
+
+
+def _compiled() -> int:
+    return sum(type(e) is tuple for e in tape._gradients.values())
+
+
+def _linearized(fun, *args, **kwargs):
+    """``fun(*args)`` with recording off: what grad gives by linearizing."""
+    ft.config.eager_tape = False
+    try:
+        return fun(*args, **kwargs)
+    finally:
+        ft.config.eager_tape = True
+
+
+def _scalar_loss(case, rng):
+    """A real scalar function of the case's differentiable arguments (their float ones):
+    a random weighting of its inexact outputs."""
+    f, primals = _split(case, case.draw(rng))
+    floats = [i for i, p in enumerate(primals) if np.asarray(p).dtype.kind in "fc"]
+    outs = [o for o in tree_leaves(f(*primals)) if np.asarray(o).dtype.kind in "fc"]
+    weights = [rng.normal(size=np.shape(o)) for o in outs]
+
+    def loss(*xs):
+        full = list(primals)
+        for i, x in zip(floats, xs):
+            full[i] = x
+        outs = [o for o in tree_leaves(f(*full)) if fnp.asarray(o).dtype.kind in "fc"]
+        return sum(fnp.sum(fnp.real(o) * w) for o, w in zip(outs, weights))
+
+    return loss, [primals[i] for i in floats], bool(outs)
+
+
+@pytest.mark.parametrize("case", SWEEP_DIFF, ids=[c.id for c in SWEEP_DIFF])
+def test_tape_gradients_match_linearize(case):
+    loss, primals, has_outputs = _scalar_loss(case, case_rng(case.id, "tape"))
+    if not (primals and has_outputs):
+        pytest.skip("no inexact argument or output")
+    argnums = tuple(range(len(primals)))
+    want = _linearized(ft.grad(loss, argnums), *primals)
+    g = ft.grad(loss, argnums)
+    # linearized (first sighting of the function), then a tape linearized (first sighting
+    # of its structure), then the tape's compiled gradient
+    for _ in range(3):
+        _assert_same(g(*primals), want, case.id)
+    try:
+        _, recorded = tape.record_flat(lambda *xs: [loss(*xs)], primals)
+    except tape.NotRecordable as refused:
+        # only the library's custom_jvp functions (nn.relu, linalg.det, ...) are refused
+        assert str(refused).startswith("custom_jvp function"), str(refused)
+        assert tape._functions[loss.__code__] == "never"
+        return
+    assert tape._functions[loss.__code__] == 0 and _compiled() == 1, case.id
+    for eqn in recorded.jaxpr.eqns:  # the types taken from results are abstract eval's
+        want_avals = abstract_eval_rules[eqn.primitive](
+            *[v.aval for v in eqn.invars], **eqn.params)
+        got = [v.aval for v in eqn.outvars]
+        assert got == (list(want_avals) if eqn.primitive.multiple_results else [want_avals])
+
+
+def _chain(x, scale=0.9):
+    for _ in range(5):
+        x = fnp.tanh(fnp.sin(x)) * scale + 0.1
+    return fnp.sum(x)
+
+
+def test_second_call_records_and_third_runs_compiled_code():
+    x = np.linspace(-1, 1, 7)
+    g = ft.grad(_chain)
+    first = g(x)
+    assert tape._functions[_chain.__code__] == "seen" and not tape._gradients
+    second = g(x)  # recorded; the structure is new: the tape is linearized
+    assert tape._functions[_chain.__code__] == 1 and _compiled() == 0
+    third = g(x + 0.5)  # the same structure: compiled
+    assert tape._functions[_chain.__code__] == 0 and _compiled() == 1
+    np.testing.assert_array_equal(second, first)
+    np.testing.assert_allclose(third, _linearized(g, x + 0.5), rtol=1e-14)
+    assert type(third) is type(first) is Array  # results have `.at`, as before
+
+
+def test_what_the_function_sees():
+    seen = {}
+
+    def f(x):
+        seen["x"] = type(x)
+        seen["argmax"] = type(fnp.argmax(x))  # integer: carries no derivative
+        seen["floor"] = type(fnp.floor(x))  # zero derivative
+        seen["stopped"] = type(lax.stop_gradient(x))
+        y = fnp.sin(x)
+        with pytest.raises(ft.ConcretizationTypeError):
+            float(y[0])  # would drop the derivative, as under linearize
+        if fnp.sum(y) > 0:  # Python control flow on values
+            return fnp.sum(y * y)
+        return fnp.sum(y)
+
+    x = np.array([0.5, 1.0])
+    for _ in range(3):
+        np.testing.assert_allclose(ft.grad(f)(x), 2 * np.sin(x) * np.cos(x), rtol=1e-14)
+    assert seen["x"] is tape.TapeTracer and issubclass(seen["x"], Tracer)
+    assert seen["argmax"] is not tape.TapeTracer and seen["floor"] is np.ndarray
+    assert seen["stopped"] is np.ndarray
+    np.testing.assert_allclose(ft.grad(f)(-x), np.cos(-x), rtol=1e-14)  # the other branch
+
+
+def test_values_closed_over_are_arguments_not_constants():
+    w = np.array([1.0, 2.0])
+    g = ft.grad(lambda x: fnp.sum(fnp.sin(x) * w))
+    x = np.array([0.3, 0.4])
+    for _ in range(3):
+        g(x)
+    w[:] = [3.0, -1.0]  # the caller changes it: the compiled gradient reads the new values
+    np.testing.assert_allclose(g(x), np.cos(x) * w, rtol=1e-14)
+    assert _compiled() == 1
+
+
+def test_aux_argnums_and_float32():
+    def f(x, y):
+        return fnp.sum(x * fnp.exp(y)), {"mean": fnp.mean(x)}
+
+    x = np.arange(3, dtype=np.float32)
+    y = np.linspace(0, 1, 3).astype(np.float32)
+    g = ft.grad(f, argnums=(0, 1), has_aux=True)
+    want = _linearized(g, x, y)
+    for _ in range(3):
+        (gx, gy), aux = g(x, y)
+        assert gx.dtype == gy.dtype == np.float32
+        np.testing.assert_array_equal(gx, want[0][0])
+        np.testing.assert_array_equal(gy, want[0][1])
+        assert aux["mean"] == want[1]["mean"]
+    assert _compiled() == 1
+
+
+def test_nested_transforms_inside_a_tape():
+    def f(x):
+        inner = ft.grad(lambda y: fnp.sum(fnp.sin(y) * x))(x)  # grad inside grad
+        batched = ft.vmap(lambda r: fnp.dot(r, x))(fnp.outer(x, x))
+        jitted = ft.jit(lambda y: fnp.tanh(y) * 2.0)(x)
+        looped = lax.fori_loop(0, 3, lambda i, c: c * fnp.cos(c), x)
+        return fnp.sum(inner * x) + fnp.sum(batched) + fnp.sum(jitted * looped)
+
+    x = np.array([0.2, -0.7, 1.1])
+    want = _linearized(ft.grad(f), x)
+    for _ in range(3):
+        np.testing.assert_allclose(ft.grad(f)(x), want, rtol=1e-13)
+    assert _compiled() == 1
+
+
+def test_a_users_custom_rules_run_on_every_call():
+    calls = []
+
+    @ft.custom_jvp
+    def cube(x):
+        return x ** 3
+
+    @cube.defjvp
+    def cube_jvp(primals, tangents):
+        calls.append(1)
+        (x,), (t,) = primals, tangents
+        return cube(x), 3 * x ** 2 * t
+
+    before = []
+
+    def f(x):
+        before.append(1)  # runs again the one time recording is refused
+        try:
+            y = cube(x)
+        except Exception:  # noqa: BLE001  # must not swallow the refusal
+            y = x
+        return fnp.sum(y)
+
+    x = np.array([1.0, 2.0])
+    for _ in range(4):
+        np.testing.assert_allclose(ft.grad(f)(x), 3 * x ** 2)
+    assert len(calls) == 4 and len(before) == 5
+    assert tape._functions[f.__code__] == "never"
+
+
+_double_p = sandbox.primitive("test_tape_double")
+
+
+@sandbox.rules
+def _register():
+    impl_rules[_double_p] = lambda x: 2 * x
+    abstract_eval_rules[_double_p] = lambda aval: aval
+    transpose.deflinear(_double_p, lambda ct, x: [lax.mul(ct, 2.0)])
+
+
+def test_a_users_primitive_is_not_recorded():
+    f = lambda x: fnp.sum(_double_p.bind(x) * x)  # noqa: E731
+    x = np.array([1.0, 2.0])
+    for _ in range(3):
+        np.testing.assert_allclose(ft.grad(f)(x), 4 * x)
+    assert tape._functions[f.__code__] == "never" and not tape._gradients
+
+
+def test_changing_structures_stop_recording():
+    def f(x, n):
+        for _ in range(n):
+            x = fnp.sin(x)
+        return fnp.sum(x)
+
+    x = np.array([0.1, 0.2])
+    g = ft.grad(f)
+    for n in range(1, 7):  # a new structure every call
+        np.testing.assert_allclose(g(x, n), _linearized(g, x, n), rtol=1e-14)
+    assert tape._functions[f.__code__] == "never" and _compiled() == 0
+
+
+def test_large_recordings_stop_recording(monkeypatch):
+    monkeypatch.setattr(tape, "MAX_BYTES", 1000)
+    f = lambda x: fnp.sum(fnp.sin(x) ** 2)  # noqa: E731
+    x = np.linspace(0, 1, 100)  # 800 bytes per recorded value
+    for _ in range(3):
+        np.testing.assert_allclose(ft.grad(f)(x), np.sin(2 * x), rtol=1e-14)
+    assert tape._functions[f.__code__] == "never"
+
+
+def test_errors_leave_a_clean_state():
+    def f(x):
+        y = fnp.sin(x)
+        if y[0] > 0.5:
+            raise ValueError("too large")
+        return fnp.sum(y)
+
+    g = ft.grad(f)
+    x = np.array([0.1, 0.2])
+    g(x)
+    with pytest.raises(ValueError, match="too large"):
+        g(x + 1.0)  # raised while recording
+    assert len(ft.core.trace_stack()) == 1
+    np.testing.assert_allclose(g(x), np.cos(x), rtol=1e-14)
+
+
+def test_reverse_mode_errors_are_the_same():
+    f = lambda x: lax.while_loop(lambda c: c[0] < 3, lambda c: c * 2.0, x)[1]  # noqa: E731
+    x = np.array([1.0, 2.0])
+    for _ in range(3):
+        with pytest.raises(TypeError, match="while_loop"):
+            ft.grad(f)(x)
+
+
+def test_leaks_are_found():
+    leaked = []
+    f = lambda x: leaked.append(x) or fnp.sum(x * x)  # noqa: E731
+    x = np.array([1.0])
+    ft.grad(f)(x)
+    with ft.checking_leaks(), pytest.raises(ft.core.UnexpectedTracerError, match="TapeTrace"):
+        ft.grad(f)(x)
+
+
+def test_switched_off_and_other_inputs_are_linearized(monkeypatch):
+    x = np.array([0.1, 0.2])
+    g = ft.grad(_chain)
+    g(1.0)
+    for _ in range(3):
+        g(1.0)  # Python scalars: weakly typed, linearized
+    ft.vmap(g)(np.stack([x, x]))  # under another transform: linearized
+    assert not tape._gradients
+    monkeypatch.setattr(ft.config, "eager_tape", False)
+    for _ in range(3):
+        g(x)
+    assert not tape._gradients
+
+
+def test_threads_share_the_caches():
+    x = np.linspace(-1, 1, 9)
+    want = _linearized(ft.grad(_chain), x)
+    results, errors = [], []
+
+    def run():
+        try:
+            for _ in range(20):
+                results.append(ft.grad(_chain)(x))
+        except BaseException as e:  # reported in the main thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=run) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert not errors and len(results) == 80
+    for r in results:
+        np.testing.assert_allclose(r, want, rtol=1e-14)
+    assert _compiled() == 1
+
+
+def test_the_caches_are_bounded(monkeypatch):
+    monkeypatch.setattr(tape, "GRADIENT_CACHE_SIZE", 3)
+    monkeypatch.setattr(tape, "FUNCTION_CACHE_SIZE", 2)
+    x = np.array([1.0, 2.0])
+    for k in range(6):
+        f = eval(f"lambda x: fnp.sum(fnp.sin(x) * {k}.5)", {"fnp": fnp})  # a new code object
+        for _ in range(3):
+            np.testing.assert_allclose(ft.grad(f)(x), np.cos(x) * (k + 0.5), rtol=1e-14)
+    assert len(tape._gradients) <= 3 and len(tape._functions) <= 2
+
+
+def test_tape_variables():
+    _, recorded = tape.record_flat(lambda x: [fnp.sum(fnp.sin(x) * 2.0)], [np.ones(3)])
+    jaxpr = recorded.jaxpr
+    assert [e.primitive.name for e in jaxpr.eqns] == ["sin", "mul", "reduce_sum"]
+    assert all(type(v) is Var for e in jaxpr.eqns for v in e.outvars)
+    assert len(recorded.values) == 3 and not recorded.consts
+    np.testing.assert_array_equal(recorded.values[0], np.sin(np.ones(3)))
+    assert ad.Zero not in map(type, recorded.values)
