@@ -407,7 +407,8 @@ def peak_memory_row() -> None:
                   "jit": _transformed(f, kind, True)}
     peaks = {}
     for label, fn in contenders.items():
-        fn(*args)  # warm: traces and compiles outside the measurement
+        for _ in range(3):  # warm: traces, compiles and records outside the measurement
+            fn(*args)
         tracemalloc.start()
         fn(*args)
         peaks[label] = tracemalloc.get_traced_memory()[1]

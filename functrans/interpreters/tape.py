@@ -48,7 +48,7 @@ from functrans.interpreters import ad, codegen, partial_eval, transpose
 from functrans.interpreters.partial_eval import JaxprTracer
 
 #: recorded values (bytes) past which a function is no longer recorded
-MAX_BYTES = 1 << 22
+MAX_BYTES = 1 << 20
 #: new tape structures in a row after which a function is no longer recorded
 MAX_NEW_STRUCTURES = 3
 #: functions (code objects) remembered, and tape structures (least recently used first out)
