@@ -333,26 +333,9 @@ def compiled_gradient(tape: Tape, cts: Sequence) -> list | None:
     if structure is None:
         return None
     key = (structure, tuple(ct_key))
-    with _lock:
-        entry = _gradients.get(key, 0)
-        if type(entry) is int:
-            entry += 1
-            _gradients[key] = entry
-            if len(_gradients) > GRADIENT_CACHE_SIZE:
-                _gradients.popitem(last=False)
-        else:
-            _gradients.move_to_end(key)
-    if type(entry) is int:
-        if entry < transpose.COMPILE_AFTER:
-            return None
-        try:
-            entry = _compile_gradient(tape.jaxpr, cts, live)
-        except Exception:  # noqa: BLE001  # anything not traceable is linearized as before
-            entry = transpose.FAILED
-        with _lock:
-            if key in _gradients:
-                _gradients[key] = entry
-    if entry is transpose.FAILED:
+    entry = transpose.sighted(_gradients, _lock, GRADIENT_CACHE_SIZE, key,
+                              lambda: _compile_gradient(tape.jaxpr, cts, live))
+    if entry is None:
         return None
     compiled, consts, positions = entry
     results = compiled.fn(*consts, *args)

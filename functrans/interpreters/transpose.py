@@ -337,26 +337,9 @@ def compiled_backward(jaxpr: Jaxpr, consts: Sequence, cts: Sequence) -> list | N
         return None
     library = _NUMPY if host else backend.library_of(*args)
     key = (structure, tuple(ct_key), library)
-    with _backward_lock:
-        entry = _backward_cache.get(key, 0)
-        if type(entry) is int:
-            entry += 1
-            _backward_cache[key] = entry
-            if len(_backward_cache) > BACKWARD_CACHE_SIZE:
-                _backward_cache.popitem(last=False)
-        else:
-            _backward_cache.move_to_end(key)
-    if type(entry) is int:
-        if entry < COMPILE_AFTER:
-            return None
-        try:
-            entry = _compile_backward(jaxpr, consts, cts, live, library)
-        except Exception:  # noqa: BLE001  # anything not traceable is interpreted as before
-            entry = FAILED
-        with _backward_lock:
-            if key in _backward_cache:
-                _backward_cache[key] = entry
-    if entry is FAILED:
+    entry = sighted(_backward_cache, _backward_lock, BACKWARD_CACHE_SIZE, key,
+                    lambda: _compile_backward(jaxpr, consts, cts, live, library))
+    if entry is None:
         return None
     compiled, positions = entry
     values = compiled.fn(*(args if host else backend.coerce(library.xp, *args)))
@@ -372,6 +355,32 @@ def compiled_backward(jaxpr: Jaxpr, consts: Sequence, cts: Sequence) -> list | N
 
 
 _NUMPY = backend.library_of()
+
+
+def sighted(cache: collections.OrderedDict, lock, size: int, key, compile: Callable):
+    """Count a sighting of ``key`` in ``cache`` (an LRU of at most ``size`` keys): its
+    compiled entry, made by ``compile()`` on the ``COMPILE_AFTER``-th sighting; None before
+    that, or when compiling failed (``FAILED``: anything not traceable is interpreted)."""
+    with lock:
+        entry = cache.get(key, 0)
+        if type(entry) is int:
+            entry += 1
+            cache[key] = entry
+            if len(cache) > size:
+                cache.popitem(last=False)
+        else:
+            cache.move_to_end(key)
+    if type(entry) is int:
+        if entry < COMPILE_AFTER:
+            return None
+        try:
+            entry = compile()
+        except Exception:  # noqa: BLE001
+            entry = FAILED
+        with lock:
+            if key in cache:
+                cache[key] = entry
+    return None if entry is FAILED else entry
 
 
 def _compile_backward(jaxpr: Jaxpr, consts: Sequence, cts: Sequence, live: list, library):
