@@ -26,11 +26,11 @@ only residuals), or met user code.
 What the function sees is what it sees under ``linearize``: tracers with concrete values
 (Python control flow works), and plain values for results that carry no derivative
 (integer and boolean results, ``stop_gradient`` and other zero-derivative operations).
-Operations whose rules are user code (a ``custom_jvp``/``custom_vjp`` function, a user's
-primitive) must run those rules on every call, as ``linearize`` does: recording stops there
-(``NotRecordable``), the call is differentiated the usual way from the start (so the
-function's Python before that point runs twice, this once), and the function is not
-recorded again.
+Operations whose rules are user code (a user's ``custom_jvp``/``custom_vjp`` function, a
+user's primitive) must run those rules on every call, as ``linearize`` does: recording
+stops there (``NotRecordable``), the call is differentiated the usual way from the start
+(so the function's Python before that point runs twice, this once), and the function is
+not recorded again.
 """
 from __future__ import annotations
 
@@ -80,6 +80,10 @@ class TapeTracer(Tracer):
         return self.value
 
 
+#: primitives whose rules are user code.  custom_jvp_call is not among them: a custom_jvp
+#: function is refused where it is called (``current_tape().refuse``) unless its rules are
+#: the library's own, which are recorded like any operation.
+_USER_CODE = frozenset({"custom_lin", "custom_vjp_call"})
 _REFUSE, _RECORD, _CONSTANT = 0, 1, 2
 #: primitive -> (its JVP rule, what recording does with it: _REFUSE it, _RECORD it, or
 #: evaluate it as a _CONSTANT, a zero-derivative operation as under linearize)
@@ -89,7 +93,7 @@ _kinds: dict[Primitive, tuple] = {}
 def _kind(prim: Primitive) -> int:
     jvp = ad.jvp_rules.get(prim)
     rules = [jvp, core.impl_rules.get(prim), abstract_eval_rules.get(prim)]
-    if prim.name in transpose.USER_CODE or not all(
+    if prim.name in _USER_CODE or not all(
             rule is not None and getattr(rule, "__module__", "").startswith("functrans.")
             for rule in rules):
         kind = _REFUSE
@@ -189,6 +193,13 @@ class TapeTrace(Trace):
         self.eqns.append(JaxprEqn(prim, atoms, params, [var]))
         self.values.append(out)
         return TapeTracer(self, out, var)
+
+
+def current_tape() -> TapeTrace | None:
+    """The tape recording this call, if one is (it is always the first trace above
+    evaluation)."""
+    stack = core.trace_stack()
+    return stack[1] if len(stack) > 1 and type(stack[1]) is TapeTrace else None
 
 
 class Tape:
@@ -329,7 +340,7 @@ def compiled_gradient(tape: Tape, cts: Sequence) -> list | None:
         args.append(_host_value(ct))
         # a NumPy scalar's type is its dtype
         ct_key.append(t if t in _NUMPY_SCALARS else (t, ct.shape, ct.dtype))
-    structure = transpose.structure_key(tape.jaxpr)
+    structure = transpose.structure_key(tape.jaxpr, vetted=True)
     if structure is None:
         return None
     key = (structure, tuple(ct_key))

@@ -251,12 +251,13 @@ def _aval_key(x) -> tuple:
     return (aval.shape, aval.dtype, aval.weak_type)
 
 
-def structure_key(jaxpr: Jaxpr) -> tuple | None:
+def structure_key(jaxpr: Jaxpr, vetted: bool = False) -> tuple | None:
     """Everything the transposition of ``jaxpr`` depends on besides the values of its
-    constants and cotangents, as a hashable tuple; None if a primitive runs user code or a
-    parameter is unhashable.  Each equation adds its primitive, its parameters (if any, as
-    a tuple of pairs), its operands (a variable's number, or a literal's key, a tuple)
-    and None; its results are numbered in order."""
+    constants and cotangents, as a hashable tuple; None if a primitive runs user code
+    (unless ``vetted``: the caller checked its primitives) or a parameter is unhashable.
+    Each equation adds its primitive, its parameters (if any, as a tuple of pairs), its
+    operands (a variable's number, or a literal's key, a tuple) and None; its results are
+    numbered in order."""
     number: dict = {v: i for i, v in enumerate(jaxpr.constvars + jaxpr.invars)}
     parts: list = [tuple([_aval_key(v) for v in jaxpr.constvars]),
                    tuple([_aval_key(v) for v in jaxpr.invars])]
@@ -266,7 +267,7 @@ def structure_key(jaxpr: Jaxpr) -> tuple | None:
     n = len(number)
     for eqn in jaxpr.eqns:
         prim = eqn.primitive
-        if not (library.get(prim) or _library_rules(prim)):
+        if not (vetted or library.get(prim) or _library_rules(prim)):
             return None
         append(prim)
         params = eqn.params

@@ -36,16 +36,27 @@ __all__ = ["custom_jvp", "custom_vjp"]
 
 
 class _Rule:
-    """A flat-list wrapper of a user rule, printed by name in jaxprs."""
+    """A flat-list wrapper of a user rule, printed by name in jaxprs.  Rules with the same
+    ``key`` (not None) behave the same and compare equal, so that equations of repeated
+    calls have equal parameters (``interpreters/tape.py`` keys tapes by them)."""
 
-    __slots__ = ("fun", "name")
+    __slots__ = ("fun", "name", "key")
 
-    def __init__(self, fun: Callable, name: str):
+    def __init__(self, fun: Callable, name: str, key: tuple | None = None):
         self.fun = fun
         self.name = name
+        self.key = key
 
     def __call__(self, *args):
         return self.fun(*args)
+
+    def __eq__(self, other):
+        if self.key is None:
+            return self is other
+        return type(other) is _Rule and self.key == other.key
+
+    def __hash__(self):
+        return id(self) if self.key is None else hash(self.key)
 
     def __repr__(self):
         return self.name
@@ -96,6 +107,14 @@ def _run_directly(fun, args, leaves):
     return out
 
 
+def _library_rules(rule_holder) -> bool:
+    """Whether a custom_jvp/custom_vjp function and its rules are the library's own."""
+    funs = [rule_holder.fun, getattr(rule_holder, "jvp", None), getattr(rule_holder, "fwd", None),
+            getattr(rule_holder, "bwd", None)]
+    return all(getattr(f, "__module__", "").startswith("functrans.") for f in funs
+               if f is not None)
+
+
 def _staged_call(rule_holder, args, kwargs):
     """The common start of a custom_jvp / custom_vjp call: ``(result,)`` when the function
     just runs, else ``(name, static, dyn, leaves, in_tree, jaxpr, consts, out_tree)``."""
@@ -103,10 +122,11 @@ def _staged_call(rule_holder, args, kwargs):
     args = _resolve_args(fun, args, kwargs)
     static, dyn = _split_static(args, rule_holder.nondiff_argnums)
     leaves, in_tree = tree_flatten(dyn)
-    if any(isinstance(x, Tracer) for x in leaves):
-        top = core.find_top_trace(leaves)
-        if type(top) is tape.TapeTrace:  # its rules must run on every call: not recorded
-            top.refuse(f"{type(rule_holder).__name__} function '{_fun_name(fun)}'")
+    recording = tape.current_tape()
+    if recording is not None and not _library_rules(rule_holder) and any(
+            isinstance(x, Tracer) for x in leaves):
+        # a user's rules must run on every call: such a function is not recorded
+        recording.refuse(f"{type(rule_holder).__name__} function '{_fun_name(fun)}'")
     out = _run_directly(fun, args, leaves)
     if out is not _NOT_RUN:
         return (out,)
@@ -220,8 +240,11 @@ class custom_jvp:
             _check_matching("custom_jvp", name, t_leaves, out_leaves, "tangent")
             return out_leaves, t_leaves
 
-        outs = custom_jvp_call_p.bind(*consts, *leaves, call_jaxpr=jaxpr,
-                                      jvp=_Rule(flat_jvp, f"{name}_jvp"), num_consts=len(consts))
+        # The traced jaxpr is cached by the function, its static arguments and the types
+        # of the others (trace_function): the same jaxpr and rule make the same flat_jvp.
+        rule = _Rule(flat_jvp, f"{name}_jvp", key=("custom_jvp", user_jvp, jaxpr))
+        outs = custom_jvp_call_p.bind(*consts, *leaves, call_jaxpr=jaxpr, jvp=rule,
+                                      num_consts=len(consts))
         return tree_unflatten(out_tree, outs)
 
     def _jvp_of_concrete(self, args, kwargs):
