@@ -523,12 +523,16 @@ def vmap(fun: F, in_axes: int | None | Sequence[Any] = 0, out_axes: Any = 0,
         if kwargs:
             axes_prefix += (0,)
         args_flat, in_tree = _flatten(args)
-        dims = _broadcast_prefix("vmap", "in_axes", axes_prefix, args)
+        if in_tree is _TUPLE_TREES.get(len(args)) and all(
+                a is None or type(a) is int for a in axes_prefix):
+            dims = list(axes_prefix)  # every argument a leaf: one axis each
+        else:
+            dims = _broadcast_prefix("vmap", "in_axes", axes_prefix, args)
         size, dims = _mapped_size(args_flat, dims, axis_size)
         flat_fun, store = _flatten_fun(call, in_tree, name="vmap")
         outs, out_dims = batching.batch_flat(flat_fun, size, args_flat, dims, axis_name)
-        target = _broadcast_prefix("vmap", "out_axes", out_axes,
-                                   _unflatten(store.out_tree, outs))
+        target = [out_axes] * len(outs) if out_axes is None or type(out_axes) is int else (
+            _broadcast_prefix("vmap", "out_axes", out_axes, _unflatten(store.out_tree, outs)))
         moved = [_move_batch_axis(x, d, t, size) for x, d, t in zip(outs, out_dims, target)]
         return _unflatten(store.out_tree, owned(moved, args_flat))
 

@@ -18,7 +18,9 @@ values.  A tape not (yet) compiled is differentiated by linearizing it, which ev
 again.
 
 When: ``grad`` (``api.value_and_grad``) records a call when the same function (its code
-object) was differentiated before, outside other transforms, on host arrays; not once its
+object) was differentiated before, outside other transforms or directly under a ``vmap``
+(per-example gradients: the tape's values are that vmap's tracers, its compiled gradient
+is batched), on host arrays; not once its
 tapes kept changing structure (``MAX_NEW_STRUCTURES`` in a row), grew past ``MAX_BYTES`` of
 recorded values (which stay alive until the gradient is computed, where linearize keeps
 only residuals), or met user code.
@@ -44,7 +46,7 @@ from functrans import config, core
 from functrans.core import (Array, ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Primitive, Trace,
                             SCALAR_AVALS, Tracer, Var, abstract_eval_rules, eval_jaxpr,
                             get_aval)
-from functrans.interpreters import ad, codegen, partial_eval, transpose
+from functrans.interpreters import ad, batching, codegen, partial_eval, transpose
 from functrans.interpreters.partial_eval import JaxprTracer
 
 #: recorded values (bytes) past which a function is no longer recorded
@@ -74,10 +76,13 @@ class TapeTracer(Tracer):
         return self.var.aval
 
     def device_witness(self):
-        return self.value
+        value = self.value
+        return value.device_witness() if isinstance(value, Tracer) else value
 
     def to_concrete_value(self, context: str):
-        return self.value
+        # Concrete outside transforms; above a vmap, the vmap's tracer says why it is not.
+        value = self.value
+        return value.to_concrete_value(context) if isinstance(value, Tracer) else value
 
 
 #: primitives whose rules are user code.  custom_jvp_call is not among them: a custom_jvp
@@ -105,11 +110,14 @@ def _kind(prim: Primitive) -> int:
 
 class TapeTrace(Trace):
     __slots__ = ("eqns", "invars", "inputs", "constvar_of", "constvars", "consts",
-                 "values", "nbytes", "refused")
+                 "values", "nbytes", "refused", "batched")
     transforms = "grad"
 
-    def __init__(self, level: int):
+    def __init__(self, level: int, batched: bool = False):
         super().__init__(level)
+        # above a vmap (per-example gradients): values are that vmap's tracers (or
+        # constants), evaluated by binding to it
+        self.batched = batched
         self.eqns: list[JaxprEqn] = []
         self.invars: list[Var] = []
         self.inputs: list = []  # the values of invars
@@ -128,7 +136,7 @@ class TapeTrace(Trace):
     def new_arg(self, value):
         if type(value) is Array:  # impls compute on plain ndarrays (core.EvalTrace)
             value = value.view(np.ndarray)
-        var = Var(get_aval(value))
+        var = Var(value.aval if isinstance(value, Tracer) else get_aval(value))
         self.invars.append(var)
         self.inputs.append(value)
         # As under linearize, an integer argument has no tangent: it stays a plain value.
@@ -163,11 +171,14 @@ class TapeTrace(Trace):
             else:
                 atoms.append(self.atom(x))
                 values.append(x.view(np.ndarray) if type(x) is Array else x)
-        try:  # core.EvalTrace.process_primitive, for what a tape meets
-            out = core.impl_rules[prim](*values, **params)
-        except Exception as error:
-            core.explain_failure(prim, values, params, error)
-            raise
+        if self.batched:
+            out = prim.bind(*values, **params)
+        else:
+            try:  # core.EvalTrace.process_primitive, for what a tape meets
+                out = core.impl_rules[prim](*values, **params)
+            except Exception as error:
+                core.explain_failure(prim, values, params, error)
+                raise
         if kind is _CONSTANT:  # to what follows, as under linearize
             return out
         if type(out) is np.ndarray and "weak_type" not in params:
@@ -183,23 +194,28 @@ class TapeTrace(Trace):
                 outvars = [Var(a) for a in aval]
                 self.eqns.append(JaxprEqn(prim, atoms, params, outvars))
                 self.values.extend(out)
-                self.nbytes += sum(getattr(o, "nbytes", 8) for o in out)
+                self.nbytes += sum(_nbytes(o) for o in out)
                 return [TapeTracer(self, o, v) if v.aval.dtype.kind in "fc" else o
                         for o, v in zip(out, outvars)]
             if aval.dtype.kind not in "fc":
                 return out
             var = Var(aval)
-            self.nbytes += getattr(out, "nbytes", 8)
+            self.nbytes += _nbytes(out)
         self.eqns.append(JaxprEqn(prim, atoms, params, [var]))
         self.values.append(out)
         return TapeTracer(self, out, var)
 
 
+def _nbytes(x) -> int:
+    return getattr(x.val if type(x) is batching.BatchTracer else x, "nbytes", 8)
+
+
 def current_tape() -> TapeTrace | None:
-    """The tape recording this call, if one is (it is always the first trace above
-    evaluation)."""
-    stack = core.trace_stack()
-    return stack[1] if len(stack) > 1 and type(stack[1]) is TapeTrace else None
+    """The tape recording this call, if one is."""
+    for trace in core.trace_stack():
+        if type(trace) is TapeTrace:
+            return trace
+    return None
 
 
 class Tape:
@@ -212,10 +228,12 @@ class Tape:
         self.nbytes = nbytes
 
 
-def record_flat(fun: Callable, primals: Sequence) -> tuple[list, Tape]:
+def record_flat(fun: Callable, primals: Sequence, batched: bool = False
+                ) -> tuple[list, Tape]:
     """Run ``fun`` (flat list in, flat list out) on ``primals`` and record it: the output
-    values and the tape.  Raises ``NotRecordable`` when it meets user code."""
-    with core.new_trace(TapeTrace) as trace:
+    values and the tape.  Raises ``NotRecordable`` when it meets user code.  ``batched``:
+    the values are tracers of the vmap below (``TapeTrace.batched``)."""
+    with core.new_trace(TapeTrace, batched) as trace:
         ins = [trace.new_arg(p) for p in primals]
         outs = fun(*ins)
         if trace.refused:  # the function caught NotRecordable and went on
@@ -259,14 +277,13 @@ def vjp_flat(fun: Callable, primals: Sequence, key) -> tuple[list, Callable]:
     if key is None or not config.eager_tape:
         return transpose.vjp_flat(fun, primals, compiled=True)
     state = _functions.get(key)
-    if state is None or state is _NEVER or len(core.trace_stack()) != 1 or type(
-            core.dynamic_trace()) is not core.EvalTrace or not all(
-            type(p) in _HOST_TYPES for p in primals):
+    batched = _recordable(primals)
+    if state is None or state is _NEVER or batched is None:
         if state is None:
             _state(key, _SEEN)
         return transpose.vjp_flat(fun, primals, compiled=True)
     try:
-        outs, tape = record_flat(fun, primals)
+        outs, tape = record_flat(fun, primals, batched)
     except NotRecordable:
         _state(key, _NEVER)
         return transpose.vjp_flat(fun, primals, compiled=True)
@@ -286,6 +303,27 @@ def vjp_flat(fun: Callable, primals: Sequence, key) -> tuple[list, Callable]:
         return out
 
     return outs, pullback
+
+
+def _recordable(primals: Sequence) -> bool | None:
+    """Whether ``grad`` at arguments ``primals`` is recorded, and batched: False outside
+    transforms on host values, True directly under a vmap (of an unnamed axis) on its
+    tracers of host values or host values; None otherwise (linearize then)."""
+    if type(core.dynamic_trace()) is not core.EvalTrace:
+        return None
+    stack = core.trace_stack()
+    if len(stack) == 1:
+        return False if all(type(p) in _HOST_TYPES for p in primals) else None
+    if len(stack) != 2 or type(stack[1]) is not batching.BatchTrace or (
+            stack[1].axis_name is not None):
+        return None
+    for p in primals:
+        if type(p) is batching.BatchTracer:
+            if type(p.val) is not np.ndarray:
+                return None
+        elif type(p) not in _HOST_TYPES:
+            return None
+    return True
 
 
 def _linearized_pullback(tape: Tape) -> Callable:
@@ -320,13 +358,28 @@ def compiled_gradient(tape: Tape, cts: Sequence) -> list | None:
     allowed), by the compiled code of the tape's structure; None when that is not (yet)
     compiled or cannot be: linearize the tape then."""
     args = []
+    dims: list = []  # the batch axis of each argument (None: not batched), under vmap
+    vmap = None
     for group in (tape.consts, tape.inputs, tape.values):
         for x in group:
             if type(x) is not np.ndarray:
+                if type(x) is batching.BatchTracer:
+                    vmap = x._trace
+                    dims.append(x.batch_dim)
+                    x = x.val
+                    if type(x) is not np.ndarray:
+                        return None
+                    args.append(x)
+                    continue
                 x = _host_value(x)
                 if x is None:
                     return None
+            dims.append(None)
             args.append(x)
+    if vmap is not None and any(
+            type(x) is batching.BatchTracer and x._trace is not vmap
+            for group in (tape.consts, tape.inputs, tape.values) for x in group):
+        return None
     live: list = []
     ct_key: list = []
     for i, ct in enumerate(cts):
@@ -343,30 +396,59 @@ def compiled_gradient(tape: Tape, cts: Sequence) -> list | None:
     structure = transpose.structure_key(tape.jaxpr, vetted=True)
     if structure is None:
         return None
-    key = (structure, tuple(ct_key))
+    size = None if vmap is None else vmap.axis_size
+    key = (structure, tuple(ct_key)) if vmap is None else (
+        structure, tuple(ct_key), size, tuple(dims))
     entry = transpose.sighted(_gradients, _lock, GRADIENT_CACHE_SIZE, key,
-                              lambda: _compile_gradient(tape.jaxpr, cts, live))
+                              lambda: _compile_gradient(tape.jaxpr, cts, live, size, dims))
     if entry is None:
         return None
-    compiled, consts, positions = entry
+    compiled, consts, positions, out_dims = entry
     results = compiled.fn(*consts, *args)
     invars = tape.jaxpr.invars
     out: list = [None] * len(invars)
-    for i, value in zip(positions, results):
-        out[i] = core.user_result(value)
+    if vmap is None:
+        for i, value in zip(positions, results):
+            out[i] = core.user_result(value)
+    else:
+        for i, value, d in zip(positions, results, out_dims):
+            out[i] = value if d is None else batching.BatchTracer(vmap, value, d)
     for i, v in enumerate(invars):
         if out[i] is None:
             out[i] = ad.Zero(core.tangent_aval(v.aval))
     return out
 
 
-def _compile_gradient(jaxpr: Jaxpr, cts: Sequence, live: list):
+def _compile_gradient(jaxpr: Jaxpr, cts: Sequence, live: list, size: int | None,
+                      dims: list):
     """Trace the gradient of a tape, as a function of (constants, arguments, results of
-    every equation, live cotangents) with the results standing for the intermediates, and
-    compile it: (compiled function, its leading constants, positions of its results)."""
+    every equation, live cotangents) with the results standing for the intermediates,
+    batch it (``size`` not None: its arguments batched along ``dims``, the cotangents not),
+    and compile it: (compiled function, its leading constants, positions of its results,
+    their batch axes)."""
     closed, positions = trace_gradient(jaxpr, cts, live)
+    out_dims: list = [None] * len(positions)
+    if size is not None:
+        closed, out_dims = _batched(closed, size, dims + [None] * len(live))
     closed, consts = partial_eval.closure_convert(closed)
-    return codegen.compile_jaxpr(closed, name="tape_gradient"), consts, positions
+    return codegen.compile_jaxpr(closed, name="tape_gradient"), consts, positions, out_dims
+
+
+def _batched(closed: ClosedJaxpr, size: int, in_dims: list) -> tuple[ClosedJaxpr, list]:
+    """``closed`` for every batch member, its inputs batched along ``in_dims`` (None: not
+    batched): the batched jaxpr and its outputs' batch axes (None where not batched)."""
+    found: list = []
+
+    def fun(*args):
+        outs, dims = batching.batch_flat(
+            lambda *xs: eval_jaxpr(closed.jaxpr, closed.consts, *xs), size, args, in_dims)
+        found[:] = dims
+        return outs
+
+    avals = [a if d is None else a.update(shape=a.shape[:d] + (size,) + a.shape[d:])
+             for a, d in zip(closed.in_avals, in_dims)]
+    batched, _ = partial_eval.trace_to_jaxpr(fun, avals)
+    return batched, found
 
 
 def trace_gradient(jaxpr: Jaxpr, cts: Sequence, live: list) -> tuple[ClosedJaxpr, list]:

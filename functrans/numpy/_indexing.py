@@ -267,11 +267,17 @@ def _index_array(idx, n: int, axis: int, check: bool = True):
     if i.dtype.kind not in "iu" and not (i.size == 0 and i.dtype.kind == "f"):
         raise IndexError(f"arrays used as indices must be of integer type, got {i.dtype} "
                          f"for axis {axis}")
-    i = i.astype(np.int64)
-    if check and not device and i.size and (i.min() < -n or i.max() >= n):
+    i = i.astype(np.int64)  # a copy: what is traced must not change with the caller's array
+    if device or not i.size:
+        return backend.array_module(i).where(i < 0, i + n, i)
+    low = i.min()
+    if check and (low < -n or i.max() >= n):
         bad = i[(i < -n) | (i >= n)].flat[0]
         raise IndexError(f"index {bad} is out of bounds for axis {axis} with size {n}")
-    return backend.array_module(i).where(i < 0, i + n, i)
+    return i if low >= 0 else np.where(i < 0, i + n, i)
+
+
+_WHOLE = builtins.slice(None)
 
 
 def _advanced_getitem(x, index: tuple, mode=None, fill_value=None):
@@ -284,13 +290,18 @@ def _advanced_getitem(x, index: tuple, mode=None, fill_value=None):
             advanced.append((len(basic), _index_array(idx, shape[axis], axis, mode is None)))
             basic.append(builtins.slice(None))
         axis += idx is not None
-    y = _basic_getitem(x, tuple(basic))
+    y = x if all(b == _WHOLE for b in basic) else _basic_getitem(x, tuple(basic))
     places = [p for p, _ in advanced]
     arrays = [a for _, a in advanced]
-    batch = np.broadcast_shapes(*[shape_of(a) for a in arrays])
-    positions = lax.concatenate(
-        [shape_ops.expand_dims(shape_ops.broadcast_to(a, batch), (len(batch),))
-         for a in arrays], len(batch))
+    if len(arrays) == 1:  # the common case (take, x[i]), without the general steps
+        batch = shape_of(arrays[0])
+        positions = (arrays[0][..., None] if type(arrays[0]) is np.ndarray else
+                     shape_ops.expand_dims(arrays[0], (len(batch),)))
+    else:
+        batch = np.broadcast_shapes(*[shape_of(a) for a in arrays])
+        positions = lax.concatenate(
+            [shape_ops.expand_dims(shape_ops.broadcast_to(a, batch), (len(batch),))
+             for a in arrays], len(batch))
     rest = [i for i in range(len(shape_of(y))) if i not in places]
     out = lax.gather(shape_ops.transpose_axes(y, places + rest), positions, mode=mode,
                      fill_value=fill_value)

@@ -103,9 +103,19 @@ def unbroadcast(aval: ShapedArray, ct):
     return ct
 
 
+_PY_SCALARS = core.python_scalar_types
+
+
 def broadcasting_batcher(prim: Primitive) -> Callable:
     """Batching rule of an n-ary NumPy-broadcasting primitive."""
     def rule(vals, dims, **params):
+        if len(vals) == 2:  # one operand batched, the other a Python scalar (x * 2.0)
+            if dims[1] is not_mapped and type(vals[1]) in _PY_SCALARS:
+                return prim.bind(*vals, **params), dims[0]
+            if dims[0] is not_mapped and type(vals[0]) in _PY_SCALARS:
+                return prim.bind(*vals, **params), dims[1]
+            if dims[0] == dims[1] is not not_mapped and vals[0].ndim == vals[1].ndim:  # alike
+                return prim.bind(*vals, **params), dims[0]
         shapes = [shape_of(v) for v in vals]
         ranks = [len(s) - (d is not not_mapped) for s, d in zip(shapes, dims)]
         out_rank = builtins.max(ranks)

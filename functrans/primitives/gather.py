@@ -196,8 +196,7 @@ def _check_indices(name: str, aval: ShapedArray, indices: ShapedArray,
     if k > aval.ndim:
         raise ValueError(f"{name}: indices of shape {indices.shape} hold {k} positions, but "
                          f"the operand of shape {aval.shape} has only {aval.ndim} axes")
-    if clamping and builtins.any(d == 0 for d in aval.shape[:k]) and np.prod(
-            indices.shape[:-1]) > 0:
+    if clamping and 0 in aval.shape[:k] and 0 not in indices.shape[:-1]:
         raise IndexError(f"{name}: cannot index axes of size zero (operand shape "
                          f"{aval.shape}): there is no element to clamp a position to; use "
                          "mode='fill' (gathers) or mode='drop' (scatters)")
@@ -216,11 +215,15 @@ def _gather_impl(operand, indices, *, mode="clip", fill_value=None):
     k = indices.shape[-1]
     if k == 0:  # no position to pick: every batch entry is the whole operand
         return xp.broadcast_to(operand, indices.shape[:-1] + operand.shape).copy()
-    fill = default_fill_value(operand.dtype) if fill_value is None else fill_value
+    fill = fill_value if fill_value is not None or mode != "fill" else default_fill_value(
+        operand.dtype)
     if 0 in operand.shape[:k]:  # (fill mode) nothing to read: every position is out of bounds
         return backend.full(indices.shape[:-1] + operand.shape[k:], fill, operand.dtype,
                             like=operand)
-    out = _take_rows(xp, operand, _clamped_positions(xp, indices, operand.shape[:k]))
+    if k == 1 and xp is np:  # NumPy's take clamps as it reads (CuPy's wraps)
+        out = np.take(operand, indices[..., 0], axis=0, mode="clip")
+    else:
+        out = _take_rows(xp, operand, _clamped_positions(xp, indices, operand.shape[:k]))
     if mode == "fill":
         keep = _in_bounds(xp, indices, operand.shape[:k])
         keep = keep.reshape(keep.shape + (1,) * (operand.ndim - k))
