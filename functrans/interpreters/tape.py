@@ -181,7 +181,8 @@ class TapeTrace(Trace):
                 raise
         if kind is _CONSTANT:  # to what follows, as under linearize
             return out
-        if type(out) is np.ndarray and "weak_type" not in params:
+        if (type(out) is np.ndarray or type(out) in _NUMPY_SCALARS) and (
+                "weak_type" not in params):
             # An operation on a tracer (never weakly typed here) has the type of its
             # result; tests check this against abstract evaluation (test_tape.py).
             if out.dtype.kind not in "fc":
