@@ -426,17 +426,9 @@ def batch_jaxpr(closed: ClosedJaxpr, axis_size: int, in_dims: Sequence,
     """A closed jaxpr computing ``closed`` for every batch member, inputs batched along
     ``in_dims`` (``not_mapped`` allowed).  Returns ``(jaxpr, out_dims)``: outputs are
     batched along axis 0, or ``not_mapped`` where unbatched and ``instantiate`` is False."""
-    found = {}
+    def to_front(outs, dims):
+        return ([x if d is not_mapped and not instantiate else bdim_to_front(x, d, axis_size)
+                 for x, d in zip(outs, dims)],
+                [0 if instantiate or d is not not_mapped else not_mapped for d in dims])
 
-    def fun(*args):
-        outs, dims = batching.batch_flat(
-            lambda *xs: eval_jaxpr(closed.jaxpr, closed.consts, *xs), axis_size, args, in_dims)
-        found["dims"] = [0 if instantiate or d is not not_mapped else not_mapped for d in dims]
-        return [x if d is not_mapped and not instantiate else bdim_to_front(x, d, axis_size)
-                for x, d in zip(outs, dims)]
-
-    avals = [a if d is not_mapped else
-             ShapedArray(a.shape[:d] + (axis_size,) + a.shape[d:], a.dtype, a.weak_type)
-             for a, d in zip(closed.in_avals, in_dims)]
-    jaxpr, _ = trace_to_jaxpr(fun, avals)
-    return jaxpr, found["dims"]
+    return batching.batch_closed_jaxpr(closed, axis_size, in_dims, to_front)

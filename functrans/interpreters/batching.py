@@ -22,6 +22,7 @@ import threading
 from typing import Callable, Sequence
 
 from functrans import core
+from functrans.interpreters import partial_eval
 from functrans.core import ConcretizationTypeError, Primitive, ShapedArray, Trace, Tracer, get_aval
 
 #: primitive -> rule(vals, dims, **params) -> (out, out_dim)   (lists if multiple_results)
@@ -141,6 +142,28 @@ def batch_flat(fun: Callable, axis_size: int, vals: Sequence, dims: Sequence,
         pairs = [trace.unpack(x) for x in outs]
         del ins, outs, trace  # only leaked tracers may keep the trace alive (core.new_trace)
     return [v for v, _ in pairs], [d for _, d in pairs]
+
+
+def batch_closed_jaxpr(closed: core.ClosedJaxpr, axis_size: int, in_dims: Sequence,
+                       finish: Callable | None = None) -> tuple[core.ClosedJaxpr, list]:
+    """A closed jaxpr computing ``closed`` for every batch member, its inputs batched along
+    ``in_dims`` (``not_mapped`` allowed): ``(jaxpr, out_dims)``, an output's batch axis as
+    the batching rules left it (``not_mapped`` where unbatched), unless ``finish(outs,
+    dims) -> (outs, dims)`` moves them (traced with the rest)."""
+    found: list = []
+
+    def fun(*args):
+        outs, dims = batch_flat(lambda *xs: core.eval_jaxpr(closed.jaxpr, closed.consts, *xs),
+                                axis_size, args, in_dims)
+        if finish is not None:
+            outs, dims = finish(outs, dims)
+        found[:] = dims
+        return outs
+
+    avals = [a if d is not_mapped else a.update(shape=a.shape[:d] + (axis_size,) + a.shape[d:])
+             for a, d in zip(closed.in_avals, in_dims)]
+    jaxpr, _ = partial_eval.trace_to_jaxpr(fun, avals)
+    return jaxpr, found
 
 
 def find_axis(axis_name) -> BatchTrace | None:

@@ -430,26 +430,9 @@ def _compile_gradient(jaxpr: Jaxpr, cts: Sequence, live: list, size: int | None,
     closed, positions = trace_gradient(jaxpr, cts, live)
     out_dims: list = [None] * len(positions)
     if size is not None:
-        closed, out_dims = _batched(closed, size, dims + [None] * len(live))
+        closed, out_dims = batching.batch_closed_jaxpr(closed, size, dims + [None] * len(live))
     closed, consts = partial_eval.closure_convert(closed)
     return codegen.compile_jaxpr(closed, name="tape_gradient"), consts, positions, out_dims
-
-
-def _batched(closed: ClosedJaxpr, size: int, in_dims: list) -> tuple[ClosedJaxpr, list]:
-    """``closed`` for every batch member, its inputs batched along ``in_dims`` (None: not
-    batched): the batched jaxpr and its outputs' batch axes (None where not batched)."""
-    found: list = []
-
-    def fun(*args):
-        outs, dims = batching.batch_flat(
-            lambda *xs: eval_jaxpr(closed.jaxpr, closed.consts, *xs), size, args, in_dims)
-        found[:] = dims
-        return outs
-
-    avals = [a if d is None else a.update(shape=a.shape[:d] + (size,) + a.shape[d:])
-             for a, d in zip(closed.in_avals, in_dims)]
-    batched, _ = partial_eval.trace_to_jaxpr(fun, avals)
-    return batched, found
 
 
 def trace_gradient(jaxpr: Jaxpr, cts: Sequence, live: list) -> tuple[ClosedJaxpr, list]:
