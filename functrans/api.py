@@ -426,8 +426,12 @@ def value_and_grad(fun: Callable[P, Any], argnums: int | Sequence[int] = 0,
         one = ((complex(1) if aval.dtype.kind == "c" else 1.0) if aval.weak_type else
                aval.dtype.type(1) if like is None else backend.ones((), aval.dtype, like=like))
         cts = pullback([one] + [Zero.from_value(a) for a in aux])
-        grads = _unflatten(in_tree, owned([_zeros_for(p, c) for p, c in zip(leaves, cts)],
-                                              leaves))
+        flat = owned([_zeros_for(p, c) for p, c in zip(leaves, cts)], leaves)
+        if len(core.trace_stack()) == 1:  # handed out as eager results are, however computed:
+            # arrays with `.at`, and NumPy scalars for 0-d ones
+            flat = [g[()] if type(g) is np.ndarray and not g.ndim else core.user_result(g)
+                    for g in flat]
+        grads = _unflatten(in_tree, flat)
         g = grads[0] if isinstance(argnums, int) else grads
         if has_aux:
             return (value, tree_unflatten(store.aux_tree, aux)), g

@@ -75,7 +75,10 @@ def test_tape_gradients_match_linearize(case):
     # linearized (first sighting of the function), then a tape linearized (first sighting
     # of its structure), then the tape's compiled gradient
     for _ in range(3):
-        _assert_same(g(*primals), want, case.id)
+        got = g(*primals)
+        _assert_same(got, want, case.id)
+        # the same types too: arrays with `.at`, NumPy scalars for 0-d results
+        assert list(map(type, tree_leaves(got))) == list(map(type, tree_leaves(want)))
     # every library function is recorded, its custom_jvp functions (nn.relu, ...) too
     _, recorded = tape.record_flat(lambda *xs: [loss(*xs)], primals)
     assert tape._functions[loss.__code__] == 0 and _compiled() == 1, case.id
@@ -120,6 +123,13 @@ def test_second_call_records_and_third_runs_compiled_code():
     np.testing.assert_array_equal(second, first)
     np.testing.assert_allclose(third, _linearized(g, x + 0.5), rtol=1e-14)
     assert type(third) is type(first) is Array  # results have `.at`, as before
+
+
+def test_results_have_one_type_however_computed():
+    for f, x in [(lambda x: x, np.float64(2.0)), (lambda x: fnp.sum(x), np.array(2.0)),
+                 (lambda x: fnp.sum(x * 2.0), np.arange(3.0))]:
+        types = {type(ft.grad(f)(x)) for _ in range(4)}  # linearized, tape, compiled
+        assert types == {np.float64 if np.ndim(x) == 0 else Array}, types
 
 
 def test_what_the_function_sees():
