@@ -17,6 +17,7 @@ from functrans.interpreters import ad, tape, transpose
 from functrans.tree_util import tree_leaves
 from rule_sandbox import Sandbox
 from sweep import case_rng
+from test_compiled_backward import _chain
 from test_jit import SWEEP_DIFF, _assert_same, _split
 
 sandbox = Sandbox()
@@ -103,12 +104,6 @@ def test_batched_tape_gradients_match_linearize(case):
     for _ in range(3):
         _assert_same(g(*stacked), want, case.id)
     assert tape._functions[loss.__code__] == 0 and _compiled() == 1, case.id
-
-
-def _chain(x, scale=0.9):
-    for _ in range(5):
-        x = fnp.tanh(fnp.sin(x)) * scale + 0.1
-    return fnp.sum(x)
 
 
 def test_second_call_records_and_third_runs_compiled_code():

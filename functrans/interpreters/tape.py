@@ -48,6 +48,7 @@ from functrans.core import (Array, ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Primit
                             get_aval)
 from functrans.interpreters import ad, batching, codegen, partial_eval, transpose
 from functrans.interpreters.partial_eval import JaxprTracer
+from functrans.interpreters.transpose import HOST_TYPES, NUMPY_SCALARS
 
 #: recorded values (bytes) past which a function is no longer recorded
 MAX_BYTES = 1 << 20
@@ -181,7 +182,7 @@ class TapeTrace(Trace):
                 raise
         if kind is _CONSTANT:  # to what follows, as under linearize
             return out
-        if (type(out) is np.ndarray or type(out) in _NUMPY_SCALARS) and (
+        if (type(out) is np.ndarray or type(out) in NUMPY_SCALARS) and (
                 "weak_type" not in params):
             # An operation on a tracer (never weakly typed here) has the type of its
             # result; tests check this against abstract evaluation (test_tape.py).
@@ -256,8 +257,6 @@ _SEEN, _NEVER = "seen", "never"
 #: code object -> _SEEN, _NEVER, or the number of new structures in a row (an int)
 _functions: collections.OrderedDict = collections.OrderedDict()
 _lock = threading.Lock()
-_NUMPY_SCALARS = frozenset({np.float64, np.float32, np.float16, np.complex128, np.complex64})
-_HOST_TYPES = _NUMPY_SCALARS | {np.ndarray, Array}
 
 
 def _state(key, new=None):
@@ -299,7 +298,8 @@ def vjp_flat(fun: Callable, primals: Sequence, key) -> tuple[list, Callable]:
                 misses = (state if type(state) is int else 0) + 1
                 _state(key, _NEVER if misses >= MAX_NEW_STRUCTURES else misses)
             return _linearized_pullback(tape)(cts)
-        if _functions.get(key, 0) != 0 and _state(key) is not _NEVER:
+        state = _functions.get(key)
+        if state != 0 and state is not _NEVER:  # compiled: no new structure in a row
             _state(key, 0)
         return out
 
@@ -314,7 +314,7 @@ def _recordable(primals: Sequence) -> bool | None:
         return None
     stack = core.trace_stack()
     if len(stack) == 1:
-        return False if all(type(p) in _HOST_TYPES for p in primals) else None
+        return False if all(type(p) in HOST_TYPES for p in primals) else None
     if len(stack) != 2 or type(stack[1]) is not batching.BatchTrace or (
             stack[1].axis_name is not None):
         return None
@@ -322,7 +322,7 @@ def _recordable(primals: Sequence) -> bool | None:
         if type(p) is batching.BatchTracer:
             if type(p.val) is not np.ndarray:
                 return None
-        elif type(p) not in _HOST_TYPES:
+        elif type(p) not in HOST_TYPES:
             return None
     return True
 
@@ -364,7 +364,7 @@ def compiled_gradient(tape: Tape, cts: Sequence) -> list | None:
     for group in (tape.consts, tape.inputs, tape.values):
         for x in group:
             if type(x) is not np.ndarray:
-                if type(x) is batching.BatchTracer:
+                if type(x) is batching.BatchTracer:  # of the one vmap below (_recordable)
                     vmap = x._trace
                     dims.append(x.batch_dim)
                     x = x.val
@@ -377,10 +377,6 @@ def compiled_gradient(tape: Tape, cts: Sequence) -> list | None:
                     return None
             dims.append(None)
             args.append(x)
-    if vmap is not None and any(
-            type(x) is batching.BatchTracer and x._trace is not vmap
-            for group in (tape.consts, tape.inputs, tape.values) for x in group):
-        return None
     live: list = []
     ct_key: list = []
     for i, ct in enumerate(cts):
@@ -388,12 +384,12 @@ def compiled_gradient(tape: Tape, cts: Sequence) -> list | None:
         if t is ad.Zero:
             ct_key.append(None)
             continue
-        if t not in _HOST_TYPES:  # Python scalars are weakly typed: interpret them
+        if t not in HOST_TYPES:  # Python scalars are weakly typed: interpret them
             return None
         live.append(i)
         args.append(_host_value(ct))
         # a NumPy scalar's type is its dtype
-        ct_key.append(t if t in _NUMPY_SCALARS else (t, ct.shape, ct.dtype))
+        ct_key.append(t if t in NUMPY_SCALARS else (t, ct.shape, ct.dtype))
     structure = transpose.structure_key(tape.jaxpr, vetted=True)
     if structure is None:
         return None

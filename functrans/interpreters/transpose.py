@@ -60,7 +60,7 @@ def deflinear(prim: Primitive, rule: Callable) -> None:
 def _check_cotangent(var, ct) -> None:
     expected = var.aval
     t = type(ct)
-    if t is np.ndarray or t is Array or t in _NUMPY_SCALARS:  # common cases, without an aval
+    if t is np.ndarray or t is Array or t in NUMPY_SCALARS:  # common cases, without an aval
         if ct.shape == expected.shape and ct.dtype == expected.dtype:
             return
     aval = get_aval(ct)
@@ -70,7 +70,7 @@ def _check_cotangent(var, ct) -> None:
 
 
 #: NumPy scalar types whose values are cotangents often (grad's seed is one)
-_NUMPY_SCALARS = frozenset({np.float64, np.float32, np.complex128, np.complex64})
+NUMPY_SCALARS = frozenset({np.float64, np.float32, np.float16, np.complex128, np.complex64})
 
 
 def _accumulate(ct_env: dict, wrapped: set, var, ct) -> None:
@@ -295,7 +295,7 @@ def structure_key(jaxpr: Jaxpr, vetted: bool = False) -> tuple | None:
 #: types of concrete host cotangents taken as they are (a Python scalar is weakly typed:
 #: the generated code, which takes arrays, would compute with it in another dtype than
 #: NumPy computes with the scalar itself, so those are interpreted)
-_HOST_TYPES = _NUMPY_SCALARS | {np.ndarray, Array}
+HOST_TYPES = NUMPY_SCALARS | {np.ndarray, Array}
 
 
 def compiled_backward(jaxpr: Jaxpr, consts: Sequence, cts: Sequence) -> list | None:
@@ -324,7 +324,7 @@ def compiled_backward(jaxpr: Jaxpr, consts: Sequence, cts: Sequence) -> list | N
         if ct is None or t is Zero:
             ct_key.append(None if ct is None else _aval_key(ct))
             continue
-        if t not in _HOST_TYPES:
+        if t not in HOST_TYPES:
             if isinstance(ct, Tracer) or not (backend.is_array(ct) or isinstance(ct, np.generic)):
                 return None
             host = host and not backend.is_device_array(ct)
