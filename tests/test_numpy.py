@@ -795,6 +795,19 @@ def test_constants_and_dtype_names_are_reexported():
 # ------------------------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("name", ["log2", "log10", "exp2"])
+def test_base_2_and_10_functions_agree_with_numpy_to_the_bit(name):
+    # NumPy's own log10/log2/exp2, not log(x) / log(10): log10(1000) is 3.0, so
+    # int(log10(x)) counts digits as it does with NumPy, traced or not.
+    x = np.concatenate([10.0 ** np.arange(-30, 31), 2.0 ** np.arange(-60, 61),
+                        np.linspace(0.01, 50.0, 997)])
+    x = x if name != "exp2" else np.log2(x)
+    want = getattr(np, name)(x)
+    for got in (getattr(fnp, name)(x), _traced(getattr(fnp, name), x),
+                ft.jit(getattr(fnp, name))(x)):
+        np.testing.assert_array_equal(got, want, strict=True)
+
+
 def test_logaddexp_is_stable_and_its_derivatives_are_exact_at_ties():
     big = np.array([1000.0, -1000.0, 0.0, np.inf, -np.inf, np.inf, np.nan])
     other = np.array([1000.0, 5.0, -800.0, np.inf, -np.inf, 3.0, 1.0])

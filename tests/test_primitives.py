@@ -8,6 +8,7 @@ import pytest
 import functrans as ft
 import functrans.lax as lax
 import functrans.numpy as fnp
+from functrans.primitives import elementwise
 from sweep import (F32, F64, A, Case, case_rng, check_case_grads, check_jaxprs,
                    check_vmap_matches_loop, check_vmap_of_derivatives, differentiable_part,
                    discovered_cases)
@@ -35,6 +36,9 @@ CASES = [
     Case("sqrt", lax.sqrt, [A(3, 4, kind="pos")]),
     Case("log1p", lax.log1p, [A(5, kind="pos")]),
     Case("expm1", lax.expm1, [A(5)]),
+    Case("exp2", lax.exp2, [A(5)]),
+    Case("log2", elementwise.log2_p.bind, [A(3, 4, kind="pos")]),
+    Case("log10", elementwise.log10_p.bind, [A(5, kind="pos")]),
     Case("atan", lax.atan, [A(5)]),
     Case("asin", lax.asin, [A(3, 4, kind="unit")]),
     Case("acos", lax.acos, [A(5, kind="unit")]),

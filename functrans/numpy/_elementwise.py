@@ -207,34 +207,24 @@ def round(a, decimals: int = 0):  # noqa: A001 (NumPy's name)
 around = alias(round, "around")
 
 
-def log2(x):
-    """Elementwise base-2 logarithm.
+log2 = _inexact_unary(elementwise_primitives.log2_p.bind, "log2", """Elementwise base-2 logarithm.
 
     >>> import functrans.numpy as fnp
     >>> fnp.log2(fnp.asarray([1, 8]))
     array([0., 3.])
-    """
-    return lax.div(log(x), math.log(2))
-
-
-def log10(x):
-    """Elementwise base-10 logarithm.
+    """)
+log10 = _inexact_unary(elementwise_primitives.log10_p.bind, "log10", """Elementwise base-10 logarithm.
 
     >>> import functrans.numpy as fnp
     >>> fnp.log10(fnp.asarray([1.0, 1000.0]))
     array([0., 3.])
-    """
-    return lax.div(log(x), math.log(10))
-
-
-def exp2(x):
-    """Elementwise 2 ** x.
+    """)
+exp2 = _inexact_unary(lax.exp2, "exp2", """Elementwise 2 ** x.
 
     >>> import functrans.numpy as fnp
     >>> fnp.exp2(fnp.asarray([0.0, 3.0, -1.0]))
     array([1. , 8. , 0.5])
-    """
-    return exp(lax.mul(promote_inexact(x), math.log(2)))
+    """)
 
 
 def negative(x):

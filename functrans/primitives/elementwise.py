@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import builtins
 import enum
+import math
 from typing import Any, Callable
 
 import numpy as np
@@ -206,6 +207,10 @@ cosh_p = unary("cosh", _np_unary("cosh"), lambda g, ans, x: mul(g, sinh(x)))
 sqrt_p = unary("sqrt", _np_unary("sqrt"), lambda g, ans, x: div(g, mul(2, ans)))
 log1p_p = unary("log1p", _np_unary("log1p"), lambda g, ans, x: div(g, add(1, x)))
 expm1_p = unary("expm1", _np_unary("expm1"), lambda g, ans, x: mul(g, add(ans, 1)))
+# Base 2 and 10 as NumPy computes them (log10(1000) is 3.0, not log(1000) / log(10)).
+exp2_p = unary("exp2", _np_unary("exp2"), lambda g, ans, x: mul(g, mul(ans, math.log(2))))
+log2_p = unary("log2", _np_unary("log2"), lambda g, ans, x: div(g, mul(x, math.log(2))))
+log10_p = unary("log10", _np_unary("log10"), lambda g, ans, x: div(g, mul(x, math.log(10))))
 atan_p = unary("atan", _np_unary("arctan"), lambda g, ans, x: div(g, add(1, mul(x, x))))
 asin_p = unary("asin", _np_unary("arcsin"),
                lambda g, ans, x: div(g, sqrt(sub(1, mul(x, x)))))
@@ -961,6 +966,7 @@ cosh = _unary_fn(cosh_p, "Elementwise hyperbolic cosine.")
 sqrt = _unary_fn(sqrt_p, "Elementwise square root.")
 log1p = _unary_fn(log1p_p, "Elementwise log(1 + x), accurate near 0.")
 expm1 = _unary_fn(expm1_p, "Elementwise exp(x) - 1, accurate near 0.")
+exp2 = _unary_fn(exp2_p, "Elementwise 2 ** x.")
 atan = _unary_fn(atan_p, "Elementwise arc tangent.")
 asin = _unary_fn(asin_p, "Elementwise arc sine.")
 acos = _unary_fn(acos_p, "Elementwise arc cosine.")
@@ -1032,6 +1038,7 @@ _EXAMPLES = [
     (sqrt, "lax.sqrt(np.array([4.0, 2.25]))", "array([2. , 1.5])"),
     (log1p, "lax.log1p(np.array([0.0, 1e-10]))", "array([0.e+00, 1.e-10])"),
     (expm1, "lax.expm1(np.array([0.0, 1e-10]))", "array([0.e+00, 1.e-10])"),
+    (exp2, "lax.exp2(np.array([3.0, -1.0]))", "array([8. , 0.5])"),
     (atan, "lax.atan(np.array([0.0, 1.0]))", "array([0.        , 0.78539816])"),
     (asin, "lax.asin(np.array([0.0, 1.0]))", "array([0.        , 1.57079633])"),
     (acos, "lax.acos(np.array([1.0, 0.0]))", "array([0.        , 1.57079633])"),
