@@ -20,8 +20,8 @@ from functrans.primitives.elementwise import (RoundingMethod, abs, acos, acosh, 
                                               tanh)
 from functrans.primitives.cumulative import cummax, cummin, cumprod, cumsum, reduce_prod
 from functrans.primitives.fft import FftType, fft
-from functrans.primitives.gather import (gather, iota, scatter, scatter_add, scatter_max,
-                                         scatter_min, scatter_mul)
+from functrans.primitives.gather import (GatherScatterMode, gather, iota, scatter, scatter_add,
+                                         scatter_max, scatter_min, scatter_mul)
 from functrans.primitives.indexing import dynamic_slice, dynamic_update_slice
 from functrans.primitives.linalg import dot_general
 from functrans.primitives.reductions import argmax, argmin, reduce_max, reduce_min
@@ -35,7 +35,7 @@ from functrans.primitives.sorting import sort, sort_key_val, top_k
 from functrans.primitives.shape import transpose_axes as _transpose_axes
 
 __all__ = [
-    "FftType", "RoundingMethod", "abs", "acos", "acosh", "add", "all_gather", "argmax",
+    "FftType", "GatherScatterMode", "RoundingMethod", "abs", "acos", "acosh", "add", "all_gather", "argmax",
     "argmin", "asin", "asinh", "atan", "atan2", "atanh", "axis_index", "bessel_i0e",
     "bessel_i1e", "betainc", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor",
     "broadcast", "broadcast_in_dim", "cbrt", "ceil", "clz", "complex", "concatenate", "cond",

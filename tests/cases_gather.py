@@ -59,9 +59,25 @@ PRIMITIVE_CASES = [
     Case("iota", lambda x: x * lax.iota(x.dtype, 4, like=x), [A(3, 4)], linear=True),
 ]
 
+def _np_take_fill(x, i, fill):
+    """``take`` along axis 0 reading ``fill`` out of bounds (after negative ones wrap)."""
+    n = x.shape[0]
+    i = np.where(i < 0, i + n, i)
+    inside = (i >= 0) & (i < n)
+    out = np.take(x, np.clip(i, 0, n - 1), axis=0)
+    return np.where(inside.reshape(inside.shape + (1,) * (x.ndim - 1)), out, fill)
+
+
+def _np_take_along_fill(x, i, fill):
+    n = x.shape[0]
+    i = np.where(i < 0, i + n, i)
+    inside = (i >= 0) & (i < n)
+    return np.where(inside, np.take_along_axis(x, np.clip(i, 0, n - 1), axis=0), fill)
+
+
 # NumPy-level: the indices are drawn arguments, so vmap also batches them (traced indices).
 # `x[i]` itself is swept in tests/test_gather.py: with `x` unbatched and `i` batched, `x`
-# would be a plain NumPy array indexed by a tracer, which NumPy refuses (issue 12, later).
+# would be a plain NumPy array indexed by a tracer, which NumPy refuses (docs/indexing.md).
 NUMPY_CASES = [
     numpy_case("take_axis0", lambda m, x, i: m.take(x, i, axis=0), A(5, 3), A(4, kind="int")),
     numpy_case("take_axis1_2d_indices", lambda m, x, i: m.take(x, i, axis=1), A(2, 4),
@@ -71,6 +87,14 @@ NUMPY_CASES = [
                A(kind="int")),
     numpy_case("take_clip", lambda m, x, i: m.take(x, i, axis=0, mode="clip"), A(2, 3),
                A(5, kind="int")),
+    numpy_case("take_wrap", lambda m, x, i: m.take(x, i, axis=1, mode="wrap"), A(3, 2),
+               A(5, kind="int")),
+    numpy_case("take_fill", lambda m, x, i: m.take(x, i, axis=0, mode="fill", fill_value=-1.0),
+               A(2, 3), A(5, kind="int"), reference=lambda x, i: _np_take_fill(x, i, -1.0),
+               dtypes=(F64, F32)),
+    numpy_case("take_along_axis_fill", lambda m, x, i: m.take_along_axis(
+        x, i, axis=0, mode="fill", fill_value=2.0), A(2, 3), A(4, 3, kind="int"),
+        reference=lambda x, i: _np_take_along_fill(x, i, 2.0), dtypes=(F64, F32)),
     numpy_case("take_along_axis1", lambda m, x, i: m.take_along_axis(x, i, axis=1), A(3, 5),
                A(3, 2, kind="int")),
     numpy_case("take_along_axis0_broadcast", lambda m, x, i: m.take_along_axis(x, i, axis=0),
@@ -111,6 +135,9 @@ NUMPY_CASES += [
     numpy_case("put_clip", lambda m, x, i, v: m.put(x, i, v, mode="clip", inplace=False),
                A(2, 3), A(4, kind="int"), A(4),
                reference=lambda x, i, v: _np_inplace(np.put, x, i, v, mode="clip")),
+    numpy_case("put_wrap", lambda m, x, i, v: m.put(x, i, v, mode="wrap", inplace=False),
+               A(2), A(4, kind="int"), A(3),
+               reference=lambda x, i, v: _np_inplace(np.put, x, i, v, mode="wrap")),
     numpy_case("fill_diagonal", lambda m, x, v: m.fill_diagonal(x, v, inplace=False),
                A(3, 3), A(3), reference=lambda x, v: _np_inplace(np.fill_diagonal, x, v)),
 ]

@@ -239,6 +239,14 @@ INDEX_FORMS = {
     "mask_inside": (slice(None), np.array([False, True, True, False])),
     "empty_array": (np.array([], int),),
     "zero_d_array": (np.array(-1), slice(None), np.array([0, 1])),
+    # an Ellipsis standing for no axis still separates: the arrays' axes go first
+    "ellipsis_of_no_axes_between_arrays": (slice(None), np.array([0, 2]), Ellipsis,
+                                           np.array([1, 4])),
+    "nested_list_mask": ([[True, False, False, True], [False] * 4, [True] * 4],),
+    "tuple_as_array": ((0, 2), slice(None), [1, 3]),
+    "scalar_true_with_array": (np.array([0, 2]), True),
+    "scalar_false": (Ellipsis, False),
+    "two_arrays_and_an_empty_slice": (np.array([0, 2]), 0, slice(1, 1)),
 }
 
 
@@ -294,14 +302,39 @@ def test_traced_loop_counter_indexes_inside_fori_loop_and_scan():
     np.testing.assert_allclose(ft.grad(through_scan)(x)[0], 2 * x[0])
 
 
-def test_traced_indices_out_of_bounds_are_clamped_and_concrete_ones_raise():
+def test_traced_indices_out_of_bounds_are_clamped_or_filled_and_concrete_ones_raise():
     x = np.arange(5.0)
-    got = ft.vmap(lambda i: ft.numpy.take(x, i))(np.array([7, -9, 2]))
+    # x[i] clamps (JAX's indexing); take reads the fill value (JAX's take: NaN for floats)
+    got = ft.vmap(lambda i: ft.numpy.asarray(x)[i])(np.array([7, -9, 2]))
     np.testing.assert_array_equal(got, [4.0, 0.0, 2.0])
+    got = ft.vmap(lambda i: ft.numpy.take(x, i))(np.array([7, -9, 2, -1]))
+    np.testing.assert_array_equal(got, [np.nan, np.nan, 2.0, 4.0])
+    got = ft.jit(lambda i: ft.numpy.take(np.arange(5), i))(np.array([7, 1]))
+    np.testing.assert_array_equal(got, [np.iinfo(np.int64).min, 1])
     with pytest.raises(IndexError, match="index 7 is out of bounds for axis 0 with size 5"):
         ft.grad(lambda x: x[np.array([1, 7])].sum())(x)
     with pytest.raises(IndexError, match="integer type"):
         ft.grad(lambda x: x[np.array([1.0])].sum())(x)
+
+
+def test_boolean_masks_must_match_the_axes_they_index():
+    x = np.arange(20.0).reshape(4, 5)
+    for index in [np.array([True, False]), (slice(None), np.ones(6, bool)),
+                  np.ones((4, 4), bool)]:
+        with pytest.raises(IndexError, match="boolean index did not match"):
+            x[index]  # NumPy's verdict, which the traced path and .at[] must share
+        with pytest.raises(IndexError, match="boolean index did not match"):
+            ft.jit(lambda x: x[index])(x)
+        with pytest.raises(IndexError, match="boolean index did not match"):
+            ft.numpy.asarray(x).at[index].set(0.0)
+
+
+def test_a_list_holding_a_tracer_is_an_index_array():
+    x = draw(_rng("list-tracer"), (3, 4))
+    np.testing.assert_array_equal(ft.jit(lambda x, i: x[:, [i, 1]])(x, 2), x[:, [2, 1]])
+    arr = ft.numpy.asarray(x)  # an Array: its own __getitem__ sees the tracer in the list
+    np.testing.assert_array_equal(ft.vmap(lambda i: arr[[i, 0]])(np.array([2, 1])),
+                                  np.stack([x[[2, 0]], x[[1, 0]]]))
 
 
 def test_traced_boolean_mask_points_to_where():
@@ -315,7 +348,28 @@ def test_take_modes_and_errors():
                                   np.take(x, [[0, 5], [-1, 2]]))
     np.testing.assert_array_equal(ft.numpy.take(x, [-4, 9], axis=1, mode="clip"),
                                   np.take(x, [-4, 9], axis=1, mode="clip"))
-    with pytest.raises(NotImplementedError, match="mode='wrap'"):
-        ft.numpy.take(x, [0], mode="wrap")
+    for mode in ["wrap", "clip", "fill"]:
+        want = (np.take(x, [-4, 9, 1], axis=1, mode=mode) if mode != "fill" else
+                np.array([[np.nan, np.nan, 1.0], [np.nan, np.nan, 4.0]]))
+        np.testing.assert_array_equal(ft.numpy.take(x, [-4, 9, 1], axis=1, mode=mode), want)
+        np.testing.assert_array_equal(
+            ft.jit(lambda i: ft.numpy.take(x, i, axis=1, mode=mode))(np.array([-4, 9, 1])), want)
+        np.testing.assert_array_equal(
+            ft.numpy.take_along_axis(x, np.array([[-4, 9, 1]] * 2), axis=1, mode=mode), want)
+    np.testing.assert_array_equal(ft.numpy.take(x, [9], mode="fill", fill_value=-1.0), [-1.0])
+    with pytest.raises(IndexError, match="out of bounds"):
+        ft.numpy.take(x, [9], mode="raise")
+    with pytest.raises(NotImplementedError, match="mode='raise' cannot check traced"):
+        ft.jit(lambda i: ft.numpy.take(x, i, mode="raise"))(np.array([1]))
+    with pytest.raises(ValueError, match="mode='bogus' is not one of"):
+        ft.numpy.take(x, [0], mode="bogus")
+    with pytest.raises(NotImplementedError, match="out="):
+        ft.numpy.take(x, [0], out=np.zeros(1))
     with pytest.raises(ValueError, match="as many axes"):
         ft.numpy.take_along_axis(x, np.array([0]), axis=1)
+    # take_along_axis's axis defaults to the last, as JAX and NumPy
+    np.testing.assert_array_equal(ft.numpy.take_along_axis(x, np.array([[2], [0]])),
+                                  np.take_along_axis(x, np.array([[2], [0]]), axis=-1))
+    # derivatives: the fill mode's transpose drops the cotangents of positions out of bounds
+    g = ft.grad(lambda x: ft.numpy.sum(ft.numpy.take(x, np.array([0, 0, 7]), mode="fill")))
+    np.testing.assert_array_equal(g(np.arange(5.0)), [2.0, 0.0, 0.0, 0.0, 0.0])

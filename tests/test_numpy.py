@@ -661,9 +661,11 @@ def test_advanced_indices_match_numpy(index):
     assert_same(_traced(lambda x: x[index], x), x[index])
 
 
-def test_boolean_scalar_and_non_integer_indices_are_reported():
-    with pytest.raises(IndexError, match="boolean scalar"):
-        _traced(lambda x: x[True], np.ones((3, 3)))
+def test_boolean_scalar_indices_match_numpy_and_non_integer_ones_are_reported():
+    x = np.arange(6.0).reshape(2, 3)
+    for index in [True, False, (0, True), (True, 0), (np.array([0, 1]), True), (..., False),
+                  np.array(True), (slice(None), False, 1)]:
+        assert_same(_traced(lambda x: x[index], x), x[index], repr(index))
     with pytest.raises(TypeError, match="invalid index"):
         _traced(lambda x: x[1.0], np.ones((3, 3)))
 

@@ -195,7 +195,9 @@ def test_gather_fill_vmap_of_both_matches_a_loop():
 INDEX_FORMS = [1, -1, slice(None, None, 2), slice(3, 0, -1), (Ellipsis, 0), (None, 1),
                np.array([0, 2, -1]), ([0, 1], [2, 0]), (slice(None), [1, 1, 0]),
                ([0, 1], slice(None), [0, 1]), np.array([True, False, True, False]),
-               (np.array([[0], [2]]), np.array([1, 0]))]
+               (np.array([[0], [2]]), np.array([1, 0])),
+               (slice(None), [0, 2], Ellipsis, [1, 0]),  # the Ellipsis stands for no axis
+               ([1, 3], 0, slice(1, 1)), True]
 
 
 def _numpy_update(x, index, op, values):
@@ -226,12 +228,87 @@ def test_at_methods_on_a_concrete_array():
     assert_close(x.at[i].subtract(1.0), np.array([1., 0., 3., 3.]))
     assert_close(x.at[i].divide(np.array([2., 4., 2.])), np.array([1., 0.25, 3., 2.]))
     assert_close(x.at[i].power(np.array([2., 3., 2.])), np.array([1., 64., 3., 16.]))
-    assert_close(x.at[i].apply(lambda v: v * 10), np.array([1., 20., 3., 40.]))
+    # once per repeat, as JAX and NumPy's ufunc.at
+    assert_close(x.at[i].apply(lambda v: v * 10), np.array([1., 200., 3., 40.]))
     assert_close(fnp.arange(4).at[1].divide(2), np.array([0., 0.5, 2., 3.]))
     assert_close(x.at[1].set(7, indices_are_sorted=True, unique_indices=True),
                  np.array([1., 7., 3., 4.]))
     assert_close(x, np.arange(1.0, 5.0))  # unchanged
     assert (fnp.zeros(2, dtype=np.int32).at[0].set(2.7)).dtype == np.int32
+
+
+def test_at_repeats_apply_each_time():
+    # as JAX and NumPy's ufunc.at: `apply` once per repeat, `multiply` by every value
+    x = fnp.arange(4.0)
+    assert_close(x.at[np.array([1, 1, 3])].apply(lambda v: 2 * v + 1),
+                 np.array([0., 7., 2., 7.]))
+    traced = ft.jit(lambda i: x.at[i].apply(lambda v: 2 * v + 1))  # counts known at run time
+    assert_close(traced(np.array([1, 1, 3, 1])), np.array([0., 15., 2., 7.]))
+    assert_close(ft.grad(lambda x: fnp.sum(x.at[np.array([1, 1])].apply(fnp.sin)))(x),
+                 np.array([1.0, np.cos(np.sin(1.0)) * np.cos(1.0), 1.0, 1.0]))
+
+
+def test_at_multiply_second_derivatives_are_exact_at_zero_updates():
+    # the product of a position's updates comes from a scan, not a division: the Hessian is
+    # exact (and symmetric) with zeros among repeated updates
+    def f(u):
+        return fnp.sum(fnp.asarray([1.5, 2.0, 3.0]).at[np.array([1, 1, 0, 1])].multiply(u) ** 2)
+
+    def exact(u):  # f = 4 (u0 u1 u3)^2 + 2.25 u2^2 + 9
+        a, b, c, d = u
+        h = np.zeros((4, 4))
+        h[0, 0], h[1, 1], h[3, 3] = 8 * (b * d) ** 2, 8 * (a * d) ** 2, 8 * (a * b) ** 2
+        h[0, 1] = h[1, 0] = 16 * a * b * d * d
+        h[0, 3] = h[3, 0] = 16 * a * b * b * d
+        h[1, 3] = h[3, 1] = 16 * a * a * b * d
+        h[2, 2] = 4.5
+        return h
+    for u in ([0.0, 3.0, 2.0, 0.0], [0.0, 3.0, 2.0, 1.5], [0.0, 0.0, 0.0, 0.0],
+              [0.5, 3.0, 2.0, -1.0]):
+        assert_close(ft.hessian(f)(np.array(u)), exact(u), rtol=1e-12, atol=1e-12)
+        assert_close(ft.jacfwd(ft.jacrev(f))(np.array(u)), exact(u), rtol=1e-12, atol=1e-12)
+    g = lambda u: fnp.asarray([1.5, 2.0]).at[np.array([1, 1])].divide(u)[1]
+    ft.testing.check_grads(g, (np.array([0.7, -1.3]),), order=3)
+
+
+def test_at_result_dtype_is_the_arrays():
+    # computed in the promoted dtype, then cast back, as JAX: 2 * 2.5 = 5
+    i = fnp.asarray([1, 2, 3])
+    for op, value, want in [("multiply", 2.5, [1, 5, 3]), ("add", 0.6, [1, 2, 3]),
+                            ("power", 0.5, [1, 1, 3]), ("set", 2.7, [1, 2, 3]),
+                            ("min", 1.5, [1, 1, 3]), ("subtract", 0.6, [1, 1, 3])]:
+        got = getattr(i.at[1], op)(value)
+        assert got.dtype == np.int64 and np.array_equal(got, want), (op, got)
+    assert np.array_equal(i.at[np.array([1, 1])].add(0.6), [1, 3, 3])  # 2 + 0.6 + 0.6
+    assert i.at[1].divide(2.5).dtype == np.float64  # true division of integers
+    f32 = fnp.ones(3, np.float32)
+    for op in AT_METHODS:
+        assert getattr(f32.at[1], op)(2.0).dtype == np.float32, op  # a weak Python float
+        assert getattr(f32.at[1], op)(np.float64(2.0)).dtype == np.float32, op
+        assert ft.jit(lambda x: getattr(x.at[1], op)(2.0))(f32).dtype == np.float32, op
+
+
+def test_at_modes_decide_for_integer_indices_too():
+    x = fnp.arange(5.0)
+    assert_close(x.at[9].set(1.0), np.arange(5.0))                     # dropped
+    assert_close(x.at[9].set(1.0, mode="clip"), np.array([0., 1., 2., 3., 1.]))
+    assert_close(x.at[np.array(9)].add(1.0), np.arange(5.0))
+    assert float(x.at[9].get(mode="fill", fill_value=-1.0)) == -1.0
+    assert_close(x.at[(2, )].get(mode="clip"), 2.0)
+    with pytest.raises(IndexError, match="out of bounds"):
+        x.at[9].get()  # no mode: as x[9], refused as NumPy refuses it
+    # wrap_negative_indices=False: negative positions are out of bounds
+    assert_close(x.at[-1].set(9.0, wrap_negative_indices=False), np.arange(5.0))
+    assert_close(x.at[np.array([-1, 2])].set(9.0, wrap_negative_indices=False),
+                 np.array([0., 1., 9., 3., 4.]))
+    assert np.isnan(x.at[-1].get(mode="fill", wrap_negative_indices=False))
+    # JAX's enum, and ours, name the modes too
+    assert_close(x.at[np.array([9, 1])].set(7.0, mode=lax.GatherScatterMode.FILL_OR_DROP),
+                 np.array([0., 7., 2., 3., 4.]))
+    assert_close(x.at[np.array([9, 1])].get(mode=lax.GatherScatterMode.CLIP),
+                 np.array([4., 1.]))
+    assert lax.GatherScatterMode.from_any(None) is lax.GatherScatterMode.FILL_OR_DROP
+    assert lax.GatherScatterMode.from_any("clip") is lax.GatherScatterMode.CLIP
 
 
 def test_at_modes_out_of_bounds():

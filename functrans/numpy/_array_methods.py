@@ -168,11 +168,17 @@ def _getitem_of(base: Any):
     base_getitem = base.__getitem__
 
     def __getitem__(self, index):
-        if isinstance(index, Tracer) or (type(index) is tuple and builtins.any(
-                isinstance(i, Tracer) for i in index)):
+        if _holds_tracer(index):
             return getitem(self.view(type=base), index)
         return base_getitem(self, index)
     return __getitem__
+
+
+def _holds_tracer(index) -> bool:
+    """Whether a tracer is in ``index``, or in the (nested) lists and tuples it holds."""
+    if isinstance(index, Tracer):
+        return True
+    return isinstance(index, (tuple, list)) and builtins.any(_holds_tracer(i) for i in index)
 
 
 def install_tracer_methods() -> None:

@@ -26,10 +26,12 @@ from numpy import newaxis
 from functrans import backend, lax
 from functrans.core import Tracer, is_python_scalar
 from functrans.numpy._index_tricks import nonzero
+from functrans.numpy._dtypes import result_type
 from functrans.numpy._elementwise import power, true_divide
-from functrans.numpy._util import arg, as_bool, dtype_of, shape_of, static_int
+from functrans.numpy._util import (arg, as_bool, dtype_of, sequence_to_array, shape_of,
+                                   static_int)
 from functrans.primitives import shape as shape_ops
-from functrans.primitives.gather import with_batch_column
+from functrans.primitives.gather import mode_name, with_batch_column
 
 __all__ = ["newaxis", "where", "diagonal", "diag", "diagflat", "tril", "triu", "take",
            "take_along_axis", "put_along_axis", "put", "place", "fill_diagonal"]
@@ -229,45 +231,87 @@ def _is_advanced(idx) -> bool:
         backend.is_array(idx) and idx.ndim > 0)
 
 
-def _expand_masks(index: tuple) -> tuple:
-    """Concrete boolean arrays replaced by the integer arrays of their True positions."""
-    out = []
+def _prepare_index(x, index: tuple):
+    """``index`` in the forms the getters take, and ``x`` to apply it to, following NumPy:
+    (nested) lists and tuples become integer or boolean arrays (traced when they hold
+    tracers); a concrete boolean mask is checked against the axes it covers and becomes
+    the integer arrays of its True positions; a scalar boolean (``x[True]``) indexes a new
+    axis of length 1 with ``[0]`` (``[]`` for False).  Also whether the advanced indices
+    are adjacent: NumPy puts their axes in place of the first one only then, and an
+    Ellipsis between them separates them even when it stands for no axis."""
+    index = tuple(sequence_to_array(i) if isinstance(i, (list, tuple)) else i for i in index)
+    shape = shape_of(x)
+    widths = []
     for idx in index:
-        if isinstance(idx, list) and idx and builtins.all(
-                isinstance(i, (bool, np.bool_)) for i in idx):
-            idx = np.asarray(idx)
-        if _is_boolean(idx):
+        if idx is None or idx is Ellipsis:
+            widths.append(0)
+        elif _is_boolean(idx):
             if isinstance(idx, Tracer):
                 raise TypeError(
                     f"A traced boolean mask ({idx.aval.str_short()}) cannot index an array "
                     "inside a transform: the result's shape would depend on the mask's "
                     "values. Use functrans.numpy.where(mask, x, 0) to keep the shape.")
-            if not backend.is_array(idx) or idx.ndim == 0:
-                raise IndexError(f"boolean scalar indices ({idx!r}) are not supported; use "
-                                 "an explicit boolean array or functrans.numpy.where")
-            out.extend(idx.nonzero())
+            widths.append(np.ndim(idx))
         else:
+            widths.append(1)
+    if builtins.sum(widths) > len(shape):
+        raise IndexError(f"too many indices ({builtins.sum(widths)}) for an array of shape "
+                         f"{shape}")
+    out, advanced, new_axes, axis = [], [], [], 0
+    for idx, width in zip(index, widths):
+        if idx is Ellipsis:
             out.append(idx)
-    return tuple(out)
+            axis += len(shape) - builtins.sum(widths)
+            continue
+        if idx is None:
+            out.append(idx)
+            continue
+        if _is_boolean(idx) and width == 0:  # True / False: index a new axis of length 1
+            new_axes.append(axis + len(new_axes))
+            advanced.append(len(out))
+            out.append(np.zeros(1 if idx else 0, np.int64))
+            continue
+        if _is_boolean(idx):
+            mask = idx if backend.is_array(idx) else np.asarray(idx)
+            for j, (m, n) in enumerate(zip(mask.shape, shape[axis:axis + width])):
+                if m != n:
+                    raise IndexError(
+                        f"boolean index did not match indexed array along axis {axis + j}; "
+                        f"size of axis is {n} but size of corresponding boolean axis is {m}")
+            arrays = mask.nonzero()
+            advanced.extend(range(len(out), len(out) + len(arrays)))
+            out.extend(arrays)
+            axis += width
+            continue
+        if not isinstance(idx, builtins.slice):
+            advanced.append(len(out))
+        out.append(idx)
+        axis += 1
+    if new_axes:
+        x = shape_ops.expand_dims(x, tuple(new_axes))
+    adjacent = not advanced or advanced[-1] - advanced[0] == len(advanced) - 1
+    return x, tuple(out), adjacent
 
 
-def _index_array(idx, n: int, axis: int, check: bool = True):
-    """An advanced index as int64 positions in ``0 .. n-1``: negative ones wrapped; concrete
-    host ones checked against the bounds as NumPy does (unless ``check`` is False: an
-    explicit ``mode`` then says what happens to them), traced ones left to the gather's
-    mode."""
+def _index_array(idx, n: int, axis: int, check: bool = True, wrap: bool = True):
+    """An advanced index as int64 positions in ``0 .. n-1``: negative ones wrapped (left
+    out of bounds if ``wrap`` is False); concrete host ones checked against the bounds as
+    NumPy does (unless ``check`` is False: an explicit ``mode`` then says what happens to
+    them), traced ones left to the gather's mode."""
     if isinstance(idx, Tracer):
         if dtype_of(idx).kind not in "iu":
             raise IndexError(f"arrays used as indices must be of integer type, got a traced "
                              f"{idx.aval.str_short()} for axis {axis}")
         i = lax.convert_element_type(idx, np.int64)
-        return lax.select(lax.lt(i, 0), lax.add(i, n), i)
+        return lax.select(lax.lt(i, 0), lax.add(i, n), i) if wrap else i
     device = backend.is_device_array(idx)
     i = idx if device else np.asarray(idx)
     if i.dtype.kind not in "iu" and not (i.size == 0 and i.dtype.kind == "f"):
         raise IndexError(f"arrays used as indices must be of integer type, got {i.dtype} "
                          f"for axis {axis}")
     i = i.astype(np.int64)  # a copy: what is traced must not change with the caller's array
+    if not wrap:
+        return i
     if device or not i.size:
         return backend.array_module(i).where(i < 0, i + n, i)
     low = i.min()
@@ -280,14 +324,20 @@ def _index_array(idx, n: int, axis: int, check: bool = True):
 _WHOLE = builtins.slice(None)
 
 
-def _advanced_getitem(x, index: tuple, mode=None, fill_value=None):
+def _advanced_getitem(x, index: tuple, mode=None, fill_value=None, adjacent=None,
+                      wrap_negative: bool = True, check: bool | None = None):
+    """``x[index]`` for a full index (one entry per axis of ``x``, or None) holding
+    integer arrays; ``check``: refuse concrete indices out of bounds (by default when
+    ``mode`` is None)."""
     shape = shape_of(x)
     basic, advanced, axis = [], [], 0
     for idx in index:  # advanced entries stay whole axes of the basic result
         if idx is None or isinstance(idx, builtins.slice):
             basic.append(idx)
         else:
-            advanced.append((len(basic), _index_array(idx, shape[axis], axis, mode is None)))
+            advanced.append((len(basic), _index_array(
+                idx, shape[axis], axis, mode is None if check is None else check,
+                wrap_negative)))
             basic.append(builtins.slice(None))
         axis += idx is not None
     y = x if all(b == _WHOLE for b in basic) else _basic_getitem(x, tuple(basic))
@@ -306,7 +356,9 @@ def _advanced_getitem(x, index: tuple, mode=None, fill_value=None):
     out = lax.gather(shape_ops.transpose_axes(y, places + rest), positions, mode=mode,
                      fill_value=fill_value)
     first, nb = places[0], len(batch)
-    if places == list(range(first, first + len(places))) and first:
+    if adjacent is None:
+        adjacent = places[-1] - first == len(places) - 1
+    if adjacent and first:
         # adjacent advanced indices: their axes go where the first of them was
         ndim = len(shape_of(out))
         out = shape_ops.transpose_axes(out, list(range(nb, nb + first)) + list(range(nb))
@@ -314,7 +366,7 @@ def _advanced_getitem(x, index: tuple, mode=None, fill_value=None):
     return out
 
 
-def getitem(x, index, mode=None, fill_value=None):
+def getitem(x, index, mode=None, fill_value=None, wrap_negative: bool = True):
     """``x[index]`` for a tracer ``x``, with NumPy's rules: ints, slices, None, Ellipsis,
     integer arrays (broadcast together), concrete boolean masks, and traced integers.
     ``mode`` (``x.at[index].get(mode=...)``) says what integer-array and traced indices out
@@ -322,52 +374,108 @@ def getitem(x, index, mode=None, fill_value=None):
     and "promise_in_bounds" clamp, "fill" and "drop" read ``fill_value``."""
     if not isinstance(index, tuple):
         index = (index,)
-    index = _full_index(shape_of(x), _expand_masks(index))
-    if builtins.any(_is_advanced(i) for i in index):
-        return _advanced_getitem(x, index, mode, fill_value)
+    x, index, adjacent = _prepare_index(x, index)
+    index = _full_index(shape_of(x), index)
+    if builtins.any(_is_advanced(i) for i in index) or (
+            mode is not None or not wrap_negative) and not _ints_in_bounds(
+            shape_of(x), index, wrap_negative):
+        # (integers out of bounds are gathered when a mode says what to do with them)
+        return _advanced_getitem(x, index, mode, fill_value, adjacent, wrap_negative)
     return _basic_getitem(x, index)
 
 
-def take(a, indices, axis=None, mode=None):
-    """The elements of ``a`` at ``indices`` along ``axis`` (of the flattened ``a`` when
-    ``axis`` is None): ``a[..., indices, ...]``.
+def _ints_in_bounds(shape: tuple, index: tuple, wrap_negative: bool) -> bool:
+    """Whether the integers of a full basic ``index`` are all in bounds (negative ones
+    count from the end only if ``wrap_negative``)."""
+    axis = 0
+    for i in index:
+        if i is None:
+            continue
+        if not isinstance(i, builtins.slice):
+            i, n = operator.index(i), shape[axis]
+            if not (-n if wrap_negative else 0) <= i < n:
+                return False
+        axis += 1
+    return True
 
-    ``mode=None`` indexes as ``a[...]`` does (negative indices wrap; concrete ones out of
-    bounds raise, traced ones are clamped); ``mode="clip"`` clamps every index into
-    ``0 .. n-1``, negative ones to 0, as NumPy's ``clip`` mode.
+
+_TAKE_MODES = (None, "raise", "fill", "clip", "wrap", "promise_in_bounds")
+
+
+def _take_indices(name: str, indices, n: int, axis: int, mode):
+    """``indices`` into an axis of length ``n`` as positions for a gather, and the gather's
+    mode, for ``take``'s ``mode``: None and "raise" refuse concrete indices out of bounds
+    (NumPy's default) and read the fill value for traced ones (JAX's default), "fill" reads
+    it for all, "clip" clamps (negative ones to 0, as NumPy), "wrap" counts modulo ``n``,
+    "promise_in_bounds" clamps after wrapping negative ones."""
+    key = mode_name(mode)
+    if key == "fill_or_drop":
+        key = "fill"
+    if key not in _TAKE_MODES:
+        raise ValueError(f"{name}: mode={mode!r} is not one of 'fill', 'clip', 'wrap', "
+                         "'raise' or 'promise_in_bounds'")
+    if not isinstance(indices, Tracer) and not backend.is_array(indices):
+        indices = np.asarray(indices)
+    if key == "raise" and isinstance(indices, Tracer):
+        raise NotImplementedError(
+            f"{name}: mode='raise' cannot check traced indices ({indices.aval.str_short()}) "
+            "against the bounds: their values are not known while tracing. Use mode='fill' "
+            "(out of bounds reads NaN, the default), 'clip' or 'wrap'.")
+    if key in ("clip", "wrap"):
+        if dtype_of(indices).kind not in "iu":
+            raise IndexError(f"{name}: indices must be integers, got {dtype_of(indices)}")
+        if isinstance(indices, Tracer):
+            i = lax.convert_element_type(indices, np.int64)
+            i = (lax.max(lax.min(i, n - 1), 0) if key == "clip" else
+                 lax.rem(lax.add(lax.rem(i, n), n), n))
+        else:
+            i = backend.array_module(indices).asarray(indices, dtype=np.int64)
+            i = i.clip(0, n - 1) if key == "clip" else i % n
+        return i, "clip"
+    check = key in (None, "raise")
+    return (_index_array(indices, n, axis, check),
+            "clip" if key == "promise_in_bounds" else "fill")
+
+
+def take(a, indices, axis=None, out=None, mode=None, unique_indices: bool = False,
+         indices_are_sorted: bool = False, fill_value=None):
+    """The elements of ``a`` at ``indices`` along ``axis`` (of the flattened ``a`` when
+    ``axis`` is None): ``a[..., indices, ...]``; negative indices count from the end.
+
+    ``mode`` says what indices out of bounds do: by default (None, or "raise") concrete
+    ones raise ``IndexError`` as in NumPy, and traced ones read ``fill_value`` as in JAX
+    (default: NaN for floats, the smallest integer, the largest unsigned one, True);
+    ``"fill"`` reads ``fill_value`` for both; ``"clip"`` clamps into ``0 .. n-1``
+    (negative ones to 0, as NumPy's ``clip``); ``"wrap"`` counts modulo ``n``.
+    ``unique_indices`` and ``indices_are_sorted`` are accepted for JAX's sake.
 
     >>> import functrans.numpy as fnp
     >>> fnp.take(fnp.asarray([[1., 2.], [3., 4.]]), [3, 0, -1])
     array([4., 1., 4.])
     >>> fnp.take(fnp.asarray([10., 20., 30.]), [-1, 5], mode="clip")
     array([10., 30.])
+    >>> fnp.take(fnp.asarray([10., 20., 30.]), [-1, 5], mode="fill")
+    array([30., nan])
     """
+    if out is not None:
+        raise NotImplementedError("take: out= is not supported (arrays are immutable)")
     a = arg(a)
     if axis is None:
         a, axis = shape_ops.reshape(a, (math.prod(shape_of(a)),)), 0
     shape = shape_of(a)
     axis = shape_ops.normalize_axis(static_int(axis, "take", "axis"), len(shape))
-    if mode == "clip":
-        if isinstance(indices, Tracer):
-            indices = lax.max(lax.min(indices, shape[axis] - 1), 0)
-        else:
-            indices = backend.array_module(indices).clip(
-                indices if backend.is_array(indices) else np.asarray(indices), 0, shape[axis] - 1)
-    elif mode is not None:
-        raise NotImplementedError(f"take: mode={mode!r} is not supported; use None (as "
-                                  "indexing) or 'clip'")
-    if not _is_advanced(indices):  # a scalar index: one element, as NumPy does
-        if not isinstance(indices, Tracer) and not backend.is_array(indices):
-            indices = np.asarray(indices)
-    return _advanced_getitem(a, (builtins.slice(None),) * axis + (indices,)
-                             + (builtins.slice(None),) * (len(shape) - axis - 1))
+    indices, gather_mode = _take_indices("take", indices, shape[axis], axis, mode)
+    index = ((builtins.slice(None),) * axis + (indices,)
+             + (builtins.slice(None),) * (len(shape) - axis - 1))
+    return _advanced_getitem(a, index, gather_mode, fill_value, wrap_negative=False,
+                             check=False)  # (wrapped and checked already)
 
 
-def take_along_axis(arr, indices, axis):
+def take_along_axis(arr, indices, axis=-1, mode=None, fill_value=None):
     """``out[..., j, ...] = arr[..., indices[..., j, ...], ...]`` along ``axis``: ``indices``
     has ``arr``'s number of axes and broadcasts with it on the others (with ``axis=None``,
-    1-D ``indices`` into the flattened ``arr``).  Negative indices wrap; traced ones out of
-    bounds are clamped.
+    1-D ``indices`` into the flattened ``arr``).  Negative indices count from the end;
+    ``mode`` and ``fill_value`` say what ones out of bounds do, as for ``take``.
 
     >>> import functrans.numpy as fnp
     >>> x = fnp.asarray([[10., 30., 20.], [60., 40., 50.]])
@@ -385,14 +493,15 @@ def take_along_axis(arr, indices, axis):
         raise ValueError(f"take_along_axis: indices of shape {shape_of(indices)} must have as "
                          f"many axes as the array of shape {shape}")
     axis = shape_ops.normalize_axis(static_int(axis, "take_along_axis", "axis"), len(shape))
-    indices = _index_array(indices, shape[axis], axis)
+    indices, gather_mode = _take_indices("take_along_axis", indices, shape[axis], axis, mode)
     last = len(shape) - 1
     arr, indices = shape_ops.moveaxis(arr, axis, last), shape_ops.moveaxis(indices, axis, last)
     lead = np.broadcast_shapes(shape_of(arr)[:-1], shape_of(indices)[:-1])
     n, m, rows = shape[axis], shape_of(indices)[-1], math.prod(lead)
     arr = shape_ops.reshape(shape_ops.broadcast_to(arr, lead + (n,)), (rows, n))
     indices = shape_ops.reshape(shape_ops.broadcast_to(indices, lead + (m,)), (rows, m, 1))
-    out = lax.gather(arr, with_batch_column(indices, rows))  # row r reads its own row
+    out = lax.gather(arr, with_batch_column(indices, rows), mode=gather_mode,
+                     fill_value=fill_value)  # row r reads its own row
     return shape_ops.moveaxis(shape_ops.reshape(out, lead + (m,)), last, axis)
 
 
@@ -416,8 +525,15 @@ def setitem(x, index, value):
 _CLAMPING = frozenset({"clip", "promise_in_bounds"})
 
 
-def _mode_key(mode):
-    return None if mode is None else str(getattr(mode, "name", mode)).lower()
+_MODES = (None, "clip", "promise_in_bounds", "fill", "drop", "fill_or_drop")
+
+
+def _mode_key(mode, name: str):
+    key = mode_name(mode)
+    if key not in _MODES:
+        raise ValueError(f"{name}: mode={mode!r} is not one of 'clip', 'promise_in_bounds', "
+                         "'fill' or 'drop' (or a GatherScatterMode)")
+    return "fill" if key in ("drop", "fill_or_drop") else key
 
 
 class IndexUpdateHelper:
@@ -441,13 +557,17 @@ class IndexUpdateRef:
     ``multiply``, ``divide``, ``power``, ``min``, ``max``), transformed (``apply``), or
     read (``get``).
 
-    Updates at repeated positions all apply (``add`` adds each), except ``set`` and
-    ``apply``: of repeated positions the last update in row-major order wins, and ``apply``
-    transforms each element once.  ``mode`` says what indices out of bounds do: None (the
-    default), "drop" or "fill" drop their updates, "clip" or "promise_in_bounds" clamp them
-    into range; for ``get`` None clamps (and refuses concrete ones, as NumPy does), "fill"
-    reads ``fill_value``.  ``indices_are_sorted`` and ``unique_indices`` are accepted for
-    JAX's sake and change nothing.
+    Updates at repeated positions all apply, as JAX and NumPy's ``ufunc.at`` do: ``add``
+    adds each, ``multiply`` multiplies by each, ``apply`` applies ``func`` once per
+    repeat; of ``set``'s, the last in row-major order wins.  The result has ``x``'s dtype
+    (``divide`` of integers gives floats): the update is computed in the dtype ``x`` and
+    ``values`` promote to, then cast back, as JAX does.  ``mode`` says what indices out of
+    bounds do: None (the default), "drop" or "fill" drop their updates, "clip" or
+    "promise_in_bounds" clamp them into range; for ``get`` None clamps (and refuses
+    concrete ones, as NumPy does), "fill" reads ``fill_value``.  With
+    ``wrap_negative_indices=False`` negative indices are out of bounds instead of counting
+    from the end.  ``indices_are_sorted`` and ``unique_indices`` are accepted for JAX's
+    sake and change nothing.
 
     >>> import functrans.numpy as fnp
     >>> x = fnp.zeros(4)
@@ -468,94 +588,149 @@ class IndexUpdateRef:
         return f"IndexUpdateRef({self.array!r}, {self.index!r})"
 
     def get(self, *, indices_are_sorted=False, unique_indices=False, mode=None,
-            fill_value=None):
+            fill_value=None, wrap_negative_indices=True):
         """``x[index]``, with ``mode`` and ``fill_value`` for indices out of bounds."""
-        key = _mode_key(mode)
-        if key not in (None, "clip", "promise_in_bounds", "fill", "drop"):
-            raise ValueError(f"x.at[...].get: mode={mode!r} is not one of 'clip', "
-                             "'promise_in_bounds', 'fill' or 'drop'")
-        return getitem(arg(self.array), self.index, key, fill_value)
+        return getitem(arg(self.array), self.index, _mode_key(mode, "x.at[...].get"),
+                       fill_value, wrap_negative_indices)
 
-    def set(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+    def set(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
+            wrap_negative_indices=True):
         """``x`` with ``values`` (broadcast) written at ``index``."""
-        return _update("set", self, values, mode)
+        return _update("set", self, values, mode, wrap_negative_indices)
 
-    def add(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+    def add(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
+            wrap_negative_indices=True):
         """``x`` with ``values`` added at ``index``."""
-        return _update("add", self, values, mode)
+        return _update("add", self, values, mode, wrap_negative_indices)
 
-    def subtract(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+    def subtract(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
+                 wrap_negative_indices=True):
         """``x`` with ``values`` subtracted at ``index``."""
-        return _update("subtract", self, values, mode)
+        return _update("subtract", self, values, mode, wrap_negative_indices)
 
-    def multiply(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+    def multiply(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
+                 wrap_negative_indices=True):
         """``x`` multiplied by ``values`` at ``index``."""
-        return _update("multiply", self, values, mode)
+        return _update("multiply", self, values, mode, wrap_negative_indices)
 
-    def divide(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+    def divide(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
+               wrap_negative_indices=True):
         """``x`` divided by ``values`` at ``index`` (true division: integers become
         floats)."""
-        return _update("divide", self, values, mode)
+        return _update("divide", self, values, mode, wrap_negative_indices)
 
-    def power(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+    def power(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
+              wrap_negative_indices=True):
         """``x`` raised to ``values`` at ``index``."""
-        return _update("power", self, values, mode)
+        return _update("power", self, values, mode, wrap_negative_indices)
 
-    def min(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+    def min(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
+            wrap_negative_indices=True):
         """``x`` with the minimum of its elements and ``values`` at ``index``."""
-        return _update("min", self, values, mode)
+        return _update("min", self, values, mode, wrap_negative_indices)
 
-    def max(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+    def max(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
+            wrap_negative_indices=True):
         """``x`` with the maximum of its elements and ``values`` at ``index``."""
-        return _update("max", self, values, mode)
+        return _update("max", self, values, mode, wrap_negative_indices)
 
-    def apply(self, func, *, indices_are_sorted=False, unique_indices=False, mode=None):
+    def apply(self, func, *, indices_are_sorted=False, unique_indices=False, mode=None,
+              wrap_negative_indices=True):
         """``x`` with ``func`` (an elementwise function) applied to the elements at
-        ``index``."""
-        return _update("apply", self, func, mode)
+        ``index``, once for each time an element is named there."""
+        return _update("apply", self, func, mode, wrap_negative_indices)
 
 
 _SCATTERS = {"set": lax.scatter, "add": lax.scatter_add, "subtract": lax.scatter_add,
-             "multiply": lax.scatter_mul, "divide": lax.scatter_mul,
-             "power": lax.scatter_mul, "min": lax.scatter_min, "max": lax.scatter_max,
-             "apply": lax.scatter}
+             "min": lax.scatter_min, "max": lax.scatter_max}
 
 
-def _update(op: str, ref: IndexUpdateRef, values, mode):
-    key = _mode_key(mode)
-    if key not in (None, "clip", "promise_in_bounds", "fill", "drop"):
-        raise ValueError(f"x.at[...].{op}: mode={mode!r} is not one of 'drop', 'fill', "
-                         "'clip' or 'promise_in_bounds'")
+def _update(op: str, ref: IndexUpdateRef, values, mode, wrap_negative: bool = True):
+    key = _mode_key(mode, f"x.at[...].{op}")
     clamp = key in _CLAMPING
     x = arg(ref.array)
     shape, dtype = shape_of(x), dtype_of(x)
     size = math.prod(shape)
     numbers = backend.arange(size, dtype=np.int64, like=x).reshape(shape)
-    positions = getitem(numbers, ref.index, "clip" if clamp else "fill", -1)
-    positions = shape_ops.expand_dims(positions, (len(shape_of(positions)),))
+    positions = getitem(numbers, ref.index, "clip" if clamp else "fill", -1, wrap_negative)
+    updated = shape_of(positions)  # the shape of x[index]
+    positions = shape_ops.reshape(positions, (math.prod(updated), 1))
     scatter_mode = "clip" if clamp else "drop"
     flat = shape_ops.reshape(x, (size,))
     if op == "apply":
-        values = values(lax.gather(flat, positions, mode="clip"))
-    elif not (isinstance(values, Tracer) or backend.is_array(values)):
+        out = lax.scatter(flat, positions, _applied(values, flat, positions, scatter_mode),
+                          mode=scatter_mode)
+        return shape_ops.reshape(out, shape)
+    if not (isinstance(values, Tracer) or backend.is_array(values)):
         values = arg(values)
         if is_python_scalar(values) and backend.library_of(x) is not backend.NUMPY:
             # spread on x's device: broadcasting a Python scalar would make a host array
-            values = lax.add(lax.zeros_like(positions[..., 0], dtype), values)
+            values = lax.add(lax.zeros_like(shape_ops.reshape(positions, updated), dtype),
+                             values)
+    values = shape_ops.reshape(shape_ops.broadcast_to(values, updated), (math.prod(updated),))
+    if op == "set":
+        out = lax.scatter(flat, positions, lax.convert_element_type(values, dtype),
+                          mode=scatter_mode)
+        return shape_ops.reshape(out, shape)
+    # The others compute in the dtype x and the values promote to, and give x's dtype.
+    work = np.dtype(result_type(x, values))
+    out_dtype = dtype
+    if op == "divide" and dtype.kind not in "fc":  # true division: floats from integers
+        work = out_dtype = work if work.kind in "fc" else np.dtype(np.float64)
+    flat, values = (lax.convert_element_type(v, work) for v in (flat, values))
     if op == "subtract":
         values = lax.neg(values)
-    if op in ("divide", "power"):  # x / (1 * v1 * v2 ...), x ** (1 * v1 * v2 ...)
-        exponent = op == "power"
-        ones = lax.add(lax.zeros_like(flat, None if exponent else dtype_of(values)), 1)
-        values = shape_ops.broadcast_to(lax.convert_element_type(values, dtype_of(ones)),
-                                        shape_of(positions)[:-1])
-        factors = lax.scatter_mul(ones, positions, values, mode=scatter_mode)
-        out = (power if exponent else true_divide)(flat, factors)
-        return shape_ops.reshape(out, shape)
-    values = shape_ops.broadcast_to(lax.convert_element_type(values, dtype),
-                                    shape_of(positions)[:-1])
-    out = _SCATTERS[op](flat, positions, values, mode=scatter_mode)
-    return shape_ops.reshape(out, shape)
+    if op in _SCATTERS:
+        out = _SCATTERS[op](flat, positions, values, mode=scatter_mode)
+    else:  # x * (v1 * v2 ...), x / (v1 * v2 ...), x ** (v1 * v2 ...)
+        factors = _products_at(flat, positions, values, scatter_mode)
+        out = {"multiply": lax.mul, "divide": true_divide, "power": power}[op](flat, factors)
+    return shape_ops.reshape(lax.convert_element_type(out, out_dtype), shape)
+
+
+def _products_at(flat, positions, values, mode: str):
+    """The product of the ``values`` written to each element of ``flat`` (1 where none
+    is), without dividing: sorted by position, a segmented scan of ``log2(len(values))``
+    steps multiplies each value by the ones before it in its run of equal positions, and
+    the last of each run (the run's product) is scattered.  So every derivative is exact,
+    zeros among the values included."""
+    ones = lax.add(lax.zeros_like(flat), 1)
+    m = shape_of(values)[0]
+    if m <= 1:
+        return lax.scatter(ones, positions, values, mode=mode)
+    where, order = lax.sort((positions[:, 0], lax.iota(np.int64, m, like=values)), num_keys=1)
+    run = lax.gather(values, shape_ops.expand_dims(order, (1,)))
+    step = 1
+    while step < m:  # run[i] *= run[i - step] where both are in the same run
+        before = lax.pad(lax.slice(where, [0], [m - step]), np.int64(-2), [(step, 0, 0)])
+        earlier = lax.pad(lax.slice(run, [0], [m - step]), lax.convert_element_type(
+            1, dtype_of(run)), [(step, 0, 0)])
+        run = lax.select(lax.eq(where, before), lax.mul(run, earlier), run)
+        step *= 2
+    return lax.scatter(ones, shape_ops.expand_dims(where, (1,)), run, mode=mode)
+
+
+def _applied(func, flat, positions, mode: str):
+    """``func`` applied to the elements at ``positions`` as many times as each is named
+    there (each repeat reads the same element, so all of its copies agree)."""
+    read = lax.gather(flat, positions, mode="clip")
+    ones = lax.add(lax.zeros_like(positions[:, 0]), 1)
+    zeros = lax.convert_element_type(lax.zeros_like(flat), np.int64)
+    counts = lax.gather(lax.scatter_add(zeros, positions, ones, mode=mode), positions,
+                        mode="clip")
+    # How often to apply it is known only from the counts' values: for traced indices a
+    # loop until done, for concrete ones their largest (read from a device: one
+    # synchronisation).
+    if isinstance(counts, Tracer):
+        def body(carry):
+            r, v = carry
+            return lax.add(r, 1), lax.select(lax.gt(counts, r), func(v), v)
+        most = lax.reduce_max(counts, (0,)) if shape_of(counts)[0] else 0
+        return lax.while_loop(lambda carry: lax.lt(carry[0], most), body,
+                              (np.int64(0), read))[1]
+    for r in range(int(counts.max()) if counts.size else 0):
+        read = lax.select(lax.gt(counts, r), func(read), read)
+    return read
 
 
 # -- functional put_along_axis, put, place, fill_diagonal ---------------------------------
@@ -579,7 +754,7 @@ def _cycled(values, n: int, name: str):
         if n:
             raise ValueError(f"{name}: cannot place {n} elements from empty values")
         return flat
-    return take(flat, np.arange(n) % m)
+    return take(flat, lax.rem(lax.iota(np.int64, n, like=flat), m))  # on flat's device
 
 
 def put_along_axis(arr, indices, values, axis, inplace: bool = True, *, mode=None):
@@ -613,9 +788,11 @@ def put_along_axis(arr, indices, values, axis, inplace: bool = True, *, mode=Non
 
 def put(a, ind, v, mode=None, *, inplace: bool = True):
     """``a`` with the flat positions ``ind`` set to ``v`` (repeated to the length of
-    ``ind``), returned as a new array; ``inplace=False`` is required.  ``mode``: None drops
-    positions out of bounds (negative ones count from the end), "clip" clamps them into
-    ``0 .. size-1`` (negative ones to 0, as NumPy), "wrap" takes them modulo the size.
+    ``ind``), returned as a new array; ``inplace=False`` is required.  Negative positions
+    count from the end.  ``mode``: by default (None, or "raise") concrete positions out of
+    bounds raise ``IndexError`` as in NumPy and traced ones are clamped into range as in
+    JAX; "clip" clamps every position into ``0 .. size-1`` (negative ones to 0, as NumPy),
+    "wrap" takes them modulo the size.
 
     >>> import functrans.numpy as fnp
     >>> fnp.put(fnp.zeros(5), fnp.asarray([0, 2, 6]), fnp.asarray([1.0, 2.0]), mode="wrap",
@@ -627,19 +804,13 @@ def put(a, ind, v, mode=None, *, inplace: bool = True):
     size = math.prod(shape_of(a))
     ind = arg(ind)
     ind = shape_ops.reshape(ind, (math.prod(shape_of(ind)),))
-    if mode == "wrap":  # ind - size * floor(ind / size), exact below 2**53
-        ind = lax.convert_element_type(ind, np.int64)
-        turns = lax.floor(lax.div(lax.convert_element_type(ind, np.float64), float(size)))
-        ind = lax.sub(ind, lax.mul(lax.convert_element_type(turns, np.int64), size))
-        mode = None
-    elif mode == "clip":  # NumPy's clip: negative positions go to 0, they do not wrap
-        ind = lax.max(lax.min(lax.convert_element_type(ind, np.int64), size - 1), 0)
-        mode = None
-    elif mode is not None:
-        raise ValueError(f"put: mode={mode!r} is not one of None, 'clip' or 'wrap'")
+    if mode not in (None, "raise", "clip", "wrap"):
+        raise ValueError(f"put: mode={mode!r} is not one of None, 'raise', 'clip' or 'wrap'")
+    ind, _ = _take_indices("put", ind, size, 0, mode)
     values = _cycled(v, shape_of(ind)[0], "put")
     flat = shape_ops.reshape(a, (size,))
-    return shape_ops.reshape(IndexUpdateRef(flat, ind).set(values, mode=mode), shape_of(a))
+    out = IndexUpdateRef(flat, ind).set(values, mode="clip", wrap_negative_indices=False)
+    return shape_ops.reshape(out, shape_of(a))
 
 
 def place(arr, mask, vals, *, inplace: bool = True):

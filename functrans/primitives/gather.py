@@ -36,6 +36,8 @@ reads (or writes) its own operand.
 from __future__ import annotations
 
 import builtins
+import enum
+import math
 
 import numpy as np
 
@@ -55,7 +57,7 @@ from functrans.primitives.slicing import concatenate
 __all__ = ["gather_p", "scatter_p", "scatter_add_p", "scatter_mul_p", "scatter_min_p",
            "scatter_max_p", "iota_p", "gather", "scatter", "scatter_add", "scatter_mul",
            "scatter_min", "scatter_max", "iota", "with_batch_column", "gather_params",
-           "scatter_params", "default_fill_value"]
+           "scatter_params", "default_fill_value", "GatherScatterMode", "mode_name"]
 
 gather_p = Primitive("gather")
 iota_p = Primitive("iota")
@@ -92,20 +94,40 @@ batching.batching_rules[iota_p] = lambda vals, dims, **params: (
 # the update ("drop").  The default, clip, is not written into a primitive's params, so
 # jaxprs of clamping gathers read as before.
 
+class GatherScatterMode(enum.Enum):
+    """JAX's names for what a gather or scatter does with positions out of bounds: ``CLIP``
+    clamps them into range; ``FILL_OR_DROP`` reads the fill value (gathers) or drops the
+    update (scatters); ``PROMISE_IN_BOUNDS`` promises there are none (here they clamp).
+    Every ``mode=`` takes these or their lower-case names ("fill" and "drop" for the
+    second)."""
+    CLIP = "clip"
+    FILL_OR_DROP = "fill_or_drop"
+    PROMISE_IN_BOUNDS = "promise_in_bounds"
+
+    @staticmethod
+    def from_any(mode) -> GatherScatterMode:
+        """The member for a mode name, a member, or None (``FILL_OR_DROP``, as JAX)."""
+        key = mode_name(mode)
+        if key in (None, "fill", "drop"):
+            return GatherScatterMode.FILL_OR_DROP
+        return GatherScatterMode(key)
+
+
 _GATHER_MODES = {None: "clip", "clip": "clip", "promise_in_bounds": "clip", "fill": "fill",
-                 "drop": "fill"}
+                 "drop": "fill", "fill_or_drop": "fill"}
 _SCATTER_MODES = {None: "clip", "clip": "clip", "promise_in_bounds": "clip", "drop": "drop",
-                  "fill": "drop"}
+                  "fill": "drop", "fill_or_drop": "drop"}
 
 
-def _mode_name(mode) -> str | None:
+def mode_name(mode) -> str | None:
+    """``mode`` ("clip", a ``GatherScatterMode``, JAX's enum, None) as a lower-case name."""
     return getattr(mode, "name", mode).lower() if mode is not None else None
 
 
 def gather_params(mode=None, fill_value=None, *, name: str = "gather") -> dict:
     """The params of a ``gather_p`` bind for a JAX ``mode`` ("clip", "promise_in_bounds",
     "fill" or "drop", None for clip) and ``fill_value``."""
-    key = _mode_name(mode)
+    key = mode_name(mode)
     if key not in _GATHER_MODES:
         raise ValueError(f"{name}: mode={mode!r} is not one of 'clip', 'promise_in_bounds', "
                          "'fill' or 'drop'")
@@ -117,7 +139,7 @@ def gather_params(mode=None, fill_value=None, *, name: str = "gather") -> dict:
 def scatter_params(mode=None, *, name: str = "scatter") -> dict:
     """The params of a scatter bind for a JAX ``mode`` ("clip", "promise_in_bounds", "drop"
     or "fill", None for clip)."""
-    key = _mode_name(mode)
+    key = mode_name(mode)
     if key not in _SCATTER_MODES:
         raise ValueError(f"{name}: mode={mode!r} is not one of 'clip', 'promise_in_bounds', "
                          "'drop' or 'fill'")
@@ -158,7 +180,8 @@ def _take_rows(xp, operand, positions: tuple):
     flat = positions[0]
     for p, d in zip(positions[1:], operand.shape[1:k]):
         flat = flat * d + p
-    rows = xp.reshape(operand, (-1,) + operand.shape[k:])
+    # the row count spelled out: -1 is ambiguous when a trailing axis has size 0
+    rows = xp.reshape(operand, (math.prod(operand.shape[:k]),) + operand.shape[k:])
     return xp.take(rows, flat, axis=0)
 
 
@@ -226,6 +249,8 @@ def _gather_impl(operand, indices, *, mode="clip", fill_value=None):
         out = _take_rows(xp, operand, _clamped_positions(xp, indices, operand.shape[:k]))
     if mode == "fill":
         keep = _in_bounds(xp, indices, operand.shape[:k])
+        if xp is np and keep.all():  # (checked on the host only: a device would synchronise)
+            return out
         keep = keep.reshape(keep.shape + (1,) * (operand.ndim - k))
         out = xp.where(keep, out, np.asarray(fill, dtype=operand.dtype))
     return out
