@@ -450,6 +450,20 @@ def test_reshapes_use_the_array_method():
     assert ".reshape(" in source, source
 
 
+@pytest.mark.parametrize("arg", [2, 2.5, True, 1 + 2j])
+def test_python_scalar_arguments_pass_through_array_methods(arg):
+    # a 0-d argument may arrive as a Python scalar, which has no .reshape or .sum
+    for f in [lambda i: fnp.asarray([i, i]), lambda i: fnp.reshape(i, (1, 1)),
+              lambda i: fnp.sum(i), lambda i: fnp.transpose(i),
+              lambda i: lax.convert_element_type(i, np.complex128)]:
+        got, want = np.asarray(ft.jit(f)(arg)), np.asarray(f(arg))
+        assert got.dtype == want.dtype and np.array_equal(got, want)
+    # and as an unbatched argument of a jitted function under vmap
+    got = ft.vmap(ft.jit(lambda i, x: fnp.asarray([i, i]) * x), in_axes=(None, 0))(arg,
+                                                                                np.ones(3))
+    assert np.array_equal(got, np.ones((3, 1)) * np.asarray([arg, arg]))
+
+
 def test_pytree_arguments_take_the_fast_path_and_structures_stay_apart():
     f = ft.jit(lambda p, x: p["w"] @ x + p["b"][0] * p["b"][1])
     p = {"w": np.eye(2), "b": [np.ones(2), np.full(2, 3.0)]}

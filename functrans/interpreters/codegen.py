@@ -412,7 +412,8 @@ class LoweringContext:
     """What a lowering rule may use: ``xp`` (the name of the array module in the generated
     code), ``bind(obj)`` (a name for any other object), and the operand and result types
     of the equation being lowered (``in_avals``, ``out_avals``; ``is_literal[i]``: operand
-    ``i`` is a constant — a Python scalar, say — rather than an array variable)."""
+    ``i`` may not be an array — a constant such as a Python scalar, or a 0-d argument,
+    which the caller may pass as a Python scalar — so it has no array methods)."""
 
     __slots__ = ("xp", "xp_module", "namespace", "_names", "in_avals", "out_avals",
                  "is_literal", "library")
@@ -535,6 +536,7 @@ def _generate(jaxpr: Jaxpr, library, name: str, owned_outputs: bool) -> Compiled
 
     args = [binder(v) for v in invars]
     arguments = {id(v) for v in invars}  # the caller's: deleting the name frees nothing
+    scalar_arguments = {id(v) for v in invars if not v.aval.shape}  # maybe Python scalars
     lines = [f"def {name}({', '.join(args)}):"]
     for i, eqn in enumerate(eqns):
         prim = eqn.primitive
@@ -544,7 +546,8 @@ def _generate(jaxpr: Jaxpr, library, name: str, owned_outputs: bool) -> Compiled
         if rule is not None:
             ctx.in_avals = [x.aval for x in eqn.invars]
             ctx.out_avals = [v.aval for v in eqn.outvars]
-            ctx.is_literal = [type(x) is Literal for x in eqn.invars]
+            ctx.is_literal = [type(x) is Literal or id(x) in scalar_arguments
+                              for x in eqn.invars]
             expr = rule(ctx, *operands, **eqn.params)
         else:
             impl = impl_rules[prim]
