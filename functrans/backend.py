@@ -237,7 +237,7 @@ def scatter_apply(op: str, target, index: tuple, updates, keep=None) -> None:
     library = library_of(target)
     xp = library.xp
     if library.has_ufunc_methods:
-        if keep is not None and not keep.all():
+        if keep is not None:
             index, updates = tuple(i[keep] for i in index), updates[keep]
         if op == "set":
             target[index] = updates

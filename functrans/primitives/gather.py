@@ -167,6 +167,15 @@ def _in_bounds(xp, indices, dims):
     return ok
 
 
+def _known_in_bounds(xp, indices, dims) -> bool:
+    """Whether host ``indices`` are all in bounds, by two reductions per column (no
+    temporaries); False on a device, where reading the answer would synchronise."""
+    if xp is not np or not indices.size:
+        return xp is np
+    return all(indices[..., j].min() >= 0 and indices[..., j].max() < d
+               for j, d in enumerate(dims))
+
+
 def _clamped_positions(xp, indices, dims) -> tuple:
     return tuple(xp.clip(indices[..., j], 0, builtins.max(d - 1, 0)) for j, d in enumerate(dims))
 
@@ -247,10 +256,8 @@ def _gather_impl(operand, indices, *, mode="clip", fill_value=None):
         out = np.take(operand, indices[..., 0], axis=0, mode="clip")
     else:
         out = _take_rows(xp, operand, _clamped_positions(xp, indices, operand.shape[:k]))
-    if mode == "fill":
+    if mode == "fill" and not _known_in_bounds(xp, indices, operand.shape[:k]):
         keep = _in_bounds(xp, indices, operand.shape[:k])
-        if xp is np and keep.all():  # (checked on the host only: a device would synchronise)
-            return out
         keep = keep.reshape(keep.shape + (1,) * (operand.ndim - k))
         out = xp.where(keep, out, np.asarray(fill, dtype=operand.dtype))
     return out
@@ -355,7 +362,8 @@ def _scatter_impl(prim):
         dims = target.shape[:indices.shape[-1]]
         if 0 in dims:  # (drop mode) nowhere to write: every update is dropped
             return out
-        keep = _in_bounds(xp, indices, dims) if mode == "drop" else None
+        keep = (_in_bounds(xp, indices, dims) if mode == "drop" and
+                not _known_in_bounds(xp, indices, dims) else None)
         # A scalar update is filled in on the device (asarray would copy it from the host).
         updates = (xp.asarray(updates, dtype=out.dtype) if backend.is_array(updates)
                    else xp.full((), updates, dtype=out.dtype))
