@@ -128,6 +128,11 @@ NUMPY_CASES += [
                    np.histogram(a, bins=4, weights=w, density=True), w)),
     numpy_case("histogram_counts_range", lambda m, a: m.histogram(a, bins=3, range=(-1, 1)),
                A(10), diff=False),
+    # the range's high end drawn, so traced: the edges and the density (through the bin
+    # widths) differentiate with respect to it
+    numpy_case("histogram_traced_range",
+               lambda m, a, r: m.histogram(a, bins=3, range=(-2.5, r * r + 1.25), density=True),
+               A(10, kind="quarter"), A(), dtypes=FLOATS),
     numpy_case("histogram2d_weights",
                lambda m, x, y, w: m.histogram2d(x, y, bins=(2, 3), weights=w), A(9), A(9),
                A(9), dtypes=FLOATS,

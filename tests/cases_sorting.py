@@ -27,6 +27,7 @@ PRIMITIVE_CASES = [
     Case("sort_key_val", lambda k, v: lax.add(*lax.sort_key_val(k, v)),
          [A(3, 4, kind="spread"), A(3, 4)]),
     Case("top_k", lambda x: lax.top_k(x, 2)[0], [A(3, 5, kind="spread")]),
+    Case("top_k_axis0", lambda x: lax.top_k(x, 3, axis=0)[0], [A(4, 3, kind="spread")]),
 ]
 
 def _in_01(m, q):
@@ -34,9 +35,28 @@ def _in_01(m, q):
     return (m.tanh(q) + 1.1) / 2.4
 
 
+def _nanquantile_with_infinities(x, q):
+    """NumPy's ``nanquantile(x, q, axis=1)``, except between infinite neighbours: NumPy's
+    ``inf - inf`` makes NaN there, functrans (as JAX, and NumPy's median) gives the
+    neighbour at ``t = 0`` or where both are equal, and ``low (1 - t) + high t`` between."""
+    with np.errstate(invalid="ignore"):
+        out = np.nanquantile(x, q, axis=1)
+    for r, row in enumerate(x):
+        v = np.sort(row[~np.isnan(row)])
+        if len(v) and np.isnan(out[r]):
+            pos = q * (len(v) - 1)
+            lo, t = int(np.floor(pos)), pos - np.floor(pos)
+            low, high = v[lo], v[int(np.ceil(pos))]
+            with np.errstate(invalid="ignore"):
+                out[r] = low if t == 0 or low == high else low * (1 - t) + high * t
+    return out.astype(x.dtype)
+
+
 def _padded(values, size, fill=None):
+    """NumPy's sorted ``values`` with JAX's ``size``: padded with ``fill``, by default the
+    smallest value (the first: NaNs sort last) or 0 when there is none."""
     values = np.asarray(values)
-    fill = values.min() if fill is None and values.size else (0 if fill is None else fill)
+    fill = values[0] if fill is None and values.size else (0 if fill is None else fill)
     out = np.full(size, fill, dtype=values.dtype)
     out[:min(size, values.size)] = values[:size]
     return out
@@ -61,8 +81,13 @@ NUMPY_CASES = [
                A(2, 7, kind="int"), diff=False,
                reference=lambda x: np.flip(x.shape[-1] - 1 - np.argsort(np.flip(x, -1), -1,
                                                                          kind="stable"), -1)),
+    numpy_case("argsort_dtype_int32", lambda m, x: m.argsort(x, axis=0, dtype=np.int32),
+               A(5, 3, kind="int"), diff=False,
+               reference=lambda x: np.argsort(x, axis=0, kind="stable").astype(np.int32)),
     numpy_case("lexsort", lambda m, a, b: m.lexsort((a, b)), A(2, 7, kind="int"),
                A(2, 7, kind="int"), diff=False),
+    numpy_case("lexsort_scalar_keys", lambda m, k: m.lexsort(k), A(3, kind="int"),
+               diff=False, reference=lambda k: np.asarray(np.lexsort(k))),
     numpy_case("sort_complex", lambda m, x: m.sort_complex(x), A(5, kind="spread"),
                dtypes=(F64, F32)),
     numpy_case("partition_kth", lambda m, x: m.partition(x, 2)[..., 2], A(3, 5, kind="spread")),
@@ -78,8 +103,17 @@ NUMPY_CASES = [
                                               **({"method": "compare_all"} if m is not np
                                                  else {})),
                A(6, kind="int"), A(4, kind="int"), diff=False),
+    numpy_case("searchsorted_sort", lambda m, a, v: m.searchsorted(
+                   m.sort(a), v, **({"method": "sort"} if m is not np else {})),
+               A(6, kind="int"), A(2, 3, kind="int"), diff=False),
+    numpy_case("searchsorted_sort_right_nans", lambda m, a, v: m.searchsorted(
+                   m.sort(a), v, side="right", **({"method": "sort"} if m is not np else {})),
+               A(7, kind="nonfinite"), A(5, kind="nonfinite"), dtypes=(F64, F32), diff=False),
     numpy_case("digitize", lambda m, x, b: m.digitize(x, m.sort(b)), A(2, 4), A(5),
                diff=False),
+    numpy_case("digitize_method_none", lambda m, x, b: m.digitize(
+                   x, m.sort(b), **({"method": None} if m is not np else {})),
+               A(5, kind="int"), A(4, kind="int"), diff=False),
     numpy_case("digitize_right_decreasing",
                lambda m, x, b: m.digitize(x, m.flip(m.sort(b)), right=True),
                A(6, kind="int"), A(4, kind="int"), diff=False),
@@ -96,13 +130,34 @@ NUMPY_CASES = [
                A(2, 4, kind="spread")),
     numpy_case("quantile_nearest", lambda m, x: m.quantile(x, 0.5, axis=0, method="nearest"),
                A(5, 2, kind="spread")),
+    numpy_case("quantile_inverted_cdf",
+               lambda m, x, q: m.quantile(x, _in_01(m, q), axis=1, method="inverted_cdf"),
+               A(3, 10, kind="spread"), A(4)),
+    numpy_case("quantile_weighted",
+               lambda m, x, w: m.quantile(x, 0.37, axis=(0, 2), method="inverted_cdf",
+                                          weights=w), A(2, 3, 4, kind="spread"),
+               A(2, 3, 4, kind="pos")),
+    numpy_case("percentile_weighted_reduced_axis",
+               lambda m, x, w: m.percentile(x, 61., axis=0, method="inverted_cdf", weights=w,
+                                            keepdims=True),
+               A(6, 2, kind="spread"), A(6, kind="pos"),
+               reference=lambda x, w: np.percentile(x, 61., axis=0, method="inverted_cdf",
+                                                    weights=np.broadcast_to(w[:, None], x.shape),
+                                                    keepdims=True)),
     numpy_case("percentile", lambda m, x: m.percentile(x, 30, axis=1), A(2, 6, kind="spread")),
     numpy_case("median_even", lambda m, x: m.median(x, axis=0), A(4, 3, kind="spread")),
     numpy_case("median_flat", lambda m, x: m.median(x), A(3, 3, kind="spread")),
     numpy_case("nanquantile", lambda m, x: m.nanquantile(x, 0.7, axis=1),
-               A(3, 7, kind="nonfinite"), dtypes=(F64, F32), diff=False),
+               A(3, 7, kind="nonfinite"), dtypes=(F64, F32), diff=False,
+               reference=lambda x: _nanquantile_with_infinities(x, 0.7)),
     numpy_case("nanpercentile", lambda m, x: m.nanpercentile(x, 60, axis=0),
                A(4, 3, kind="spread"), dtypes=(F64, F32)),
+    numpy_case("nanquantile_inverted_cdf",
+               lambda m, x, q: m.nanquantile(x, _in_01(m, q), axis=1, method="inverted_cdf"),
+               A(3, 7, kind="nonfinite"), A(3), dtypes=(F64, F32), diff=False),
+    numpy_case("nanquantile_weighted",
+               lambda m, x, w: m.nanquantile(x, 0.5, axis=1, method="inverted_cdf", weights=w),
+               A(3, 7, kind="nonfinite"), A(3, 7, kind="pos"), dtypes=(F64, F32), diff=False),
     numpy_case("nanmedian", lambda m, x: m.nanmedian(x, axis=1, keepdims=True),
                A(2, 5, kind="spread")),
     numpy_case("unique_sized", lambda m, x: m.unique(x, size=8) if m is not np else
@@ -122,6 +177,12 @@ NUMPY_CASES = [
                diff=False),
     numpy_case("isin_invert", lambda m, x, y: m.isin(x, y, invert=True), A(5, kind="int"),
                A(2, 2, kind="int"), diff=False),
+    numpy_case("isin_binary_search", lambda m, x, y: m.isin(
+                   x, y, **({"method": "binary_search"} if m is not np else {})),
+               A(3, 4, kind="grid"), A(5, kind="grid"), diff=False),
+    numpy_case("isin_sort_invert_nans", lambda m, x, y: m.isin(
+                   x, y, invert=True, **({"method": "sort"} if m is not np else {})),
+               A(2, 5, kind="nonfinite"), A(6, kind="nonfinite"), dtypes=(F64, F32), diff=False),
     numpy_case("intersect1d", lambda m, x, y: m.intersect1d(x, y, size=5) if m is not np else
                _padded(np.intersect1d(x, y), 5), A(6, kind="int"), A(5, kind="int"),
                diff=False),
@@ -132,4 +193,16 @@ NUMPY_CASES = [
                diff=False),
     numpy_case("setxor1d", lambda m, x, y: m.setxor1d(x, y, size=7) if m is not np else
                _padded(np.setxor1d(x, y), 7), A(5, kind="int"), A(4, kind="int"), diff=False),
+    numpy_case("setxor1d_nans", lambda m, x, y: m.setxor1d(x, y, size=9) if m is not np else
+               _padded(np.setxor1d(x, y), 9), A(5, kind="nonfinite"), A(4, kind="nonfinite"),
+               dtypes=(F64, F32), diff=False),
+    # x[:2] in both arrays is left out; it moves with itself, so it stays a tie
+    numpy_case("setxor1d_differentiable",
+               lambda m, x, y: m.setxor1d(x, m.concatenate([x[:2], y + 0.25]), size=8)
+               if m is not np else _padded(np.setxor1d(x, np.concatenate([x[:2], y + 0.25])), 8),
+               A(4, kind="spread"), A(3, kind="spread")),
+    numpy_case("intersect1d_none_in_common_pads_zero",
+               lambda m, x, y: m.intersect1d(x, y + 10, size=3) if m is not np
+               else _padded(np.intersect1d(x, y + 10), 3), A(4, kind="grid"), A(2, kind="grid"),
+               diff=False),
 ]

@@ -392,6 +392,59 @@ def test_evenly_spaced_bin_edges_are_traced_and_differentiate():
         fnp.histogram_bin_edges(np.array([1.0, np.nan]))
 
 
+def test_histogram_range_may_be_traced():
+    a = np.array([0.1, 0.4, 0.6, 0.9, 1.5])
+
+    def edges(r):
+        return fnp.histogram(a, bins=2, range=(0., r))[1]
+    np.testing.assert_array_equal(ft.jacfwd(edges)(1.0), [0., 0.5, 1.])  # linspace(0, r, 3)
+    assert ft.grad(lambda r: fnp.sum(edges(r)))(1.0) == 1.5
+    counts, got_edges = ft.jit(lambda r: fnp.histogram(a, bins=2, range=(0., r)))(1.0)
+    _same(counts, np.histogram(a, bins=2, range=(0., 1.))[0])
+    np.testing.assert_array_equal(got_edges, [0., 0.5, 1.])
+    got = ft.vmap(lambda r: fnp.histogram(a, bins=2, range=(0., r))[0])(np.array([1., 2.]))
+    np.testing.assert_array_equal(got, [[2, 2], [4, 1]])
+    # density: counts / (total width) = 2 / r over [0, r], in the bins: d/dr = -2 / r**2
+    density = ft.grad(lambda r: fnp.sum(fnp.histogram(a, 2, (0., r), density=True)[0]))
+    np.testing.assert_allclose(density(1.0), -2.0)
+    # a traced array of both ends, and histogramdd's per-axis ranges
+    got = ft.vmap(lambda r: fnp.histogram(a, bins=2, range=r)[0])(np.array([[0., 1.], [0., 2.]]))
+    np.testing.assert_array_equal(got, [[2, 2], [4, 1]])
+    pts = np.stack([a, a[::-1]], 1)
+    got = ft.jit(lambda r: fnp.histogramdd(pts, 2, [(0., r), None])[0])(1.0)
+    np.testing.assert_array_equal(got, np.histogramdd(pts, 2, [(0., 1.), None])[0])
+    # concrete ends (under grad too) are still checked; named estimators need values
+    with pytest.raises(ValueError, match="low <= high"):
+        ft.grad(lambda r: fnp.sum(fnp.histogram(a, bins=2, range=(1., r))[1]))(0.)
+    with pytest.raises(ConcretizationTypeError, match="bins='auto' .*needs the values of range"):
+        ft.jit(lambda r: fnp.histogram(a, bins="auto", range=(0., r)))(1.)
+    with pytest.raises(ValueError, match="range must be a pair"):
+        fnp.histogram(a, bins=2, range=np.zeros(3))
+
+
+def test_ravel_multi_index_dtype():
+    coords = (np.array([0, 2, 1]), np.array([3, 1, 0]))
+    want = np.ravel_multi_index(coords, (3, 4))
+    for dtype in ("int8", np.int32, np.uint16):
+        got = fnp.ravel_multi_index(coords, (3, 4), dtype=dtype)
+        _same(got, want.astype(dtype))
+        traced = ft.jit(lambda i, j: fnp.ravel_multi_index((i, j), (3, 4), mode="clip",
+                                                           dtype=dtype))(*coords)
+        _same(traced, want.astype(dtype))
+    _same(fnp.ravel_multi_index(coords, (3, 4), dtype=None), want)
+    with pytest.raises(ValueError, match="dtype must be an integer type"):
+        fnp.ravel_multi_index(coords, (3, 4), dtype=np.float32)
+    with pytest.raises(ValueError, match="int8 cannot hold the flat indices"):
+        fnp.ravel_multi_index(coords, (30, 40), dtype=np.int8)
+
+
+def test_compress_takes_out_none_as_jax():
+    _same(fnp.compress([True, False, True], X, axis=1, out=None),
+          np.compress([True, False, True], X, axis=1))
+    with pytest.raises(NotImplementedError, match="compress: out= is not supported"):
+        fnp.compress([True], X, out=np.zeros(1))
+
+
 # -- JAX's semantics where NumPy has none (size=, length=, traced modes); skips without JAX --
 
 JAX_CHECKS = {

@@ -3,6 +3,9 @@ their derivatives, NaNs, descending order, quantile methods against NumPy, searc
 methods, and ``unique`` with ``size=`` under transforms."""
 from __future__ import annotations
 
+import math
+import warnings
+
 import numpy as np
 import pytest
 
@@ -90,6 +93,53 @@ def test_top_k_ties_nans_and_gradient():
         lax.top_k(np.zeros(3), 4)
 
 
+def test_top_k_along_an_axis():
+    x = np.array([[1., 5., 5.], [3., 2., 5.], [3., np.nan, 0.], [0., 1., 2.]])
+    values, indices = lax.top_k(x, 2, axis=0)
+    last_values, last_indices = lax.top_k(x.T, 2)
+    np.testing.assert_array_equal(values, last_values.T)
+    np.testing.assert_array_equal(indices, last_indices.T)
+    np.testing.assert_array_equal(indices, [[1, 2, 0], [2, 0, 1]])
+    assert indices.dtype == np.int32
+    grad = ft.grad(lambda x: fnp.sum(lax.top_k(x, 1, axis=-2)[0]))(np.array([[1., 4.], [2., 3.]]))
+    np.testing.assert_array_equal(grad, [[0., 1.], [1., 0.]])
+    got = ft.vmap(lambda r: lax.top_k(r, 1, axis=0)[1], in_axes=1)(x[:, :2])
+    np.testing.assert_array_equal(got, [[1], [2]])  # NaN counts as the largest
+    with pytest.raises(ValueError, match="top_k: k must be an integer in \\[0, 4\\]"):
+        lax.top_k(x, 5, axis=0)
+
+
+def test_argsort_index_dtype():
+    x = np.array([[2., 1., 2.], [0., np.nan, -1.]])
+    for descending in (False, True):
+        got = fnp.argsort(x, dtype=np.int32, descending=descending)
+        assert got.dtype == np.int32
+        np.testing.assert_array_equal(got, fnp.argsort(x, descending=descending))
+    assert fnp.argsort(x, axis=None, dtype="uint8").dtype == np.uint8
+    assert ft.jit(lambda x: fnp.argsort(x, dtype=np.int16))(x).dtype == np.int16
+    with pytest.raises(ValueError, match="argsort: dtype must be an integer type"):
+        fnp.argsort(x, dtype=np.float32)
+
+
+def test_lexsort_of_scalar_keys_is_position_zero():
+    for keys in (np.array([3, 1, 2]), [np.array(1.), np.array(0.)]):
+        got = fnp.lexsort(keys)
+        assert np.shape(got) == () and np.asarray(got).dtype == np.int64
+        assert int(got) == np.lexsort(keys) == 0
+    with pytest.raises(ValueError, match="lexsort: axis 1"):
+        fnp.lexsort(np.array([3, 1]), axis=1)
+
+
+@pytest.mark.parametrize("name", ["argmax", "argmin", "nanargmax", "nanargmin"])
+def test_arg_extrema_take_out_none_as_jax(name):
+    x = np.array([[1., np.nan, 3.], [4., 0., 2.]])
+    f = getattr(fnp, name)
+    np.testing.assert_array_equal(f(x, 1, None, True), f(x, axis=1, keepdims=True))
+    assert np.shape(f(x, 1, None, True)) == (2, 1)
+    with pytest.raises(NotImplementedError, match=f"{name}: out= is not supported"):
+        f(x, out=np.zeros((), np.int64))
+
+
 def test_partition_is_a_valid_partition():
     rng = np.random.default_rng(1)
     x = rng.standard_normal((3, 8))
@@ -116,7 +166,7 @@ def test_sort_errors_name_the_function_and_argument():
 # -- searchsorted and digitize -------------------------------------------------------------
 
 
-@pytest.mark.parametrize("method", ["scan", "scan_unrolled", "compare_all"])
+@pytest.mark.parametrize("method", ["scan", "scan_unrolled", "sort", "compare_all"])
 @pytest.mark.parametrize("side", ["left", "right"])
 def test_searchsorted_methods_match_numpy(method, side):
     rng = np.random.default_rng(2)
@@ -137,7 +187,7 @@ def test_searchsorted_has_no_derivative_and_rejects_bad_arguments():
     with pytest.raises(ValueError, match="searchsorted: side"):
         fnp.searchsorted(np.arange(3.), 1., side="middle")
     with pytest.raises(ValueError, match="searchsorted: method"):
-        fnp.searchsorted(np.arange(3.), 1., method="sort")
+        fnp.searchsorted(np.arange(3.), 1., method="bisect")
 
 
 def test_digitize_with_traced_bins_of_either_direction():
@@ -146,6 +196,22 @@ def test_digitize_with_traced_bins_of_either_direction():
     for right in (False, True):
         got = ft.vmap(lambda b: fnp.digitize(x, b, right=right))(bins)
         np.testing.assert_array_equal(got, [np.digitize(x, b, right=right) for b in bins])
+
+
+@pytest.mark.parametrize("method", [None, "scan", "scan_unrolled", "sort", "compare_all"])
+def test_digitize_methods(method):
+    x = np.array([-1., 0., 0.5, 1., 2., 3., np.nan])
+    for bins in (np.array([0., 1., 1., 2.]), np.array([2., 1., 0.])):
+        for right in (False, True):
+            np.testing.assert_array_equal(fnp.digitize(x, bins, right, method=method),
+                                          np.digitize(x, bins, right))
+
+
+def test_searchsorted_by_sorting_needs_no_loop():
+    closed = ft.make_jaxpr(lambda a, v: fnp.searchsorted(a, v, method="sort"))(
+        np.zeros(5), np.zeros((2, 3)))
+    names = _primitive_names(closed)
+    assert "sort" in names and "while" not in names and "fori_loop" not in names
 
 
 # -- quantiles ---------------------------------------------------------------------------------
@@ -167,11 +233,115 @@ def test_quantile_methods_match_numpy(method):
                                np.nanquantile(x, q, axis=2, method=method), rtol=1e-14)
 
 
+def test_inverted_cdf_matches_numpy():
+    rng = np.random.default_rng(6)
+    x = np.round(rng.standard_normal((4, 5, 3)), 1)  # some ties
+    with_nans = x.copy()
+    with_nans[0, 1], with_nans[1, :, 0] = np.nan, np.nan  # an all-NaN row along axis 1
+    q = np.array([0., 0.1, 0.25, 0.3, 0.5, 2 / 3, 0.9, 1.])
+    for axis in (None, 0, 1, (0, 2), (2, 0)):
+        w = rng.random(x.shape) + 0.05
+        w[rng.random(x.shape) < 0.1] = 0.  # zero weights: never the element picked
+        for keepdims in (False, True):
+            kw = dict(axis=axis, method="inverted_cdf", keepdims=keepdims)
+            np.testing.assert_array_equal(fnp.quantile(x, q, **kw), np.quantile(x, q, **kw))
+            np.testing.assert_array_equal(fnp.quantile(x, q, weights=w, **kw),
+                                          np.quantile(x, q, weights=w, **kw))
+            np.testing.assert_array_equal(fnp.percentile(x, 100 * q, weights=w, **kw),
+                                          np.percentile(x, 100 * q, weights=w, **kw))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)  # NumPy's all-NaN slices
+                for ours, theirs in [(fnp.nanquantile, np.nanquantile),
+                                     (fnp.nanpercentile, np.nanpercentile)]:
+                    scale = 100 if ours is fnp.nanpercentile else 1
+                    np.testing.assert_array_equal(ours(with_nans, scale * q, **kw),
+                                                  theirs(with_nans, scale * q, **kw))
+                    np.testing.assert_array_equal(ours(with_nans, scale * q, weights=w, **kw),
+                                                  theirs(with_nans, scale * q, weights=w, **kw))
+            if axis is not None:  # weights of the reduced axes' shape, in axis's order
+                axes = np.atleast_1d(axis)
+                small = rng.random(tuple(x.shape[a] for a in axes)) + 0.1
+                full = np.expand_dims(small.transpose(np.argsort(axes)),
+                                      tuple(i for i in range(3) if i not in axes))
+                np.testing.assert_array_equal(
+                    fnp.quantile(x, q, weights=small, **kw),
+                    np.quantile(x, q, weights=np.broadcast_to(full, x.shape), **kw))
+    # NumPy rounds the two forms differently: 10 * 0.3 is above 3, the cdf 3 / 10 is not
+    ten = np.arange(10.)
+    for w in (None, np.ones(10)):
+        assert (fnp.quantile(ten, 0.3, method="inverted_cdf", weights=w)
+                == np.quantile(ten, 0.3, method="inverted_cdf", weights=w))
+    # an element is picked: integers stay integers
+    got = fnp.quantile(np.arange(5), 0.5, method="inverted_cdf", weights=np.ones(5))
+    assert np.asarray(got).dtype == np.int64 and int(got) == 2
+
+
+def test_weights_need_inverted_cdf_and_valid_values():
+    x = np.arange(6.).reshape(2, 3)
+    with pytest.raises(ValueError, match="quantile: only method='inverted_cdf' supports weights"):
+        fnp.quantile(x, 0.5, weights=np.ones((2, 3)))
+    with pytest.raises(ValueError, match="nanpercentile: only method='inverted_cdf'"):
+        fnp.nanpercentile(x, 50, method="nearest", weights=np.ones((2, 3)))
+    with pytest.raises(ValueError, match=r"shape \(2, 3\) of a when axis is None"):
+        fnp.quantile(x, 0.5, method="inverted_cdf", weights=np.ones(3))
+    with pytest.raises(ValueError, match=r"the shape \(3,\) of the reduced axes \(1,\)"):
+        fnp.quantile(x, 0.5, axis=1, method="inverted_cdf", weights=np.ones(2))
+    with pytest.raises(ValueError, match="quantile: weights must be non-negative"):
+        fnp.quantile(x, 0.5, axis=1, method="inverted_cdf", weights=np.array([1., -1., 1.]))
+    for bad in ([0., 0., 0.], [1., np.nan, 1.], [1., np.inf, 1.]):
+        with pytest.raises(ValueError, match="weights include NaN or inf, or are all zero"):
+            fnp.quantile(x, 0.5, axis=1, method="inverted_cdf", weights=np.array(bad))
+    with pytest.raises(TypeError, match="weights must be real"):
+        fnp.quantile(x, 0.5, method="inverted_cdf", weights=np.ones((2, 3)) * 1j)
+    # traced weights cannot raise: those rows are NaN (as JAX)
+    rows = np.array([[1., 1., 1.], [1., -1., 1.], [0., 0., 0.], [1., np.inf, 1.]])
+    got = ft.vmap(lambda w: fnp.quantile(x[0], 0.5, method="inverted_cdf", weights=w))(rows)
+    np.testing.assert_array_equal(got, [1., np.nan, np.nan, np.nan])
+
+
+def test_inverted_cdf_derivatives():
+    x, w = np.array([3., 1., 2., 1., 5.]), np.array([1., 2., 0.5, 1., 1.])
+
+    def f(x, w, q=0.5):
+        return fnp.quantile(x, q, method="inverted_cdf", weights=w)
+    # sorted: 1 (x[1], w 2), 1 (x[3], w 1), 2, 3, 5; cumulative 2, 3, 3.5, 4.5, 5.5: the
+    # half of 5.5 is reached at the second 1, x[3]
+    assert f(x, w) == 1.
+    np.testing.assert_array_equal(ft.grad(f)(x, w), [0., 0., 0., 1., 0.])
+    np.testing.assert_array_equal(ft.jacfwd(f)(x, w), [0., 0., 0., 1., 0.])
+    # the weights only choose: no derivative, and no NaN from the division by the total
+    for jac in (ft.grad, ft.jacfwd, ft.jacrev):
+        np.testing.assert_array_equal(jac(f, 1)(x, w), np.zeros(5))
+    np.testing.assert_array_equal(ft.grad(f, 2)(x, w, 0.5), 0.)
+    np.testing.assert_array_equal(ft.jit(ft.grad(f, 1))(x, np.zeros(5)), np.zeros(5))
+    np.testing.assert_array_equal(ft.grad(lambda x: fnp.quantile(x, 0.5, method="inverted_cdf"))(x),
+                                  [0., 0., 1., 0., 0.])
+    grad = ft.grad(lambda x: fnp.nanquantile(x, 0.5, method="inverted_cdf",
+                                             weights=np.array([5., 1., 1., 1.])))(
+        np.array([np.nan, 4., 1., 2.]))
+    np.testing.assert_array_equal(grad, [0., 0., 0., 1.])  # the NaN's weight is left out
+
+
 def test_quantile_nans():
     x = np.array([[1., np.nan, 3.], [np.nan, np.nan, np.nan], [4., 2., 0.]])
     np.testing.assert_array_equal(fnp.quantile(x, 0.5, axis=1), [np.nan, np.nan, 2.])
     np.testing.assert_array_equal(fnp.nanmedian(x, axis=1), [2., np.nan, 2.])
     np.testing.assert_array_equal(fnp.nanpercentile(x, 50, axis=1), [2., np.nan, 2.])
+
+
+def test_quantiles_between_infinities_are_infinite_not_nan():
+    inf = np.inf
+    with np.errstate(invalid="ignore"):
+        assert fnp.median(np.array([1., inf, inf])) == inf  # NumPy's median agrees
+        assert fnp.nanmedian(np.array([inf, np.nan, inf])) == inf
+        assert fnp.quantile(np.array([-inf, 1.]), 0.25) == -inf
+        assert fnp.quantile(np.array([1., inf]), 0.5, method="midpoint") == inf
+        assert fnp.median(np.array([-inf, -inf, 3.])) == -inf
+        assert np.isnan(fnp.quantile(np.array([-inf, inf]), 0.5))  # undefined
+    # finite data keep NumPy's rounding and finite derivatives
+    x = np.array([1., 5., 3., 2.])
+    assert fnp.quantile(x, 0.3) == np.quantile(x, 0.3)
+    np.testing.assert_array_equal(ft.grad(fnp.median)(x), [0., 0., 0.5, 0.5])
 
 
 def test_quantile_derivative_at_ties_and_in_q():
@@ -193,6 +363,10 @@ def test_quantile_vmap_over_a_non_leading_axis():
 
 
 def test_quantile_errors():
+    with pytest.raises(ValueError, match="quantile: axis=.* more than once"):
+        fnp.quantile(np.zeros((2, 3)), 0.5, axis=(1, 1))
+    with pytest.raises(ValueError, match="nanpercentile: axis=.* more than once"):
+        fnp.nanpercentile(np.zeros((2, 3)), 50, axis=(0, -2))
     with pytest.raises(ValueError, match=r"quantile: quantiles must be in the range \[0, 1\]"):
         fnp.quantile(np.arange(3.), 1.5)
     with pytest.raises(ValueError, match="percentile: quantiles .*percentiles in"):
@@ -261,6 +435,102 @@ def test_set_operations_match_numpy():
     np.testing.assert_array_equal(fnp.setdiff1d(a, b, size=4), [1, 7, 0, 0])
     with pytest.raises(NotImplementedError, match="unique: axis="):
         fnp.unique(np.zeros((2, 2)), axis=0)
+
+
+NAN = np.nan
+SETXOR_NANS = [  # NumPy: the unique values of each input, then a NaN from each is distinct
+    ([NAN, 1.], [1., 2.]),  # [2, nan]
+    ([NAN, 1.], [NAN, 2.]),  # [1, 2, nan, nan]
+    ([NAN, NAN, 1.], [2.]),  # [1, 2, nan]
+    ([NAN, NAN, 1.], [NAN, 2., 2.]),
+    ([NAN], [NAN]),
+    ([1., NAN, -np.inf], [np.inf, 1., -np.inf]),
+    ([], [NAN, NAN]),
+]
+
+
+def test_setxor1d_keeps_a_nan_from_each_input():
+    for a, b in SETXOR_NANS:
+        a, b = np.array(a), np.array(b)
+        want = np.setxor1d(a, b)
+        np.testing.assert_array_equal(fnp.setxor1d(a, b), want)
+        padded = np.concatenate([want, np.full(5 - len(want), -1.)])
+        np.testing.assert_array_equal(fnp.setxor1d(a, b, size=5, fill_value=-1), padded)
+        jitted = ft.jit(lambda a, b: fnp.setxor1d(a, b, size=5, fill_value=-1))
+        np.testing.assert_array_equal(jitted(a, b), padded)
+    rows = np.array([[NAN, NAN, 1.], [NAN, 1., 3.], [2., 2., 1.]])
+    others = np.array([[2., 2.], [1., NAN], [NAN, NAN]])
+    got = ft.vmap(lambda a, b: fnp.setxor1d(a, b, size=5, fill_value=-1))(rows, others)
+    for g, a, b in zip(got, rows, others):
+        want = np.setxor1d(a, b)
+        np.testing.assert_array_equal(g, np.concatenate([want, np.full(5 - len(want), -1.)]))
+    np.testing.assert_array_equal(got[0], [1., 2., NAN, -1., -1.])  # JAX's answer
+    # the derivative goes to the first occurrence, as for unique
+    grad = ft.grad(lambda a: fnp.sum(fnp.setxor1d(a, np.array([1., 5.])) * np.array([1., 10.])))
+    np.testing.assert_array_equal(grad(np.array([3., 1., 3.])), [1., 0., 0.])
+
+
+def test_set_operations_pad_with_the_smallest_valid_value_or_zero():
+    a = np.array
+    for got, want in [
+            (fnp.intersect1d(a([5, 6]), a([7]), size=2), [0, 0]),  # JAX's answers
+            (fnp.setxor1d(a([5, 6]), a([6, 5]), size=2), [0, 0]),
+            (fnp.setdiff1d(a([5, 6]), a([6, 5]), size=2), [0, 0]),
+            (fnp.intersect1d(a([5, 6, 7]), a([7, 6]), size=3), [6, 7, 6]),
+            (fnp.setxor1d(a([5, 6, 7]), a([7, 6, 9]), size=5), [5, 9, 5, 5, 5]),
+            (fnp.union1d(a([-3, -1]), a([-1]), size=3), [-3, -1, -3]),
+            (fnp.setxor1d(a([], dtype=int), a([], dtype=int), size=2), [0, 0]),
+            (fnp.intersect1d(a([1, 2]), a([], dtype=int), size=3), [0, 0, 0])]:
+        np.testing.assert_array_equal(got, want)
+    got = ft.vmap(lambda x, y: fnp.intersect1d(x, y, size=3))(a([[5, 6, 7], [5, 6, 7]]),
+                                                              a([[7, 6], [8, 9]]))
+    np.testing.assert_array_equal(got, [[6, 7, 6], [0, 0, 0]])
+
+
+@pytest.mark.parametrize("name", ["intersect1d", "union1d", "setxor1d", "setdiff1d"])
+def test_set_operations_promote_like_numpy(name):
+    ours, theirs = getattr(fnp, name), getattr(np, name)
+    for a, b in [(np.array([1, 2, 3]), np.array([2., 3.5])),
+                 (np.array([3, 1], np.int32), np.array([1, 4], np.int8)),
+                 (np.array([2.5, 1.], np.float32), np.array([1, 2]))]:
+        want = theirs(a, b)
+        got = ours(a, b)
+        assert got.dtype == want.dtype, (got.dtype, want.dtype)
+        np.testing.assert_array_equal(got, want)
+        assert ours(a, b, size=4).dtype == want.dtype
+    np.testing.assert_array_equal(fnp.intersect1d(np.array([1, 2, 3]), np.array([2.5, 3.]),
+                                                  return_indices=True)[1:], ([2], [1]))
+
+
+@pytest.mark.parametrize("method", ["auto", "compare_all", "binary_search", "sort"])
+def test_isin_methods_match_numpy(method):
+    rng = np.random.default_rng(7)
+    element = rng.integers(-3, 4, (3, 5)).astype(float)
+    element[0, :3] = NAN, np.inf, -0.
+    test = np.array([2., NAN, 0., np.inf, -1., 2.])
+    for invert in (False, True):
+        np.testing.assert_array_equal(fnp.isin(element, test, invert=invert, method=method),
+                                      np.isin(element, test, invert=invert))
+        got = ft.vmap(lambda e, t: fnp.isin(e, t, invert=invert, method=method))(
+            element, np.stack([test, test[::-1], -test]))
+        np.testing.assert_array_equal(got, [np.isin(e, t, invert=invert) for e, t in
+                                            zip(element, [test, test[::-1], -test])])
+    np.testing.assert_array_equal(fnp.isin(np.array([1, 2, 3]), np.array([2.5, 3.]),
+                                           method=method), [False, False, True])
+    np.testing.assert_array_equal(fnp.isin(np.array(2), np.array([1, 2]), method=method), True)
+    np.testing.assert_array_equal(fnp.isin(np.zeros(2), np.zeros(0), method=method),
+                                  [False, False])
+
+
+def test_isin_by_search_or_sort_does_not_compare_every_pair():
+    for method in ("binary_search", "sort", "auto"):
+        closed = ft.make_jaxpr(lambda e, t: fnp.isin(e, t, method=method))(np.zeros(3000),
+                                                                          np.zeros(2000))
+        largest = max(math.prod(v.aval.shape) for eqn in closed.jaxpr.eqns
+                      for v in eqn.outvars)
+        assert largest <= 5000, (method, largest)
+    with pytest.raises(ValueError, match="isin: method must be one of"):
+        fnp.isin(np.zeros(2), np.zeros(2), method="hash")
 
 
 def test_intersect1d_indices_match_numpy_and_batch():

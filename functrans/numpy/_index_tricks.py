@@ -201,9 +201,10 @@ def flatnonzero(a, *, size=None, fill_value=None):
     return nonzero(ravel(a), size=size, fill_value=fill_value)[0]
 
 
-def compress(condition, a, axis=None, *, size=None, fill_value=0):
+def compress(condition, a, axis=None, *, size=None, fill_value=0, out=None):
     """The slices of ``a`` along ``axis`` (of the flattened ``a`` when None) where the 1-D
     ``condition`` is true; a ``condition`` shorter than the axis leaves out the rest.
+    ``out`` must be None (as JAX).
 
     A traced ``condition`` needs a static ``size``: the result then has ``size`` slices
     along ``axis``, and those beyond the number of true entries are ``fill_value``.  A
@@ -219,6 +220,9 @@ def compress(condition, a, axis=None, *, size=None, fill_value=0):
     array([[ 1.,  3., -1.],
            [ 4.,  6., -1.]])
     """
+    if out is not None:
+        raise NotImplementedError("compress: out= is not supported (arrays are immutable); "
+                                  "use the returned array")
     return _compress("compress", condition, a, axis, size, fill_value)
 
 
@@ -520,16 +524,26 @@ def unravel_index(indices, shape):
     return tuple(reversed(out))
 
 
-def ravel_multi_index(multi_index, dims, mode: str = "raise", order: str = "C"):
+def ravel_multi_index(multi_index, dims, mode: str = "raise", order: str = "C", *,
+                      dtype=None):
     """Coordinate arrays into an array of shape ``dims`` as flat indices (C or Fortran
-    order).  ``mode`` handles coordinates out of range: ``"raise"`` (concrete only),
-    ``"wrap"`` or ``"clip"``, or a tuple of them, one per axis.
+    order), int64 or the integer ``dtype`` given (as JAX, it must hold ``prod(dims) - 1``).
+    ``mode`` handles coordinates out of range: ``"raise"`` (concrete only), ``"wrap"`` or
+    ``"clip"``, or a tuple of them, one per axis.
 
     >>> import functrans.numpy as fnp
     >>> fnp.ravel_multi_index((fnp.asarray([1, 0]), fnp.asarray([2, 5])), (2, 3), mode="clip")
     array([5, 2])
+    >>> fnp.ravel_multi_index((fnp.asarray([1]), fnp.asarray([2])), (2, 3), dtype="int8")
+    array([5], dtype=int8)
     """
     dims = _dims("ravel_multi_index", dims)
+    dtype = INT if dtype is None else np.dtype(dtype)
+    if dtype.kind not in "iu":
+        raise ValueError(f"ravel_multi_index: dtype must be an integer type, got {dtype}")
+    if math.prod(dims) - 1 > np.iinfo(dtype).max:
+        raise ValueError(f"ravel_multi_index: dtype {dtype} cannot hold the flat indices of "
+                         f"shape {dims} (up to {math.prod(dims) - 1}); pass a larger dtype")
     if len(multi_index) != len(dims):
         raise ValueError(f"ravel_multi_index: {len(multi_index)} coordinate arrays for "
                          f"{len(dims)} dimensions")
@@ -543,7 +557,7 @@ def ravel_multi_index(multi_index, dims, mode: str = "raise", order: str = "C"):
     modes = (mode,) * len(dims) if isinstance(mode, str) else tuple(mode)
     if not _traced(*coords):
         xp = backend.array_module(*coords)
-        return xp.ravel_multi_index(tuple(coords), dims, mode=modes, order=order).astype(INT)
+        return xp.ravel_multi_index(tuple(coords), dims, mode=modes, order=order).astype(dtype)
     strides, step = [], 1
     for d in (reversed(dims) if order == "C" else dims):
         strides.append(step)
@@ -566,7 +580,7 @@ def ravel_multi_index(multi_index, dims, mode: str = "raise", order: str = "C"):
             raise ValueError(f"ravel_multi_index: mode must be 'raise', 'wrap' or 'clip', "
                              f"got {m!r}")
         out = lax.add(out, lax.mul(c, s))
-    return out
+    return lax.convert_element_type(out, dtype)
 
 
 def diag_indices(n: int, ndim: int = 2):
@@ -881,13 +895,46 @@ def _concrete_values(name: str, a):
             "weights may be traced)") from None
 
 
+def _range_ends(range):  # noqa: A002 (NumPy's name)
+    """The two ends of a histogram's ``range``: a pair, or an array of shape (2,)."""
+    if isinstance(range, Tracer) or hasattr(range, "shape"):
+        r = arg(range)
+        if shape_of(r) != (2,):
+            raise ValueError(f"histogram_bin_edges: range must be a pair (low, high), got an "
+                             f"array of shape {shape_of(r)}")
+        return tuple(shape_ops.reshape(lax.slice(r, (i,), (i + 1,)), ()) for i in (0, 1))
+    try:
+        lo, hi = range
+    except (TypeError, ValueError):
+        raise ValueError(f"histogram_bin_edges: range must be a pair (low, high), got "
+                         f"{range!r}") from None
+    return arg(lo) if isinstance(lo, Tracer) else lo, arg(hi) if isinstance(hi, Tracer) else hi
+
+
+def _known(x, what: str = "", why: str = ""):
+    """The value of ``x``: itself, a traced value's primal under differentiation, or (where
+    the value is abstract: jit, vmap) None, or the error ``why`` if one is given."""
+    if not isinstance(x, Tracer):
+        return x
+    try:
+        return x.to_concrete_value(what or "a histogram's range")
+    except ConcretizationTypeError as e:
+        if not why:
+            return None
+        raise ConcretizationTypeError(f"{what}: {why}, but a traced {x.aval.str_short()} has "
+                                      "no value here (pass concrete numbers, or bins as a "
+                                      "count)") from e
+
+
 def histogram_bin_edges(a, bins=10, range=None, weights=None):  # noqa: A002 (NumPy's name)
     """The edges of ``histogram``'s bins: ``bins + 1`` evenly spaced from ``range`` (the
     minimum and maximum of ``a`` when None), or ``bins`` itself when it is a sequence of
     edges, or NumPy's named estimators (``"auto"``, ``"fd"``, ...; concrete ``a`` only).
 
-    Evenly spaced edges are computed from ``a``'s minimum and maximum, so they work on
-    traced ``a`` and differentiate with respect to it.
+    Evenly spaced edges are computed from ``a``'s minimum and maximum, or from the ends of
+    ``range``, so they work on traced ``a`` or a traced ``range`` (under ``grad``, ``jit``
+    or ``vmap``) and differentiate with respect to them.  A concrete ``range`` must be
+    finite with low <= high; a traced one under ``jit``/``vmap`` cannot be checked.
 
     >>> import functrans.numpy as fnp
     >>> fnp.histogram_bin_edges(fnp.asarray([1., 2., 5.]), bins=2)
@@ -898,6 +945,10 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None):  # noqa: A002 (Nu
         a = _concrete_values("histogram_bin_edges", a)
         if weights is not None:
             weights = _concrete_values("histogram_bin_edges", arg(weights))
+        if range is not None:
+            range = tuple(_known(v, "histogram_bin_edges", f"bins={bins!r} (a named "
+                                 "estimator) needs the values of range")
+                          for v in _range_ends(range))
         return backend.array_module(a).histogram_bin_edges(a, bins, range, weights)
     if not isinstance(bins, (int, np.integer)):
         edges = arg(bins)
@@ -913,11 +964,18 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None):  # noqa: A002 (Nu
     dtype = np.result_type(dtype_of(a), 0.0)
     axes = tuple(builtins.range(len(shape_of(a))))
     if range is not None:
-        lo, hi = (float(v) for v in range)
-        if not (math.isfinite(lo) and math.isfinite(hi)) or lo > hi:
-            raise ValueError(f"histogram_bin_edges: range must be finite with low <= high, "
-                             f"got {range!r}")
-        lo, hi = (backend.full((), v, dtype, like=a) for v in (lo, hi))
+        lo, hi = _range_ends(range)
+        # checked where the values are on the host (traced ends under jit and vmap have
+        # none; device arrays are not synchronised to check them)
+        host = (int, float, np.ndarray, np.generic)
+        known = [_known(v) for v in (lo, hi)]
+        if all(isinstance(v, host) for v in known):
+            low, high = (float(v) for v in known)
+            if not (math.isfinite(low) and math.isfinite(high)) or low > high:
+                raise ValueError(f"histogram_bin_edges: range must be finite with low <= high, "
+                                 f"got {(low, high)!r}")
+        lo, hi = (backend.full((), float(v), dtype, like=a) if isinstance(v, host)
+                  else lax.convert_element_type(v, dtype) for v in (lo, hi))
     elif not math.prod(shape_of(a)):
         lo, hi = (backend.full((), v, dtype, like=a) for v in (0.0, 1.0))
     else:

@@ -232,23 +232,34 @@ def _arg_extremum(f, a, axis, keepdims: bool):
     return keep_dims(f(a, axis), shape, (axis,), keepdims)
 
 
-def argmax(a, axis=None, keepdims: bool = False):
+def _no_out(name: str, out) -> None:
+    """Reject NumPy's ``out=`` (JAX accepts only None): arrays here are immutable."""
+    if out is not None:
+        raise NotImplementedError(f"{name}: out= is not supported (arrays are immutable); "
+                                  f"use the returned array: x = {name}(...)")
+
+
+def argmax(a, axis=None, out=None, keepdims: bool = False):
     """Index of the first maximum along ``axis`` (of the flattened array by default).
+    ``out`` must be None (as JAX).
 
     >>> import functrans.numpy as fnp
     >>> fnp.argmax(fnp.asarray([[1.0, 7.0, 7.0], [4.0, 2.0, 0.0]]), axis=1)
     array([1, 0])
     """
+    _no_out("argmax", out)
     return _arg_extremum(lax.argmax, a, axis, keepdims)
 
 
-def argmin(a, axis=None, keepdims: bool = False):
+def argmin(a, axis=None, out=None, keepdims: bool = False):
     """Index of the first minimum along ``axis`` (of the flattened array by default).
+    ``out`` must be None (as JAX).
 
     >>> import functrans.numpy as fnp
     >>> fnp.argmin(fnp.asarray([[1.0, 7.0, 7.0], [4.0, 2.0, 0.0]]))
     np.int64(5)
     """
+    _no_out("argmin", out)
     return _arg_extremum(lax.argmin, a, axis, keepdims)
 
 

@@ -340,22 +340,30 @@ def _nan_arg_extremum(arg_reduce, fill: float, a, axis, keepdims: bool):
     return lax.select(none, lax.convert_element_type(-1, dtype_of(index)), index)
 
 
-def nanargmax(a, axis=None, keepdims: bool = False):
+def nanargmax(a, axis=None, out=None, keepdims: bool = False):
     """``argmax`` ignoring nan; -1 for an all-nan slice (as ``jax.numpy``; NumPy raises).
+    ``out`` must be None (as JAX).
 
     >>> import functrans.numpy as fnp
     >>> fnp.nanargmax(fnp.asarray([fnp.nan, 4.0, 3.0]))
     array(1)
     """
+    if out is not None:
+        raise NotImplementedError("nanargmax: out= is not supported (arrays are immutable); "
+                                  "use the returned array")
     return _nan_arg_extremum(argmax, -math.inf, a, axis, keepdims)
 
 
-def nanargmin(a, axis=None, keepdims: bool = False):
+def nanargmin(a, axis=None, out=None, keepdims: bool = False):
     """``argmin`` ignoring nan; -1 for an all-nan slice (as ``jax.numpy``; NumPy raises).
+    ``out`` must be None (as JAX).
 
     >>> import functrans.numpy as fnp
     >>> fnp.nanargmin(fnp.asarray([fnp.nan, 4.0, 3.0]))
     array(2)
     """
+    if out is not None:
+        raise NotImplementedError("nanargmin: out= is not supported (arrays are immutable); "
+                                  "use the returned array")
     return _nan_arg_extremum(argmin, math.inf, a, axis, keepdims)
 

@@ -186,22 +186,27 @@ def sort_descending(x, axis: int, index_dtype=np.int64):
     return rev(values, (axis,)), sub(n - 1, rev(where, (axis,)))
 
 
-def top_k(operand, k: int):
-    """The ``k`` largest entries along the last axis, largest first, and their positions
-    (``int32``, as JAX); equal values are listed lowest position first, NaNs count as the
-    largest.  The derivative of the values is the gather of the operand's tangent.
+def top_k(operand, k: int, *, axis: int = -1):
+    """The ``k`` largest entries along ``axis`` (the last by default), largest first, and
+    their positions (``int32``, as JAX); equal values are listed lowest position first,
+    NaNs count as the largest.  The derivative of the values is the gather of the
+    operand's tangent.
 
     >>> import numpy as np, functrans.lax as lax
     >>> lax.top_k(np.array([1., 4., 2., 4.]), 3)
     (array([4., 4., 2.]), array([1, 3, 2], dtype=int32))
+    >>> lax.top_k(np.array([[1., 5.], [3., 2.]]), 1, axis=0)
+    (array([[3., 5.]]), array([[1, 0]], dtype=int32))
     """
     shape = shape_of(operand)
     if not shape:
         raise ValueError("top_k: the operand must have at least one axis, got a scalar")
-    if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or not 0 <= k <= shape[-1]:
-        raise ValueError(f"top_k: k must be an integer in [0, {shape[-1]}] (the size of the "
-                         f"last axis of the operand of shape {shape}), got {k!r}")
-    last = len(shape) - 1
-    values, indices = sort_descending(operand, last, np.int32)
-    start, limit = [0] * len(shape), list(shape[:-1]) + [int(k)]
+    axis = normalize_axis(int(axis), len(shape), "top_k: axis")
+    if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or not 0 <= k <= shape[axis]:
+        raise ValueError(f"top_k: k must be an integer in [0, {shape[axis]}] (the size of axis "
+                         f"{axis} of the operand of shape {shape}), got {k!r}")
+    values, indices = sort_descending(operand, axis, np.int32)
+    limit = list(shape)
+    limit[axis] = int(k)
+    start = [0] * len(shape)
     return slice(values, start, limit), slice(indices, start, limit)
