@@ -852,6 +852,7 @@ def test_logaddexp_is_stable_and_its_derivatives_are_exact_at_ties():
     (lambda x: fnp.linalg.norm(x, "fro", axis=0), ValueError, "invalid order 'fro' for vec"),
     (lambda x: fnp.linalg.norm(x[None], 2), ValueError, "norm: with ord=2 and axis=None"),
     (lambda x: fnp.linalg.norm(x, axis=(0, 0)), ValueError, "norm: axis must be one axis or"),
+    (lambda x: fnp.where(x > 0, x, 0.0, size=2), ValueError, "where: size= and fill_value="),
 ], ids=lambda v: v if isinstance(v, str) else "")
 def test_bad_arguments_are_reported(call, error, match):
     x = np.arange(6.0).reshape(2, 3)

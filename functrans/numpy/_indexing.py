@@ -52,6 +52,9 @@ def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
         return nonzero(condition, size=size, fill_value=fill_value)
     if x is None or y is None:
         raise TypeError("where: pass both x and y, or neither (where(condition) is nonzero)")
+    if size is not None or fill_value is not None:
+        raise ValueError("where: size= and fill_value= belong to where(condition) alone (the "
+                         "nonzero form); where(condition, x, y) has the shape of its inputs")
     return lax.select(as_bool(condition), arg(x), arg(y))
 
 
