@@ -317,6 +317,47 @@ def test_traced_indices_out_of_bounds_are_clamped_or_filled_and_concrete_ones_ra
         ft.grad(lambda x: x[np.array([1.0])].sum())(x)
 
 
+def _random_index(rng, shape):
+    """A random index tuple of NumPy's forms: ints, slices with steps, None, one Ellipsis,
+    integer arrays (broadcasting), and boolean masks."""
+    forms = [lambda n: slice(None), lambda n: slice(None, None, -1), lambda n: slice(1, None, 2),
+             lambda n: int(rng.integers(-n, n)), lambda n: rng.integers(-n, n, size=2),
+             lambda n: None, lambda n: Ellipsis, lambda n: rng.integers(0, n, size=(2, 1)),
+             lambda n: rng.random(n) > 0.5, lambda n: [int(rng.integers(0, n))],
+             lambda n: slice(1, 1), lambda n: Ellipsis]
+    index, axis, ellipsis = [], 0, False
+    for _ in range(int(rng.integers(1, 5))):
+        entry = forms[int(rng.integers(len(forms)))](shape[min(axis, len(shape) - 1)])
+        if entry is Ellipsis:
+            if ellipsis:
+                continue
+            ellipsis = True
+        index.append(entry)
+        axis += entry is not None and entry is not Ellipsis
+    return tuple(index)
+
+
+def test_random_index_tuples_match_numpy():
+    # x[index] under jit, and x.at[index].add (a scatter of NumPy's np.add.at), against
+    # NumPy for random combinations of the index forms
+    rng = _rng("random-index-tuples")
+    x = np.arange(120.0).reshape(2, 3, 4, 5)
+    checked = 0
+    while checked < 300:
+        index = _random_index(rng, x.shape)
+        try:
+            want = x[index]
+        except IndexError:
+            continue  # not an index NumPy takes (too many indices, a mask too long, ...)
+        checked += 1
+        got = ft.jit(lambda x: x[index])(x)
+        assert got.shape == want.shape and np.array_equal(got, want), index
+        updated = x.copy()
+        np.add.at(updated, index, 1.0)
+        np.testing.assert_array_equal(ft.numpy.asarray(x).at[index].add(1.0), updated,
+                                      err_msg=repr(index))
+
+
 def test_boolean_masks_must_match_the_axes_they_index():
     x = np.arange(20.0).reshape(4, 5)
     for index in [np.array([True, False]), (slice(None), np.ones(6, bool)),
