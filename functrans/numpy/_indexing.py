@@ -260,7 +260,10 @@ def _prepare_index(x, index: tuple):
     if builtins.sum(widths) > len(shape):
         raise IndexError(f"too many indices ({builtins.sum(widths)}) for an array of shape "
                          f"{shape}")
-    out, advanced, new_axes, axis = [], [], [], 0
+    out: list = []
+    advanced: list[int] = []
+    new_axes: list[int] = []
+    axis = 0
     for idx, width in zip(index, widths):
         if idx is Ellipsis:
             out.append(idx)
