@@ -331,17 +331,18 @@ _WHOLE = builtins.slice(None)
 
 
 def _advanced_getitem(x, index: tuple, mode=None, fill_value=None, adjacent=None,
-                      wrap_negative: bool = True, check: bool | None = None):
+                      wrap_negative: bool = True, check: bool | None = None,
+                      positions: bool = False):
     """``x[index]`` for a full index (one entry per axis of ``x``, or None) holding
     integer arrays; ``check``: refuse concrete indices out of bounds (by default when
-    ``mode`` is None)."""
+    ``mode`` is None); ``positions``: the arrays are ``_index_array``'s already."""
     shape = shape_of(x)
     basic, advanced, axis = [], [], 0
     for idx in index:  # advanced entries stay whole axes of the basic result
         if idx is None or isinstance(idx, builtins.slice):
             basic.append(idx)
         else:
-            advanced.append((len(basic), _index_array(
+            advanced.append((len(basic), idx if positions else _index_array(
                 idx, shape[axis], axis, mode is None if check is None else check,
                 wrap_negative)))
             basic.append(builtins.slice(None))
@@ -439,8 +440,10 @@ def _take_indices(name: str, indices, n: int, axis: int, mode):
             i = i.clip(0, n - 1) if key == "clip" else i % n
         return i, "clip"
     check = key in (None, "raise")
-    return (_index_array(indices, n, axis, check),
-            "clip" if key == "promise_in_bounds" else "fill")
+    positions = _index_array(indices, n, axis, check)
+    if check and not isinstance(positions, Tracer) and not backend.is_device_array(positions):
+        return positions, "clip"  # checked to be in bounds: nothing to fill
+    return positions, "clip" if key == "promise_in_bounds" else "fill"
 
 
 def take(a, indices, axis=None, out=None, mode=None, unique_indices: bool = False,
@@ -473,8 +476,7 @@ def take(a, indices, axis=None, out=None, mode=None, unique_indices: bool = Fals
     indices, gather_mode = _take_indices("take", indices, shape[axis], axis, mode)
     index = ((builtins.slice(None),) * axis + (indices,)
              + (builtins.slice(None),) * (len(shape) - axis - 1))
-    return _advanced_getitem(a, index, gather_mode, fill_value, wrap_negative=False,
-                             check=False)  # (wrapped and checked already)
+    return _advanced_getitem(a, index, gather_mode, fill_value, positions=True)
 
 
 def take_along_axis(arr, indices, axis=-1, mode=None, fill_value=None):

@@ -146,6 +146,10 @@ def scatter_params(mode=None, *, name: str = "scatter") -> dict:
     return {} if _SCATTER_MODES[key] == "clip" else {"mode": "drop"}
 
 
+def _fill_value(fill_value, dtype):
+    return default_fill_value(dtype) if fill_value is None else fill_value
+
+
 def default_fill_value(dtype: np.dtype):
     """JAX's fill for gathers out of bounds: NaN for inexact types, the smallest value for
     signed integers, the largest for unsigned ones, True for booleans."""
@@ -172,6 +176,9 @@ def _known_in_bounds(xp, indices, dims) -> bool:
     temporaries); False on a device, where reading the answer would synchronise."""
     if xp is not np or not indices.size:
         return xp is np
+    if len(dims) == 1 and indices.dtype.kind in "iu":  # the common case, in one pass:
+        # negative positions read as unsigned are larger than any axis
+        return int(indices.view(indices.dtype.str.replace("i", "u")).max()) < dims[0]
     return all(indices[..., j].min() >= 0 and indices[..., j].max() < d
                for j, d in enumerate(dims))
 
@@ -247,10 +254,9 @@ def _gather_impl(operand, indices, *, mode="clip", fill_value=None):
     k = indices.shape[-1]
     if k == 0:  # no position to pick: every batch entry is the whole operand
         return xp.broadcast_to(operand, indices.shape[:-1] + operand.shape).copy()
-    fill = fill_value if fill_value is not None or mode != "fill" else default_fill_value(
-        operand.dtype)
     if 0 in operand.shape[:k]:  # (fill mode) nothing to read: every position is out of bounds
-        return backend.full(indices.shape[:-1] + operand.shape[k:], fill, operand.dtype,
+        return backend.full(indices.shape[:-1] + operand.shape[k:],
+                            _fill_value(fill_value, operand.dtype), operand.dtype,
                             like=operand)
     if k == 1 and xp is np:  # NumPy's take clamps as it reads (CuPy's wraps)
         out = np.take(operand, indices[..., 0], axis=0, mode="clip")
@@ -259,7 +265,8 @@ def _gather_impl(operand, indices, *, mode="clip", fill_value=None):
     if mode == "fill" and not _known_in_bounds(xp, indices, operand.shape[:k]):
         keep = _in_bounds(xp, indices, operand.shape[:k])
         keep = keep.reshape(keep.shape + (1,) * (operand.ndim - k))
-        out = xp.where(keep, out, np.asarray(fill, dtype=operand.dtype))
+        out = xp.where(keep, out, np.asarray(_fill_value(fill_value, operand.dtype),
+                                             dtype=operand.dtype))
     return out
 
 
