@@ -3,6 +3,10 @@
 Unlike ``functrans.numpy`` these do no implicit dtype promotion beyond NumPy's rules for
 the operation itself, and shape operations take explicit static parameters.
 """
+import builtins
+
+import numpy as np
+
 from functrans import lax_linalg as linalg
 from functrans.primitives.collectives import (all_gather, axis_index, pmax, pmean, pmin,
                                               psum)
@@ -32,25 +36,29 @@ from functrans.primitives.special import (bessel_i0e, bessel_i1e, betainc, digam
                                           erf_inv, erfc, igamma, igamma_grad_a, igammac,
                                           lgamma, polygamma, random_gamma_grad, zeta)
 from functrans.primitives.sorting import sort, sort_key_val, top_k
+from functrans.primitives.shape import normalize_axis as _normalize_axis
+from functrans.primitives.shape import shape_of as _shape_of
 from functrans.primitives.shape import transpose_axes as _transpose_axes
 
 __all__ = [
-    "FftType", "GatherScatterMode", "RoundingMethod", "abs", "acos", "acosh", "add", "all_gather", "argmax",
-    "argmin", "asin", "asinh", "atan", "atan2", "atanh", "axis_index", "bessel_i0e",
-    "bessel_i1e", "betainc", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor",
-    "broadcast", "broadcast_in_dim", "cbrt", "ceil", "clz", "complex", "concatenate", "cond",
-    "conj", "convert_element_type", "cos", "cosh", "cummax", "cummin", "cumprod", "cumsum",
-    "digamma", "div", "dot_general", "dynamic_slice", "dynamic_update_slice", "eq", "erf",
-    "erf_inv", "erfc", "exp", "exp2", "expand_dims", "expm1", "fft", "floor", "fori_loop", "gather",
-    "ge", "gt", "igamma", "igamma_grad_a", "igammac", "imag", "integer_pow", "iota",
-    "is_finite", "le", "lgamma", "linalg", "log", "log1p", "logistic", "lt", "max", "min",
-    "mul", "ne", "neg", "nextafter", "pad", "pmax", "pmean", "pmin", "polygamma",
-    "population_count", "pow", "psum", "random_gamma_grad", "real", "reduce_max", "reduce_min",
-    "reduce_prod", "reduce_sum", "rem", "reshape", "rev", "round", "scan", "scatter",
+    "abs", "acos", "acosh", "add", "all_gather", "argmax", "argmin", "asin", "asinh", "atan",
+    "atan2", "atanh", "axis_index", "bessel_i0e", "bessel_i1e", "betainc", "bitwise_and",
+    "bitwise_not", "bitwise_or", "bitwise_xor", "broadcast", "broadcast_in_dim", "cbrt",
+    "ceil", "clz", "complex", "concatenate", "cond", "conj", "convert_element_type", "cos",
+    "cosh", "cummax", "cummin", "cumprod", "cumsum", "digamma", "div", "dot_general",
+    "dynamic_index_in_dim", "dynamic_slice", "dynamic_slice_in_dim",
+    "dynamic_update_index_in_dim", "dynamic_update_slice", "dynamic_update_slice_in_dim", "eq",
+    "erf", "erf_inv", "erfc", "exp", "exp2", "expand_dims", "expm1", "fft", "FftType", "floor",
+    "fori_loop", "gather", "GatherScatterMode", "ge", "gt", "igamma", "igamma_grad_a",
+    "igammac", "imag", "index_in_dim", "index_take", "integer_pow", "iota", "is_finite", "le",
+    "lgamma", "linalg", "log", "log1p", "logistic", "lt", "max", "min", "mul", "ne", "neg",
+    "nextafter", "pad", "pmax", "pmean", "pmin", "polygamma", "population_count", "pow",
+    "psum", "random_gamma_grad", "real", "reduce_max", "reduce_min", "reduce_prod",
+    "reduce_sum", "rem", "reshape", "rev", "round", "RoundingMethod", "scan", "scatter",
     "scatter_add", "scatter_max", "scatter_min", "scatter_mul", "select", "shift_left",
-    "shift_right_arithmetic", "shift_right_logical", "sign", "sin", "sinh", "slice", "sort",
-    "sort_key_val", "sqrt", "squeeze", "stop_gradient", "sub", "switch", "tan", "tanh",
-    "top_k", "transpose", "while_loop", "zeros_like", "zeta",
+    "shift_right_arithmetic", "shift_right_logical", "sign", "sin", "sinh", "slice",
+    "slice_in_dim", "sort", "sort_key_val", "sqrt", "squeeze", "stop_gradient", "sub",
+    "switch", "tan", "tanh", "top_k", "transpose", "while_loop", "zeros_like", "zeta",
 ]
 
 
@@ -62,6 +70,136 @@ def transpose(operand, permutation):
     (4, 2, 3)
     """
     return _transpose_axes(operand, permutation)
+
+
+def _axis(operand, axis: int, name: str) -> int:
+    from_shape = _shape_of(operand)
+    return _normalize_axis(axis, len(from_shape), f"{name}: axis")
+
+
+def slice_in_dim(operand, start_index, limit_index, stride: int = 1, axis: int = 0):
+    """``lax.slice`` along one ``axis``: ``start_index:limit_index:stride`` there (None for
+    an end, negative ones counted from the end), whole slices elsewhere.
+
+    >>> import numpy as np, functrans.lax as lax
+    >>> lax.slice_in_dim(np.arange(12).reshape(3, 4), 1, -1, axis=1)
+    array([[ 1,  2],
+           [ 5,  6],
+           [ 9, 10]])
+    """
+    shape = _shape_of(operand)
+    axis = _axis(operand, axis, "slice_in_dim")
+    start, limit, _ = builtins.slice(start_index, limit_index).indices(shape[axis])
+    starts, limits, strides = [0] * len(shape), list(shape), [1] * len(shape)
+    starts[axis], limits[axis], strides[axis] = start, builtins.max(start, limit), int(stride)
+    return slice(operand, starts, limits, strides)
+
+
+def index_in_dim(operand, index: int, axis: int = 0, keepdims: bool = True):
+    """The static position ``index`` (negative: from the end) along ``axis``, keeping that
+    axis with length 1 unless ``keepdims`` is False.
+
+    >>> import numpy as np, functrans.lax as lax
+    >>> lax.index_in_dim(np.arange(6).reshape(2, 3), -1, axis=1, keepdims=False)
+    array([2, 5])
+    """
+    axis = _axis(operand, axis, "index_in_dim")
+    n = _shape_of(operand)[axis]
+    i = int(index)
+    if not -n <= i < n:
+        raise IndexError(f"index_in_dim: index {i} is out of bounds for axis {axis} with "
+                         f"size {n}")
+    out = slice_in_dim(operand, i % n, i % n + 1, axis=axis)
+    return out if keepdims else squeeze(out, (axis,))
+
+
+def dynamic_slice_in_dim(operand, start_index, slice_size: int, axis: int = 0, *,
+                         allow_negative_indices: bool = True):
+    """``dynamic_slice`` along one ``axis``: ``slice_size`` elements from the (possibly
+    traced, clamped) ``start_index``.
+
+    >>> import numpy as np, functrans.lax as lax
+    >>> lax.dynamic_slice_in_dim(np.arange(10), 8, 3)
+    array([7, 8, 9])
+    """
+    shape = _shape_of(operand)
+    axis = _axis(operand, axis, "dynamic_slice_in_dim")
+    starts = [0] * len(shape)
+    starts[axis] = start_index
+    sizes = list(shape)
+    sizes[axis] = int(slice_size)
+    return dynamic_slice(operand, starts, sizes, allow_negative_indices=allow_negative_indices)
+
+
+def dynamic_index_in_dim(operand, index, axis: int = 0, keepdims: bool = True, *,
+                         allow_negative_indices: bool = True):
+    """The (possibly traced, clamped) position ``index`` along ``axis``, keeping that axis
+    with length 1 unless ``keepdims`` is False.
+
+    >>> import numpy as np, functrans.lax as lax
+    >>> lax.dynamic_index_in_dim(np.arange(6).reshape(3, 2), -1, keepdims=False)
+    array([4, 5])
+    """
+    out = dynamic_slice_in_dim(operand, index, 1, axis,
+                               allow_negative_indices=allow_negative_indices)
+    return out if keepdims else squeeze(out, (_axis(operand, axis, "dynamic_index_in_dim"),))
+
+
+def dynamic_update_slice_in_dim(operand, update, start_index, axis: int, *,
+                                allow_negative_indices: bool = True):
+    """``dynamic_update_slice`` along one ``axis``: ``update`` written from the (possibly
+    traced, clamped) ``start_index`` there.
+
+    >>> import numpy as np, functrans.lax as lax
+    >>> lax.dynamic_update_slice_in_dim(np.zeros(5), np.ones(2), -2, axis=0)
+    array([0., 0., 0., 1., 1.])
+    """
+    axis = _axis(operand, axis, "dynamic_update_slice_in_dim")
+    starts = [0] * len(_shape_of(operand))
+    starts[axis] = start_index
+    return dynamic_update_slice(operand, update, starts,
+                                allow_negative_indices=allow_negative_indices)
+
+
+def dynamic_update_index_in_dim(operand, update, index, axis: int, *,
+                                allow_negative_indices: bool = True):
+    """``update`` (with or without ``axis``) written at the (possibly traced) position
+    ``index`` along ``axis``.
+
+    >>> import numpy as np, functrans.lax as lax
+    >>> lax.dynamic_update_index_in_dim(np.zeros((3, 2)), np.ones(2), 1, axis=0)
+    array([[0., 0.],
+           [1., 1.],
+           [0., 0.]])
+    """
+    axis = _axis(operand, axis, "dynamic_update_index_in_dim")
+    if len(_shape_of(update)) == len(_shape_of(operand)) - 1:
+        update = expand_dims(update, (axis,))
+    return dynamic_update_slice_in_dim(operand, update, index, axis,
+                                       allow_negative_indices=allow_negative_indices)
+
+
+def index_take(src, idxs, axes):
+    """``src`` read at the positions ``idxs[j]`` (broadcast together; clamped) along
+    ``axes[j]``: the result's leading axes are the indices', then ``src``'s other axes.
+
+    >>> import numpy as np, functrans.lax as lax
+    >>> lax.index_take(np.arange(12).reshape(3, 4), (np.array([2, 0]), np.array([1, 3])),
+    ...                (0, 1))
+    array([9, 3])
+    """
+    axes = tuple(_axis(src, a, "index_take") for a in axes)
+    if len(idxs) != len(axes):
+        raise ValueError(f"index_take: {len(idxs)} index arrays for {len(axes)} axes")
+    rest = tuple(a for a in range(len(_shape_of(src))) if a not in axes)
+    moved = transpose(src, axes + rest)
+    batch = np.broadcast_shapes(*(_shape_of(i) for i in idxs))
+    positions = concatenate([expand_dims(broadcast_in_dim(convert_element_type(i, np.int64),
+                                                          batch, tuple(range(
+                                                              len(batch) - len(_shape_of(i)),
+                                                              len(batch)))), (len(batch),))
+                             for i in idxs], len(batch))
+    return gather(moved, positions)
 
 
 def __dir__() -> list[str]:

@@ -20,6 +20,7 @@ from functrans import backend, lax
 from functrans.core import Tracer
 from functrans.numpy._util import arg, dtype_of, shape_of
 from functrans.primitives import shape as shape_ops
+from functrans.primitives.gather import mode_name
 
 __all__ = ["segment_sum", "segment_prod", "segment_max", "segment_min"]
 
@@ -65,17 +66,17 @@ def _segment(name: str, data, segment_ids, num_segments, mode):
     if len(shape_of(segment_ids)) != 1 or shape_of(segment_ids) != rows:
         raise ValueError(f"{name}: segment_ids must be 1-D with one id per row of data "
                          f"(shape {shape_of(data)}), got shape {shape_of(segment_ids)}")
-    key = None if mode is None else str(getattr(mode, "name", mode)).lower()
-    if key not in (None, "drop", "fill", "clip", "promise_in_bounds"):
+    key = mode_name(mode)
+    if key not in (None, "drop", "fill", "fill_or_drop", "clip", "promise_in_bounds"):
         raise ValueError(f"{name}: mode={mode!r} is not one of 'drop', 'fill', 'clip' or "
-                         "'promise_in_bounds'")
+                         "'promise_in_bounds' (or a GatherScatterMode)")
     n = _num_segments(name, segment_ids, num_segments)
     dtype = dtype_of(data)
     init = backend.full((n,) + tuple(shape_of(data)[1:]), _identity(name, dtype), dtype,
                         like=data)  # made on the data's device
     positions = shape_ops.expand_dims(segment_ids, (1,))
-    return _SCATTERS[name](init, positions, data,
-                           mode="clip" if key in ("clip", "promise_in_bounds") else "drop")
+    clamp = key in ("clip", "promise_in_bounds") and n > 0  # (no segment to clamp into)
+    return _SCATTERS[name](init, positions, data, mode="clip" if clamp else "drop")
 
 
 def segment_sum(data, segment_ids, num_segments=None, indices_are_sorted=False,

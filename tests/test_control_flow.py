@@ -759,7 +759,28 @@ def test_while_loop_jvp_of_closed_over_weight():
     np.testing.assert_allclose(ft.jacfwd(ft.jacfwd(f))(1.5), 6 * 1.5, rtol=TOL)
 
 
-@pytest.mark.parametrize("transform", ["grad", "vjp", "jacrev", "linearize"])
+def test_linearize_of_a_while_loop_stages_the_whole_loop():
+    # as JAX: the primal outputs now, the tangents from the staged loop (which recomputes
+    # the primal part); reverse mode still refuses it
+    def f(x, w):
+        return fnp.sum(lax.while_loop(lambda c: c[0] < 3,
+                                      lambda c: (c[0] + 1, fnp.sin(c[1]) * w), (0, x))[1])
+
+    x, w = np.array([0.5, 1.0]), 1.3
+    y, f_jvp = ft.linearize(f, x, w)
+    np.testing.assert_allclose(y, f(x, w), rtol=TOL)
+    for t in [(np.ones(2), 0.0), (np.array([0.3, -2.0]), 1.0), (x, -0.5)]:
+        np.testing.assert_allclose(f_jvp(*t), ft.jvp(f, (x, w), t)[1], rtol=TOL)
+    ys, f_jvp = ft.linearize(ft.vmap(f, in_axes=(0, None)), np.stack([x, 2 * x]), w)
+    np.testing.assert_allclose(f_jvp(np.ones((2, 2)), 0.0),
+                               [ft.jvp(f, (v, w), (np.ones(2), 0.0))[1] for v in (x, 2 * x)],
+                               rtol=TOL)
+    _, f_vjp = ft.linearize(f, x, w)
+    with pytest.raises(TypeError, match="Inside jit, linearize does not support it"):
+        ft.linearize(ft.jit(f), x, w)
+
+
+@pytest.mark.parametrize("transform", ["grad", "vjp", "jacrev"])
 def test_while_loop_reverse_mode_raises_and_points_to_scan(transform):
     def f(x):
         return fnp.sum(lax.while_loop(lambda c: c[0] < 3,
@@ -771,10 +792,8 @@ def test_while_loop_reverse_mode_raises_and_points_to_scan(transform):
             ft.grad(f)(x)
         elif transform == "vjp":
             ft.vjp(f, x)
-        elif transform == "jacrev":
-            ft.jacrev(f)(x)
         else:
-            ft.linearize(f, x)
+            ft.jacrev(f)(x)
     message = str(info.value)
     assert "while_loop" in message and "scan" in message and "fori_loop" in message, message
 

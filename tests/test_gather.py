@@ -173,6 +173,52 @@ def test_errors_name_the_problem():
 # dynamic_slice / dynamic_update_slice with batched starts: one gather / scatter-add
 # ------------------------------------------------------------------------------------------
 
+def test_dynamic_slices_count_negative_starts_from_the_end_as_jax():
+    x = np.arange(10.0)
+    for start, want in [(-2, [8., 9.]), (-11, [0., 1.]), (3, [3., 4.]), (9, [8., 9.])]:
+        np.testing.assert_array_equal(lax.dynamic_slice(x, (start,), (2,)), want)
+        np.testing.assert_array_equal(ft.jit(lambda i: lax.dynamic_slice(x, (i,), (2,)))(start),
+                                      want)
+    np.testing.assert_array_equal(ft.vmap(lambda i: lax.dynamic_slice(x, (i,), (2,)))(
+        np.array([-2, 3])), [[8., 9.], [3., 4.]])
+    np.testing.assert_array_equal(lax.dynamic_slice(x, (-2,), (2,), allow_negative_indices=False),
+                                  [0., 1.])
+    written = lax.dynamic_update_slice(x, -np.ones(2), (-3,))
+    np.testing.assert_array_equal(written, np.r_[x[:7], -1., -1., x[9]])
+    g = ft.grad(lambda x, i: lax.dynamic_slice(x, (i,), (2,)).sum())(x, -2)
+    np.testing.assert_array_equal(g, np.r_[np.zeros(8), 1., 1.])
+
+
+def test_lax_in_dim_helpers_match_numpy():
+    x = np.arange(24.0).reshape(2, 3, 4)
+    np.testing.assert_array_equal(lax.slice_in_dim(x, 1, -1, axis=2), x[:, :, 1:-1])
+    np.testing.assert_array_equal(lax.slice_in_dim(x, 0, None, 2, axis=-1), x[..., ::2])
+    np.testing.assert_array_equal(lax.index_in_dim(x, -1, axis=1), x[:, -1:])
+    np.testing.assert_array_equal(lax.index_in_dim(x, 0, keepdims=False), x[0])
+    with pytest.raises(IndexError, match="index_in_dim: index 3 is out of bounds"):
+        lax.index_in_dim(x, 3, axis=1)
+    f = ft.jit(lambda i: lax.dynamic_slice_in_dim(x, i, 2, axis=2))
+    np.testing.assert_array_equal(f(-2), x[..., 2:])
+    np.testing.assert_array_equal(lax.dynamic_index_in_dim(x, -1, axis=1, keepdims=False),
+                                  x[:, -1])
+    np.testing.assert_array_equal(
+        ft.vmap(lambda i: lax.dynamic_index_in_dim(x, i, axis=2))(np.array([0, 3])),
+        np.stack([x[..., :1], x[..., 3:]]))
+    u = -np.ones((2, 3, 1))
+    want = x.copy()
+    want[..., 1:2] = u
+    np.testing.assert_array_equal(lax.dynamic_update_slice_in_dim(x, u, 1, axis=2), want)
+    np.testing.assert_array_equal(lax.dynamic_update_index_in_dim(x, u[..., 0], 1, axis=2),
+                                  want)
+    i, j = np.array([[1, 0]]), np.array([3, -9])  # clamped: -9 reads position 0
+    np.testing.assert_array_equal(lax.index_take(x, (i, j), (0, 2)),
+                                  np.moveaxis(x, 1, -1)[[[1, 0]], [3, 0]])
+    # derivatives and vmap go through the primitives
+    ft.testing.check_grads(lambda x: lax.dynamic_update_index_in_dim(
+        x, x[..., 0] ** 2, -1, axis=2), (x,), order=2)
+    ft.testing.check_grads(lambda x: lax.index_take(x, (i, j), (0, 2)), (x,), order=2)
+
+
 DYNAMIC_AXES = [(None, 0, None), (0, 0, 0), (1, None, 0), (None, 0, 0)]
 
 
@@ -397,6 +443,11 @@ def test_take_modes_and_errors():
             ft.jit(lambda i: ft.numpy.take(x, i, axis=1, mode=mode))(np.array([-4, 9, 1])), want)
         np.testing.assert_array_equal(
             ft.numpy.take_along_axis(x, np.array([[-4, 9, 1]] * 2), axis=1, mode=mode), want)
+    # -1 under "clip": take clamps it to 0 (NumPy's clip), take_along_axis counts it from
+    # the end first (JAX's take_along_axis)
+    np.testing.assert_array_equal(ft.numpy.take(x[0], [-1], mode="clip"), [0.0])
+    np.testing.assert_array_equal(ft.numpy.take_along_axis(x[0], np.array([-1]), axis=0,
+                                                           mode="clip"), [2.0])
     np.testing.assert_array_equal(ft.numpy.take(x, [9], mode="fill", fill_value=-1.0), [-1.0])
     with pytest.raises(IndexError, match="out of bounds"):
         ft.numpy.take(x, [9], mode="raise")

@@ -311,6 +311,15 @@ def test_at_modes_decide_for_integer_indices_too():
     assert lax.GatherScatterMode.from_any("clip") is lax.GatherScatterMode.CLIP
 
 
+def test_at_errors_name_the_method_and_the_shapes():
+    x = fnp.zeros((3, 4))
+    with pytest.raises(ValueError, match=r"x.at\[...\].set: values of shape \(4,\) do not "
+                                         r"broadcast to the shape \(3,\) of x\[index\]"):
+        x.at[:, 0].set(np.ones(4))
+    with pytest.raises(TypeError, match="invalid index 1.5 of type float"):
+        x.at[1.5].set(1.0)
+
+
 def test_at_modes_out_of_bounds():
     x = fnp.arange(4.0)
     i = np.array([1, 7, -9])
@@ -452,6 +461,9 @@ def test_segment_ops_drop_or_clamp_ids_and_need_num_segments_when_traced():
     assert_close(ops.segment_sum(data, ids, num_segments=3, mode="clip"),
                  np.array([4.0, 4.0, 2.0]))
     assert_close(ops.segment_sum(data, np.array([0, 0, 2, 2])), np.array([3.0, 0.0, 7.0]))
+    assert ops.segment_sum(data, ids, num_segments=0, mode="clip").shape == (0,)  # no segment
+    assert_close(ops.segment_sum(data, ids, num_segments=3, mode=lax.GatherScatterMode.CLIP),
+                 np.array([4.0, 4.0, 2.0]))
     with pytest.raises(TypeError, match="pass num_segments"):
         ft.vmap(lambda s: ops.segment_sum(data, s))(np.zeros((2, 4), int))
     got = ft.vmap(lambda s: ops.segment_max(data, s, 2))(np.array([[0, 0, 1, 1], [1, 1, 1, 0]]))

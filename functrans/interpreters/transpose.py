@@ -44,6 +44,11 @@ def is_undefined_primal(x) -> bool:
     return type(x) is UndefinedPrimal
 
 
+#: primitive -> why a linear jaxpr holding it cannot be transposed (a loop staged whole by
+#: linearize, say): reverse mode refuses it with that explanation, before any work
+untransposable: dict[Primitive, str] = {}
+
+
 def deftranspose(prim: Primitive, rule: Callable) -> None:
     """Register ``rule(ct, *args, **params)`` as the transpose rule of ``prim`` (its JVP is
     registered separately)."""
@@ -149,6 +154,8 @@ def backward_pass(jaxpr: Jaxpr, consts: Sequence, args: Sequence, cts_out: Seque
         try:
             rule = transpose_rules[prim]
         except KeyError:
+            if prim in untransposable:
+                raise TypeError(untransposable[prim]) from None
             raise NotImplementedError(f"Transpose rule for '{prim.name}' not implemented") from None
         cts_in = rule(ct, *invals, **eqn.params)
         assert len(cts_in) == len(invars), f"transpose of {prim}: wrong number of results"
@@ -183,6 +190,16 @@ def vjp_flat(fun: Callable, primals: Sequence, snapshot: bool = False, compiled:
     return primals_out, linear_pullback(jaxpr, consts, out_tangents, compiled)
 
 
+def check_transposable(jaxpr: Jaxpr) -> None:
+    """Refuse, with its explanation, a linear jaxpr holding an ``untransposable``
+    primitive."""
+    if untransposable:
+        for eqn in jaxpr.eqns:
+            why = untransposable.get(eqn.primitive)
+            if why is not None:
+                raise TypeError(why)
+
+
 def linear_pullback(jaxpr: Jaxpr, consts: Sequence, out_tangents: Sequence,
                     compiled: bool = False) -> Callable:
     """The transpose of a linearization from ``linearize_flat``: a function from one
@@ -192,6 +209,7 @@ def linear_pullback(jaxpr: Jaxpr, consts: Sequence, out_tangents: Sequence,
     jaxpr's structure (``compiled_backward``) once that structure has been seen before, as
     ``grad`` and ``vjp`` do; gradcheck leaves it off, so that its re-runs execute every
     transpose rule again."""
+    check_transposable(jaxpr)
     undefined = [UndefinedPrimal(v.aval) for v in jaxpr.invars]
 
     def pullback(cts: Sequence) -> list:

@@ -192,11 +192,7 @@ def _basic_getitem(x, index: tuple):
             continue
         n = shape[axis]
         if not isinstance(idx, builtins.slice):
-            try:
-                i = operator.index(idx)
-            except TypeError:
-                raise TypeError(f"invalid index {idx!r} of type {type(idx).__name__}; use "
-                                "ints, slices, None and Ellipsis") from None
+            i = _as_int(idx)
             if not -n <= i < n:
                 raise IndexError(f"index {i} is out of bounds for axis {axis} with size {n}")
             i %= n
@@ -391,6 +387,14 @@ def getitem(x, index, mode=None, fill_value=None, wrap_negative: bool = True):
     return _basic_getitem(x, index)
 
 
+def _as_int(idx) -> int:
+    try:
+        return operator.index(idx)
+    except TypeError:
+        raise TypeError(f"invalid index {idx!r} of type {type(idx).__name__}; use ints, "
+                        "slices, None, Ellipsis, and integer or boolean arrays") from None
+
+
 def _ints_in_bounds(shape: tuple, index: tuple, wrap_negative: bool) -> bool:
     """Whether the integers of a full basic ``index`` are all in bounds (negative ones
     count from the end only if ``wrap_negative``)."""
@@ -399,7 +403,7 @@ def _ints_in_bounds(shape: tuple, index: tuple, wrap_negative: bool) -> bool:
         if i is None:
             continue
         if not isinstance(i, builtins.slice):
-            i, n = operator.index(i), shape[axis]
+            i, n = _as_int(i), shape[axis]
             if not (-n if wrap_negative else 0) <= i < n:
                 return False
         axis += 1
@@ -409,12 +413,13 @@ def _ints_in_bounds(shape: tuple, index: tuple, wrap_negative: bool) -> bool:
 _TAKE_MODES = (None, "raise", "fill", "clip", "wrap", "promise_in_bounds")
 
 
-def _take_indices(name: str, indices, n: int, axis: int, mode):
+def _take_indices(name: str, indices, n: int, axis: int, mode, clip_wraps: bool = False):
     """``indices`` into an axis of length ``n`` as positions for a gather, and the gather's
     mode, for ``take``'s ``mode``: None and "raise" refuse concrete indices out of bounds
     (NumPy's default) and read the fill value for traced ones (JAX's default), "fill" reads
     it for all, "clip" clamps (negative ones to 0, as NumPy), "wrap" counts modulo ``n``,
-    "promise_in_bounds" clamps after wrapping negative ones."""
+    "promise_in_bounds" clamps after wrapping negative ones (as "clip" does with
+    ``clip_wraps``: JAX's ``take_along_axis``)."""
     key = mode_name(mode)
     if key == "fill_or_drop":
         key = "fill"
@@ -428,6 +433,8 @@ def _take_indices(name: str, indices, n: int, axis: int, mode):
             f"{name}: mode='raise' cannot check traced indices ({indices.aval.str_short()}) "
             "against the bounds: their values are not known while tracing. Use mode='fill' "
             "(out of bounds reads NaN, the default), 'clip' or 'wrap'.")
+    if key == "clip" and clip_wraps:
+        key = "promise_in_bounds"
     if key in ("clip", "wrap"):
         if dtype_of(indices).kind not in "iu":
             raise IndexError(f"{name}: indices must be integers, got {dtype_of(indices)}")
@@ -483,7 +490,8 @@ def take_along_axis(arr, indices, axis=-1, mode=None, fill_value=None):
     """``out[..., j, ...] = arr[..., indices[..., j, ...], ...]`` along ``axis``: ``indices``
     has ``arr``'s number of axes and broadcasts with it on the others (with ``axis=None``,
     1-D ``indices`` into the flattened ``arr``).  Negative indices count from the end;
-    ``mode`` and ``fill_value`` say what ones out of bounds do, as for ``take``.
+    ``mode`` and ``fill_value`` say what ones out of bounds do, as for ``take`` (but
+    ``"clip"`` counts negative indices from the end before clamping, as JAX).
 
     >>> import functrans.numpy as fnp
     >>> x = fnp.asarray([[10., 30., 20.], [60., 40., 50.]])
@@ -501,7 +509,8 @@ def take_along_axis(arr, indices, axis=-1, mode=None, fill_value=None):
         raise ValueError(f"take_along_axis: indices of shape {shape_of(indices)} must have as "
                          f"many axes as the array of shape {shape}")
     axis = shape_ops.normalize_axis(static_int(axis, "take_along_axis", "axis"), len(shape))
-    indices, gather_mode = _take_indices("take_along_axis", indices, shape[axis], axis, mode)
+    indices, gather_mode = _take_indices("take_along_axis", indices, shape[axis], axis, mode,
+                                         clip_wraps=True)
     last = len(shape) - 1
     arr, indices = shape_ops.moveaxis(arr, axis, last), shape_ops.moveaxis(indices, axis, last)
     lead = np.broadcast_shapes(shape_of(arr)[:-1], shape_of(indices)[:-1])
@@ -675,6 +684,9 @@ def _update(op: str, ref: IndexUpdateRef, values, mode, wrap_negative: bool = Tr
             # spread on x's device: broadcasting a Python scalar would make a host array
             values = lax.add(lax.zeros_like(shape_ops.reshape(positions, updated), dtype),
                              values)
+    if not _broadcasts_to(shape_of(values), updated):
+        raise ValueError(f"x.at[...].{op}: values of shape {shape_of(values)} do not broadcast "
+                         f"to the shape {updated} of x[index] (x of shape {shape})")
     values = shape_ops.reshape(shape_ops.broadcast_to(values, updated), (math.prod(updated),))
     if op == "set":
         out = lax.scatter(flat, positions, lax.convert_element_type(values, dtype),
@@ -694,6 +706,13 @@ def _update(op: str, ref: IndexUpdateRef, values, mode, wrap_negative: bool = Tr
         factors = _products_at(flat, positions, values, scatter_mode)
         out = {"multiply": lax.mul, "divide": true_divide, "power": power}[op](flat, factors)
     return shape_ops.reshape(lax.convert_element_type(out, out_dtype), shape)
+
+
+def _broadcasts_to(shape: tuple, target: tuple) -> bool:
+    try:
+        return np.broadcast_shapes(shape, target) == target
+    except ValueError:
+        return False
 
 
 def _products_at(flat, positions, values, mode: str):

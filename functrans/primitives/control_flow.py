@@ -443,13 +443,42 @@ def _while_jvp(primals, tangents, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_
                          for h, p in zip(carry_has, primal_outs)]
 
 
+_WHILE_REVERSE = (
+    "Reverse-mode differentiation (grad, vjp, jacrev) of lax.while_loop is not supported: "
+    "its trip count is only known at run time, so the values the backward pass needs cannot "
+    "be stored ahead of time. Use lax.scan, or lax.fori_loop with concrete Python-int bounds "
+    "(which lowers to scan), for reverse mode; forward mode (jvp, jacfwd, linearize) "
+    "supports while_loop.")
+
+
 def _while_linear_staging(trace, args, params):
-    raise TypeError(
-        "Reverse-mode differentiation (grad, vjp, jacrev, linearize) of lax.while_loop is not "
-        "supported: its trip count is only known at run time, so the values the backward pass "
-        "needs cannot be stored ahead of time. Use lax.scan, or lax.fori_loop with concrete "
-        "Python-int bounds (which lowers to scan), for reverse mode; forward mode (jvp, "
-        "jacfwd) supports while_loop.")
+    """Linearizing a while_loop, whose JVP is one loop over primals and tangents together:
+    the primal outputs are computed now (by the loop with zero tangents), and the whole
+    loop is staged for the tangent outputs, recomputing its primal part (as JAX does).  The
+    staged loop cannot be transposed: reverse mode refuses it (``transpose.untransposable``).
+    Inside a jaxpr being split (``trace`` None: a jit's body) the loop is refused."""
+    if trace is None:
+        raise TypeError(_WHILE_REVERSE + " Inside jit, linearize does not support it either "
+                        "(a jit's body is split into known and linear parts as a whole): "
+                        "use jvp there, or linearize outside the jit.")
+    cn, bn = params["cond_nconsts"], params["body_nconsts"]
+    unknown = [type(x) is partial_eval.JaxprTracer and x._trace is trace for x in args]
+    body_unknown, carry_unknown = unknown[cn:cn + bn], unknown[cn + bn:]
+    while True:  # the carries that come to depend on unknown values: a fixpoint
+        out_unknown = jaxpr_transforms.partial_eval_jaxpr(params["body_jaxpr"],
+                                                          body_unknown + carry_unknown)[2]
+        new = [a or b for a, b in zip(carry_unknown, out_unknown)]
+        if new == carry_unknown:
+            break
+        carry_unknown = new
+    if any(unknown[:cn]) or any(jaxpr_transforms.partial_eval_jaxpr(
+            params["cond_jaxpr"], unknown[:cn] + carry_unknown)[2]):
+        raise TypeError(_WHILE_REVERSE)  # the trip count would depend on the tangents
+    witness = ad.device_witness([x for x, u in zip(args, unknown) if not u])
+    known = while_p.bind(*[ad.zeros(x.aval, witness) if u else x
+                           for x, u in zip(args, unknown)], **params)
+    staged = trace.stage(while_p, args, params)
+    return [s if u else k for s, k, u in zip(staged, known, carry_unknown)]
 
 
 def _batch_jaxpr_as(closed, size: int, in_dims, out_batched):
@@ -535,6 +564,7 @@ codegen.deflowering(while_p, _while_lowering, fresh=False)
 abstract_eval_rules[while_p] = _while_abstract_eval
 ad.jvp_rules[while_p] = _while_jvp
 partial_eval.linear_staging_rules[while_p] = _while_linear_staging
+transpose.untransposable[while_p] = _WHILE_REVERSE
 batching.batching_rules[while_p] = _while_batch
 
 # ------------------------------------------------------------------------------------------

@@ -20,7 +20,7 @@ from functrans.interpreters.ad import Zero
 from functrans.interpreters.batching import not_mapped
 from functrans.interpreters.transpose import is_undefined_primal
 from functrans.primitives.conversion import convert_element_type
-from functrans.primitives.elementwise import add, max, min
+from functrans.primitives.elementwise import add, lt, max, min, select
 from functrans.primitives.gather import gather, scatter, with_batch_column
 from functrans.primitives.gather import iota
 from functrans.primitives.shape import bdim_to_front, broadcast_in_dim, moveaxis, shape_of
@@ -30,25 +30,52 @@ dynamic_slice_p = Primitive("dynamic_slice")
 dynamic_update_slice_p = Primitive("dynamic_update_slice")
 
 
-def dynamic_slice(operand, start_indices: Sequence, slice_sizes: Sequence[int]):
+def _from_the_end(starts: Sequence, shape: tuple, name: str) -> list:
+    """Negative start indices counted from the end of their axis (JAX's
+    ``allow_negative_indices``); the primitives then clamp them so the slice fits."""
+    if len(starts) != len(shape):
+        raise ValueError(f"{name}: {len(starts)} start indices for an operand of shape "
+                         f"{shape}")
+    out = []
+    for i, n in zip(starts, shape):
+        if isinstance(i, (int, np.integer)) and not isinstance(i, bool):
+            out.append(i + n if i < 0 else i)
+        else:
+            out.append(select(lt(i, 0), add(i, n), i))
+    return out
+
+
+def dynamic_slice(operand, start_indices: Sequence, slice_sizes: Sequence[int], *,
+                  allow_negative_indices: bool = True):
     """``operand[i0:i0+s0, i1:i1+s1, ...]`` for (possibly traced) scalar starts ``i``; the
-    starts are clamped to keep the slice in bounds.
+    starts are clamped to keep the slice in bounds, after negative ones count from the end
+    (unless ``allow_negative_indices`` is False, as JAX).
 
     >>> import numpy as np, functrans.lax as lax
     >>> lax.dynamic_slice(np.arange(10.0), (8,), (3,))  # start clamped to 7
     array([7., 8., 9.])
+    >>> lax.dynamic_slice(np.arange(10.0), (-2,), (2,))  # the last two
+    array([8., 9.])
     """
+    if allow_negative_indices:
+        start_indices = _from_the_end(start_indices, shape_of(operand), "dynamic_slice")
     return dynamic_slice_p.bind(operand, *start_indices,
                                 slice_sizes=tuple(int(s) for s in slice_sizes))
 
 
-def dynamic_update_slice(operand, update, start_indices: Sequence):
-    """A copy of ``operand`` with ``update`` written at the (clamped) ``start_indices``.
+def dynamic_update_slice(operand, update, start_indices: Sequence, *,
+                         allow_negative_indices: bool = True):
+    """A copy of ``operand`` with ``update`` written at the (clamped) ``start_indices``
+    (negative ones count from the end unless ``allow_negative_indices`` is False).
 
     >>> import numpy as np, functrans.lax as lax
     >>> lax.dynamic_update_slice(np.zeros(5), np.ones(2), (1,))
     array([0., 1., 1., 0., 0.])
+    >>> lax.dynamic_update_slice(np.zeros(5), np.ones(2), (-2,))
+    array([0., 0., 0., 1., 1.])
     """
+    if allow_negative_indices:
+        start_indices = _from_the_end(start_indices, shape_of(operand), "dynamic_update_slice")
     return dynamic_update_slice_p.bind(operand, update, *start_indices)
 
 
