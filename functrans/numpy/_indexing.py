@@ -328,17 +328,17 @@ _WHOLE = builtins.slice(None)
 
 def _advanced_getitem(x, index: tuple, mode=None, fill_value=None, adjacent=None,
                       wrap_negative: bool = True, check: bool | None = None,
-                      positions: bool = False):
+                      prepared: bool = False):
     """``x[index]`` for a full index (one entry per axis of ``x``, or None) holding
     integer arrays; ``check``: refuse concrete indices out of bounds (by default when
-    ``mode`` is None); ``positions``: the arrays are ``_index_array``'s already."""
+    ``mode`` is None); ``prepared``: the arrays are ``_index_array``'s already."""
     shape = shape_of(x)
     basic, advanced, axis = [], [], 0
     for idx in index:  # advanced entries stay whole axes of the basic result
         if idx is None or isinstance(idx, builtins.slice):
             basic.append(idx)
         else:
-            advanced.append((len(basic), idx if positions else _index_array(
+            advanced.append((len(basic), idx if prepared else _index_array(
                 idx, shape[axis], axis, mode is None if check is None else check,
                 wrap_negative)))
             basic.append(builtins.slice(None))
@@ -483,7 +483,7 @@ def take(a, indices, axis=None, out=None, mode=None, unique_indices: bool = Fals
     indices, gather_mode = _take_indices("take", indices, shape[axis], axis, mode)
     index = ((builtins.slice(None),) * axis + (indices,)
              + (builtins.slice(None),) * (len(shape) - axis - 1))
-    return _advanced_getitem(a, index, gather_mode, fill_value, positions=True)
+    return _advanced_getitem(a, index, gather_mode, fill_value, prepared=True)
 
 
 def take_along_axis(arr, indices, axis=-1, mode=None, fill_value=None):
