@@ -117,6 +117,18 @@ CASES = [
          [A(4, 5), A(kind="int")]),
     Case("dynamic_update_slice", lambda x, u, i: lax.dynamic_update_slice(x, u, (1, i)),
          [A(4, 5), A(2, 2), A(kind="int")]),
+    # lax's helpers over them (starts drawn in -3..3: negative ones count from the end)
+    Case("dynamic_slice_in_dim", lambda x, i: lax.dynamic_slice_in_dim(x, i, 2, axis=1),
+         [A(3, 5), A(kind="int")]),
+    Case("dynamic_index_in_dim", lambda x, i: lax.dynamic_index_in_dim(x, i, 0, False),
+         [A(4, 3), A(kind="int")]),
+    Case("dynamic_update_index_in_dim",
+         lambda x, u, i: lax.dynamic_update_index_in_dim(x, u, i, axis=1),
+         [A(3, 4), A(3), A(kind="int")]),
+    Case("slice_and_index_in_dim", lambda x: lax.slice_in_dim(x, 1, None, 2, axis=1)
+         + lax.index_in_dim(x, -1, axis=1), [A(3, 5)]),
+    Case("index_take", lambda x, i, j: lax.index_take(x, (i, j), (2, 0)),
+         [A(3, 2, 4), A(5, kind="pos"), A(5, kind="int")]),
     # dot_general
     Case("matmul", dot((((1,), (0,)), ((), ()))), [A(3, 4), A(4, 5)]),
     Case("batched_matmul", dot((((2,), (1,)), ((0,), (0,)))), [A(2, 3, 4), A(2, 4, 5)]),
