@@ -629,6 +629,21 @@ def evaluating_with(trace: Trace | None):
         state.dynamic = previous
 
 
+@contextmanager
+def evaluating_constants():
+    """Evaluate operations on constants now inside the block, even under a staging trace
+    that records them (``jit``, ``make_jaxpr``): for values that depend on nothing traced,
+    such as positions computed from concrete indices.  Operations on tracers still go to
+    their traces."""
+    state = _state
+    previous = state.dynamic
+    state.dynamic = state.stack[0]
+    try:
+        yield
+    finally:
+        state.dynamic = previous
+
+
 def _leaked_tracer_error(tracer: Tracer) -> UnexpectedTracerError:
     return UnexpectedTracerError(
         f"Encountered a tracer ({tracer.aval.str_short()}, from {tracer._trace!r}) outside the "

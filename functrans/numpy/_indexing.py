@@ -23,7 +23,7 @@ import operator
 import numpy as np
 from numpy import newaxis
 
-from functrans import backend, lax
+from functrans import backend, core, lax
 from functrans.core import Tracer, is_python_scalar
 from functrans.numpy._index_tricks import nonzero
 from functrans.numpy._dtypes import result_type
@@ -669,9 +669,10 @@ def _update(op: str, ref: IndexUpdateRef, values, mode, wrap_negative: bool = Tr
     shape, dtype = shape_of(x), dtype_of(x)
     size = math.prod(shape)
     numbers = backend.arange(size, dtype=np.int64, like=x).reshape(shape)
-    positions = getitem(numbers, ref.index, "clip" if clamp else "fill", -1, wrap_negative)
-    updated = shape_of(positions)  # the shape of x[index]
-    positions = shape_ops.reshape(positions, (math.prod(updated), 1))
+    with core.evaluating_constants():  # concrete indices: concrete positions, also under jit
+        positions = getitem(numbers, ref.index, "clip" if clamp else "fill", -1, wrap_negative)
+        updated = shape_of(positions)  # the shape of x[index]
+        positions = shape_ops.reshape(positions, (math.prod(updated), 1))
     scatter_mode = "clip" if clamp else "drop"
     flat = shape_ops.reshape(x, (size,))
     if op == "apply":
@@ -741,10 +742,12 @@ def _applied(func, flat, positions, mode: str):
     """``func`` applied to the elements at ``positions`` as many times as each is named
     there (each repeat reads the same element, so all of its copies agree)."""
     read = lax.gather(flat, positions, mode="clip")
-    ones = lax.add(lax.zeros_like(positions[:, 0]), 1)
-    zeros = lax.convert_element_type(lax.zeros_like(flat), np.int64)
-    counts = lax.gather(lax.scatter_add(zeros, positions, ones, mode=mode), positions,
-                        mode="clip")
+    # counted from the positions alone: concrete indices give concrete counts, whatever x is
+    with core.evaluating_constants():
+        ones = lax.add(lax.zeros_like(positions[:, 0]), 1)
+        zeros = lax.mul(lax.iota(np.int64, shape_of(flat)[0], like=positions), 0)
+        counts = lax.gather(lax.scatter_add(zeros, positions, ones, mode=mode), positions,
+                            mode="clip")
     # How often to apply it is known only from the counts' values: for traced indices a
     # loop until done, for concrete ones their largest (read from a device: one
     # synchronisation).
