@@ -29,6 +29,10 @@ PRIMITIVE_CASES = [
          [A(3, 4, kind="spread"), A(3, 4)]),
     Case("top_k", lambda x: lax.top_k(x, 2)[0], [A(3, 5, kind="spread")]),
     Case("top_k_axis0", lambda x: lax.top_k(x, 3, axis=0)[0], [A(4, 3, kind="spread")]),
+    Case("approx_max_k", lambda x: lax.approx_max_k(x, 2, reduction_dimension=0)[0],
+         [A(4, 3, kind="spread")]),
+    Case("approx_min_k", lambda x: lax.approx_min_k(x, 3, recall_target=0.9)[0],
+         [A(3, 5, kind="spread")]),
 ]
 
 def _in_01(m, q):

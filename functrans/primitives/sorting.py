@@ -34,8 +34,8 @@ from functrans.primitives.shape import (bdim_to_front, broadcast_in_dim, moveaxi
                                         normalize_axis, reshape, rev, shape_of)
 from functrans.primitives.slicing import slice
 
-__all__ = ["sort_p", "sort", "sort_key_val", "top_k", "sort_descending", "take_along",
-           "positions_along"]
+__all__ = ["sort_p", "sort", "sort_key_val", "top_k", "approx_max_k", "approx_min_k",
+           "sort_descending", "take_along", "positions_along"]
 
 sort_p = Primitive("sort", multiple_results=True)
 
@@ -210,3 +210,50 @@ def top_k(operand, k: int, *, axis: int = -1):
     limit[axis] = int(k)
     start = [0] * len(shape)
     return slice(values, start, limit), slice(indices, start, limit)
+
+
+def approx_max_k(operand, k: int, reduction_dimension: int = -1,
+                 recall_target: float = 0.95, reduction_input_size_override: int = -1,
+                 aggregate_to_topk: bool = True):
+    """JAX's approximate top-k: here exact (a recall of 1, above any ``recall_target``),
+    so it is ``top_k`` along ``reduction_dimension``; the other arguments are accepted for
+    JAX's sake (with ``aggregate_to_topk=False`` the result still has ``k`` entries).
+
+    >>> import numpy as np, functrans.lax as lax
+    >>> lax.approx_max_k(np.array([1., 4., 2., 4.]), 2)
+    (array([4., 4.]), array([1, 3], dtype=int32))
+    """
+    _check_recall("approx_max_k", recall_target)
+    return top_k(operand, k, axis=reduction_dimension)
+
+
+def approx_min_k(operand, k: int, reduction_dimension: int = -1,
+                 recall_target: float = 0.95, reduction_input_size_override: int = -1,
+                 aggregate_to_topk: bool = True):
+    """The ``k`` smallest entries along ``reduction_dimension``, smallest first, and their
+    positions (``int32``; equal values lowest position first, NaNs last): JAX's
+    approximate bottom-k, here exact (see ``approx_max_k``).
+
+    >>> import numpy as np, functrans.lax as lax
+    >>> lax.approx_min_k(np.array([3., 1., 2., 1.]), 3)
+    (array([1., 1., 2.]), array([1, 3, 2], dtype=int32))
+    """
+    _check_recall("approx_min_k", recall_target)
+    shape = shape_of(operand)
+    if not shape:
+        raise ValueError("approx_min_k: the operand must have at least one axis, got a scalar")
+    axis = normalize_axis(int(reduction_dimension), len(shape), "approx_min_k: axis")
+    if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or not 0 <= k <= shape[axis]:
+        raise ValueError(f"approx_min_k: k must be an integer in [0, {shape[axis]}] (the size "
+                         f"of axis {axis} of the operand of shape {shape}), got {k!r}")
+    values, indices = sort((operand, positions_along(operand, axis, np.int32)),
+                           dimension=axis)
+    limit = list(shape)
+    limit[axis] = int(k)
+    start = [0] * len(shape)
+    return slice(values, start, limit), slice(indices, start, limit)
+
+
+def _check_recall(name: str, recall_target) -> None:
+    if not 0 < float(recall_target) <= 1:
+        raise ValueError(f"{name}: recall_target must be in (0, 1], got {recall_target!r}")
