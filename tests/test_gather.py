@@ -416,6 +416,16 @@ def test_boolean_masks_must_match_the_axes_they_index():
             ft.numpy.asarray(x).at[index].set(0.0)
 
 
+def test_index_arrays_that_do_not_broadcast_are_reported_as_numpy_does():
+    x = np.zeros((3, 3))
+    with pytest.raises(IndexError, match=r"could not be broadcast together with shapes "
+                                         r"\(2,\) \(3,\)"):
+        x[[0, 1], [0, 1, 2]]  # NumPy's verdict
+    with pytest.raises(IndexError, match=r"could not be broadcast together with shapes "
+                                         r"\(2,\) \(3,\)"):
+        ft.jit(lambda x: x[[0, 1], [0, 1, 2]])(x)
+
+
 def test_a_list_holding_a_tracer_is_an_index_array():
     x = draw(_rng("list-tracer"), (3, 4))
     np.testing.assert_array_equal(ft.jit(lambda x, i: x[:, [i, 1]])(x, 2), x[:, [2, 1]])

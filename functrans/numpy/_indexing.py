@@ -351,7 +351,12 @@ def _advanced_getitem(x, index: tuple, mode=None, fill_value=None, adjacent=None
         positions = (arrays[0][..., None] if type(arrays[0]) is np.ndarray else
                      shape_ops.expand_dims(arrays[0], (len(batch),)))
     else:
-        batch = np.broadcast_shapes(*[shape_of(a) for a in arrays])
+        shapes = [shape_of(a) for a in arrays]
+        try:
+            batch = np.broadcast_shapes(*shapes)
+        except ValueError:
+            raise IndexError("shape mismatch: indexing arrays could not be broadcast together "
+                             f"with shapes {' '.join(map(str, shapes))}") from None
         positions = lax.concatenate(
             [shape_ops.expand_dims(shape_ops.broadcast_to(a, batch), (len(batch),))
              for a in arrays], len(batch))
