@@ -198,14 +198,24 @@ def top_k(operand, k: int, *, axis: int = -1):
     >>> lax.top_k(np.array([[1., 5.], [3., 2.]]), 1, axis=0)
     (array([[3., 5.]]), array([[1, 0]], dtype=int32))
     """
+    return _first_k("top_k", operand, k, axis, descending=True)
+
+
+def _first_k(name: str, operand, k, axis, descending: bool):
+    """The first ``k`` entries along ``axis`` of ``operand`` sorted (stably, NaNs as the
+    largest), and their positions as ``int32``: ``top_k``'s and ``approx_min_k``'s."""
     shape = shape_of(operand)
     if not shape:
-        raise ValueError("top_k: the operand must have at least one axis, got a scalar")
-    axis = normalize_axis(int(axis), len(shape), "top_k: axis")
+        raise ValueError(f"{name}: the operand must have at least one axis, got a scalar")
+    axis = normalize_axis(int(axis), len(shape), f"{name}: axis")
     if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or not 0 <= k <= shape[axis]:
-        raise ValueError(f"top_k: k must be an integer in [0, {shape[axis]}] (the size of axis "
-                         f"{axis} of the operand of shape {shape}), got {k!r}")
-    values, indices = sort_descending(operand, axis, np.int32)
+        raise ValueError(f"{name}: k must be an integer in [0, {shape[axis]}] (the size of "
+                         f"axis {axis} of the operand of shape {shape}), got {k!r}")
+    if descending:
+        values, indices = sort_descending(operand, axis, np.int32)
+    else:
+        values, indices = sort((operand, positions_along(operand, axis, np.int32)),
+                               dimension=axis)
     limit = list(shape)
     limit[axis] = int(k)
     start = [0] * len(shape)
@@ -239,19 +249,7 @@ def approx_min_k(operand, k: int, reduction_dimension: int = -1,
     (array([1., 1., 2.]), array([1, 3, 2], dtype=int32))
     """
     _check_recall("approx_min_k", recall_target)
-    shape = shape_of(operand)
-    if not shape:
-        raise ValueError("approx_min_k: the operand must have at least one axis, got a scalar")
-    axis = normalize_axis(int(reduction_dimension), len(shape), "approx_min_k: axis")
-    if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or not 0 <= k <= shape[axis]:
-        raise ValueError(f"approx_min_k: k must be an integer in [0, {shape[axis]}] (the size "
-                         f"of axis {axis} of the operand of shape {shape}), got {k!r}")
-    values, indices = sort((operand, positions_along(operand, axis, np.int32)),
-                           dimension=axis)
-    limit = list(shape)
-    limit[axis] = int(k)
-    start = [0] * len(shape)
-    return slice(values, start, limit), slice(indices, start, limit)
+    return _first_k("approx_min_k", operand, k, reduction_dimension, descending=False)
 
 
 def _check_recall(name: str, recall_target) -> None:
