@@ -13,21 +13,39 @@ Traceback (most recent call last):
     ...
 functrans.core.UnexpectedTracerError: Leaked 1 tracer of JVPTrace...
 
-``eager_tape``: when true (the default), ``grad`` of a function it has differentiated
-before records the forward pass and runs compiled gradient code cached by the recording's
-structure (docs/design.md, "Gradients from a tape"), which is faster for functions of many
-small operations.  Results are the same; turn it off to linearize every call, e.g. to
-step through JVP rules in a debugger.
+``reverse_mode``: how ``grad``, ``value_and_grad``, ``vjp``, ``jacrev`` and ``gradcheck``
+compute reverse-mode derivatives (``functrans.reverse_mode`` says how each plan works):
+
+* ``"auto"`` (the default): the planner chooses the fastest plan by what it has seen: a
+  function differentiated before is recorded on a tape and its gradient runs as compiled
+  code; a linear program seen before is transposed by compiled code.
+* ``"linearize"``: linearize every call and interpret the transpose rules, e.g. to step
+  through JVP and transpose rules in a debugger.
+* ``"compiled"``: linearize every call and run the transposition as compiled code, from
+  the first call on.
+* ``"tape"``: record every call that can be recorded on a tape and run its compiled
+  gradient, from the first call on (per-example gradients under ``vmap`` too).
+
+Every plan gives the same derivatives (the test suite runs each primitive through each);
+forcing one is for debugging and testing.  ``gradcheck`` checks the plan ``grad`` takes on
+a warm call unless told otherwise.
+
+>>> import functrans as ft
+>>> ft.config.reverse_mode
+'auto'
+>>> with ft.config.reverse_mode_set("linearize"):
+...     ft.grad(lambda x: x * x)(3.0)
+6.0
 """
 from __future__ import annotations
 
 from contextlib import contextmanager
 from typing import Iterator
 
-__all__ = ["check_tracer_leaks", "checking_leaks", "eager_tape"]
+__all__ = ["check_tracer_leaks", "checking_leaks", "reverse_mode", "reverse_mode_set"]
 
 check_tracer_leaks: bool = False
-eager_tape: bool = True
+reverse_mode: str = "auto"
 
 
 @contextmanager
@@ -47,6 +65,28 @@ def checking_leaks() -> Iterator[None]:
         yield
     finally:
         check_tracer_leaks = previous
+
+
+@contextmanager
+def reverse_mode_set(mode: str) -> Iterator[None]:
+    """Set ``reverse_mode`` (``"auto"``, ``"linearize"``, ``"compiled"`` or ``"tape"``) for
+    the block.  The switch is process-wide, not per thread.
+
+    >>> import functrans as ft
+    >>> with ft.config.reverse_mode_set("tape"):
+    ...     ft.grad(lambda x: x ** 3)(2.0)
+    12.0
+    """
+    global reverse_mode
+    if mode not in ("auto", "linearize", "compiled", "tape"):
+        raise ValueError("functrans.config.reverse_mode_set: mode must be 'auto', "
+                         f"'linearize', 'compiled' or 'tape', got {mode!r}")
+    previous = reverse_mode
+    reverse_mode = mode
+    try:
+        yield
+    finally:
+        reverse_mode = previous
 
 
 def __dir__() -> list[str]:

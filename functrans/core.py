@@ -247,13 +247,30 @@ def primitive_by_name(name: str) -> Primitive:
 
 
 class Primitive:
-    """A named operation.  Its behaviour under each interpreter lives in rule tables."""
+    """A named operation.  Its behaviour under each interpreter lives in rule tables; what
+    the planner and the code generator need to know about it lives on it:
 
-    __slots__ = ("name", "multiple_results", "__weakref__")
+    ``origin``: whose code its rules run, ``"library"`` or ``"user"`` (the default, for
+    primitives made outside functrans).  Reverse mode compiles and records only the
+    library's primitives: a user's rules may print, count or draw random numbers, so they
+    run as written on every call.  A library primitive whose rules call a user's functions
+    (``custom_vjp``'s) is a ``"user"`` one.
+    ``zero_derivative``: its derivative is zero wherever it is defined (``ad.defjvp_zero``),
+    so differentiation treats its results as constants.
+    ``lowering``: how ``jit``'s code generator writes it (``codegen.Lowering``), or None:
+    the generated code then calls its impl rule.
+    """
 
-    def __init__(self, name: str, multiple_results: bool = False):
+    __slots__ = ("name", "multiple_results", "origin", "zero_derivative", "lowering",
+                 "__weakref__")
+
+    def __init__(self, name: str, multiple_results: bool = False, *, origin: str = "user"):
+        assert origin in ("library", "user"), origin
         self.name = name
         self.multiple_results = multiple_results
+        self.origin = origin
+        self.zero_derivative = False
+        self.lowering: Any = None
         _primitives_by_name.setdefault(name, self)
 
     def __repr__(self):

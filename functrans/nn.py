@@ -20,7 +20,7 @@ import numpy as np
 import functrans.numpy as fnp
 from functrans import lax
 from functrans import nn_initializers as initializers
-from functrans.primitives.custom_derivatives import custom_jvp
+from functrans.primitives.custom_derivatives import library_custom_jvp
 
 __all__ = [
     "celu", "dot_product_attention", "elu", "gelu", "glu", "hard_sigmoid", "hard_silu",
@@ -31,7 +31,7 @@ __all__ = [
 ]
 
 
-@custom_jvp
+@library_custom_jvp
 def relu(x):
     """Elementwise ``max(x, 0)``; its derivative at 0 is 0, as in JAX.
 
@@ -48,7 +48,7 @@ def _relu_jvp(primals, tangents):
     return relu(x), fnp.where(x > 0, t, fnp.zeros_like(t))
 
 
-@custom_jvp
+@library_custom_jvp
 def relu6(x):
     """Elementwise ``min(max(x, 0), 6)``; its derivative is 0 at both corners, as in JAX.
 
@@ -134,7 +134,7 @@ def _erfc_fraction(x):
     return fnp.exp(-x * x) / (math.sqrt(math.pi) * f)
 
 
-@custom_jvp
+@library_custom_jvp
 def _erf(x):
     small = fnp.abs(x) <= 2.5
     inside = fnp.where(small, x, fnp.zeros_like(x))

@@ -1,5 +1,5 @@
 """``grad`` and ``vjp`` run the transposition of a linearization they have seen before as
-compiled code (``transpose.compiled_backward``): the same results as interpreting the
+compiled code (``reverse_mode.compiled_backward``): the same results as interpreting the
 transpose rules on every case of the sweep, a cache keyed by everything the transposition
 depends on, and user code (``custom_vjp`` backward functions, a user's primitives) still
 run as written."""
@@ -12,6 +12,7 @@ import functrans as ft
 import functrans.numpy as fnp
 from functrans import lax
 from functrans.core import Array, abstract_eval_rules, impl_rules
+from functrans import reverse_mode
 from functrans.interpreters import transpose
 from rule_sandbox import Sandbox
 from sweep import case_rng, random_like
@@ -23,14 +24,16 @@ install_rules = sandbox.fixture()
 
 @pytest.fixture(autouse=True)
 def fresh_cache(monkeypatch):
-    monkeypatch.setattr(ft.config, "eager_tape", False)  # grad linearizes every call here
-    transpose._backward_cache.clear()
+    # grad linearizes every call here, and compiles on a structure's second sighting
+    monkeypatch.setattr(ft.config, "reverse_mode", "compiled")
+    monkeypatch.setattr(reverse_mode, "FORCED_COMPILE_AFTER", 2)
+    reverse_mode.clear_caches()
     yield
-    transpose._backward_cache.clear()
+    reverse_mode.clear_caches()
 
 
 def _compiled_entries() -> int:
-    return sum(type(e) is tuple for e in transpose._backward_cache.values())
+    return sum(type(e) is tuple for e in reverse_mode._backward_cache.values())
 
 
 @pytest.mark.parametrize("case", SWEEP_DIFF, ids=[c.id for c in SWEEP_DIFF])
@@ -145,20 +148,20 @@ def test_tracers_and_staging_are_interpreted():
 def test_failure_to_compile_falls_back_to_interpreting(monkeypatch):
     def broken(*args):
         raise RuntimeError("not traceable")
-    monkeypatch.setattr(transpose, "_compile_backward", broken)
+    monkeypatch.setattr(reverse_mode, "_compile_backward", broken)
     x = np.linspace(-1, 1, 5)
     g = ft.grad(_chain)
     results = [g(x) for _ in range(3)]
     np.testing.assert_array_equal(results[2], results[0])
-    assert transpose.FAILED in transpose._backward_cache.values()
+    assert reverse_mode.FAILED in reverse_mode._backward_cache.values()
 
 
 def test_the_cache_is_bounded(monkeypatch):
-    monkeypatch.setattr(transpose, "BACKWARD_CACHE_SIZE", 4)
+    monkeypatch.setattr(reverse_mode, "BACKWARD_CACHE_SIZE", 4)
     x = np.array([1.0, 2.0])
     for k in range(10):
         ft.grad(lambda x: fnp.sum(x * float(k)))(x)
-    assert len(transpose._backward_cache) == 4
+    assert len(reverse_mode._backward_cache) == 4
 
 
 def test_python_scalars_in_and_out():

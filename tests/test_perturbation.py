@@ -295,7 +295,7 @@ def threaded_work(i):
 def test_grad_in_threads_matches_serial(monkeypatch):
     # The depth inside grad is 3 under linearize and 2 on a tape (functrans.config), which
     # grad uses once a function was differentiated before: compare linearize with itself.
-    monkeypatch.setattr(ft.config, "eager_tape", False)
+    monkeypatch.setattr(ft.config, "reverse_mode", "compiled")
     serial = [threaded_work(i) for i in range(NUM_THREADS)]
     barrier = threading.Barrier(NUM_THREADS)
     results, errors = [None] * NUM_THREADS, []

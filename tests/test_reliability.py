@@ -782,7 +782,8 @@ def _third_call(g, *args):
                                        "grad_from_a_tape", "vmap_of_grad_from_a_tape"])
 def test_work_is_linear_in_program_length(transform, monkeypatch):
     # linearizing every call, except where the tape is the point
-    monkeypatch.setattr(ft.config, "eager_tape", transform.endswith("tape"))
+    monkeypatch.setattr(ft.config, "reverse_mode",
+                        "auto" if transform.endswith("tape") else "compiled")
     runs = {
         "grad_from_a_tape": lambda n: _third_call(ft.grad(lambda x: chain_sum(x, n)), X2),
         "vmap_of_grad_from_a_tape": lambda n: _third_call(
@@ -805,12 +806,12 @@ def test_work_is_linear_in_program_length(transform, monkeypatch):
     assert sizes[2] - sizes[1] == 2 * (sizes[1] - sizes[0]), sizes
 
 
-@pytest.mark.parametrize("eager_tape", [False, True])
-def test_time_is_linear_in_program_length(eager_tape, monkeypatch):
+@pytest.mark.parametrize("mode", ["compiled", "auto"])
+def test_time_is_linear_in_program_length(mode, monkeypatch):
     """Catches quadratic bookkeeping that counting primitives cannot see; the bound is loose
     (a quadratic algorithm gives 16).  Linearizing every call, and from a tape (the best of
     four calls is one that runs the tape's compiled gradient)."""
-    monkeypatch.setattr(ft.config, "eager_tape", eager_tape)
+    monkeypatch.setattr(ft.config, "reverse_mode", mode)
 
     def best_time(steps):
         grad = ft.grad(lambda x: chain_sum(x, steps))

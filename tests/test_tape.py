@@ -13,6 +13,7 @@ import functrans as ft
 import functrans.numpy as fnp
 from functrans import lax
 from functrans.core import Array, Tracer, Var, abstract_eval_rules, impl_rules
+from functrans import reverse_mode
 from functrans.interpreters import ad, tape, transpose
 from functrans.tree_util import tree_leaves
 from rule_sandbox import Sandbox
@@ -26,25 +27,25 @@ install_rules = sandbox.fixture()
 
 @pytest.fixture(autouse=True)
 def fresh_tape(monkeypatch):
-    monkeypatch.setattr(ft.config, "eager_tape", True)
-    tape._functions.clear()
-    tape._gradients.clear()
+    monkeypatch.setattr(ft.config, "reverse_mode", "auto")
+    reverse_mode._functions.clear()
+    reverse_mode._gradients.clear()
     yield
-    tape._functions.clear()
-    tape._gradients.clear()
+    reverse_mode._functions.clear()
+    reverse_mode._gradients.clear()
 
 
 def _compiled() -> int:
-    return sum(type(e) is tuple for e in tape._gradients.values())
+    return sum(type(e) is tuple for e in reverse_mode._gradients.values())
 
 
 def _linearized(fun, *args, **kwargs):
     """``fun(*args)`` with recording off: what grad gives by linearizing."""
-    ft.config.eager_tape = False
+    ft.config.reverse_mode = "linearize"
     try:
         return fun(*args, **kwargs)
     finally:
-        ft.config.eager_tape = True
+        ft.config.reverse_mode = "auto"
 
 
 def _scalar_loss(case, rng):
@@ -82,7 +83,7 @@ def test_tape_gradients_match_linearize(case):
         assert list(map(type, tree_leaves(got))) == list(map(type, tree_leaves(want)))
     # every library function is recorded, its custom_jvp functions (nn.relu, ...) too
     _, recorded = tape.record_flat(lambda *xs: [loss(*xs)], primals)
-    assert tape._functions[loss.__code__] == 0 and _compiled() == 1, case.id
+    assert reverse_mode._functions[loss.__code__] == 0 and _compiled() == 1, case.id
     for eqn in recorded.jaxpr.eqns:  # the types taken from results are abstract eval's
         want_avals = abstract_eval_rules[eqn.primitive](
             *[v.aval for v in eqn.invars], **eqn.params)
@@ -103,18 +104,18 @@ def test_batched_tape_gradients_match_linearize(case):
     want = _linearized(g, *stacked)
     for _ in range(3):
         _assert_same(g(*stacked), want, case.id)
-    assert tape._functions[loss.__code__] == 0 and _compiled() == 1, case.id
+    assert reverse_mode._functions[loss.__code__] == 0 and _compiled() == 1, case.id
 
 
 def test_second_call_records_and_third_runs_compiled_code():
     x = np.linspace(-1, 1, 7)
     g = ft.grad(_chain)
     first = g(x)
-    assert tape._functions[_chain.__code__] == "seen" and not tape._gradients
+    assert reverse_mode._functions[_chain.__code__] == "seen" and not reverse_mode._gradients
     second = g(x)  # recorded; the structure is new: the tape is linearized
-    assert tape._functions[_chain.__code__] == 1 and _compiled() == 0
+    assert reverse_mode._functions[_chain.__code__] == 1 and _compiled() == 0
     third = g(x + 0.5)  # the same structure: compiled
-    assert tape._functions[_chain.__code__] == 0 and _compiled() == 1
+    assert reverse_mode._functions[_chain.__code__] == 0 and _compiled() == 1
     np.testing.assert_array_equal(second, first)
     np.testing.assert_allclose(third, _linearized(g, x + 0.5), rtol=1e-14)
     assert type(third) is type(first) is Array  # results have `.at`, as before
@@ -221,7 +222,7 @@ def test_a_users_custom_rules_run_on_every_call():
     for _ in range(4):
         np.testing.assert_allclose(ft.grad(f)(x), 3 * x ** 2)
     assert len(calls) == 4 and len(before) == 5
-    assert tape._functions[f.__code__] == "never"
+    assert reverse_mode._functions[f.__code__] == "never"
 
 
 def test_the_librarys_custom_jvp_functions_are_recorded():
@@ -231,7 +232,7 @@ def test_the_librarys_custom_jvp_functions_are_recorded():
         np.testing.assert_allclose(ft.grad(f)(x), _linearized(ft.grad(f), x), rtol=1e-14)
     _, recorded = tape.record_flat(lambda x: [f(x)], [x])
     assert "custom_jvp_call" in [e.primitive.name for e in recorded.jaxpr.eqns]
-    assert tape._functions[f.__code__] == 0 and _compiled() == 1
+    assert reverse_mode._functions[f.__code__] == 0 and _compiled() == 1
 
 
 _double_p = sandbox.primitive("test_tape_double")
@@ -249,7 +250,7 @@ def test_a_users_primitive_is_not_recorded():
     x = np.array([1.0, 2.0])
     for _ in range(3):
         np.testing.assert_allclose(ft.grad(f)(x), 4 * x)
-    assert tape._functions[f.__code__] == "never" and not tape._gradients
+    assert reverse_mode._functions[f.__code__] == "never" and not reverse_mode._gradients
 
 
 def test_changing_structures_stop_recording():
@@ -262,16 +263,16 @@ def test_changing_structures_stop_recording():
     g = ft.grad(f)
     for n in range(1, 7):  # a new structure every call
         np.testing.assert_allclose(g(x, n), _linearized(g, x, n), rtol=1e-14)
-    assert tape._functions[f.__code__] == "never" and _compiled() == 0
+    assert reverse_mode._functions[f.__code__] == "never" and _compiled() == 0
 
 
 def test_large_recordings_stop_recording(monkeypatch):
-    monkeypatch.setattr(tape, "MAX_BYTES", 1000)
+    monkeypatch.setattr(reverse_mode, "MAX_BYTES", 1000)
     f = lambda x: fnp.sum(fnp.sin(x) ** 2)  # noqa: E731
     x = np.linspace(0, 1, 100)  # 800 bytes per recorded value
     for _ in range(3):
         np.testing.assert_allclose(ft.grad(f)(x), np.sin(2 * x), rtol=1e-14)
-    assert tape._functions[f.__code__] == "never"
+    assert reverse_mode._functions[f.__code__] == "never"
 
 
 def test_errors_leave_a_clean_state():
@@ -315,7 +316,7 @@ def test_per_example_gradients_on_a_tape():
     want = np.stack([_linearized(ft.grad(f), w, x) for x in xs])
     for _ in range(3):
         np.testing.assert_allclose(g(w, xs), want, rtol=1e-14)
-    assert tape._functions[f.__code__] == 0 and _compiled() == 1
+    assert reverse_mode._functions[f.__code__] == 0 and _compiled() == 1
     # another batch size or batch axis is another structure
     np.testing.assert_allclose(g(w, xs[:3]), want[:3], rtol=1e-14)
     h = ft.vmap(ft.grad(f), in_axes=(None, 1))
@@ -332,11 +333,11 @@ def test_switched_off_and_other_inputs_are_linearized(monkeypatch):
     for _ in range(3):  # under jvp, or a vmap of a named axis: linearized
         ft.jvp(g, (x,), (x,))
         ft.vmap(g, axis_name="i")(np.stack([x, x]))
-    assert not tape._gradients
-    monkeypatch.setattr(ft.config, "eager_tape", False)
+    assert not reverse_mode._gradients
+    monkeypatch.setattr(ft.config, "reverse_mode", "compiled")
     for _ in range(3):
         g(x)
-    assert not tape._gradients
+    assert not reverse_mode._gradients
 
 
 def test_threads_share_the_caches():
@@ -363,14 +364,14 @@ def test_threads_share_the_caches():
 
 
 def test_the_caches_are_bounded(monkeypatch):
-    monkeypatch.setattr(tape, "GRADIENT_CACHE_SIZE", 3)
-    monkeypatch.setattr(tape, "FUNCTION_CACHE_SIZE", 2)
+    monkeypatch.setattr(reverse_mode, "GRADIENT_CACHE_SIZE", 3)
+    monkeypatch.setattr(reverse_mode, "FUNCTION_CACHE_SIZE", 2)
     x = np.array([1.0, 2.0])
     for k in range(6):
         f = eval(f"lambda x: fnp.sum(fnp.sin(x) * {k}.5)", {"fnp": fnp})  # a new code object
         for _ in range(3):
             np.testing.assert_allclose(ft.grad(f)(x), np.cos(x) * (k + 0.5), rtol=1e-14)
-    assert len(tape._gradients) <= 3 and len(tape._functions) <= 2
+    assert len(reverse_mode._gradients) <= 3 and len(reverse_mode._functions) <= 2
 
 
 def test_tape_variables():

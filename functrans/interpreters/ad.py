@@ -30,8 +30,8 @@ jvp_rules: dict[Primitive, Callable] = {}
 #: (``add_any`` in ``primitives/elementwise.py``, ``zeros_like`` in ``primitives/conversion.py``).
 #: ``add_any`` adds two tangents (or cotangents) of the same type; ``zeros_like[shape, dtype]``
 #: gives zeros on the device of its operand, i.e. the value of a symbolic zero.
-add_any_p = Primitive("add_any")
-zeros_like_p = Primitive("zeros_like")
+add_any_p = Primitive("add_any", origin="library")
+zeros_like_p = Primitive("zeros_like", origin="library")
 
 
 class Zero:
@@ -214,14 +214,14 @@ def _linear_operand(g, primal):
 
 
 def defjvp_zero(prim: Primitive) -> None:
-    """A primitive with zero derivative everywhere (comparisons, sign, integer ops); its
-    rule has the attribute ``zero_derivative``."""
+    """A primitive with zero derivative everywhere (comparisons, sign, integer ops): marked
+    ``prim.zero_derivative``."""
     def rule(primals, tangents, **params):
         ans = prim.bind(*primals, **params)
         if prim.multiple_results:
             return ans, [Zero.from_value(a) for a in ans]
         return ans, Zero.from_value(ans)
-    rule.zero_derivative = True  # type: ignore[attr-defined]
+    prim.zero_derivative = True
     jvp_rules[prim] = rule
 
 

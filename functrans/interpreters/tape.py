@@ -1,62 +1,35 @@
-"""Eager reverse mode from a tape: record the forward pass, run compiled gradient code.
+"""Recording the forward pass on a tape: one interpreter layer per operation.
 
-Type of the transforms here::
+Type of the transform here::
 
     record_flat : (f, primals) -> (f(primals), tape)    a tape: a jaxpr and its variables' values
-    vjp_flat    : (f, primals) -> (f(primals), pullback)     transpose.vjp_flat, via a tape
 
-``grad(f)(x)`` linearizes ``f``: every operation runs its JVP rule, whose tangent equations
-are staged, three interpreter layers per operation.  Called again and again on the same
-function (a training loop without jit), ``grad`` records the forward pass instead: each
-operation is evaluated and appended to a tape, a jaxpr whose variables all have known
-values, one layer per operation as in HIPS autograd.  The gradient of a tape depends only
-on its structure (primitives, parameters, wiring, literals and types, keyed as by
-``transpose.compiled_backward``), so from a structure's second sighting it is traced once
-(the tape linearized and transposed, the recorded values standing for its intermediates)
-and compiled to straight-line code (``codegen``); later calls run that code on the recorded
-values.  A tape not (yet) compiled is differentiated by linearizing it, which evaluates it
-again.
-
-When: ``grad`` (``api.value_and_grad``) records a call when the same function (its code
-object) was differentiated before, outside other transforms or directly under a ``vmap``
-(per-example gradients: the tape's values are that vmap's tracers, its compiled gradient
-is batched), on host arrays; not once its
-tapes kept changing structure (``MAX_NEW_STRUCTURES`` in a row), grew past ``MAX_BYTES`` of
-recorded values (which stay alive until the gradient is computed, where linearize keeps
-only residuals), or met user code.
+``linearize`` runs three interpreter layers per operation (the JVP rule, staging its
+tangent equations, evaluation).  A ``TapeTrace`` evaluates each operation and appends it
+to a jaxpr whose variables all have known values, one layer per operation as in HIPS
+autograd.  The gradient of a tape depends only on its structure, so
+``functrans.reverse_mode`` (the planner, which decides when to record) compiles it once
+per structure and runs it on the recorded values.
 
 What the function sees is what it sees under ``linearize``: tracers with concrete values
 (Python control flow works), and plain values for results that carry no derivative
-(integer and boolean results, ``stop_gradient`` and other zero-derivative operations).
-Operations whose rules are user code (a user's ``custom_jvp``/``custom_vjp`` function, a
-user's primitive) must run those rules on every call, as ``linearize`` does: recording
-stops there (``NotRecordable``), the call is differentiated the usual way from the start
-(so the function's Python before that point runs twice, this once), and the function is
-not recorded again.
+(integer and boolean results, ``stop_gradient`` and other zero-derivative operations,
+``Primitive.zero_derivative``).  Operations whose rules are a user's code
+(``Primitive.origin``: a user's ``custom_jvp``/``custom_vjp`` function, a user's primitive)
+must run those rules on every call, as ``linearize`` does: recording stops there
+(``NotRecordable``) and the planner differentiates the call the usual way.
 """
 from __future__ import annotations
 
-import collections
-import threading
 from typing import Callable, Sequence
 
 import numpy as np
 
-from functrans import config, core
-from functrans.core import (Array, ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Primitive, Trace,
-                            SCALAR_AVALS, Tracer, Var, abstract_eval_rules, eval_jaxpr,
-                            get_aval)
-from functrans.interpreters import ad, batching, codegen, partial_eval, transpose
-from functrans.interpreters.partial_eval import JaxprTracer
-from functrans.interpreters.transpose import HOST_TYPES, NUMPY_SCALARS
-
-#: recorded values (bytes) past which a function is no longer recorded
-MAX_BYTES = 1 << 20
-#: new tape structures in a row after which a function is no longer recorded
-MAX_NEW_STRUCTURES = 3
-#: functions (code objects) remembered, and tape structures (least recently used first out)
-FUNCTION_CACHE_SIZE = 1024
-GRADIENT_CACHE_SIZE = 256
+from functrans import core
+from functrans.core import (Array, Jaxpr, JaxprEqn, Literal, Primitive, Trace,
+                            SCALAR_AVALS, Tracer, Var, abstract_eval_rules, get_aval)
+from functrans.interpreters import batching, partial_eval
+from functrans.interpreters.transpose import NUMPY_SCALARS
 
 
 class NotRecordable(BaseException):
@@ -86,27 +59,15 @@ class TapeTracer(Tracer):
         return value.to_concrete_value(context) if isinstance(value, Tracer) else value
 
 
-#: primitives whose rules are user code.  custom_jvp_call is not among them: a custom_jvp
-#: function is refused where it is called (``current_tape().refuse``) unless its rules are
-#: the library's own, which are recorded like any operation.
-_USER_CODE = frozenset({"custom_lin", "custom_vjp_call"})
 _REFUSE, _RECORD, _CONSTANT = 0, 1, 2
-#: primitive -> (its JVP rule, what recording does with it: _REFUSE it, _RECORD it, or
-#: evaluate it as a _CONSTANT, a zero-derivative operation as under linearize)
-_kinds: dict[Primitive, tuple] = {}
 
 
 def _kind(prim: Primitive) -> int:
-    jvp = ad.jvp_rules.get(prim)
-    rules = [jvp, core.impl_rules.get(prim), abstract_eval_rules.get(prim)]
-    if prim.name in _USER_CODE or not all(
-            rule is not None and getattr(rule, "__module__", "").startswith("functrans.")
-            for rule in rules):
-        kind = _REFUSE
-    else:
-        kind = _CONSTANT if getattr(jvp, "zero_derivative", False) else _RECORD
-    _kinds[prim] = (jvp, kind)
-    return kind
+    """What recording does with ``prim``: _REFUSE it (its rules are a user's code), _RECORD
+    it, or evaluate it as a _CONSTANT (a zero-derivative operation, as under linearize)."""
+    if prim.origin != "library":
+        return _REFUSE
+    return _CONSTANT if prim.zero_derivative else _RECORD
 
 
 class TapeTrace(Trace):
@@ -159,9 +120,7 @@ class TapeTrace(Trace):
         return var
 
     def process_primitive(self, prim: Primitive, args: Sequence, params: dict):
-        known = _kinds.get(prim)
-        kind = known[1] if known is not None and known[0] is ad.jvp_rules.get(prim) else (
-            _kind(prim))
+        kind = _kind(prim)
         if self.refused or not kind:
             self.refuse(self.refused or f"primitive '{prim.name}'")
         values, atoms = [], []
@@ -223,11 +182,12 @@ def current_tape() -> TapeTrace | None:
 class Tape:
     """A recorded call: the jaxpr and the values of its constants, arguments and results."""
 
-    __slots__ = ("jaxpr", "consts", "inputs", "values", "nbytes")
+    __slots__ = ("jaxpr", "consts", "inputs", "values", "nbytes", "batched")
 
-    def __init__(self, jaxpr: Jaxpr, consts: list, inputs: list, values: list, nbytes: int):
+    def __init__(self, jaxpr: Jaxpr, consts: list, inputs: list, values: list, nbytes: int,
+                 batched: bool):
         self.jaxpr, self.consts, self.inputs, self.values = jaxpr, consts, inputs, values
-        self.nbytes = nbytes
+        self.nbytes, self.batched = nbytes, batched
 
 
 def record_flat(fun: Callable, primals: Sequence, batched: bool = False
@@ -244,247 +204,6 @@ def record_flat(fun: Callable, primals: Sequence, batched: bool = False
                    for x in outs]
         values = [x.value if type(x) is TapeTracer and x._trace is trace else x for x in outs]
         tape = Tape(Jaxpr(trace.constvars, trace.invars, trace.eqns, outvars), trace.consts,
-                    trace.inputs, trace.values, trace.nbytes)
+                    trace.inputs, trace.values, trace.nbytes, batched)
         del ins, outs, trace  # only leaked tracers may keep the trace alive (core.new_trace)
     return values, tape
-
-
-# ------------------------------------------------------------------------------------------
-# When to record
-# ------------------------------------------------------------------------------------------
-
-_SEEN, _NEVER = "seen", "never"
-#: code object -> _SEEN, _NEVER, or the number of new structures in a row (an int)
-_functions: collections.OrderedDict = collections.OrderedDict()
-_lock = threading.Lock()
-
-
-def _state(key, new=None):
-    """The state of function ``key``, after setting it to ``new`` (if given)."""
-    with _lock:
-        if new is not None:
-            _functions[key] = new
-            _functions.move_to_end(key)
-            if len(_functions) > FUNCTION_CACHE_SIZE:
-                _functions.popitem(last=False)
-            return new
-        return _functions.get(key)
-
-
-def vjp_flat(fun: Callable, primals: Sequence, key) -> tuple[list, Callable]:
-    """``transpose.vjp_flat(fun, primals, compiled=True)`` for ``grad``: through a tape when
-    the function identified by ``key`` (its code object) was differentiated before."""
-    if key is None or not config.eager_tape:
-        return transpose.vjp_flat(fun, primals, compiled=True)
-    state = _functions.get(key)
-    batched = _recordable(primals)
-    if state is None or state is _NEVER or batched is None:
-        if state is None:
-            _state(key, _SEEN)
-        return transpose.vjp_flat(fun, primals, compiled=True)
-    try:
-        outs, tape = record_flat(fun, primals, batched)
-    except NotRecordable:
-        _state(key, _NEVER)
-        return transpose.vjp_flat(fun, primals, compiled=True)
-    if tape.nbytes > MAX_BYTES:
-        _state(key, _NEVER)
-
-    def pullback(cts: Sequence) -> list:
-        out = compiled_gradient(tape, cts)
-        if out is None:
-            state = _state(key)
-            if state is not _NEVER:  # one more new structure in a row
-                misses = (state if type(state) is int else 0) + 1
-                _state(key, _NEVER if misses >= MAX_NEW_STRUCTURES else misses)
-            return _linearized_pullback(tape)(cts)
-        state = _functions.get(key)
-        if state != 0 and state is not _NEVER:  # compiled: no new structure in a row
-            _state(key, 0)
-        return out
-
-    return outs, pullback
-
-
-def _recordable(primals: Sequence) -> bool | None:
-    """Whether ``grad`` at arguments ``primals`` is recorded, and batched: False outside
-    transforms on host values, True directly under a vmap (of an unnamed axis) on its
-    tracers of host values or host values; None otherwise (linearize then)."""
-    if type(core.dynamic_trace()) is not core.EvalTrace:
-        return None
-    stack = core.trace_stack()
-    if len(stack) == 1:
-        return False if all(type(p) in HOST_TYPES for p in primals) else None
-    if len(stack) != 2 or type(stack[1]) is not batching.BatchTrace or (
-            stack[1].axis_name is not None):
-        return None
-    for p in primals:
-        if type(p) is batching.BatchTracer:
-            if type(p.val) is not np.ndarray:
-                return None
-        elif type(p) not in HOST_TYPES:
-            return None
-    return True
-
-
-def _linearized_pullback(tape: Tape) -> Callable:
-    """The pullback of a tape by linearizing it (which evaluates it again)."""
-    jaxpr, consts = tape.jaxpr, tape.consts
-    return transpose.vjp_flat(lambda *xs: eval_jaxpr(jaxpr, consts, *xs), tape.inputs,
-                              compiled=True)[1]
-
-
-# ------------------------------------------------------------------------------------------
-# Compiled gradients, cached by the tape's structure
-# ------------------------------------------------------------------------------------------
-
-_gradients: collections.OrderedDict = collections.OrderedDict()
-
-
-def _host_value(x):
-    """``x`` as generated code takes it (a plain ndarray), or None if it is not a host
-    value."""
-    t = type(x)
-    if t is np.ndarray:
-        return x
-    if t is Array:
-        return x.view(np.ndarray)
-    if isinstance(x, np.generic):
-        return np.asarray(x)
-    return None
-
-
-def compiled_gradient(tape: Tape, cts: Sequence) -> list | None:
-    """The cotangents of the tape's arguments for output cotangents ``cts`` (``Zero``
-    allowed), by the compiled code of the tape's structure; None when that is not (yet)
-    compiled or cannot be: linearize the tape then."""
-    args = []
-    dims: list = []  # the batch axis of each argument (None: not batched), under vmap
-    vmap = None
-    for group in (tape.consts, tape.inputs, tape.values):
-        for x in group:
-            if type(x) is not np.ndarray:
-                if type(x) is batching.BatchTracer:  # of the one vmap below (_recordable)
-                    vmap = x._trace
-                    dims.append(x.batch_dim)
-                    x = x.val
-                    if type(x) is not np.ndarray:
-                        return None
-                    args.append(x)
-                    continue
-                x = _host_value(x)
-                if x is None:
-                    return None
-            dims.append(None)
-            args.append(x)
-    live: list = []
-    ct_key: list = []
-    for i, ct in enumerate(cts):
-        t = type(ct)
-        if t is ad.Zero:
-            ct_key.append(None)
-            continue
-        if t not in HOST_TYPES:  # Python scalars are weakly typed: interpret them
-            return None
-        live.append(i)
-        args.append(_host_value(ct))
-        # a NumPy scalar's type is its dtype
-        ct_key.append(t if t in NUMPY_SCALARS else (t, ct.shape, ct.dtype))
-    structure = transpose.structure_key(tape.jaxpr, vetted=True)
-    if structure is None:
-        return None
-    size = None if vmap is None else vmap.axis_size
-    key = (structure, tuple(ct_key)) if vmap is None else (
-        structure, tuple(ct_key), size, tuple(dims))
-    entry = transpose.sighted(_gradients, _lock, GRADIENT_CACHE_SIZE, key,
-                              lambda: _compile_gradient(tape.jaxpr, cts, live, size, dims))
-    if entry is None:
-        return None
-    compiled, consts, positions, out_dims = entry
-    results = compiled.fn(*consts, *args)
-    invars = tape.jaxpr.invars
-    out: list = [None] * len(invars)
-    if vmap is None:
-        for i, value in zip(positions, results):
-            out[i] = core.user_result(value)
-    else:
-        for i, value, d in zip(positions, results, out_dims):
-            out[i] = value if d is None else batching.BatchTracer(vmap, value, d)
-    for i, v in enumerate(invars):
-        if out[i] is None:
-            out[i] = ad.Zero(core.tangent_aval(v.aval))
-    return out
-
-
-def _compile_gradient(jaxpr: Jaxpr, cts: Sequence, live: list, size: int | None,
-                      dims: list):
-    """Trace the gradient of a tape, as a function of (constants, arguments, results of
-    every equation, live cotangents) with the results standing for the intermediates,
-    batch it (``size`` not None: its arguments batched along ``dims``, the cotangents not),
-    and compile it: (compiled function, its leading constants, positions of its results,
-    their batch axes)."""
-    closed, positions = trace_gradient(jaxpr, cts, live)
-    out_dims: list = [None] * len(positions)
-    if size is not None:
-        closed, out_dims = batching.batch_closed_jaxpr(closed, size, dims + [None] * len(live))
-    closed, consts = partial_eval.closure_convert(closed)
-    return codegen.compile_jaxpr(closed, name="tape_gradient"), consts, positions, out_dims
-
-
-def trace_gradient(jaxpr: Jaxpr, cts: Sequence, live: list) -> tuple[ClosedJaxpr, list]:
-    """The gradient of ``jaxpr`` traced to a closed jaxpr taking (constants, arguments,
-    results of every equation, live cotangents) and giving the non-zero cotangents of the
-    arguments, whose positions are the second result.
-
-    The tape is linearized on abstract values; each equation's primal result is then
-    replaced by the recorded one, so that what the JVP rules compute from it (residuals)
-    reads the recorded value, and the primal computation itself is dead code."""
-    results = [v for eqn in jaxpr.eqns for v in eqn.outvars]
-    nc, nx, ne = len(jaxpr.constvars), len(jaxpr.invars), len(results)
-    positions: list = []
-    aliases: dict = {}  # a traced primal result -> the argument holding the recorded one
-
-    def gradient(*args):
-        outer = core.dynamic_trace()
-        consts, xs = args[:nc], args[nc:nc + nx]
-        recorded = dict(zip(results, args[nc + nx:nc + nx + ne]))
-        given = list(cts)
-        for i, ct in zip(live, args[nc + nx + ne:]):
-            given[i] = ct
-
-        def replay(*primals):
-            env: dict = dict(zip(jaxpr.constvars, consts))
-            env.update(zip(jaxpr.invars, primals))
-
-            def read(x):
-                return x.val if type(x) is Literal else env[x]
-
-            for eqn in jaxpr.eqns:
-                outs = eqn.primitive.bind(*[read(x) for x in eqn.invars], **eqn.params)
-                for out, v in zip(outs if eqn.primitive.multiple_results else [outs],
-                                  eqn.outvars):
-                    value = recorded[v]
-                    if type(out) is ad.JVPTracer:
-                        computed = out.primal
-                        env[v] = ad.JVPTracer(out._trace, value, out.tangent)
-                    else:
-                        computed = out
-                        env[v] = value
-                    if type(computed) is JaxprTracer and computed._trace is outer:
-                        aliases[computed.binder] = value.binder
-            return [read(x) for x in jaxpr.outvars]
-
-        _, pullback = transpose.vjp_flat(replay, list(xs))
-        outs = pullback(given)
-        positions[:] = [i for i, o in enumerate(outs) if o is not None and type(o) is not ad.Zero]
-        return [outs[i] for i in positions]
-
-    avals = ([v.aval for v in jaxpr.constvars] + [v.aval for v in jaxpr.invars]
-             + [v.aval for v in results] + [get_aval(cts[i]) for i in live])
-    closed, _ = partial_eval.trace_to_jaxpr(gradient, avals)
-    traced = closed.jaxpr
-    rename = aliases.get
-    eqns = [JaxprEqn(e.primitive, [rename(x, x) for x in e.invars], e.params, e.outvars)
-            for e in traced.eqns]
-    renamed = Jaxpr(traced.constvars, traced.invars, eqns, [rename(x, x) for x in traced.outvars])
-    return ClosedJaxpr(renamed, closed.consts), positions

@@ -12,16 +12,13 @@ for arguments that get no cotangent.
 """
 from __future__ import annotations
 
-import collections
-import threading
 from typing import Callable, Sequence
 
 import numpy as np
 
-from functrans import backend, core
-from functrans.core import Array, Jaxpr, Literal, Primitive, ShapedArray, Tracer, Var, get_aval
-from functrans.interpreters import ad, codegen, partial_eval
-from functrans.interpreters.codegen import literal_key, params_key
+from functrans import core
+from functrans.core import Array, Jaxpr, Literal, Primitive, ShapedArray, get_aval
+from functrans.interpreters import ad
 from functrans.interpreters.ad import Zero, add_tangents, linearize_flat
 
 #: primitive -> rule(ct, *args, **params) -> list of cotangents, one per argument
@@ -180,14 +177,15 @@ def backward_pass(jaxpr: Jaxpr, consts: Sequence, args: Sequence, cts_out: Seque
             Zero(core.tangent_aval(v.aval)) if v in linear else None for v in jaxpr.invars]
 
 
-def vjp_flat(fun: Callable, primals: Sequence, snapshot: bool = False, compiled: bool = False
+def vjp_flat(fun: Callable, primals: Sequence, snapshot: bool = False
              ) -> tuple[list, Callable]:
-    """Reverse mode on flat lists: the outputs, and a pullback from output cotangents
-    (``Zero`` allowed) to input cotangents (``Zero`` where zero).  ``snapshot``: the
-    pullback outlives the call (see ``linearize_flat``); ``compiled``: see
-    ``linear_pullback``."""
+    """Reverse mode on flat lists, by linearizing and interpreting the transpose rules: the
+    outputs, and a pullback from output cotangents (``Zero`` allowed) to input cotangents
+    (``Zero`` where zero).  ``snapshot``: the pullback outlives the call (see
+    ``linearize_flat``).  The public transforms go through ``functrans.reverse_mode``,
+    which may choose faster plans."""
     primals_out, jaxpr, consts, out_tangents = linearize_flat(fun, primals, snapshot=snapshot)
-    return primals_out, linear_pullback(jaxpr, consts, out_tangents, compiled)
+    return primals_out, linear_pullback(jaxpr, consts, out_tangents)
 
 
 def check_transposable(jaxpr: Jaxpr) -> None:
@@ -200,223 +198,16 @@ def check_transposable(jaxpr: Jaxpr) -> None:
                 raise TypeError(why)
 
 
-def linear_pullback(jaxpr: Jaxpr, consts: Sequence, out_tangents: Sequence,
-                    compiled: bool = False) -> Callable:
+def linear_pullback(jaxpr: Jaxpr, consts: Sequence, out_tangents: Sequence) -> Callable:
     """The transpose of a linearization from ``linearize_flat``: a function from one
-    cotangent per output (``Zero`` allowed) to one per input (``Zero`` where zero).
-
-    ``compiled``: on concrete values, run the transposition as generated code cached by the
-    jaxpr's structure (``compiled_backward``) once that structure has been seen before, as
-    ``grad`` and ``vjp`` do; gradcheck leaves it off, so that its re-runs execute every
-    transpose rule again."""
+    cotangent per output (``Zero`` allowed) to one per input (``Zero`` where zero), that
+    interprets the transpose rules on every call."""
     check_transposable(jaxpr)
     undefined = [UndefinedPrimal(v.aval) for v in jaxpr.invars]
 
     def pullback(cts: Sequence) -> list:
         assert len(cts) == len(out_tangents)
         live_cts = [ct for ct, t in zip(cts, out_tangents) if t is None]
-        if compiled:
-            out = compiled_backward(jaxpr, consts, live_cts)
-            if out is not None:
-                return out
         return backward_pass(jaxpr, consts, undefined, live_cts)
 
     return pullback
-
-
-# ------------------------------------------------------------------------------------------
-# Compiled transposition, cached by structure
-# ------------------------------------------------------------------------------------------
-#
-# `grad(f)(x)` called again and again (a training loop without jit) linearizes f anew each
-# time, but the linear jaxpr usually has the same structure every time: the same primitives,
-# parameters, wiring, literals and types; only the residuals differ.  Its transposition
-# depends on nothing else, so it is traced once to a jaxpr (residuals and cotangents as
-# arguments) and compiled to straight-line code (`codegen`), which runs several times
-# faster than interpreting the transpose rules.  The structure is compared in full: a key
-# records every equation, so two jaxprs share compiled code only if interpreting either
-# would run the same operations.  Only primitives whose rules are the library's own are
-# compiled: a user's primitive or `custom_vjp` backward (user code that may print, count or
-# draw random numbers) keeps running as written.
-
-#: distinct structures remembered (least recently used first out)
-BACKWARD_CACHE_SIZE = 256
-#: a structure is compiled when seen this many times (once is not a pattern)
-COMPILE_AFTER = 2
-
-_backward_cache: collections.OrderedDict = collections.OrderedDict()
-_backward_lock = threading.Lock()
-FAILED = "failed"  # a cache entry: tracing or compiling this structure did not work
-#: primitive -> whether its rules are all the library's (see _library_rules)
-_library_primitive: dict[Primitive, bool] = {}
-#: primitives whose rules run user code
-USER_CODE = frozenset({"custom_lin", "custom_vjp_call", "custom_jvp_call"})
-
-
-def _library_rules(prim: Primitive) -> bool:
-    known = _library_primitive.get(prim)
-    if known is None:
-        rules = [transpose_rules.get(prim), core.impl_rules.get(prim)]
-        known = prim.name not in USER_CODE and all(
-            rule is None or getattr(rule, "__module__", "").startswith("functrans.")
-            for rule in rules) and any(rule is not None for rule in rules)
-        _library_primitive[prim] = known
-    return known
-
-
-def _aval_key(x) -> tuple:
-    aval = x.aval if type(x) is Var or type(x) is Zero else get_aval(x)
-    return (aval.shape, aval.dtype, aval.weak_type)
-
-
-def structure_key(jaxpr: Jaxpr, vetted: bool = False) -> tuple | None:
-    """Everything the transposition of ``jaxpr`` depends on besides the values of its
-    constants and cotangents, as a hashable tuple; None if a primitive runs user code
-    (unless ``vetted``: the caller checked its primitives) or a parameter is unhashable.
-    Each equation adds its primitive, its parameters (if any, as a tuple of pairs), its
-    operands (a variable's number, or a literal's key, a tuple) and None; its results are
-    numbered in order."""
-    number: dict = {v: i for i, v in enumerate(jaxpr.constvars + jaxpr.invars)}
-    parts: list = [tuple([_aval_key(v) for v in jaxpr.constvars]),
-                   tuple([_aval_key(v) for v in jaxpr.invars])]
-    append = parts.append
-    library = _library_primitive
-    get = number.get
-    n = len(number)
-    for eqn in jaxpr.eqns:
-        prim = eqn.primitive
-        if not (vetted or library.get(prim) or _library_rules(prim)):
-            return None
-        append(prim)
-        params = eqn.params
-        if params:
-            frozen = params_key(params)
-            if frozen is None:
-                return None
-            append(frozen)
-        for v in eqn.invars:
-            i = get(v)  # None for a literal
-            append(literal_key(v) if i is None else i)
-        append(None)
-        for v in eqn.outvars:
-            number[v] = n
-            n += 1
-    append(tuple([number[v] if type(v) is Var else literal_key(v) for v in jaxpr.outvars]))
-    key = tuple(parts)
-    try:
-        hash(key)
-    except TypeError:
-        return None
-    return key
-
-
-#: types of concrete host cotangents taken as they are (a Python scalar is weakly typed:
-#: the generated code, which takes arrays, would compute with it in another dtype than
-#: NumPy computes with the scalar itself, so those are interpreted)
-HOST_TYPES = NUMPY_SCALARS | {np.ndarray, Array}
-
-
-def compiled_backward(jaxpr: Jaxpr, consts: Sequence, cts: Sequence) -> list | None:
-    """``backward_pass`` of a linearization (every argument undefined) run as compiled
-    code when its structure was seen before; None when it is not (yet) compiled, or the
-    values are not concrete, or the structure cannot be compiled: interpret it then."""
-    if type(core.dynamic_trace()) is not core.EvalTrace:
-        return None  # make_jaxpr stages operations on constants: nothing to run now
-    host = True
-    args = []
-    for c in consts:
-        t = type(c)
-        if t is np.ndarray:
-            args.append(c)
-        elif t is Array:
-            args.append(c.view(np.ndarray))
-        elif isinstance(c, Tracer) or not backend.is_array(c):
-            return None
-        else:
-            host = False
-            args.append(c)
-    live = []
-    ct_key: list = []
-    for i, ct in enumerate(cts):
-        t = type(ct)
-        if ct is None or t is Zero:
-            ct_key.append(None if ct is None else _aval_key(ct))
-            continue
-        if t not in HOST_TYPES:
-            if isinstance(ct, Tracer) or not (backend.is_array(ct) or isinstance(ct, np.generic)):
-                return None
-            host = host and not backend.is_device_array(ct)
-        live.append(i)
-        # generated code takes plain arrays (it calls their methods), not scalars
-        args.append(ct if t is np.ndarray else ct.view(np.ndarray) if t is Array else
-                    ct if backend.is_array(ct) else np.asarray(ct))
-        ct_key.append((t,) + _aval_key(ct))
-    structure = structure_key(jaxpr)
-    if structure is None:
-        return None
-    library = _NUMPY if host else backend.library_of(*args)
-    key = (structure, tuple(ct_key), library)
-    entry = sighted(_backward_cache, _backward_lock, BACKWARD_CACHE_SIZE, key,
-                    lambda: _compile_backward(jaxpr, consts, cts, live, library))
-    if entry is None:
-        return None
-    compiled, positions = entry
-    values = compiled.fn(*(args if host else backend.coerce(library.xp, *args)))
-    invars = jaxpr.invars
-    out: list = [None] * len(invars)
-    top = len(core.trace_stack()) == 1  # outside transforms results are handed out as such
-    for i, value in zip(positions, values):
-        out[i] = core.user_result(value) if top else value
-    for i, v in enumerate(invars):
-        if out[i] is None:
-            out[i] = Zero(core.tangent_aval(v.aval))
-    return out
-
-
-_NUMPY = backend.library_of()
-
-
-def sighted(cache: collections.OrderedDict, lock, size: int, key, compile: Callable):
-    """Count a sighting of ``key`` in ``cache`` (an LRU of at most ``size`` keys): its
-    compiled entry, made by ``compile()`` on the ``COMPILE_AFTER``-th sighting; None before
-    that, or when compiling failed (``FAILED``: anything not traceable is interpreted)."""
-    with lock:
-        entry = cache.get(key, 0)
-        if type(entry) is int:
-            entry += 1
-            cache[key] = entry
-            if len(cache) > size:
-                cache.popitem(last=False)
-        else:
-            cache.move_to_end(key)
-    if type(entry) is int:
-        if entry < COMPILE_AFTER:
-            return None
-        try:
-            entry = compile()
-        except Exception:  # noqa: BLE001
-            entry = FAILED
-        with lock:
-            if key in cache:
-                cache[key] = entry
-    return None if entry is FAILED else entry
-
-
-def _compile_backward(jaxpr: Jaxpr, consts: Sequence, cts: Sequence, live: list, library):
-    """Trace the transposition of ``jaxpr`` with constants and live cotangents as
-    arguments, and compile it: (compiled function, positions of its non-zero results)."""
-    undefined = [UndefinedPrimal(v.aval) for v in jaxpr.invars]
-    positions: list = []
-    num_consts = len(consts)
-
-    def transposed(*args):
-        given = list(cts)
-        for i, ct in zip(live, args[num_consts:]):
-            given[i] = ct
-        outs = backward_pass(jaxpr, args[:num_consts], undefined, given)
-        positions[:] = [i for i, o in enumerate(outs) if o is not None and type(o) is not Zero]
-        return [outs[i] for i in positions]
-
-    avals = [get_aval(c) for c in consts] + [get_aval(cts[i]) for i in live]
-    closed, _ = partial_eval.trace_to_jaxpr(transposed, avals)
-    return codegen.compile_jaxpr(closed, library, "backward"), positions

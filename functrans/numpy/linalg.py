@@ -21,7 +21,7 @@ import functrans.numpy._shape as shapes
 from functrans import backend, lax
 from functrans.core import Tracer, get_aval
 from functrans.numpy._util import arg, promote_inexact
-from functrans.primitives.custom_derivatives import custom_jvp
+from functrans.primitives.custom_derivatives import library_custom_jvp
 from functrans.primitives.decompositions import permutation_matrix
 from functrans.primitives.shape import broadcast_to, normalize_axis
 
@@ -178,7 +178,7 @@ def inv(a):
     return _lu_solve(packed, permutation, eye)
 
 
-@custom_jvp
+@library_custom_jvp
 def _det(a):
     packed, pivots, _ = lax.linalg.lu(a)
     nd = get_aval(a).ndim
@@ -465,7 +465,7 @@ def _scalar_or_array(x):
     return float(x) if np.ndim(x) == 0 and not isinstance(x, Tracer) else x
 
 
-@functools.partial(custom_jvp, nondiff_argnums=(1,))
+@functools.partial(library_custom_jvp, nondiff_argnums=(1,))
 def _pinv(a, rcond):
     return _pinv_value(a, rcond)
 

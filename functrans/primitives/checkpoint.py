@@ -33,8 +33,8 @@ from functrans.tree_util import tree_flatten, tree_unflatten
 
 __all__ = ["checkpoint", "remat", "checkpoint_policies", "checkpoint_name"]
 
-checkpoint_p = Primitive("checkpoint", multiple_results=True)
-name_p = Primitive("name")
+checkpoint_p = Primitive("checkpoint", multiple_results=True, origin="library")
+name_p = Primitive("name", origin="library")
 
 
 def checkpoint_name(x, name: str):

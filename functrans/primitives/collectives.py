@@ -68,11 +68,11 @@ def _unbound(*args, axis_name, **params):
                     f"the vmap(..., axis_name={axis_name!r}) it belongs to")
 
 
-psum_p = CollectivePrimitive("psum")
-pmax_p = CollectivePrimitive("pmax")
-pmin_p = CollectivePrimitive("pmin")
-all_gather_p = CollectivePrimitive("all_gather")
-axis_index_p = CollectivePrimitive("axis_index")
+psum_p = CollectivePrimitive("psum", origin="library")
+pmax_p = CollectivePrimitive("pmax", origin="library")
+pmin_p = CollectivePrimitive("pmin", origin="library")
+all_gather_p = CollectivePrimitive("all_gather", origin="library")
+axis_index_p = CollectivePrimitive("axis_index", origin="library")
 
 
 def _names(axis_name, caller: str) -> tuple:

@@ -67,7 +67,7 @@ def _is_concrete(x) -> bool:
 # cond / switch
 # ------------------------------------------------------------------------------------------
 
-cond_p = Primitive("cond", multiple_results=True)
+cond_p = Primitive("cond", multiple_results=True, origin="library")
 
 
 def _memoize_branches(fn: Callable) -> Callable:
@@ -307,7 +307,7 @@ batching.batching_rules[cond_p] = _cond_batch
 # while_loop
 # ------------------------------------------------------------------------------------------
 
-while_p = Primitive("while", multiple_results=True)
+while_p = Primitive("while", multiple_results=True, origin="library")
 
 
 def _as_args_tree(tree):
@@ -571,7 +571,7 @@ batching.batching_rules[while_p] = _while_batch
 # scan
 # ------------------------------------------------------------------------------------------
 
-scan_p = Primitive("scan", multiple_results=True)
+scan_p = Primitive("scan", multiple_results=True, origin="library")
 
 
 def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = False,

@@ -12,7 +12,7 @@ from functrans.interpreters.ad import Zero
 
 # -- convert_element_type ------------------------------------------------------------------
 
-convert_element_type_p = Primitive("convert_element_type")
+convert_element_type_p = Primitive("convert_element_type", origin="library")
 
 
 def convert_element_type(x, new_dtype, weak_type: bool = False):
@@ -86,7 +86,7 @@ codegen.simplification_rules[convert_element_type_p] = (
 
 # -- stop_gradient -------------------------------------------------------------------------
 
-stop_gradient_p = Primitive("stop_gradient")
+stop_gradient_p = Primitive("stop_gradient", origin="library")
 
 
 def stop_gradient(x):

@@ -99,7 +99,7 @@ def _flip(xp, x, axis: int, reverse: bool):
 
 def _cumulative(name: str, accumulate, *, ordered: bool = False) -> Primitive:
     """A primitive ``name(x, axis, reverse)`` computed by ``accumulate(xp, x, axis)``."""
-    prim = Primitive(name)
+    prim = Primitive(name, origin="library")
 
     def impl(x, *, axis, reverse):
         xp = array_module(x)
@@ -238,7 +238,7 @@ ad.jvp_rules[cummin_p] = _running_extremum_jvp(cummin_p, lt, le)
 
 # -- reduce_prod ---------------------------------------------------------------------------
 
-reduce_prod_p = Primitive("reduce_prod")
+reduce_prod_p = Primitive("reduce_prod", origin="library")
 
 
 def _normalize_axes(name: str, axes, shape: tuple) -> tuple:

@@ -32,7 +32,7 @@ from functrans.primitives.elementwise import add
 from functrans.primitives.shape import bdim_to_front, shape_of
 from functrans.tree_util import tree_flatten, tree_map, tree_unflatten
 
-__all__ = ["custom_jvp", "custom_vjp"]
+__all__ = ["custom_jvp", "custom_vjp", "library_custom_jvp"]
 
 
 class _Rule:
@@ -107,14 +107,6 @@ def _run_directly(fun, args, leaves):
     return out
 
 
-def _library_rules(rule_holder) -> bool:
-    """Whether a custom_jvp/custom_vjp function and its rules are the library's own."""
-    funs = [rule_holder.fun, getattr(rule_holder, "jvp", None), getattr(rule_holder, "fwd", None),
-            getattr(rule_holder, "bwd", None)]
-    return all(getattr(f, "__module__", "").startswith("functrans.") for f in funs
-               if f is not None)
-
-
 def _staged_call(rule_holder, args, kwargs):
     """The common start of a custom_jvp / custom_vjp call: ``(result,)`` when the function
     just runs, else ``(name, static, dyn, leaves, in_tree, jaxpr, consts, out_tree)``."""
@@ -123,7 +115,7 @@ def _staged_call(rule_holder, args, kwargs):
     static, dyn = _split_static(args, rule_holder.nondiff_argnums)
     leaves, in_tree = tree_flatten(dyn)
     recording = tape.current_tape()
-    if recording is not None and not _library_rules(rule_holder) and any(
+    if recording is not None and rule_holder.origin != "library" and any(
             isinstance(x, Tracer) for x in leaves):
         # a user's rules must run on every call: such a function is not recorded
         recording.refuse(f"{type(rule_holder).__name__} function '{_fun_name(fun)}'")
@@ -157,7 +149,10 @@ def _check_matching(kind: str, name: str, got, want, what: str) -> None:
 # custom_jvp
 # ------------------------------------------------------------------------------------------
 
-custom_jvp_call_p = Primitive("custom_jvp_call", multiple_results=True)
+# The library's primitive, whose JVP rule calls the function in its ``jvp`` parameter: a
+# tape refuses a user's custom_jvp function where it is called (``_staged_call``), and a
+# compiled transposition runs no JVP rule.
+custom_jvp_call_p = Primitive("custom_jvp_call", multiple_results=True, origin="library")
 
 
 class custom_jvp:
@@ -174,6 +169,10 @@ class custom_jvp:
     >>> float(ft.grad(log1pexp)(100.0))
     1.0
     """
+
+    #: whose code the function and its rules are (``Primitive.origin``): a user's rules
+    #: run as written on every call, so reverse mode does not record them on a tape
+    origin = "user"
 
     def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()):
         functools.update_wrapper(self, fun)
@@ -347,12 +346,20 @@ abstract_eval_rules[custom_jvp_call_p] = lambda *avals, call_jaxpr, jvp, num_con
 ad.jvp_rules[custom_jvp_call_p] = _custom_jvp_call_jvp
 batching.batching_rules[custom_jvp_call_p] = _custom_jvp_call_batch
 
+class library_custom_jvp(custom_jvp):
+    """A ``custom_jvp`` function of the library's own (``nn.relu``, ``scipy.special.xlogy``):
+    its function and rule are pure library code, so reverse mode may record it on a tape
+    and compile its derivative."""
+
+    origin = "library"
+
+
 # ------------------------------------------------------------------------------------------
 # custom_vjp
 # ------------------------------------------------------------------------------------------
 
-custom_vjp_call_p = Primitive("custom_vjp_call", multiple_results=True)
-custom_lin_p = Primitive("custom_lin", multiple_results=True)
+custom_vjp_call_p = Primitive("custom_vjp_call", multiple_results=True, origin="user")
+custom_lin_p = Primitive("custom_lin", multiple_results=True, origin="user")
 
 
 class custom_vjp:
@@ -371,6 +378,8 @@ class custom_vjp:
     >>> float(ft.grad(lambda x: 5.0 * clip_gradient(x))(2.0))
     1.0
     """
+
+    origin = "user"  # as custom_jvp's
 
     def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()):
         functools.update_wrapper(self, fun)

@@ -108,7 +108,7 @@ def _check_square(name: str, what: str, aval: ShapedArray) -> None:
 
 # -- cholesky ------------------------------------------------------------------------------
 
-cholesky_p = Primitive("cholesky")
+cholesky_p = Primitive("cholesky", origin="library")
 
 
 def _cholesky_impl(a):
@@ -200,7 +200,7 @@ def cholesky(x, *, symmetrize_input: bool = True):
 
 # -- triangular_solve ----------------------------------------------------------------------
 
-triangular_solve_p = Primitive("triangular_solve")
+triangular_solve_p = Primitive("triangular_solve", origin="library")
 
 
 def _triangular_solve_impl(a, b, *, left_side, lower, transpose_a, conjugate_a,
@@ -384,7 +384,7 @@ def triangular_solve(a, b, left_side: bool = False, lower: bool = False,
 # The product with a triangular matrix: BLAS's trmm does half the work of a general product
 # (the reverse-mode rule of cholesky multiplies by Lᴴ).
 
-triangular_matmul_p = Primitive("triangular_matmul")
+triangular_matmul_p = Primitive("triangular_matmul", origin="library")
 
 
 def _triangular_matmul_impl(a, b, *, left_side, lower, transpose_a, conjugate_a):
@@ -464,7 +464,7 @@ def triangular_matmul(a, b, left_side: bool = True, lower: bool = True,
 
 # -- lu ------------------------------------------------------------------------------------
 
-lu_p = Primitive("lu", multiple_results=True)
+lu_p = Primitive("lu", multiple_results=True, origin="library")
 
 
 def _lu_impl(a):
@@ -559,7 +559,7 @@ def lu(x):
 
 # -- eigh ----------------------------------------------------------------------------------
 
-eigh_p = Primitive("eigh", multiple_results=True)
+eigh_p = Primitive("eigh", multiple_results=True, origin="library")
 
 
 def _hermitian_from(xp, a, lower: bool):
@@ -635,7 +635,7 @@ def eigh(x, lower: bool = True, symmetrize_input: bool = True):
 
 # -- qr ------------------------------------------------------------------------------------
 
-qr_p = Primitive("qr", multiple_results=True)
+qr_p = Primitive("qr", multiple_results=True, origin="library")
 
 
 def _qr_impl(a, *, full_matrices):
@@ -720,7 +720,7 @@ def qr(x, full_matrices: bool = True):
 
 # -- svd -----------------------------------------------------------------------------------
 
-svd_p = Primitive("svd", multiple_results=True)
+svd_p = Primitive("svd", multiple_results=True, origin="library")
 
 
 def _svd_impl(a, *, full_matrices, compute_uv):
@@ -833,7 +833,7 @@ def svd(x, *, full_matrices: bool = True, compute_uv: bool = True):
 
 # -- eig -----------------------------------------------------------------------------------
 
-eig_p = Primitive("eig", multiple_results=True)
+eig_p = Primitive("eig", multiple_results=True, origin="library")
 
 
 def _complex_dtype(dtype: np.dtype) -> np.dtype:

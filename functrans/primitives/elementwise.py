@@ -159,7 +159,7 @@ def unary(name: str, impl: Callable, derivative: Callable | None, *,
     map (``None``: zero derivative); ``out_dtype(dtype)`` maps the input dtype;
     ``real_only`` refuses complex (and integer) operands; ``abstract_eval`` replaces the
     default type rule."""
-    prim = Primitive(name)
+    prim = Primitive(name, origin="library")
 
     def default_abstract_eval(aval, **params):
         if real_only:
@@ -338,7 +338,7 @@ def binary(name: str, impl: Callable, derivatives, *, out_dtype=None,
            abstract_eval: Callable | None = None) -> Primitive:
     """A NumPy-broadcasting binary primitive (see the module docstring).  ``abstract_eval``
     replaces the default type rule (broadcast shapes, NumPy promotion, ``out_dtype``)."""
-    prim = Primitive(name)
+    prim = Primitive(name, origin="library")
 
     # Type rule results by operand types: the same few types recur in every program.
     cache: dict = {}
@@ -393,7 +393,7 @@ def nary(name: str, impl: Callable, derivatives, *, real_only: bool = True) -> P
     promotion (real floating point with ``real_only``), ``derivatives[i](g, ans, *operands,
     **params)`` the tangent contribution of operand ``i`` (``None``: not differentiable),
     and the broadcasting batching rule."""
-    prim = Primitive(name)
+    prim = Primitive(name, origin="library")
 
     def abstract_eval(*avals, **params):
         shape = _broadcast_shapes(name, avals)
@@ -796,7 +796,7 @@ batching.batching_rules[add_any_p] = _add_any_batch
 
 # -- select --------------------------------------------------------------------------------
 
-select_p = Primitive("select")
+select_p = Primitive("select", origin="library")
 
 
 def _select_abstract_eval(pred, on_true, on_false):

@@ -48,7 +48,7 @@ class FftType(enum.IntEnum):
         return f"FftType.{self.name}"
 
 
-fft_p = Primitive("fft")
+fft_p = Primitive("fft", origin="library")
 
 
 def _fft_type(fft_type) -> FftType:

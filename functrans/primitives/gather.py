@@ -59,8 +59,8 @@ __all__ = ["gather_p", "scatter_p", "scatter_add_p", "scatter_mul_p", "scatter_m
            "scatter_min", "scatter_max", "iota", "with_batch_column", "gather_params",
            "scatter_params", "default_fill_value", "GatherScatterMode", "mode_name"]
 
-gather_p = Primitive("gather")
-iota_p = Primitive("iota")
+gather_p = Primitive("gather", origin="library")
+iota_p = Primitive("iota", origin="library")
 
 
 # -- iota --------------------------------------------------------------------------------
@@ -398,7 +398,7 @@ def _scatter_batch(prim):
 
 
 def _scatter_primitive(name: str, op: str) -> Primitive:
-    prim = Primitive(name)
+    prim = Primitive(name, origin="library")
     _SCATTER_OPS[prim] = op
     impl_rules[prim] = _scatter_impl(prim)
     abstract_eval_rules[prim] = _scatter_abstract_eval(name)

@@ -26,8 +26,8 @@ from functrans.primitives.gather import iota
 from functrans.primitives.shape import bdim_to_front, broadcast_in_dim, moveaxis, shape_of
 from functrans.primitives.slicing import concatenate
 
-dynamic_slice_p = Primitive("dynamic_slice")
-dynamic_update_slice_p = Primitive("dynamic_update_slice")
+dynamic_slice_p = Primitive("dynamic_slice", origin="library")
+dynamic_update_slice_p = Primitive("dynamic_update_slice", origin="library")
 
 
 def _from_the_end(starts: Sequence, shape: tuple, name: str) -> list:

@@ -45,7 +45,7 @@ from functrans.tree_util import tree_flatten, tree_unflatten
 
 __all__ = ["jit", "jit_p", "Jitted", "Lowered"]
 
-jit_p = Primitive("jit", multiple_results=True)
+jit_p = Primitive("jit", multiple_results=True, origin="library")
 
 
 # ------------------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from functrans.interpreters.transpose import is_undefined_primal
 from functrans.primitives.conversion import convert_element_type
 from functrans.primitives.shape import moveaxis, shape_of, transpose_axes
 
-dot_general_p = Primitive("dot_general")
+dot_general_p = Primitive("dot_general", origin="library")
 
 
 def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None):

@@ -153,7 +153,7 @@ def _zeros_like(x):
 
 # -- expm ----------------------------------------------------------------------------------
 
-expm_p = Primitive("expm")
+expm_p = Primitive("expm", origin="library")
 
 
 def _expm_impl(a):
@@ -193,7 +193,7 @@ def expm(x):
 
 # -- expm_frechet --------------------------------------------------------------------------
 
-expm_frechet_p = Primitive("expm_frechet")
+expm_frechet_p = Primitive("expm_frechet", origin="library")
 
 
 def _expm_frechet_impl(a, e):

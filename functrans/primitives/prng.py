@@ -272,7 +272,7 @@ def _front_batcher(prim, core_ranks):
 def _define(name, core_ranks, out_core, impl, out_dtype):
     """A primitive whose operands have the given core ranks (a function of the params) and
     whose output is ``batch + out_core(params)`` of ``out_dtype(params)``."""
-    prim = Primitive(name)
+    prim = Primitive(name, origin="library")
 
     def abstract_eval(*avals, **params):
         _check_keys(name, avals[0])
@@ -313,7 +313,7 @@ def _seed(seed):
     return xp.stack([hi, lo], axis=-1)
 
 
-random_seed_p = Primitive("random_seed")
+random_seed_p = Primitive("random_seed", origin="library")
 
 
 def _seed_abstract_eval(seed):

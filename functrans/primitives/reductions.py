@@ -35,7 +35,7 @@ def _reduce_chooser_jvp(prim: Primitive):
 
 
 def _chooser(name: str, numpy_name: str) -> Primitive:
-    prim = Primitive(name)
+    prim = Primitive(name, origin="library")
 
     def abstract_eval(aval, *, axes):
         if aval.dtype.kind == "c":
@@ -81,7 +81,7 @@ def reduce_min(x, axes: Sequence[int]):
 
 
 def _arg_chooser(name: str, numpy_name: str) -> Primitive:
-    prim = Primitive(name)
+    prim = Primitive(name, origin="library")
 
     def abstract_eval(aval, *, axes, index_dtype):
         (axis,) = axes

@@ -40,7 +40,7 @@ def normalize_axis(axis: int, ndim: int, what: str = "axis") -> int:
 
 # -- broadcast_in_dim ----------------------------------------------------------------------
 
-broadcast_in_dim_p = Primitive("broadcast_in_dim")
+broadcast_in_dim_p = Primitive("broadcast_in_dim", origin="library")
 
 
 def broadcast_in_dim(x, shape: Sequence[int], broadcast_dimensions: Sequence[int]):
@@ -138,7 +138,7 @@ batching.batching_rules[broadcast_in_dim_p] = _broadcast_in_dim_batch
 
 # -- reshape -------------------------------------------------------------------------------
 
-reshape_p = Primitive("reshape")
+reshape_p = Primitive("reshape", origin="library")
 
 
 def reshape(x, new_sizes: Sequence[int]):
@@ -175,7 +175,7 @@ batching.batching_rules[reshape_p] = _reshape_batch
 
 # -- transpose -----------------------------------------------------------------------------
 
-transpose_p = Primitive("transpose")
+transpose_p = Primitive("transpose", origin="library")
 
 
 def transpose_axes(x, permutation: Sequence[int]):
@@ -215,8 +215,8 @@ batching.batching_rules[transpose_p] = _transpose_batch
 
 # -- squeeze / expand_dims -----------------------------------------------------------------
 
-squeeze_p = Primitive("squeeze")
-expand_dims_p = Primitive("expand_dims")
+squeeze_p = Primitive("squeeze", origin="library")
+expand_dims_p = Primitive("expand_dims", origin="library")
 
 
 def squeeze(x, dimensions: Sequence[int]):
@@ -277,7 +277,7 @@ for _p in (squeeze_p, expand_dims_p):
 
 # -- rev -----------------------------------------------------------------------------------
 
-rev_p = Primitive("rev")
+rev_p = Primitive("rev", origin="library")
 
 
 def rev(x, dimensions: Sequence[int]):
@@ -332,7 +332,7 @@ def reduction_batcher(prim: Primitive):
     return rule
 
 
-reduce_sum_p = Primitive("reduce_sum")
+reduce_sum_p = Primitive("reduce_sum", origin="library")
 
 
 def reduce_sum(x, axes: Sequence[int]):

@@ -22,7 +22,7 @@ from functrans.primitives.shape import (as_operand, bdim_to_front, moveaxis, red
 
 # -- slice ---------------------------------------------------------------------------------
 
-slice_p = Primitive("slice")
+slice_p = Primitive("slice", origin="library")
 
 
 def slice(x, start_indices, limit_indices, strides=None):  # noqa: A001 (lax's name)
@@ -87,7 +87,7 @@ batching.batching_rules[slice_p] = _slice_batch
 
 # -- pad -----------------------------------------------------------------------------------
 
-pad_p = Primitive("pad")
+pad_p = Primitive("pad", origin="library")
 
 
 def pad(x, padding_value, padding_config):
@@ -169,7 +169,7 @@ batching.batching_rules[pad_p] = _pad_batch
 
 # -- concatenate ---------------------------------------------------------------------------
 
-concatenate_p = Primitive("concatenate")
+concatenate_p = Primitive("concatenate", origin="library")
 
 
 def concatenate(operands: Sequence, dimension: int):

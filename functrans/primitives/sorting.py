@@ -37,7 +37,7 @@ from functrans.primitives.slicing import slice
 __all__ = ["sort_p", "sort", "sort_key_val", "top_k", "approx_max_k", "approx_min_k",
            "sort_descending", "take_along", "positions_along"]
 
-sort_p = Primitive("sort", multiple_results=True)
+sort_p = Primitive("sort", multiple_results=True, origin="library")
 
 
 def _permutation(xp, keys, axis: int):

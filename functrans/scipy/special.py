@@ -29,7 +29,7 @@ import numpy as np
 import functrans.numpy as fnp
 from functrans import lax, nn
 from functrans.core import ConcretizationTypeError, get_aval
-from functrans.primitives.custom_derivatives import custom_jvp
+from functrans.primitives.custom_derivatives import library_custom_jvp
 from functrans.primitives import special_integrals as integrals
 from functrans.primitives.special import bessel_jv as _bessel_jv
 from functrans.primitives.special import hyp1f1 as _hyp1f1_primitive
@@ -132,7 +132,7 @@ def log_ndtr(x, series_order: int = 3):
 
 @functools.lru_cache(maxsize=None)
 def _log_ndtr_of_order(series_order: int):
-    @custom_jvp
+    @library_custom_jvp
     def log_ndtr(x):
         lower = -10.0 if get_aval(x).dtype == np.float32 else -37.0
         low, high = x < lower, x > 0
@@ -330,7 +330,7 @@ def i1e(x):
 # -- x log y and entropy -------------------------------------------------------------------
 
 
-@custom_jvp
+@library_custom_jvp
 def xlogy(x, y):
     """``x * log(y)``, and 0 where ``x == 0`` (even at ``y == 0``).  Derivatives, as in
     JAX: ``log(y)`` in ``x`` and ``x / y`` in ``y``.
@@ -350,7 +350,7 @@ def _xlogy_jvp(primals, tangents):
     return xlogy(x, y), tx * fnp.log(y) + ty * fnp.divide(x, y)
 
 
-@custom_jvp
+@library_custom_jvp
 def xlog1py(x, y):
     """``x * log1p(y)``, and 0 where ``x == 0`` (even at ``y == -1``).  Derivatives, as in
     JAX: ``log1p(y)`` in ``x`` and ``x / (1 + y)`` in ``y``.
@@ -370,7 +370,7 @@ def _xlog1py_jvp(primals, tangents):
     return xlog1py(x, y), tx * fnp.log1p(y) + ty * fnp.divide(x, 1 + y)
 
 
-@custom_jvp
+@library_custom_jvp
 def _xlogx(x):
     zero = x == 0
     return fnp.where(zero, fnp.zeros_like(x), x * fnp.log(fnp.where(zero, 1.0, x)))
@@ -738,7 +738,7 @@ def loggamma(x):
     return fnp.where(x > 0, lax.lgamma(fnp.where(x > 0, x, 1.0)), np.nan)
 
 
-@custom_jvp
+@library_custom_jvp
 def _poch(z, m):
     sign = _gamma_sign(z + m) * _gamma_sign(z)
     ratio = sign * fnp.exp(lax.lgamma(z + m) - lax.lgamma(z))
