@@ -63,7 +63,7 @@ from functrans.interpreters.codegen import literal_key, params_key
 from functrans.interpreters.partial_eval import JaxprTracer
 from functrans.interpreters.transpose import UndefinedPrimal, backward_pass
 
-__all__ = ["PLANS", "MODES", "Pullback", "vjp", "choose_plan", "structure_key",
+__all__ = ["PLANS", "MODES", "Pullback", "vjp", "choose_plan", "last_plan", "structure_key",
            "compiled_backward", "compiled_gradient", "trace_gradient", "clear_caches"]
 
 #: the values of ``config.reverse_mode``
@@ -111,6 +111,19 @@ def clear_caches() -> None:
 # ------------------------------------------------------------------------------------------
 
 
+class _Recent(threading.local):
+    plan: str | None = None
+
+
+_recent = _Recent()
+
+
+def last_plan() -> str | None:
+    """The plan (``PLANS``) of the last pullback this thread ran, for reports and tests:
+    ``grad`` then ``last_plan()`` says how that gradient was computed."""
+    return _recent.plan
+
+
 class Pullback:
     """A pullback from output cotangents (``Zero`` allowed) to input cotangents (``Zero``
     where zero); ``plan`` names the plan that computed its last result (``PLANS``)."""
@@ -122,7 +135,9 @@ class Pullback:
         self.plan = plan
 
     def __call__(self, cts: Sequence) -> list:
-        return self._run(self, cts)
+        out = self._run(self, cts)
+        _recent.plan = self.plan
+        return out
 
 
 def choose_plan(primals: Sequence, key=None, snapshot: bool = False) -> str:

@@ -11,24 +11,26 @@ Type::
 
 Each primitive is written out by its *lowering rule*, ``rule(ctx, *operands, **params) ->
 expression`` (operands are source expressions; ``ctx.xp`` names the array module, and
-``ctx.bind(obj)`` names any other Python object the code needs), registered by the
-primitive's family with ``deflowering``.  A primitive without one calls its impl rule, so
-everything compiles; lowering rules only make the common primitives cheaper.
+``ctx.bind(obj)`` names any other Python object the code needs), kept with everything else
+the passes below know of the primitive in one record, ``Primitive.lowering`` (a
+``Lowering``), filled by the primitive's family with ``deflowering``.  A primitive without
+a rule calls its impl rule, so everything compiles; lowering rules only make the common
+primitives cheaper.
 
 Before writing code, the equations pass through (each measured in benchmarks/):
 
-* inlining of call primitives (``inline_rules``: ``jit`` inside ``jit``, ``checkpoint``, the
+* inlining of call primitives (``Lowering.inline``: ``jit`` inside ``jit``, ``checkpoint``, the
   primal functions of custom rules), so the passes below see across call boundaries;
-* forwarding: an equation whose ``simplification_rules`` entry shows it returns one of its
+* forwarding: an equation whose ``Lowering.simplify`` shows it returns one of its
   operands (``x * 1``, ``x + 0``, a transpose of a transpose, a reshape to the same shape)
   is dropped; a ``broadcast_in_dim`` read only by NumPy-broadcasting primitives that would
-  broadcast its operand the same way is dropped too (``numpy_broadcast_rules``);
+  broadcast its operand the same way is dropped too (``Lowering.numpy_broadcast``);
 * constant folding of equations whose operands are all literals (scalars; small results);
 * common-subexpression elimination (same primitive, operands and parameters);
 * dead-code elimination;
 * freeing: each variable is deleted after its last use, so the memory of an intermediate
   is returned as soon as possible (peak memory as a hand-written function's);
-* writing a result into a dead operand's buffer (``augmented_operators``, ``ufunc_names``);
+* writing a result into a dead operand's buffer (``Lowering.augmented``, ``Lowering.ufunc``);
 * on NumPy, Python scalars mixed with arrays written as 0-d arrays of the type NumPy
   converts them to (same results, no conversion per call).
 
@@ -52,69 +54,87 @@ from functrans import backend
 from functrans.core import (ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Primitive, ShapedArray,
                             Var, abstract_eval_out_avals, impl_rules)
 
-__all__ = ["lowering_rules", "inline_rules", "simplification_rules", "numpy_broadcast_rules",
-           "broadcasting_primitives", "splat_rules", "commutative_primitives", "rewrite_rules",
-           "ufunc_names", "augmented_operators",
-           "Ref", "deflowering", "compile_jaxpr", "CompiledFunction",
+__all__ = ["Lowering", "deflowering", "Ref", "compile_jaxpr", "CompiledFunction",
            "optimize_jaxpr", "literal_key", "params_key"]
 
-#: primitive -> rule(ctx, *operand_expressions, **params) -> expression of the result (a
-#: tuple of results for primitives with multiple results)
-lowering_rules: dict[Primitive, Callable] = {}
-#: primitives whose lowering always returns a newly allocated array (never a view of an
-#: operand): their results need no copy before being returned
-_fresh_results: set[Primitive] = set()
-#: primitive -> rule(**params) -> the closed jaxpr that evaluating the primitive evaluates
-#: on its operands (call primitives): the code generator inlines it
-inline_rules: dict[Primitive, Callable] = {}
-#: primitive -> rule(operands, out_aval, **params) -> the index of an operand that *is* the
-#: result (same shape and dtype), or None: the equation is dropped and that operand used
-simplification_rules: dict[Primitive, Callable] = {}
-#: primitive -> rule(operand_aval, out_aval, **params) -> True when NumPy broadcasting of
-#: the operand against the output shape gives the same values as the primitive (a
-#: ``broadcast_in_dim`` adding leading axes or stretching size-1 ones)
-numpy_broadcast_rules: dict[Primitive, Callable] = {}
-#: primitives that broadcast their operands together as NumPy does (elementwise binary
-#: operations, ``select``)
-broadcasting_primitives: set[Primitive] = set()
-#: binary primitives whose operands may be swapped (``a * b`` is ``b * a``): common
-#: subexpressions are found in either order
-commutative_primitives: set[Primitive] = set()
-#: primitive -> rule(operands, producer, **params) -> a rewrite of the equation as steps
-#: ``[(primitive, operands, params), ...]`` (``Ref(i)`` reads step ``i``'s result, the last
-#: step gives the result), or None; ``producer(id(var))`` is the equation computing a
-#: variable (None for arguments).  For rewrites that save work *exactly* (no change in
-#: rounding): ``a + (-b)`` as ``a - b``, ``(-a) * b`` as ``-(a * b)``.
-rewrite_rules: dict[Primitive, Callable] = {}
-#: primitive -> params_for(shape): the primitive (one, ``broadcast_in_dim``) and parameters
-#: that spread a scalar to ``shape``; an operation of broadcasting primitives on spread
-#: scalars is folded into the spread of its value
-splat_rules: dict[Primitive, Callable] = {}
+
+class Lowering:
+    """How the code generator writes one primitive: the record ``Primitive.lowering``,
+    made and filled by ``deflowering``.  Every field is optional; a primitive without a
+    ``rule`` is written as a call of its impl rule.
+
+    ``rule(ctx, *operand_expressions, **params) -> expression``: the source of the result
+    (a tuple of results for primitives with multiple results); ``ctx.xp`` names the array
+    module, ``ctx.bind(obj)`` any other Python object the code needs.
+    ``fresh``: the expression always allocates its result (a ufunc, a matrix product), as
+    opposed to possibly returning a view of an operand (a reshape, a transpose).
+    ``inline(**params) -> closed jaxpr``: a call primitive, whose jaxpr is inlined.
+    ``simplify(operands, out_aval, **params) -> index or None``: an operand that *is* the
+    result (same shape and dtype): the equation is dropped and that operand used.
+    ``numpy_broadcast(operand_aval, out_aval, **params) -> bool``: NumPy broadcasting of the
+    operand against the output shape gives the primitive's values (a ``broadcast_in_dim``
+    adding leading axes or stretching size-1 ones).
+    ``broadcasting``: the operands broadcast together as NumPy's do (elementwise binary
+    operations, ``select``).
+    ``commutative``: a binary primitive whose operands may be swapped.
+    ``rewrite(operands, producer, **params) -> steps or None``: the equation rewritten as
+    ``[(primitive, operands, params), ...]`` (``Ref(i)`` reads step ``i``'s result, the last
+    step gives the result), for rewrites that save work *exactly* (``a + (-b)`` as
+    ``a - b``); ``producer(id(var))`` is the equation computing a variable.
+    ``splat(shape) -> params``: the primitive spreads a scalar to ``shape`` with these
+    parameters; an operation of broadcasting primitives on spread scalars is folded into
+    the spread of its value.
+    ``ufunc``: the NumPy/CuPy ufunc it is (``"add"``): a large result may be written into a
+    dead operand's buffer (``out=``).
+    ``augmented``: the augmented assignment computing a binary primitive in place (``"*="``).
+    """
+
+    __slots__ = ("rule", "fresh", "inline", "simplify", "numpy_broadcast", "broadcasting",
+                 "commutative", "rewrite", "splat", "ufunc", "augmented")
+
+    def __init__(self):
+        self.rule = self.inline = self.simplify = self.numpy_broadcast = None
+        self.rewrite = self.splat = self.ufunc = self.augmented = None
+        self.fresh = self.broadcasting = self.commutative = False
+
+    def __repr__(self):
+        fields = ", ".join(f"{k}={getattr(self, k)!r}" for k in self.__slots__
+                           if getattr(self, k) not in (None, False))
+        return f"Lowering({fields})"
 
 
-#: primitive -> the name of the NumPy/CuPy ufunc it is (``add``, ``sin``): the code
-#: generator may then write a large result into a dead operand's buffer (``out=``)
-ufunc_names: dict[Primitive, str] = {}
-#: binary primitive -> the augmented assignment operator computing it in place (``*=``):
-#: results of at least ``AUGMENTED_MIN_SIZE`` elements are written into a dead operand's
-#: buffer that way
-augmented_operators: dict[Primitive, str] = {}
+_NO_LOWERING = Lowering()  # what a primitive without a record reads
+#: the primitive that spreads scalars (a ``splat`` field), once one is registered
+_splat: list = []
+
+
+def deflowering(prim: Primitive, rule: Callable | None = None, **fields) -> Lowering:
+    """Fill in ``prim``'s ``Lowering`` (made on first use) with ``rule`` (if given) and
+    ``fields`` (``fresh=``, ``ufunc=``, ``simplify=``, ...: see ``Lowering``), and return
+    it.  A rule given without ``fresh`` is taken to allocate its result."""
+    record = prim.lowering
+    if record is None:
+        record = prim.lowering = Lowering()
+    if rule is not None:
+        record.rule = rule
+        fields.setdefault("fresh", True)
+    for name, value in fields.items():
+        setattr(record, name, value)  # an unknown name raises: Lowering has __slots__
+    if fields.get("splat") is not None and prim not in _splat:
+        _splat.append(prim)
+    return record
+
+
+def _lowering(prim: Primitive) -> Lowering:
+    record = prim.lowering
+    return _NO_LOWERING if record is None else record
+
+
 #: results of at least this many elements reuse a dead operand's buffer through ``out=``
 #: (smaller ones gain nothing: allocation is cheap and the keyword argument costs time)
 IN_PLACE_MIN_SIZE = 1 << 12
 #: the same through an augmented assignment, which costs nothing extra to call
 AUGMENTED_MIN_SIZE = 64
-
-
-def deflowering(prim: Primitive, rule: Callable, *, fresh: bool = True) -> None:
-    """Register ``rule(ctx, *operands, **params) -> expression`` as ``prim``'s lowering;
-    ``fresh``: the expression always allocates its result (a ufunc, a matrix product),
-    as opposed to possibly returning a view of an operand (a reshape, a transpose)."""
-    lowering_rules[prim] = rule
-    if fresh:
-        _fresh_results.add(prim)
-    else:
-        _fresh_results.discard(prim)
 
 
 # ------------------------------------------------------------------------------------------
@@ -181,7 +201,7 @@ def _inline(jaxpr: Jaxpr, args: list, eqns: list) -> list:
 
     for eqn in jaxpr.eqns:
         ins = [read(x) for x in eqn.invars]
-        rule = inline_rules.get(eqn.primitive)
+        rule = _lowering(eqn.primitive).inline
         if rule is not None:
             closed = rule(**eqn.params)
             inner_args = [Literal(c, ShapedArray(np.shape(c), np.asarray(c).dtype))
@@ -201,7 +221,7 @@ def _fold(eqn: JaxprEqn):
     """The result of ``eqn`` computed now, as a Literal, if its operands are all literals
     and the result is small; else None."""
     prim = eqn.primitive
-    if prim.multiple_results or prim not in impl_rules or prim in inline_rules:
+    if prim.multiple_results or prim not in impl_rules or _lowering(prim).inline:
         return None
     aval = eqn.outvars[0].aval
     if int(np.prod(aval.shape)) > _FOLD_LIMIT:
@@ -241,7 +261,7 @@ def _broadcast_ok(eqns: list, outvars: list) -> set:
     uses = _uses(eqns, outvars)
     droppable = set()
     for eqn in eqns:
-        rule = numpy_broadcast_rules.get(eqn.primitive)
+        rule = _lowering(eqn.primitive).numpy_broadcast
         if rule is None:
             continue
         src, out = eqn.invars[0], eqn.outvars[0]
@@ -250,7 +270,7 @@ def _broadcast_ok(eqns: list, outvars: list) -> set:
         readers = uses.get(id(out), [])
         ok = bool(readers)
         for reader in readers:
-            if reader is None or reader.primitive not in broadcasting_primitives:
+            if reader is None or not _lowering(reader.primitive).broadcasting:
                 ok = False
                 break
             shapes = [src.aval.shape if x is out else x.aval.shape for x in reader.invars]
@@ -285,17 +305,18 @@ def _forward_pass(eqns: list, outs: list) -> tuple[list, list]:
         eqn = work.popleft()
         ins = [read(x) for x in eqn.invars]
         eqn = JaxprEqn(eqn.primitive, ins, eqn.params, eqn.outvars)
+        lowering = _lowering(eqn.primitive)
         if not eqn.primitive.multiple_results:
             out = eqn.outvars[0]
-            rewrite = rewrite_rules.get(eqn.primitive)
+            rewrite = lowering.rewrite
             replacement = rewrite(ins, producers.get, **eqn.params) if rewrite else None
             if replacement is not None:
                 work.extendleft(reversed(_equations(replacement, eqn.outvars)))
                 continue
-            if (eqn.primitive in numpy_broadcast_rules and type(ins[0]) is Literal
+            if (lowering.numpy_broadcast is not None and type(ins[0]) is Literal
                     and ins[0].aval.shape == ()):
                 splats[id(out)] = ins[0]
-            elif (eqn.primitive in broadcasting_primitives and
+            elif (lowering.broadcasting and
                   any(id(x) in splats for x in ins) and
                   all(type(x) is Literal and x.aval.shape == () or id(x) in splats
                       for x in ins)):
@@ -304,12 +325,14 @@ def _forward_pass(eqns: list, outs: list) -> tuple[list, list]:
                 folded = _fold(JaxprEqn(eqn.primitive,
                                         [splats.get(id(x), x) for x in ins],
                                         eqn.params, [Var(scalar)]))
-                if folded is not None and splat_rules:
-                    prim, params_for = next(iter(splat_rules.items()))
-                    eqn = JaxprEqn(prim, [folded], params_for(out.aval.shape), eqn.outvars)
+                if folded is not None and _splat:
+                    prim = _splat[0]
+                    eqn = JaxprEqn(prim, [folded], prim.lowering.splat(out.aval.shape),
+                                   eqn.outvars)
+                    lowering = prim.lowering
                     ins = eqn.invars
                     splats[id(out)] = folded
-            rule = simplification_rules.get(eqn.primitive)
+            rule = lowering.simplify
             index = rule(ins, out.aval, **eqn.params) if rule is not None else None
             if index is not None:
                 assert (ins[index].aval.shape == out.aval.shape
@@ -326,7 +349,7 @@ def _forward_pass(eqns: list, outs: list) -> tuple[list, list]:
         if eqn_params is not None:
             operand_keys = tuple(literal_key(x) if type(x) is Literal else (id(x),)
                                  for x in ins)
-            if eqn.primitive in commutative_primitives:
+            if lowering.commutative:
                 operand_keys = tuple(sorted(operand_keys, key=repr))
             key = (eqn.primitive, operand_keys, eqn_params)
             previous = seen.get(key)
@@ -542,7 +565,8 @@ def _generate(jaxpr: Jaxpr, library, name: str, owned_outputs: bool) -> Compiled
         prim = eqn.primitive
         dtype = _scalar_operand_dtype(eqn) if xp is np else None
         operands = [atom(x, dtype) for x in eqn.invars]
-        rule = lowering_rules.get(prim)
+        lowering = _lowering(prim)
+        rule = lowering.rule
         if rule is not None:
             ctx.in_avals = [x.aval for x in eqn.invars]
             ctx.out_avals = [v.aval for v in eqn.outvars]
@@ -554,19 +578,19 @@ def _generate(jaxpr: Jaxpr, library, name: str, owned_outputs: bool) -> Compiled
             fn = functools.partial(impl, **eqn.params) if eqn.params else impl
             expr = f"{ctx.bind(fn, prim.name.replace('-', '_') + '_')}({', '.join(operands)})"
         augmented = None
-        if prim in augmented_operators:
+        if lowering.augmented:
             reuse = _reusable_operand(eqn, i, fresh, buffer_end, AUGMENTED_MIN_SIZE, arguments,
                                       xp is np)
-            if reuse == 0 or reuse == 1 and prim in commutative_primitives:
-                augmented = (operands[reuse], augmented_operators[prim], operands[1 - reuse])
-        if augmented is None and ufunc_names.get(prim):
+            if reuse == 0 or reuse == 1 and lowering.commutative:
+                augmented = (operands[reuse], lowering.augmented, operands[1 - reuse])
+        if augmented is None and lowering.ufunc:
             reuse = _reusable_operand(eqn, i, fresh, buffer_end, IN_PLACE_MIN_SIZE, arguments,
                                       xp is np)
             if reuse is not None:
-                expr = (f"{ctx.xp}.{ufunc_names[prim]}({', '.join(operands)}, "
+                expr = (f"{ctx.xp}.{lowering.ufunc}({', '.join(operands)}, "
                         f"out={operands[reuse]})")
         targets = [binder(v) for v in eqn.outvars]
-        if prim in _fresh_results and not prim.multiple_results:
+        if lowering.fresh and not prim.multiple_results:
             fresh.add(id(eqn.outvars[0]))
         if prim.multiple_results:
             lhs = ", ".join(targets) + ("," if len(targets) == 1 else "")
@@ -579,7 +603,7 @@ def _generate(jaxpr: Jaxpr, library, name: str, owned_outputs: bool) -> Compiled
             lines.append(f"    {lhs} {operator} {other}")
         else:
             lines.append(f"    {lhs} = {expr}")
-        if prim not in _fresh_results and any(
+        if not lowering.fresh and any(
                 type(x) is Literal or id(x) in external for x in eqn.invars):
             external.update(id(v) for v in eqn.outvars)
         dead = [names[id(x)] for x in dict.fromkeys(
@@ -608,7 +632,7 @@ def _scalar_operand_dtype(eqn: JaxprEqn):
     converts the scalars to (the weak scalars take the arrays' type), else None.  A scalar
     passed as a 0-d array of that dtype gives the same result and saves NumPy the
     conversion on every call (about 40% of a small multiply)."""
-    if eqn.primitive not in broadcasting_primitives:
+    if not _lowering(eqn.primitive).broadcasting:
         return None
     arrays, scalars = [], []
     for x in eqn.invars:
@@ -652,7 +676,7 @@ def _buffer_ends(eqns: list, last_use: dict) -> dict:
     or any view of it (a reshape, a transpose, a loop's result that may be its input)."""
     roots: dict = {}  # id(var) -> the ids of the fresh buffers it may share memory with
     for eqn in eqns:
-        if eqn.primitive in _fresh_results and not eqn.primitive.multiple_results:
+        if _lowering(eqn.primitive).fresh and not eqn.primitive.multiple_results:
             roots[id(eqn.outvars[0])] = (id(eqn.outvars[0]),)
         else:
             shared = tuple({b for x in eqn.invars if type(x) is Var

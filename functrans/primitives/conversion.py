@@ -80,9 +80,9 @@ def _convert_lowering(ctx, x, *, new_dtype, weak_type):
 
 
 codegen.deflowering(convert_element_type_p, _convert_lowering)
-codegen.simplification_rules[convert_element_type_p] = (
+codegen.deflowering(convert_element_type_p, simplify=(
     lambda operands, out_aval, *, new_dtype, weak_type:
-    0 if type(operands[0]) is not core.Literal and operands[0].aval.dtype == new_dtype else None)
+    0 if type(operands[0]) is not core.Literal and operands[0].aval.dtype == new_dtype else None))
 
 # -- stop_gradient -------------------------------------------------------------------------
 

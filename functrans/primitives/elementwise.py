@@ -179,8 +179,7 @@ def unary(name: str, impl: Callable, derivative: Callable | None, *,
     batching.defvectorized(prim)
     ufunc = getattr(impl, "ufunc_name", None)
     if ufunc is not None:
-        codegen.deflowering(prim, lambda ctx, x: f"{ctx.xp}.{ufunc}({x})")
-        codegen.ufunc_names[prim] = ufunc
+        codegen.deflowering(prim, lambda ctx, x: f"{ctx.xp}.{ufunc}({x})", ufunc=ufunc)
     return prim
 
 
@@ -374,16 +373,14 @@ def binary(name: str, impl: Callable, derivatives, *, out_dtype=None,
     if transpose_rule is not None:
         transpose.deftranspose(prim, transpose_rule)
     batching.batching_rules[prim] = broadcasting_batcher(prim)
-    codegen.broadcasting_primitives.add(prim)
     ufunc = getattr(impl, "ufunc_name", None)
+    codegen.deflowering(prim, broadcasting=True, ufunc=ufunc)
     if ufunc in _OPERATORS:
         operator = _OPERATORS[ufunc]
-        codegen.deflowering(prim, lambda ctx, x, y: f"({x} {operator} {y})")
-        codegen.augmented_operators[prim] = operator + "="
+        codegen.deflowering(prim, lambda ctx, x, y: f"({x} {operator} {y})",
+                            augmented=operator + "=")
     elif ufunc is not None:
         codegen.deflowering(prim, lambda ctx, x, y: f"{ctx.xp}.{ufunc}({x}, {y})")
-    if ufunc is not None:
-        codegen.ufunc_names[prim] = ufunc
     return prim
 
 
@@ -409,7 +406,7 @@ def nary(name: str, impl: Callable, derivatives, *, real_only: bool = True) -> P
                        match_tangent(d(g, ans, *xs, **params), ans))(d)
                       for d in derivatives])
     batching.batching_rules[prim] = broadcasting_batcher(prim)
-    codegen.broadcasting_primitives.add(prim)
+    codegen.deflowering(prim, broadcasting=True)
     return prim
 
 
@@ -919,25 +916,23 @@ def _lift_neg_from_mul(operands, producer):  # (-a) * b is -(a * b): the neg may
     return None
 
 
-codegen.rewrite_rules[add_p] = _absorb_neg_in_add
-codegen.rewrite_rules[add_any_p] = _absorb_neg_in_add
-codegen.rewrite_rules[sub_p] = _absorb_neg_in_sub
-codegen.rewrite_rules[mul_p] = _lift_neg_from_mul
-codegen.commutative_primitives.update({add_p, mul_p, add_any_p})
-codegen.simplification_rules[mul_p] = _identity_operand(1, (0, 1))
-codegen.simplification_rules[add_p] = _identity_operand(0, (0, 1), zero_sign=-1)
-codegen.simplification_rules[sub_p] = _identity_operand(0, (1,), zero_sign=1)
-codegen.simplification_rules[div_p] = _identity_operand(1, (1,))
+codegen.deflowering(add_p, rewrite=_absorb_neg_in_add, commutative=True,
+                    simplify=_identity_operand(0, (0, 1), zero_sign=-1))
+codegen.deflowering(add_any_p, rewrite=_absorb_neg_in_add, commutative=True)
+codegen.deflowering(sub_p, rewrite=_absorb_neg_in_sub,
+                    simplify=_identity_operand(0, (1,), zero_sign=1))
+codegen.deflowering(mul_p, rewrite=_lift_neg_from_mul, commutative=True,
+                    simplify=_identity_operand(1, (0, 1)))
+codegen.deflowering(div_p, simplify=_identity_operand(1, (1,)))
 codegen.deflowering(integer_pow_p, _integer_pow_lowering)
 codegen.deflowering(logistic_p, lambda ctx, x: "({h} * ({one} + {xp}.tanh({x} * {h})))".format(
     h=ctx.constant(0.5, ctx.out_avals[0].dtype), one=ctx.constant(1, ctx.out_avals[0].dtype),
     xp=ctx.xp, x=x))
 codegen.deflowering(add_any_p, lambda ctx, x, y: f"({x} + {y})")
-codegen.ufunc_names[add_any_p] = "add"
-codegen.augmented_operators[add_any_p] = "+="
+codegen.deflowering(add_any_p, ufunc="add", augmented="+=")
 codegen.deflowering(select_p, lambda ctx, pred, on_true, on_false:
                     f"{ctx.xp}.where({pred}, {on_true}, {on_false})")
-codegen.broadcasting_primitives.add(select_p)
+codegen.deflowering(select_p, broadcasting=True)
 
 # -- lax-level functions -------------------------------------------------------------------
 

@@ -137,7 +137,7 @@ ad.jvp_rules[jit_p] = _jit_jvp
 partial_eval.linear_staging_rules[jit_p] = _jit_linear_staging
 transpose.deftranspose(jit_p, _jit_transpose)
 batching.batching_rules[jit_p] = _jit_batch
-codegen.inline_rules[jit_p] = lambda jaxpr, name: jaxpr
+codegen.deflowering(jit_p, inline=lambda jaxpr, name: jaxpr)
 
 
 # ------------------------------------------------------------------------------------------

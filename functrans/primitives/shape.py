@@ -414,19 +414,18 @@ def _reshape_lowering(ctx, x, **params):
 
 
 codegen.deflowering(broadcast_in_dim_p, _broadcast_in_dim_lowering, fresh=False)
-codegen.numpy_broadcast_rules[broadcast_in_dim_p] = (
+codegen.deflowering(broadcast_in_dim_p, numpy_broadcast=(
     lambda operand, out, *, shape, broadcast_dimensions:
-    _trailing_aligned(shape, broadcast_dimensions, operand.shape))
-codegen.splat_rules[broadcast_in_dim_p] = lambda shape: dict(shape=shape,
-                                                            broadcast_dimensions=())
+    _trailing_aligned(shape, broadcast_dimensions, operand.shape)),
+    splat=lambda shape: dict(shape=shape, broadcast_dimensions=()))
 codegen.deflowering(transpose_p, _transpose_lowering, fresh=False)
 for _p in (reshape_p, squeeze_p, expand_dims_p):
     codegen.deflowering(_p, _reshape_lowering, fresh=False)
 codegen.deflowering(reduce_sum_p, _reduce_sum_lowering)
 for _p in (broadcast_in_dim_p, reshape_p, squeeze_p, expand_dims_p):
-    codegen.simplification_rules[_p] = _same_type  # same shape: these are the identity
-codegen.simplification_rules[transpose_p] = lambda operands, out_aval, *, permutation: (
-    0 if tuple(permutation) == tuple(range(len(permutation))) else None)
+    codegen.deflowering(_p, simplify=_same_type)  # same shape: these are the identity
+codegen.deflowering(transpose_p, simplify=lambda operands, out_aval, *, permutation: (
+    0 if tuple(permutation) == tuple(range(len(permutation))) else None))
 
 # -- batching helpers ----------------------------------------------------------------------
 
