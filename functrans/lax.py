@@ -8,60 +8,39 @@ import builtins
 import numpy as np
 
 from functrans import lax_linalg as linalg
-from functrans.primitives.collectives import (all_gather, axis_index, pmax, pmean, pmin,
-                                              psum)
-from functrans.primitives.control_flow import cond, fori_loop, scan, switch, while_loop
-from functrans.primitives.conversion import convert_element_type, stop_gradient, zeros_like
-from functrans.primitives.elementwise import (RoundingMethod, abs, acos, acosh, add, asin, asinh,
-                                              atan, atan2, atanh, bitwise_and, bitwise_not,
-                                              bitwise_or, bitwise_xor, cbrt, ceil, clz, complex,
-                                              conj, cos, cosh, div, eq, exp, exp2, expm1, floor,
-                                              ge, gt, imag, integer_pow, is_finite, le, log, log1p,
-                                              logistic, lt, max, min, mul, ne, neg, nextafter,
-                                              population_count, pow, real, rem, round, select,
-                                              shift_left, shift_right_arithmetic,
-                                              shift_right_logical, sign, sin, sinh, sqrt, sub, tan,
-                                              tanh)
-from functrans.primitives.cumulative import cummax, cummin, cumprod, cumsum, reduce_prod
-from functrans.primitives.fft import FftType, fft
-from functrans.primitives.gather import (GatherScatterMode, gather, iota, scatter, scatter_add,
-                                         scatter_max, scatter_min, scatter_mul)
-from functrans.primitives.indexing import dynamic_slice, dynamic_update_slice
-from functrans.primitives.linalg import dot_general
-from functrans.primitives.reductions import argmax, argmin, reduce_max, reduce_min
-from functrans.primitives.shape import (broadcast, broadcast_in_dim, expand_dims, reduce_sum,
-                                        reshape, rev, squeeze)
-from functrans.primitives.slicing import concatenate, pad, slice
-from functrans.primitives.special import (bessel_i0e, bessel_i1e, betainc, digamma, erf,
-                                          erf_inv, erfc, igamma, igamma_grad_a, igammac,
-                                          lgamma, polygamma, random_gamma_grad, zeta)
-from functrans.primitives.sorting import (approx_max_k, approx_min_k, sort, sort_key_val,
-                                          top_k)
+# Each family's __all__ is what it adds to functrans.lax (docs/design.md, "Add a primitive").
+from functrans.primitives.collectives import *  # noqa: F401,F403
+from functrans.primitives.control_flow import *  # noqa: F401,F403
+from functrans.primitives.conversion import *  # noqa: F401,F403
+from functrans.primitives.cumulative import *  # noqa: F401,F403
+from functrans.primitives.elementwise import *  # noqa: F401,F403
+from functrans.primitives.fft import *  # noqa: F401,F403
+from functrans.primitives.gather import *  # noqa: F401,F403
+from functrans.primitives.indexing import *  # noqa: F401,F403
+from functrans.primitives.linalg import *  # noqa: F401,F403
+from functrans.primitives.reductions import *  # noqa: F401,F403
+from functrans.primitives.shape import *  # noqa: F401,F403
+from functrans.primitives.slicing import *  # noqa: F401,F403
+from functrans.primitives.sorting import *  # noqa: F401,F403
+from functrans.primitives.special import *  # noqa: F401,F403
+from functrans.primitives import collectives, control_flow, conversion, cumulative
+from functrans.primitives import elementwise, indexing, reductions, slicing, sorting, special
+from functrans.primitives import fft as fft_family, gather as gather_family
+from functrans.primitives import linalg as linalg_family, shape as shape_family
 from functrans.primitives.shape import normalize_axis as _normalize_axis
 from functrans.primitives.shape import shape_of as _shape_of
 from functrans.primitives.shape import transpose_axes as _transpose_axes
 
-__all__ = [
-    "abs", "acos", "acosh", "add", "all_gather", "approx_max_k", "approx_min_k", "argmax",
-    "argmin", "asin", "asinh", "atan", "atan2", "atanh", "axis_index", "bessel_i0e",
-    "bessel_i1e", "betainc", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor",
-    "broadcast", "broadcast_in_dim", "cbrt", "ceil", "clz", "complex", "concatenate", "cond",
-    "conj", "convert_element_type", "cos", "cosh", "cummax", "cummin", "cumprod", "cumsum",
-    "digamma", "div", "dot_general", "dynamic_index_in_dim", "dynamic_slice",
-    "dynamic_slice_in_dim", "dynamic_update_index_in_dim", "dynamic_update_slice",
-    "dynamic_update_slice_in_dim", "eq", "erf", "erf_inv", "erfc", "exp", "exp2",
-    "expand_dims", "expm1", "fft", "FftType", "floor", "fori_loop", "gather",
-    "GatherScatterMode", "ge", "gt", "igamma", "igamma_grad_a", "igammac", "imag",
-    "index_in_dim", "index_take", "integer_pow", "iota", "is_finite", "le", "lgamma", "linalg",
-    "log", "log1p", "logistic", "lt", "max", "min", "mul", "ne", "neg", "nextafter", "pad",
-    "pmax", "pmean", "pmin", "polygamma", "population_count", "pow", "psum",
-    "random_gamma_grad", "real", "reduce_max", "reduce_min", "reduce_prod", "reduce_sum",
-    "rem", "reshape", "rev", "round", "RoundingMethod", "scan", "scatter", "scatter_add",
-    "scatter_max", "scatter_min", "scatter_mul", "select", "shift_left",
-    "shift_right_arithmetic", "shift_right_logical", "sign", "sin", "sinh", "slice",
-    "slice_in_dim", "sort", "sort_key_val", "sqrt", "squeeze", "stop_gradient", "sub",
-    "switch", "tan", "tanh", "top_k", "transpose", "while_loop", "zeros_like", "zeta",
-]
+#: this module's own functions, then every family's
+_OWN = ["dynamic_index_in_dim", "dynamic_slice_in_dim", "dynamic_update_index_in_dim",
+        "dynamic_update_slice_in_dim", "index_in_dim", "index_take", "linalg", "slice_in_dim",
+        "transpose"]
+_FAMILIES = (collectives, control_flow, conversion, cumulative, elementwise, fft_family,
+             gather_family, indexing, linalg_family, reductions, shape_family, slicing, sorting,
+             special)
+__all__ = _OWN + [name for family in _FAMILIES for name in family.__all__]
+del collectives, control_flow, conversion, cumulative, elementwise, fft_family, gather_family
+del indexing, linalg_family, reductions, shape_family, slicing, sorting, special
 
 
 def transpose(operand, permutation):

@@ -8,7 +8,7 @@ import.  Dtypes follow NumPy: float32 stays float32, and Python scalars do not u
 dtype('float32')
 
 The functions live in private modules by family; a new function goes into its family's
-module and its ``__all__``, and is imported and listed here:
+module and its ``__all__``, which this namespace re-exports whole:
 
 - ``_elementwise``: ufunc-like math, arithmetic, comparisons, logical functions
 - ``_reductions``: sums, means, extrema, truth tests, running sums and products
@@ -29,141 +29,28 @@ module and its ``__all__``, and is imported and listed here:
 - ``linalg``: the public ``functrans.numpy.linalg``
 - ``fft``: the public ``functrans.numpy.fft``
 """
-from functrans.numpy._dtypes import (bool_, complex64, complex128, dtype, float16, float32,
-                                     float64, int8, int16, int32, int64, uint8, uint32, uint64,
-                                     ndarray, result_type, iscomplexobj, issubdtype, finfo, iinfo,
-                                     astype, bool, single, double, csingle, cdouble, float_,
-                                     complex_, int_, uint, uint16, generic, number, inexact,
-                                     floating, complexfloating, integer, signedinteger,
-                                     unsignedinteger, character, flexible, object_, promote_types,
-                                     can_cast, broadcast_shapes, isdtype, iterable)
-from functrans.numpy._creation import (asarray, array, zeros, ones, full, empty, arange, linspace,
-                                       eye, identity, zeros_like, ones_like, full_like,
-                                       empty_like, copy, tri, meshgrid, fromfunction,
-                                       logspace, geomspace, bartlett, blackman, hamming, hanning,
-                                       kaiser, frombuffer, fromiter, fromstring)
-from functrans.numpy._elementwise import (e, inf, nan, pi, sin, cos, tan, tanh, sinh, cosh, exp,
-                                          expm1, log, log1p, sqrt, arctan, arcsin, arccos, arctan2,
-                                          floor, ceil, round, around, log2, log10, exp2, negative,
-                                          positive, absolute, abs, sign, real, imag, conjugate,
-                                          conj, square, reciprocal, add, subtract, multiply,
-                                          true_divide, divide, power, maximum, minimum, logaddexp,
-                                          clip, equal, not_equal, less, less_equal, greater,
-                                          greater_equal, logical_and, logical_or, logical_not,
-                                          isnan, isfinite)
-from functrans.numpy._elementwise import (arcsinh, arccosh, arctanh, asin, acos, atan, atan2,
-                                          asinh, acosh, atanh, pow, euler_gamma, cbrt, hypot,
-                                          signbit, copysign, fabs, heaviside, sinc, fmax, fmin,
-                                          fmod, mod, remainder, floor_divide, divmod, trunc, fix,
-                                          rint, modf, ldexp, frexp, nextafter, spacing,
-                                          float_power, logaddexp2, logical_xor, deg2rad, rad2deg,
-                                          radians, degrees, angle, i0, nan_to_num, isinf, isposinf,
-                                          isneginf, isreal, iscomplex, isrealobj, isscalar,
-                                          isclose, allclose, array_equal, array_equiv, bitwise_and,
-                                          bitwise_or, bitwise_xor, invert, bitwise_not,
-                                          bitwise_invert, left_shift, right_shift,
-                                          bitwise_left_shift, bitwise_right_shift, bitwise_count,
-                                          gcd, lcm)
-from functrans.numpy._reductions import (sum, mean, prod, cumsum, cumprod, var, std, max, min,
-                                         amax, amin, any, all, argmax, argmin, diff, trace)
-from functrans.numpy._reductions import cumulative_sum, cumulative_prod
-from functrans.numpy._statistics import (average, ptp, cov, corrcoef, nansum, nanprod, nanmean,
-                                         nanvar, nanstd, nanmin, nanmax, nanargmin, nanargmax,
-                                         nancumsum, nancumprod)
-from functrans.numpy._shape import (reshape, ravel, transpose, swapaxes, moveaxis, broadcast_to,
-                                    broadcast_arrays, expand_dims, squeeze, atleast_1d, atleast_2d,
-                                    concatenate, stack, hstack, vstack, split, tile, repeat, roll,
-                                    flip, pad, shape, ndim, size, append, insert, delete, resize,
-                                    trim_zeros, block, column_stack, dstack, array_split, hsplit,
-                                    vsplit, dsplit, unstack, rot90, fliplr, flipud, rollaxis,
-                                    matrix_transpose, permute_dims, concat, atleast_3d, kron,
-                                    packbits, unpackbits)
-from functrans.numpy._indexing import (newaxis, where, diagonal, diag, diagflat, tril, triu, take,
-                                       take_along_axis, put_along_axis, put, place,
-                                       fill_diagonal)
-from functrans.numpy._index_tricks import (nonzero, argwhere, flatnonzero, compress, extract,
-                                           count_nonzero, select, choose, piecewise, indices,
-                                           ix_, unravel_index, ravel_multi_index, diag_indices,
-                                           diag_indices_from, tril_indices, triu_indices,
-                                           tril_indices_from, triu_indices_from, mask_indices,
-                                           s_, index_exp, mgrid, ogrid, r_, c_, bincount,
-                                           histogram, histogram_bin_edges, histogram2d,
-                                           histogramdd)
-from functrans.numpy._contractions import (matmul, dot, vdot, inner, outer, tensordot, einsum)
-from functrans.numpy._contractions import (convolve, correlate, einsum_path, matvec, vecmat,
-                                           vecdot, cross)
-from functrans.numpy._polynomial import (polyval, polyadd, polysub, polymul, polydiv, polyder,
-                                         polyint, poly, roots, polyfit, vander, interp, gradient,
-                                         trapezoid, ediff1d, unwrap)
-from functrans.numpy._functional import vectorize, apply_along_axis, apply_over_axes
-from functrans.numpy._sorting import (sort, argsort, lexsort, sort_complex, partition,
-                                      argpartition, searchsorted, digitize, median, quantile,
-                                      percentile, nanmedian, nanquantile, nanpercentile,
-                                      unique, unique_values, unique_counts, unique_inverse,
-                                      unique_all, isin, intersect1d, union1d, setdiff1d,
-                                      setxor1d)
+from functrans.numpy._dtypes import *  # noqa: F401,F403
+from functrans.numpy._creation import *  # noqa: F401,F403
+from functrans.numpy._elementwise import *  # noqa: F401,F403
+from functrans.numpy._reductions import *  # noqa: F401,F403
+from functrans.numpy._statistics import *  # noqa: F401,F403
+from functrans.numpy._shape import *  # noqa: F401,F403
+from functrans.numpy._indexing import *  # noqa: F401,F403
+from functrans.numpy._index_tricks import *  # noqa: F401,F403
+from functrans.numpy._contractions import *  # noqa: F401,F403
+from functrans.numpy._sorting import *  # noqa: F401,F403
+from functrans.numpy._polynomial import *  # noqa: F401,F403
+from functrans.numpy._functional import *  # noqa: F401,F403
 from functrans.numpy import linalg
 from functrans.numpy import fft
 from functrans.numpy._array_methods import install_tracer_methods as _install_tracer_methods
+from functrans.numpy import (_contractions, _creation, _dtypes, _elementwise, _functional,
+                             _index_tricks, _indexing, _polynomial, _reductions, _shape,
+                             _sorting, _statistics)
 
-__all__ = [
-    "cumulative_sum", "cumulative_prod", "average", "ptp", "cov", "corrcoef", "nansum",
-    "nanprod", "nanmean", "nanvar", "nanstd", "nanmin", "nanmax", "nanargmin", "nanargmax",
-    "nancumsum", "nancumprod",
-    "arcsinh", "arccosh", "arctanh", "asin", "acos", "atan", "atan2", "asinh", "acosh",
-    "atanh", "pow", "euler_gamma", "cbrt", "hypot", "signbit", "copysign", "fabs",
-    "heaviside", "sinc", "fmax", "fmin", "fmod", "mod", "remainder", "floor_divide",
-    "divmod", "trunc", "fix", "rint", "modf", "ldexp", "frexp", "nextafter", "spacing",
-    "float_power", "logaddexp2", "logical_xor", "deg2rad", "rad2deg", "radians", "degrees",
-    "angle", "i0", "nan_to_num", "isinf", "isposinf", "isneginf", "isreal", "iscomplex",
-    "isrealobj", "isscalar", "isclose", "allclose", "array_equal", "array_equiv",
-    "bitwise_and", "bitwise_or", "bitwise_xor", "invert", "bitwise_not", "bitwise_invert",
-    "left_shift", "right_shift", "bitwise_left_shift", "bitwise_right_shift",
-    "bitwise_count", "gcd", "lcm",
-    "fft", "convolve", "correlate",
-    "argwhere", "bincount", "c_", "histogram", "histogram2d", "histogram_bin_edges",
-    "histogramdd", "choose", "compress", "count_nonzero", "diag_indices",
-    "diag_indices_from", "extract", "flatnonzero", "index_exp", "indices", "ix_",
-    "mask_indices", "mgrid", "nonzero", "ogrid", "piecewise", "r_", "ravel_multi_index", "s_",
-    "select", "tril_indices", "tril_indices_from", "triu_indices", "triu_indices_from",
-    "unravel_index",
-    "argpartition", "argsort", "digitize", "lexsort", "median", "nanmedian", "nanpercentile",
-    "nanquantile", "partition", "percentile", "quantile", "searchsorted", "sort",
-    "sort_complex", "unique", "unique_values", "unique_counts", "unique_inverse",
-    "unique_all", "isin", "intersect1d", "union1d", "setdiff1d", "setxor1d",
-    "abs", "absolute", "add", "all", "amax", "amin", "any", "arange", "arccos", "arcsin",
-    "arctan", "arctan2", "argmax", "argmin", "around", "array", "asarray", "astype",
-    "atleast_1d", "atleast_2d", "bool_", "broadcast_arrays", "broadcast_to", "ceil", "clip",
-    "complex128", "complex64", "concatenate", "conj", "conjugate", "cos", "cosh", "cumprod",
-    "cumsum", "diag", "diagonal", "diff", "divide", "dot", "dtype", "e", "einsum", "empty",
-    "equal", "exp", "exp2", "expand_dims", "expm1", "eye", "finfo", "flip", "float16",
-    "float32", "float64", "floor", "full", "full_like", "greater", "greater_equal", "hstack",
-    "identity", "iinfo", "imag", "inf", "inner", "int16", "int32", "int64", "int8",
-    "iscomplexobj", "isfinite", "isnan", "issubdtype", "less", "less_equal", "linalg",
-    "linspace", "log", "log10", "log1p", "log2", "logaddexp", "logical_and", "logical_not",
-    "logical_or", "matmul", "max", "maximum", "mean", "min", "minimum", "moveaxis", "multiply",
-    "nan", "ndarray", "ndim", "negative", "newaxis", "not_equal", "ones", "ones_like", "outer",
-    "pad", "pi", "positive", "power", "prod", "ravel", "real", "reciprocal", "repeat",
-    "reshape", "result_type", "roll", "round", "shape", "sign", "sin", "sinh", "size", "split",
-    "sqrt", "square", "squeeze", "stack", "std", "subtract", "sum", "swapaxes", "take", "take_along_axis", "tan", "tanh",
-    "tensordot", "tile", "trace", "transpose", "tril", "triu", "true_divide", "uint32",
-    "uint64", "uint8", "var", "vdot", "vstack", "where", "zeros", "zeros_like",
-    # shape, creation and dtype functions of session 4
-    "append", "insert", "delete", "resize", "trim_zeros", "block", "column_stack", "dstack",
-    "array_split", "hsplit", "vsplit", "dsplit", "unstack", "rot90", "fliplr", "flipud",
-    "rollaxis", "matrix_transpose", "permute_dims", "concat", "atleast_3d", "kron",
-    "empty_like", "copy", "tri", "diagflat", "meshgrid", "fromfunction", "logspace",
-    "geomspace", "bartlett", "blackman", "hamming", "hanning", "kaiser", "frombuffer",
-    "fromiter", "fromstring", "packbits", "unpackbits", "cross",
-    "bool", "single", "double", "csingle", "cdouble", "float_", "complex_", "int_", "uint",
-    "uint16", "generic", "number", "inexact", "floating", "complexfloating", "integer",
-    "signedinteger", "unsignedinteger", "character", "flexible", "object_", "promote_types",
-    "can_cast", "broadcast_shapes", "isdtype", "iterable", "einsum_path", "matvec", "vecmat",
-    "vecdot", "polyval", "polyadd", "polysub", "polymul", "polydiv", "polyder", "polyint",
-    "poly", "roots", "polyfit", "vander", "interp", "gradient", "trapezoid", "ediff1d", "unwrap",
-    "vectorize", "apply_along_axis", "apply_over_axes",
-    "fill_diagonal", "place", "put", "put_along_axis",
-]
+_FAMILIES = (_dtypes, _creation, _elementwise, _reductions, _statistics, _shape, _indexing,
+             _index_tricks, _contractions, _sorting, _polynomial, _functional)
+__all__ = [name for family in _FAMILIES for name in family.__all__] + ["linalg", "fft"]
 
 
 def __dir__() -> list:

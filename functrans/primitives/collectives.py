@@ -34,8 +34,9 @@ from functrans.primitives.shape import (broadcast_in_dim, moveaxis, reduce_sum, 
                                         shape_of)
 from functrans.tree_util import tree_map
 
-__all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "axis_index",
-           "CollectivePrimitive"]
+#: what functrans.lax re-exports from this family (other names without an underscore
+#: are the package's: other families, numpy, scipy)
+__all__ = ["all_gather", "axis_index", "pmax", "pmean", "pmin", "psum"]
 
 
 class CollectivePrimitive(Primitive):

@@ -39,6 +39,10 @@ from functrans.primitives.elementwise import add, eq, gt, lt, max, min, ne, sele
 from functrans.primitives.shape import bdim_to_front, moveaxis, reduce_sum, reshape, shape_of
 from functrans.tree_util import tree_flatten, tree_structure, tree_unflatten
 
+#: what functrans.lax re-exports from this family (other names without an underscore
+#: are the package's: other families, numpy, scipy)
+__all__ = ["cond", "fori_loop", "scan", "switch", "while_loop"]
+
 # ------------------------------------------------------------------------------------------
 # Tracing user functions into jaxprs
 # ------------------------------------------------------------------------------------------

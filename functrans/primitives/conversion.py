@@ -10,6 +10,10 @@ from functrans.core import (Primitive, ShapedArray, abstract_eval_rules, get_ava
 from functrans.interpreters import ad, batching, codegen, transpose
 from functrans.interpreters.ad import Zero
 
+#: what functrans.lax re-exports from this family (other names without an underscore
+#: are the package's: other families, numpy, scipy)
+__all__ = ["convert_element_type", "stop_gradient", "zeros_like"]
+
 # -- convert_element_type ------------------------------------------------------------------
 
 convert_element_type_p = Primitive("convert_element_type", origin="library")

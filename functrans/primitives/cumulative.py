@@ -31,6 +31,10 @@ from functrans.primitives.slicing import pad, slice
 from functrans.primitives.shape import (kept_dims, reduce_sum, reduced_aval, reduction_batcher,
                                         reshape, shape_of, transpose_axes)
 
+#: what functrans.lax re-exports from this family (other names without an underscore
+#: are the package's: other families, numpy, scipy)
+__all__ = ["cummax", "cummin", "cumprod", "cumsum", "reduce_prod"]
+
 
 def _check_axis(name: str, axis, shape: tuple) -> int:
     ndim = len(shape)

@@ -32,6 +32,17 @@ from functrans.primitives.conversion import convert_element_type, zeros_like
 from functrans.primitives.shape import (bdim_to_front, broadcast_to, expand_dims, moveaxis,
                                         reduce_sum, reshape, shape_of)
 
+#: what functrans.lax re-exports from this family (other names without an underscore
+#: are the package's: other families, numpy, scipy)
+__all__ = ["abs", "acos", "acosh", "add", "asin", "asinh", "atan", "atan2", "atanh",
+           "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "cbrt", "ceil",
+           "clz", "complex", "conj", "cos", "cosh", "div", "eq", "exp", "exp2", "expm1",
+           "floor", "ge", "gt", "imag", "integer_pow", "is_finite", "le", "log", "log1p",
+           "logistic", "lt", "max", "min", "mul", "ne", "neg", "nextafter",
+           "population_count", "pow", "real", "rem", "round", "RoundingMethod", "select",
+           "shift_left", "shift_right_arithmetic", "shift_right_logical", "sign", "sin",
+           "sinh", "sqrt", "sub", "tan", "tanh"]
+
 # The lax-level functions that the derivative rules below call; they are defined at the end
 # of the module (declared here for type checkers, which cannot infer them before then).
 neg: Callable[[Any], Any]

@@ -34,7 +34,9 @@ from functrans.interpreters import batching, transpose
 from functrans.primitives.elementwise import conj, mul
 from functrans.primitives.shape import moveaxis
 
-__all__ = ["FftType", "fft", "fft_p"]
+#: what functrans.lax re-exports from this family (other names without an underscore
+#: are the package's: other families, numpy, scipy)
+__all__ = ["fft", "FftType"]
 
 
 class FftType(enum.IntEnum):

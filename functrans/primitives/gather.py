@@ -54,10 +54,10 @@ from functrans.primitives.shape import (bdim_to_front, broadcast_in_dim, moveaxi
                                         reshape, shape_of)
 from functrans.primitives.slicing import concatenate
 
-__all__ = ["gather_p", "scatter_p", "scatter_add_p", "scatter_mul_p", "scatter_min_p",
-           "scatter_max_p", "iota_p", "gather", "scatter", "scatter_add", "scatter_mul",
-           "scatter_min", "scatter_max", "iota", "with_batch_column", "gather_params",
-           "scatter_params", "default_fill_value", "GatherScatterMode", "mode_name"]
+#: what functrans.lax re-exports from this family (other names without an underscore
+#: are the package's: other families, numpy, scipy)
+__all__ = ["gather", "GatherScatterMode", "iota", "scatter", "scatter_add", "scatter_max",
+           "scatter_min", "scatter_mul"]
 
 gather_p = Primitive("gather", origin="library")
 iota_p = Primitive("iota", origin="library")

@@ -26,6 +26,10 @@ from functrans.primitives.gather import iota
 from functrans.primitives.shape import bdim_to_front, broadcast_in_dim, moveaxis, shape_of
 from functrans.primitives.slicing import concatenate
 
+#: what functrans.lax re-exports from this family (other names without an underscore
+#: are the package's: other families, numpy, scipy)
+__all__ = ["dynamic_slice", "dynamic_update_slice"]
+
 dynamic_slice_p = Primitive("dynamic_slice", origin="library")
 dynamic_update_slice_p = Primitive("dynamic_update_slice", origin="library")
 

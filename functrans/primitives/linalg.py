@@ -16,6 +16,10 @@ from functrans.interpreters.transpose import is_undefined_primal
 from functrans.primitives.conversion import convert_element_type
 from functrans.primitives.shape import moveaxis, shape_of, transpose_axes
 
+#: what functrans.lax re-exports from this family (other names without an underscore
+#: are the package's: other families, numpy, scipy)
+__all__ = ["dot_general"]
+
 dot_general_p = Primitive("dot_general", origin="library")
 
 

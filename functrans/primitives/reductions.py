@@ -15,6 +15,10 @@ from functrans.primitives.shape import (broadcast_in_dim, kept_dims, normalize_a
                                         normalize_axis, reduce_sum, reduced_aval,
                                         reduction_batcher, shape_of)
 
+#: what functrans.lax re-exports from this family (other names without an underscore
+#: are the package's: other families, numpy, scipy)
+__all__ = ["argmax", "argmin", "reduce_max", "reduce_min"]
+
 
 # -- reduce_max / reduce_min ---------------------------------------------------------------
 

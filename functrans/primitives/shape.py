@@ -15,6 +15,11 @@ from functrans.core import Primitive, ShapedArray, abstract_eval_rules, get_aval
 from functrans.interpreters import batching, codegen, transpose
 from functrans.interpreters.batching import not_mapped
 
+#: what functrans.lax re-exports from this family (other names without an underscore
+#: are the package's: other families, numpy, scipy)
+__all__ = ["broadcast", "broadcast_in_dim", "expand_dims", "reduce_sum", "reshape", "rev",
+           "squeeze"]
+
 
 def shape_of(x) -> tuple:
     return x.shape if type(x) is np.ndarray else get_aval(x).shape

@@ -20,6 +20,10 @@ from functrans.primitives.elementwise import eq, select, sub
 from functrans.primitives.shape import (as_operand, bdim_to_front, moveaxis, reduce_sum,
                                         reshape, shape_of)
 
+#: what functrans.lax re-exports from this family (other names without an underscore
+#: are the package's: other families, numpy, scipy)
+__all__ = ["concatenate", "pad", "slice"]
+
 # -- slice ---------------------------------------------------------------------------------
 
 slice_p = Primitive("slice", origin="library")

@@ -34,8 +34,9 @@ from functrans.primitives.shape import (bdim_to_front, broadcast_in_dim, moveaxi
                                         normalize_axis, reshape, rev, shape_of)
 from functrans.primitives.slicing import slice
 
-__all__ = ["sort_p", "sort", "sort_key_val", "top_k", "approx_max_k", "approx_min_k",
-           "sort_descending", "take_along", "positions_along"]
+#: what functrans.lax re-exports from this family (other names without an underscore
+#: are the package's: other families, numpy, scipy)
+__all__ = ["approx_max_k", "approx_min_k", "sort", "sort_key_val", "top_k"]
 
 sort_p = Primitive("sort", multiple_results=True, origin="library")
 

@@ -26,14 +26,11 @@ from functrans.naming import public
 from functrans.primitives.elementwise import (add, binary, div, eq, exp, log, log1p, mul,
                                               nary, neg, select, sign, sub, unary)
 
-__all__ = [
-    "kernel_impl", "refuse", "erf_p", "erfc_p", "erf_inv_p", "lgamma_p", "digamma_p", "polygamma_p", "igamma_p",
-    "igammac_p", "bessel_i0e_p", "bessel_i1e_p", "zeta_p", "ndtri_p", "erf", "erfc", "erf_inv",
-    "lgamma", "digamma", "polygamma", "igamma", "igammac", "bessel_i0e", "bessel_i1e", "zeta",
-    "ndtri", "regularized_incomplete_beta_p", "hyp1f1_p", "hyp2f1_p", "bessel_jv_p",
-    "hyp_parameter_derivative_p", "betainc", "hyp1f1", "hyp2f1", "bessel_jv",
-    "igamma_grad_a_p", "random_gamma_grad_p", "igamma_grad_a", "random_gamma_grad",
-]
+#: what functrans.lax re-exports from this family (other names without an underscore
+#: are the package's: other families, numpy, scipy)
+__all__ = ["bessel_i0e", "bessel_i1e", "betainc", "digamma", "erf", "erf_inv", "erfc",
+           "igamma", "igamma_grad_a", "igammac", "lgamma", "polygamma",
+           "random_gamma_grad", "zeta"]
 
 _TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
 
