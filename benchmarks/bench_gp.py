@@ -1,5 +1,5 @@
 """The gradient of a Gaussian process's log marginal likelihood: functrans against a
-hand-written NumPy/SciPy derivative (issue 13's benchmark).  Prints a ratio table.
+hand-written NumPy/SciPy derivative.  Prints a ratio table.
 
 The model: an RBF kernel on 200 points in 3-D, ``K = s² exp(-|x - x'|² / 2l²) + σ² I``,
 and ``log p(y) = -yᵀK⁻¹y / 2 - log det K / 2 - n log(2π) / 2`` computed through a Cholesky

@@ -1,4 +1,4 @@
-"""Sweep cases of the elementwise math added for issue 14: the inverse hyperbolic functions,
+"""Sweep cases of the elementwise math beyond the basics: the inverse hyperbolic functions,
 roots and norms, remainders, floating-point representation, predicates, and the integer and
 bitwise family (functrans/primitives/elementwise.py, functrans/numpy/_elementwise.py).
 

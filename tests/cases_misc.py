@@ -1,5 +1,5 @@
 """Sweep cases of the shape, creation, contraction, polynomial and functional additions to
-functrans.numpy (session 4: append ... kron, meshgrid, einsum's forms, matvec/vecdot,
+functrans.numpy (append ... kron, meshgrid, einsum's forms, matvec/vecdot,
 polyval ... unwrap, vectorize, apply_along_axis): values against NumPy, derivatives in both
 modes to second order, vmap against a loop and float32, by tests/test_numpy.py.
 

@@ -1,4 +1,4 @@
-"""The seed checkers give their originals' verdicts (issue 11, section 5): one test per
+"""The seed checkers give their originals' verdicts: one test per
 behaviour that used to differ, each built so that it failed before the fix."""
 from __future__ import annotations
 

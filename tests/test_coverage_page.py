@@ -103,7 +103,7 @@ def test_creation_and_tree_cases_mark_what_does_not_apply():
 
 
 def test_numpy_fft_and_tree_functions_all_have_a_case(coverage):
-    """issue 14: every present function of these namespaces is swept (by an ordinary, a
+    """Every present function of these namespaces is swept (by an ordinary, a
     creation or a tree case)."""
     for namespace, table in ct.rows(ct.jax_names(), coverage).items():
         if namespace in ("jax.numpy", "jax.numpy.fft", "jax.tree"):

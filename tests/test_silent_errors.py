@@ -1,4 +1,4 @@
-"""No silent wrong answers (issue 11): concretization of traced values, NumPy on tracers,
+"""No silent wrong answers: concretization of traced values, NumPy on tracers,
 bad inputs, deep pytrees, pickling, and custom_jvp rules with Python control flow."""
 from __future__ import annotations
 
