@@ -5,11 +5,11 @@ by layer, each layer including the ones before it.
     eager              the function on functrans.numpy, no transform
     jvp                ad.jvp_flat with a concrete tangent (JVP rules, tangents computed)
     linearize          ad.linearize_flat (JVP rules, tangent equations staged)
-    structure key      transpose.structure_key of the linear jaxpr
-    compiled backward  transpose.compiled_backward (the key, the cache, the compiled code)
+    structure key      reverse_mode.structure_key of the linear jaxpr
+    compiled backward  reverse_mode.compiled_backward (the key, the cache, the compiled code)
     interpreted backward  transpose.backward_pass (the transpose rules interpreted)
     record             tape.record_flat: the forward pass recorded on a tape
-    tape gradient      tape.compiled_gradient of that tape (key, cache, compiled code)
+    tape gradient      reverse_mode.compiled_gradient of that tape (key, cache, compiled code)
     grad               functrans.grad, whole (from the third call: recorded, compiled)
     autograd           HIPS autograd's grad, when installed
 
@@ -27,6 +27,7 @@ import numpy as np
 
 import functrans as ft
 import functrans.numpy as fnp
+from functrans import reverse_mode
 from functrans.interpreters import ad, tape, transpose
 from run import WORKLOADS
 
@@ -44,11 +45,8 @@ def timed(fn, calls: int = 200) -> float:
 
 
 def _linearized(loss, x):
-    ft.config.eager_tape = False
-    try:
+    with ft.config.reverse_mode_set("compiled"):
         return ft.grad(loss)(x)
-    finally:
-        ft.config.eager_tape = True
 
 
 def main(argv=None) -> None:
@@ -62,24 +60,24 @@ def main(argv=None) -> None:
     _, jaxpr, consts, _ = ad.linearize_flat(flat, [x])
     one = np.float64(1.0)
     undefined = [transpose.UndefinedPrimal(v.aval) for v in jaxpr.invars]
-    for _ in range(transpose.COMPILE_AFTER):
-        transpose.compiled_backward(jaxpr, consts, [one])
+    for _ in range(reverse_mode.COMPILE_AFTER):
+        reverse_mode.compiled_backward(jaxpr, consts, [one])
     _, recorded = tape.record_flat(flat, [x])
-    for _ in range(transpose.COMPILE_AFTER):
-        tape.compiled_gradient(recorded, [one])
+    for _ in range(reverse_mode.COMPILE_AFTER):
+        reverse_mode.compiled_gradient(recorded, [one])
     rows = {
         "numpy": lambda: hand(x),
         "eager": lambda: loss(x),
         "jvp": lambda: ad.jvp_flat(flat, [x], [x]),
         "linearize": lambda: ad.linearize_flat(flat, [x]),
-        "structure key": lambda: transpose.structure_key(jaxpr),
-        "compiled backward": lambda: transpose.compiled_backward(jaxpr, consts, [one]),
+        "structure key": lambda: reverse_mode.structure_key(jaxpr),
+        "compiled backward": lambda: reverse_mode.compiled_backward(jaxpr, consts, [one]),
         "interpreted backward": lambda: transpose.backward_pass(jaxpr, consts, undefined,
                                                                 [one]),
         "record": lambda: tape.record_flat(flat, [x]),
-        "tape gradient": lambda: tape.compiled_gradient(recorded, [one]),
+        "tape gradient": lambda: reverse_mode.compiled_gradient(recorded, [one]),
         "grad": lambda: ft.grad(loss)(x),
-        "grad, linearized (config.eager_tape off)": lambda: _linearized(loss, x),
+        "grad, compiled (reverse_mode 'compiled')": lambda: _linearized(loss, x),
     }
     try:
         import autograd

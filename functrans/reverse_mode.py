@@ -175,6 +175,8 @@ def vjp(fun: Callable, primals: Sequence, key=None, snapshot: bool = False
     """Reverse mode on flat lists, by the plan ``choose_plan`` picks: the outputs of
     ``fun`` (flat list in, flat list out) at ``primals`` and their ``Pullback``."""
     plan, batched = _choose(primals, key, snapshot)
+    auto = config.reverse_mode == "auto"
+    threshold = COMPILE_AFTER if auto else FORCED_COMPILE_AFTER
     if plan == "tape":
         try:
             outs, recorded = tape.record_flat(fun, primals, batched)
@@ -183,25 +185,27 @@ def vjp(fun: Callable, primals: Sequence, key=None, snapshot: bool = False
                 _set_state(key, _NEVER)
             plan = "compiled"
         else:
-            if key is not None and recorded.nbytes > MAX_BYTES and (
-                    config.reverse_mode == "auto"):
+            if key is not None and auto and recorded.nbytes > MAX_BYTES:
                 _set_state(key, _NEVER)
-            return outs, Pullback(_tape_pullback(recorded, key), "tape")
+            return outs, Pullback(_tape_pullback(recorded, key if auto else None, threshold),
+                                  "tape")
     primals_out, jaxpr, consts, out_tangents = ad.linearize_flat(fun, primals,
                                                                  snapshot=snapshot)
     return primals_out, Pullback(_linear_pullback(jaxpr, consts, out_tangents,
-                                                  plan == "compiled"), plan)
+                                                  threshold if plan == "compiled" else 0), plan)
 
 
-def _linear_pullback(jaxpr: Jaxpr, consts: Sequence, out_tangents: Sequence, compiled: bool):
+def _linear_pullback(jaxpr: Jaxpr, consts: Sequence, out_tangents: Sequence, threshold: int):
+    """The pullback of a linearization: compiled from the ``threshold``-th sighting of its
+    structure (0: always interpreted)."""
     transpose.check_transposable(jaxpr)
     undefined = [UndefinedPrimal(v.aval) for v in jaxpr.invars]
 
     def run(pullback: Pullback, cts: Sequence) -> list:
         assert len(cts) == len(out_tangents)
         live_cts = [ct for ct, t in zip(cts, out_tangents) if t is None]
-        if compiled:
-            out = compiled_backward(jaxpr, consts, live_cts)
+        if threshold:
+            out = compiled_backward(jaxpr, consts, live_cts, threshold)
             if out is not None:
                 pullback.plan = "compiled"
                 return out
@@ -211,18 +215,21 @@ def _linear_pullback(jaxpr: Jaxpr, consts: Sequence, out_tangents: Sequence, com
     return run
 
 
-def _tape_pullback(recorded: tape.Tape, key) -> Callable:
+def _tape_pullback(recorded: tape.Tape, key, threshold: int) -> Callable:
+    """The pullback of a tape: its compiled gradient from the ``threshold``-th sighting of
+    its structure, else the tape linearized.  ``key``: the function whose recording policy
+    the outcome updates (None: none, under a forced plan)."""
     def run(pullback: Pullback, cts: Sequence) -> list:
         batched = "batched tape" if recorded.batched else "tape"
-        out = compiled_gradient(recorded, cts)
+        out = compiled_gradient(recorded, cts, threshold)
         if out is None:
-            if key is not None and config.reverse_mode == "auto":
+            if key is not None:
                 state = _functions.get(key)
                 if state is not _NEVER:  # one more new structure in a row
                     misses = (state if type(state) is int else 0) + 1
                     _set_state(key, _NEVER if misses >= MAX_NEW_STRUCTURES else misses)
             pullback.plan = batched + ", linearized"
-            return _linearized_tape_pullback(recorded)(cts)
+            return _linearized_tape_pullback(recorded, threshold)(cts)
         if key is not None:
             state = _functions.get(key)
             if state != 0 and state is not _NEVER:  # compiled: no new structure in a row
@@ -268,22 +275,18 @@ def _recordable(primals: Sequence) -> bool | None:
     return True
 
 
-def _linearized_tape_pullback(recorded: tape.Tape) -> Callable:
+def _linearized_tape_pullback(recorded: tape.Tape, threshold: int) -> Callable:
     """The pullback of a tape by linearizing it (which evaluates it again)."""
     jaxpr, consts = recorded.jaxpr, recorded.consts
     _, lin_jaxpr, lin_consts, out_tangents = ad.linearize_flat(
         lambda *xs: eval_jaxpr(jaxpr, consts, *xs), recorded.inputs)
-    pullback = Pullback(_linear_pullback(lin_jaxpr, lin_consts, out_tangents, True), "")
-    return pullback
+    return Pullback(_linear_pullback(lin_jaxpr, lin_consts, out_tangents, threshold), "")
 
 
-def _threshold() -> int:
-    return COMPILE_AFTER if config.reverse_mode == "auto" else FORCED_COMPILE_AFTER
-
-
-def _sighted(cache: collections.OrderedDict, size: int, key, compile: Callable):
+def _sighted(cache: collections.OrderedDict, size: int, key, compile: Callable,
+             threshold: int):
     """Count a sighting of ``key`` in ``cache`` (an LRU of at most ``size`` keys): its
-    compiled entry, made by ``compile()`` on the ``_threshold()``-th sighting; None before
+    compiled entry, made by ``compile()`` on the ``threshold``-th sighting; None before
     that, or when compiling failed (``FAILED``: anything not traceable is interpreted)."""
     with _lock:
         entry = cache.get(key, 0)
@@ -295,7 +298,7 @@ def _sighted(cache: collections.OrderedDict, size: int, key, compile: Callable):
         else:
             cache.move_to_end(key)
     if type(entry) is int:
-        if entry < _threshold():
+        if entry < threshold:
             return None
         try:
             entry = compile()
@@ -359,10 +362,12 @@ def structure_key(jaxpr: Jaxpr) -> tuple | None:
     return key
 
 
-def compiled_backward(jaxpr: Jaxpr, consts: Sequence, cts: Sequence) -> list | None:
+def compiled_backward(jaxpr: Jaxpr, consts: Sequence, cts: Sequence,
+                      threshold: int = COMPILE_AFTER) -> list | None:
     """``backward_pass`` of a linearization (every argument undefined) run as compiled
-    code when its structure was seen before; None when it is not (yet) compiled, or the
-    values are not concrete, or the structure cannot be compiled: interpret it then."""
+    code from the ``threshold``-th sighting of its structure; None when it is not (yet)
+    compiled, or the values are not concrete, or the structure cannot be compiled:
+    interpret it then."""
     if type(core.dynamic_trace()) is not core.EvalTrace:
         return None  # make_jaxpr stages operations on constants: nothing to run now
     host = True
@@ -400,7 +405,7 @@ def compiled_backward(jaxpr: Jaxpr, consts: Sequence, cts: Sequence) -> list | N
     library = _NUMPY if host else backend.library_of(*args)
     key = (structure, tuple(ct_key), library)
     entry = _sighted(_backward_cache, BACKWARD_CACHE_SIZE, key,
-                     lambda: _compile_backward(jaxpr, consts, cts, live, library))
+                     lambda: _compile_backward(jaxpr, consts, cts, live, library), threshold)
     if entry is None:
         return None
     compiled, positions = entry
@@ -457,10 +462,12 @@ def _host_value(x):
     return None
 
 
-def compiled_gradient(recorded: tape.Tape, cts: Sequence) -> list | None:
+def compiled_gradient(recorded: tape.Tape, cts: Sequence,
+                      threshold: int = COMPILE_AFTER) -> list | None:
     """The cotangents of the tape's arguments for output cotangents ``cts`` (``Zero``
-    allowed), by the compiled code of the tape's structure; None when that is not (yet)
-    compiled or cannot be: linearize the tape then."""
+    allowed), by the compiled code of the tape's structure (from its ``threshold``-th
+    sighting); None when that is not (yet) compiled or cannot be: linearize the tape
+    then."""
     args = []
     dims: list = []  # the batch axis of each argument (None: not batched), under vmap
     vmap = None
@@ -500,7 +507,8 @@ def compiled_gradient(recorded: tape.Tape, cts: Sequence) -> list | None:
     key = (structure, tuple(ct_key)) if vmap is None else (
         structure, tuple(ct_key), size, tuple(dims))
     entry = _sighted(_gradients, GRADIENT_CACHE_SIZE, key,
-                     lambda: _compile_gradient(recorded.jaxpr, cts, live, size, dims))
+                     lambda: _compile_gradient(recorded.jaxpr, cts, live, size, dims),
+                     threshold)
     if entry is None:
         return None
     compiled, consts, positions, out_dims = entry

@@ -14,6 +14,7 @@ import pytest
 import functrans as ft
 import functrans.numpy as fnp
 from functrans import reverse_mode
+from functrans.core import abstract_eval_rules
 from functrans.interpreters import tape
 from functrans.tree_util import tree_leaves
 from sweep import case_rng
@@ -91,6 +92,13 @@ def test_every_plan_gives_linearizes_gradient(case, plan):
         assert ran in ("compiled", "linearize"), ran  # interpreted: a parameter unhashable
     elif _recordable(loss, primals):
         assert ran == plan, (case.id, ran)
+        _, recorded = tape.record_flat(lambda *xs: [loss(*xs)], primals)
+        for eqn in recorded.jaxpr.eqns:  # the types taken from results are abstract eval's
+            want_avals = abstract_eval_rules[eqn.primitive](
+                *[v.aval for v in eqn.invars], **eqn.params)
+            got_avals = [v.aval for v in eqn.outvars]
+            assert got_avals == (list(want_avals) if eqn.primitive.multiple_results
+                                 else [want_avals]), (case.id, eqn.primitive)
     else:  # a user's rule (a custom_jvp of the sweep's): the tape refuses it
         assert ran in ("compiled", "linearize"), ran
 

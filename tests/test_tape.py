@@ -1,7 +1,7 @@
 """``grad`` of a function differentiated before records the forward pass on a tape and runs
-compiled gradient code cached by the tape's structure (``interpreters/tape.py``): the same
-gradients as linearizing on every differentiable case of the sweep, what the function sees
-inside, when recording stops, and that user rules still run on every call."""
+compiled gradient code cached by the tape's structure (``interpreters/tape.py``,
+``reverse_mode.py``): what the function sees inside, when recording stops, and that user
+rules still run on every call.  tests/test_reverse_mode.py runs the sweep through it."""
 from __future__ import annotations
 
 import threading
@@ -15,11 +15,8 @@ from functrans import lax
 from functrans.core import Array, Tracer, Var, abstract_eval_rules, impl_rules
 from functrans import reverse_mode
 from functrans.interpreters import ad, tape, transpose
-from functrans.tree_util import tree_leaves
 from rule_sandbox import Sandbox
-from sweep import case_rng
 from test_compiled_backward import _chain
-from test_jit import SWEEP_DIFF, _assert_same, _split
 
 sandbox = Sandbox()
 install_rules = sandbox.fixture()
@@ -46,65 +43,6 @@ def _linearized(fun, *args, **kwargs):
         return fun(*args, **kwargs)
     finally:
         ft.config.reverse_mode = "auto"
-
-
-def _scalar_loss(case, rng):
-    """A real scalar function of the case's differentiable arguments (their float ones):
-    a random weighting of its inexact outputs."""
-    f, primals = _split(case, case.draw(rng))
-    floats = [i for i, p in enumerate(primals) if np.asarray(p).dtype.kind in "fc"]
-    outs = [o for o in tree_leaves(f(*primals)) if np.asarray(o).dtype.kind in "fc"]
-    weights = [rng.normal(size=np.shape(o)) for o in outs]
-
-    def loss(*xs):
-        full = list(primals)
-        for i, x in zip(floats, xs):
-            full[i] = x
-        outs = [o for o in tree_leaves(f(*full)) if fnp.asarray(o).dtype.kind in "fc"]
-        return sum(fnp.sum(fnp.real(o) * w) for o, w in zip(outs, weights))
-
-    return loss, [primals[i] for i in floats], bool(outs)
-
-
-@pytest.mark.parametrize("case", SWEEP_DIFF, ids=[c.id for c in SWEEP_DIFF])
-def test_tape_gradients_match_linearize(case):
-    loss, primals, has_outputs = _scalar_loss(case, case_rng(case.id, "tape"))
-    if not (primals and has_outputs):
-        pytest.skip("no inexact argument or output")
-    argnums = tuple(range(len(primals)))
-    want = _linearized(ft.grad(loss, argnums), *primals)
-    g = ft.grad(loss, argnums)
-    # linearized (first sighting of the function), then a tape linearized (first sighting
-    # of its structure), then the tape's compiled gradient
-    for _ in range(3):
-        got = g(*primals)
-        _assert_same(got, want, case.id)
-        # the same types too: arrays with `.at`, NumPy scalars for 0-d results
-        assert list(map(type, tree_leaves(got))) == list(map(type, tree_leaves(want)))
-    # every library function is recorded, its custom_jvp functions (nn.relu, ...) too
-    _, recorded = tape.record_flat(lambda *xs: [loss(*xs)], primals)
-    assert reverse_mode._functions[loss.__code__] == 0 and _compiled() == 1, case.id
-    for eqn in recorded.jaxpr.eqns:  # the types taken from results are abstract eval's
-        want_avals = abstract_eval_rules[eqn.primitive](
-            *[v.aval for v in eqn.invars], **eqn.params)
-        got = [v.aval for v in eqn.outvars]
-        assert got == (list(want_avals) if eqn.primitive.multiple_results else [want_avals])
-
-
-@pytest.mark.parametrize("case", SWEEP_DIFF, ids=[c.id for c in SWEEP_DIFF])
-def test_batched_tape_gradients_match_linearize(case):
-    """Per-example gradients: grad directly under vmap records on a tape above the vmap,
-    and batches the compiled gradient."""
-    loss, primals, has_outputs = _scalar_loss(case, case_rng(case.id, "tape"))
-    if not (primals and has_outputs):
-        pytest.skip("no inexact argument or output")
-    argnums = tuple(range(len(primals)))
-    stacked = [np.stack([p, p]) for p in primals]
-    g = ft.vmap(ft.grad(loss, argnums))
-    want = _linearized(g, *stacked)
-    for _ in range(3):
-        _assert_same(g(*stacked), want, case.id)
-    assert reverse_mode._functions[loss.__code__] == 0 and _compiled() == 1, case.id
 
 
 def test_second_call_records_and_third_runs_compiled_code():
