@@ -12,6 +12,11 @@ from functrans.primitives.collectives import (all_gather, axis_index, pmax, pmea
                                               psum)
 from functrans.primitives.control_flow import cond, fori_loop, scan, switch, while_loop
 from functrans.primitives.conversion import convert_element_type, stop_gradient, zeros_like
+from functrans.primitives.convolution import (ConvDimensionNumbers, conv,
+                                              conv_dimension_numbers, conv_general_dilated,
+                                              conv_general_shape_tuple, conv_transpose,
+                                              conv_transpose_shape_tuple,
+                                              conv_with_general_padding, padtype_to_pads)
 from functrans.primitives.elementwise import (RoundingMethod, abs, acos, acosh, add, asin, asinh,
                                               atan, atan2, atanh, bitwise_and, bitwise_not,
                                               bitwise_or, bitwise_xor, cbrt, ceil, clz, complex,
@@ -46,7 +51,9 @@ __all__ = [
     "argmin", "asin", "asinh", "atan", "atan2", "atanh", "axis_index", "bessel_i0e",
     "bessel_i1e", "betainc", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor",
     "broadcast", "broadcast_in_dim", "cbrt", "ceil", "clz", "complex", "concatenate", "cond",
-    "conj", "convert_element_type", "cos", "cosh", "cummax", "cummin", "cumprod", "cumsum",
+    "conj", "conv", "conv_dimension_numbers", "conv_general_dilated",
+    "conv_general_shape_tuple", "conv_transpose", "conv_transpose_shape_tuple",
+    "conv_with_general_padding", "ConvDimensionNumbers", "convert_element_type", "cos", "cosh", "cummax", "cummin", "cumprod", "cumsum",
     "digamma", "div", "dot_general", "dynamic_index_in_dim", "dynamic_slice",
     "dynamic_slice_in_dim", "dynamic_update_index_in_dim", "dynamic_update_slice",
     "dynamic_update_slice_in_dim", "eq", "erf", "erf_inv", "erfc", "exp", "exp2",
@@ -54,7 +61,7 @@ __all__ = [
     "GatherScatterMode", "ge", "gt", "igamma", "igamma_grad_a", "igammac", "imag",
     "index_in_dim", "index_take", "integer_pow", "iota", "is_finite", "le", "lgamma", "linalg",
     "log", "log1p", "logistic", "lt", "max", "min", "mul", "ne", "neg", "nextafter", "pad",
-    "pmax", "pmean", "pmin", "polygamma", "population_count", "pow", "psum",
+    "padtype_to_pads", "pmax", "pmean", "pmin", "polygamma", "population_count", "pow", "psum",
     "random_gamma_grad", "real", "reduce_max", "reduce_min", "reduce_prod", "reduce_sum",
     "rem", "reshape", "rev", "round", "RoundingMethod", "scan", "scatter", "scatter_add",
     "scatter_max", "scatter_min", "scatter_mul", "select", "shift_left",
