@@ -16,6 +16,9 @@ import functools
 import numpy as np
 
 from functrans import lax
+import scipy.signal
+
+from functrans.scipy import signal
 from sweep import C128, F32, F64, A, Case, numpy_case
 
 COMPLEX = (F64, F32, C128)
@@ -65,4 +68,29 @@ PRIMITIVE_CASES = [
     Case("conv_transpose_kernel_valid",
          lambda x, w: lax.conv_transpose(x, w, (2,), "VALID", transpose_kernel=True),
          [A(2, 3, 2), A(3, 1, 2)]),
+]
+
+
+def _signal(name, ours, theirs, *args, dtypes=COMPLEX):
+    return numpy_case(f"scipy.signal.{name}", lambda m, *xs: ours(*xs), *args, dtypes=dtypes,
+                      reference=theirs)
+
+
+NUMPY_CASES = [
+    *[_signal(f"{f}_{mode}_{method}", functools.partial(getattr(signal, f), mode=mode,
+                                                        method=method),
+              functools.partial(getattr(scipy.signal, f), mode=mode, method=method), *args)
+      for f in ("convolve", "correlate") for mode in ("full", "same", "valid")
+      for method, args in (("direct", (A(5), A(2))), ("fft", (A(3, 4), A(2, 2))),
+                           ("auto", (A(2), A(4))))],
+    *[_signal(f"{f}_{mode}", functools.partial(getattr(signal, f), mode=mode),
+              functools.partial(getattr(scipy.signal, f), mode=mode), A(3, 4), A(2, 3))
+      for f in ("convolve2d", "correlate2d") for mode in ("full", "same", "valid")],
+    _signal("correlate2d_valid_swapped", functools.partial(signal.correlate2d, mode="valid"),
+            functools.partial(scipy.signal.correlate2d, mode="valid"), A(2, 2), A(3, 4)),
+    *[_signal(f"fftconvolve_{mode}", functools.partial(signal.fftconvolve, mode=mode),
+              functools.partial(scipy.signal.fftconvolve, mode=mode), A(2, 5), A(2, 3))
+      for mode in ("full", "same", "valid")],
+    _signal("fftconvolve_axes", functools.partial(signal.fftconvolve, mode="same", axes=1),
+            functools.partial(scipy.signal.fftconvolve, mode="same", axes=1), A(3, 5), A(1, 2)),
 ]
