@@ -297,7 +297,8 @@ class _Geometry(NamedTuple):
     kernel: tuple      # K
     out: tuple         # Out
     copies: tuple      # (cols index, padded index) pairs of the im2col copy
-    cols_shape: tuple  # (group, in feature, *K, batch, *Out)
+    cols_shape: tuple  # (group, in feature, *K, batch, *Out), or by_output:
+    by_output: bool    # (group, batch, *Out, in feature, *K), filled by output position
     out_perm: tuple    # (O, batch, *Out) to the output layout
     zero: bool         # an empty output or an empty contraction
 
@@ -330,23 +331,26 @@ def _geometry(lhs_shape, rhs_shape, window_strides, padding, lhs_dilation, rhs_d
                 for p, k, rd, s in zip(padded, K, rhs_dilation, window_strides))
     full = (slice(None),) * 2
     copies = []
-    if math.prod(K) <= math.prod(Out):  # loop over kernel positions, slice the outputs
+    by_output = math.prod(K) > math.prod(Out)
+    if not by_output:  # loop over kernel positions, slice the outputs
         for k in itertools.product(*map(range, K)):
             copies.append((full + k, full + (slice(None),) + tuple(
                 slice(ki * rd, ki * rd + (o - 1) * s + 1, s)
-                for ki, rd, s, o in zip(k, rhs_dilation, window_strides, Out)), False))
-    else:  # loop over output positions, slice the kernel's
+                for ki, rd, s, o in zip(k, rhs_dilation, window_strides, Out))))
+        cols_shape = (g, I) + K + (Nb,) + Out
+    else:  # loop over output positions, slice the kernel's; cols kept (g, Nb, *Out, I, *K)
         for y in itertools.product(*map(range, Out)):
-            copies.append((full + (Ellipsis,) + (slice(None),) + y, full + (slice(None),) + tuple(
+            copies.append((full + y, full + (slice(None),) + tuple(
                 slice(yi * s, yi * s + (k - 1) * rd + 1, rd)
-                for yi, rd, s, k in zip(y, rhs_dilation, window_strides, K)), True))
+                for yi, rd, s, k in zip(y, rhs_dilation, window_strides, K))))
+        cols_shape = (g, Nb) + Out + (I,) + K
     # (O, batch, *Out) -> output layout: output axis a holds canonical axis op.index(a).
     where = {0: 1, 1: 0}
     out_perm = tuple(where.get(op.index(a), op.index(a)) for a in range(ns + 2))
     zero = math.prod(Out) * Nb * rhs_shape[rp[0]] * I * math.prod(K) == 0
     return _Geometry(g, view_shape, view_perm, (g, I, Nb) + S, None if trivial else (g, I, Nb) + tuple(padded),
                      (slice(None),) * 3 + tuple(dst), (slice(None),) * 3 + tuple(src), K,
-                     Out, tuple(copies), (g, I) + K + (Nb,) + Out, out_perm, zero)
+                     Out, tuple(copies), cols_shape, by_output, out_perm, zero)
 
 
 def _conv_impl(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,
@@ -373,15 +377,15 @@ def _run(xp, geo: _Geometry, dimension_numbers, lhs, rhs):
         padded[geo.pad_dst] = x[geo.pad_src]
         x = padded
     cols = xp.empty(geo.cols_shape, dtype)
-    ns = len(geo.kernel)
-    for dst, src, batch_last in geo.copies:
+    for dst, src in geo.copies:
         window = x[src]
-        if batch_last:  # (g, I, Nb, *K) into (g, I, *K, Nb)
-            window = xp.moveaxis(window, 2, 2 + ns)
-        cols[dst] = window
+        cols[dst] = xp.swapaxes(window, 1, 2) if geo.by_output else window
     g = geo.groups
     weights = xp.transpose(rhs, rp).reshape(g, O // g, -1)
-    out = xp.matmul(weights, cols.reshape(g, weights.shape[2], -1))
+    if geo.by_output:  # (g, Nb*Out, I*K), transposed: BLAS reads it as it lies
+        out = xp.matmul(weights, xp.swapaxes(cols.reshape(g, -1, weights.shape[2]), 1, 2))
+    else:
+        out = xp.matmul(weights, cols.reshape(g, weights.shape[2], -1))
     return xp.transpose(out.reshape((O, Nb) + geo.out), geo.out_perm)
 
 
