@@ -297,7 +297,7 @@ class _Geometry(NamedTuple):
     view_shape: tuple  # lhs in canonical order, the groups split out
     view_perm: tuple   # ... and moved to (group, in feature, batch, *spatial)
     canonical_shape: tuple  # (group, in feature, batch, *spatial)
-    pad_shape: tuple   # (group, in feature, batch, *padded spatial), or None: no padding
+    pad_shape: tuple | None  # (group, in feature, batch, *padded spatial); None: no pad
     pad_dst: tuple     # where lhs lands in the padded array
     pad_src: tuple     # the part of lhs that lands there
     kernel: tuple      # K
@@ -354,7 +354,8 @@ def _geometry(lhs_shape, rhs_shape, window_strides, padding, lhs_dilation, rhs_d
     where = {0: 1, 1: 0}
     out_perm = tuple(where.get(op.index(a), op.index(a)) for a in range(ns + 2))
     zero = math.prod(Out) * Nb * rhs_shape[rp[0]] * I * math.prod(K) == 0
-    return _Geometry(g, view_shape, view_perm, (g, I, Nb) + S, None if trivial else (g, I, Nb) + tuple(padded),
+    pad_shape = None if trivial else (g, I, Nb) + tuple(padded)
+    return _Geometry(g, view_shape, view_perm, (g, I, Nb) + S, pad_shape,
                      (slice(None),) * 3 + tuple(dst), (slice(None),) * 3 + tuple(src), K,
                      Out, tuple(copies), cols_shape, by_output, out_perm, zero)
 

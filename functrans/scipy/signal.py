@@ -142,9 +142,9 @@ def convolve2d(in1, in2, mode: str = "full", boundary: str = "fill", fillvalue=0
     >>> import numpy as np
     >>> from functrans.scipy import signal
     >>> signal.convolve2d(np.eye(3), np.array([[1.0, -1.0]]), mode="same")
-    array([[ 1.,  0.,  0.],
-           [-1.,  1.,  0.],
-           [ 0., -1.,  1.]])
+    array([[ 1., -1.,  0.],
+           [ 0.,  1., -1.],
+           [ 0.,  0.,  1.]])
     """
     _check_boundary("convolve2d", boundary, fillvalue)
     _operands("convolve2d", in1, in2, ndim=2)
@@ -178,8 +178,8 @@ def fftconvolve(in1, in2, mode: str = "full", axes=None):
 
     >>> import numpy as np
     >>> from functrans.scipy import signal
-    >>> np.round(signal.fftconvolve(np.array([1.0, 2.0, 3.0]), np.array([0.0, 1.0, 0.5])), 12)
-    array([0. , 1. , 2.5, 4. , 1.5])
+    >>> np.round(signal.fftconvolve(np.array([1.0, 2.0, 3.0]), np.array([1.0, 0.5])), 12)
+    array([1. , 2.5, 4. , 1.5])
     >>> signal.fftconvolve(np.ones((2, 4)), np.ones((1, 2)), mode="valid", axes=1).shape
     (2, 3)
     """
