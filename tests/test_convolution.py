@@ -30,13 +30,13 @@ def reference_conv(lhs, rhs, strides, padding, lhs_dilation, rhs_dilation, dn, g
     dilated = tuple(0 if n == 0 else (n - 1) * d + 1 for n, d in zip(x.shape[2:], lhs_dilation))
     xd = np.zeros((N, C) + dilated, dtype)
     xd[(slice(None),) * 2 + tuple(slice(None, None, d) for d in lhs_dilation)] = x
-    for j, (lo, hi) in enumerate(padding):
+    for j, (lo, hi) in enumerate(padding):  # pad by the positive parts, then crop
         axis = 2 + j
-        n = xd.shape[axis]
-        xd = np.take(xd, np.arange(max(0, -lo), max(max(0, -lo), n + min(0, hi))), axis=axis)
         widths = [(0, 0)] * xd.ndim
         widths[axis] = (max(lo, 0), max(hi, 0))
         xd = np.pad(xd, widths)
+        n = xd.shape[axis]
+        xd = np.take(xd, np.arange(max(0, -lo), max(max(0, -lo), n - max(0, -hi))), axis=axis)
     wd = np.zeros((O, I) + tuple((k - 1) * d + 1 for k, d in zip(w.shape[2:], rhs_dilation)),
                   dtype)
     wd[(slice(None),) * 2 + tuple(slice(None, None, d) for d in rhs_dilation)] = w
@@ -76,6 +76,9 @@ CONFIGS = [
     ((3, 6, 4, 5), (3, 3, 4, 2), (1, 2), [(0, 1), (2, 1)], (1, 1), (1, 1),
      lax.ConvDimensionNumbers((0, 2, 1, 3), (2, 3, 0, 1), (3, 1, 0, 2)), 2, 1),
     ((1, 6, 5, 5), (6, 1, 3, 3), (1, 1), [(1, 1), (1, 1)], (1, 1), (1, 1), None, 6, 1),
+    # a dilated input with unit strides is computed phase by phase
+    ((2, 4, 3, 4), (6, 2, 3, 2), (1, 1), [(2, 1), (-1, 2)], (2, 3), (2, 1), None, 2, 1),
+    ((4, 2, 3, 3), (4, 2, 2, 3), (1, 1), [(1, 1), (0, -1)], (3, 2), (1, 2), None, 1, 2),
     ((2, 2, 4, 3, 5), (2, 2, 2, 2, 3), (1, 2, 1), [(0, 1), (1, 1), (-1, 0)], (2, 1, 1),
      (1, 1, 2), None, 1, 1),
     ((2, 4, 3, 4, 4), (2, 1, 2, 2, 4), (2, 1, 1), [(1, 0), (0, 0), (1, 1)], (1, 1, 1),
@@ -127,6 +130,41 @@ def test_transposes_are_exact(config):
     grads = ft.jit(ft.grad(lambda x, w: fnp.vdot(ct, f(x, w)), argnums=(0, 1)))(x, w)
     np.testing.assert_allclose(grads[0], gx, atol=1e-12)
     np.testing.assert_allclose(grads[1], gw, atol=1e-12)
+
+
+def test_random_configurations():
+    """Random shapes, strides, pads (negative ones too), dilations and groups, 1 to 3
+    spatial axes, some empty: values and both transposes."""
+    rng = np.random.default_rng(7)
+    for trial in range(40):
+        ns = int(rng.integers(1, 4))
+        groups, batch_groups = [(1, 1), (2, 1), (1, 2)][trial % 3]
+        n = batch_groups * int(rng.integers(1, 3))
+        i = int(rng.integers(1, 3))
+        o = groups * batch_groups * int(rng.integers(1, 3))
+        spatial = tuple(int(v) for v in rng.integers(0 if trial % 7 == 0 else 1, 6, ns))
+        kernel = tuple(int(v) for v in rng.integers(1, 4, ns))
+        ld = tuple(int(v) for v in rng.integers(1, 4, ns))
+        rd = tuple(int(v) for v in rng.integers(1, 3, ns))
+        strides = tuple(int(v) for v in rng.integers(1, 3, ns)) if trial % 2 else (1,) * ns
+        pads = [(int(rng.integers(-2, 4)), int(rng.integers(-2, 4))) for _ in range(ns)]
+        x = rng.standard_normal((n, groups * i) + spatial)
+        w = rng.standard_normal((o, i) + kernel)
+        dn = lax.conv_dimension_numbers(x.shape, w.shape, None)
+        f = lambda x, w: lax.conv_general_dilated(x, w, strides, pads, ld, rd, None,  # noqa
+                                                  groups, batch_groups)
+        want = reference_conv(x, w, strides, pads, ld, rd, dn, groups, batch_groups)
+        what = f"trial {trial}: {x.shape} {w.shape} {strides} {pads} {ld} {rd}"
+        assert f(x, w).shape == want.shape, what
+        np.testing.assert_allclose(f(x, w), want, atol=1e-12, err_msg=what)
+        out, pullback = ft.vjp(f, x, w)
+        ct = rng.standard_normal(out.shape)
+        gx, gw = pullback(ct)
+        tx, tw = rng.standard_normal(x.shape), rng.standard_normal(w.shape)
+        np.testing.assert_allclose(np.vdot(ct, f(tx, w)), np.vdot(gx, tx), atol=1e-10,
+                                   err_msg=what)
+        np.testing.assert_allclose(np.vdot(ct, f(x, tw)), np.vdot(gw, tw), atol=1e-10,
+                                   err_msg=what)
 
 
 @pytest.mark.parametrize("config", CONFIGS[:12:3], ids=range(4))
