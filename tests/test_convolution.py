@@ -5,7 +5,8 @@ transposes (``<ct, J t> == <J^T ct, t>`` to rounding); JAX's helpers; the errors
 small CNN trained with ``functrans.grad`` against a hand-written NumPy backward pass.
 
 The sweep (derivatives to second order, vmap of each operand, jit, float32, the CuPy
-stand-in) is tests/cases_convolution.py."""
+stand-in) is tests/cases_convolution.py; SciPy's convolutions are tested in
+tests/test_scipy_signal.py."""
 from __future__ import annotations
 
 import itertools

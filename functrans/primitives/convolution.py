@@ -33,7 +33,8 @@ conv(lhs, drhs)``, and its transposes are convolutions again:
 features (``rhs`` batched), or into the feature groups (both batched; into the batch
 groups when there are batch groups already).
 
-**Impl.** One im2col copy and one matrix product per call: the padded, dilated input is
+**Impl.** One im2col copy and one matrix product per call (per phase for a dilated
+input with unit strides: see ``_plan``): the padded, dilated input is
 gathered into ``cols[g, i, *k, n, *y]`` by strided slices, looping over whichever of the
 kernel positions and the output positions are fewer (the kernel's gradient is a
 convolution with a large "kernel"), then ``rhs`` as a ``(G, O/G, I*K)`` matrix multiplies
@@ -62,8 +63,8 @@ from functrans.interpreters import ad, batching, codegen, transpose
 from functrans.interpreters.batching import not_mapped
 from functrans.interpreters.transpose import is_undefined_primal
 from functrans.primitives.conversion import convert_element_type
-from functrans.primitives.shape import (broadcast, moveaxis, reshape, rev, shape_of,
-                                        transpose_axes)
+from functrans.primitives.shape import (broadcast, moveaxis, reduce_sum, reshape, rev,
+                                        shape_of, transpose_axes)
 
 __all__ = [
     "conv_general_dilated_p", "ConvDimensionNumbers", "conv_dimension_numbers",
@@ -620,8 +621,9 @@ def _conv_batch(vals, dims, *, dimension_numbers, feature_group_count, batch_gro
                                 dimension_numbers=dimension_numbers,
                                 feature_group_count=G, batch_group_count=B,
                                 **{k: v for k, v in params.items() if k != "precision"})
-        dtype = get_aval(lhs).dtype
-        return broadcast(np.zeros((), dtype), (0,) + out_shape), 0
+        empty = lhs if lbd is not not_mapped else rhs  # its sum is a zero on its device
+        zero = reduce_sum(empty, tuple(range(len(shape_of(empty)))))
+        return broadcast(zero, (0,) + out_shape), 0
     # Each batched operand with its vmapped axis first, the rest in its own layout shifted.
     shift = lambda spec: tuple(d + 1 for d in spec)  # noqa: E731
     ns = len(lp) - 2
