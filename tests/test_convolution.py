@@ -262,9 +262,13 @@ def test_agrees_with_jax_where_available():
                                             batch_groups)
         np.testing.assert_allclose(_conv(config)(x, w), np.asarray(want), atol=1e-12)
     x, w = rng.standard_normal((2, 5, 6, 3)), rng.standard_normal((3, 2, 3, 3))
-    for padding, tk in (("SAME", False), ("VALID", True), ([(1, 2), (0, 1)], False)):
-        want = jax.lax.conv_transpose(x, w, (2, 3), padding, transpose_kernel=tk)
-        got = lax.conv_transpose(x, w, (2, 3), padding, transpose_kernel=tk)
+    for padding, tk, consistent in (("SAME", False, False), ("VALID", True, False),
+                                    ([(1, 2), (0, 1)], False, False),
+                                    ([(1, 2), (0, 1)], True, True)):
+        want = jax.lax.conv_transpose(x, w, (2, 3), padding, transpose_kernel=tk,
+                                      use_consistent_padding=consistent)
+        got = lax.conv_transpose(x, w, (2, 3), padding, transpose_kernel=tk,
+                                 use_consistent_padding=consistent)
         np.testing.assert_allclose(got, np.asarray(want), atol=1e-12)
     for dn in (("NHWC", "HWIO", "NHWC"), ("NCWH", "OIHW", "NHWC"), ("WNCH", "HOWI", "CHNW")):
         shape_l = tuple({"N": 2, "C": 3, "H": 5, "W": 6}[c] for c in dn[0])

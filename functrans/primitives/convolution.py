@@ -797,12 +797,14 @@ _TRANSPOSE_DEFAULTS = {2: ("NC", "IO", "NC"), 3: ("NHC", "HIO", "NHC"),
 
 
 def conv_transpose(lhs, rhs, strides, padding, rhs_dilation=None, dimension_numbers=None,
-                   transpose_kernel: bool = False, precision=None, preferred_element_type=None):
+                   transpose_kernel: bool = False, precision=None, preferred_element_type=None,
+                   use_consistent_padding: bool = False):
     """The transposed ("fractionally strided") convolution, as JAX's
     ``lax.conv_transpose``: ``lhs`` dilated by ``strides`` and convolved with ``rhs``.
     The default layout is TensorFlow's (``NHWC``, ``HWIO``); ``padding`` "SAME" or "VALID"
     refers to the forward convolution (output size ``in * stride`` for "SAME"), pairs are
-    the pads of the transposed one.  ``transpose_kernel=True`` flips the kernel's spatial
+    the pads of the transposed one, or, with ``use_consistent_padding=True``, the pads of
+    the forward convolution too (PyTorch's convention).  ``transpose_kernel=True`` flips the kernel's spatial
     axes and swaps its feature axes, which makes this the gradient of ``conv`` with the
     same kernel (Keras' ``Conv2DTranspose``).
 
@@ -823,10 +825,13 @@ def conv_transpose(lhs, rhs, strides, padding, rhs_dilation=None, dimension_numb
     ns = nd - 2
     strides = _ints("conv_transpose", "strides", strides, ns, default=None)
     rhs_dilation = _ints("conv_transpose", "rhs_dilation", rhs_dilation, ns)
+    kernel = [_dilate(rhs_shape[d], r) for d, r in zip(dn.rhs_spec[2:], rhs_dilation)]
     if isinstance(padding, str):
-        kernel = [_dilate(rhs_shape[d], r) for d, r in zip(dn.rhs_spec[2:], rhs_dilation)]
         pads = [_conv_transpose_pads(k, s, padding.upper())
                 for k, s in zip(kernel, strides)]
+    elif use_consistent_padding:  # the forward pads (lo, hi) become (k - 1 - lo, k - 1 - hi)
+        pads = [(k - 1 - lo, k - 1 - hi)
+                for k, (lo, hi) in zip(kernel, _pads("conv_transpose", padding, ns))]
     else:
         pads = padding
     if transpose_kernel:
