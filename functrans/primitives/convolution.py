@@ -52,7 +52,7 @@ import functools
 import itertools
 import math
 import operator
-from typing import NamedTuple, Sequence
+from typing import NamedTuple
 
 import numpy as np
 
@@ -101,7 +101,7 @@ def _out_size(padded: int, window: int, stride: int) -> int:
 
 # -- dimension numbers and padding ---------------------------------------------------------
 
-def _spec_from_string(name: str, spec: str, first: str, second: str, order: str) -> tuple:
+def _spec_from_string(spec: str, first: str, second: str, order: str) -> tuple:
     spatial = sorted((i for i, c in enumerate(spec) if c not in (first, second)),
                      key=lambda i: order.index(spec[i]))
     return (spec.index(first), spec.index(second)) + tuple(spatial)
@@ -154,9 +154,9 @@ def conv_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers) -> ConvDimen
         if not lhs_sp == rhs_sp == out_sp:
             raise TypeError(f"conv_general_dilated: dimension_numbers {dimension_numbers} "
                             f"name different spatial axes in lhs, rhs and out")
-        return ConvDimensionNumbers(_spec_from_string("lhs", lhs, "N", "C", rhs),
-                                    _spec_from_string("rhs", rhs, "O", "I", rhs),
-                                    _spec_from_string("out", out, "N", "C", rhs))
+        return ConvDimensionNumbers(_spec_from_string(lhs, "N", "C", rhs),
+                                    _spec_from_string(rhs, "O", "I", rhs),
+                                    _spec_from_string(out, "N", "C", rhs))
     raise TypeError("conv_general_dilated: dimension_numbers must be None, a tuple of three "
                     f"strings or a ConvDimensionNumbers, got {dimension_numbers!r}")
 
@@ -575,8 +575,7 @@ def _transpose_rhs(ct, lhs, rhs_aval, *, window_strides, padding, lhs_dilation, 
         dilated = _dilate(lhs_shape[lp[2 + j]], lhs_dilation[j])
         hi = (k - 1) * rhs_dilation[j] + covered - lo - dilated
         pads.append((lo, hi))
-    swap = lambda spec: (spec[1], spec[0]) + tuple(spec[2:])  # noqa: E731
-    dn = ConvDimensionNumbers(swap(lp), swap(op), swap(rp))
+    dn = ConvDimensionNumbers(_swap(lp), _swap(op), _swap(rp))
     lhs_dtype = get_aval(lhs).dtype
     ct_dtype = get_aval(ct).dtype
     if lhs_dtype != ct_dtype:
@@ -586,6 +585,11 @@ def _transpose_rhs(ct, lhs, rhs_aval, *, window_strides, padding, lhs_dilation, 
                 dimension_numbers=dn, feature_group_count=batch_group_count,
                 batch_group_count=feature_group_count, precision=precision)
     return _cast_to(out, rhs_aval)
+
+
+def _swap(spec) -> tuple:
+    """A spec with its first two axes (batch and feature) exchanged."""
+    return (spec[1], spec[0]) + tuple(spec[2:])
 
 
 def _cast_to(x, aval):
@@ -625,7 +629,9 @@ def _conv_batch(vals, dims, *, dimension_numbers, feature_group_count, batch_gro
         zero = reduce_sum(empty, tuple(range(len(shape_of(empty)))))
         return broadcast(zero, (0,) + out_shape), 0
     # Each batched operand with its vmapped axis first, the rest in its own layout shifted.
-    shift = lambda spec: tuple(d + 1 for d in spec)  # noqa: E731
+    def shift(spec):
+        return tuple(d + 1 for d in spec)
+
     ns = len(lp) - 2
     if lbd is not not_mapped:
         lhs = moveaxis(lhs, lbd, 0)
