@@ -12,6 +12,7 @@ from functrans import lax_linalg as linalg
 from functrans.primitives.collectives import *  # noqa: F401,F403
 from functrans.primitives.control_flow import *  # noqa: F401,F403
 from functrans.primitives.conversion import *  # noqa: F401,F403
+from functrans.primitives.convolution import *  # noqa: F401,F403
 from functrans.primitives.cumulative import *  # noqa: F401,F403
 from functrans.primitives.elementwise import *  # noqa: F401,F403
 from functrans.primitives.fft import *  # noqa: F401,F403
@@ -23,7 +24,7 @@ from functrans.primitives.shape import *  # noqa: F401,F403
 from functrans.primitives.slicing import *  # noqa: F401,F403
 from functrans.primitives.sorting import *  # noqa: F401,F403
 from functrans.primitives.special import *  # noqa: F401,F403
-from functrans.primitives import collectives, control_flow, conversion, cumulative
+from functrans.primitives import collectives, control_flow, conversion, convolution, cumulative
 from functrans.primitives import elementwise, indexing, reductions, slicing, sorting, special
 from functrans.primitives import fft as fft_family, gather as gather_family
 from functrans.primitives import linalg as linalg_family, shape as shape_family
@@ -35,11 +36,12 @@ from functrans.primitives.shape import transpose_axes as _transpose_axes
 _OWN = ["dynamic_index_in_dim", "dynamic_slice_in_dim", "dynamic_update_index_in_dim",
         "dynamic_update_slice_in_dim", "index_in_dim", "index_take", "linalg", "slice_in_dim",
         "transpose"]
-_FAMILIES = (collectives, control_flow, conversion, cumulative, elementwise, fft_family,
-             gather_family, indexing, linalg_family, reductions, shape_family, slicing, sorting,
-             special)
+_FAMILIES = (collectives, control_flow, conversion, convolution, cumulative, elementwise,
+             fft_family, gather_family, indexing, linalg_family, reductions, shape_family,
+             slicing, sorting, special)
 __all__ = _OWN + [name for family in _FAMILIES for name in family.__all__]
-del collectives, control_flow, conversion, cumulative, elementwise, fft_family, gather_family
+del collectives, control_flow, conversion, convolution, cumulative, elementwise, fft_family
+del gather_family
 del indexing, linalg_family, reductions, shape_family, slicing, sorting, special
 
 

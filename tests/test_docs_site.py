@@ -46,6 +46,7 @@ API_PAGES = {
     "scipy.special": "functrans.scipy.special",
     "scipy.linalg": "functrans.scipy.linalg",
     "scipy.stats": "functrans.scipy.stats",
+    "scipy.signal": "functrans.scipy.signal",
     "ops": "functrans.ops",
     "random": "functrans.random",
     "config": "functrans.config",
