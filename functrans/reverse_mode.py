@@ -63,7 +63,8 @@ from functrans.interpreters.codegen import literal_key, params_key
 from functrans.interpreters.partial_eval import JaxprTracer
 from functrans.interpreters.transpose import UndefinedPrimal, backward_pass
 
-__all__ = ["PLANS", "MODES", "Pullback", "vjp", "choose_plan", "last_plan", "structure_key",
+__all__ = ["PLANS", "MODES", "Pullback", "vjp", "linear_pullback", "choose_plan", "last_plan",
+           "structure_key",
            "compiled_backward", "compiled_gradient", "trace_gradient", "clear_caches"]
 
 #: the values of ``config.reverse_mode``
@@ -193,6 +194,16 @@ def vjp(fun: Callable, primals: Sequence, key=None, snapshot: bool = False
                                                                  snapshot=snapshot)
     return primals_out, Pullback(_linear_pullback(jaxpr, consts, out_tangents,
                                                   threshold if plan == "compiled" else 0), plan)
+
+
+def linear_pullback(jaxpr: Jaxpr, consts: Sequence, out_tangents: Sequence,
+                    plan: str = "compiled") -> Pullback:
+    """The pullback of a linearization from ``ad.linearize_flat`` by ``plan``:
+    ``"linearize"`` (interpreted) or ``"compiled"`` (compiled at the first sighting of its
+    structure), for a caller that linearized already (``gradcheck``)."""
+    assert plan in ("linearize", "compiled"), plan
+    threshold = FORCED_COMPILE_AFTER if plan == "compiled" else 0
+    return Pullback(_linear_pullback(jaxpr, consts, out_tangents, threshold), plan)
 
 
 def _linear_pullback(jaxpr: Jaxpr, consts: Sequence, out_tangents: Sequence, threshold: int):

@@ -222,3 +222,36 @@ def test_the_import_graph_has_no_cycles():
         if node not in state:
             visit(node, [])
     assert not cycles, cycles
+
+
+def test_gradcheck_checks_the_plan_a_warm_grad_runs(monkeypatch):
+    """A wrong lowering (cos written as sin) breaks only the compiled code: linearizing
+    still gives the right gradient.  gradcheck's default checks what a warm grad runs, so
+    it catches it, and its notes name the plan."""
+    def loss(x):
+        return fnp.sum(fnp.sin(x) * x)
+
+    x = np.linspace(-1.0, 1.0, 5)
+    ok = ft.gradcheck(loss)(x)
+    assert "reverse mode checked through the 'tape' plan (asked: 'warm')" in ok.notes
+    vector = ft.gradcheck(lambda x: fnp.sin(x) * x)(x)
+    assert any("'compiled' plan" in n for n in vector.notes)
+
+    from functrans.primitives.elementwise import cos_p
+    monkeypatch.setattr(cos_p.lowering, "rule", lambda ctx, x: f"{ctx.xp}.sin({x})")
+    monkeypatch.setattr(cos_p.lowering, "ufunc", "sin")
+    reverse_mode.clear_caches()
+    assert ft.gradcheck(loss, modes="rev", reverse_plan="linearize")(x)
+    with pytest.raises(ft.GradcheckError, match="'tape' plan"):
+        ft.gradcheck(loss, modes="rev")(x)
+    # compiled transposition computes the linear part only: break a linear primitive
+    from functrans.interpreters.ad import add_any_p
+    monkeypatch.setattr(add_any_p.lowering, "rule", lambda ctx, x, y: f"({x} - {y})")
+    monkeypatch.setattr(add_any_p.lowering, "augmented", "-=")
+    monkeypatch.setattr(add_any_p.lowering, "ufunc", "subtract")
+    reverse_mode.clear_caches()
+    assert ft.gradcheck(lambda x: fnp.sin(x) * x, modes="rev", reverse_plan="linearize")(x)
+    with pytest.raises(ft.GradcheckError, match="'compiled' plan"):
+        ft.gradcheck(lambda x: fnp.sin(x) * x, modes="rev")(x)
+    with pytest.raises(ValueError, match="reverse_plan"):
+        ft.gradcheck(loss, reverse_plan="fast")

@@ -221,16 +221,19 @@ def unit_chunk(values, sizes, start: int, stop: int, imaginary_unit):
     return batched, positions
 
 
-def map_units(fun: Callable, batched: list, state: dict | None = None) -> list:
+def map_units(fun: Callable, batched: list, state: dict | None = None,
+              concrete: bool = False) -> list:
     """``vmap(fun)(*batched)``; a batch of one unit vector (a scalar output's only row) is
     a plain call, which costs a fraction of tracing ``fun`` under vmap.  When ``fun``
     cannot be vmapped (say a ``custom_vjp`` rule that calls NumPy), the rows are computed
-    one by one, as PyTorch's gradcheck does, and ``state["loop"]`` says why."""
+    one by one, as PyTorch's gradcheck does, and ``state["loop"]`` says why.  ``concrete``:
+    one by one anyway, so that ``fun`` sees concrete values (a pullback whose compiled
+    code runs on concrete cotangents only)."""
     size = batched[0].shape[0]
     if size == 1:
         return [backend.to_host(y)[None] for y in fun(*[b[0] for b in batched])]
     state = {} if state is None else state
-    if not state.get("loop"):
+    if not state.get("loop") and not concrete:
         try:
             return vmap(fun)(*batched)
         except (NotImplementedError, TracerArrayConversionError,
@@ -261,7 +264,8 @@ def reverse_jacobian(problem: Problem, chunk_size=None, state: dict | None = Non
                 problem.directional_cache.setdefault("rev", (full, grads))  # nondet reuses it
             return grads
 
-        rows = host_rows(map_units(pull, batched, state), stop - start, conjugate=True)
+        rows = host_rows(map_units(pull, batched, state, problem.compiled_rows()),
+                         stop - start, conjugate=True)
         if start == 0 and stop == n_out:
             return rows  # one chunk: its rows are the Jacobian, no copy
         jac[start:stop] = rows

@@ -7,7 +7,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from functrans import backend, core
+from functrans import backend, config, core, reverse_mode
 from functrans.api_util import argnums_tuple, partial_over, positional_names
 from functrans.core import get_aval
 from functrans.gradcheck.options import LOW_PRECISION, default_tolerance, numeric_dtype
@@ -27,8 +27,11 @@ class Problem:
     notes: Callable[[], list[str]]  # set by make_problem
 
     def __init__(self, fun: Callable, leaves: list, in_names: list,
-                 out_names: list | Callable, label: str):
+                 out_names: list | Callable, label: str, reverse_plan: str = "warm"):
         self.fun = fun
+        #: the reverse-mode plan checked (functrans.reverse_mode): "warm" is the one grad
+        #: takes on a warm call (see ``plan``), else "linearize", "compiled" or "tape"
+        self.reverse_plan = reverse_plan
         self.leaves = leaves
         self.in_names = in_names
         self._out_names = out_names
@@ -88,10 +91,45 @@ class Problem:
 
     def symbolic_pullback(self) -> Callable:
         """Like :meth:`pullback`, but a cotangent nothing flowed back to stays a symbolic
-        Zero (of the input's tangent type)."""
+        Zero (of the input's tangent type).  Computed by the reverse-mode plan ``plan()``
+        names, so the check covers the code the user's calls run."""
         if self._symbolic_pullback is None:
-            self._symbolic_pullback = transpose.linear_pullback(*self.linearization())
+            plan = self.plan()
+            if plan in ("linearize", "compiled"):  # the linearization both modes share
+                self._symbolic_pullback = reverse_mode.linear_pullback(*self.linearization(),
+                                                                       plan)
+            else:
+                with config.reverse_mode_set(plan):
+                    outs, pullback = reverse_mode.vjp(self.fun, self.leaves)
+                self._set_outs(outs)
+                self._symbolic_pullback = pullback
         return self._symbolic_pullback
+
+    def plan(self) -> str:
+        """The plan reverse mode is checked through: ``reverse_plan``, where "warm" means
+        the one ``grad`` takes on a warm call (a function called before): recorded on a
+        tape for a scalar function, else linearized and transposed by compiled code (what
+        ``vjp`` and ``jacrev`` run).  Either falls back as ``grad`` would (no tape for a
+        user's rules or device arrays)."""
+        if self.reverse_plan != "warm":
+            return self.reverse_plan
+        avals = self.out_avals
+        return "tape" if len(avals) == 1 and avals[0].shape == () else "compiled"
+
+    def compiled_rows(self) -> bool:
+        """Whether the pullback runs compiled code, which it does on concrete cotangents
+        only: the reverse Jacobian's rows are then pulled back one by one, not under vmap."""
+        plan = self.plan()
+        if plan == "compiled":
+            return reverse_mode.structure_key(self.linearization()[0]) is not None
+        return plan == "tape"
+
+    def plan_ran(self) -> str | None:
+        """The plan the pullback last ran (``reverse_mode.PLANS``), None before it ran."""
+        pullback = self._symbolic_pullback
+        if pullback is None:
+            return None
+        return pullback.plan
 
     def reached_inputs(self) -> list[bool]:
         """For each input, whether a cotangent of the outputs reaches it at all: its
@@ -125,7 +163,8 @@ class Problem:
 
     def promoted(self) -> Problem:
         """The same function at the same point with every input promoted to 64 bits."""
-        return Problem(self.fun, self.cast(None), self.in_names, self._out_names, self.label)
+        return Problem(self.fun, self.cast(None), self.in_names, self._out_names, self.label,
+                       self.reverse_plan)
 
     def block_tolerance(self, k: int, i: int, atol, rtol) -> tuple[float, float]:
         default = max(default_tolerance(self.out_avals[k].dtype),
@@ -268,5 +307,11 @@ def make_problem(fun: Callable, args: tuple, kwargs: dict, argnums=None,
 
     xs = [leaves[j] for j in checked]
     problem = Problem(flat_fun, xs, [leaf_names[j] for j in checked], out_names, label)
-    problem.notes = lambda: notes + out_notes()
+
+    def plan_notes():
+        ran = problem.plan_ran()
+        return [] if ran is None else [f"reverse mode checked through the '{ran}' plan "
+                                       f"(asked: '{problem.reverse_plan}')"]
+
+    problem.notes = lambda: notes + out_notes() + plan_notes()
     return problem

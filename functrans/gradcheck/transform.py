@@ -176,7 +176,8 @@ def gradcheck(fun: Callable[P, Any], *, eps: float | None = None, atol: float | 
               raise_exception: bool = True, dtype=None, detect_nondifferentiable: bool = False,
               seed: int | None = None, argnums: int | Sequence[int] | None = None,
               chunk_size: int | None = None,
-              progress: bool | None = None) -> Callable[P, GradcheckResult]:
+              progress: bool | None = None,
+              reverse_plan: str = "warm") -> Callable[P, GradcheckResult]:
     """A checker that compares ``fun``'s derivatives with finite differences.
 
     ``gradcheck(fun, **options)(*args, **kwargs)`` checks ``fun`` at ``args`` (pytrees of
@@ -208,6 +209,11 @@ def gradcheck(fun: Callable[P, Any], *, eps: float | None = None, atol: float | 
       ``FUNCTRANS_TEST_SEED`` environment variable, else 0).
     * ``argnums``: which positional arguments to check (default all floating ones).
     * ``chunk_size``: perturbed points per vmapped evaluation (default: bounded memory).
+    * ``reverse_plan``: the reverse-mode plan checked (docs/design.md, "One front door,
+      several plans"): ``"warm"`` (default), the one ``grad`` takes on a warm call, so the
+      check covers the code a training loop runs (a recorded tape and its compiled
+      gradient for a scalar function, compiled transposition otherwise); or
+      ``"linearize"``, ``"compiled"``, ``"tape"``. The report's notes name the plan that ran.
     * ``progress``: a progress bar (tqdm) for full-mode checks that run over a second;
       by default shown only on a terminal outside CI (the ``CI`` environment variable);
       True or False forces it on or off.
@@ -232,6 +238,9 @@ def gradcheck(fun: Callable[P, Any], *, eps: float | None = None, atol: float | 
                          f"{modes!r}")
     if not isinstance(order, (int, np.integer)) or order < 1:
         raise ValueError(f"gradcheck: order must be a positive integer, got {order!r}")
+    if reverse_plan not in ("warm", "linearize", "compiled", "tape"):
+        raise ValueError("gradcheck: reverse_plan must be 'warm', 'linearize', 'compiled' or "
+                         f"'tape', got {reverse_plan!r}")
     if progress not in (None, True, False):
         raise ValueError(f"gradcheck: progress must be None, True or False, got {progress!r}")
     opts = Options(eps, atol, rtol, modes, int(order), bool(fast_mode), float(nondet_tol),
@@ -243,6 +252,7 @@ def gradcheck(fun: Callable[P, Any], *, eps: float | None = None, atol: float | 
     def checker(*args: P.args, **kwargs: P.kwargs) -> GradcheckResult:
         used_seed = resolve_seed(opts.seed)
         problem = make_problem(fun, args, kwargs, opts.argnums)
+        problem.reverse_plan = reverse_plan
         # Random directions are drawn where the inputs live (NumPy's generator for NumPy).
         rng = backend.default_rng(used_seed, like=problem.like)
         result = GradcheckResult(problem.label, used_seed, dict(opts.__dict__))
