@@ -41,7 +41,7 @@ class Problem:
         self.like = placement(leaves)
         self._outs: list | None = None
         self._pullback: Callable | None = None
-        self._symbolic_pullback: Callable | None = None
+        self._symbolic_pullback: reverse_mode.Pullback | None = None
         self._linearization: tuple | None = None
         self.directional_cache: dict = {}
 
