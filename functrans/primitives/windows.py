@@ -465,7 +465,7 @@ def select_and_scatter_add(source, operand, select: str, window_dimensions, wind
     >>> from functrans.primitives.windows import select_and_scatter_add
     >>> select_and_scatter_add(np.array([1., 2., 4.]), np.array([5., 3., 5., 1.]),
     ...                        "max", (2,), (1,), "VALID")
-    array([3., 0., 4., 0.])
+    array([1., 0., 6., 0.])
     """
     params = _window_params("select_and_scatter_add", shape_of(operand), window_dimensions,
                             window_strides, padding, base_dilation, window_dilation)
