@@ -40,6 +40,18 @@ def _prefix_products(m):
     return fnp.stack(lax.associative_scan(_matmul2, _entries(m)), -1)
 
 
+# map's functions are module-level: scan's body then finds its trace again on every call
+# (an inline lambda closing over a traced value is traced anew, so gradient tapes would
+# see a new structure each time)
+def _scaled_sine(args):
+    row, w = args
+    return fnp.sin(row) * w
+
+
+def _cubic_row(row):
+    return fnp.sum(row * row) * row
+
+
 def _argmax_pair(a, b):
     take_a = a[0] >= b[0]
     return lax.select(take_a, a[0], b[0]), lax.select(take_a, a[1], b[1])
@@ -87,9 +99,8 @@ PRIMITIVE_CASES = [
     Case("reduce_pytree_argmax",
          lambda x, y: lax.reduce((x, y), (-np.inf, 0.), _argmax_pair, (1,))[1],
          [A(3, 5, kind="spread"), A(3, 5)]),
-    Case("map", lambda x, w: lax.map(lambda r: fnp.sin(r) * w, x), [A(4, 3), A(3)]),
-    Case("map_batch_size",
-         lambda x: lax.map(lambda r: fnp.sum(r * r) * r, x, batch_size=3), [A(7, 2)]),
+    Case("map", lambda x, w: lax.map(_scaled_sine, (x, w)), [A(4, 3), A(4)]),
+    Case("map_batch_size", lambda x: lax.map(_cubic_row, x, batch_size=3), [A(7, 2)]),
     Case("associative_scan_add", lambda x: lax.associative_scan(lax.add, x, axis=1),
          [A(2, 7)]),
     Case("associative_scan_mul_reverse",
