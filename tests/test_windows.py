@@ -87,6 +87,8 @@ CONFIGS = [  # window_dimensions, window_strides, padding, base_dilation, window
     ((2, 2, 2), (1, 2, 1), "SAME", None, None),
     ((2, 1, 3), (2, 1, 2), ((0, 1), (1, 1), (2, 0)), (1, 1, 2), (1, 1, 1)),
     ((1, 2, 2, 1), (1, 2, 2, 1), "VALID", None, None),  # NHWC pooling
+    ((3,), (3,), ((2, 2),), None, None),  # windows tiling the padded operand
+    ((2, 3), (2, 3), ((1, 0), (2, 2)), None, None),
     ((7,), (1,), "VALID", None, None),  # windows larger than the operand: empty
     ((5,), (1,), ((6, 6),), None, None),  # windows wholly in the padding
 ]
