@@ -3,8 +3,9 @@ against hand-written NumPy, and JAX when installed.
 
 Workloads (NCHW, float64, a fixed random cotangent ``w`` so the loss is ``sum(pool(x) * w)``):
   max_pool_2x2     2x2 max-pool, stride 2, on 64 x 16 x 32 x 32: ``lax.reduce_window`` with
-                   ``lax.max``; the NumPy version is a reshape-and-max forward and a
-                   mask-of-the-maximum backward
+                   ``lax.max``; the NumPy version takes one strided slice per window tap,
+                   three ``maximum`` calls forward, and routes each cotangent to the first
+                   maximal tap backward (a reshape-and-``max`` forward measured 7x slower)
   avg_pool_2x2     the same with an average (``reduce_window`` with ``lax.add``, divided by 4)
   max_pool_3x3_s2  3x3 windows, stride 2, SAME padding, on 16 x 16 x 32 x 32 (overlapping
                    windows: the NumPy backward adds one strided slice per window tap)
@@ -55,12 +56,18 @@ def _max_pool_2x2(rng):
             return m.sum(pooled * w)
         return loss
 
-    def hand(x, w):
-        n, c, h, wd = x.shape
-        blocks = x.reshape(n, c, h // 2, 2, wd // 2, 2)
-        pooled = blocks.max(axis=(3, 5))
-        mask = blocks == pooled[:, :, :, None, :, None]
-        return (mask * w[:, :, :, None, :, None]).reshape(x.shape)
+    def hand(x, w):  # one strided slice per window tap, the gradient to the first maximum
+        taps = [(i, j) for i in range(2) for j in range(2)]
+        pooled = x[:, :, 0::2, 0::2]
+        for i, j in taps[1:]:
+            pooled = np.maximum(pooled, x[:, :, i::2, j::2])
+        grad = np.empty_like(x)
+        taken = np.zeros(pooled.shape, bool)
+        for i, j in taps:
+            first = (x[:, :, i::2, j::2] == pooled) & ~taken
+            taken |= first
+            grad[:, :, i::2, j::2] = np.where(first, w, 0.0)
+        return grad
 
     return f, hand, (x, w), "grad"
 
