@@ -45,7 +45,7 @@ from functrans.primitives.shape import transpose_axes as _transpose_axes
 
 __all__ = [
     "abs", "acos", "acosh", "add", "all_gather", "approx_max_k", "approx_min_k", "argmax",
-    "argmin", "asin", "associative_scan", "asinh", "atan", "atan2", "atanh", "axis_index", "bessel_i0e",
+    "argmin", "asin", "asinh", "atan", "atan2", "atanh", "axis_index", "bessel_i0e",
     "bessel_i1e", "betainc", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor",
     "broadcast", "broadcast_in_dim", "cbrt", "ceil", "clz", "complex", "concatenate", "cond",
     "conj", "convert_element_type", "cos", "cosh", "cummax", "cummin", "cumprod", "cumsum",
@@ -55,15 +55,16 @@ __all__ = [
     "expand_dims", "expm1", "fft", "FftType", "floor", "fori_loop", "gather",
     "GatherScatterMode", "ge", "gt", "igamma", "igamma_grad_a", "igammac", "imag",
     "index_in_dim", "index_take", "integer_pow", "iota", "is_finite", "le", "lgamma", "linalg",
-    "log", "log1p", "logistic", "lt", "map", "max", "min", "mul", "ne", "neg", "nextafter", "pad", "padtype_to_pads",
+    "log", "log1p", "logistic", "lt", "max", "min", "mul", "ne", "neg", "nextafter", "pad",
     "pmax", "pmean", "pmin", "polygamma", "population_count", "pow", "psum",
-    "random_gamma_grad", "real", "reduce", "reduce_max", "reduce_min", "reduce_prod", "reduce_sum", "reduce_window",
-    "reduce_window_shape_tuple",
+    "random_gamma_grad", "real", "reduce_max", "reduce_min", "reduce_prod", "reduce_sum",
     "rem", "reshape", "rev", "round", "RoundingMethod", "scan", "scatter", "scatter_add",
     "scatter_max", "scatter_min", "scatter_mul", "select", "shift_left",
     "shift_right_arithmetic", "shift_right_logical", "sign", "sin", "sinh", "slice",
     "slice_in_dim", "sort", "sort_key_val", "sqrt", "squeeze", "stop_gradient", "sub",
     "switch", "tan", "tanh", "top_k", "transpose", "while_loop", "zeros_like", "zeta",
+    "associative_scan", "map", "padtype_to_pads", "reduce", "reduce_window",
+    "reduce_window_shape_tuple",
 ]
 
 
