@@ -196,6 +196,19 @@ def test_sum_transpose_is_the_adjoint(config):
         np.testing.assert_allclose(back(t)[0], f(t), rtol=1e-12, atol=1e-12)
 
 
+def test_scalars_and_empty_operands():
+    assert lax.reduce_window(np.array(3.), 0., lax.add, (), (), "VALID").shape == ()
+    assert ft.grad(lambda x: lax.reduce_window(x, -np.inf, lax.max, (), (), "VALID"))(3.) == 1.
+    empty = np.zeros((0, 3))
+    assert lax.reduce_window(empty, 0., lax.add, (1, 2), (1, 1), "VALID").shape == (0, 2)
+    np.testing.assert_array_equal(  # windows wholly in the padding hold the initial value
+        lax.reduce_window(empty, 0., lax.add, (1, 2), (1, 1), ((1, 0), (0, 0))), [[0., 0.]])
+    for op, init in [(lax.add, 0.), (lax.max, -np.inf)]:
+        g = ft.grad(lambda x: fnp.sum(lax.reduce_window(x, init, op, (1, 2), (1, 1),
+                                                        ((1, 0), (0, 0)))))(empty)
+        assert g.shape == (0, 3)
+
+
 def test_integer_and_boolean_operands():
     x = np.arange(12, dtype=np.int32).reshape(3, 4)
     np.testing.assert_array_equal(
@@ -290,6 +303,8 @@ def test_shape_tuple_and_padtype():
      TypeError, r"init_values must be scalars, got one of shape \(2,\)"),
     (lambda x: lax.reduce_window(x, np.float32(0), lax.mul, (2, 2), (1, 1), "VALID"),
      TypeError, "init value of dtype float32 for an operand of dtype float64"),
+    (lambda x: lax.reduce_window(x.astype(int), -np.inf, lax.max, (2, 2), (1, 1), "VALID"),
+     TypeError, "reduce_window: the init value -inf is not a value of the operand's dtype"),
     (lambda x: lax.reduce_window((x, x), (0.,), lax.add, (2, 2), (1, 1), "VALID"),
      ValueError, "same tree structure"),
     (lambda x: lax.reduce_window(x + 1j, -np.inf, lax.max, (2, 2), (1, 1), "VALID"),

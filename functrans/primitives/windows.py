@@ -410,8 +410,10 @@ def _select_and_scatter_add_impl(ct, x, *, select, **params):
             total[index] = xp.where(first, ct, zero)
         else:
             total[index] += xp.where(first, ct, zero)  # one tap: distinct positions
-    return xp.ascontiguousarray(total[_interior(x.shape, params["padding"],
-                                                params["base_dilation"])])
+    if total.shape == x.shape:
+        return total
+    return xp.array(total[_interior(x.shape, params["padding"], params["base_dilation"])],
+                    copy=True)
 
 
 def _select_abstract_eval(name: str, gather: bool):
@@ -578,7 +580,15 @@ def _scalar_init(name: str, init, aval: ShapedArray):
     """``init`` as a scalar of the operand's dtype: Python scalars are cast, arrays must
     already have it."""
     if isinstance(init, (bool, int, float, complex)):
-        return np.asarray(init, aval.dtype)[()]
+        try:
+            value = np.asarray(init, aval.dtype)[()]
+            exact = value == init or init != init  # NaN stays NaN
+        except (OverflowError, TypeError, ValueError):
+            exact = False
+        if not exact:
+            raise TypeError(f"{name}: the init value {init!r} is not a value of the operand's "
+                            f"dtype {aval.dtype} (operand shape {aval.shape})")
+        return value
     init_aval = get_aval(init)
     if init_aval.shape != ():
         raise TypeError(f"{name}: init_values must be scalars, got one of shape "
