@@ -5,7 +5,6 @@ order in both modes, vmap against a loop, jit, float32, the device stand-in) is
 tests/cases_windows.py."""
 from __future__ import annotations
 
-import itertools
 
 import numpy as np
 import pytest
@@ -190,10 +189,8 @@ def test_sum_transpose_is_the_adjoint(config):
     (g,) = ft.vjp(f, x)[1](ct)
     np.testing.assert_allclose(np.sum(g * t), np.sum(ct * f(t)), rtol=1e-12, atol=1e-12)
     # the transpose of the transpose is the function again
-    back = ft.linear_transpose(lambda c: ft.vjp(f, x)[1](c)[0], ct) if hasattr(
-        ft, "linear_transpose") else None
-    if back is not None:
-        np.testing.assert_allclose(back(t)[0], f(t), rtol=1e-12, atol=1e-12)
+    back = ft.linear_transpose(lambda c: ft.vjp(f, x)[1](c)[0], ct)
+    np.testing.assert_allclose(back(t)[0], f(t), rtol=1e-12, atol=1e-12)
 
 
 def test_scalars_and_empty_operands():
@@ -318,6 +315,17 @@ def test_shape_tuple_and_padtype():
 def test_errors_name_the_function_argument_and_shapes(call, error, match):
     with pytest.raises(error, match=match):
         call(np.ones((3, 4)))
+
+
+def test_selection_primitives_check_their_shapes():
+    with pytest.raises(TypeError, match=r"select_and_gather_add: tangents of shape \(3,\) for "
+                                        r"an operand of shape \(4,\)"):
+        windows.select_and_gather_add(np.ones(3), np.ones(4), "max", (2,), (1,), "VALID")
+    with pytest.raises(TypeError, match=r"select_and_scatter_add: source \(cotangents\) of "
+                                        r"shape \(2,\) .* expected \(3,\)"):
+        ft.make_jaxpr(lambda c, x: windows.select_and_scatter_add(c, x, "min", (2,), (1,),
+                                                                  "VALID"))(
+            np.ones(2), np.ones(4))
 
 
 # -- lax.reduce ----------------------------------------------------------------------------

@@ -174,9 +174,6 @@ def _window_params(name: str, shape: tuple, window_dimensions, window_strides, p
 
 def _check_params(name: str, aval: ShapedArray, params: dict) -> tuple:
     """Abstract evaluation's check of the parameters; the result's shape."""
-    if len(params["window_dimensions"]) != aval.ndim:
-        raise TypeError(f"{name}: window_dimensions {params['window_dimensions']} for an "
-                        f"operand of shape {aval.shape}; give one per axis")
     for key in _PARAMS:
         if len(params[key]) != aval.ndim:
             raise TypeError(f"{name}: {key} {params[key]} for an operand of shape "
