@@ -23,9 +23,12 @@ a Python loop over output positions (a fold measured 7x faster than reducing a
   added to its window's selected element).  Neither depends smoothly on the operand, so
   their derivative in it is zero.
 * Any other computation (a pytree of operands, a non-identity initial value, products,
-  log-sum-exp, ...) is the same fold written with ``pad``, strided ``slice`` and the
-  computation itself, applied elementwise (traced on scalars under a batch trace): its
-  derivatives and batching come from those, and from the computation's own JVP.
+  log-sum-exp, ...) is the primitive ``reduce_window``, which holds the computation traced
+  on scalars (a jaxpr).  Its impl is the same fold written with ``pad``, strided ``slice``
+  and the computation applied elementwise (under a batch trace); its JVP is that fold
+  differentiated, the computation's own JVP at every offset, so reverse mode transposes
+  pads, slices and the computation's linear pieces; batching adds a window of one.  A
+  computation that closes over arrays is the fold itself, which carries them along.
 
 **General reductions.** ``reduce`` recognises ``add``/``mul``/``max``/``min`` (and
 ``bitwise_or``/``bitwise_and`` of booleans) with their identities and uses the reduction
@@ -46,11 +49,13 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from functrans.backend import array_module, is_device_array
-from functrans.core import Primitive, ShapedArray, Tracer, abstract_eval_rules, get_aval, impl_rules
+from functrans.core import (Primitive, ShapedArray, Tracer, abstract_eval_rules, eval_jaxpr,
+                            get_aval, impl_rules)
 from functrans.interpreters import ad, batching, transpose
 from functrans.interpreters.ad import Zero
 from functrans.interpreters.batching import not_mapped
 from functrans.interpreters.transpose import is_undefined_primal
+from functrans.jaxpr_transforms import trace_function
 from functrans.primitives.control_flow import scan
 from functrans.primitives.conversion import convert_element_type
 from functrans.primitives.cumulative import reduce_prod
@@ -60,10 +65,10 @@ from functrans.primitives.shape import (bdim_to_front, broadcast_in_dim, expand_
                                         normalize_axis, reduce_sum, reshape, rev, shape_of,
                                         transpose_axes)
 from functrans.primitives.slicing import concatenate, pad, slice
-from functrans.tree_util import tree_flatten, tree_unflatten
+from functrans.tree_util import tree_flatten, tree_leaves, tree_unflatten
 
 __all__ = [
-    "reduce_window_sum_p", "reduce_window_max_p", "reduce_window_min_p",
+    "reduce_window_p", "reduce_window_sum_p", "reduce_window_max_p", "reduce_window_min_p",
     "select_and_gather_add_p", "select_and_scatter_add_p",
     "reduce_window", "reduce_window_sum", "reduce_window_max", "reduce_window_min",
     "select_and_gather_add", "select_and_scatter_add", "reduce_window_shape_tuple",
@@ -657,7 +662,7 @@ def _full_like(x, value, shape: tuple):
     return pad(empty, value, [(0, n, 0) for n in shape])
 
 
-def _general_reduce_window(name: str, operands: list, inits: list, combine: Callable,
+def _general_reduce_window(operands: list, inits: list, combine: Callable,
                            params: dict) -> list:
     """The fold over window offsets, in primitives: pad with the initial values, one
     strided slice per offset, the computation elementwise."""
@@ -676,6 +681,78 @@ def _general_reduce_window(name: str, operands: list, inits: list, combine: Call
     return acc
 
 
+# -- reduce_window: any computation -------------------------------------------------------
+
+reduce_window_p = Primitive("reduce_window", multiple_results=True)
+
+
+def _jaxpr_combiner(jaxpr) -> Callable:
+    return lambda *leaves: eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *leaves)
+
+
+def _reduce_window_impl(*args, jaxpr, **params):
+    k = len(args) // 2
+    return _general_reduce_window(list(args[:k]), list(args[k:]), _jaxpr_combiner(jaxpr),
+                                  params)
+
+
+def _reduce_window_abstract_eval(*avals, jaxpr, **params):
+    k = len(avals) // 2
+    operands, inits = avals[:k], avals[k:]
+    if any(a.shape != operands[0].shape for a in operands):
+        raise ValueError("reduce_window: every operand must have the same shape, got "
+                         + ", ".join(str(a.shape) for a in operands))
+    if any(i.shape != () or i.dtype != a.dtype for a, i in zip(operands, inits)):
+        raise TypeError("reduce_window: init_values must be scalars of the operands' dtypes, "
+                        "got " + ", ".join(i.str_short() for i in inits) + " for operands "
+                        + ", ".join(a.str_short() for a in operands))
+    if len(jaxpr.in_avals) != 2 * k or len(jaxpr.out_avals) != k:
+        raise TypeError(f"reduce_window: the computation takes {len(jaxpr.in_avals)} and "
+                        f"returns {len(jaxpr.out_avals)} values for {k} operands")
+    out_shape = _check_params("reduce_window", operands[0], params)
+    return [ShapedArray(out_shape, a.dtype) for a in operands]
+
+
+def _reduce_window_jvp(primals, tangents, *, jaxpr, **params):
+    # The fold in primitives, differentiated: the computation's own JVP at every offset.
+    k = len(primals) // 2
+    combine = _jaxpr_combiner(jaxpr)
+    return ad.jvp_flat(lambda *args: _general_reduce_window(list(args[:k]), list(args[k:]),
+                                                            combine, params),
+                       primals, tangents)
+
+
+def _reduce_window_batch(vals, dims, *, jaxpr, **params):
+    k = len(vals) // 2
+    size = next(shape_of(v)[d] for v, d in zip(vals, dims) if d is not not_mapped)
+    if all(d is not_mapped for d in dims[k:]):  # a window of one along the batch axis
+        operands = [bdim_to_front(v, d, size) for v, d in zip(vals[:k], dims[:k])]
+        outs = reduce_window_p.bind(*operands, *vals[k:], jaxpr=jaxpr,
+                                    **_batched_params(params, 0))
+        return outs, [0] * k
+    # initial values that differ between batch members: the fold, batched piece by piece
+    combine = _jaxpr_combiner(jaxpr)
+    return batching.batch_flat(lambda *args: _general_reduce_window(
+        list(args[:k]), list(args[k:]), combine, params), size, vals, dims)
+
+
+impl_rules[reduce_window_p] = _reduce_window_impl
+abstract_eval_rules[reduce_window_p] = _reduce_window_abstract_eval
+ad.jvp_rules[reduce_window_p] = _reduce_window_jvp
+batching.batching_rules[reduce_window_p] = _reduce_window_batch
+
+
+def _computation_jaxpr(name: str, computation: Callable, tree, avals) -> tuple:
+    """``computation`` traced on scalars of the operands' dtypes: ``(jaxpr, consts)``."""
+    combine = _combiner(name, computation, tree, avals)
+    scalars = tree_unflatten(tree, [ShapedArray((), a.dtype) for a in avals])
+    in_tree = tree_flatten((scalars, scalars))[1]
+    jaxpr, consts, _ = trace_function(
+        lambda a, b: combine(*tree_leaves(a), *tree_leaves(b)), in_tree,
+        [ShapedArray((), a.dtype) for a in avals] * 2, name, key=computation, static=(tree,))
+    return jaxpr, consts
+
+
 def reduce_window(operand, init_value, computation: Callable, window_dimensions,
                   window_strides, padding, base_dilation=None, window_dilation=None):
     """Reduce each window of ``operand`` with ``computation``, starting from ``init_value``
@@ -687,7 +764,8 @@ def reduce_window(operand, init_value, computation: Callable, window_dimensions,
 
     ``lax.add``, ``lax.max`` and ``lax.min`` with their identities as ``init_value`` are
     the primitives ``reduce_window_sum``/``max``/``min``; any other computation is traced
-    on scalars and folded over the window's offsets.  A max-pool's derivative goes to the
+    on scalars into the primitive ``reduce_window``, a fold over the window's offsets
+    differentiated through the computation's own JVP.  A max-pool's derivative goes to the
     first maximal element of each window, as in JAX.
 
     >>> import numpy as np, functrans as ft, functrans.numpy as fnp
@@ -712,8 +790,11 @@ def reduce_window(operand, init_value, computation: Callable, window_dimensions,
         prim = _WINDOW_PRIMITIVES[kind]
         abstract_eval_rules[prim](avals[0], **params)  # the dtype errors, eagerly too
         return tree_unflatten(tree, [prim.bind(flat[0], **params)])
-    combine = _combiner(name, computation, tree, avals)
-    return tree_unflatten(tree, _general_reduce_window(name, flat, inits, combine, params))
+    jaxpr, consts = _computation_jaxpr(name, computation, tree, avals)
+    if consts:  # it closes over arrays: the fold in primitives, which takes them along
+        combine = _combiner(name, computation, tree, avals)
+        return tree_unflatten(tree, _general_reduce_window(flat, inits, combine, params))
+    return tree_unflatten(tree, reduce_window_p.bind(*flat, *inits, jaxpr=jaxpr, **params))
 
 
 # -- reduce --------------------------------------------------------------------------------
