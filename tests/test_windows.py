@@ -508,6 +508,33 @@ def test_against_jax_where_installed(config):
             rtol=1e-13)
 
 
+@pytest.mark.parametrize("select", ["max", "min"])
+def test_gradients_at_ties_equal_jaxs_where_installed(select):
+    """Random tie-heavy configurations (values -1, 0, 1): JAX's reverse mode, exactly."""
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    rng = np.random.default_rng(12)
+    init = -np.inf if select == "max" else np.inf
+    for _ in range(25):
+        nd = int(rng.integers(1, 4))
+        shape = tuple(int(n) for n in rng.integers(1, 6, nd))
+        params = (tuple(int(n) for n in rng.integers(1, 4, nd)),
+                  tuple(int(n) for n in rng.integers(1, 3, nd)),
+                  tuple((int(rng.integers(0, 3)), int(rng.integers(0, 3))) for _ in range(nd)),
+                  tuple(int(n) for n in rng.integers(1, 3, nd)))
+        x = rng.integers(-1, 2, shape).astype(float)
+
+        def f(lib, x):
+            return lib.reduce_window(x, init, getattr(lib, select), *params)
+        out = f(lax, x)
+        ct = rng.standard_normal(out.shape)
+        np.testing.assert_array_equal(out, np.asarray(f(jax.lax, x)))
+        np.testing.assert_allclose(
+            ft.grad(lambda x: fnp.sum(f(lax, x) * ct))(x),
+            np.asarray(jax.grad(lambda x: (f(jax.lax, x) * ct).sum())(x)), rtol=1e-14,
+            atol=1e-14, err_msg=str((shape, params)))
+
+
 def test_the_module_lists_its_functions():
     for name in ("reduce_window", "reduce", "map", "associative_scan",
                  "reduce_window_shape_tuple", "padtype_to_pads"):
