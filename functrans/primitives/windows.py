@@ -314,7 +314,7 @@ def _reduce_window_sum_transpose(ct, x, *, window_dimensions, window_strides, pa
     if window_strides == window_dimensions and all(
             d == 1 for d in base_dilation + window_dilation):
         # Windows that tile the padded operand: each element takes its window's cotangent,
-        # a broadcast (0.3 ms against 4.3 for the window sum on an avg-pool of f64[64,16,32,32])
+        # a broadcast (3.4 ms against 7.6 for the window sum, 2x2 avg-pool f64[64,16,32,32])
         out_shape = shape_of(ct)
         tiled = broadcast_in_dim(ct, tuple(n for o, w in zip(out_shape, window_dimensions)
                                            for n in (o, w)),
