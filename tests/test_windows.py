@@ -408,6 +408,14 @@ def test_reduce_under_grad_vmap_jit():
     ft.testing.check_grads(prod_general, (x[:, :3],), order=2, modes=("fwd", "rev"))
 
 
+def test_reduce_with_traced_initial_values():
+    x = np.arange(6.).reshape(2, 3)
+    f = lambda init: lax.reduce(x, init, lax.add, (1,))  # noqa: E731
+    np.testing.assert_array_equal(ft.jit(f)(0.), [3., 12.])
+    np.testing.assert_array_equal(ft.vmap(f)(np.array([0., 1.])), [[3., 12.], [4., 13.]])
+    assert ft.grad(lambda i: fnp.sum(f(i)))(0.5) == 2.
+
+
 # -- lax.map -------------------------------------------------------------------------------
 
 
