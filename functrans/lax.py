@@ -24,8 +24,10 @@ from functrans.primitives.shape import *  # noqa: F401,F403
 from functrans.primitives.slicing import *  # noqa: F401,F403
 from functrans.primitives.sorting import *  # noqa: F401,F403
 from functrans.primitives.special import *  # noqa: F401,F403
+from functrans.primitives.windows import *  # noqa: F401,F403
 from functrans.primitives import collectives, control_flow, conversion, convolution, cumulative
 from functrans.primitives import elementwise, indexing, reductions, slicing, sorting, special
+from functrans.primitives import windows
 from functrans.primitives import fft as fft_family, gather as gather_family
 from functrans.primitives import linalg as linalg_family, shape as shape_family
 from functrans.primitives.shape import normalize_axis as _normalize_axis
@@ -38,11 +40,11 @@ _OWN = ["dynamic_index_in_dim", "dynamic_slice_in_dim", "dynamic_update_index_in
         "transpose"]
 _FAMILIES = (collectives, control_flow, conversion, convolution, cumulative, elementwise,
              fft_family, gather_family, indexing, linalg_family, reductions, shape_family,
-             slicing, sorting, special)
+             slicing, sorting, special, windows)
 __all__ = _OWN + [name for family in _FAMILIES for name in family.__all__]
 del collectives, control_flow, conversion, convolution, cumulative, elementwise, fft_family
 del gather_family
-del indexing, linalg_family, reductions, shape_family, slicing, sorting, special
+del indexing, linalg_family, reductions, shape_family, slicing, sorting, special, windows
 
 
 def transpose(operand, permutation):
