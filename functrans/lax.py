@@ -28,6 +28,7 @@ from functrans.primitives.gather import (GatherScatterMode, gather, iota, scatte
                                          scatter_max, scatter_min, scatter_mul)
 from functrans.primitives.indexing import dynamic_slice, dynamic_update_slice
 from functrans.primitives.linalg import dot_general
+from functrans.primitives.linear_solve import custom_linear_solve, custom_root
 from functrans.primitives.reductions import argmax, argmin, reduce_max, reduce_min
 from functrans.primitives.shape import (broadcast, broadcast_in_dim, expand_dims, reduce_sum,
                                         reshape, rev, squeeze)
@@ -47,6 +48,7 @@ __all__ = [
     "bessel_i1e", "betainc", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor",
     "broadcast", "broadcast_in_dim", "cbrt", "ceil", "clz", "complex", "concatenate", "cond",
     "conj", "convert_element_type", "cos", "cosh", "cummax", "cummin", "cumprod", "cumsum",
+    "custom_linear_solve", "custom_root",
     "digamma", "div", "dot_general", "dynamic_index_in_dim", "dynamic_slice",
     "dynamic_slice_in_dim", "dynamic_update_index_in_dim", "dynamic_update_slice",
     "dynamic_update_slice_in_dim", "eq", "erf", "erf_inv", "erfc", "exp", "exp2",
