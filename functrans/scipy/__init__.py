@@ -5,6 +5,6 @@ dependency: ``pip install "functrans[scipy]"``; on CuPy arrays the kernels come 
 Each submodule is imported on its own, as in JAX: ``import functrans.scipy.special``.
 """
 
-from functrans.scipy import linalg, sparse, special, stats
+from functrans.scipy import linalg, optimize, sparse, special, stats
 
-__all__ = ["linalg", "sparse", "special", "stats"]
+__all__ = ["linalg", "optimize", "sparse", "special", "stats"]
