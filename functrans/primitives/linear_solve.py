@@ -152,16 +152,15 @@ def custom_linear_solve(matvec: Callable, b, solve: Callable,
     _split_aux(api, "matvec", out_tree, False, tree)
     _check_types(api, "matvec", matvec_jaxpr.out_avals, b_avals, "b")
 
-    def traced_solve(role, fun, operator, key):
+    def traced_solve(role, fun, operator):
         jaxpr, consts, out_tree = trace_function(
             lambda r: fun(operator, r), args_tree, b_avals,
-            f"{api}/{role}{'/aux' if has_aux else ''}", key=key)
+            f"{api}/{role}{'/aux' if has_aux else ''}")
         n = _split_aux(api, role, out_tree, has_aux, tree)
         _check_types(api, role, jaxpr.out_avals[:n], b_avals, "b")
         return jaxpr, consts, out_tree
 
-    solve_jaxpr, solve_consts, solve_tree = traced_solve(
-        "solve", solve, matvec, None)
+    solve_jaxpr, solve_consts, solve_tree = traced_solve("solve", solve, matvec)
     if transpose_solve is None:
         vecmat_jaxpr = tr_solve_jaxpr = None
         vecmat_consts, tr_solve_consts = [], []
@@ -177,9 +176,12 @@ def custom_linear_solve(matvec: Callable, b, solve: Callable,
                 raise TypeError(f"{api}: matvec must be linear in its argument, to be "
                                 f"transposed for transpose_solve ({error})") from None
             vecmat_consts = matvec_consts
-        vecmat = _jaxpr_fun(vecmat_jaxpr, vecmat_consts, tree)
-        tr_solve_jaxpr, tr_solve_consts, tr_tree = traced_solve(
-            "transpose_solve", transpose_solve, vecmat, None)
+        if symmetric and transpose_solve is solve:
+            tr_solve_jaxpr, tr_solve_consts, tr_tree = solve_jaxpr, solve_consts, solve_tree
+        else:
+            vecmat = _jaxpr_fun(vecmat_jaxpr, vecmat_consts, tree)
+            tr_solve_jaxpr, tr_solve_consts, tr_tree = traced_solve(
+                "transpose_solve", transpose_solve, vecmat)
         if tr_tree != solve_tree:
             raise TypeError(f"{api}: transpose_solve must return the structure of solve's "
                             f"result {solve_tree}, got {tr_tree}")

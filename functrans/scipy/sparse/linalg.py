@@ -29,6 +29,7 @@ import numpy as np
 import functrans.numpy as fnp
 import functrans.scipy.linalg as fsl
 from functrans import lax
+from functrans.api import eval_shape
 from functrans.core import get_aval
 from functrans.tree_util import tree_flatten, tree_leaves, tree_map, tree_unflatten
 
@@ -131,13 +132,18 @@ def _arguments(api: str, A, b, x0, M):
 
 def _check_operator_output(api: str, A, b) -> None:
     """A clear error when ``A(x)`` is not shaped like ``b`` (custom_linear_solve's own
-    message would name ``matvec``)."""
-    out = A(b)
-    out_leaves, out_tree = tree_flatten(out)
+    message would name ``matvec``); checked on abstract values, nothing is computed."""
     b_tree = tree_flatten(b)[1]
-    if out_tree != b_tree or _shapes(out) != _shapes(b):
+    try:
+        out = eval_shape(A, b)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"{api}: A cannot be applied to b of structure {b_tree} and shapes "
+                         f"{_shapes(b)}: {error}") from None
+    out_leaves, out_tree = tree_flatten(out)
+    out_shapes = [tuple(x.shape) for x in out_leaves]
+    if out_tree != b_tree or out_shapes != _shapes(b):
         raise ValueError(f"{api}: A must map b to a value of b's structure and shapes "
-                         f"{b_tree} {_shapes(b)}, got {out_tree} {_shapes(out)}")
+                         f"{b_tree} {_shapes(b)}, got {out_tree} {out_shapes}")
 
 
 def _scaled_transpose_solve(iterate: Callable, x0, tol, atol) -> Callable:
