@@ -130,32 +130,35 @@ def _arguments(api: str, A, b, x0, M):
     return A, b, x0, M, size
 
 
-def _check_operator_output(api: str, A, b) -> None:
+def _check_operator_output(api: str, A, b, name: str = "A") -> None:
     """A clear error when ``A(x)`` is not shaped like ``b`` (custom_linear_solve's own
     message would name ``matvec``); checked on abstract values, nothing is computed."""
     b_tree = tree_flatten(b)[1]
     try:
         out = eval_shape(A, b)
     except (TypeError, ValueError) as error:
-        raise ValueError(f"{api}: A cannot be applied to b of structure {b_tree} and shapes "
+        raise ValueError(f"{api}: {name} cannot be applied to b of structure {b_tree} and shapes "
                          f"{_shapes(b)}: {error}") from None
     out_leaves, out_tree = tree_flatten(out)
     out_shapes = [tuple(x.shape) for x in out_leaves]
     if out_tree != b_tree or out_shapes != _shapes(b):
-        raise ValueError(f"{api}: A must map b to a value of b's structure and shapes "
+        raise ValueError(f"{api}: {name} must map b to a value of b's structure and shapes "
                          f"{b_tree} {_shapes(b)}, got {out_tree} {out_shapes}")
 
 
-def _scaled_transpose_solve(iterate: Callable, x0, tol, atol) -> Callable:
-    """The solver of the transposed system for reverse mode.  Cotangents can be tiny, so the
-    right-hand side is scaled to unit norm first (an absolute ``atol`` scaled with it)."""
-    def transpose_solve(vecmat, ct):
-        norm = fnp.sqrt(_vdot_real(ct, ct))
-        ok = fnp.isfinite(1.0 / _safe(norm == 0, norm)) & (norm > 0)
-        scale = fnp.where(ok, 1.0 / _safe(~ok, norm), 1.0)
-        x = iterate(vecmat, _scale(scale, ct), _scale(scale, x0), tol, atol * scale)
-        return _scale(1.0 / scale, x)
-    return transpose_solve
+def _scaled(iterate: Callable, x0, tol, atol) -> Callable:
+    """``iterate(operator, rhs, start, tol, atol)`` as a ``solve(operator, rhs)`` for
+    ``custom_linear_solve``.  Right-hand sides can be tiny (a cotangent: their squared norm,
+    which the stopping test reads, underflowing) or huge, so the system is solved scaled by
+    the largest magnitude in ``rhs`` (``x0`` and ``atol`` scaled with it)."""
+    def solve(operator, rhs):
+        largest = fnp.max(fnp.stack([fnp.max(fnp.abs(leaf)) for leaf in tree_leaves(rhs)]))
+        ok = fnp.isfinite(largest) & (largest > 0)
+        safe = _safe(~ok, largest)
+        scale = fnp.where(ok & fnp.isfinite(1 / safe), 1 / safe, fnp.ones_like(safe))
+        x = iterate(operator, _scale(scale, rhs), _scale(scale, x0), tol, atol * scale)
+        return _scale(1 / scale, x)
+    return solve
 
 
 # -- conjugate gradients -------------------------------------------------------------------
@@ -208,15 +211,15 @@ def cg(A, b, x0=None, *, tol: float = 1e-5, atol: float = 0.0, maxiter: int | No
     """
     A, b, x0, M, size = _arguments("cg", A, b, x0, M)
     _check_operator_output("cg", A, b)
+    _check_operator_output("cg", M, b, "M")
     maxiter = 10 * size if maxiter is None else maxiter
 
     def iterate(matvec, rhs, start, tol_, atol_):
         return _cg_iterations(matvec, M, maxiter, rhs, start, tol_, atol_)
 
     real = all(get_aval(x).dtype.kind != "c" for x in tree_leaves(b))
-    x = lax.custom_linear_solve(
-        A, b, lambda matvec, rhs: iterate(matvec, rhs, x0, tol, atol),
-        transpose_solve=_scaled_transpose_solve(iterate, x0, tol, atol), symmetric=real)
+    solve = _scaled(iterate, x0, tol, atol)
+    x = lax.custom_linear_solve(A, b, solve, transpose_solve=solve, symmetric=real)
     return x, None
 
 
@@ -273,14 +276,14 @@ def bicgstab(A, b, x0=None, *, tol: float = 1e-5, atol: float = 0.0,
     """
     A, b, x0, M, size = _arguments("bicgstab", A, b, x0, M)
     _check_operator_output("bicgstab", A, b)
+    _check_operator_output("bicgstab", M, b, "M")
     maxiter = 10 * size if maxiter is None else maxiter
 
     def iterate(matvec, rhs, start, tol_, atol_):
         return _bicgstab_iterations(matvec, M, maxiter, rhs, start, tol_, atol_)
 
-    x = lax.custom_linear_solve(
-        A, b, lambda matvec, rhs: iterate(matvec, rhs, x0, tol, atol),
-        transpose_solve=_scaled_transpose_solve(iterate, x0, tol, atol))
+    solve = _scaled(iterate, x0, tol, atol)
+    x = lax.custom_linear_solve(A, b, solve, transpose_solve=solve)
     return x, None
 
 
@@ -460,24 +463,30 @@ def gmres(A, b, x0=None, *, tol: float = 1e-5, atol: float = 0.0, restart: int =
                          f"{solve_method!r}")
     A, b, x0, M, size = _arguments("gmres", A, b, x0, M)
     _check_operator_output("gmres", A, b)
+    _check_operator_output("gmres", M, b, "M")
     maxiter = 10 * size if maxiter is None else maxiter
     restart = min(int(restart), size)
     if restart < 1:
         raise ValueError(f"gmres: restart must be at least 1, got {restart}")
     ravel, unravel = _raveler(b)
-    b_norm = fnp.sqrt(_vdot_real(b, b))
-    atol = fnp.maximum(tol * b_norm, atol)
-    mb_norm = fnp.sqrt(_vdot_real(M(b), M(b)))
-    ptol = mb_norm * fnp.minimum(1.0, atol / _safe(b_norm == 0, b_norm))
     cycle = cycles[solve_method]
 
-    def solve(matvec, rhs):
+    def iterate(matvec, rhs, start, tol, atol):
+        # the tolerances come from the right-hand side being solved for (a cotangent, in
+        # reverse mode), not from b
+        rhs_norm = fnp.sqrt(_vdot_real(rhs, rhs))
+        atol = fnp.maximum(tol * rhs_norm, atol)
+        m_rhs = M(rhs)
+        ptol = fnp.sqrt(_vdot_real(m_rhs, m_rhs)) * fnp.minimum(
+            1.0, atol / _safe(rhs_norm == 0, rhs_norm))
+
         def flat(f):
             return lambda v: ravel(f(unravel(v)))
-        x = _gmres_iterations(cycle, flat(matvec), flat(M), ravel(rhs), ravel(x0), atol,
+        x = _gmres_iterations(cycle, flat(matvec), flat(M), ravel(rhs), ravel(start), atol,
                               ptol, restart, maxiter)
         return unravel(x)
 
+    solve = _scaled(iterate, x0, tol, atol)
     x = lax.custom_linear_solve(A, b, solve, transpose_solve=solve)
     x_norm = fnp.sqrt(_vdot_real(x, x))
     info = fnp.where(fnp.isnan(x_norm), -1, 0)
