@@ -181,7 +181,8 @@ def test_jit_equals_eager(method):
     (lambda: minimize(quadratic, np.zeros(5), [HESSIAN, LINEAR], method="BFGS"), TypeError,
      "minimize: args must be a tuple, got list"),
     (lambda: minimize(rosenbrock, np.zeros(2), method="BFGS", options={"maxcor": 3}),
-     TypeError, "minimize: an option of method 'BFGS' is not known"),
+     TypeError, r"minimize: method 'BFGS' has no options \['maxcor'\]; its options are "
+                r"\['maxiter', 'norm', 'gtol', 'line_search_maxiter'\]"),
     (lambda: minimize(rosenbrock, np.zeros(2, complex), method="BFGS"), TypeError,
      "minimize: x0 must be real"),
 ])

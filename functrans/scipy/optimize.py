@@ -14,6 +14,7 @@ differentiable (reverse mode refuses its loops).
 """
 from __future__ import annotations
 
+import inspect
 from typing import Any, Callable, Mapping, NamedTuple
 
 import numpy as np
@@ -314,9 +315,10 @@ def _lbfgs(fun: Callable, x0, maxiter: int | None = None, norm=np.inf, maxcor: i
     dtype = get_aval(x0).dtype
     if maxiter is None and maxfun is None and maxgrad is None:
         maxiter = 200 * n
-    maxiter = np.inf if maxiter is None else maxiter
-    maxfun = np.inf if maxfun is None else maxfun
-    maxgrad = np.inf if maxgrad is None else maxgrad
+    # a missing limit never stops the loop
+    iter_limit = np.inf if maxiter is None else maxiter
+    fun_limit = np.inf if maxfun is None else maxfun
+    grad_limit = np.inf if maxgrad is None else maxgrad
     value_and_gradient = value_and_grad(fun)
     f0, g0 = value_and_gradient(x0)
     state = _LBFGSState(
@@ -344,9 +346,9 @@ def _lbfgs(fun: Callable, x0, maxiter: int | None = None, norm=np.inf, maxcor: i
         k = s.k + 1
         nfev = s.nfev + ls.nfev
         status = fnp.where(s.f - ls.f < ftol, 4, 0)
-        status = fnp.where(nfev >= maxgrad, 3, status)
-        status = fnp.where(nfev >= maxfun, 2, status)
-        status = fnp.where(k >= maxiter, 1, status)
+        status = fnp.where(nfev >= grad_limit, 3, status)
+        status = fnp.where(nfev >= fun_limit, 2, status)
+        status = fnp.where(k >= iter_limit, 1, status)
         status = fnp.where(ls.failed, 5, status)
         converged = _norm(ls.g, norm) < gtol
         return _LBFGSState(
@@ -362,7 +364,8 @@ def _lbfgs(fun: Callable, x0, maxiter: int | None = None, norm=np.inf, maxcor: i
                            jac=s.g, hess_inv=None, nfev=s.nfev, njev=s.nfev, nit=s.k)
 
 
-_METHODS = {"bfgs": _bfgs, "l-bfgs-experimental-do-not-rely-on-this": _lbfgs}
+_METHODS: dict[str, Callable[..., OptimizeResults]] = {
+    "bfgs": _bfgs, "l-bfgs-experimental-do-not-rely-on-this": _lbfgs}
 
 
 def minimize(fun: Callable, x0, args: tuple = (), *, method: str, tol: float | None = None,
@@ -404,10 +407,9 @@ def minimize(fun: Callable, x0, args: tuple = (), *, method: str, tol: float | N
     if aval.dtype.kind != "f":
         x0 = x0.astype(np.float64)
     solver = _METHODS[method.lower()]
-    try:
-        return solver(lambda x: fun(x, *args), x0, **options)
-    except TypeError as error:
-        if "unexpected keyword argument" in str(error):
-            raise TypeError(f"minimize: an option of method {method!r} is not known: "
-                            f"{error}") from None
-        raise
+    known = list(inspect.signature(solver).parameters)[2:]
+    unknown = sorted(set(options) - set(known))
+    if unknown:
+        raise TypeError(f"minimize: method {method!r} has no options {unknown}; its options "
+                        f"are {known}")
+    return solver(lambda x: fun(x, *args), x0, **options)
