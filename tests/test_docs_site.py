@@ -46,6 +46,8 @@ API_PAGES = {
     "scipy.special": "functrans.scipy.special",
     "scipy.linalg": "functrans.scipy.linalg",
     "scipy.stats": "functrans.scipy.stats",
+    "scipy.sparse.linalg": "functrans.scipy.sparse.linalg",
+    "scipy.optimize": "functrans.scipy.optimize",
     "ops": "functrans.ops",
     "random": "functrans.random",
     "config": "functrans.config",
