@@ -72,15 +72,14 @@ def _check_types(api: str, role: str, got, want, what: str) -> None:
                         f"{what} {_types(want)}, got {_types(got)}")
 
 
-def _jaxpr_fun(closed: ClosedJaxpr, consts, tree, n_out: int | None = None) -> Callable:
+def _jaxpr_fun(closed: ClosedJaxpr, consts, tree) -> Callable:
     """A Python function of one pytree of structure ``tree`` evaluating ``closed`` with
-    ``consts`` as its leading operands (the first ``n_out`` outputs, rebuilt as ``tree``)."""
+    ``consts`` as its leading operands (its result rebuilt as ``tree``)."""
     def fun(x):
         leaves, got = tree_flatten(x)
         if got != tree:
             raise TypeError(f"expected an argument of structure {tree}, got {got}")
-        outs = eval_jaxpr(closed.jaxpr, closed.consts, *consts, *leaves)
-        return tree_unflatten(tree, outs[:n_out] if n_out is not None else outs)
+        return tree_unflatten(tree, eval_jaxpr(closed.jaxpr, closed.consts, *consts, *leaves))
     return fun
 
 
@@ -193,13 +192,14 @@ def custom_linear_solve(matvec: Callable, b, solve: Callable,
     return tree_unflatten(solve_tree, outs)
 
 
-def _split_operands(args, const_lengths: _Solves):
-    """``(_Solves of constant lists, b)``."""
+def _split_operands(args, const_lengths):
+    """``(constant lists, the rest)``, the constants grouped by the counts in
+    ``const_lengths`` (a ``_Solves`` or ``_Roots``) into a tuple of the same type."""
     parts, start = [], 0
     for n in const_lengths:
         parts.append(list(args[start:start + n]))
         start += n
-    return _Solves(*parts), list(args[start:])
+    return type(const_lengths)(*parts), list(args[start:])
 
 
 def _linear_solve_impl(*args, const_lengths, jaxprs):
@@ -223,9 +223,10 @@ def _linear_solve_lowering(ctx, *args, const_lengths, jaxprs):
 
 def _linear_solve_abstract_eval(*avals, const_lengths, jaxprs):
     b = avals[sum(const_lengths):]
-    if not all(_same_type(a, w) for a, w in zip(b, jaxprs.matvec.in_avals[const_lengths.matvec:])):
+    takes = jaxprs.matvec.in_avals[const_lengths.matvec:]
+    if len(b) != len(takes) or not all(_same_type(a, w) for a, w in zip(b, takes)):
         raise TypeError(f"custom_linear_solve: b has types {_types(b)}, but matvec takes "
-                        f"{_types(jaxprs.matvec.in_avals[const_lengths.matvec:])}")
+                        f"{_types(takes)}")
     return list(jaxprs.solve.out_avals)
 
 
@@ -403,16 +404,8 @@ def custom_root(f: Callable, initial_guess, solve: Callable, tangent_solve: Call
     return tree_unflatten(solve_tree, outs)
 
 
-def _split_root_operands(args, const_lengths: _Roots):
-    parts, start = [], 0
-    for k in const_lengths:
-        parts.append(list(args[start:start + k]))
-        start += k
-    return _Roots(*parts), list(args[start:])
-
-
 def _root_impl(*args, const_lengths, jaxprs):
-    consts, x0 = _split_root_operands(args, const_lengths)
+    consts, x0 = _split_operands(args, const_lengths)
     return eval_jaxpr(jaxprs.solve.jaxpr, jaxprs.solve.consts, *consts.solve, *x0)
 
 
@@ -430,8 +423,8 @@ def _root_abstract_eval(*avals, const_lengths, jaxprs):
 def _root_jvp(primals, tangents, *, const_lengths, jaxprs):
     # f(θ, x*(θ)) = 0  =>  ∂_θf dθ + ∂ₓf dx* = 0  =>  dx* = -(∂ₓf)⁻¹ ∂_θf dθ
     outs = root_p.bind(*primals, const_lengths=const_lengths, jaxprs=jaxprs)
-    consts, x0 = _split_root_operands(primals, const_lengths)
-    consts_dot, _ = _split_root_operands(tangents, const_lengths)
+    consts, x0 = _split_operands(primals, const_lengths)
+    consts_dot, _ = _split_operands(tangents, const_lengths)
     n = len(x0)
     x = outs[:n]
     if all(type(t) is Zero for t in consts_dot.f):
@@ -444,8 +437,8 @@ def _root_jvp(primals, tangents, *, const_lengths, jaxprs):
 
 def _root_batch(vals, dims, *, const_lengths, jaxprs):
     size = next(shape_of(v)[d] for v, d in zip(vals, dims) if d is not not_mapped)
-    consts, x0 = _split_root_operands(vals, const_lengths)
-    consts_dims, x0_dims = _split_root_operands(dims, const_lengths)
+    consts, x0 = _split_operands(vals, const_lengths)
+    consts_dims, x0_dims = _split_operands(dims, const_lengths)
     x0 = [bdim_to_front(x, d, size) for x, d in zip(x0, x0_dims)]
     new_consts, new_jaxprs, new_lengths = [], [], []
     for closed, cs, ds, n_args in zip(jaxprs, consts, consts_dims, (1, 1, 2)):

@@ -240,7 +240,8 @@ def _bfgs(fun: Callable, x0, maxiter: int | None = None, norm=np.inf, gtol: floa
     f0, g0 = value_and_gradient(x0)
     state = _BFGSState(
         converged=_norm(g0, norm) < gtol, failed=fnp.asarray(False), k=fnp.asarray(0),
-        nfev=fnp.asarray(1), x=x0, f=f0, g=g0, h=fnp.eye(n, dtype=get_aval(x0).dtype, like=x0),
+        nfev=fnp.asarray(1), x=x0, f=f0, g=g0,
+        h=fnp.eye(n, dtype=get_aval(x0).dtype, like=x0),
         f_before=f0 + fnp.linalg.norm(g0) / 2, ls_status=fnp.asarray(0))
 
     def go_on(s: _BFGSState):
