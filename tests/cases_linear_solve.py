@@ -7,7 +7,8 @@ Their derivatives come from the implicit rule, not from the solvers' iterations,
 agree with the numerical ones only where the solvers are exact: direct solves here, and
 Krylov solvers with a tolerance near float64's rounding.  Matrices are made well posed from
 unconstrained draws, as in tests/cases_scipy_linalg.py.  ``reference`` is the same
-computation by NumPy's direct solve."""
+computation by NumPy's direct solve.  (gmres's incremental method, slower to sweep, is
+checked in tests/test_scipy_sparse.py.)"""
 from __future__ import annotations
 
 import numpy as np
@@ -154,10 +155,6 @@ def _gmres(a, b):
     return fsl.gmres(_general(fnp, a), b, tol=TOL, restart=2)[0]
 
 
-def _gmres_incremental(a, b):
-    return fsl.gmres(_general(fnp, a), b, tol=TOL, solve_method="incremental")[0]
-
-
 def _solve_reference(prep):
     return lambda a, b: np.linalg.solve(prep(np, a), b)
 
@@ -185,7 +182,5 @@ PRIMITIVE_CASES = [
          reference=_solve_reference(_general)),
     Case("sparse.linalg.gmres", _gmres, [A(3, 3), A(3)], dtypes=(F64,), tol=1e-6,
          reference=_solve_reference(_general)),
-    Case("sparse.linalg.gmres_incremental", _gmres_incremental, [A(3, 3), A(3)],
-         dtypes=(F64,), tol=1e-6, reference=_solve_reference(_general)),
 ]
 

@@ -691,7 +691,7 @@ SWEEP_HOST_SITES = _known_sites({
         for mode in ("eval", "jvp", "vjp", "vmap")],
     "krylov_loops": [
         f"lax-sparse.linalg.{case}-{mode}" for case in (
-            "bicgstab", "cg", "cg_preconditioned", "gmres", "gmres_incremental")
+            "bicgstab", "cg", "cg_preconditioned", "gmres")
         for mode in ("eval", "jvp", "vjp", "vmap")],
 })
 CONTROL_FLOW_HOST_SITES = _known_sites({
