@@ -254,6 +254,28 @@ def test_custom_root_under_vmap_and_jit():
     assert float(ft.jit(ft.grad(cube_root))(8.0)) == pytest.approx(1 / 12, rel=1e-12)
 
 
+def test_custom_root_with_a_while_loop_solver():
+    """Bisection until the bracket is tiny: a while_loop that reverse mode could not go
+    through; the implicit rule differentiates the root regardless."""
+    def bisect(f, x0):
+        def body(state):
+            lo, hi = state
+            mid = (lo + hi) / 2
+            below = f(mid) < 0
+            return fnp.where(below, mid, lo), fnp.where(below, hi, mid)
+        lo, hi = lax.while_loop(lambda s: s[1] - s[0] > 1e-13, body, (x0 - 10.0, x0 + 10.0))
+        return (lo + hi) / 2
+
+    def root(y):  # of x + sin(x) = y, increasing in x
+        return lax.custom_root(lambda x: x + fnp.sin(x) - y, 0.0, bisect,
+                               lambda g, r: r / g(1.0))
+    x = float(root(2.0))
+    assert x + np.sin(x) == pytest.approx(2.0, abs=1e-12)
+    assert float(ft.grad(root)(2.0)) == pytest.approx(1 / (1 + np.cos(x)), rel=1e-10)
+    assert float(ft.grad(ft.grad(root))(2.0)) == pytest.approx(
+        np.sin(x) / (1 + np.cos(x)) ** 3, rel=1e-8)
+
+
 def test_custom_root_initial_guess_has_no_derivative():
     def f(x0):
         return lax.custom_root(lambda x: x ** 2 - 2.0, x0, _newton, lambda g, r: r / g(1.0))
@@ -280,32 +302,32 @@ _MATVEC = lambda x: A_GENERAL @ x  # noqa: E731
 _SOLVE = lambda matvec, r: r  # noqa: E731
 
 
-@pytest.mark.parametrize("call,match", [
+@pytest.mark.parametrize("call,error,match", [
     (lambda: lax.custom_linear_solve(lambda x: (A_GENERAL @ x)[:2], B, _SOLVE),
-     r"custom_linear_solve: matvec must return .* b \(f64\[4\]\), got \(f64\[2\]\)"),
+     ValueError, r"custom_linear_solve: matvec must return .* b \(f64\[4\]\), got \(f64\[2\]\)"),
     (lambda: lax.custom_linear_solve(_MATVEC, B, lambda matvec, r: r[:3]),
-     r"custom_linear_solve: solve must return .* b \(f64\[4\]\), got \(f64\[3\]\)"),
+     ValueError, r"custom_linear_solve: solve must return .* b \(f64\[4\]\), got \(f64\[3\]\)"),
     (lambda: lax.custom_linear_solve(_MATVEC, B, lambda matvec, r: (r, r)),
-     "custom_linear_solve: solve must return the structure of its argument"),
+     TypeError, "custom_linear_solve: solve must return the structure of its argument"),
     (lambda: lax.custom_linear_solve(_MATVEC, B, _SOLVE, has_aux=True),
-     r"custom_linear_solve: with has_aux=True, solve must return a pair"),
+     TypeError, r"custom_linear_solve: with has_aux=True, solve must return a pair"),
     (lambda: lax.custom_linear_solve(_MATVEC, B, _SOLVE, lambda vecmat, r: r[:1]),
-     r"custom_linear_solve: transpose_solve must return .* got \(f64\[1\]\)"),
+     ValueError, r"custom_linear_solve: transpose_solve must return .* got \(f64\[1\]\)"),
     (lambda: lax.custom_linear_solve(_MATVEC, np.arange(4), _SOLVE),
-     r"custom_linear_solve: b must hold floating-point .* i64\[4\]"),
+     TypeError, r"custom_linear_solve: b must hold floating-point .* i64\[4\]"),
     (lambda: lax.custom_linear_solve(_MATVEC, "b", _SOLVE),
-     "custom_linear_solve: b must be a pytree of arrays"),
+     TypeError, "custom_linear_solve: b must be a pytree of arrays"),
     (lambda: lax.custom_linear_solve(lambda x: A_GENERAL @ x ** 2, B, _SOLVE, _SOLVE),
-     "custom_linear_solve: matvec must be linear"),
+     TypeError, "custom_linear_solve: matvec must be linear"),
     (lambda: lax.custom_root(lambda x: x[:2], B, lambda f, x: x, lambda g, y: y),
-     r"custom_root: f must return .* initial_guess \(f64\[4\]\), got \(f64\[2\]\)"),
+     ValueError, r"custom_root: f must return .* initial_guess \(f64\[4\]\), got \(f64\[2\]\)"),
     (lambda: lax.custom_root(lambda x: x, B, lambda f, x: x[:1], lambda g, y: y),
-     r"custom_root: solve must return .* got \(f64\[1\]\)"),
+     ValueError, r"custom_root: solve must return .* got \(f64\[1\]\)"),
     (lambda: lax.custom_root(lambda x: x, B, lambda f, x: x, lambda g, y: y[:1]),
-     r"custom_root: tangent_solve must return .* got \(f64\[1\]\)"),
+     ValueError, r"custom_root: tangent_solve must return .* got \(f64\[1\]\)"),
     (lambda: lax.custom_root(lambda x: x, np.arange(3), lambda f, x: x, lambda g, y: y),
-     r"custom_root: initial_guess must hold floating-point"),
+     TypeError, r"custom_root: initial_guess must hold floating-point"),
 ])
-def test_bad_arguments_are_reported(call, match):
-    with pytest.raises(TypeError, match=match):
+def test_bad_arguments_are_reported(call, error, match):
+    with pytest.raises(error, match=match):
         call()

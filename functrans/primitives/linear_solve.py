@@ -67,8 +67,9 @@ def _split_aux(api: str, role: str, out_tree, has_aux: bool, want_tree):
 
 
 def _check_types(api: str, role: str, got, want, what: str) -> None:
+    # a ValueError, as JAX's for outputs of the wrong shapes
     if len(got) != len(want) or not all(_same_type(g, w) for g, w in zip(got, want)):
-        raise TypeError(f"{api}: {role} must return arrays of the shapes and dtypes of "
+        raise ValueError(f"{api}: {role} must return arrays of the shapes and dtypes of "
                         f"{what} {_types(want)}, got {_types(got)}")
 
 
