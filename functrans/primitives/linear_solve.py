@@ -23,7 +23,6 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable, NamedTuple
 
-from functrans import core
 from functrans.core import (ClosedJaxpr, Primitive, abstract_eval_rules, eval_jaxpr,
                             get_aval, impl_rules)
 from functrans import jaxpr_transforms
