@@ -185,6 +185,10 @@ def test_jit_equals_eager(method):
                 r"\['maxiter', 'norm', 'gtol', 'line_search_maxiter'\]"),
     (lambda: minimize(rosenbrock, np.zeros(2, complex), method="BFGS"), TypeError,
      "minimize: x0 must be real"),
+    (lambda: minimize(lambda x: x ** 2, np.zeros(2), method="BFGS"), TypeError,
+     r"minimize: fun must return a real scalar, got float64\[2\]"),
+    (lambda: minimize(lambda x: fnp.sum(x) * 1j, np.zeros(2), method="BFGS"), TypeError,
+     r"minimize: fun must return a real scalar, got complex128\[\]"),
 ])
 def test_bad_arguments_are_reported(call, error, match):
     with pytest.raises(error, match=match):

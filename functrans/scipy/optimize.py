@@ -21,7 +21,7 @@ import numpy as np
 
 import functrans.numpy as fnp
 from functrans import lax
-from functrans.api import value_and_grad
+from functrans.api import eval_shape, value_and_grad
 from functrans.core import get_aval
 
 __all__ = ["OptimizeResults", "minimize"]
@@ -407,6 +407,11 @@ def minimize(fun: Callable, x0, args: tuple = (), *, method: str, tol: float | N
                         "parts instead")
     if aval.dtype.kind != "f":
         x0 = x0.astype(np.float64)
+    value = eval_shape(lambda x: fun(x, *args), x0)
+    if getattr(value, "shape", None) != () or np.dtype(value.dtype).kind not in "fiub":
+        raise TypeError(f"minimize: fun must return a real scalar, got "
+                        f"{getattr(value, 'dtype', type(value).__name__)}"
+                        f"{list(getattr(value, 'shape', []))}")
     solver = _METHODS[method.lower()]
     known = list(inspect.signature(solver).parameters)[2:]
     unknown = sorted(set(options) - set(known))
