@@ -331,3 +331,41 @@ _SOLVE = lambda matvec, r: r  # noqa: E731
 def test_bad_arguments_are_reported(call, error, match):
     with pytest.raises(error, match=match):
         call()
+
+
+# -- eager gradients from a tape (functrans/interpreters/tape.py) ----------------------------
+
+
+def _matvec_general(x):
+    return A_GENERAL @ x
+
+
+def _solve_general(matvec, r):
+    return fnp.linalg.solve(A_GENERAL, r)
+
+
+def _transpose_solve_general(vecmat, r):
+    return fnp.linalg.solve(A_GENERAL.T, r)
+
+
+def test_repeated_gradients_are_recorded_when_the_functions_repeat(monkeypatch):
+    """Functions that close over no traced value trace to the same jaxprs every call, so a
+    tape records the call and its compiled gradient serves the later ones; closing over the
+    differentiated value, the call is linearized every time (the tape refuses it)."""
+    from functrans.interpreters import tape
+    monkeypatch.setattr(ft.config, "eager_tape", True)
+
+    def fixed(b):
+        return fnp.sum(fnp.sin(lax.custom_linear_solve(
+            _matvec_general, b, _solve_general, _transpose_solve_general)))
+
+    def closing(a):
+        return fnp.sum(fnp.sin(solve_directly(a, B)))
+
+    want_b = ft.grad(lambda b: reference_loss(A_GENERAL, b))(B)
+    want_a = ft.grad(lambda a: reference_loss(a, B))(A_GENERAL)
+    for _ in range(4):
+        np.testing.assert_allclose(ft.grad(fixed)(B), want_b, rtol=1e-12)
+        np.testing.assert_allclose(ft.grad(closing)(A_GENERAL), want_a, rtol=1e-12)
+    assert tape._functions[fixed.__code__] == 0  # recorded, its structure seen before
+    assert tape._functions[closing.__code__] == "never"

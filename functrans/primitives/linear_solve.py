@@ -21,12 +21,13 @@ Types::
 from __future__ import annotations
 
 import functools
+import weakref
 from typing import Any, Callable, NamedTuple
 
-from functrans.core import (ClosedJaxpr, Primitive, abstract_eval_rules, eval_jaxpr,
+from functrans.core import (ClosedJaxpr, Primitive, Tracer, abstract_eval_rules, eval_jaxpr,
                             get_aval, impl_rules)
 from functrans import jaxpr_transforms
-from functrans.interpreters import ad, batching, codegen, transpose
+from functrans.interpreters import ad, batching, codegen, tape, transpose
 from functrans.interpreters.ad import Zero
 from functrans.interpreters.batching import not_mapped
 from functrans.interpreters.transpose import is_undefined_primal
@@ -81,6 +82,37 @@ def _jaxpr_fun(closed: ClosedJaxpr, consts, tree) -> Callable:
             raise TypeError(f"expected an argument of structure {tree}, got {got}")
         return tree_unflatten(tree, eval_jaxpr(closed.jaxpr, closed.consts, *consts, *leaves))
     return fun
+
+
+def _refuse_recording(api: str, consts) -> None:
+    """Functions that close over traced values are traced anew on every call, into new
+    jaxprs, and a tape (interpreters/tape.py) keys its compiled gradients by the identity
+    of the jaxprs in parameters: its structure would never repeat.  Such a call is not
+    recorded; it is differentiated by linearizing, as without a tape."""
+    recording = tape.current_tape()
+    if recording is not None and any(isinstance(c, Tracer) for c in consts):
+        recording.refuse(f"{api} of functions closing over traced values")
+
+
+#: vecmat jaxpr -> {(tree, ids of its constants): (the constants, its Python function)}, so
+#: that a transpose_solve given the same vecmat finds its cached trace again
+_vecmat_functions: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_VECMATS_PER_JAXPR = 4
+
+
+def _vecmat_fun(vecmat: ClosedJaxpr, consts: list, tree) -> Callable:
+    """``_jaxpr_fun(vecmat, consts, tree)``, the same function object for the same jaxpr,
+    structure and constants (traced values excepted: they never repeat)."""
+    if any(isinstance(c, Tracer) for c in consts):
+        return _jaxpr_fun(vecmat, consts, tree)
+    known = _vecmat_functions.setdefault(vecmat, {})
+    key = (tree, tuple(map(id, consts)))
+    entry = known.get(key)
+    if entry is None or any(a is not b for a, b in zip(entry[0], consts)):
+        entry = known[key] = (tuple(consts), _jaxpr_fun(vecmat, consts, tree))
+        while len(known) > _VECMATS_PER_JAXPR:
+            del known[next(iter(known))]
+    return entry[1]
 
 
 # ------------------------------------------------------------------------------------------
@@ -178,13 +210,14 @@ def custom_linear_solve(matvec: Callable, b, solve: Callable,
         if symmetric and transpose_solve is solve:
             tr_solve_jaxpr, tr_solve_consts, tr_tree = solve_jaxpr, solve_consts, solve_tree
         else:
-            vecmat = _jaxpr_fun(vecmat_jaxpr, vecmat_consts, tree)
+            vecmat = _vecmat_fun(vecmat_jaxpr, vecmat_consts, tree)
             tr_solve_jaxpr, tr_solve_consts, tr_tree = traced_solve(
                 "transpose_solve", transpose_solve, vecmat)
         if tr_tree != solve_tree:
             raise TypeError(f"{api}: transpose_solve must return the structure of solve's "
                             f"result {solve_tree}, got {tr_tree}")
     consts = _Solves(matvec_consts, vecmat_consts, solve_consts, tr_solve_consts)
+    _refuse_recording(api, [c for cs in consts for c in cs])
     outs = linear_solve_p.bind(
         *[c for cs in consts for c in cs], *b_flat,
         const_lengths=_Solves(*map(len, consts)),
@@ -398,6 +431,7 @@ def custom_root(f: Callable, initial_guess, solve: Callable, tangent_solve: Call
     _check_types(api, "tangent_solve", ls_jaxpr.out_avals, x_avals, "initial_guess")
 
     consts = _Roots(f_consts, solve_consts, ls_consts)
+    _refuse_recording(api, [c for cs in consts for c in cs])
     outs = root_p.bind(*[c for cs in consts for c in cs], *x_flat,
                        const_lengths=_Roots(*map(len, consts)),
                        jaxprs=_Roots(f_jaxpr, solve_jaxpr, ls_jaxpr))
