@@ -19,6 +19,7 @@ from functrans.primitives.fft import *  # noqa: F401,F403
 from functrans.primitives.gather import *  # noqa: F401,F403
 from functrans.primitives.indexing import *  # noqa: F401,F403
 from functrans.primitives.linalg import *  # noqa: F401,F403
+from functrans.primitives.linear_solve import *  # noqa: F401,F403
 from functrans.primitives.reductions import *  # noqa: F401,F403
 from functrans.primitives.shape import *  # noqa: F401,F403
 from functrans.primitives.slicing import *  # noqa: F401,F403
@@ -27,7 +28,7 @@ from functrans.primitives.special import *  # noqa: F401,F403
 from functrans.primitives.windows import *  # noqa: F401,F403
 from functrans.primitives import collectives, control_flow, conversion, convolution, cumulative
 from functrans.primitives import elementwise, indexing, reductions, slicing, sorting, special
-from functrans.primitives import windows
+from functrans.primitives import linear_solve, windows
 from functrans.primitives import fft as fft_family, gather as gather_family
 from functrans.primitives import linalg as linalg_family, shape as shape_family
 from functrans.primitives.shape import normalize_axis as _normalize_axis
@@ -40,11 +41,12 @@ _OWN = ["dynamic_index_in_dim", "dynamic_slice_in_dim", "dynamic_update_index_in
         "transpose"]
 _FAMILIES = (collectives, control_flow, conversion, convolution, cumulative, elementwise,
              fft_family, gather_family, indexing, linalg_family, reductions, shape_family,
-             slicing, sorting, special, windows)
+             slicing, sorting, special, linear_solve, windows)
 __all__ = _OWN + [name for family in _FAMILIES for name in family.__all__]
 del collectives, control_flow, conversion, convolution, cumulative, elementwise, fft_family
 del gather_family
-del indexing, linalg_family, reductions, shape_family, slicing, sorting, special, windows
+del indexing, linalg_family, reductions, shape_family, slicing, sorting, special
+del linear_solve, windows
 
 
 def transpose(operand, permutation):

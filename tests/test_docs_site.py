@@ -47,6 +47,8 @@ API_PAGES = {
     "scipy.linalg": "functrans.scipy.linalg",
     "scipy.stats": "functrans.scipy.stats",
     "scipy.signal": "functrans.scipy.signal",
+    "scipy.sparse.linalg": "functrans.scipy.sparse.linalg",
+    "scipy.optimize": "functrans.scipy.optimize",
     "ops": "functrans.ops",
     "random": "functrans.random",
     "config": "functrans.config",

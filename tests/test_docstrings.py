@@ -15,7 +15,8 @@ import functrans
 #: the public namespaces whose callables (other than classes) are checked
 NAMESPACES = ["functrans", "functrans.numpy", "functrans.numpy.linalg", "functrans.numpy.fft",
               "functrans.lax", "functrans.nn", "functrans.scipy.special",
-              "functrans.scipy.stats", "functrans.scipy.linalg", "functrans.random",
+              "functrans.scipy.stats", "functrans.scipy.linalg", "functrans.scipy.sparse.linalg",
+              "functrans.scipy.optimize", "functrans.random",
               "functrans.tree", "functrans.tree_util", "functrans.testing", "functrans.ops"]
 
 #: NumPy's own functions, re-exported as they are: their docstrings are NumPy's (examples

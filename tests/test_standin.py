@@ -653,6 +653,12 @@ SITES: dict = {
     "hyp_parameter_series": "the derivatives of hyp1f1/hyp2f1 in their parameters sum series "
                             "until they converge, read on the host every 64 terms (a "
                             "synchronisation, as while_loop's)",
+    "traced_solver_constants": "custom_linear_solve and custom_root trace the user's solvers "
+                               "to jaxprs: constants made while tracing (the pivots' iota of "
+                               "linalg.solve) are host arrays, copied to the device each "
+                               "time the jaxpr runs",
+    "krylov_loops": "the Krylov solvers are while_loops, whose predicate is read on the host "
+                    "(a synchronisation), and trace constants as custom_linear_solve does",
 }
 
 
@@ -677,6 +683,16 @@ SWEEP_HOST_SITES = _known_sites({
         *[f"lax-hyp{p}_in_parameters-{mode}" for p in ("1f1", "2f1") for mode in ("jvp", "vjp")],
         *[f"lax-hyp_parameter_derivative_{p}-{mode}" for p in ("1f1", "2f1")
           for mode in ("eval", "jvp", "vjp", "vmap")]],
+    "traced_solver_constants": [
+        f"lax-{case}-{mode}" for case in (
+            "custom_linear_solve", "custom_linear_solve_has_aux",
+            "custom_linear_solve_matrix_rhs", "custom_linear_solve_nonlinear_operator",
+            "custom_linear_solve_pytree", "custom_linear_solve_symmetric", "custom_root_vector")
+        for mode in ("eval", "jvp", "vjp", "vmap")],
+    "krylov_loops": [
+        f"lax-sparse.linalg.{case}-{mode}" for case in (
+            "bicgstab", "cg", "cg_preconditioned", "gmres")
+        for mode in ("eval", "jvp", "vjp", "vmap")],
 })
 CONTROL_FLOW_HOST_SITES = _known_sites({
 })

@@ -5,6 +5,6 @@ dependency: ``pip install "functrans[scipy]"``; on CuPy arrays the kernels come 
 Each submodule is imported on its own, as in JAX: ``import functrans.scipy.special``.
 """
 
-from functrans.scipy import linalg, signal, special, stats
+from functrans.scipy import linalg, optimize, signal, sparse, special, stats
 
-__all__ = ["linalg", "signal", "special", "stats"]
+__all__ = ["linalg", "optimize", "signal", "sparse", "special", "stats"]
