@@ -6,5 +6,7 @@ Each submodule is imported on its own, as in JAX: ``import functrans.scipy.speci
 """
 
 from functrans.scipy import linalg, special, stats
+from functrans.scipy import cluster, fft, integrate, interpolate, ndimage, signal
 
 __all__ = ["linalg", "special", "stats"]
+__all__ += ["cluster", "fft", "integrate", "interpolate", "ndimage", "signal"]

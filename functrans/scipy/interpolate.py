@@ -52,7 +52,7 @@ class RegularGridInterpolator:
     >>> f = interpolate.RegularGridInterpolator(grid, np.array([0.0, 2.0, 3.0]))
     >>> f(np.array([0.5, 2.0]))
     array([1. , 2.5])
-    >>> float(ft.grad(lambda x: f(x[None])[0])(np.array([2.0])))  # the slope of the cell
+    >>> float(ft.grad(lambda x: f(x)[0])(2.0))  # the slope of the cell
     0.5
     >>> ft.grad(lambda v: interpolate.RegularGridInterpolator(grid, v)(np.array([2.0]))[0])(
     ...     np.array([0.0, 2.0, 3.0]))

@@ -73,7 +73,7 @@ def map_coordinates(input, coordinates, order: int, mode: str = "constant", cval
     >>> import numpy as np, functrans as ft, functrans.scipy.ndimage as ndimage
     >>> line = np.array([0.0, 10.0, 20.0])
     >>> ndimage.map_coordinates(line, [np.array([-1.0, 0.25, 3.0])], order=1, mode="wrap")
-    array([20. ,  2.5, 0. ])
+    array([20. ,  2.5,  0. ])
     >>> float(ft.grad(lambda c: ndimage.map_coordinates(line, [c], order=1))(0.25))
     10.0
     """
