@@ -140,7 +140,7 @@ class RegularGridInterpolator:
             size = get_aval(g).shape[0]
             lower = fnp.clip(fnp.searchsorted(g, x) - 1, 0, max(size - 2, 0))
             if size > 1:
-                left, right = g[lower], g[lower + 1]
+                left, right = fnp.take(g, lower), fnp.take(g, lower + 1)
                 fractions.append((x - left) / (right - left))
             else:
                 fractions.append(fnp.zeros_like(x))
@@ -160,7 +160,8 @@ class RegularGridInterpolator:
             for upper, fraction in zip(corner, fractions):
                 w = fraction if upper else 1 - fraction
                 weight = w if weight is None else weight * w
-            value = self.values[tuple(i + upper for i, upper in zip(indices, corner))]
+            value = fnp.asarray(self.values)[tuple(i + upper for i, upper in
+                                                   zip(indices, corner))]
             term = value * self._trailing(weight, trailing)
             result = term if result is None else result + term
         return result
@@ -168,7 +169,7 @@ class RegularGridInterpolator:
     def _nearest(self, indices, fractions):
         picked = tuple(fnp.where(f <= 0.5, i, i + 1) if get_aval(self.grid[a]).shape[0] > 1
                        else i for a, (i, f) in enumerate(zip(indices, fractions)))
-        return self.values[picked]
+        return fnp.asarray(self.values)[picked]  # a NumPy array takes no traced index
 
 
 register_pytree_node(
