@@ -327,10 +327,10 @@ def _spectral_helper(name, x, y, fs, window, nperseg, noverlap, nfft, detrend_ty
     result = result * fnp.asarray(scale, real_dtype)
     if onesided and mode == "psd":
         result = _onesided_doubling(result, nfft)
-    starts = np.arange(nperseg / 2, _shape(x)[-1] - nperseg / 2 + 1, hop)
-    if boundary is not None:
-        starts = starts - nperseg / 2
-    time = fnp.asarray(backend.asarray(starts, real_dtype, like=like)) / fs
+    # segment centres, made on the device: nperseg / 2 + hop k (less the extension)
+    count = len(range(0, _shape(x)[-1] - nperseg + 1, hop))
+    first = 0.0 if boundary is not None else nperseg / 2
+    time = (lax.iota(real_dtype, count, like=x) * hop + first) / fs
     result = fnp.asarray(result, complex_dtype)
     if y is None and mode != "stft":
         result = fnp.real(result)

@@ -22,19 +22,25 @@ from functrans.core import get_aval
 __all__ = ["map_coordinates"]
 
 
+def _fold(index, period: int, size: int):
+    """``index`` folded into ``[0, size)`` by a reflection of the given period."""
+    r = fnp.remainder(index, period)
+    return fnp.where(r < size, r, period - r)
+
+
 def _mirror(index, size: int):
-    """Positions reflected about the first and last samples (period ``2 (size - 1)``):
-    SciPy's ``mirror``."""
+    """Positions reflected about the first and last samples (``d c b | a b c d | c b a``,
+    period ``2 (size - 1)``): SciPy's ``mirror``."""
     if size == 1:
         return fnp.zeros_like(index)
-    period = size - 1
-    return fnp.abs(fnp.remainder(index + period, 2 * period) - period)
+    return _fold(index, 2 * (size - 1), size)
 
 
 def _reflect(index, size: int):
-    """Positions reflected about the outer edges of the samples (period ``2 size``):
-    SciPy's ``reflect``, as the mirror of the half-integer grid."""
-    return fnp.floor_divide(_mirror(2 * index + 1, 2 * size + 1) - 1, 2)
+    """Positions reflected about the outer edges of the samples (``d c b a | a b c d |
+    d c b a``, period ``2 size``): SciPy's ``reflect``."""
+    r = fnp.remainder(index, 2 * size)
+    return fnp.where(r < size, r, 2 * size - 1 - r)
 
 
 _INDEX_FIXERS = {
@@ -108,7 +114,10 @@ def map_coordinates(input, coordinates, order: int, mode: str = "constant", cval
             nodes.append((fixer(index, size), valid, weight))
         nodes_per_axis.append(nodes)
     result = None
-    cval = fnp.asarray(cval, aval.dtype)
+    if isinstance(cval, (int, float, complex, np.number)):
+        cval = aval.dtype.type(cval)  # a scalar: device kernels take it without a copy
+    else:
+        cval = fnp.asarray(cval, aval.dtype)
     for corner in itertools.product(*nodes_per_axis):
         indices, valids, weights = zip(*corner)
         value = input[tuple(indices)]
