@@ -119,12 +119,12 @@ def map_coordinates(input, coordinates, order: int, mode: str = "constant", cval
     else:
         cval = fnp.asarray(cval, aval.dtype)
     for corner in itertools.product(*nodes_per_axis):
-        indices, valids, weights = zip(*corner)
-        value = input[tuple(indices)]
-        valids = [v for v in valids if v is not None]
+        indices = tuple(index for index, _, _ in corner)
+        valids = [valid for _, valid, _ in corner if valid is not None]
+        weights = [weight for _, _, weight in corner if weight is not None]
+        value = input[indices]
         if valids:
             value = fnp.where(functools.reduce(operator.and_, valids), value, cval)
-        weights = [w for w in weights if w is not None]
         if weights:
             value = functools.reduce(operator.mul, weights) * value
         result = value if result is None else result + value
