@@ -366,3 +366,47 @@ def test_device_arrays_stay_on_the_device(device, name):
     for g, w in zip(ft.tree_util.tree_leaves(got), ft.tree_util.tree_leaves(want)):
         g = device.get(g)
         np.testing.assert_allclose(np.asarray(g), np.asarray(w), atol=1e-12)
+
+
+# -- JAX's own functions, where JAX is installed ---------------------------------------------
+
+JAX_PAIRS = {
+    "welch_default_nperseg": ("signal", lambda m, x, y: m.welch(x)),
+    "csd_of_x_with_itself": ("signal", lambda m, x, y: m.csd(x, x, nperseg=8)),
+    "csd_median": ("signal", lambda m, x, y: m.csd(x, y, nperseg=8, average="median")),
+    "stft": ("signal", lambda m, x, y: m.stft(x, nperseg=8, boundary="even")),
+    "istft": ("signal", lambda m, x, y: m.istft(m.stft(x, nperseg=8)[2], nperseg=8)[1]),
+    "detrend": ("signal", lambda m, x, y: m.detrend(x, bp=[5, 20])),
+    "dct": ("fft", lambda m, x, y: m.dct(x, n=30, norm="ortho")),
+    "idctn": ("fft", lambda m, x, y: m.idctn(x, s=[3, 20])),
+    "map_coordinates": ("ndimage", lambda m, x, y: [
+        m.map_coordinates(x, [y[0, :8] + 0.5, y[1, :8] * 20], order, mode=mode, cval=0.3)
+        for order in (0, 1) for mode in ("constant", "nearest", "wrap", "mirror", "reflect")]),
+    "RegularGridInterpolator": ("interpolate", lambda m, x, y: [
+        m.RegularGridInterpolator((np.arange(2.0), np.arange(40.0)), x, method=method,
+                                  fill_value=fill)(np.stack([y[0] * 0.6, y[1] * 25], -1))
+        for method in ("linear", "nearest") for fill in (None, np.nan)]),
+    "vq": ("cluster.vq", lambda m, x, y: m.vq(x.T[:5], x.T[5:9])),
+    "trapezoid": ("integrate", lambda m, x, y: m.trapezoid(x, dx=0.3)),
+}
+
+
+@pytest.mark.parametrize("name", JAX_PAIRS)
+def test_matches_jax_scipy(name):
+    """Where JAX's semantics are its own (``csd(x, x)`` complex, ``welch``'s default
+    ``nperseg``, the ``map_coordinates`` modes), the values, shapes and dtypes are JAX's."""
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    import importlib
+    module, fun = JAX_PAIRS[name]
+    ours = importlib.import_module(f"functrans.scipy.{module}")
+    theirs = importlib.import_module(f"jax.scipy.{module}")
+    rng = _rng()
+    x, y = rng.normal(size=(2, 40)), rng.normal(size=(2, 40))
+    got = ft.tree_util.tree_leaves(fun(ours, x, y))
+    want = jax.tree_util.tree_leaves(fun(theirs, x, y))
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        g, w = np.asarray(g), np.asarray(w)
+        assert g.shape == w.shape and g.dtype == w.dtype, (g.shape, w.shape, g.dtype, w.dtype)
+        np.testing.assert_allclose(g, w, atol=1e-12, rtol=1e-12)
