@@ -87,34 +87,35 @@ def test_resize_promotes_integers_and_keeps_float32():
 
 
 @pytest.mark.parametrize("method", METHODS + ["nearest"])
-@pytest.mark.parametrize("antialias", [True, False])
-def test_resize_matches_jax(method, antialias):
+def test_resize_matches_jax(method):
     jax = pytest.importorskip("jax")
     jax.config.update("jax_enable_x64", True)
     x = _rng().normal(size=(5, 6, 2))
-    for shape in [(5, 6, 2), (10, 3, 2), (3, 13, 2), (1, 1, 2), (7, 1, 2)]:
-        want = np.asarray(jax.image.resize(x, shape, method, antialias=antialias))
-        np.testing.assert_allclose(image.resize(x, shape, method, antialias=antialias), want,
-                                   atol=1e-12, err_msg=f"{method} {shape}")
+    for antialias in (True, False):
+        for shape in [(10, 3, 2), (3, 13, 2), (1, 1, 2)]:
+            want = np.asarray(jax.image.resize(x, shape, method, antialias=antialias))
+            np.testing.assert_allclose(image.resize(x, shape, method, antialias=antialias),
+                                       want, atol=1e-12, err_msg=f"{method} {shape}")
 
 
 @pytest.mark.parametrize("method", METHODS)
 def test_scale_and_translate_and_its_derivatives_match_jax(method):
     jax = pytest.importorskip("jax")
     jax.config.update("jax_enable_x64", True)
-    x = _rng().normal(size=(5, 6, 2))
+    x = _rng().normal(size=(5, 6))
     scale, translation = np.array([1.3, 0.7]), np.array([0.4, -0.6])
     for antialias in (True, False):
         def ours(s, t):
-            return image.scale_and_translate(x, (7, 4, 2), (0, 1), s, t, method, antialias)
+            return image.scale_and_translate(x, (7, 4), (0, 1), s, t, method, antialias)
 
+        @jax.jit
         def theirs(s, t):
-            return jax.image.scale_and_translate(x, (7, 4, 2), (0, 1), s, t, method,
-                                                 antialias)
+            return jax.image.scale_and_translate(x, (7, 4), (0, 1), s, t, method, antialias)
         np.testing.assert_allclose(ours(scale, translation),
                                    np.asarray(theirs(scale, translation)), atol=1e-12)
         got = ft.grad(lambda s, t: fnp.sum(ours(s, t)), argnums=(0, 1))(scale, translation)
-        want = jax.grad(lambda s, t: theirs(s, t).sum(), argnums=(0, 1))(scale, translation)
+        want = jax.jit(jax.grad(lambda s, t: theirs(s, t).sum(), argnums=(0, 1)))(
+            scale, translation)
         for g, w in zip(got, want):
             np.testing.assert_allclose(g, np.asarray(w), atol=1e-11)
 
