@@ -30,6 +30,7 @@ from functrans.gradcheck import (Check, GradcheckError, GradcheckResult,
 from functrans import testing  # noqa: F401
 from functrans import graphviz as _graphviz  # adds .to_dot() and .render() to jaxprs
 from functrans import ad_checkpoint, test_util  # noqa: F401
+from functrans import image  # noqa: F401
 
 __version__ = "0.1.0"
 
@@ -49,6 +50,7 @@ __all__ = [
     "Check", "GradcheckError", "GradcheckResult", "NondifferentiableError", "gradcheck",
     "test_util", "testing",
 ]
+__all__ += ["image"]
 
 del _primitives, _graphviz
 

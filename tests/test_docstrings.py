@@ -17,7 +17,10 @@ NAMESPACES = ["functrans", "functrans.numpy", "functrans.numpy.linalg", "functra
               "functrans.lax", "functrans.nn", "functrans.scipy.special",
               "functrans.scipy.stats", "functrans.scipy.linalg", "functrans.scipy.sparse.linalg",
               "functrans.scipy.optimize", "functrans.random",
-              "functrans.tree", "functrans.tree_util", "functrans.testing", "functrans.ops"]
+              "functrans.tree", "functrans.tree_util", "functrans.testing", "functrans.ops",
+              "functrans.scipy.fft", "functrans.scipy.signal", "functrans.scipy.ndimage",
+              "functrans.scipy.interpolate", "functrans.scipy.integrate",
+              "functrans.scipy.cluster.vq", "functrans.image"]
 
 #: NumPy's own functions, re-exported as they are: their docstrings are NumPy's (examples
 #: written against ``np``) and cannot be replaced without wrapping, which would change the

@@ -5,6 +5,8 @@ dependency: ``pip install "functrans[scipy]"``; on CuPy arrays the kernels come 
 Each submodule is imported on its own, as in JAX: ``import functrans.scipy.special``.
 """
 
-from functrans.scipy import linalg, optimize, signal, sparse, special, stats
+from functrans.scipy import (cluster, fft, integrate, interpolate, linalg, ndimage, optimize,
+                             signal, sparse, special, stats)
 
-__all__ = ["linalg", "optimize", "signal", "sparse", "special", "stats"]
+__all__ = ["cluster", "fft", "integrate", "interpolate", "linalg", "ndimage", "optimize",
+           "signal", "sparse", "special", "stats"]

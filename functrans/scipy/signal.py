@@ -1,5 +1,7 @@
-"""``scipy.signal``'s convolutions, differentiable (JAX's ``jax.scipy.signal``):
-``convolve``, ``correlate``, ``convolve2d``, ``correlate2d`` and ``fftconvolve``.
+"""``functrans.scipy.signal``: signal processing, as ``jax.scipy.signal``, differentiable:
+the convolutions ``convolve``, ``correlate``, ``convolve2d``, ``correlate2d`` and
+``fftconvolve``, and spectral analysis (``stft``, ``istft``, ``welch``, ``csd``,
+``detrend``, in ``_spectral``, built on ``functrans.numpy.fft``).
 
 The direct methods are one ``lax.conv_general_dilated`` each (the arrays as one batch
 member with one feature, the kernel reversed for a convolution), so they differentiate,
@@ -15,8 +17,10 @@ import numpy as np
 import functrans.numpy as fnp
 from functrans import core, lax
 from functrans.core import get_aval
+from functrans.scipy._spectral import csd, detrend, istft, stft, welch
 
-__all__ = ["convolve", "correlate", "convolve2d", "correlate2d", "fftconvolve"]
+__all__ = ["convolve", "correlate", "convolve2d", "correlate2d", "fftconvolve", "csd",
+           "detrend", "istft", "stft", "welch"]
 
 _MODES = ("full", "same", "valid")
 
