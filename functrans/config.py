@@ -18,16 +18,21 @@ before records the forward pass and runs compiled gradient code cached by the re
 structure (docs/design.md, "Gradients from a tape"), which is faster for functions of many
 small operations.  Results are the same; turn it off to linearize every call, e.g. to
 step through JVP rules in a debugger.
+
+``jit_disabled``: when true, ``functrans.jit`` calls the function it wraps directly, so that
+it runs eagerly (prints show values, breakpoints stop in it); ``functrans.disable_jit()``
+turns it on for a block.
 """
 from __future__ import annotations
 
 from contextlib import contextmanager
 from typing import Iterator
 
-__all__ = ["check_tracer_leaks", "checking_leaks", "eager_tape"]
+__all__ = ["check_tracer_leaks", "checking_leaks", "eager_tape", "jit_disabled"]
 
 check_tracer_leaks: bool = False
 eager_tape: bool = True
+jit_disabled: bool = False
 
 
 @contextmanager

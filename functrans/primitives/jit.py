@@ -26,12 +26,13 @@ from __future__ import annotations
 import functools
 import inspect
 import threading
+import weakref
 from typing import Any, Callable, Generic, NamedTuple, Sequence, TypeVar, cast, overload
 
 import numpy as np
 from typing_extensions import ParamSpec
 
-from functrans import backend, jaxpr_transforms
+from functrans import backend, config, jaxpr_transforms
 from functrans.core import (Array, ClosedJaxpr, Primitive, ShapedArray, Tracer,
                             abstract_eval_rules, get_aval, impl_rules, user_result)
 from functrans.interpreters import ad, batching, codegen, partial_eval, transpose
@@ -43,7 +44,7 @@ from functrans.jaxpr_transforms import closure_convert, trace_function
 from functrans.primitives.shape import shape_of
 from functrans.tree_util import tree_flatten, tree_unflatten
 
-__all__ = ["jit", "jit_p", "Jitted", "Lowered"]
+__all__ = ["jit", "jit_p", "Jitted", "Lowered", "clear_all_caches"]
 
 jit_p = Primitive("jit", multiple_results=True)
 
@@ -216,6 +217,16 @@ def _check_leaf(name: str, x) -> None:
                     "and mark other arguments static (static_argnums / static_argnames)")
 
 
+#: every jitted function alive, so that ``clear_all_caches`` reaches their caches
+_all_jitted: weakref.WeakSet = weakref.WeakSet()
+
+
+def clear_all_caches() -> None:
+    """Forget the compiled signatures of every jitted function."""
+    for jitted in list(_all_jitted):
+        jitted.clear_cache()
+
+
 P = ParamSpec("P")
 R = TypeVar("R")
 
@@ -237,6 +248,7 @@ class Jitted(Generic[P, R]):
         self._lock = threading.Lock()
         self._hits = 0
         self._misses = 0
+        _all_jitted.add(self)
 
     def __get__(self, instance, owner=None):
         return self if instance is None else functools.partial(self, instance)
@@ -247,6 +259,8 @@ class Jitted(Generic[P, R]):
     # -- calling ---------------------------------------------------------------------------
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        if config.jit_disabled:  # functrans.disable_jit(): run the function eagerly
+            return self._fun(*args, **kwargs)
         if self._simple and not kwargs:  # the fast path: NumPy arrays only
             # (no typing.cast here: it is a function call per argument at run time)
             signature: list = []
