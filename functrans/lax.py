@@ -4,10 +4,13 @@ Unlike ``functrans.numpy`` these do no implicit dtype promotion beyond NumPy's r
 the operation itself, and shape operations take explicit static parameters.
 """
 import builtins
+import sys
 
 import numpy as np
 
 from functrans import lax_linalg as linalg
+from functrans.lax_extra import (Precision, broadcasted_iota, clamp, cumlogsumexp, full,
+                                 full_like, rsqrt, select_n, split)
 from functrans.primitives.collectives import (all_gather, axis_index, pmax, pmean, pmin,
                                               psum)
 from functrans.primitives.control_flow import cond, fori_loop, scan, switch, while_loop
@@ -61,7 +64,13 @@ __all__ = [
     "shift_right_arithmetic", "shift_right_logical", "sign", "sin", "sinh", "slice",
     "slice_in_dim", "sort", "sort_key_val", "sqrt", "squeeze", "stop_gradient", "sub",
     "switch", "tan", "tanh", "top_k", "transpose", "while_loop", "zeros_like", "zeta",
+    "Precision", "broadcasted_iota", "clamp", "cumlogsumexp", "full", "full_like", "rsqrt",
+    "select_n", "split",
 ]
+
+# ``import functrans.lax.linalg`` works as ``import jax.lax.linalg`` does, though this module
+# is not a package: the import system finds the submodule here.
+sys.modules[__name__ + ".linalg"] = linalg
 
 
 def transpose(operand, permutation):
