@@ -11,8 +11,9 @@ from typing import Sequence
 
 import numpy as np
 
-from functrans.core import get_aval
-from functrans.primitives.conversion import convert_element_type
+from functrans import backend
+from functrans.core import Tracer, get_aval, user_result
+from functrans.primitives.conversion import convert_element_type, zeros_like
 from functrans.primitives.elementwise import (abs, add, div, eq, exp, gt, log1p, lt, neg,
                                               select, sqrt, sub)
 from functrans.primitives.gather import iota
@@ -77,10 +78,8 @@ def clamp(min, x, max):  # noqa: A002 (JAX's names)
         if bound_shape not in ((), shape):
             raise TypeError(f"clamp: {name} must be a scalar or of x's shape {shape}, got "
                             f"shape {bound_shape}")
-    low = broadcast_in_dim(convert_element_type(min, get_aval(x).dtype), shape, ()
-                           ) if not shape_of(min) else min
-    high = broadcast_in_dim(convert_element_type(max, get_aval(x).dtype), shape, ()
-                            ) if not shape_of(max) else max
+    dtype = get_aval(x).dtype
+    low, high = convert_element_type(min, dtype), convert_element_type(max, dtype)
     return select(lt(x, low), low, select(gt(x, high), high, x))
 
 
@@ -116,9 +115,10 @@ def select_n(which, *cases):
     return out
 
 
-def full(shape: Sequence[int], fill_value, dtype=None, *, sharding=None):
+def full(shape: Sequence[int], fill_value, dtype=None, *, sharding=None, like=None):
     """An array of ``shape`` filled with ``fill_value`` (of ``dtype`` if given; a traced
-    ``fill_value`` carries its derivative).
+    ``fill_value`` carries its derivative), on the device of ``like`` (a functrans
+    extension; NumPy when None).
 
     >>> import numpy as np, functrans.lax as lax
     >>> lax.full((2, 2), 3, np.float32)
@@ -126,12 +126,17 @@ def full(shape: Sequence[int], fill_value, dtype=None, *, sharding=None):
            [3., 3.]], dtype=float32)
     """
     del sharding
-    if np.ndim(fill_value) if not hasattr(fill_value, "shape") else shape_of(fill_value):
+    if tuple(shape_of(fill_value)):
         raise TypeError(f"full: fill_value must be a scalar, got shape "
-                        f"{tuple(np.shape(fill_value))}")
+                        f"{tuple(shape_of(fill_value))}")
     shape = (int(shape),) if np.ndim(shape) == 0 else tuple(int(d) for d in shape)
     value = fill_value if dtype is None else convert_element_type(fill_value, dtype)
-    return broadcast_in_dim(value, shape, ())
+    if isinstance(value, Tracer):  # broadcast the traced value: it keeps its derivative
+        return broadcast_in_dim(value, shape, ())
+    if like is None and backend.is_device_array(value):
+        like = value  # a device scalar fills an array on its device
+    dtype = get_aval(value).dtype
+    return user_result([backend.full(shape, value, dtype, like=like)])[0]
 
 
 def full_like(x, fill_value, dtype=None, shape=None, sharding=None):
@@ -144,12 +149,17 @@ def full_like(x, fill_value, dtype=None, shape=None, sharding=None):
     """
     del sharding
     aval = get_aval(x)
-    return full(aval.shape if shape is None else shape, fill_value,
-                aval.dtype if dtype is None else dtype)
+    dtype = aval.dtype if dtype is None else np.dtype(dtype)
+    if shape is None or tuple(shape) == aval.shape:  # on x's device, derivative of the fill
+        return add(convert_element_type(zeros_like(x), dtype),
+                   convert_element_type(fill_value, dtype))
+    return full(shape, fill_value, dtype, like=x)
 
 
-def broadcasted_iota(dtype, shape: Sequence[int], dimension: int, *, out_sharding=None):
-    """An array of ``shape`` whose values count ``0, 1, ...`` along axis ``dimension``.
+def broadcasted_iota(dtype, shape: Sequence[int], dimension: int, *, out_sharding=None,
+                     like=None):
+    """An array of ``shape`` whose values count ``0, 1, ...`` along axis ``dimension``, on
+    the device of ``like`` (a functrans extension; NumPy when None).
 
     >>> import numpy as np, functrans.lax as lax
     >>> lax.broadcasted_iota(np.int32, (2, 3), 1)
@@ -161,7 +171,8 @@ def broadcasted_iota(dtype, shape: Sequence[int], dimension: int, *, out_shardin
     if not 0 <= dimension < len(shape):
         raise ValueError(f"broadcasted_iota: dimension {dimension} is not an axis of "
                          f"shape {shape}")
-    return broadcast_in_dim(iota(dtype, shape[dimension]), shape, (int(dimension),))
+    return broadcast_in_dim(iota(dtype, shape[dimension], like=like), shape,
+                            (int(dimension),))
 
 
 def split(operand, sizes: Sequence[int], axis: int = 0):

@@ -41,7 +41,7 @@ PRIMITIVE_CASES = [
          reference=lambda v: np.full((2, 3), v[0]) * v[1]),
     Case("full_like", lambda x: lax.full_like(x, 2.5) * x, [A(3, 2)],
          reference=lambda x: np.full_like(x, 2.5) * x),
-    Case("broadcasted_iota", lambda x: x * lax.broadcasted_iota(x.dtype, (2, 3), 0),
+    Case("broadcasted_iota", lambda x: x * lax.broadcasted_iota(x.dtype, (2, 3), 0, like=x),
          [A(2, 3)], reference=lambda x: x * np.arange(2.0)[:, None]),
     Case("split", lambda x: lax.concatenate([p * (i + 1.0) for i, p in enumerate(
         lax.split(x, (1, 3, 0), axis=1))], 1), [A(2, 4)],
