@@ -17,10 +17,12 @@ import numpy as np
 
 from functrans import backend, config, core, jaxpr_transforms
 from functrans.core import Tracer
+from functrans.core import ShapedArray
+from functrans.primitives import callbacks
 from functrans.primitives.jit import clear_all_caches
-from functrans.tree_util import tree_map
+from functrans.tree_util import tree_flatten, tree_map, tree_unflatten
 
-__all__ = ["Device", "block_until_ready", "clear_caches", "default_backend",
+__all__ = ["Device", "block_until_ready", "pure_callback", "clear_caches", "default_backend",
            "default_matmul_precision", "device_get", "device_put", "devices", "disable_jit",
            "ensure_compile_time_eval", "named_call", "named_scope"]
 
@@ -270,6 +272,52 @@ def clear_caches() -> None:
     """
     jaxpr_transforms.clear_caches()
     clear_all_caches()
+
+
+def pure_callback(callback: Callable, result_shape_dtypes: Any, *args: Any,
+                  sharding: Any = None, vmap_method: str | None = None, **kwargs: Any) -> Any:
+    """Call the Python function ``callback(*args, **kwargs)`` on the values of ``args``
+    (pytrees of arrays) when they are computed, also inside ``jit`` (on every run); it must
+    return arrays of the shapes and dtypes of ``result_shape_dtypes`` (a pytree of
+    ``ShapeDtypeStruct`` or arrays).  The function is taken to be pure: a call whose results
+    are not used may be skipped.  Under ``vmap``, ``vmap_method`` says how: "sequential"
+    (one call per batch member), "expand_dims" (one call; unbatched arguments get a leading
+    axis of size 1), "broadcast_all" (one call; every argument has the batch as its leading
+    axis) or "legacy_vectorized" (one call; unbatched arguments as they are); None refuses.
+    Derivatives are refused (define them with ``custom_jvp``/``custom_vjp``).
+
+    >>> import numpy as np, functrans as ft, functrans.numpy as fnp
+    >>> def f(x):
+    ...     shape = ft.ShapeDtypeStruct(x.shape, x.dtype)
+    ...     return ft.pure_callback(np.sinc, shape, x, vmap_method="sequential")
+    >>> ft.jit(f)(np.array([0.0, 0.5]))
+    array([1.        , 0.63661977])
+    >>> ft.vmap(f)(np.array([[0.0], [1.0]]))
+    array([[1.00000000e+00],
+           [3.89817183e-17]])
+    """
+    del sharding
+    leaves, in_tree = tree_flatten((args, kwargs))
+    result_leaves, out_tree = tree_flatten(result_shape_dtypes)
+    result_avals = []
+    for r in result_leaves:
+        if not (hasattr(r, "shape") and hasattr(r, "dtype")):
+            raise TypeError(f"pure_callback: result_shape_dtypes must be a pytree of objects "
+                            f"with shape and dtype (ShapeDtypeStruct, arrays), got {r!r}")
+        result_avals.append(ShapedArray(tuple(r.shape), r.dtype))
+    name = getattr(callback, "__name__", "callback")
+
+    def flat_callback(*values):
+        call_args, call_kwargs = tree_unflatten(in_tree, values)
+        results, tree = tree_flatten(callback(*call_args, **call_kwargs))
+        if tree != out_tree:
+            raise TypeError(f"pure_callback: {name} returned a result of structure {tree}, "
+                            f"but result_shape_dtypes has structure {out_tree}")
+        return results
+
+    outs = callbacks.pure_callback(flat_callback, result_avals, leaves, vmap_method,
+                                   f"pure_callback({name})")
+    return tree_unflatten(out_tree, outs)
 
 
 def __dir__() -> list[str]:
