@@ -9,10 +9,17 @@ from __future__ import annotations
 
 import numpy as np
 
+import functrans as ft
 import functrans.numpy as fnp
 from functrans import lax
 from functrans.flatten_util import ravel_pytree
 from sweep import A, Case, tree_case
+
+
+def _callback(x, vmap_method):
+    """``3 x + 1`` computed by a Python function (any array library's arrays)."""
+    return ft.pure_callback(lambda v: v * 3.0 + 1.0, ft.ShapeDtypeStruct(x.shape, x.dtype), x,
+                            vmap_method=vmap_method)
 
 
 def _logcumsumexp(x, axis=0, reverse=False):
@@ -26,6 +33,10 @@ def _select_n_reference(which, a, b, c):
 
 
 PRIMITIVE_CASES = [
+    Case("pure_callback_sequential", lambda x: _callback(x, "sequential"), [A(3, 2)],
+         differentiable=False, reference=lambda x: 3.0 * x + 1.0),
+    Case("pure_callback_expand_dims", lambda x: _callback(x, "expand_dims") * x, [A(4)],
+         differentiable=False, reference=lambda x: (3.0 * x + 1.0) * x),
     Case("rsqrt", lax.rsqrt, [A(3, 4, kind="pos")], reference=lambda x: 1 / np.sqrt(x)),
     Case("clamp_scalar_bounds", lambda x: lax.clamp(-0.3, x, 0.7), [A(4, 5, kind="spread")],
          reference=lambda x: np.clip(x, -0.3, 0.7)),

@@ -16,13 +16,16 @@ import functrans
 NAMESPACES = ["functrans", "functrans.numpy", "functrans.numpy.linalg", "functrans.numpy.fft",
               "functrans.lax", "functrans.nn", "functrans.scipy.special",
               "functrans.scipy.stats", "functrans.scipy.linalg", "functrans.random",
-              "functrans.tree", "functrans.tree_util", "functrans.testing", "functrans.ops"]
+              "functrans.tree", "functrans.tree_util", "functrans.testing", "functrans.ops",
+              "functrans.debug", "functrans.dtypes", "functrans.flatten_util",
+              "functrans.custom_derivatives", "functrans.runtime", "functrans.lax_extra"]
 
 #: NumPy's own functions, re-exported as they are: their docstrings are NumPy's (examples
 #: written against ``np``) and cannot be replaced without wrapping, which would change the
 #: object users get.
 EXEMPT = {"functrans.numpy.iscomplexobj": np.iscomplexobj,
-          "functrans.numpy.issubdtype": np.issubdtype}
+          "functrans.numpy.issubdtype": np.issubdtype,
+          "functrans.dtypes.finfo": np.finfo, "functrans.dtypes.iinfo": np.iinfo}
 
 
 def _public_callables(namespace: str):
