@@ -23,8 +23,7 @@ NAMESPACES = ["functrans", "functrans.numpy", "functrans.numpy.linalg", "functra
 #: NumPy's own functions, re-exported as they are: their docstrings are NumPy's (examples
 #: written against ``np``) and cannot be replaced without wrapping, which would change the
 #: object users get.
-EXEMPT = {"functrans.numpy.iscomplexobj": np.iscomplexobj,
-          "functrans.numpy.issubdtype": np.issubdtype,
+EXEMPT = {"functrans.numpy.issubdtype": np.issubdtype,
           "functrans.dtypes.finfo": np.finfo, "functrans.dtypes.iinfo": np.iinfo}
 
 
