@@ -13,7 +13,7 @@ import functrans as ft
 import functrans.numpy as fnp
 from functrans import lax
 from functrans.flatten_util import ravel_pytree
-from sweep import A, Case, tree_case
+from sweep import A, Case, numpy_case, tree_case
 
 
 def _callback(x, vmap_method):
@@ -61,6 +61,30 @@ PRIMITIVE_CASES = [
          reference=lambda x: _logcumsumexp(x, 1)),
     Case("cumlogsumexp_reverse", lambda x: lax.cumlogsumexp(x, reverse=True), [A(5, 2)],
          reference=lambda x: _logcumsumexp(x, 0, True)),
+]
+
+
+def _einsum_summing_broadcast_axes(a, b):
+    """JAX's ``einsum("...i,i->i", a, b)`` (NumPy refuses it): the broadcast axes summed."""
+    return (a * b).reshape(-1, b.shape[-1]).sum(0)
+
+
+NUMPY_CASES = [
+    numpy_case("polyval_matrix_coefficients", lambda m, p, x: m.polyval(p, x), A(3, 2),
+               A(4, 2)),
+    numpy_case("polyval_matrix_coefficients_scalar_x", lambda m, p, x: m.polyval(p, x),
+               A(4, 3), A()),
+    Case("einsum_ellipsis_summed", lambda a, b: fnp.einsum("...i,i->i", a, b),
+         [A(2, 3, 4), A(4)], reference=_einsum_summing_broadcast_axes),
+    Case("einsum_ellipsis_summed_alone", lambda a: fnp.einsum("i...->i", a), [A(3, 2, 2)],
+         reference=lambda a: a.reshape(3, -1).sum(1)),
+    numpy_case("zeros_like_shape", lambda m, a: m.zeros_like(a, shape=(2, 3)) + a[0], A(3),
+               diff=False),
+    numpy_case("full_like_shape", lambda m, a: m.full_like(a, 2, shape=(4, 3)) * a, A(3)),
+    numpy_case("ones_like_shape", lambda m, a: m.ones_like(a, shape=(2, 1)) * a, A(3)),
+    numpy_case("matmul_preferred_element_type",
+               lambda m, a, b: m.matmul(a, b) if m is np else m.matmul(
+                   a, b, precision=lax.Precision.HIGHEST), A(2, 3), A(3, 4)),
 ]
 
 

@@ -481,3 +481,142 @@ def test_submodules_import_as_modules_in_a_fresh_interpreter():
                             capture_output=True, text=True, cwd=str(
                                 __import__("pathlib").Path(ft.__file__).parents[1]))
     assert result.returncode == 0, result.stderr
+
+
+# ------------------------------------------------------------------------------------------
+# float32 pipelines stay float32
+# ------------------------------------------------------------------------------------------
+
+
+def _mlp_loss(params, x, labels):
+    h = x
+    for layer in params[:-1]:
+        h = ft.nn.gelu(h @ layer["w"] + layer["b"])
+        h = fnp.where(h > 0.5, h, 0.1 * h) * 2 + 1
+    logits = h @ params[-1]["w"] + params[-1]["b"]
+    log_p = ft.nn.log_softmax(logits)
+    ce = -fnp.mean(fnp.take_along_axis(log_p, labels[:, None], axis=1))
+    ce = ce - fnp.mean(fnp.sum(ft.nn.one_hot(labels, 3, dtype=x.dtype) * log_p, axis=-1))
+    l2 = 1e-4 * sum(fnp.sum(layer["w"] ** 2) for layer in params)
+    return ce + l2 + fnp.std(logits) / 2 + fnp.linalg.norm(logits) * 0.01
+
+
+def _all_float32(tree, what):
+    for path, leaf in ft.tree_util.tree_flatten_with_path(tree)[0]:
+        assert np.asarray(leaf).dtype == np.float32, (what, ft.tree_util.keystr(path),
+                                                      np.asarray(leaf).dtype)
+
+
+@pytest.mark.parametrize("compiled", [False, True])
+def test_float32_mlp_trained_with_python_float_rates_stays_float32(compiled):
+    key = ft.random.PRNGKey(0)
+    k1, k2, k3 = ft.random.split(key, 3)
+    f32 = np.float32
+    params = [{"w": ft.nn.initializers.glorot_normal()(k1, (4, 8), f32), "b": fnp.zeros(8, f32)},
+              {"w": ft.nn.initializers.lecun_normal()(k2, (8, 3), f32),
+               "b": ft.nn.initializers.zeros(k3, (3,), f32)}]
+    x = ft.random.normal(k3, (16, 4), f32)
+    labels = np.arange(16) % 3
+    _all_float32((params, x), "initialisation")
+    value_and_grad = ft.value_and_grad(_mlp_loss)
+    if compiled:
+        value_and_grad = ft.jit(value_and_grad)
+    lr, momentum, velocity = 0.05, 0.9, ft.tree_util.tree_map(fnp.zeros_like, params)
+    first = None
+    for step in range(5):  # from the second call grad records a tape: both paths checked
+        loss, grads = value_and_grad(params, x, labels)
+        _all_float32((loss, grads), f"step {step}")
+        velocity = ft.tree_util.tree_map(lambda v, g: momentum * v + g, velocity, grads)
+        params = ft.tree_util.tree_map(lambda p, v: p - lr * v, params, velocity)
+        _all_float32((velocity, params), f"update {step}")
+        first = loss if first is None else first
+    assert loss < first
+    flat, unravel = ravel_pytree(params)
+    _all_float32((flat, unravel(flat * 0.5)), "ravel_pytree")
+    per_example = ft.vmap(ft.grad(_mlp_loss), in_axes=(None, 0, 0))(
+        params, x[:, None], labels[:, None])
+    _all_float32(per_example, "per-example gradients")
+
+
+# ------------------------------------------------------------------------------------------
+# Differences from JAX, fixed (values and derivatives: tests/cases_jax_names.py)
+# ------------------------------------------------------------------------------------------
+
+
+def test_type_predicates_work_on_tracers():
+    z = np.array([1.0 + 0j, 2.0j])
+    for transform in (ft.jit, ft.vmap, ft.grad):
+        def f(x):
+            assert not fnp.iscomplexobj(x) and fnp.isrealobj(x)
+            assert fnp.isscalar(x) == (transform is not ft.jit)  # vmap: a member is 0-d
+            return fnp.sum(x * fnp.isreal(x) + fnp.iscomplex(x))
+        transform(f)(np.float64(1.5) if transform is ft.grad else X)
+    assert ft.jit(lambda v: fnp.asarray(fnp.iscomplexobj(v)))(z)
+    assert fnp.iscomplexobj([1j]) and not fnp.iscomplexobj(None) and fnp.isrealobj(2.0)
+    assert ft.jit(fnp.isreal)(1.5) and not ft.jit(fnp.iscomplex)(1.5)
+
+
+def test_reduction_methods_take_list_axes():
+    x = fnp.ones((2, 3, 4))
+    for name in ("sum", "mean", "max", "min", "prod", "any", "all", "std", "var"):
+        want = getattr(np.ones((2, 3, 4)), name)(axis=(0, 2))
+        assert_close(getattr(x, name)(axis=[0, 2]), want, what=name)
+        assert_close(ft.jit(lambda v: getattr(v, name)(axis=[0, 2]))(np.ones((2, 3, 4))),
+                     want, what=name)
+    assert x.sum([1], keepdims=True).shape == (2, 1, 4)
+    assert_close(x.std(axis=[0, 1], ddof=1), np.zeros(4))
+
+
+def test_contractions_take_precision_and_preferred_element_type():
+    a8 = np.full((2, 3), 100, np.int8)
+    for fn, args in [(fnp.dot, (a8, a8.T)), (fnp.matmul, (a8, a8.T)),
+                     (fnp.inner, (a8, a8)), (fnp.tensordot, (a8, a8.T, 1)),
+                     (fnp.vdot, (a8, a8))]:
+        out = fn(*args, precision=lax.Precision.HIGHEST, preferred_element_type=np.int32)
+        want = getattr(np, fn.__name__)(*[a.astype(np.int64) if isinstance(a, np.ndarray)
+                                          else a for a in args])
+        assert out.dtype == np.int32 and np.all(np.asarray(out) == want), fn.__name__
+        fn(*args, precision=("float32", "float32"))
+        with pytest.raises(ValueError, match="unknown precision 'double'"):
+            fn(*args, precision="double")
+    assert fnp.einsum("ij,kj->ik", a8, a8, preferred_element_type=np.int32)[0, 0] == 30000
+    with pytest.raises(ValueError, match="unknown precision"):
+        fnp.einsum("ij->", a8, precision="exact")
+    f32 = np.ones((2, 2), np.float32)
+    assert fnp.dot(f32, f32, preferred_element_type=np.float64).dtype == np.float64
+    assert_close(ft.grad(lambda a: fnp.sum(fnp.matmul(a, a, precision="high")))(f32),
+                 np.full((2, 2), 4.0, np.float32))
+
+
+def test_einsum_sums_broadcast_axes_left_out_of_the_output():
+    a = np.arange(24.0).reshape(2, 3, 4)
+    assert_close(fnp.einsum("...i->i", a), a.sum((0, 1)))
+    assert_close(fnp.einsum("ij...->j", a), a.sum((0, 2)))
+    assert_close(fnp.einsum("...i,...i->i", a, a[0]), (a * a[0]).sum((0, 1)))
+
+
+def test_like_constructors_take_shape():
+    x = np.ones(2, np.float32)
+    assert fnp.zeros_like(x, shape=(2, 3)).shape == (2, 3)
+    assert fnp.ones_like(x, shape=4).dtype == np.float32
+    assert fnp.full_like(x, 3, shape=(1,), dtype=np.int8).tolist() == [3]
+    assert fnp.empty_like(x, np.int32, (3,)).dtype == np.int32
+    assert fnp.zeros_like(x, device=ft.devices()[0]).shape == (2,)
+    assert_close(ft.grad(lambda v: fnp.sum(fnp.full_like(x, v, shape=(3, 2))))(2.0), 6.0)
+    assert ft.vmap(lambda v: fnp.ones_like(v, shape=(3,)))(np.ones((2, 5))).shape == (2, 3)
+    import cupy_standin as standin
+    xd = standin.asarray(x)
+    with standin.transfers() as t:
+        out = [fnp.zeros_like(xd, shape=(3,)), fnp.full_like(xd, 2.0, shape=(2, 2)),
+               fnp.empty_like(xd, shape=(4,)), fnp.ones_like(xd, shape=())]
+    assert (t.h2d, t.d2h) == (0, 0)
+    assert all(isinstance(o, standin.ndarray) for o in out)
+
+
+def test_polyval_with_coefficient_arrays():
+    p = np.arange(6.0).reshape(3, 2)
+    x = np.arange(4.0).reshape(2, 2)
+    assert_close(fnp.polyval(p, x), np.polyval(p, x))
+    assert_close(ft.jit(fnp.polyval)(p, 3.0), np.polyval(p, 3.0))
+    with pytest.raises(ValueError, match="got a scalar"):
+        fnp.polyval(2.0, x)
