@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import builtins
 import enum
+import operator
 from typing import Sequence
 
 import numpy as np
@@ -115,7 +116,7 @@ def select_n(which, *cases):
     return out
 
 
-def full(shape: Sequence[int], fill_value, dtype=None, *, sharding=None, like=None):
+def full(shape: int | Sequence[int], fill_value, dtype=None, *, sharding=None, like=None):
     """An array of ``shape`` filled with ``fill_value`` (of ``dtype`` if given; a traced
     ``fill_value`` carries its derivative), on the device of ``like`` (a functrans
     extension; NumPy when None).
@@ -129,7 +130,8 @@ def full(shape: Sequence[int], fill_value, dtype=None, *, sharding=None, like=No
     if tuple(shape_of(fill_value)):
         raise TypeError(f"full: fill_value must be a scalar, got shape "
                         f"{tuple(shape_of(fill_value))}")
-    shape = (int(shape),) if np.ndim(shape) == 0 else tuple(int(d) for d in shape)
+    shape = (operator.index(shape),) if isinstance(shape, (int, np.integer)) else tuple(
+        operator.index(d) for d in shape)
     value = fill_value if dtype is None else convert_element_type(fill_value, dtype)
     if isinstance(value, Tracer):  # broadcast the traced value: it keeps its derivative
         return broadcast_in_dim(value, shape, ())

@@ -13,7 +13,7 @@ import functrans as ft
 import functrans.numpy as fnp
 from functrans import lax
 from functrans.flatten_util import ravel_pytree
-from sweep import A, Case, numpy_case, tree_case
+from sweep import A, C64, C128, F32, F64, I64, Case, numpy_case, tree_case
 
 
 def _callback(x, vmap_method):
@@ -70,6 +70,8 @@ def _einsum_summing_broadcast_axes(a, b):
 
 
 NUMPY_CASES = [
+    numpy_case("iscomplexobj", lambda m, x: x * (2 if m.iscomplexobj(x) else 3), A(2, 3),
+               dtypes=(F64, F32, I64, C128, C64)),
     numpy_case("polyval_matrix_coefficients", lambda m, p, x: m.polyval(p, x), A(3, 2),
                A(4, 2)),
     numpy_case("polyval_matrix_coefficients_scalar_x", lambda m, p, x: m.polyval(p, x),
