@@ -48,8 +48,12 @@ def callback(callback: Callable[..., None], *args: Any, ordered: bool = False,
     [3.0, 7.0]
     """
     del ordered, partitioned
+    _call_back("debug.callback", callback, args, kwargs)
+
+
+def _call_back(name: str, callback: Callable[..., None], args: tuple, kwargs: dict) -> None:
     if not callable(callback):
-        raise TypeError(f"debug.callback: expected a function, got {callback!r}")
+        raise TypeError(f"{name}: expected a function, got {callback!r}")
     leaves, tree = tree_flatten((args, kwargs))
     traced, static, flags = split_values(leaves)
 
@@ -57,7 +61,7 @@ def callback(callback: Callable[..., None], *args: Any, ordered: bool = False,
         call_args, call_kwargs = tree_unflatten(tree, values)
         callback(*call_args, **call_kwargs)
 
-    debug_callback(run, traced, static, flags, "debug.callback")
+    debug_callback(run, traced, static, flags, name)
 
 
 def print(fmt: str, *args: Any, ordered: bool = False, partitioned: bool = False,  # noqa: A001
@@ -83,8 +87,9 @@ def print(fmt: str, *args: Any, ordered: bool = False, partitioned: bool = False
             list(string.Formatter().parse(fmt))
         except ValueError as error:
             raise ValueError(f"debug.print: invalid format string {fmt!r}: {error}") from None
-    callback(lambda *a, **k: builtins.print(fmt.format(*a, **k)), *args, ordered=ordered,
-             partitioned=partitioned, **kwargs)
+    del ordered, partitioned
+    _call_back("debug.print", lambda *a, **k: builtins.print(fmt.format(*a, **k)), args,
+               kwargs)
 
 
 def __dir__() -> list[str]:

@@ -115,13 +115,20 @@ def test_debug_callback_gets_values_in_order():
                     (1.0, "tag", (2,))]
 
 
-def test_debug_callbacks_refused_where_they_would_be_dropped():
-    with pytest.raises(NotImplementedError, match="make_jaxpr, or the body of lax.scan"):
-        ft.make_jaxpr(_printing)(X)
-    with pytest.raises(NotImplementedError, match="debug.callback is not supported"):
+def test_debug_callbacks_refused_where_they_would_be_dropped(capsys):
+    with pytest.raises(NotImplementedError, match="debug.print is not supported inside the "
+                                                  "scan body"):
         lax.scan(lambda c, v: (c + _printing(v), None), 0.0, np.ones((2, 2)))
-    # make_jaxpr of a jitted function shows the call kept inside the jit
+    with pytest.raises(NotImplementedError, match="inside the switch/cond body"):
+        ft.jit(lambda x: lax.cond(True, _printing, lambda x: 0.0, x))(X)
+    with pytest.raises(NotImplementedError, match="debug.callback is not supported inside "
+                                                  "the checkpoint body"):
+        ft.grad(ft.checkpoint(lambda x: ft.debug.callback(print, x) or fnp.sum(x)))(X)
+    # make_jaxpr and eval_shape run nothing: the call is dropped; inside a jit it is kept
+    assert "debug_callback" not in str(ft.make_jaxpr(_printing)(X))
+    assert ft.eval_shape(_printing, X).shape == ()
     assert "debug_callback" in str(ft.make_jaxpr(ft.jit(_printing))(X))
+    assert _lines(capsys) == []
 
 
 def test_debug_print_bad_format():

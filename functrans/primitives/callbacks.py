@@ -20,10 +20,11 @@ whose only purpose is to be an output.  ``jit`` traces its function inside
 jaxpr (then drops them from what the caller gets), so the equation survives tracing, every
 jaxpr transform (JVP, partial evaluation, batching) and code generation, and the printing
 happens each time the compiled code runs.  ``keep_effects`` hands the tokens that a nested
-``jit`` call returns to the enclosing trace.  A program staged anywhere else (``make_jaxpr``,
-the bodies of ``lax.scan``, ``cond``, ``while_loop``, ``checkpoint`` or of a ``custom_jvp``
-function) has no place for tokens, so ``debug_callback`` raises ``NotImplementedError``
-there instead of being dropped silently.
+``jit`` call returns to the enclosing trace.  The bodies that ``jaxpr_transforms.
+trace_function`` traces for control flow (``lax.scan``, ``cond``, ``while_loop``), custom
+rules and ``checkpoint`` have no place for tokens, so ``debug_callback`` raises
+``NotImplementedError`` there instead of being dropped silently (``refusing_effects``).
+Under ``make_jaxpr`` and ``eval_shape``, which run nothing, the call is dropped.
 """
 from __future__ import annotations
 
@@ -44,7 +45,8 @@ from functrans.primitives.shape import broadcast, expand_dims, moveaxis, reshape
 from functrans.primitives.slicing import concatenate, slice as slice_
 
 __all__ = ["pure_callback_p", "debug_callback_p", "pure_callback", "debug_callback",
-           "token_dtype", "collecting_effects", "keep_effects", "VMAP_METHODS"]
+           "token_dtype", "collecting_effects", "refusing_effects", "keep_effects",
+           "VMAP_METHODS"]
 
 #: the dtype of effect tokens: a 0-byte structured type, distinct from every array dtype
 token_dtype = np.dtype([("effect", np.void, 0)])
@@ -90,10 +92,12 @@ def _stack(members: list, aval: ShapedArray, like):
 
 
 class _Sink:
-    __slots__ = ("trace", "tokens")
+    """What happens to the effects of a staging trace: collected into ``tokens``, or, when
+    ``tokens`` is None, refused (a body traced for ``where``, which has no place for them)."""
+    __slots__ = ("trace", "tokens", "where")
 
-    def __init__(self, trace, tokens: list):
-        self.trace, self.tokens = trace, tokens
+    def __init__(self, trace, tokens: list | None, where: str = ""):
+        self.trace, self.tokens, self.where = trace, tokens, where
 
 
 _local = threading.local()
@@ -115,7 +119,21 @@ def collecting_effects() -> Iterator[list]:
     sinks = _sinks()
     sinks.append(sink)
     try:
-        yield sink.tokens
+        yield sink.tokens  # type: ignore[misc]  # a list here
+    finally:
+        sinks.remove(sink)
+
+
+@contextmanager
+def refusing_effects(where: str) -> Iterator[None]:
+    """Inside a staging trace's function whose program keeps only what its outputs need
+    (the bodies of control flow, custom rules, checkpoint): a debug callback raises there
+    instead of being dropped.  ``jit``'s collector, entered inside, takes precedence."""
+    sink = _Sink(core.dynamic_trace(), None, where)
+    sinks = _sinks()
+    sinks.append(sink)
+    try:
+        yield
     finally:
         sinks.remove(sink)
 
@@ -130,21 +148,25 @@ def keep_effects(values: Sequence) -> None:
         if isinstance(v, Tracer) and v.aval.dtype == token_dtype:
             for sink in reversed(sinks):
                 if sink.trace is v._trace:
-                    if not any(t is v for t in sink.tokens):
+                    if sink.tokens is not None and not any(t is v for t in sink.tokens):
                         sink.tokens.append(v)
                     break
 
 
 def _check_effects_allowed(name: str) -> None:
     trace = core.dynamic_trace()
-    if isinstance(trace, JaxprTrace) and not any(s.trace is trace for s in _sinks()):
+    if not isinstance(trace, JaxprTrace):
+        return
+    sink = next((s for s in reversed(_sinks()) if s.trace is trace), None)
+    if sink is not None and sink.tokens is None:
         raise NotImplementedError(
-            f"{name} is not supported in a program staged outside jit (make_jaxpr, or the "
-            "body of lax.scan, cond, switch, while_loop, fori_loop, checkpoint or a "
-            "custom_jvp/custom_vjp function): such programs keep only what their outputs "
-            "need, and a callback called for its effect would be dropped. Call it outside "
-            "the loop or branch, or inside a jit-compiled function, which keeps it and runs "
-            "it on every call")
+            f"{name} is not supported inside the {sink.where} traced here (a body of "
+            "lax.scan, cond, switch, while_loop or fori_loop, a custom_jvp/custom_vjp "
+            "function, or a checkpointed function): such programs keep only what their "
+            "outputs need, and a callback called for its effect would be dropped. Call it "
+            "outside the loop or branch, or inside a jit-compiled function, which keeps it "
+            "and runs it on every call")
+    # Without a collector (make_jaxpr, eval_shape), nothing will run: the call is dropped.
 
 
 # ------------------------------------------------------------------------------------------
