@@ -118,14 +118,14 @@ def _put_leaf(x, device: Device | None):
 
 def device_put(x: Any, device: Device | None = None, *, src: Any = None, donate: bool = False,
                may_alias: bool | None = None) -> Any:
-    """The arrays of the pytree ``x`` on ``device``: with ``device=None``, host values
-    become arrays and device arrays stay where they are (no copy); a ``Device`` from
-    ``devices()`` copies there (``"cpu"``: to the host).  ``src``, ``donate`` and
+    """The leaves of the pytree ``x`` as arrays on ``device``: with ``device=None``, host
+    values become arrays and device arrays stay where they are (no copy); a ``Device``
+    from ``devices()`` copies there (``"cpu"``: to the host).  ``src``, ``donate`` and
     ``may_alias`` are accepted for JAX's signature; tracers pass through unchanged.
 
-    >>> import functrans as ft
-    >>> ft.device_put({"w": [1.0, 2.0]})
-    {'w': array([1., 2.])}
+    >>> import numpy as np, functrans as ft
+    >>> ft.device_put({"w": np.array([1.0, 2.0]), "n": 3})
+    {'n': array(3), 'w': array([1., 2.])}
     >>> ft.device_put(3.0, ft.devices()[0])
     array(3.)
     """
@@ -133,9 +133,7 @@ def device_put(x: Any, device: Device | None = None, *, src: Any = None, donate:
     if device is not None and not isinstance(device, Device):
         raise TypeError(f"device_put: device must be a Device from functrans.devices() or "
                         f"None, got {device!r}")
-    return tree_map(lambda leaf: _put_leaf(leaf, device), x,
-                    is_leaf=lambda leaf: isinstance(leaf, list) and not any(
-                        isinstance(v, (list, tuple, dict)) for v in leaf))
+    return tree_map(lambda leaf: _put_leaf(leaf, device), x)
 
 
 def device_get(x: Any) -> Any:

@@ -247,9 +247,9 @@ def test_devices_and_placement():
     assert ft.devices("cpu") == [cpu]
     with pytest.raises(RuntimeError, match="unknown backend 'tpu'"):
         ft.devices("tpu")
-    put = ft.device_put({"a": [1.0, 2.0], "b": 3})
-    assert isinstance(put["a"], np.ndarray) and put["a"].shape == (2,)
-    assert put["b"].dtype == np.int64
+    put = ft.device_put({"a": [1.0, np.ones(2)], "b": 3})  # lists are pytree nodes
+    assert isinstance(put["a"][1], np.ndarray) and put["a"][1].shape == (2,)
+    assert put["a"][0].shape == () and put["b"].dtype == np.int64
     got = ft.device_get({"a": fnp.ones(2), "b": "text"})
     assert type(got["a"]) is np.ndarray and got["b"] == "text"
     with pytest.raises(TypeError, match="device must be a Device"):
