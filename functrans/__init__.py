@@ -31,6 +31,12 @@ from functrans import testing  # noqa: F401
 from functrans import graphviz as _graphviz  # adds .to_dot() and .render() to jaxprs
 from functrans import ad_checkpoint, test_util  # noqa: F401
 from functrans import image  # noqa: F401
+from functrans import custom_derivatives, debug, dtypes, flatten_util, typing  # noqa: F401
+from functrans.custom_derivatives import closure_convert, custom_gradient
+from functrans.runtime import (block_until_ready, clear_caches, default_backend,
+                               default_matmul_precision, device_get, device_put, devices,
+                               disable_jit, ensure_compile_time_eval, named_call, named_scope,
+                               pure_callback)
 
 __version__ = "0.1.0"
 
@@ -49,6 +55,10 @@ __all__ = [
     "vjp", "vmap",
     "Check", "GradcheckError", "GradcheckResult", "NondifferentiableError", "gradcheck",
     "test_util", "testing",
+    "block_until_ready", "clear_caches", "closure_convert", "custom_derivatives",
+    "custom_gradient", "debug", "default_backend", "default_matmul_precision", "device_get",
+    "device_put", "devices", "disable_jit", "dtypes", "ensure_compile_time_eval",
+    "flatten_util", "named_call", "named_scope", "pure_callback", "typing",
 ]
 __all__ += ["image"]
 

@@ -21,7 +21,7 @@ __all__ = [
     "is_device_array", "coerce", "asarray", "zeros", "ones", "full", "empty", "arange",
     "eye", "tri", "scatter_add", "scatter_apply", "cumulative_max", "cumulative_min",
     "is_writeable", "memory_owner", "owned", "default_rng", "to_host", "special_module",
-    "triangular_solver", "triangular_multiplier",
+    "triangular_solver", "triangular_multiplier", "synchronize",
 ]
 
 
@@ -351,6 +351,23 @@ def to_host(x):
     """An explicit copy of ``x`` to a NumPy array (for reports and comparisons); NumPy
     arrays and scalars are returned as NumPy arrays without a copy."""
     return library_of(x).to_host(x)
+
+
+def synchronize(x) -> None:
+    """Wait until the device work producing ``x`` is done (CuPy: the current stream of
+    ``x``'s device); nothing for host arrays and for libraries without streams.  Nothing is
+    copied."""
+    if not is_device_array(x):
+        return
+    cuda = getattr(library_of(x).xp, "cuda", None)
+    if cuda is None:
+        return
+    device = getattr(x, "device", None)
+    if device is not None and hasattr(device, "__enter__"):
+        with device:
+            cuda.get_current_stream().synchronize()
+    else:
+        cuda.get_current_stream().synchronize()
 
 
 _NO_SCIPY = ("{what} needs SciPy's special-function kernels, and SciPy is not installed; "

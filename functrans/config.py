@@ -36,16 +36,22 @@ a warm call unless told otherwise.
 >>> with ft.config.reverse_mode_set("linearize"):
 ...     ft.grad(lambda x: x * x)(3.0)
 6.0
+
+``jit_disabled``: when true, ``functrans.jit`` calls the function it wraps directly, so that
+it runs eagerly (prints show values, breakpoints stop in it); ``functrans.disable_jit()``
+turns it on for a block.
 """
 from __future__ import annotations
 
 from contextlib import contextmanager
 from typing import Iterator
 
-__all__ = ["check_tracer_leaks", "checking_leaks", "reverse_mode", "reverse_mode_set"]
+__all__ = ["check_tracer_leaks", "checking_leaks", "jit_disabled", "reverse_mode",
+           "reverse_mode_set"]
 
 check_tracer_leaks: bool = False
 reverse_mode: str = "auto"
+jit_disabled: bool = False
 
 
 @contextmanager

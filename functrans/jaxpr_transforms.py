@@ -46,6 +46,7 @@ from functrans.interpreters import partial_eval
 from functrans.interpreters.partial_eval import (dead_code_elimination, linear_staging_rules,
                                                  trace_to_jaxpr)
 from functrans.interpreters.transpose import UndefinedPrimal, backward_pass
+from functrans.primitives.callbacks import refusing_effects
 from functrans.primitives.shape import bdim_to_front
 from functrans.tree_util import PyTreeDef, tree_flatten, tree_unflatten
 
@@ -234,7 +235,8 @@ def trace_function(fun: Callable, in_tree: PyTreeDef, in_avals: Sequence[ShapedA
     found = {}
 
     def flat_fun(*leaves):
-        out = fun(*tree_unflatten(in_tree, leaves))
+        with refusing_effects(f"{name} body"):  # jit's own collector takes precedence
+            out = fun(*tree_unflatten(in_tree, leaves))
         out_leaves, found["tree"] = tree_flatten(out)
         if check_output:
             for x in out_leaves:

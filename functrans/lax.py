@@ -4,10 +4,12 @@ Unlike ``functrans.numpy`` these do no implicit dtype promotion beyond NumPy's r
 the operation itself, and shape operations take explicit static parameters.
 """
 import builtins
+import sys
 
 import numpy as np
 
-from functrans import lax_linalg as linalg
+from functrans import lax_extra, lax_linalg as linalg
+from functrans.lax_extra import *  # noqa: F401,F403
 # Each family's __all__ is what it adds to functrans.lax (docs/design.md, "Add a primitive").
 from functrans.primitives.collectives import *  # noqa: F401,F403
 from functrans.primitives.control_flow import *  # noqa: F401,F403
@@ -42,11 +44,15 @@ _OWN = ["dynamic_index_in_dim", "dynamic_slice_in_dim", "dynamic_update_index_in
 _FAMILIES = (collectives, control_flow, conversion, convolution, cumulative, elementwise,
              fft_family, gather_family, indexing, linalg_family, reductions, shape_family,
              slicing, sorting, special, linear_solve, windows)
-__all__ = _OWN + [name for family in _FAMILIES for name in family.__all__]
+__all__ = _OWN + [name for family in _FAMILIES + (lax_extra,) for name in family.__all__]
 del collectives, control_flow, conversion, convolution, cumulative, elementwise, fft_family
 del gather_family
 del indexing, linalg_family, reductions, shape_family, slicing, sorting, special
-del linear_solve, windows
+del linear_solve, windows, lax_extra
+
+# ``import functrans.lax.linalg`` works as ``import jax.lax.linalg`` does, though this module
+# is not a package: the import system finds the submodule here.
+sys.modules[__name__ + ".linalg"] = linalg
 
 
 def transpose(operand, permutation):

@@ -14,6 +14,7 @@ array([0., 0., 2.])
 from __future__ import annotations
 
 import math
+import sys
 
 import numpy as np
 
@@ -21,6 +22,9 @@ import functrans.numpy as fnp
 from functrans import lax
 from functrans import nn_initializers as initializers
 from functrans.primitives.custom_derivatives import library_custom_jvp
+
+# ``import functrans.nn.initializers`` as ``import jax.nn.initializers``: found here.
+sys.modules[__name__ + ".initializers"] = initializers
 
 __all__ = [
     "celu", "dot_product_attention", "elu", "gelu", "glu", "hard_sigmoid", "hard_silu",

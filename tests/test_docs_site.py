@@ -60,6 +60,11 @@ API_PAGES = {
     "config": "functrans.config",
     "testing": "functrans.testing",
     "gradcheck": "functrans.gradcheck",
+    "debug": "functrans.debug",
+    "dtypes": "functrans.dtypes",
+    "typing": "functrans.typing",
+    "flatten_util": "functrans.flatten_util",
+    "custom_derivatives": "functrans.custom_derivatives",
 }
 
 _TOCTREE = re.compile(r"```\{toctree\}\n(.*?)```", re.S)

@@ -20,13 +20,15 @@ NAMESPACES = ["functrans", "functrans.numpy", "functrans.numpy.linalg", "functra
               "functrans.tree", "functrans.tree_util", "functrans.testing", "functrans.ops",
               "functrans.scipy.fft", "functrans.scipy.signal", "functrans.scipy.ndimage",
               "functrans.scipy.interpolate", "functrans.scipy.integrate",
-              "functrans.scipy.cluster.vq", "functrans.image"]
+              "functrans.scipy.cluster.vq", "functrans.image",
+              "functrans.debug", "functrans.dtypes", "functrans.flatten_util",
+              "functrans.custom_derivatives", "functrans.runtime", "functrans.lax_extra"]
 
 #: NumPy's own functions, re-exported as they are: their docstrings are NumPy's (examples
 #: written against ``np``) and cannot be replaced without wrapping, which would change the
 #: object users get.
-EXEMPT = {"functrans.numpy.iscomplexobj": np.iscomplexobj,
-          "functrans.numpy.issubdtype": np.issubdtype}
+EXEMPT = {"functrans.numpy.issubdtype": np.issubdtype,
+          "functrans.dtypes.finfo": np.finfo, "functrans.dtypes.iinfo": np.iinfo}
 
 
 def _public_callables(namespace: str):

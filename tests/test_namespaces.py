@@ -15,7 +15,9 @@ import functrans.numpy as fnp
 
 #: modules whose ``dir()`` is exactly their ``__all__`` (PEP 562 ``__dir__``)
 CURATED = ["functrans", "functrans.tree_util", "functrans.gradcheck", "functrans.testing",
-           "functrans.lax", "functrans.config"]
+           "functrans.lax", "functrans.config", "functrans.debug", "functrans.dtypes",
+           "functrans.typing", "functrans.flatten_util", "functrans.custom_derivatives",
+           "functrans.runtime", "functrans.lax_extra"]
 
 
 def _module(name: str):

@@ -345,6 +345,7 @@ def test_every_registered_primitive_is_covered():
     covered_elsewhere = {"cond", "while", "scan",  # tests/test_control_flow.py
                          "custom_jvp_call", "custom_vjp_call", "custom_lin",  # test_custom_rules
                          "checkpoint",
+                         "debug_callback",  # tests/test_jax_names.py (no value to sweep)
                          # a named vmap turns them into reductions before any jaxpr:
                          # tests/cases_collectives.py and tests/test_collectives.py
                          "psum", "pmax", "pmin", "all_gather", "axis_index"}

@@ -174,6 +174,30 @@ def _getitem_of(base: Any):
     return __getitem__
 
 
+#: reduction methods whose ``axis`` JAX takes as a list too (NumPy's take ints and tuples)
+LIST_AXIS_METHODS = ("all", "any", "max", "mean", "min", "prod", "std", "sum", "var")
+
+
+def _list_axis_of(name: str):
+    """The reduction method ``name`` of the result arrays extending ``base``: ``base``'s
+    own, with a list ``axis`` read as a tuple."""
+    def make(base: Any):
+        method = getattr(base, name, None)
+        if method is None:  # an array type without it keeps not having it
+            def missing(self):
+                raise AttributeError(f"'{base.__name__}' object has no attribute '{name}'")
+            return property(missing)
+
+        def reduction(self, axis=None, *args, **kwargs):
+            if type(axis) is list:
+                axis = tuple(axis)
+            return method(self, axis, *args, **kwargs)
+        reduction.__name__ = reduction.__qualname__ = name
+        reduction.__doc__ = method.__doc__
+        return reduction
+    return make
+
+
 def _holds_tracer(index) -> bool:
     """Whether a tracer is in ``index``, or in the (nested) lists and tuples it holds."""
     if isinstance(index, Tracer):
@@ -194,6 +218,8 @@ def install_tracer_methods() -> None:
     # type when one is first made (core.device_result_type).
     result_type_attributes["at"] = lambda base: property(IndexUpdateHelper)
     result_type_attributes["__getitem__"] = _getitem_of
+    for name in LIST_AXIS_METHODS:
+        result_type_attributes[name] = _list_axis_of(name)
     for name, make in result_type_attributes.items():
         setattr(Array, name, make(np.ndarray))
     Tracer.real = property(real)  # type: ignore[attr-defined]

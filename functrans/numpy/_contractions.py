@@ -20,15 +20,55 @@ __all__ = ["matmul", "dot", "vdot", "inner", "outer", "tensordot", "einsum", "co
            "correlate", "einsum_path", "matvec", "vecmat", "vecdot", "cross"]
 
 
-def matmul(a, b):
-    """Matrix product with NumPy's ``@`` semantics (1-D operands, broadcast batch axes).
+def _check_precision(name: str, precision) -> None:
+    """``precision`` as JAX takes it (None, a ``lax.Precision`` or its name, or a pair of
+    them); NumPy and CuPy compute at the operands' precision, so it changes nothing."""
+    for p in (precision if isinstance(precision, (tuple, list)) else (precision,)):
+        if p is not None and not isinstance(p, lax.Precision):
+            try:
+                lax.Precision(p)
+            except ValueError:
+                raise ValueError(f"{name}: unknown precision {p!r}; use None, a "
+                                 "lax.Precision or one of 'default', 'high', 'highest', "
+                                 "'bfloat16', 'tensorfloat32', 'float32'") from None
 
-    >>> import functrans.numpy as fnp
+
+def _preferred_operands(name: str, a, b, precision, preferred_element_type):
+    """``a`` and ``b`` converted to ``preferred_element_type`` where that is a safe cast,
+    so that their products accumulate in it (int8 operands summed in int32, as in JAX)."""
+    _check_precision(name, precision)
+    if preferred_element_type is None:
+        return a, b
+    dtype = np.dtype(preferred_element_type)
+    return tuple(x if get_aval(x).dtype == dtype or not np.can_cast(get_aval(x).dtype, dtype)
+                 else lax.convert_element_type(x, dtype) for x in (a, b))
+
+
+def _preferred_result(out, preferred_element_type):
+    if preferred_element_type is None or get_aval(out).dtype == preferred_element_type:
+        return out
+    return lax.convert_element_type(out, preferred_element_type)
+
+
+def matmul(a, b, *, precision=None, preferred_element_type=None, out_sharding=None):
+    """Matrix product with NumPy's ``@`` semantics (1-D operands, broadcast batch axes).
+    ``precision`` (JAX's) is accepted and changes nothing; ``preferred_element_type`` is
+    the result's dtype (operands that convert to it safely are multiplied in it).
+
+    >>> import numpy as np, functrans.numpy as fnp
     >>> fnp.matmul(fnp.asarray([[1, 2], [3, 4]]), fnp.asarray([[1, 0], [0, 2]]))
     array([[1, 4],
            [3, 8]])
+    >>> fnp.matmul(np.full((1, 2), 100, np.int8), np.ones((2, 1), np.int8),
+    ...            preferred_element_type=np.int32, precision="highest")
+    array([[200]], dtype=int32)
     """
-    a, b = arg(a), arg(b)
+    del out_sharding
+    a, b = _preferred_operands("matmul", arg(a), arg(b), precision, preferred_element_type)
+    return _preferred_result(_matmul(a, b), preferred_element_type)
+
+
+def _matmul(a, b):
     a_nd, b_nd = len(shape_of(a)), len(shape_of(b))
     if a_nd == 0 or b_nd == 0:
         raise ValueError("matmul: operands must have at least one axis; use multiply for "
@@ -63,44 +103,53 @@ def matmul(a, b):
     return out
 
 
-def dot(a, b):
+def dot(a, b, *, precision=None, preferred_element_type=None, out_sharding=None):
     """NumPy's ``dot``: a sum product over the last axis of ``a`` and the second-to-last of
-    ``b`` (the last if ``b`` is 1-D); scalars multiply.
+    ``b`` (the last if ``b`` is 1-D); scalars multiply.  ``precision`` and
+    ``preferred_element_type`` as in ``matmul``.
 
-    >>> import functrans.numpy as fnp
+    >>> import numpy as np, functrans.numpy as fnp
     >>> fnp.dot(fnp.asarray([[1, 2], [3, 4]]), fnp.asarray([1, 1]))
     array([3, 7])
+    >>> fnp.dot(np.ones(2, np.float32), np.ones(2, np.float32), preferred_element_type=np.float64)
+    array(2.)
     """
-    a, b = arg(a), arg(b)
+    del out_sharding
+    a, b = _preferred_operands("dot", arg(a), arg(b), precision, preferred_element_type)
     a_nd, b_nd = len(shape_of(a)), len(shape_of(b))
     if a_nd == 0 or b_nd == 0:
-        return lax.mul(a, b)
+        return _preferred_result(lax.mul(a, b), preferred_element_type)
     contract_b = 0 if b_nd == 1 else b_nd - 2
-    return lax.dot_general(a, b, (((a_nd - 1,), (contract_b,)), ((), ())))
+    return _preferred_result(lax.dot_general(a, b, (((a_nd - 1,), (contract_b,)), ((), ()))),
+                             preferred_element_type)
 
 
-def vdot(a, b):
-    """Dot product of flattened arrays, conjugating the first.
+def vdot(a, b, *, precision=None, preferred_element_type=None):
+    """Dot product of flattened arrays, conjugating the first (``precision`` and
+    ``preferred_element_type`` as in ``matmul``).
 
     >>> import functrans.numpy as fnp
-    >>> fnp.vdot(fnp.asarray([1j, 2.0]), fnp.asarray([1j, 1.0]))
+    >>> fnp.vdot(fnp.asarray([1j, 2.0]), fnp.asarray([1j, 1.0]), precision="float32")
     array(3.+0.j)
     """
-    return dot(ravel(conj(a)), ravel(b))
+    return dot(ravel(conj(a)), ravel(b), precision=precision,
+               preferred_element_type=preferred_element_type)
 
 
-def inner(a, b):
-    """Sum products over the last axes of ``a`` and ``b``.
+def inner(a, b, *, precision=None, preferred_element_type=None):
+    """Sum products over the last axes of ``a`` and ``b`` (``precision`` and
+    ``preferred_element_type`` as in ``matmul``).
 
     >>> import functrans.numpy as fnp
     >>> fnp.inner(fnp.asarray([1.0, 2.0]), fnp.asarray([[1.0, 0.0], [3.0, 4.0]]))
     array([ 1., 11.])
     """
-    a, b = arg(a), arg(b)
+    a, b = _preferred_operands("inner", arg(a), arg(b), precision, preferred_element_type)
     a_nd, b_nd = len(shape_of(a)), len(shape_of(b))
     if a_nd == 0 or b_nd == 0:
-        return lax.mul(a, b)
-    return lax.dot_general(a, b, (((a_nd - 1,), (b_nd - 1,)), ((), ())))
+        return _preferred_result(lax.mul(a, b), preferred_element_type)
+    return _preferred_result(lax.dot_general(a, b, (((a_nd - 1,), (b_nd - 1,)), ((), ()))),
+                             preferred_element_type)
 
 
 def outer(a, b):
@@ -115,9 +164,11 @@ def outer(a, b):
     return lax.mul(shape_ops.reshape(a, (get_aval(a).size, 1)), ravel(b))
 
 
-def tensordot(a, b, axes=2):
+def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None,
+              out_sharding=None):
     """Sum products over the given axes (an int: the last ``axes`` of ``a`` and the first of
-    ``b``; or a pair of axis sequences).
+    ``b``; or a pair of axis sequences); ``precision`` and ``preferred_element_type`` as in
+    ``matmul``.
 
     >>> import functrans.numpy as fnp
     >>> fnp.tensordot(fnp.ones((2, 3)), fnp.ones((3, 4)), axes=1).shape
@@ -125,7 +176,8 @@ def tensordot(a, b, axes=2):
     >>> fnp.tensordot(fnp.ones((2, 3)), fnp.ones((2, 3)))
     array(6.)
     """
-    a, b = arg(a), arg(b)
+    del out_sharding
+    a, b = _preferred_operands("tensordot", arg(a), arg(b), precision, preferred_element_type)
     a_nd, b_nd = len(shape_of(a)), len(shape_of(b))
     if isinstance(axes, (int, np.integer)):
         ca, cb = tuple(range(a_nd - axes, a_nd)), tuple(range(axes))
@@ -135,14 +187,16 @@ def tensordot(a, b, axes=2):
         cb = (ax_b,) if isinstance(ax_b, int) else tuple(ax_b)
         ca = tuple(i % a_nd for i in ca)
         cb = tuple(i % b_nd for i in cb)
-    return lax.dot_general(a, b, ((ca, cb), ((), ())))
+    return _preferred_result(lax.dot_general(a, b, ((ca, cb), ((), ()))),
+                             preferred_element_type)
 
 
 def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None,
            preferred_element_type=None):
     """Einstein summation, in every form NumPy accepts: explicit (``'ij,jk->ik'``) or
     implicit output (``'ij,jk'``: the labels used once, sorted), ellipses for broadcast
-    axes (``'...ij,...jk->...ik'``), repeated labels in one operand for diagonals
+    axes (``'...ij,...jk->...ik'``; left out of the output, as in ``'...i->i'``, they are
+    summed, as in JAX), repeated labels in one operand for diagonals
     (``'ii->i'``), and the sublist form (``einsum(a, [0, 1], b, [1, 2], [0, 2])``).
 
     Lowered to diagonals, sums, transposes and one ``dot_general`` per pair of operands, in
@@ -163,8 +217,11 @@ def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None,
     if out is not None:
         raise NotImplementedError("einsum: out= is not supported (arrays are not written in "
                                   "place); use the returned array")
+    _check_precision("einsum", precision)
     inputs, output, operands = _einsum_parse("einsum", subscripts, operands)
     dtype = np.result_type(*[get_aval(x).dtype for x in operands])
+    if preferred_element_type is not None and np.can_cast(dtype, preferred_element_type):
+        dtype = np.dtype(preferred_element_type)  # products accumulate in it
     operands = [x if get_aval(x).dtype == dtype else lax.convert_element_type(x, dtype)
                 for x in operands]
     sizes = _einsum_sizes(inputs, operands)
@@ -300,9 +357,7 @@ def _einsum_parse(name: str, subscripts, operands):
             counts[c] = counts.get(c, 0) + 1
         output = ellipsis + sorted(c for c, n in counts.items() if n == 1)
     else:
-        if Ellipsis not in out_spec and broadcast_ndim:
-            raise ValueError(f"{name}: the output subscripts {_show(out_spec)} need '...' "
-                             f"for the {broadcast_ndim} broadcast axes of the inputs")
+        # Broadcast axes left out of the output are summed, as in JAX (NumPy refuses).
         output = []
         for c in out_spec:
             output += ellipsis if c is Ellipsis else [c]

@@ -13,6 +13,7 @@ from functrans import backend, lax
 from functrans.core import Tracer, get_aval, user_result
 from functrans.numpy._util import arg, dtype_of, sequence_to_array, shape_of, static_int
 from functrans.primitives import shape as shape_ops
+from functrans.primitives.conversion import zeros_like_p
 
 __all__ = ["asarray", "array", "zeros", "ones", "full", "empty", "arange", "linspace", "eye",
            "identity", "zeros_like", "ones_like", "full_like", "empty_like", "copy", "tri",
@@ -161,7 +162,7 @@ def identity(n: int, dtype=None, *, like=None):
 
 def _check_device(name: str, device) -> None:
     # JAX's `device=` keyword; arrays go where `like=` lives, and NumPy's only device is the CPU.
-    if device not in (None, "cpu"):
+    if getattr(device, "platform", device) not in (None, "cpu"):  # None, "cpu", CpuDevice
         raise ValueError(f"{name}: device={device!r} is not supported; pass like= an array on "
                          "the device you want (a CuPy array for the GPU)")
 
@@ -170,43 +171,62 @@ def _float_unless(dtype):
     return float if dtype is None else dtype
 
 
-def zeros_like(a, dtype=None):
-    """Zeros of the shape of ``a``, on its device (its dtype unless ``dtype`` is given).
+def _zeros_of(name: str, a, dtype, shape, device):
+    """Zeros on the device of ``a``, of its dtype and shape unless given."""
+    _check_device(name, device)
+    a = arg(a)
+    aval = get_aval(a)
+    dtype = aval.dtype if dtype is None else np.dtype(dtype)
+    shape = aval.shape if shape is None else _static_shape(shape, name)
+    if shape == aval.shape:
+        z = lax.zeros_like(a)
+        return z if dtype == aval.dtype else lax.convert_element_type(z, dtype)
+    return zeros_like_p.bind(a, shape=shape, dtype=dtype, weak_type=False)
+
+
+def zeros_like(a, dtype=None, shape=None, *, device=None):
+    """Zeros of the shape of ``a``, on its device (its dtype and shape unless ``dtype`` or
+    ``shape`` is given).
 
     >>> import functrans.numpy as fnp
     >>> fnp.zeros_like(fnp.asarray([1.5, 2.5]), dtype=fnp.int32)
     array([0, 0], dtype=int32)
+    >>> fnp.zeros_like(fnp.asarray([1.5, 2.5]), shape=(1, 3))
+    array([[0., 0., 0.]])
     """
-    a = arg(a)
-    z = lax.zeros_like(a)
-    return z if dtype is None else lax.convert_element_type(z, dtype)
+    return _zeros_of("zeros_like", a, dtype, shape, device)
 
 
-def ones_like(a, dtype=None):
-    """Ones of the shape of ``a``, on its device (its dtype unless ``dtype`` is given).
+def ones_like(a, dtype=None, shape=None, *, device=None):
+    """Ones of the shape of ``a``, on its device (its dtype and shape unless ``dtype`` or
+    ``shape`` is given).
 
     >>> import functrans.numpy as fnp
     >>> fnp.ones_like(fnp.asarray([1, 2]))
     array([1, 1])
+    >>> fnp.ones_like(fnp.asarray([1, 2]), shape=3)
+    array([1, 1, 1])
     """
-    return full_like(a, 1, dtype)
+    return full_like(a, 1, dtype, shape, device=device)
 
 
-def full_like(a, fill_value, dtype=None):
-    """An array like ``a`` (shape, device; dtype unless given) filled with ``fill_value``
-    converted to that dtype.
+def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
+    """An array like ``a`` (shape, device; dtype unless given; shape unless given) filled
+    with ``fill_value`` converted to that dtype; a traced ``fill_value`` carries its
+    derivative.
 
     >>> import functrans.numpy as fnp
     >>> fnp.full_like(fnp.asarray([1, 2]), 2.5)
     array([2, 2])
+    >>> fnp.full_like(fnp.asarray([1, 2]), 7, shape=(2, 2), dtype=float)
+    array([[7., 7.],
+           [7., 7.]])
     """
-    a = arg(a)
-    dtype = dtype_of(a) if dtype is None else np.dtype(dtype)
-    fill = lax.convert_element_type(arg(fill_value), dtype)
-    return lax.add(lax.convert_element_type(lax.zeros_like(a), dtype), fill)
+    zeros = _zeros_of("full_like", a, dtype, shape, device)
+    return lax.add(zeros, lax.convert_element_type(arg(fill_value), get_aval(zeros).dtype))
 
 
-def empty_like(prototype, dtype=None, shape=None):
+def empty_like(prototype, dtype=None, shape=None, *, device=None):
     """An array like ``prototype`` (device; dtype and shape unless given), filled with zeros
     as in JAX.
 
@@ -215,12 +235,7 @@ def empty_like(prototype, dtype=None, shape=None):
     array([[0, 0],
            [0, 0]])
     """
-    prototype = arg(prototype)
-    dtype = dtype_of(prototype) if dtype is None else np.dtype(dtype)
-    if shape is None:
-        return zeros_like(prototype, dtype)
-    return backend.zeros(tuple(np.atleast_1d(shape)) if np.ndim(shape) else (int(shape),),
-                         dtype, like=None if isinstance(prototype, Tracer) else prototype)
+    return _zeros_of("empty_like", prototype, dtype, shape, device)
 
 
 def copy(a, order=None):

@@ -8,10 +8,12 @@ The names and limits are NumPy's own objects, re-exported so that code written f
 """
 from __future__ import annotations
 
+import builtins
+
 import numpy as np
 from numpy import (bool_, character, complex64, complex128, complexfloating, dtype, finfo,
                    flexible, float16, float32, float64, floating, generic, iinfo, inexact,
-                   int8, int16, int32, int64, integer, iscomplexobj, issubdtype, ndarray,
+                   int8, int16, int32, int64, integer, issubdtype, ndarray,
                    number, object_, signedinteger, uint8, uint16, uint32, uint64,
                    unsignedinteger)
 
@@ -64,6 +66,23 @@ def result_type(*arrays_and_dtypes):
     np.float32(4.0)
     """
     return np.result_type(*[_dtype_or_value(x) for x in arrays_and_dtypes])
+
+
+def iscomplexobj(x) -> builtins.bool:
+    """Whether ``x`` (an array, a tracer, a scalar, a sequence) has a complex dtype; decided
+    by the dtype only, so it works on tracers and gives a Python bool.
+
+    >>> import numpy as np, functrans as ft, functrans.numpy as fnp
+    >>> fnp.iscomplexobj(np.array([1 + 0j])), fnp.iscomplexobj(2.0)
+    (True, False)
+    >>> ft.jit(lambda x: x * 2 if fnp.iscomplexobj(x) else x)(np.ones(2))
+    array([1., 1.])
+    """
+    if x is None:
+        return False
+    if isinstance(x, Tracer):
+        return get_aval(x).dtype.kind == "c"
+    return builtins.bool(np.iscomplexobj(x))
 
 
 def promote_types(a, b):

@@ -17,6 +17,7 @@ from numpy import e, inf, nan, pi
 from functrans import core, lax
 from functrans.core import get_aval
 from functrans.numpy._creation import full_like
+from functrans.numpy._dtypes import iscomplexobj
 from functrans.numpy._util import alias, arg, as_bool, dtype_of, promote_inexact, public, shape_of
 from functrans.primitives import elementwise as elementwise_primitives
 
@@ -1135,7 +1136,7 @@ def isrealobj(x) -> builtins.bool:
     >>> fnp.isrealobj(fnp.asarray([1.0, 2.0])), fnp.isrealobj(fnp.asarray([1 + 0j]))
     (True, False)
     """
-    return dtype_of(arg(x)).kind != "c"
+    return not iscomplexobj(x)
 
 
 def isscalar(element) -> builtins.bool:

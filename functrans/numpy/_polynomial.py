@@ -40,12 +40,19 @@ def _coefficients(name: str, p, what: str = "p"):
 def polyval(p, x, *, unroll: int = 16):
     """The polynomial with coefficients ``p`` (highest power first) at ``x``, by Horner's
     rule.  ``unroll`` (JAX's loop unrolling) is accepted; the loop is always unrolled.
+    Coefficients with more axes (``p[k]`` of shape ``p.shape[1:]``) broadcast against
+    ``x``, as in NumPy and JAX: the result has their broadcast shape.
 
     >>> import numpy as np, functrans.numpy as fnp
     >>> fnp.polyval(np.array([1.0, 0.0, -2.0]), np.array([0.0, 2.0]))
     array([-2.,  2.])
+    >>> fnp.polyval(np.array([[1.0, 2.0], [0.0, 1.0]]), 3.0)  # 3 and 2 * 3 + 1
+    array([3., 7.])
     """
-    p, x = _coefficients("polyval", p), arg(x)
+    p, x = arg(p), arg(x)
+    if not shape_of(p):
+        raise ValueError("polyval: p must be an array of coefficients along its first axis, "
+                         "got a scalar")
     result = multiply(x, 0) if not shape_of(p)[0] else zeros_like(multiply(x, p[0]))
     for k in range(shape_of(p)[0]):
         result = add(multiply(result, x), p[k])

@@ -5,5 +5,5 @@ abstract eval, JVP, transpose if linear, batching) registered next to each other
 from functrans.primitives import (conversion, shape, elementwise, reductions,  # noqa: F401
                                   special, special_integrals, slicing, linalg, decompositions,
                                   matrix_functions, gather, sorting, indexing, cumulative, fft, prng, collectives,
-                                  control_flow, custom_derivatives, checkpoint, jit,
+                                  callbacks, control_flow, custom_derivatives, checkpoint, jit,
                                   linear_solve)

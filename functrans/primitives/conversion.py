@@ -77,7 +77,9 @@ batching.defvectorized(convert_element_type_p)
 
 
 def _convert_lowering(ctx, x, *, new_dtype, weak_type):
-    if ctx.is_literal[0] or (ctx.in_avals[0].dtype.kind == "c" and new_dtype.kind != "c"):
+    # A weakly typed operand may be a Python scalar at run time, which has no astype.
+    if ctx.is_literal[0] or ctx.in_avals[0].weak_type or (
+            ctx.in_avals[0].dtype.kind == "c" and new_dtype.kind != "c"):
         impl = ctx.bind(_convert_impl, "convert")
         return f"{impl}({x}, new_dtype={ctx.bind(new_dtype, 'dtype')}, weak_type={weak_type})"
     return f"{x}.astype({ctx.bind(new_dtype, 'dtype')})"

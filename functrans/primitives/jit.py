@@ -26,12 +26,13 @@ from __future__ import annotations
 import functools
 import inspect
 import threading
+import weakref
 from typing import Any, Callable, Generic, NamedTuple, Sequence, TypeVar, cast, overload
 
 import numpy as np
 from typing_extensions import ParamSpec
 
-from functrans import backend, jaxpr_transforms
+from functrans import backend, config, jaxpr_transforms
 from functrans.core import (Array, ClosedJaxpr, Primitive, ShapedArray, Tracer,
                             abstract_eval_rules, get_aval, impl_rules, user_result)
 from functrans.interpreters import ad, batching, codegen, partial_eval, transpose
@@ -40,10 +41,11 @@ from functrans.interpreters.batching import not_mapped
 from functrans.interpreters.partial_eval import JaxprTracer
 from functrans.interpreters.transpose import is_undefined_primal
 from functrans.jaxpr_transforms import closure_convert, trace_function
+from functrans.primitives.callbacks import collecting_effects, keep_effects
 from functrans.primitives.shape import shape_of
-from functrans.tree_util import tree_flatten, tree_unflatten
+from functrans.tree_util import register_pytree_node, tree_flatten, tree_unflatten
 
-__all__ = ["jit", "jit_p", "Jitted", "Lowered"]
+__all__ = ["jit", "jit_p", "Jitted", "Lowered", "clear_all_caches"]
 
 jit_p = Primitive("jit", multiple_results=True, origin="library")
 
@@ -63,6 +65,7 @@ def _jit_jvp(primals, tangents, *, jaxpr, name):
     has_tangent = [type(t) is not Zero for t in tangents]
     if not any(has_tangent):
         outs = jit_p.bind(*primals, jaxpr=jaxpr, name=name)
+        keep_effects(outs)
         return outs, [Zero.from_value(o) for o in outs]
     # Two calls, as linearize needs them: one computing the outputs and the residuals from
     # the primals, one computing the output tangents from the residuals and the tangents.
@@ -78,11 +81,13 @@ def _jit_jvp(primals, tangents, *, jaxpr, name):
         # which forward mode runs and reverse mode refuses (see _jit_linear_staging).
         jvp, consts = closure_convert(jvp)
         outs = jit_p.bind(*consts, *primals, *live, jaxpr=jvp, name=f"jvp({name})")
+        keep_effects(outs)
         primal_outs, out_tangents = outs[:n_out], iter(outs[n_out:])
         return primal_outs, [next(out_tangents) if has else Zero.from_value(o)
                              for has, o in zip(out_has_tangent, primal_outs)]
     known, consts = closure_convert(known)
     outs = jit_p.bind(*consts, *primals, jaxpr=known, name=name)
+    keep_effects(outs)
     primal_outs, residuals = outs[:n_out], outs[n_out:]
     out_tangents = iter(jit_p.bind(*residuals, *live, jaxpr=unknown, name=f"jvp({name})"))
     return primal_outs, [next(out_tangents) if has else Zero.from_value(o)
@@ -104,6 +109,7 @@ def _jit_linear_staging(trace, args, params):
     known, known_consts = closure_convert(known)
     known_outs = jit_p.bind(*known_consts, *[x for x, u in zip(args, unknowns) if not u],
                             jaxpr=known, name=name)
+    keep_effects(known_outs)
     n_known = out_unknowns.count(False)
     residuals = known_outs[n_known:]
     staged = iter(trace.stage(jit_p, [*residuals, *[x for x, u in zip(args, unknowns) if u]],
@@ -128,6 +134,7 @@ def _jit_batch(vals, dims, *, jaxpr, name):
     batched, out_dims = jaxpr_transforms.batch_jaxpr(jaxpr, size, list(dims), False)
     batched, consts = closure_convert(batched)
     outs = jit_p.bind(*consts, *vals, jaxpr=batched, name=f"vmap({name})")
+    keep_effects(outs)
     return outs, out_dims
 
 
@@ -165,7 +172,7 @@ class _Entry:
         self.jaxpr = jaxpr
 
     def unflatten(self, outs):
-        return tree_unflatten(self.out_tree, outs)
+        return _without_effects(tree_unflatten(self.out_tree, outs))
 
 
 class Lowered:
@@ -216,6 +223,16 @@ def _check_leaf(name: str, x) -> None:
                     "and mark other arguments static (static_argnums / static_argnames)")
 
 
+#: every jitted function alive, so that ``clear_all_caches`` reaches their caches
+_all_jitted: weakref.WeakSet = weakref.WeakSet()
+
+
+def clear_all_caches() -> None:
+    """Forget the compiled signatures of every jitted function."""
+    for jitted in list(_all_jitted):
+        jitted.clear_cache()
+
+
 P = ParamSpec("P")
 R = TypeVar("R")
 
@@ -237,6 +254,7 @@ class Jitted(Generic[P, R]):
         self._lock = threading.Lock()
         self._hits = 0
         self._misses = 0
+        _all_jitted.add(self)
 
     def __get__(self, instance, owner=None):
         return self if instance is None else functools.partial(self, instance)
@@ -247,6 +265,8 @@ class Jitted(Generic[P, R]):
     # -- calling ---------------------------------------------------------------------------
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        if config.jit_disabled:  # functrans.disable_jit(): run the function eagerly
+            return self._fun(*args, **kwargs)
         if self._simple and not kwargs:  # the fast path: NumPy arrays only
             # (no typing.cast here: it is a function call per argument at run time)
             signature: list = []
@@ -273,7 +293,7 @@ class Jitted(Generic[P, R]):
                         if type(out) is np.ndarray and out.ndim:
                             out = out.view(Array)
                         return cast(R, out)
-                    return tree_unflatten(entry.out_tree, user_result(outs))
+                    return entry.unflatten(user_result(outs))
         return self._call(args, kwargs)
 
     def _split(self, args: tuple, kwargs: dict):
@@ -327,7 +347,8 @@ class Jitted(Generic[P, R]):
             jaxpr, consts, out_tree = self._trace(dynamic_fun, in_tree, avals, static_key)
             if any(isinstance(c, Tracer) for c in consts):  # closes over a transform's value
                 outs = jit_p.bind(*consts, *leaves, jaxpr=jaxpr, name=self._name)
-                return tree_unflatten(out_tree, outs)
+                keep_effects(outs)
+                return _without_effects(tree_unflatten(out_tree, outs))
             consts = _move_constants(library, consts)
             entry = _Entry(codegen.compile_jaxpr(jaxpr, library, self._name), consts,
                            out_tree, jaxpr)
@@ -350,13 +371,14 @@ class Jitted(Generic[P, R]):
     def _trace(self, dynamic_fun, in_tree, avals, static_key):
         """The function's jaxpr for these argument types (cached by trace_function, keyed
         by the user's function): ``(jaxpr, consts, out_tree)``."""
-        return trace_function(dynamic_fun, in_tree, avals, "jit", key=self._fun,
-                              static=static_key)
+        return trace_function(_with_effects(dynamic_fun), in_tree, avals, "jit",
+                              key=self._fun, static=static_key)
 
     def _bind(self, dynamic_fun, in_tree, avals, static_key, leaves):
         jaxpr, consts, out_tree = self._trace(dynamic_fun, in_tree, avals, static_key)
         outs = jit_p.bind(*consts, *leaves, jaxpr=jaxpr, name=self._name)
-        return tree_unflatten(out_tree, outs)
+        keep_effects(outs)
+        return _without_effects(tree_unflatten(out_tree, outs))
 
     # -- inspection ------------------------------------------------------------------------
 
@@ -387,6 +409,34 @@ class Jitted(Generic[P, R]):
             self._fast.clear()
             self._fast_trees.clear()
             self._hits = self._misses = 0
+
+
+class _WithEffects:
+    """A traced function's result with the effect tokens its trace collected (the callbacks
+    of ``functrans.debug``), which become extra outputs of the jaxpr so that the equations
+    making them are kept; the caller gets ``out`` alone."""
+
+    __slots__ = ("out", "tokens")
+
+    def __init__(self, out, tokens):
+        self.out, self.tokens = out, tokens
+
+
+register_pytree_node(_WithEffects, lambda w: ((w.out, list(w.tokens)), None),
+                     lambda _, children: _WithEffects(*children))
+
+
+def _with_effects(fun: Callable) -> Callable:
+    """``fun``, returning ``_WithEffects`` when effects were collected while it ran."""
+    def traced(*args, **kwargs):
+        with collecting_effects() as tokens:
+            out = fun(*args, **kwargs)
+        return _WithEffects(out, tokens) if tokens else out
+    return traced
+
+
+def _without_effects(result):
+    return result.out if type(result) is _WithEffects else result
 
 
 def _quick_structure(tree, leaves: list, depth: int = 0):
