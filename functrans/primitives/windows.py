@@ -886,6 +886,7 @@ def map(f: Callable, xs, *, batch_size: int | None = None):  # noqa: A001 (lax's
     if isinstance(batch_size, bool) or int(batch_size) != batch_size or batch_size < 1:
         raise ValueError(f"map: batch_size must be a positive int, got {batch_size!r}")
     n, batch_size = sizes.pop(), int(batch_size)
+    assert n is not None  # refused above
     full, rest = divmod(n, batch_size)
     if full == 0:
         return _vmap_leading(f, xs)
