@@ -10,8 +10,9 @@ import numpy as np
 from typing_extensions import ParamSpec
 
 from functrans import backend
-from functrans.gradcheck.checks import (batched_check, dtype_check, fast_checks,
-                                         jacobian_checks, rerun_checks,
+from functrans.gradcheck.checks import (FORWARD_REFUSALS, batched_check, dtype_check,
+                                         fast_checks, forward_refusal, jacobian_checks,
+                                         rerun_checks, skipped_check, skipped_modes,
                                          nondifferentiable_check, precision_diagnosis,
                                          undefined_grad_check, vmap_consistency_check,
                                          worst_columns)
@@ -100,7 +101,18 @@ def check_problem(problem: Problem, opts: Options, rng, order: int,
     ``opts.order``, appending them to ``result`` (and counting full-mode steps on
     ``progress``)."""
     progress = Progress(problem.label, 0, False) if progress is None else progress
-    _run_checks(problem, opts, rng, order, result, progress)
+    try:
+        _run_checks(problem, opts, rng, order, result, progress)
+    except FORWARD_REFUSALS as e:
+        reason = forward_refusal(e)
+        if reason is None or "fwd" not in opts.modes:
+            raise
+        # the modes were named (else forward mode would have been skipped): say which
+        # function cannot be checked, without the trace through the interpreters
+        raise type(e)(f"gradcheck of {problem.label}: {problem.label} cannot be checked in "
+                      f"forward mode (jvp): {reason}. Check reverse mode only with "
+                      "modes='rev'; the default modes skip forward mode for such a function "
+                      "and say so in the report.") from None
     # the outputs are known by now (every check evaluates f), so this costs no evaluation
     result.record_arrays(problem.label, problem.in_names, problem.in_avals)
     result.record_arrays(problem.label, problem.out_names, problem.out_avals)
@@ -132,7 +144,14 @@ def _run_checks(problem: Problem, opts: Options, rng, order: int, result: Gradch
         for mode in opts.modes:
             progress.advance(f"{mode} Jacobian of {problem.label}")
             state: dict = {}
-            analytic = analytic_jacobian(problem, mode, opts.chunk_size, state)
+            try:
+                analytic = analytic_jacobian(problem, mode, opts.chunk_size, state)
+            except FORWARD_REFUSALS as e:
+                reason = forward_refusal(e) if mode == "fwd" else None
+                if reason is None or not opts.auto_modes or "rev" not in opts.modes:
+                    raise
+                checks.append(skipped_check(problem, mode, order, reason))
+                continue
             if state.get("loop"):
                 what = "pullback" if mode == "rev" else "jvp"
                 result.notes.append(f"the {what} of {problem.label} could not be vmapped "
@@ -152,24 +171,27 @@ def _run_checks(problem: Problem, opts: Options, rng, order: int, result: Gradch
         return
     if not opts.fast_mode:
         progress.advance(f"other checks of {problem.label}")
-    if opts.check_batched_grad and "rev" in opts.modes:
+    # the modes f has rules for (forward mode is skipped for a custom_vjp function)
+    skipped = skipped_modes(checks, problem, order)
+    modes = tuple(m for m in opts.modes if m not in skipped)
+    if opts.check_batched_grad and "rev" in modes:
         checks.append(batched_check(problem, "rev", rng, order, opts.atol, opts.rtol))
-    if opts.check_batched_forward_grad and "fwd" in opts.modes:
+    if opts.check_batched_forward_grad and "fwd" in modes:
         checks.append(batched_check(problem, "fwd", rng, order, opts.atol, opts.rtol))
-    if opts.check_undefined_grad and "rev" in opts.modes:
+    if opts.check_undefined_grad and "rev" in modes:
         checks.append(undefined_grad_check(problem, rng, order, opts.atol, opts.rtol))
     if opts.check_grad_dtypes:
-        checks.append(dtype_check(problem, opts.modes, rng, order))
+        checks.append(dtype_check(problem, modes, rng, order))
     # PyTorch's zero-cotangent check (run whatever the options) and the nondeterminism check
-    checks.extend(rerun_checks(problem, opts.modes, rng, order, opts.nondet_tol))
+    checks.extend(rerun_checks(problem, modes, rng, order, opts.nondet_tol))
     if order < opts.order:
-        for mode in opts.modes:
+        for mode in modes:
             check_problem(problem.derivative(mode, rng), opts, rng, order + 1, result,
                           progress)
 
 
 def gradcheck(fun: Callable[P, Any], *, eps: float | None = None, atol: float | None = None,
-              rtol: float | None = None, modes: Sequence[str] = ("fwd", "rev"),
+              rtol: float | None = None, modes: Sequence[str] | None = None,
               order: int = 1, fast_mode: bool = False, nondet_tol: float = 0.0,
               check_batched_grad: bool = False, check_batched_forward_grad: bool = False,
               check_undefined_grad: bool = True, check_grad_dtypes: bool = False,
@@ -188,7 +210,12 @@ def gradcheck(fun: Callable[P, Any], *, eps: float | None = None, atol: float | 
     * ``eps``: finite-difference step (default 1e-6 when the numerical side is float64).
     * ``atol``, ``rtol``: tolerances; by default per dtype (float64 1e-5, float32 2e-3,
       float16 1e-2, complex64 1e-3, complex128 1e-5).
-    * ``modes``: ``"fwd"`` (jvp) and/or ``"rev"`` (vjp).
+    * ``modes``: ``"fwd"`` (jvp) and/or ``"rev"`` (vjp).  By default both, except that
+      forward mode is skipped for a function that has no forward-mode rule (one that
+      uses a ``custom_vjp`` function, or a primitive without a JVP rule): reverse mode is
+      checked, and the result (``result.skipped``) and its report say that forward mode
+      was skipped and why.  Named explicitly, ``modes=("fwd",)`` on such a function
+      raises an error naming it.
     * ``order``: 2 also checks the derivative of the derivative in every combination of
       ``modes`` (forward over forward, reverse over forward, ...).
     * ``fast_mode``: compare ``vᵀ J u`` for random unit ``u``, ``v`` instead of every entry.
@@ -225,7 +252,8 @@ def gradcheck(fun: Callable[P, Any], *, eps: float | None = None, atol: float | 
     >>> bool(ft.gradcheck(f, order=2)(np.array([0.1, 0.2]), np.array([1.0, 2.0])))
     True
     """
-    modes = (modes,) if isinstance(modes, str) else tuple(modes)
+    auto_modes = modes is None
+    modes = MODES if modes is None else (modes,) if isinstance(modes, str) else tuple(modes)
     unknown = [m for m in modes if m not in MODES]
     if unknown or not modes:
         raise ValueError(f"gradcheck: modes must be a non-empty subset of ('fwd', 'rev'), got "
@@ -237,7 +265,7 @@ def gradcheck(fun: Callable[P, Any], *, eps: float | None = None, atol: float | 
     opts = Options(eps, atol, rtol, modes, int(order), bool(fast_mode), float(nondet_tol),
                    check_batched_grad, check_batched_forward_grad, check_undefined_grad,
                    check_grad_dtypes, raise_exception, dtype, detect_nondifferentiable, seed,
-                   argnums, chunk_size)
+                   argnums, chunk_size, auto_modes)
 
     @functools.wraps(fun)
     def checker(*args: P.args, **kwargs: P.kwargs) -> GradcheckResult:
