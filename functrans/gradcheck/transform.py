@@ -4,6 +4,7 @@ from __future__ import annotations
 import functools
 import os
 import sys
+import threading
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -21,12 +22,15 @@ from functrans.gradcheck.options import MODES, Options, resolve_seed
 from functrans.gradcheck.problem import Problem, make_problem
 from functrans.gradcheck.results import GradcheckError, GradcheckResult, NondifferentiableError
 
-__all__ = ["check_problem", "gradcheck", "progress_enabled", "Progress"]
+__all__ = ["check_problem", "gradcheck", "progress_enabled", "planned_work", "Progress"]
 
 P = ParamSpec("P")
 
-#: a full-mode check shows its progress bar only once it has run this many seconds
-PROGRESS_DELAY = 1.0
+#: a full-mode check shows its progress bar once it has run this many seconds
+PROGRESS_DELAY = 0.5
+#: and redraws it at least this often (the elapsed time, the phase), even while one long
+#: call runs
+PROGRESS_REFRESH = 0.5
 
 
 def progress_enabled(progress: bool | None, environ=None, stream=None) -> bool:
@@ -50,19 +54,37 @@ def progress_enabled(progress: bool | None, environ=None, stream=None) -> bool:
     return all(getattr(s, "isatty", lambda: False)() for s in (stream, sys.stdout))
 
 
+def planned_work(n_in: int, n_out: int, modes: Sequence[str], orders_left: int) -> int:
+    """The units of work :class:`Progress` counts for a full-mode check of a function with
+    ``n_in`` real inputs and ``n_out`` real outputs, and of its derivatives
+    ``orders_left`` more times: a unit per numerical Jacobian column, per analytic row
+    (reverse mode) or column (forward mode), and one for the other checks.
+
+    >>> planned_work(3, 1, ("fwd", "rev"), 0)  # 3 numeric + 3 fwd + 1 rev + 1
+    8
+    """
+    work = n_in + sum(n_in if m == "fwd" else n_out for m in modes) + 1
+    if orders_left > 0:
+        for m in modes:  # jvp(f): primals and tangents in; vjp(f): primals and cotangents
+            work += (planned_work(2 * n_in, n_out, modes, orders_left - 1) if m == "fwd"
+                     else planned_work(n_in + n_out, n_in, modes, orders_left - 1))
+    return work
+
+
 class Progress:
-    """The steps of a full-mode check (the numerical Jacobian, one analytic Jacobian per
-    mode, the other checks: for ``f`` and each derivative checked) as a tqdm bar that
-    appears once the check has run :data:`PROGRESS_DELAY` seconds.  Disabled, it does
-    nothing.
+    """A full-mode check's progress as a tqdm bar: every numerical Jacobian column, every
+    analytic row (reverse mode) or column (forward mode), and the comparisons and other
+    checks, for ``f`` and each derivative checked, each phase named.  The bar appears once
+    the check has run :data:`PROGRESS_DELAY` seconds and is redrawn at least every
+    :data:`PROGRESS_REFRESH` seconds by a background thread.  Disabled, it does nothing.
 
     >>> p = Progress("f", total=3, enabled=False)
-    >>> p.advance("numerical Jacobian of f"); p.close()
+    >>> p.phase("numerical Jacobian of f"); p.advance(3); p.close()
     """
 
     def __init__(self, label: str, total: int, enabled: bool, stream=None):
         self.bar = None
-        self.pending = False
+        self.tick: Callable[[int], None] | None = None
         if not enabled:
             return
         try:
@@ -70,35 +92,44 @@ class Progress:
         except ImportError:
             raise ImportError("gradcheck(progress=True) draws its progress bar with tqdm (an "
                               "optional dependency): pip install tqdm") from None
-        self.bar = tqdm(total=total, desc=f"gradcheck of {label}", unit="step", leave=False,
-                        delay=PROGRESS_DELAY, file=sys.stderr if stream is None else stream)
+        self.bar = tqdm(total=total, desc=f"gradcheck of {label}", unit="col", leave=False,
+                        delay=PROGRESS_DELAY, mininterval=0.1,
+                        file=sys.stderr if stream is None else stream)
+        self.tick = self.advance
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._redraw, name="gradcheck progress",
+                                        daemon=True)
+        self._thread.start()
 
-    def advance(self, what: str) -> None:
-        """Count the step that just ended (if any) and name the next one."""
-        if self.bar is None:
-            return
-        if self.pending:
-            self.bar.update(1)
-        self.pending = True
-        self.bar.set_postfix_str(what, refresh=False)
+    def _redraw(self) -> None:
+        bar = self.bar
+        while not self._done.wait(PROGRESS_REFRESH):
+            now = bar._time()
+            if now >= bar.start_t + bar.delay:
+                bar.refresh()
+                bar.last_print_t, bar.last_print_n = now, bar.n  # tqdm's "shown" marks
+
+    def phase(self, what: str) -> None:
+        """Name the phase starting now."""
+        if self.bar is not None:
+            self.bar.set_postfix_str(what, refresh=False)
+
+    def advance(self, units: int = 1) -> None:
+        """Count ``units`` of finished work."""
+        if self.bar is not None:
+            self.bar.update(units)
 
     def close(self) -> None:
         if self.bar is not None:
-            if self.pending:
-                self.bar.update(1)
+            self._done.set()
+            self._thread.join()
             self.bar.close()
-
-
-def _count_steps(opts: Options) -> int:
-    """The steps :class:`Progress` counts in a full-mode check with options ``opts``."""
-    problems = sum(len(opts.modes) ** k for k in range(opts.order))
-    return problems * (len(opts.modes) + 2)
 
 
 def check_problem(problem: Problem, opts: Options, rng, order: int,
                   result: GradcheckResult, progress: Progress | None = None) -> None:
     """Run every check ``opts`` asks for on ``problem``, and on its derivatives up to
-    ``opts.order``, appending them to ``result`` (and counting full-mode steps on
+    ``opts.order``, appending them to ``result`` (and counting full-mode work on
     ``progress``)."""
     progress = Progress(problem.label, 0, False) if progress is None else progress
     try:
@@ -124,9 +155,9 @@ def _run_checks(problem: Problem, opts: Options, rng, order: int, result: Gradch
     if opts.fast_mode:
         checks.extend(fast_checks(problem, opts, rng, order))
     else:
-        progress.advance(f"numerical Jacobian of {problem.label}")
+        progress.phase(f"numerical Jacobian of {problem.label}")
         num = numeric_jacobian(problem, opts.eps_for(problem), opts.dtype, opts.chunk_size,
-                               detect=opts.detect_nondifferentiable)
+                               detect=opts.detect_nondifferentiable, tick=progress.tick)
         if num.vmap_note:
             result.notes.append(f"{problem.label} could not be vmapped ({num.vmap_note}); its "
                                 "numerical Jacobian was computed with a Python loop")
@@ -142,16 +173,19 @@ def _run_checks(problem: Problem, opts: Options, rng, order: int, result: Gradch
                 return
         failed_columns = set()
         for mode in opts.modes:
-            progress.advance(f"{mode} Jacobian of {problem.label}")
+            progress.phase(f"{mode} Jacobian of {problem.label}")
             state: dict = {}
             try:
-                analytic = analytic_jacobian(problem, mode, opts.chunk_size, state)
+                analytic = analytic_jacobian(problem, mode, opts.chunk_size, state,
+                                             progress.tick)
             except FORWARD_REFUSALS as e:
                 reason = forward_refusal(e) if mode == "fwd" else None
                 if reason is None or not opts.auto_modes or "rev" not in opts.modes:
                     raise
                 checks.append(skipped_check(problem, mode, order, reason))
+                progress.advance(sum(problem.in_sizes))  # the columns not computed
                 continue
+            progress.phase(f"comparing the {mode} Jacobian of {problem.label}")
             if state.get("loop"):
                 what = "pullback" if mode == "rev" else "jvp"
                 result.notes.append(f"the {what} of {problem.label} could not be vmapped "
@@ -170,7 +204,7 @@ def _run_checks(problem: Problem, opts: Options, rng, order: int, result: Gradch
     if any(c.kind == "nondifferentiable" and not c.passed for c in checks):
         return
     if not opts.fast_mode:
-        progress.advance(f"other checks of {problem.label}")
+        progress.phase(f"other checks of {problem.label}")
     # the modes f has rules for (forward mode is skipped for a custom_vjp function)
     skipped = skipped_modes(checks, problem, order)
     modes = tuple(m for m in opts.modes if m not in skipped)
@@ -184,6 +218,7 @@ def _run_checks(problem: Problem, opts: Options, rng, order: int, result: Gradch
         checks.append(dtype_check(problem, modes, rng, order))
     # PyTorch's zero-cotangent check (run whatever the options) and the nondeterminism check
     checks.extend(rerun_checks(problem, modes, rng, order, opts.nondet_tol))
+    progress.advance()
     if order < opts.order:
         for mode in modes:
             check_problem(problem.derivative(mode, rng), opts, rng, order + 1, result,
@@ -235,7 +270,8 @@ def gradcheck(fun: Callable[P, Any], *, eps: float | None = None, atol: float | 
       ``FUNCTRANS_TEST_SEED`` environment variable, else 0).
     * ``argnums``: which positional arguments to check (default all floating ones).
     * ``chunk_size``: perturbed points per vmapped evaluation (default: bounded memory).
-    * ``progress``: a progress bar (tqdm) for full-mode checks that run over a second;
+    * ``progress``: a progress bar (tqdm) for full-mode checks, from half a second in:
+      every numerical and analytic Jacobian column (row) counted, each phase named;
       by default shown only on a terminal outside CI (the ``CI`` environment variable);
       True or False forces it on or off.
 
@@ -274,8 +310,11 @@ def gradcheck(fun: Callable[P, Any], *, eps: float | None = None, atol: float | 
         # Random directions are drawn where the inputs live (NumPy's generator for NumPy).
         rng = backend.default_rng(used_seed, like=problem.like)
         result = GradcheckResult(problem.label, used_seed, dict(opts.__dict__))
-        bar = Progress(problem.label, _count_steps(opts),
-                       not opts.fast_mode and progress_enabled(progress))
+        enabled = not opts.fast_mode and progress_enabled(progress)
+        # the outputs' sizes size the bar: one evaluation of f, only when it is drawn
+        bar = Progress(problem.label, planned_work(
+            sum(problem.in_sizes), sum(problem.out_sizes), opts.modes, opts.order - 1)
+            if enabled else 0, enabled)
         try:
             check_problem(problem, opts, rng, 1, result, bar)
         finally:
