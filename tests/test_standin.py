@@ -467,6 +467,9 @@ def _testing_checkers():
             f, (x, w), gy, (x * 0.5, w * 0.5)),
         "check_numeric_gradient": lambda f, x, w, gy: T.check_numeric_gradient(
             f, [x, w], dtype=np.float64),
+        # MXNet's defaults: float32, random head gradients drawn on the device
+        "check_numeric_gradient_defaults": lambda f, x, w, gy: T.check_numeric_gradient(
+            f, {"x": x, "w": w}),
     }
 
 
