@@ -30,7 +30,8 @@ from functrans.primitives.indexing import dynamic_slice, dynamic_update_slice
 from functrans.primitives.linalg import dot_general
 from functrans.primitives.reductions import argmax, argmin, reduce_max, reduce_min
 from functrans.primitives.shape import (broadcast, broadcast_in_dim, expand_dims, reduce_sum,
-                                        reshape, rev, squeeze)
+                                        rev, squeeze)
+from functrans.primitives.shape import reshape as _reshape
 from functrans.primitives.slicing import concatenate, pad, slice
 from functrans.primitives.special import (bessel_i0e, bessel_i1e, betainc, digamma, erf,
                                           erf_inv, erfc, igamma, igamma_grad_a, igammac,
@@ -72,6 +73,29 @@ def transpose(operand, permutation):
     (4, 2, 3)
     """
     return _transpose_axes(operand, permutation)
+
+
+def reshape(operand, new_sizes, dimensions=None):
+    """Reshape ``operand`` (row-major) to ``new_sizes``; with ``dimensions`` (a permutation
+    of its axes) its axes are first transposed into that order, as in JAX.
+
+    >>> import numpy as np, functrans.lax as lax
+    >>> lax.reshape(np.arange(6.0), (2, 3))
+    array([[0., 1., 2.],
+           [3., 4., 5.]])
+    >>> lax.reshape(np.arange(6.0).reshape(2, 3), (6,), dimensions=(1, 0))
+    array([0., 3., 1., 4., 2., 5.])
+    """
+    if dimensions is not None:
+        ndim = len(_shape_of(operand))
+        dims = tuple(int(d) for d in dimensions)
+        if sorted(dims) != list(builtins.range(ndim)):
+            raise TypeError(f"reshape: dimensions must be a permutation of the operand's axes "
+                            f"(0 .. {ndim - 1}) for an operand of shape "
+                            f"{_shape_of(operand)}, got dimensions={tuple(dimensions)}")
+        if dims != tuple(builtins.range(ndim)):
+            operand = _transpose_axes(operand, dims)
+    return _reshape(operand, new_sizes)
 
 
 def _axis(operand, axis: int, name: str) -> int:
