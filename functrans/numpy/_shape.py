@@ -19,6 +19,7 @@ from functrans.numpy._elementwise import bitwise_and, multiply, not_equal, right
 from functrans.numpy._util import (arg, as_tuple, axis_tuple, dtype_of, shape_of, slice_axis,
                                    static_int)
 from functrans.primitives import shape as shape_ops
+from functrans.primitives.sorting import take_along
 
 __all__ = ["reshape", "ravel", "transpose", "swapaxes", "moveaxis", "broadcast_to",
            "broadcast_arrays", "expand_dims", "squeeze", "atleast_1d", "atleast_2d",
@@ -310,30 +311,93 @@ def tile(A, reps):
     return shape_ops.reshape(pairs, [r * n for r, n in zip(reps, shape)])
 
 
-def repeat(a, repeats, axis=None):
-    """Repeat each element ``repeats`` times (a static int) along ``axis`` (of the
-    flattened array by default).
+def repeat(a, repeats, axis=None, *, total_repeat_length=None):
+    """Repeat each element ``repeats`` times along ``axis`` (of the flattened array by
+    default).  ``repeats`` is an int, or one count per element along the axis (an array,
+    which may be traced).  The output's length must be known: with traced counts (under
+    ``jit``) pass ``total_repeat_length``, as in JAX; the output is then cut to that length,
+    or filled up with the last element along the axis.
 
     >>> import functrans.numpy as fnp
     >>> fnp.repeat(fnp.asarray([1, 2]), 2)
     array([1, 1, 2, 2])
+    >>> fnp.repeat(fnp.asarray([1.0, 2.0, 3.0]), [1, 0, 2])
+    array([1., 3., 3.])
+    >>> fnp.repeat(fnp.asarray([1.0, 2.0, 3.0]), [1, 0, 2], total_repeat_length=5)
+    array([1., 3., 3., 3., 3.])
     """
-    if not isinstance(repeats, Tracer) and backend.array_module(repeats).ndim(repeats) > 0:
-        raise NotImplementedError("repeat: only one static integer count is supported, not "
-                                  "one count per element")
-    repeats = static_int(repeats, "repeat", "repeats")
-    if repeats < 0:
-        raise ValueError(f"repeat: repeats must be non-negative, got {repeats}")
     a = arg(a)
     if axis is None:
         a, axis = ravel(a), 0
     shape = shape_of(a)
     axis = shape_ops.normalize_axis(static_int(axis, "repeat", "axis"), len(shape))
+    if total_repeat_length is not None:
+        total_repeat_length = static_int(total_repeat_length, "repeat", "total_repeat_length")
+        if total_repeat_length < 0:
+            raise ValueError(f"repeat: total_repeat_length must be non-negative, got "
+                             f"{total_repeat_length}")
+    if isinstance(repeats, Tracer) or backend.array_module(repeats).ndim(repeats) > 0:
+        return _repeat_counts(a, repeats, axis, total_repeat_length)
+    repeats = static_int(repeats, "repeat", "repeats")
+    if repeats < 0:
+        raise ValueError(f"repeat: repeats must be non-negative, got {repeats}")
+    if total_repeat_length is not None and total_repeat_length != repeats * shape[axis]:
+        return _repeat_counts(a, repeats, axis, total_repeat_length)
     # Each element gets a new axis of size `repeats` right after it, then the two merge.
     widened = shape_ops.broadcast_in_dim(
         a, shape[:axis + 1] + (repeats,) + shape[axis + 1:],
         tuple(i if i <= axis else i + 1 for i in range(len(shape))))
     return shape_ops.reshape(widened, shape[:axis] + (shape[axis] * repeats,) + shape[axis + 1:])
+
+
+def _repeat_counts(a, repeats, axis: int, total):
+    """``repeat`` with one count per element along ``axis``: output position ``j`` reads
+    the element whose run of copies covers ``j`` (one gather, so the derivative is the
+    matching scatter-add); past the last run it reads the last element."""
+    shape = shape_of(a)
+    n = shape[axis]
+    counts = arg(repeats)
+    if np.dtype(dtype_of(counts)).kind not in "iub":
+        raise TypeError(f"repeat: repeats must be integers, got dtype {dtype_of(counts)}")
+    if len(shape_of(counts)) > 1 or shape_of(counts) not in ((), (1,), (n,)):
+        raise ValueError(f"repeat: repeats of shape {shape_of(counts)} do not match the "
+                         f"{n} elements along axis {axis} of an array of shape {shape}")
+    if not isinstance(counts, Tracer):
+        # concrete counts decide the output length: read them (a device array is synced)
+        host = np.broadcast_to(np.asarray(backend.to_host(counts), dtype=np.int64), (n,))
+        if (host < 0).any():
+            raise ValueError(f"repeat: repeats must be non-negative, got {host.tolist()}")
+        if total is None:
+            total = int(host.sum())
+        if not backend.is_device_array(counts):
+            source = np.repeat(np.arange(n), host)[:total]
+            source = np.concatenate([source, np.full(total - source.size, max(n - 1, 0))])
+            return _take_run(a, backend.asarray(source, like=a) if backend.is_device_array(a)
+                             else source, axis, total)
+    elif total is None:
+        raise ConcretizationTypeError(
+            "repeat: repeats is traced, so the length of the output is not known; pass "
+            "total_repeat_length= (a static int), as jax.numpy.repeat requires under jit")
+    counts = lax.convert_element_type(shape_ops.broadcast_to(counts, (n,)), np.int64)
+    # A 1 where each run after the first starts; their running sum is the source index.
+    starts = lax.cumsum(counts, 0)
+    starts = shape_ops.reshape(lax.slice(starts, (0,), (builtins.max(n - 1, 0),)),
+                               (builtins.max(n - 1, 0), 1))
+    zeros = lax.mul(lax.iota(np.int64, total, like=counts), 0)
+    marks = lax.scatter_add(zeros, starts, lax.add(lax.mul(starts[:, 0], 0), 1), mode="drop")
+    return _take_run(a, lax.cumsum(marks, 0), axis, total)
+
+
+def _take_run(a, source, axis: int, total: int):
+    shape = shape_of(a)
+    out_shape = shape[:axis] + (total,) + shape[axis + 1:]
+    if total == 0:
+        return shape_ops.reshape(slice_axis(a, axis, 0, 0), out_shape)
+    if shape[axis] == 0:
+        raise ValueError(f"repeat: total_repeat_length={total} copies of an empty axis "
+                         f"(array of shape {shape})")
+    index = shape_ops.broadcast_in_dim(source, out_shape, (axis,))
+    return take_along(a, index, axis)
 
 
 def roll(a, shift, axis=None):
