@@ -73,7 +73,7 @@ from functrans.numpy._statistics import (average, ptp, cov, corrcoef, nansum, na
 from functrans.numpy._shape import (reshape, ravel, transpose, swapaxes, moveaxis, broadcast_to,
                                     broadcast_arrays, expand_dims, squeeze, atleast_1d, atleast_2d,
                                     concatenate, stack, hstack, vstack, split, tile, repeat, roll,
-                                    flip, pad, shape, ndim, size, append, insert, delete, resize,
+                                    flip, shape, ndim, size, append, insert, delete, resize,
                                     trim_zeros, block, column_stack, dstack, array_split, hsplit,
                                     vsplit, dsplit, unstack, rot90, fliplr, flipud, rollaxis,
                                     matrix_transpose, permute_dims, concat, atleast_3d, kron,
@@ -95,6 +95,7 @@ from functrans.numpy._contractions import (convolve, correlate, einsum_path, mat
 from functrans.numpy._polynomial import (polyval, polyadd, polysub, polymul, polydiv, polyder,
                                          polyint, poly, roots, polyfit, vander, interp, gradient,
                                          trapezoid, ediff1d, unwrap)
+from functrans.numpy._padding import pad
 from functrans.numpy._functional import vectorize, apply_along_axis, apply_over_axes
 from functrans.numpy._sorting import (sort, argsort, lexsort, sort_complex, partition,
                                       argpartition, searchsorted, digitize, median, quantile,

@@ -24,7 +24,7 @@ from functrans.primitives.sorting import take_along
 __all__ = ["reshape", "ravel", "transpose", "swapaxes", "moveaxis", "broadcast_to",
            "broadcast_arrays", "expand_dims", "squeeze", "atleast_1d", "atleast_2d",
            "concatenate", "stack", "hstack", "vstack", "split", "tile", "repeat", "roll",
-           "flip", "pad", "shape", "ndim", "size",
+           "flip", "pad_constant", "shape", "ndim", "size",
            "append", "insert", "delete", "resize", "trim_zeros", "block", "column_stack",
            "dstack", "array_split", "hsplit", "vsplit", "dsplit", "unstack", "rot90", "fliplr",
            "flipud", "rollaxis", "matrix_transpose", "permute_dims", "concat", "atleast_3d",
@@ -445,18 +445,15 @@ def flip(a, axis=None):
     return lax.rev(a, axis_tuple(axis, len(shape_of(a))))
 
 
-def pad(array, pad_width, mode: str = "constant", constant_values=0):
-    """Constant padding, as ``numpy.pad(mode='constant')``; ``constant_values`` is one
-    scalar (it may be traced).
+def pad_constant(array, pad_width, constant_values=0):
+    """``numpy.pad(array, pad_width, mode="constant")`` with one ``constant_values`` scalar
+    (it may be traced): one ``lax.pad``.  ``functrans.numpy.pad`` has every mode.
 
-    >>> import functrans.numpy as fnp
-    >>> fnp.pad(fnp.asarray([1, 2]), (1, 2))
+    >>> import numpy as np
+    >>> from functrans.numpy._shape import pad_constant
+    >>> pad_constant(np.asarray([1, 2]), (1, 2))
     array([0, 1, 2, 0, 0])
-    >>> fnp.pad(fnp.asarray([1.0]), 1, constant_values=9.0)
-    array([9., 1., 9.])
     """
-    if mode != "constant":
-        raise NotImplementedError(f"pad: mode={mode!r} is not supported; only 'constant'")
     array = arg(array)
     nd = len(shape_of(array))
     # The widths decide the output shape, so they are read on the host (device ones too).
@@ -969,7 +966,7 @@ def packbits(a, axis: int | None = None, bitorder: str = "big"):
     a, axis = _bit_axis("packbits", a, axis, bitorder)
     bits = moveaxis(lax.convert_element_type(not_equal(a, 0), np.uint8), axis, -1)
     n = shape_of(bits)[-1]
-    bits = pad(bits, [(0, 0)] * (len(shape_of(bits)) - 1) + [(0, -n % 8)])
+    bits = pad_constant(bits, [(0, 0)] * (len(shape_of(bits)) - 1) + [(0, -n % 8)])
     groups = reshape(bits, shape_of(bits)[:-1] + ((n + 7) // 8, 8))
     weights = lax.shift_left(np.uint8(1), _bit_shifts(bitorder, groups))
     packed = shape_ops.reduce_sum(multiply(groups, weights), (len(shape_of(groups)) - 1,))
@@ -1000,5 +997,5 @@ def unpackbits(a, axis: int | None = None, count: int | None = None, bitorder: s
         if keep <= total:
             bits = bits[..., :keep]
         else:
-            bits = pad(bits, [(0, 0)] * (len(shape_of(bits)) - 1) + [(0, keep - total)])
+            bits = pad_constant(bits, [(0, 0)] * (len(shape_of(bits)) - 1) + [(0, keep - total)])
     return moveaxis(bits, -1, axis)
