@@ -16,7 +16,7 @@ from functrans.core import get_aval
 from functrans.numpy._dtypes import astype
 from functrans.numpy._elementwise import logical_not, sqrt
 from functrans.numpy._indexing import diagonal
-from functrans.numpy._shape import broadcast_to, concatenate, ravel
+from functrans.numpy._shape import concatenate, ravel
 from functrans.numpy._util import (alias, arg, as_bool, axis_tuple, dtype_of, keep_dims,
                                    promote_inexact, shape_of, slice_axis, static_int)
 from functrans.primitives import cumulative
@@ -292,8 +292,10 @@ def diff(a, n: int = 1, axis: int = -1, prepend=None, append=None):
         if value is None:
             continue
         value = arg(value)
-        if not shape_of(value):  # a scalar: one slice along the axis
-            value = broadcast_to(value, shape[:axis] + (1,) + shape[axis + 1:])
+        if not shape_of(value):  # a scalar: one slice along the axis, on a's device
+            edge = lax.convert_element_type(lax.zeros_like(slice_axis(a, axis, 0, 1)),
+                                            dtype_of(value))
+            value = lax.add(edge, value)
         elif len(shape_of(value)) != len(shape):
             raise ValueError(f"diff: {name} must be a scalar or have the input's "
                              f"{len(shape)} axes, got shape {shape_of(value)} for an input "

@@ -362,7 +362,8 @@ def _repeat_counts(a, repeats, axis: int, total):
     if len(shape_of(counts)) > 1 or shape_of(counts) not in ((), (1,), (n,)):
         raise ValueError(f"repeat: repeats of shape {shape_of(counts)} do not match the "
                          f"{n} elements along axis {axis} of an array of shape {shape}")
-    if not isinstance(counts, Tracer):
+    if not isinstance(counts, Tracer) and (total is None or not backend.is_device_array(
+            counts)):
         # concrete counts decide the output length: read them (a device array is synced)
         host = np.broadcast_to(np.asarray(backend.to_host(counts), dtype=np.int64), (n,))
         if (host < 0).any():
