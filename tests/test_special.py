@@ -626,15 +626,18 @@ def test_random_gamma_grad_is_the_derivative_of_the_quantile_at_a_fixed_level():
     assert lax.random_gamma_grad(np.float32(2.0), np.float32(3.0)).dtype == np.float32
 
 
-def test_random_gamma_grad_differentiates_in_x_and_refuses_a():
-    a, x = 1.7, 2.4
-    want = _richardson(lambda x, a: lax.random_gamma_grad(a, x), np.array(x), np.array(a),
-                       1e-2)
-    np.testing.assert_allclose(ft.grad(lax.random_gamma_grad, 1)(a, x), want, rtol=1e-8)
-    for f in (lax.random_gamma_grad, lax.igamma_grad_a):
-        with pytest.raises(NotImplementedError, match=f"{f.__name__}: the derivative with "
+def test_random_gamma_grad_differentiates_in_x_and_a():
+    for a, x in [(1.7, 2.4), (1.7, 0.9), (25.0, 22.0)]:  # the fraction, the series, large a
+        want = _richardson(lambda x, a: lax.random_gamma_grad(a, x), np.array(x), np.array(a),
+                           1e-2)
+        np.testing.assert_allclose(ft.grad(lax.random_gamma_grad, 1)(a, x), want, rtol=1e-8)
+        for f in (lax.random_gamma_grad, lax.igamma_grad_a):
+            want = _richardson(f, np.array(a), np.array(x), 1e-2)
+            np.testing.assert_allclose(ft.grad(f)(a, x), want, rtol=1e-8)
+    for f in (lax.random_gamma_grad, lax.igamma_grad_a):  # a third derivative is refused
+        with pytest.raises(NotImplementedError, match="second_grad.*: the derivative with "
                                                       "respect to the shape a"):
-            ft.grad(f)(a, x)
+            ft.grad(ft.grad(f))(1.7, 2.4)
 
 
 # Large shapes: x = a (1 + k / sqrt(a)), where the series needs about 9 sqrt(a) terms.
