@@ -20,7 +20,8 @@ from functrans.gradcheck.options import CHUNK_ELEMENTS, MAX_JACOBIAN, NOISE_ULPS
 from functrans.gradcheck.problem import Problem
 from functrans.gradcheck.realify import is_complex, realify, symbolic_zero
 
-__all__ = ["PACED_CHUNK_SECONDS", "chunk_ranges", "batched_call", "stencil_values", "host_rows", "rounding_noise", "chunk_size_for",
+__all__ = ["PACED_CHUNK_SECONDS", "chunk_ranges", "batched_call", "stencil_values", "host_rows",
+           "rounding_noise", "chunk_size_for",
            "NumericJacobian", "numeric_jacobian", "direct_column", "unit_chunk", "map_units",
            "reverse_jacobian", "forward_jacobian", "analytic_jacobian"]
 
