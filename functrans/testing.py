@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import sys
+import warnings
 import zlib
 from typing import Any, Callable, Sequence
 
@@ -35,7 +36,8 @@ from functrans.api_util import partial_over, positional_names
 from functrans.core import float0, get_aval, is_inexact
 from functrans.gradcheck import (SEED_ENV_VAR, GradcheckError, NondifferentiableError,
                                  default_tolerance)
-from functrans.gradcheck.checks import nondifferentiable_check, vmap_consistency_check
+from functrans.gradcheck.checks import (FORWARD_REFUSALS, forward_refusal,
+                                         nondifferentiable_check, vmap_consistency_check)
 from functrans.gradcheck.jacobians import numeric_jacobian
 from functrans.gradcheck.options import numeric_dtype, reproduce_advice, resolve_seed
 from functrans.gradcheck.problem import make_problem
@@ -44,7 +46,7 @@ from functrans.gradcheck.realify import (is_complex, placement, random_direction
 from functrans.tree_util import tree_flatten, tree_leaves, tree_map, tree_unflatten
 
 __all__ = [
-    "check_grads", "check_jvp", "check_vjp", "numerical_jvp",
+    "check_grads", "check_jvp", "check_vjp", "numerical_jvp", "ForwardModeSkipped",
     "check_backward", "check_double_backward", "numerical_grad",
     "check_symbolic_backward", "check_numeric_gradient",
     "assert_allclose", "seed_for", "make_rng", "random_array", "parametrize_dtypes_shapes",
@@ -358,7 +360,16 @@ def check_vjp(f: Callable, f_vjp: Callable, args: Sequence, atol=None, rtol=None
     _jax_check_close(analytic, numeric, atol, rtol, message)
 
 
-def check_grads(f: Callable, args: Sequence, order: int, modes: Sequence[str] = ("fwd", "rev"),
+class ForwardModeSkipped(UserWarning):
+    """:func:`check_grads` checked only reverse mode: the function has no forward-mode rule
+    (it uses a ``custom_vjp`` function) and the modes were left to their default.
+
+    >>> issubclass(ForwardModeSkipped, UserWarning)
+    True
+    """
+
+
+def check_grads(f: Callable, args: Sequence, order: int, modes: Sequence[str] | None = None,
                 atol: float | None = None, rtol: float | None = None,
                 eps: float | None = None, *, detect_nondifferentiable: bool = False) -> None:
     """Check forward and/or reverse derivatives of ``f`` at ``args`` up to ``order``
@@ -381,6 +392,11 @@ def check_grads(f: Callable, args: Sequence, order: int, modes: Sequence[str] = 
     * the primal output of ``f_jvp``/``f_vjp`` must be close to ``f(*args)``, and (in
       ``check_jvp``) the primal and tangent outputs must have the same dtypes;
     * ``eps=None`` (or 0) in ``check_grads`` means 1e-4.
+
+    ``modes`` defaults to both; a function with no forward-mode rule (it uses a
+    ``custom_vjp`` function) is then checked in reverse mode only, with a
+    :class:`ForwardModeSkipped` warning saying so (JAX raises).  Named explicitly,
+    ``modes=("fwd",)`` on such a function raises an error naming it.
 
     Where functrans differs: the finite difference is computed in float64 whatever the
     arguments' precision (JAX computes it in the arguments' dtype, which for float32 can
@@ -405,10 +421,13 @@ def check_grads(f: Callable, args: Sequence, order: int, modes: Sequence[str] = 
     ...     print(str(e).splitlines()[1])
       d out[0] / d x[0] at x[0] = 0: one-sided derivatives differ: left -1, right 1
     """
-    modes = (modes,) if isinstance(modes, str) else tuple(modes)
+    auto_modes = modes is None
+    modes = ("fwd", "rev") if modes is None else (modes,) if isinstance(modes, str) else tuple(
+        modes)
     for m in modes:
         if m not in ("fwd", "rev"):
             raise ValueError(f"check_grads: unknown mode {m!r}; use 'fwd' and/or 'rev'")
+    name = getattr(f, "__name__", None) or type(f).__name__
     like = placement(tree_leaves(args))
     args = tuple(backend.asarray(a, like=like) if isinstance(a, (float, complex)) else a
                  for a in args)
@@ -419,12 +438,29 @@ def check_grads(f: Callable, args: Sequence, order: int, modes: Sequence[str] = 
         # about 5 eps: look for kinks that far.
         _refuse_kinks(f, args, eps * _KINK_REACH, "check_grads")
 
+    skipped: list[str] = []
+
+    def forward(fun, fun_args, msg) -> bool:
+        """check_jvp of ``fun``; False when forward mode was skipped."""
+        try:
+            check_jvp(fun, functools.partial(api.jvp, fun), fun_args, atol, rtol, eps, msg)
+            return True
+        except FORWARD_REFUSALS as e:
+            reason = forward_refusal(e)
+            if reason is None:
+                raise
+            if not auto_modes or "rev" not in modes:
+                raise type(e)(f"check_grads of {name}: {name} cannot be checked in forward "
+                              f"mode ({msg}): {reason}. Check reverse mode only with "
+                              "modes=('rev',).") from None
+            skipped.append(f"{msg}: {reason}")
+            return False
+
     def recurse(fun, fun_args, k, msg):
         if "fwd" in modes:
             fwd_msg = f"{msg}JVP of order {order - k + 1}"
-            check_jvp(fun, functools.partial(api.jvp, fun), fun_args, atol, rtol, eps,
-                      fwd_msg)
-            if k > 1:  # the primals double as tangents (float0 for integer ones)
+            # the primals double as tangents (float0 for integer ones)
+            if forward(fun, fun_args, fwd_msg) and k > 1:
                 tangents = tree_map(lambda x: x if is_inexact(get_aval(x).dtype) else np.zeros(
                     get_aval(x).shape, float0), fun_args)
                 recurse(functools.partial(api.jvp, fun), (fun_args, tangents), k - 1,
@@ -439,7 +475,13 @@ def check_grads(f: Callable, args: Sequence, order: int, modes: Sequence[str] = 
                     return vjp_fun(out)
                 recurse(fun_vjp, fun_args, k - 1, rev_msg + " of ")
 
-    recurse(f, args, order, "")
+    try:
+        recurse(f, args, order, "")
+    finally:  # also when a reverse-mode check fails: the failure checked one mode only
+        if skipped:
+            warnings.warn(f"check_grads of {name}: forward mode skipped "
+                          f"({'; '.join(skipped)}); reverse mode was checked",
+                          ForwardModeSkipped, stacklevel=2)
 
 
 #: how far, in units of eps, the random-direction checks of check_grads move a coordinate

@@ -20,6 +20,7 @@ import scipy.stats as st
 import functrans.numpy as fnp
 import functrans.scipy.special as S
 from functrans import backend, lax
+from functrans.primitives import special
 from functrans.primitives.special import (bessel_jv, hyp1f1, hyp2f1,
                                           hyp_parameter_derivative_p, ndtri)
 from functrans.scipy.stats import bernoulli, beta, gamma, multivariate_normal, norm, poisson, t
@@ -306,14 +307,24 @@ STATS_CASES += [
           A(3, 4, kind="unit"), A(4, kind="int"), A(4, kind="int")),
 ]
 
-# The shape of the incomplete gamma function: igamma and igammac differentiate in it once
-# (order 1; the second derivative raises), and the kernels of that derivative differentiate
-# in x to any order (their shape comes from integer draws, held fixed).
+# The shape of the incomplete gamma function: igamma and igammac differentiate in it twice
+# (a third derivative raises), and the kernels of those derivatives differentiate in x to
+# any order (their shape comes from integer draws, held fixed).
 PRIMITIVE_CASES += [
     Case("igamma_in_a", lambda a, x: lax.igamma(a, _shape_param(x, a)),
-         [A(3, 4, kind="pos"), A(3, 4, kind="int")], order=1),
+         [A(3, 4, kind="pos"), A(3, 4, kind="int")]),
     Case("igammac_in_a", lambda a, x: lax.igammac(a, _shape_param(x, a)),
-         [A(3, 4, kind="pos"), A(4, kind="int")], order=1),
+         [A(3, 4, kind="pos"), A(4, kind="int")]),
+    Case("igamma_grad_a_in_a", lambda a, x: lax.igamma_grad_a(a, _shape_param(x, a)),
+         [A(3, 4, kind="pos"), A(3, 4, kind="int")], order=1),
+    Case("random_gamma_grad_in_a", lambda a, x: lax.random_gamma_grad(a, _shape_param(x, a)),
+         [A(3, 4, kind="pos"), A(3, 4, kind="int")], order=1),
+    Case("igamma_second_grad_a",
+         lambda a, x: special.igamma_second_grad_a_p.bind(_shape_param(a, x), x),
+         [A(3, 4, kind="int"), A(3, 4, kind="pos")]),
+    Case("random_gamma_second_grad",
+         lambda a, x: special.random_gamma_second_grad_p.bind(_shape_param(a, x), x),
+         [A(3, 4, kind="int"), A(3, 4, kind="pos")]),
     Case("igamma_grad_a", lambda a, x: lax.igamma_grad_a(_shape_param(a, x), x),
          [A(3, 4, kind="int"), A(3, 4, kind="pos")]),
     Case("random_gamma_grad", lambda a, x: lax.random_gamma_grad(_shape_param(a, x), x),

@@ -7,6 +7,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -189,24 +190,96 @@ def test_forced_progress_without_tqdm_says_how_to_get_it(monkeypatch):
     assert ft.gradcheck(fnp.sin, progress=True, fast_mode=True)(np.array([0.5]))
 
 
-def test_progress_bar_counts_every_step(monkeypatch, capsys):
+def test_progress_bar_counts_every_unit_of_work(monkeypatch, capsys):
     pytest.importorskip("tqdm")
     monkeypatch.setattr(transform, "PROGRESS_DELAY", 0.0)
-    seen = []
-    close = transform.Progress.close
+    seen, phases = [], []
+    close, phase = transform.Progress.close, transform.Progress.phase
 
     def recording_close(self):
         if self.bar is not None:
-            seen.append((self.bar.n + self.pending, self.bar.total))
+            seen.append((self.bar.n, self.bar.total))
         close(self)
 
+    def recording_phase(self, what):
+        phases.append(what)
+        phase(self, what)
+
     monkeypatch.setattr(transform.Progress, "close", recording_close)
+    monkeypatch.setattr(transform.Progress, "phase", recording_phase)
     assert ft.gradcheck(fnp.tanh, order=2, progress=True)(np.array([0.1, 0.2]))
-    # three problems (f, jvp(f), vjp(f)), each: numeric, fwd, rev, other checks
-    assert seen == [(12, 12)]
+    # f: 2 numeric columns + 2 fwd columns + 2 rev rows + 1 for the other checks;
+    # jvp(f) and vjp(f) (4 inputs, 2 outputs each): 4 + 4 + 2 + 1
+    assert seen == [(29, 29)] == [(transform.planned_work(2, 2, ("fwd", "rev"), 1),) * 2]
+    assert phases[:5] == ["numerical Jacobian of tanh", "fwd Jacobian of tanh",
+                          "comparing the fwd Jacobian of tanh", "rev Jacobian of tanh",
+                          "comparing the rev Jacobian of tanh"]
+    assert "other checks of tanh" in phases and "numerical Jacobian of vjp(tanh)" in phases
     assert "gradcheck of tanh" in capsys.readouterr().err
     ft.gradcheck(fnp.tanh, progress=False)(np.array([0.1]))
     assert capsys.readouterr().err == ""
+
+
+class TimedTerminal(Terminal):
+    """A terminal that records when each piece of text was written."""
+
+    def __init__(self):
+        super().__init__()
+        self.writes: list = []
+
+    def write(self, text):
+        if text.strip():
+            self.writes.append((time.perf_counter(), text))
+        return super().write(text)
+
+
+def test_progress_shows_from_the_first_second_and_redraws_during_a_long_call(monkeypatch):
+    pytest.importorskip("tqdm")
+    monkeypatch.delenv("CI", raising=False)
+    terminal = TimedTerminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    monkeypatch.setattr(sys, "stdout", Terminal())  # the default needs both to be terminals
+    calls, slow = [0], {}
+
+    def f(x):
+        calls[0] += 1
+        if calls[0] == 2:  # the first chunk of the numerical Jacobian: 1.6 seconds
+            slow["start"] = time.perf_counter()
+            time.sleep(1.6)
+            slow["stop"] = time.perf_counter()
+        return fnp.sin(x)
+
+    start = time.perf_counter()
+    assert ft.gradcheck(f)(np.linspace(0.0, 1.0, 8))
+    times = [t for t, _ in terminal.writes]
+    assert times and times[0] - start < 1.0
+    during = [t for t in times if slow["start"] <= t <= slow["stop"]]
+    assert len(during) >= 2  # redrawn while one call runs, with its elapsed time
+    assert max(np.diff([slow["start"]] + during + [slow["stop"]])) < 1.0
+    text = "".join(w for _, w in terminal.writes)
+    assert "numerical Jacobian of f" in text and "gradcheck of f" in text
+
+
+def test_progress_is_off_when_not_a_terminal(monkeypatch):
+    pytest.importorskip("tqdm")
+    monkeypatch.delenv("CI", raising=False)
+    stream = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", stream)
+    monkeypatch.setattr(transform, "PROGRESS_DELAY", 0.0)
+    assert ft.gradcheck(fnp.sin)(np.linspace(0.0, 1.0, 8))
+    assert stream.getvalue() == ""
+    assert ft.gradcheck(fnp.sin, progress=True)(np.linspace(0.0, 1.0, 8))
+    assert "gradcheck of sin" in stream.getvalue()
+
+
+def test_paced_chunks_cover_every_column_and_grow():
+    from functrans.gradcheck.jacobians import chunk_ranges
+    counted = []
+    ranges = list(chunk_ranges(1000, 300, counted.append))
+    assert ranges[0] == (0, 16) and ranges[-1][1] == 1000
+    assert all(a[1] == b[0] for a, b in zip(ranges, ranges[1:]))
+    assert max(b - a for a, b in ranges) <= 300 and sum(counted) == 1000
+    assert list(chunk_ranges(10, 4)) == [(0, 4), (4, 8), (8, 10)]
 
 
 # ------------------------------------------------------------------------------------------

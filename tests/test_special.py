@@ -131,13 +131,26 @@ def test_bessel_derivatives_at_zero():
 # -- refused derivatives and bad arguments -------------------------------------------------
 
 
+def test_second_shape_derivative_of_the_incomplete_gamma_function():
+    """d²P/da² against a second difference of SciPy's gammainc, on both sides of x = a + 1
+    (the series and the continued fraction) and for large a (Stirling's factor)."""
+    import scipy.special as ss
+    a = np.array([0.3, 0.7, 2.0, 5.0, 5.0, 30.0, 0.5, 12.0])
+    x = np.array([0.2, 1.5, 1.0, 3.0, 9.0, 28.0, 4.0, 15.0])
+    h = 1e-4
+    want = (ss.gammainc(a + h, x) - 2 * ss.gammainc(a, x) + ss.gammainc(a - h, x)) / h**2
+    got = ft.vmap(ft.grad(ft.grad(S.gammainc)))(a, x)
+    np.testing.assert_allclose(got, want, rtol=2e-6, atol=1e-9)
+    np.testing.assert_allclose(ft.vmap(ft.grad(ft.grad(S.gammaincc)))(a, x), -got, rtol=1e-13)
+
+
 def test_refused_derivatives_name_the_argument():
-    # Second order in the shape of the incomplete gamma function (first order works).
-    with pytest.raises(NotImplementedError, match="igamma_grad_a: the derivative with "
-                                                  "respect to the shape a"):
-        ft.grad(ft.grad(lambda a: S.gammainc(a, 2.0)))(1.5)
-    with pytest.raises(NotImplementedError, match="igamma_grad_a"):
-        ft.hessian(lambda a: S.gammaincc(a, 2.0))(1.5)
+    # Third order in the shape of the incomplete gamma function (first and second work).
+    with pytest.raises(NotImplementedError, match="igamma_second_grad_a: the derivative "
+                                                  "with respect to the shape a"):
+        ft.grad(ft.grad(ft.grad(lambda a: S.gammainc(a, 2.0))))(1.5)
+    with pytest.raises(NotImplementedError, match="igamma_second_grad_a"):
+        ft.jacfwd(ft.hessian(lambda a: S.gammaincc(a, 2.0)))(1.5)
     with pytest.raises(ValueError, match="polygamma: the derivative with respect to the "
                                          "order m"):
         ft.grad(lambda m: lax.polygamma(m, 2.0))(1.0)
@@ -613,15 +626,18 @@ def test_random_gamma_grad_is_the_derivative_of_the_quantile_at_a_fixed_level():
     assert lax.random_gamma_grad(np.float32(2.0), np.float32(3.0)).dtype == np.float32
 
 
-def test_random_gamma_grad_differentiates_in_x_and_refuses_a():
-    a, x = 1.7, 2.4
-    want = _richardson(lambda x, a: lax.random_gamma_grad(a, x), np.array(x), np.array(a),
-                       1e-2)
-    np.testing.assert_allclose(ft.grad(lax.random_gamma_grad, 1)(a, x), want, rtol=1e-8)
-    for f in (lax.random_gamma_grad, lax.igamma_grad_a):
-        with pytest.raises(NotImplementedError, match=f"{f.__name__}: the derivative with "
+def test_random_gamma_grad_differentiates_in_x_and_a():
+    for a, x in [(1.7, 2.4), (1.7, 0.9), (25.0, 22.0)]:  # the fraction, the series, large a
+        want = _richardson(lambda x, a: lax.random_gamma_grad(a, x), np.array(x), np.array(a),
+                           1e-2)
+        np.testing.assert_allclose(ft.grad(lax.random_gamma_grad, 1)(a, x), want, rtol=1e-8)
+        for f in (lax.random_gamma_grad, lax.igamma_grad_a):
+            want = _richardson(f, np.array(a), np.array(x), 1e-2)
+            np.testing.assert_allclose(ft.grad(f)(a, x), want, rtol=1e-8)
+    for f in (lax.random_gamma_grad, lax.igamma_grad_a):  # a third derivative is refused
+        with pytest.raises(NotImplementedError, match="second_grad.*: the derivative with "
                                                       "respect to the shape a"):
-            ft.grad(f)(a, x)
+            ft.grad(ft.grad(f))(1.7, 2.4)
 
 
 # Large shapes: x = a (1 + k / sqrt(a)), where the series needs about 9 sqrt(a) terms.

@@ -467,6 +467,9 @@ def _testing_checkers():
             f, (x, w), gy, (x * 0.5, w * 0.5)),
         "check_numeric_gradient": lambda f, x, w, gy: T.check_numeric_gradient(
             f, [x, w], dtype=np.float64),
+        # MXNet's defaults: float32, random head gradients drawn on the device
+        "check_numeric_gradient_defaults": lambda f, x, w, gy: T.check_numeric_gradient(
+            f, {"x": x, "w": w}),
     }
 
 
@@ -648,8 +651,9 @@ def test_sweep_vmap_on_device(device, request, case):
 SITES: dict = {
     "random_gamma_loop": "random.gamma's rejection loop reads on the host whether every "
                          "element has been accepted (a synchronisation, as while_loop's)",
-    "host_index_constants": "place's concrete mask is a NumPy array in the sweep case, which "
-                            "indexing a device array copies to its device (as CuPy does)",
+    "host_index_constants": "place's concrete mask and repeat's concrete counts are NumPy "
+                            "arrays in the sweep cases, which indexing a device array copies "
+                            "to its device (as CuPy does)",
     "hyp_parameter_series": "the derivatives of hyp1f1/hyp2f1 in their parameters sum series "
                             "until they converge, read on the host every 64 terms (a "
                             "synchronisation, as while_loop's)",
@@ -677,8 +681,9 @@ def _known_sites(sites: dict) -> dict:
 
 SWEEP_HOST_SITES = _known_sites({
     "random_gamma_loop": ["lax-random_gamma-eval", "lax-random_gamma-vmap"],
-    "host_index_constants": [f"numpy-place-{check}" for check in ("eval", "jvp", "vjp",
-                                                                   "vmap")],
+    "host_index_constants": [f"numpy-{case}-{check}" for check in ("eval", "jvp", "vjp", "vmap")
+                             for case in ("place", "repeat_counts_axis0", "repeat_counts_flat",
+                                          "repeat_one_count_in_an_array")],
     "hyp_parameter_series": [
         *[f"lax-hyp{p}_in_parameters-{mode}" for p in ("1f1", "2f1") for mode in ("jvp", "vjp")],
         *[f"lax-hyp_parameter_derivative_{p}-{mode}" for p in ("1f1", "2f1")

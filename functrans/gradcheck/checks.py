@@ -28,7 +28,42 @@ __all__ = ["compare", "largest", "block_comparison", "jacobian_blocks", "jacobia
            "evaluate", "shifted", "fast_tolerance", "fast_checks", "directional",
            "explain_fast_failure", "fast_nondifferentiable", "worst_mismatch", "batched_check",
            "undefined_grad_check", "zero_grad_output_check", "dtype_check", "nondeterminism_check",
-           "rerun_checks", "vmap_consistency_check"]
+           "rerun_checks", "vmap_consistency_check", "FORWARD_REFUSALS", "forward_refusal",
+           "skipped_check", "skipped_modes"]
+
+
+#: The errors with which forward mode refuses a function it has no rule for: a
+#: ``custom_vjp`` function (only a reverse-mode rule) or a primitive without a JVP rule.
+FORWARD_REFUSALS = (TypeError, NotImplementedError)
+
+
+def forward_refusal(error: BaseException) -> str | None:
+    """Why forward mode cannot differentiate the function, if ``error`` (raised computing a
+    jvp) is such a refusal rather than a bug; else None.
+
+    >>> forward_refusal(NotImplementedError("Differentiation rule for 'p' not implemented"))
+    "NotImplementedError: Differentiation rule for 'p' not implemented"
+    >>> forward_refusal(TypeError("unsupported operand")) is None
+    True
+    """
+    text = str(error).strip().splitlines()[0] if str(error).strip() else ""
+    if isinstance(error, TypeError) and text.startswith("Forward-mode differentiation"):
+        # the custom_vjp refusal: its first sentence says all
+        return "it uses a custom_vjp function, which defines only a reverse-mode rule"
+    if isinstance(error, NotImplementedError) and text.startswith("Differentiation rule for"):
+        return f"{type(error).__name__}: {text}"
+    return None
+
+
+def skipped_check(problem: Problem, mode: str, order: int, reason: str) -> Check:
+    """The record that ``mode`` was not checked for ``problem`` (a passed check whose
+    message says why)."""
+    return Check("skipped", mode, problem.label, order, True, message=reason)
+
+
+def skipped_modes(checks: Sequence[Check], problem: Problem, order: int) -> set:
+    return {c.mode for c in checks
+            if c.kind == "skipped" and c.function == problem.label and c.order == order}
 
 
 def compare(numeric: np.ndarray, analytic: np.ndarray, tol: np.ndarray):
@@ -248,13 +283,20 @@ def fast_checks(problem: Problem, opts: Options, rng,
     # Run the analytic side first: its primal outputs give v's shapes without an extra call.
     # With both modes, J·u comes from the linearization that reverse mode transposes
     # (linearize is jvp plus partial evaluation: the same JVP rules), so f is evaluated once.
-    pushed = {}
+    pushed: dict = {}
+    skipped: list[Check] = []  # forward mode, when f has no forward-mode rule
     if "rev" not in opts.modes:
         pushed["fwd"] = problem.push(u)
     else:
         problem.linearization()
         if "fwd" in opts.modes:
-            pushed["fwd"] = problem.push_linearized(u)
+            try:
+                pushed["fwd"] = problem.push_linearized(u)
+            except FORWARD_REFUSALS as e:
+                reason = forward_refusal(e)
+                if reason is None or not opts.auto_modes:
+                    raise
+                skipped.append(skipped_check(problem, "fwd", order, reason))
     v = random_direction(rng, problem.outs)
     xs = problem.cast(opts.dtype)
     eps = opts.eps_for(problem)
@@ -272,8 +314,10 @@ def fast_checks(problem: Problem, opts: Options, rng,
     noise = float(rounding_noise(magnitude, real_dtype, 2 * eps))  # type: ignore[arg-type]
     a_tol, r_tol = fast_tolerance(problem, opts)
     tol = a_tol * l1_norm(u) * l1_norm(v) + r_tol * abs(numeric) + noise
-    checks = []
+    checks = list(skipped)
     for mode in opts.modes:
+        if skipped and mode == "fwd":
+            continue
         analytic = directional(problem, mode, u, v, pushed.get(mode))
         entry = Entry("", "", numeric, analytic, tol)
         passed = entry.ratio <= 1

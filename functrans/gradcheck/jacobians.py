@@ -7,8 +7,9 @@ outputs are copied to the host, explicitly, to assemble the Jacobian.
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -19,9 +20,41 @@ from functrans.gradcheck.options import CHUNK_ELEMENTS, MAX_JACOBIAN, NOISE_ULPS
 from functrans.gradcheck.problem import Problem
 from functrans.gradcheck.realify import is_complex, realify, symbolic_zero
 
-__all__ = ["batched_call", "stencil_values", "host_rows", "rounding_noise", "chunk_size_for",
+__all__ = ["PACED_CHUNK_SECONDS", "chunk_ranges", "batched_call", "stencil_values", "host_rows",
+           "rounding_noise", "chunk_size_for",
            "NumericJacobian", "numeric_jacobian", "direct_column", "unit_chunk", "map_units",
            "reverse_jacobian", "forward_jacobian", "analytic_jacobian"]
+
+
+#: With a progress bar, chunks are sized to take about this long, so that the bar moves
+#: several times a second (without one, chunks are as large as memory allows).
+PACED_CHUNK_SECONDS = 0.25
+
+
+def chunk_ranges(total: int, chunk: int, tick: Callable[[int], None] | None = None
+                 ) -> Iterator[tuple[int, int]]:
+    """``(start, stop)`` ranges covering ``range(total)``, at most ``chunk`` long.  With
+    ``tick`` (a progress bar's counter, called with each finished range's length) the
+    first range is short and the next ones are sized from the measured pace to take
+    about :data:`PACED_CHUNK_SECONDS`.
+
+    >>> list(chunk_ranges(5, 2))
+    [(0, 2), (2, 4), (4, 5)]
+    """
+    if tick is None:
+        for start in range(0, total, chunk):
+            yield start, min(total, start + chunk)
+        return
+    start, size = 0, max(1, min(chunk, -(-total // 64)))
+    while start < total:
+        stop = min(total, start + size)
+        began = time.perf_counter()
+        yield start, stop
+        elapsed = time.perf_counter() - began
+        tick(stop - start)
+        pace = (stop - start) / max(elapsed, 1e-6)
+        size = int(max(1, min(chunk, pace * PACED_CHUNK_SECONDS, 2 * size + 1)))
+        start = stop
 
 
 def batched_call(fun: Callable, args: list, in_axes: list, size: int, state: dict) -> list:
@@ -116,10 +149,12 @@ class NumericJacobian:
 
 
 def numeric_jacobian(problem: Problem, eps: float, dtype=None, chunk_size=None,
-                     detect: bool = False) -> NumericJacobian:
+                     detect: bool = False, tick: Callable[[int], None] | None = None
+                     ) -> NumericJacobian:
     """The realified numerical Jacobian of ``problem`` by central differences, all
     perturbed points of a chunk evaluated in one vmapped call.  With ``detect`` the 5-point
-    stencil (±eps, ±eps/2, 0) also estimates one-sided derivatives at every coordinate."""
+    stencil (±eps, ±eps/2, 0) also estimates one-sided derivatives at every coordinate.
+    ``tick`` counts finished columns (see :func:`chunk_ranges`)."""
     xs = problem.cast(dtype)
     n_in, n_out = sum(problem.in_sizes), sum(problem.out_sizes)
     if n_in * n_out > MAX_JACOBIAN:
@@ -141,8 +176,7 @@ def numeric_jacobian(problem: Problem, eps: float, dtype=None, chunk_size=None,
     state: dict = {}
     scratch = None  # |f(x - h e_j)|, reused across chunks
     noise_scale = NOISE_ULPS * np.finfo(real_dtype).eps  # as rounding_noise, in place
-    for start in range(0, n_in, chunk):
-        stop = min(n_in, start + chunk)
+    for start, stop in chunk_ranges(n_in, chunk, tick):
         vals = stencil_values(problem, xs, eps, steps, start, stop, state)
         plus, minus = vals[0], vals[1]
         # Written straight into (transposed views of) the results: no full-size temporaries.
@@ -243,7 +277,8 @@ def map_units(fun: Callable, batched: list, state: dict | None = None,
     return [np.stack([r[k] for r in rows]) for k in range(len(rows[0]))]
 
 
-def reverse_jacobian(problem: Problem, chunk_size=None, state: dict | None = None) -> np.ndarray:
+def reverse_jacobian(problem: Problem, chunk_size=None, state: dict | None = None,
+                     tick: Callable[[int], None] | None = None) -> np.ndarray:
     """The realified Jacobian from ``vmap`` of the pullback over unit output coordinates.
     Row of a coordinate c (1 for a real part, 1j for an imaginary one) is
     ``conj(pullback(conj(c)))`` in real coordinates."""
@@ -251,8 +286,7 @@ def reverse_jacobian(problem: Problem, chunk_size=None, state: dict | None = Non
     n_in, n_out = sum(problem.in_sizes), sum(problem.out_sizes)
     jac = np.empty((n_out, n_in))
     chunk = chunk_size_for(problem, 1, chunk_size)
-    for start in range(0, n_out, chunk):
-        stop = min(n_out, start + chunk)
+    for start, stop in chunk_ranges(n_out, chunk, tick):
         batched, positions = unit_chunk(outs, problem.out_sizes, start, stop, -1j)
 
         def pull(*cts, positions=tuple(positions)):
@@ -272,14 +306,14 @@ def reverse_jacobian(problem: Problem, chunk_size=None, state: dict | None = Non
     return jac
 
 
-def forward_jacobian(problem: Problem, chunk_size=None, state: dict | None = None) -> np.ndarray:
+def forward_jacobian(problem: Problem, chunk_size=None, state: dict | None = None,
+                     tick: Callable[[int], None] | None = None) -> np.ndarray:
     """The realified Jacobian from ``vmap`` of ``jvp`` over unit input coordinates
     (1 for a real part, 1j for an imaginary part)."""
     n_in, n_out = sum(problem.in_sizes), sum(problem.out_sizes)
     jac = np.empty((n_out, n_in))
     chunk = chunk_size_for(problem, 1, chunk_size)
-    for start in range(0, n_in, chunk):
-        stop = min(n_in, start + chunk)
+    for start, stop in chunk_ranges(n_in, chunk, tick):
         batched, positions = unit_chunk(problem.leaves, problem.in_sizes, start, stop, 1j)
 
         def push(*ts, positions=tuple(positions)):
@@ -296,9 +330,11 @@ def forward_jacobian(problem: Problem, chunk_size=None, state: dict | None = Non
 
 
 def analytic_jacobian(problem: Problem, mode: str, chunk_size,
-                      state: dict | None = None) -> np.ndarray:
+                      state: dict | None = None,
+                      tick: Callable[[int], None] | None = None) -> np.ndarray:
     """The realified analytic Jacobian in ``mode``; ``state["loop"]`` is set when the
-    derivative could not be vmapped and its rows (columns) were computed one by one."""
+    derivative could not be vmapped and its rows (columns) were computed one by one.
+    ``tick`` counts finished rows (columns)."""
     if mode == "rev":
-        return reverse_jacobian(problem, chunk_size, state)
-    return forward_jacobian(problem, chunk_size, state)
+        return reverse_jacobian(problem, chunk_size, state, tick)
+    return forward_jacobian(problem, chunk_size, state, tick)

@@ -10,9 +10,9 @@ import numpy as np
 
 __all__ = ["SEED_ENV_VAR", "TOLERANCE", "DEFAULT_STEP", "NOISE_ULPS", "CHUNK_ELEMENTS",
            "MAX_JACOBIAN", "FULL_RECHECK", "LOW_PRECISION", "MODES", "MODE_WORDS",
-           "default_tolerance", "resolve_seed", "parse_seed", "set_current_test",
-           "current_test", "seed_was_used", "reproduce_advice", "numeric_dtype", "Options",
-           "default_eps"]
+           "INTERNAL_OPTIONS", "default_tolerance", "resolve_seed", "parse_seed",
+           "set_current_test", "current_test", "seed_was_used", "reproduce_advice",
+           "numeric_dtype", "Options", "default_eps"]
 
 #: Environment variable that sets the seed of every check whose ``seed`` is None
 #: (an integer, or ``random`` for a fresh seed each time; the report prints it).  The
@@ -45,6 +45,9 @@ FULL_RECHECK = 200_000
 LOW_PRECISION = frozenset(np.dtype(d) for d in (np.float16, np.float32, np.complex64))
 MODES = ("fwd", "rev")
 MODE_WORDS = {"fwd": "forward mode (jvp)", "rev": "reverse mode (vjp)"}
+#: Options that are bookkeeping, not something a caller passes (left out of the
+#: "reproduce" line of a report).
+INTERNAL_OPTIONS = frozenset({"auto_modes"})
 
 
 def default_tolerance(dtype) -> float:
@@ -165,6 +168,9 @@ class Options:
     seed: int | None = None
     argnums: Any = None
     chunk_size: int | None = None
+    # False when the caller named the modes: a mode the function cannot be differentiated
+    # in is then an error; True (the default modes) skips such a mode and says why.
+    auto_modes: bool = True
 
     def eps_for(self, problem) -> float:
         if self.eps is not None:

@@ -8,7 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from functrans.gradcheck.options import MODE_WORDS, SEED_ENV_VAR, Options, current_test
+from functrans.gradcheck.options import (INTERNAL_OPTIONS, MODE_WORDS, SEED_ENV_VAR, Options,
+                                         current_test)
 from functrans.gradcheck.pictures import draw_heatmap, draw_jacobians
 
 __all__ = ["GradcheckError", "NondifferentiableError", "Entry", "error_ratio", "Check",
@@ -90,7 +91,8 @@ class Check:
     ``"nondifferentiable"``, ``"batched_grad"``, ``"batched_forward_grad"``,
     ``"undefined_grad"``, ``"zero_grad_output"``, ``"grad_dtypes"``, ``"nondeterminism"``,
     ``"linearity"`` (a deterministic pullback that is zero at zero but not odd in its
-    cotangent) or ``"vmap"``.
+    cotangent), ``"vmap"`` or ``"skipped"`` (a mode the function has no rule for, say
+    forward mode of a ``custom_vjp`` function; it passes, and ``message`` says why).
     ``function`` is what was differentiated: ``f``, or at order 2 ``jvp(f)`` / ``vjp(f)``.
 
     >>> import numpy as np, functrans as ft, functrans.numpy as fnp
@@ -120,6 +122,8 @@ class Check:
 
     @property
     def title(self) -> str:
+        if self.kind == "skipped":
+            return f"{MODE_WORDS[self.mode]} of {self.function} (order {self.order}) skipped"
         what = {"jacobian": "Jacobian", "directional": "directional derivative vᵀJu"}.get(
             self.kind, self.kind.replace("_", " "))
         mode = f"{MODE_WORDS[self.mode]} " if self.mode else ""
@@ -147,6 +151,8 @@ class GradcheckResult:
         self.seed = seed
         self.options = options
         self.checks: list[Check] = []
+        # Free-form remarks printed with the report (what was not checked, and why; which
+        # path a derivative took); checks and transforms append to it.
         self.notes: list[str] = []
         self.layouts: dict = {}  # (function, array name) -> (shape, is_complex), for pictures
 
@@ -160,6 +166,13 @@ class GradcheckResult:
     @property
     def failures(self) -> list[Check]:
         return [c for c in self.checks if not c.passed]
+
+    @property
+    def skipped(self) -> list[Check]:
+        """The modes not checked because the function has no rule for them (say forward
+        mode of a ``custom_vjp`` function), each a passed :class:`Check` of kind
+        ``"skipped"`` whose ``message`` says why."""
+        return [c for c in self.checks if c.kind == "skipped"]
 
     @property
     def max_ratio(self) -> float:
@@ -273,7 +286,11 @@ def format_jacobian_check(c: Check, indent: str = "") -> str:
 def summary_line(result: GradcheckResult) -> str:
     o = result.options
     mode = "fast mode" if o["fast_mode"] else "full mode"
-    return (f"{mode}, order {o['order']}, modes {'+'.join(o['modes'])}, seed {result.seed}")
+    skipped = {c.mode for c in result.skipped}
+    modes = "+".join(m for m in o["modes"] if m not in skipped)
+    if skipped:
+        modes += f" ({'+'.join(sorted(skipped))} skipped)"
+    return f"{mode}, order {o['order']}, modes {modes}, seed {result.seed}"
 
 
 def format_report(result: GradcheckResult) -> str:
@@ -282,6 +299,7 @@ def format_report(result: GradcheckResult) -> str:
         lines = [f"gradcheck of {result.function} passed: {len(derivative)} derivative checks "
                  f"({summary_line(result)})",
                  f"  largest error/tolerance ratio {result.max_ratio:.3g}"]
+        lines += [f"  {c.title}: {c.message}" for c in result.skipped]
         lines += [f"  note: {n}" for n in result.notes]
         return "\n".join(lines)
     failures = result.failures
@@ -306,6 +324,7 @@ def format_report(result: GradcheckResult) -> str:
             f"{c.mode} {c.function} d {c.output}/d {c.input} (ratio {c.max_ratio:.2g})"
             if c.kind == "jacobian" else f"{c.mode} {c.function} (ratio {c.max_ratio:.2g})"
             for c in passed[:8]) + ("; ..." if len(passed) > 8 else ""))
+    lines += [f"{c.title}: {c.message}" for c in result.skipped]
     lines += [f"note: {n}" for n in result.notes]
     if not result.options["detect_nondifferentiable"] and any(
             c.kind in ("jacobian", "directional") and not c.precision_only for c in failures):
@@ -313,7 +332,8 @@ def format_report(result: GradcheckResult) -> str:
                      "makes finite\n      differences disagree; detect_nondifferentiable=True "
                      "finds it")
     options = ", ".join(f"{k}={v!r}" for k, v in result.options.items()
-                        if k not in ("seed", "raise_exception") and v != getattr(Options(), k))
+                        if k not in ("seed", "raise_exception") and k not in INTERNAL_OPTIONS
+                        and v != getattr(Options(), k))
     call = (f"functrans.gradcheck({result.function}, seed={result.seed}"
             f"{', ' + options if options else ''})(...)")
     explicit = result.options["seed"] is not None

@@ -4,14 +4,16 @@ from __future__ import annotations
 import functools
 import os
 import sys
+import threading
 from typing import Any, Callable, Sequence
 
 import numpy as np
 from typing_extensions import ParamSpec
 
 from functrans import backend
-from functrans.gradcheck.checks import (batched_check, dtype_check, fast_checks,
-                                         jacobian_checks, rerun_checks,
+from functrans.gradcheck.checks import (FORWARD_REFUSALS, batched_check, dtype_check,
+                                         fast_checks, forward_refusal, jacobian_checks,
+                                         rerun_checks, skipped_check, skipped_modes,
                                          nondifferentiable_check, precision_diagnosis,
                                          undefined_grad_check, vmap_consistency_check,
                                          worst_columns)
@@ -20,12 +22,15 @@ from functrans.gradcheck.options import MODES, Options, resolve_seed
 from functrans.gradcheck.problem import Problem, make_problem
 from functrans.gradcheck.results import GradcheckError, GradcheckResult, NondifferentiableError
 
-__all__ = ["check_problem", "gradcheck", "progress_enabled", "Progress"]
+__all__ = ["check_problem", "gradcheck", "progress_enabled", "planned_work", "Progress"]
 
 P = ParamSpec("P")
 
-#: a full-mode check shows its progress bar only once it has run this many seconds
-PROGRESS_DELAY = 1.0
+#: a full-mode check shows its progress bar once it has run this many seconds
+PROGRESS_DELAY = 0.5
+#: and redraws it at least this often (the elapsed time, the phase), even while one long
+#: call runs
+PROGRESS_REFRESH = 0.5
 
 
 def progress_enabled(progress: bool | None, environ=None, stream=None) -> bool:
@@ -49,19 +54,37 @@ def progress_enabled(progress: bool | None, environ=None, stream=None) -> bool:
     return all(getattr(s, "isatty", lambda: False)() for s in (stream, sys.stdout))
 
 
+def planned_work(n_in: int, n_out: int, modes: Sequence[str], orders_left: int) -> int:
+    """The units of work :class:`Progress` counts for a full-mode check of a function with
+    ``n_in`` real inputs and ``n_out`` real outputs, and of its derivatives
+    ``orders_left`` more times: a unit per numerical Jacobian column, per analytic row
+    (reverse mode) or column (forward mode), and one for the other checks.
+
+    >>> planned_work(3, 1, ("fwd", "rev"), 0)  # 3 numeric + 3 fwd + 1 rev + 1
+    8
+    """
+    work = n_in + sum(n_in if m == "fwd" else n_out for m in modes) + 1
+    if orders_left > 0:
+        for m in modes:  # jvp(f): primals and tangents in; vjp(f): primals and cotangents
+            work += (planned_work(2 * n_in, n_out, modes, orders_left - 1) if m == "fwd"
+                     else planned_work(n_in + n_out, n_in, modes, orders_left - 1))
+    return work
+
+
 class Progress:
-    """The steps of a full-mode check (the numerical Jacobian, one analytic Jacobian per
-    mode, the other checks: for ``f`` and each derivative checked) as a tqdm bar that
-    appears once the check has run :data:`PROGRESS_DELAY` seconds.  Disabled, it does
-    nothing.
+    """A full-mode check's progress as a tqdm bar: every numerical Jacobian column, every
+    analytic row (reverse mode) or column (forward mode), and the comparisons and other
+    checks, for ``f`` and each derivative checked, each phase named.  The bar appears once
+    the check has run :data:`PROGRESS_DELAY` seconds and is redrawn at least every
+    :data:`PROGRESS_REFRESH` seconds by a background thread.  Disabled, it does nothing.
 
     >>> p = Progress("f", total=3, enabled=False)
-    >>> p.advance("numerical Jacobian of f"); p.close()
+    >>> p.phase("numerical Jacobian of f"); p.advance(3); p.close()
     """
 
     def __init__(self, label: str, total: int, enabled: bool, stream=None):
         self.bar = None
-        self.pending = False
+        self.tick: Callable[[int], None] | None = None
         if not enabled:
             return
         try:
@@ -69,38 +92,58 @@ class Progress:
         except ImportError:
             raise ImportError("gradcheck(progress=True) draws its progress bar with tqdm (an "
                               "optional dependency): pip install tqdm") from None
-        self.bar = tqdm(total=total, desc=f"gradcheck of {label}", unit="step", leave=False,
-                        delay=PROGRESS_DELAY, file=sys.stderr if stream is None else stream)
+        self.bar = tqdm(total=total, desc=f"gradcheck of {label}", unit="col", leave=False,
+                        delay=PROGRESS_DELAY, mininterval=0.1,
+                        file=sys.stderr if stream is None else stream)
+        self.tick = self.advance
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._redraw, name="gradcheck progress",
+                                        daemon=True)
+        self._thread.start()
 
-    def advance(self, what: str) -> None:
-        """Count the step that just ended (if any) and name the next one."""
-        if self.bar is None:
-            return
-        if self.pending:
-            self.bar.update(1)
-        self.pending = True
-        self.bar.set_postfix_str(what, refresh=False)
+    def _redraw(self) -> None:
+        bar = self.bar
+        while not self._done.wait(PROGRESS_REFRESH):
+            now = bar._time()
+            if now >= bar.start_t + bar.delay:
+                bar.refresh()
+                bar.last_print_t, bar.last_print_n = now, bar.n  # tqdm's "shown" marks
+
+    def phase(self, what: str) -> None:
+        """Name the phase starting now."""
+        if self.bar is not None:
+            self.bar.set_postfix_str(what, refresh=False)
+
+    def advance(self, units: int = 1) -> None:
+        """Count ``units`` of finished work."""
+        if self.bar is not None:
+            self.bar.update(units)
 
     def close(self) -> None:
         if self.bar is not None:
-            if self.pending:
-                self.bar.update(1)
+            self._done.set()
+            self._thread.join()
             self.bar.close()
-
-
-def _count_steps(opts: Options) -> int:
-    """The steps :class:`Progress` counts in a full-mode check with options ``opts``."""
-    problems = sum(len(opts.modes) ** k for k in range(opts.order))
-    return problems * (len(opts.modes) + 2)
 
 
 def check_problem(problem: Problem, opts: Options, rng, order: int,
                   result: GradcheckResult, progress: Progress | None = None) -> None:
     """Run every check ``opts`` asks for on ``problem``, and on its derivatives up to
-    ``opts.order``, appending them to ``result`` (and counting full-mode steps on
+    ``opts.order``, appending them to ``result`` (and counting full-mode work on
     ``progress``)."""
     progress = Progress(problem.label, 0, False) if progress is None else progress
-    _run_checks(problem, opts, rng, order, result, progress)
+    try:
+        _run_checks(problem, opts, rng, order, result, progress)
+    except FORWARD_REFUSALS as e:
+        reason = forward_refusal(e)
+        if reason is None or "fwd" not in opts.modes:
+            raise
+        # the modes were named (else forward mode would have been skipped): say which
+        # function cannot be checked, without the trace through the interpreters
+        raise type(e)(f"gradcheck of {problem.label}: {problem.label} cannot be checked in "
+                      f"forward mode (jvp): {reason}. Check reverse mode only with "
+                      "modes='rev'; the default modes skip forward mode for such a function "
+                      "and say so in the report.") from None
     # the outputs are known by now (every check evaluates f), so this costs no evaluation
     result.record_arrays(problem.label, problem.in_names, problem.in_avals)
     result.record_arrays(problem.label, problem.out_names, problem.out_avals)
@@ -112,9 +155,9 @@ def _run_checks(problem: Problem, opts: Options, rng, order: int, result: Gradch
     if opts.fast_mode:
         checks.extend(fast_checks(problem, opts, rng, order))
     else:
-        progress.advance(f"numerical Jacobian of {problem.label}")
+        progress.phase(f"numerical Jacobian of {problem.label}")
         num = numeric_jacobian(problem, opts.eps_for(problem), opts.dtype, opts.chunk_size,
-                               detect=opts.detect_nondifferentiable)
+                               detect=opts.detect_nondifferentiable, tick=progress.tick)
         if num.vmap_note:
             result.notes.append(f"{problem.label} could not be vmapped ({num.vmap_note}); its "
                                 "numerical Jacobian was computed with a Python loop")
@@ -130,9 +173,19 @@ def _run_checks(problem: Problem, opts: Options, rng, order: int, result: Gradch
                 return
         failed_columns = set()
         for mode in opts.modes:
-            progress.advance(f"{mode} Jacobian of {problem.label}")
+            progress.phase(f"{mode} Jacobian of {problem.label}")
             state: dict = {}
-            analytic = analytic_jacobian(problem, mode, opts.chunk_size, state)
+            try:
+                analytic = analytic_jacobian(problem, mode, opts.chunk_size, state,
+                                             progress.tick)
+            except FORWARD_REFUSALS as e:
+                reason = forward_refusal(e) if mode == "fwd" else None
+                if reason is None or not opts.auto_modes or "rev" not in opts.modes:
+                    raise
+                checks.append(skipped_check(problem, mode, order, reason))
+                progress.advance(sum(problem.in_sizes))  # the columns not computed
+                continue
+            progress.phase(f"comparing the {mode} Jacobian of {problem.label}")
             if state.get("loop"):
                 what = "pullback" if mode == "rev" else "jvp"
                 result.notes.append(f"the {what} of {problem.label} could not be vmapped "
@@ -151,25 +204,29 @@ def _run_checks(problem: Problem, opts: Options, rng, order: int, result: Gradch
     if any(c.kind == "nondifferentiable" and not c.passed for c in checks):
         return
     if not opts.fast_mode:
-        progress.advance(f"other checks of {problem.label}")
-    if opts.check_batched_grad and "rev" in opts.modes:
+        progress.phase(f"other checks of {problem.label}")
+    # the modes f has rules for (forward mode is skipped for a custom_vjp function)
+    skipped = skipped_modes(checks, problem, order)
+    modes = tuple(m for m in opts.modes if m not in skipped)
+    if opts.check_batched_grad and "rev" in modes:
         checks.append(batched_check(problem, "rev", rng, order, opts.atol, opts.rtol))
-    if opts.check_batched_forward_grad and "fwd" in opts.modes:
+    if opts.check_batched_forward_grad and "fwd" in modes:
         checks.append(batched_check(problem, "fwd", rng, order, opts.atol, opts.rtol))
-    if opts.check_undefined_grad and "rev" in opts.modes:
+    if opts.check_undefined_grad and "rev" in modes:
         checks.append(undefined_grad_check(problem, rng, order, opts.atol, opts.rtol))
     if opts.check_grad_dtypes:
-        checks.append(dtype_check(problem, opts.modes, rng, order))
+        checks.append(dtype_check(problem, modes, rng, order))
     # PyTorch's zero-cotangent check (run whatever the options) and the nondeterminism check
-    checks.extend(rerun_checks(problem, opts.modes, rng, order, opts.nondet_tol))
+    checks.extend(rerun_checks(problem, modes, rng, order, opts.nondet_tol))
+    progress.advance()
     if order < opts.order:
-        for mode in opts.modes:
+        for mode in modes:
             check_problem(problem.derivative(mode, rng), opts, rng, order + 1, result,
                           progress)
 
 
 def gradcheck(fun: Callable[P, Any], *, eps: float | None = None, atol: float | None = None,
-              rtol: float | None = None, modes: Sequence[str] = ("fwd", "rev"),
+              rtol: float | None = None, modes: Sequence[str] | None = None,
               order: int = 1, fast_mode: bool = False, nondet_tol: float = 0.0,
               check_batched_grad: bool = False, check_batched_forward_grad: bool = False,
               check_undefined_grad: bool = True, check_grad_dtypes: bool = False,
@@ -189,7 +246,12 @@ def gradcheck(fun: Callable[P, Any], *, eps: float | None = None, atol: float | 
     * ``eps``: finite-difference step (default 1e-6 when the numerical side is float64).
     * ``atol``, ``rtol``: tolerances; by default per dtype (float64 1e-5, float32 2e-3,
       float16 1e-2, complex64 1e-3, complex128 1e-5).
-    * ``modes``: ``"fwd"`` (jvp) and/or ``"rev"`` (vjp).
+    * ``modes``: ``"fwd"`` (jvp) and/or ``"rev"`` (vjp).  By default both, except that
+      forward mode is skipped for a function that has no forward-mode rule (one that
+      uses a ``custom_vjp`` function, or a primitive without a JVP rule): reverse mode is
+      checked, and the result (``result.skipped``) and its report say that forward mode
+      was skipped and why.  Named explicitly, ``modes=("fwd",)`` on such a function
+      raises an error naming it.
     * ``order``: 2 also checks the derivative of the derivative in every combination of
       ``modes`` (forward over forward, reverse over forward, ...).
     * ``fast_mode``: compare ``vᵀ J u`` for random unit ``u``, ``v`` instead of every entry.
@@ -214,7 +276,8 @@ def gradcheck(fun: Callable[P, Any], *, eps: float | None = None, atol: float | 
       check covers the code a training loop runs (a recorded tape and its compiled
       gradient for a scalar function, compiled transposition otherwise); or
       ``"linearize"``, ``"compiled"``, ``"tape"``. The report's notes name the plan that ran.
-    * ``progress``: a progress bar (tqdm) for full-mode checks that run over a second;
+    * ``progress``: a progress bar (tqdm) for full-mode checks, from half a second in:
+      every numerical and analytic Jacobian column (row) counted, each phase named;
       by default shown only on a terminal outside CI (the ``CI`` environment variable);
       True or False forces it on or off.
 
@@ -231,7 +294,8 @@ def gradcheck(fun: Callable[P, Any], *, eps: float | None = None, atol: float | 
     >>> bool(ft.gradcheck(f, order=2)(np.array([0.1, 0.2]), np.array([1.0, 2.0])))
     True
     """
-    modes = (modes,) if isinstance(modes, str) else tuple(modes)
+    auto_modes = modes is None
+    modes = MODES if modes is None else (modes,) if isinstance(modes, str) else tuple(modes)
     unknown = [m for m in modes if m not in MODES]
     if unknown or not modes:
         raise ValueError(f"gradcheck: modes must be a non-empty subset of ('fwd', 'rev'), got "
@@ -246,7 +310,7 @@ def gradcheck(fun: Callable[P, Any], *, eps: float | None = None, atol: float | 
     opts = Options(eps, atol, rtol, modes, int(order), bool(fast_mode), float(nondet_tol),
                    check_batched_grad, check_batched_forward_grad, check_undefined_grad,
                    check_grad_dtypes, raise_exception, dtype, detect_nondifferentiable, seed,
-                   argnums, chunk_size)
+                   argnums, chunk_size, auto_modes)
 
     @functools.wraps(fun)
     def checker(*args: P.args, **kwargs: P.kwargs) -> GradcheckResult:
@@ -256,8 +320,11 @@ def gradcheck(fun: Callable[P, Any], *, eps: float | None = None, atol: float | 
         # Random directions are drawn where the inputs live (NumPy's generator for NumPy).
         rng = backend.default_rng(used_seed, like=problem.like)
         result = GradcheckResult(problem.label, used_seed, dict(opts.__dict__))
-        bar = Progress(problem.label, _count_steps(opts),
-                       not opts.fast_mode and progress_enabled(progress))
+        enabled = not opts.fast_mode and progress_enabled(progress)
+        # the outputs' sizes size the bar: one evaluation of f, only when it is drawn
+        bar = Progress(problem.label, planned_work(
+            sum(problem.in_sizes), sum(problem.out_sizes), opts.modes, opts.order - 1)
+            if enabled else 0, enabled)
         try:
             check_problem(problem, opts, rng, 1, result, bar)
         finally:

@@ -13,7 +13,8 @@ module and its ``__all__``, which this namespace re-exports whole:
 - ``_elementwise``: ufunc-like math, arithmetic, comparisons, logical functions
 - ``_reductions``: sums, means, extrema, truth tests, running sums and products
 - ``_statistics``: weighted averages, covariance and correlation, the nan-skipping reductions
-- ``_shape``: reshaping, transposing, joining, splitting, repeating, padding
+- ``_shape``: reshaping, transposing, joining, splitting, repeating
+- ``_padding``: ``pad`` in every NumPy mode
 - ``_indexing``: static indexing of tracers, ``where``, diagonals and triangles
 - ``_index_tricks``: ``nonzero`` and friends (with ``size=``), ``select``, ``choose``,
   index builders (``indices``, ``ix_``, ``unravel_index``, ...), ``s_``, ``mgrid``, ``r_``,
@@ -35,6 +36,7 @@ from functrans.numpy._elementwise import *  # noqa: F401,F403
 from functrans.numpy._reductions import *  # noqa: F401,F403
 from functrans.numpy._statistics import *  # noqa: F401,F403
 from functrans.numpy._shape import *  # noqa: F401,F403
+from functrans.numpy._padding import *  # noqa: F401,F403
 from functrans.numpy._indexing import *  # noqa: F401,F403
 from functrans.numpy._index_tricks import *  # noqa: F401,F403
 from functrans.numpy._contractions import *  # noqa: F401,F403
@@ -45,11 +47,11 @@ from functrans.numpy import linalg
 from functrans.numpy import fft
 from functrans.numpy._array_methods import install_tracer_methods as _install_tracer_methods
 from functrans.numpy import (_contractions, _creation, _dtypes, _elementwise, _functional,
-                             _index_tricks, _indexing, _polynomial, _reductions, _shape,
-                             _sorting, _statistics)
+                             _index_tricks, _indexing, _padding, _polynomial, _reductions,
+                             _shape, _sorting, _statistics)
 
-_FAMILIES = (_dtypes, _creation, _elementwise, _reductions, _statistics, _shape, _indexing,
-             _index_tricks, _contractions, _sorting, _polynomial, _functional)
+_FAMILIES = (_dtypes, _creation, _elementwise, _reductions, _statistics, _shape, _padding,
+             _indexing, _index_tricks, _contractions, _sorting, _polynomial, _functional)
 __all__ = [name for family in _FAMILIES for name in family.__all__] + ["linalg", "fft"]
 
 

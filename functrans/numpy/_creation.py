@@ -120,19 +120,21 @@ def arange(start, stop=None, step=None, dtype=None, *, like=None, device=None):
 def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = False,
              dtype=None, axis: int = 0, *, like=None, device=None):
     """``num`` evenly spaced values from ``start`` to ``stop`` (included if ``endpoint``).
-    Traced (scalar) ``start`` and ``stop`` carry derivatives.
+    ``start`` and ``stop`` may be arrays (broadcast together; the points run along the new
+    axis ``axis`` of the result); traced ends carry derivatives.
 
     >>> import functrans.numpy as fnp
     >>> fnp.linspace(0.0, 1.0, 5)
     array([0.  , 0.25, 0.5 , 0.75, 1.  ])
+    >>> fnp.linspace(fnp.asarray([0.0, 1.0]), 2.0, 3, axis=1)
+    array([[0. , 1. , 2. ],
+           [1. , 1.5, 2. ]])
     """
     _check_device("linspace", device)
     if isinstance(start, Tracer) or isinstance(stop, Tracer):  # traced ends keep derivatives
-        line = _scalar_line("linspace", start, stop, num, endpoint, dtype)
-        if not retstep:
-            return line
-        step = lax.div(lax.sub(stop, start), float(max(num - 1 if endpoint else num, 1)))
-        return line, lax.convert_element_type(step, dtype_of(line))
+        line, step = _traced_line("linspace", start, stop, num, endpoint)
+        line = _finish_line(line, axis, dtype)
+        return (line, lax.convert_element_type(step, dtype_of(line))) if retstep else line
     xp = backend.array_module(like, start, stop)
     return user_result(xp.linspace(start, stop, num, endpoint, retstep, dtype, axis))
 
@@ -316,45 +318,91 @@ def _static_shape(shape, name: str) -> tuple:
     return tuple(static_int(n, name, "each size") for n in shape)
 
 
-def _scalar_line(name, start, stop, num, endpoint, dtype):
-    """``num`` points from the scalar ``start`` to ``stop``, built with primitives so that
-    traced ends carry derivatives."""
+def _traced_line(name, start, stop, num, endpoint):
+    """``num`` points from ``start`` to ``stop`` (broadcast together to a shape ``S``) along
+    a new leading axis, shape ``(num, *S)``, and the step (shape ``S``), built with
+    primitives so that traced ends carry derivatives.  Computed in NumPy's dtype: float
+    ends keep their precision, integer ends give float64."""
     start, stop = arg(start), arg(stop)
-    if shape_of(start) or shape_of(stop):
-        raise NotImplementedError(f"{name}: traced start/stop must be scalars")
     num = static_int(num, name, "num")
-    # NumPy's rule: float ends keep their precision, integer ends give float64.
-    dtype = (np.result_type(0.0, *(get_aval(x).dtype for x in (start, stop)))
-             if dtype is None else np.dtype(dtype))
-    # Host ends stay NumPy scalars and the fractions are made on the traced end's device:
-    # no host array to copy to a device.
+    if num < 0:
+        raise ValueError(f"{name}: num must be non-negative, got {num}")
+    dtype = np.result_type(0.0, *(get_aval(x).dtype for x in (start, stop)))
+    try:
+        shape = np.broadcast_shapes(shape_of(start), shape_of(stop))
+    except ValueError:
+        raise ValueError(f"{name}: start of shape {shape_of(start)} and stop of shape "
+                         f"{shape_of(stop)} do not broadcast together") from None
+    # Host ends stay NumPy scalars (or arrays) and the fractions are made on the traced
+    # end's device: no host array to copy to a device.
     start, stop = (_scalar_of(x, dtype) for x in (start, stop))
     like = start if isinstance(start, Tracer) else stop
     div = dtype.type(max(num - 1 if endpoint else num, 1))
-    index = lax.iota(dtype, num, like=like)
-    delta = shape_ops.broadcast_to(lax.sub(stop, start), (num,))
-    # NumPy's arithmetic, so that values agree to the last bit: i * step + start, with
-    # i / div * delta where the step underflows to zero, and the end point exactly stop.
+    full = (num,) + tuple(shape)
+    index = shape_ops.broadcast_in_dim(lax.iota(dtype, num, like=like), full, (0,))
+    delta = lax.sub(_array_of(stop, shape, like), _array_of(start, shape, like))
     step = lax.div(delta, div)
-    line = lax.add(lax.select(lax.eq(step, dtype.type(0)), lax.mul(lax.div(index, div), delta),
-                              lax.mul(index, step)), start)
-    return _with_element(line, num - 1, stop) if endpoint and num > 1 else line
+    wide_delta = shape_ops.broadcast_in_dim(delta, full, tuple(range(1, len(full))))
+    wide_step = shape_ops.broadcast_in_dim(step, full, tuple(range(1, len(full))))
+    # NumPy's arithmetic, so that values agree to the last bit: i * step + start, or
+    # i / div * delta when any step underflows to zero, and the end point exactly stop.
+    any_zero = lax.eq(step, dtype.type(0))
+    if shape:
+        any_zero = lax.reduce_max(any_zero, tuple(range(len(shape))))
+    any_zero = shape_ops.broadcast_to(any_zero, full)
+    line = lax.select(any_zero, lax.mul(lax.div(index, div), wide_delta),
+                      lax.mul(index, wide_step))
+    line = lax.add(line, shape_ops.broadcast_in_dim(_array_of(start, shape, like), full,
+                                                    tuple(range(1, len(full)))))
+    if endpoint and num > 1:
+        line = _with_element(line, num - 1, stop)
+    return line, step
+
+
+def _array_of(x, shape, like):
+    """``x`` broadcast to ``shape`` on the device of ``like``: a host scalar is added to
+    zeros made there (kernels read it as an argument), a host array is copied there."""
+    if not (isinstance(x, Tracer) or backend.is_device_array(x)):
+        if np.ndim(x):
+            x = backend.asarray(x, like=like)
+        else:
+            zeros = lax.mul(lax.iota(np.asarray(x).dtype, 1, like=like), 0)
+            x = lax.add(lax.reshape(zeros, ()), x)
+    return shape_ops.broadcast_to(x, shape)
+
+
+def _finish_line(line, axis, dtype):
+    """The points' axis moved to ``axis`` and the values cast to ``dtype`` (integers
+    rounded down first, as NumPy does)."""
+    if dtype is not None:
+        dtype = np.dtype(dtype)
+        if dtype.kind in "iu":
+            line = lax.floor(line)
+        if dtype != dtype_of(line):
+            line = lax.convert_element_type(line, dtype)
+    ndim = len(shape_of(line))
+    axis = shape_ops.normalize_axis(static_int(axis, "linspace", "axis"), ndim)
+    return shape_ops.moveaxis(line, 0, axis) if axis else line
 
 
 def _with_element(line, position: int, value):
-    """The traced 1-d ``line`` with element ``position`` exactly ``value``, as NumPy sets
-    the ends (``start + (stop - start)`` or ``exp(log r)`` need not round to ``stop``)."""
-    index = lax.iota(dtype_of(line), shape_of(line)[0], like=line)
-    ones = lax.add(lax.mul(index, 0), 1)  # finite, on line's device: 1 * value is value
-    return lax.select(lax.eq(index, position), lax.mul(ones, value), line)
+    """``line`` with element ``position`` along axis 0 exactly ``value`` (a scalar or an
+    array of ``line``'s other axes, any device or host value), as NumPy sets the ends
+    (``start + (stop - start)`` or ``exp(log r)`` need not round to ``stop``)."""
+    shape = shape_of(line)
+    index = shape_ops.broadcast_in_dim(lax.iota(dtype_of(line), shape[0], like=line), shape,
+                                       (0,))
+    value = _array_of(_scalar_of(value, dtype_of(line)), shape[1:], line)
+    value = shape_ops.broadcast_in_dim(value, shape, tuple(range(1, len(shape))))
+    return lax.select(lax.eq(index, position), value, line)
 
 
 def _scalar_of(x, dtype):
     """``x`` in ``dtype``: a tracer or device array converted, a host value as a NumPy
-    scalar (which device kernels take as an argument, not a copy)."""
+    scalar or array (which device kernels take as an argument, not a copy)."""
     if isinstance(x, Tracer) or backend.is_device_array(x):
         return lax.convert_element_type(x, dtype)
-    return dtype.type(x)
+    return dtype.type(x) if np.ndim(x) == 0 else np.asarray(x, dtype)
 
 
 def logspace(start, stop, num: int = 50, endpoint: bool = True, base=10.0, dtype=None,
@@ -369,11 +417,18 @@ def logspace(start, stop, num: int = 50, endpoint: bool = True, base=10.0, dtype
     if not any(isinstance(x, Tracer) for x in (start, stop, base)):
         return backend.array_module(start, stop, base).logspace(start, stop, num, endpoint,
                                                                  base, dtype, axis)
-    exponents = _scalar_line("logspace", start, stop, num, endpoint, dtype)
-    base = _scalar_of(arg(base), dtype_of(exponents))
-    if isinstance(base, Tracer):
-        base = shape_ops.broadcast_to(base, shape_of(exponents))
-    return lax.pow(base, exponents)  # NumPy's power, to the last bit
+    exponents, _ = _traced_line("logspace", start, stop, num, endpoint)
+    base = arg(base)
+    try:
+        shape = np.broadcast_shapes(shape_of(exponents)[1:], shape_of(base))
+    except ValueError:
+        raise ValueError(f"logspace: base of shape {shape_of(base)} does not broadcast with "
+                         f"start and stop of shape {shape_of(exponents)[1:]}") from None
+    full = (shape_of(exponents)[0],) + tuple(shape)
+    exponents = shape_ops.broadcast_to(exponents, full)
+    base = _array_of(_scalar_of(base, dtype_of(exponents)), shape, exponents)
+    base = shape_ops.broadcast_in_dim(base, full, tuple(range(1, len(full))))
+    return _finish_line(lax.pow(base, exponents), axis, dtype)  # NumPy's power
 
 
 def geomspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None, axis: int = 0):
@@ -388,17 +443,23 @@ def geomspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None, axi
         return backend.array_module(start, stop).geomspace(start, stop, num, endpoint, dtype,
                                                             axis)
     start, stop = arg(start), arg(stop)
-    ratio = lax.div(*[lax.convert_element_type(x, np.result_type(float, dtype_of(x)))
-                      for x in (stop, start)])
-    powers = _scalar_line("geomspace", 0.0, lax.log(ratio), num, endpoint, dtype)
-    line = lax.mul(shape_ops.broadcast_to(lax.convert_element_type(start, dtype_of(powers)),
-                                          shape_of(powers)), lax.exp(powers))
+    real = np.result_type(float, dtype_of(start), dtype_of(stop))  # NumPy's: float64 at least
+    start, stop = (lax.convert_element_type(x, real) if isinstance(x, Tracer) else
+                   _scalar_of(x, real) for x in (start, stop))
+    like = start if isinstance(start, Tracer) else stop
+    shape = np.broadcast_shapes(shape_of(arg(start)), shape_of(arg(stop)))
+    start, stop = _array_of(start, shape, like), _array_of(stop, shape, like)
+    ratio = lax.div(stop, start)
+    powers, _ = _traced_line("geomspace", real.type(0), lax.log(ratio), num, endpoint)
+    full = shape_of(powers)
+    line = lax.mul(shape_ops.broadcast_in_dim(start, full, tuple(range(1, len(full)))),
+                   lax.exp(powers))
     # The ends exactly start and stop, as NumPy sets them.
     if num > 0:
-        line = _with_element(line, 0, lax.convert_element_type(start, dtype_of(line)))
+        line = _with_element(line, 0, start)
     if endpoint and num > 1:
-        line = _with_element(line, num - 1, lax.convert_element_type(stop, dtype_of(line)))
-    return line
+        line = _with_element(line, num - 1, stop)
+    return _finish_line(line, axis, dtype)
 
 
 def _window(name: str, M):

@@ -21,8 +21,8 @@ from functrans.numpy._elementwise import (absolute, add, conj, floor, greater, l
                                           sqrt, subtract, true_divide)
 from functrans.numpy._indexing import take, where
 from functrans.numpy._reductions import cumsum, diff, sum
-from functrans.numpy._shape import (concatenate, expand_dims, moveaxis, pad, ravel, reshape,
-                                    stack)
+from functrans.numpy._shape import (concatenate, expand_dims, moveaxis, pad_constant, ravel,
+                                    reshape, stack)
 from functrans.numpy._util import arg, dtype_of, promote_inexact, shape_of, static_int
 
 __all__ = ["polyval", "polyadd", "polysub", "polymul", "polydiv", "polyder", "polyint", "poly",
@@ -63,7 +63,7 @@ def _aligned(name: str, a1, a2):
     """Both coefficient arrays padded with leading zeros to the longer length."""
     a1, a2 = _coefficients(name, a1, "a1"), _coefficients(name, a2, "a2")
     n = max(shape_of(a1)[0], shape_of(a2)[0])
-    return [pad(a, [(n - shape_of(a)[0], 0)]) for a in (a1, a2)]
+    return [pad_constant(a, [(n - shape_of(a)[0], 0)]) for a in (a1, a2)]
 
 
 def polyadd(a1, a2):
@@ -245,7 +245,7 @@ def roots(p, *, strip_zeros: bool = True):
     else:
         first_row = negative(p[1:]) / p[0]
         companion = concatenate([reshape(first_row, (1, n)),
-                                 pad(backend.eye(n - 1, dtype=dtype_of(p), like=p),
+                                 pad_constant(backend.eye(n - 1, dtype=dtype_of(p), like=p),
                                      ((0, 0), (0, 1)))], axis=0)
         found = linalg.eigvals(companion)
     return found if not trailing else concatenate(

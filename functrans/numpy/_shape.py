@@ -19,11 +19,12 @@ from functrans.numpy._elementwise import bitwise_and, multiply, not_equal, right
 from functrans.numpy._util import (arg, as_tuple, axis_tuple, dtype_of, shape_of, slice_axis,
                                    static_int)
 from functrans.primitives import shape as shape_ops
+from functrans.primitives.sorting import take_along
 
 __all__ = ["reshape", "ravel", "transpose", "swapaxes", "moveaxis", "broadcast_to",
            "broadcast_arrays", "expand_dims", "squeeze", "atleast_1d", "atleast_2d",
            "concatenate", "stack", "hstack", "vstack", "split", "tile", "repeat", "roll",
-           "flip", "pad", "shape", "ndim", "size",
+           "flip", "pad_constant", "shape", "ndim", "size",
            "append", "insert", "delete", "resize", "trim_zeros", "block", "column_stack",
            "dstack", "array_split", "hsplit", "vsplit", "dsplit", "unstack", "rot90", "fliplr",
            "flipud", "rollaxis", "matrix_transpose", "permute_dims", "concat", "atleast_3d",
@@ -310,30 +311,94 @@ def tile(A, reps):
     return shape_ops.reshape(pairs, [r * n for r, n in zip(reps, shape)])
 
 
-def repeat(a, repeats, axis=None):
-    """Repeat each element ``repeats`` times (a static int) along ``axis`` (of the
-    flattened array by default).
+def repeat(a, repeats, axis=None, *, total_repeat_length=None):
+    """Repeat each element ``repeats`` times along ``axis`` (of the flattened array by
+    default).  ``repeats`` is an int, or one count per element along the axis (an array,
+    which may be traced).  The output's length must be known: with traced counts (under
+    ``jit``) pass ``total_repeat_length``, as in JAX; the output is then cut to that length,
+    or filled up with the last element along the axis.
 
     >>> import functrans.numpy as fnp
     >>> fnp.repeat(fnp.asarray([1, 2]), 2)
     array([1, 1, 2, 2])
+    >>> fnp.repeat(fnp.asarray([1.0, 2.0, 3.0]), [1, 0, 2])
+    array([1., 3., 3.])
+    >>> fnp.repeat(fnp.asarray([1.0, 2.0, 3.0]), [1, 0, 2], total_repeat_length=5)
+    array([1., 3., 3., 3., 3.])
     """
-    if not isinstance(repeats, Tracer) and backend.array_module(repeats).ndim(repeats) > 0:
-        raise NotImplementedError("repeat: only one static integer count is supported, not "
-                                  "one count per element")
-    repeats = static_int(repeats, "repeat", "repeats")
-    if repeats < 0:
-        raise ValueError(f"repeat: repeats must be non-negative, got {repeats}")
     a = arg(a)
     if axis is None:
         a, axis = ravel(a), 0
     shape = shape_of(a)
     axis = shape_ops.normalize_axis(static_int(axis, "repeat", "axis"), len(shape))
+    if total_repeat_length is not None:
+        total_repeat_length = static_int(total_repeat_length, "repeat", "total_repeat_length")
+        if total_repeat_length < 0:
+            raise ValueError(f"repeat: total_repeat_length must be non-negative, got "
+                             f"{total_repeat_length}")
+    if isinstance(repeats, Tracer) or backend.array_module(repeats).ndim(repeats) > 0:
+        return _repeat_counts(a, repeats, axis, total_repeat_length)
+    repeats = static_int(repeats, "repeat", "repeats")
+    if repeats < 0:
+        raise ValueError(f"repeat: repeats must be non-negative, got {repeats}")
+    if total_repeat_length is not None and total_repeat_length != repeats * shape[axis]:
+        return _repeat_counts(a, repeats, axis, total_repeat_length)
     # Each element gets a new axis of size `repeats` right after it, then the two merge.
     widened = shape_ops.broadcast_in_dim(
         a, shape[:axis + 1] + (repeats,) + shape[axis + 1:],
         tuple(i if i <= axis else i + 1 for i in range(len(shape))))
     return shape_ops.reshape(widened, shape[:axis] + (shape[axis] * repeats,) + shape[axis + 1:])
+
+
+def _repeat_counts(a, repeats, axis: int, total):
+    """``repeat`` with one count per element along ``axis``: output position ``j`` reads
+    the element whose run of copies covers ``j`` (one gather, so the derivative is the
+    matching scatter-add); past the last run it reads the last element."""
+    shape = shape_of(a)
+    n = shape[axis]
+    counts = arg(repeats)
+    if np.dtype(dtype_of(counts)).kind not in "iub":
+        raise TypeError(f"repeat: repeats must be integers, got dtype {dtype_of(counts)}")
+    if len(shape_of(counts)) > 1 or shape_of(counts) not in ((), (1,), (n,)):
+        raise ValueError(f"repeat: repeats of shape {shape_of(counts)} do not match the "
+                         f"{n} elements along axis {axis} of an array of shape {shape}")
+    if not isinstance(counts, Tracer) and (total is None or not backend.is_device_array(
+            counts)):
+        # concrete counts decide the output length: read them (a device array is synced)
+        host = np.broadcast_to(np.asarray(backend.to_host(counts), dtype=np.int64), (n,))
+        if (host < 0).any():
+            raise ValueError(f"repeat: repeats must be non-negative, got {host.tolist()}")
+        if total is None:
+            total = int(host.sum())
+        if not backend.is_device_array(counts):
+            source = np.repeat(np.arange(n), host)[:total]
+            source = np.concatenate([source, np.full(total - source.size, max(n - 1, 0))])
+            return _take_run(a, backend.asarray(source, like=a) if backend.is_device_array(a)
+                             else source, axis, total)
+    elif total is None:
+        raise ConcretizationTypeError(
+            "repeat: repeats is traced, so the length of the output is not known; pass "
+            "total_repeat_length= (a static int), as jax.numpy.repeat requires under jit")
+    counts = lax.convert_element_type(shape_ops.broadcast_to(counts, (n,)), np.int64)
+    # A 1 where each run after the first starts; their running sum is the source index.
+    starts = lax.cumsum(counts, 0)
+    starts = shape_ops.reshape(lax.slice(starts, (0,), (builtins.max(n - 1, 0),)),
+                               (builtins.max(n - 1, 0), 1))
+    zeros = lax.mul(lax.iota(np.int64, total, like=counts), 0)
+    marks = lax.scatter_add(zeros, starts, lax.add(lax.mul(starts[:, 0], 0), 1), mode="drop")
+    return _take_run(a, lax.cumsum(marks, 0), axis, total)
+
+
+def _take_run(a, source, axis: int, total: int):
+    shape = shape_of(a)
+    out_shape = shape[:axis] + (total,) + shape[axis + 1:]
+    if total == 0:
+        return shape_ops.reshape(slice_axis(a, axis, 0, 0), out_shape)
+    if shape[axis] == 0:
+        raise ValueError(f"repeat: total_repeat_length={total} copies of an empty axis "
+                         f"(array of shape {shape})")
+    index = shape_ops.broadcast_in_dim(source, out_shape, (axis,))
+    return take_along(a, index, axis)
 
 
 def roll(a, shift, axis=None):
@@ -381,18 +446,15 @@ def flip(a, axis=None):
     return lax.rev(a, axis_tuple(axis, len(shape_of(a))))
 
 
-def pad(array, pad_width, mode: str = "constant", constant_values=0):
-    """Constant padding, as ``numpy.pad(mode='constant')``; ``constant_values`` is one
-    scalar (it may be traced).
+def pad_constant(array, pad_width, constant_values=0):
+    """``numpy.pad(array, pad_width, mode="constant")`` with one ``constant_values`` scalar
+    (it may be traced): one ``lax.pad``.  ``functrans.numpy.pad`` has every mode.
 
-    >>> import functrans.numpy as fnp
-    >>> fnp.pad(fnp.asarray([1, 2]), (1, 2))
+    >>> import numpy as np
+    >>> from functrans.numpy._shape import pad_constant
+    >>> pad_constant(np.asarray([1, 2]), (1, 2))
     array([0, 1, 2, 0, 0])
-    >>> fnp.pad(fnp.asarray([1.0]), 1, constant_values=9.0)
-    array([9., 1., 9.])
     """
-    if mode != "constant":
-        raise NotImplementedError(f"pad: mode={mode!r} is not supported; only 'constant'")
     array = arg(array)
     nd = len(shape_of(array))
     # The widths decide the output shape, so they are read on the host (device ones too).
@@ -905,7 +967,7 @@ def packbits(a, axis: int | None = None, bitorder: str = "big"):
     a, axis = _bit_axis("packbits", a, axis, bitorder)
     bits = moveaxis(lax.convert_element_type(not_equal(a, 0), np.uint8), axis, -1)
     n = shape_of(bits)[-1]
-    bits = pad(bits, [(0, 0)] * (len(shape_of(bits)) - 1) + [(0, -n % 8)])
+    bits = pad_constant(bits, [(0, 0)] * (len(shape_of(bits)) - 1) + [(0, -n % 8)])
     groups = reshape(bits, shape_of(bits)[:-1] + ((n + 7) // 8, 8))
     weights = lax.shift_left(np.uint8(1), _bit_shifts(bitorder, groups))
     packed = shape_ops.reduce_sum(multiply(groups, weights), (len(shape_of(groups)) - 1,))
@@ -936,5 +998,5 @@ def unpackbits(a, axis: int | None = None, count: int | None = None, bitorder: s
         if keep <= total:
             bits = bits[..., :keep]
         else:
-            bits = pad(bits, [(0, 0)] * (len(shape_of(bits)) - 1) + [(0, keep - total)])
+            bits = pad_constant(bits, [(0, 0)] * (len(shape_of(bits)) - 1) + [(0, keep - total)])
     return moveaxis(bits, -1, axis)

@@ -146,14 +146,26 @@ batching.batching_rules[broadcast_in_dim_p] = _broadcast_in_dim_batch
 reshape_p = Primitive("reshape", origin="library")
 
 
-def reshape(x, new_sizes: Sequence[int]):
-    """Reshape ``x`` (row-major) to ``new_sizes``.
+def reshape(x, new_sizes: Sequence[int], dimensions: Sequence[int] | None = None):
+    """Reshape ``x`` (row-major) to ``new_sizes``; with ``dimensions`` (a permutation of its
+    axes) its axes are first transposed into that order, as in JAX.
 
     >>> import numpy as np, functrans.lax as lax
     >>> lax.reshape(np.arange(6.0), (2, 3))
     array([[0., 1., 2.],
            [3., 4., 5.]])
+    >>> lax.reshape(np.arange(6.0).reshape(2, 3), (6,), dimensions=(1, 0))
+    array([0., 3., 1., 4., 2., 5.])
     """
+    if dimensions is not None:
+        ndim = len(shape_of(x))
+        dims = tuple(int(d) for d in dimensions)
+        if sorted(dims) != list(range(ndim)):
+            raise TypeError(f"reshape: dimensions must be a permutation of the operand's axes "
+                            f"(0 .. {ndim - 1}) for an operand of shape {shape_of(x)}, got "
+                            f"dimensions={tuple(dimensions)}")
+        if dims != tuple(range(ndim)):
+            x = transpose_axes(x, dims)
     new_sizes = tuple(int(d) for d in new_sizes)
     if shape_of(x) == new_sizes:
         return x

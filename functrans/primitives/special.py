@@ -10,9 +10,10 @@ with other primitives, so derivatives of any order follow.
 Derivatives JAX does not define are refused with an error naming the argument: the order
 ``m`` of ``polygamma``, the exponent ``x`` of ``zeta``, the shapes of ``betainc``, the
 order of ``bessel_jv``, second derivatives in the parameters of ``hyp1f1``/``hyp2f1``, and
-the shape ``a`` of ``igamma_grad_a`` and ``random_gamma_grad`` (the first derivatives of
-``igamma``/``igammac`` and of a gamma sample in ``a``, which have their own kernels here,
-not SciPy's).
+third derivatives in the shape ``a`` of ``igamma``/``igammac`` and of a gamma sample (their
+first and second derivatives in ``a``, ``igamma_grad_a``/``random_gamma_grad`` and
+``igamma_second_grad_a``/``random_gamma_second_grad``, have their own kernels here, not
+SciPy's).
 """
 from __future__ import annotations
 
@@ -38,6 +39,7 @@ _TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
 digamma: Callable[[Any], Any]
 polygamma: Callable[[Any, Any], Any]
 igamma_grad_a: Callable[[Any, Any], Any]
+random_gamma_grad: Callable[[Any, Any], Any]
 zeta: Callable[[Any, Any], Any]
 _SQRT_PI_OVER_TWO = math.sqrt(math.pi) / 2
 _SQRT_TWO_PI = math.sqrt(2 * math.pi)
@@ -286,6 +288,85 @@ def _fraction_in_a(xp, a, x):
     return r_out, dr_out
 
 
+def _series_in_a_twice(xp, a, x):
+    """``S``, ``dS/da`` and ``d²S/da²`` of the series of ``_series_in_a`` (same domain): term
+    ``t_k`` has ``d log t_k / da = h_k = -sum 1/(a+j)`` and ``d² log t_k / da² = h2_k =
+    sum 1/(a+j)²``, so ``d²t_k/da² = t_k (h_k² + h2_k)``."""
+    s, ds, d2s = xp.ones_like(x), xp.zeros_like(x), xp.zeros_like(x)
+    t, h, h2 = xp.ones_like(x), xp.zeros_like(x), xp.zeros_like(x)
+    out = [xp.ones_like(x), xp.zeros_like(x), xp.zeros_like(x)]
+    finished = x <= 0  # at x = 0 the sum is its first term
+    for k in range(1, _MAX_STEPS + 1):
+        if xp.nonzero(~finished)[0].shape[0] == 0:  # as _series_in_a: no bool() sync
+            break
+        ak = a + k
+        t = t * x / ak
+        h = h - 1 / ak
+        h2 = h2 + 1 / (ak * ak)
+        s, ds, d2s = s + t, ds + t * h, d2s + t * (h * h + h2)
+        r = x / (ak + 1)
+        rest = t * r / (1 - r)
+        c = 1 / ((1 - r) * (ak + 1))
+        done = ((rest <= _EPS * s) & (rest * (xp.abs(h) + c) <= _EPS * xp.abs(ds))
+                & (rest * ((xp.abs(h) + c) ** 2 + h2 + c * c)
+                   <= _EPS * (xp.abs(d2s) + xp.abs(ds) + s)))
+        new = done & ~finished
+        for o, v in zip(out, (s, ds, d2s)):
+            o[new] = v[new]
+        finished |= done
+    for o in out:
+        o[~finished] = np.nan  # the step limit reached: no answer rather than a wrong one
+    return out
+
+
+def _fraction_in_a_twice(xp, a, x):
+    """``R``, ``dR/da`` and ``d²R/da²`` of the continued fraction of ``_fraction_in_a``
+    (same domain), from second derivatives of its convergents' recurrences (``b_n`` and
+    ``a_n`` are linear in ``a``: ``d²A_n = b_n d²A_{n-1} + a_n d²A_{n-2} - 2 dA_{n-1} +
+    2n dA_{n-2}``, the same for ``B``) and ``B = R A``."""
+    one, zero = xp.ones_like(x), xp.zeros_like(x)
+    # (A, B, dA, dB, d2A, d2B) at n - 1 and at n
+    prev = [one, zero, zero, zero, zero, zero]
+    now = [x + 1 - a, one, -one, zero, zero, zero]
+
+    def ratios(v):
+        big_a, big_b, da, db, d2a, d2b = v
+        r = big_b / big_a
+        dr = (db - r * da) / big_a
+        return r, dr, (d2b - 2 * dr * da - r * d2a) / big_a
+
+    r, dr, d2r = ratios(now)
+    out = [zero.copy(), zero.copy(), zero.copy()]
+    size = xp.abs(xp.log(x)) + x + 1
+    finished = xp.zeros(x.shape, dtype=bool)
+    for n in range(1, _MAX_STEPS + 1):
+        if xp.nonzero(~finished)[0].shape[0] == 0:  # as _series_in_a: no bool() sync
+            break
+        b_n, a_n = x + (2 * n + 1) - a, n * (a - n)
+        (a1, b1, da1, db1, d2a1, d2b1), (a0, b0, da0, db0, d2a0, d2b0) = now, prev
+        new_state = [b_n * a1 + a_n * a0, b_n * b1 + a_n * b0,
+                     -a1 + b_n * da1 + n * a0 + a_n * da0,
+                     -b1 + b_n * db1 + n * b0 + a_n * db0,
+                     -2 * da1 + b_n * d2a1 + 2 * n * da0 + a_n * d2a0,
+                     -2 * db1 + b_n * d2b1 + 2 * n * db0 + a_n * d2b0]
+        r_new, dr_new, d2r_new = ratios(new_state)
+        done = ((xp.abs(r_new - r) <= _EPS * xp.abs(r_new))
+                & (xp.abs(dr_new - dr) <= _EPS * (xp.abs(r_new) * size + xp.abs(dr_new)))
+                & (xp.abs(d2r_new - d2r) <= _EPS * (xp.abs(r_new) * size * size
+                                                     + xp.abs(dr_new) * size
+                                                     + xp.abs(d2r_new))))
+        scale = xp.where(xp.abs(new_state[0]) > 1e100, 1e-100, 1.0)
+        prev, now = [v * scale for v in now], [v * scale for v in new_state]
+        r, dr, d2r = r_new, dr_new, d2r_new
+        new = done & ~finished
+        for o, v in zip(out, (r, dr, d2r)):
+            o[new] = v[new]
+        finished |= done
+    for o in out:
+        o[~finished] = np.nan
+    return out
+
+
 def _series_steps(xp, a, x):
     """About how many terms the series takes at ``x < a + 1``: ``t_k`` is near
     ``exp(-k log(a / x) - k^2 / (2a))``, below float64's resolution (e^-40 against ``S >= 1``)
@@ -294,12 +375,14 @@ def _series_steps(xp, a, x):
     return 80 / (xp.sqrt(ell * ell + 80 / a) + ell)  # a (sqrt(...) - l), free of cancellation
 
 
-def _shape_derivative(a, x, *, sample: bool):
+def _shape_derivative(a, x, *, sample: bool, second: bool = False):
     """``dP/da`` at ``(a, x)``, or with ``sample`` the implicit derivative of a Gamma(a)
     sample ``x`` held at a fixed quantile, ``-(dP/da) / p(x; a)``, which is kept free of the
     density's underflow by cancelling the common factor ``x^(a-1) e^-x / Gamma(a)``.  Nan
     where the series or the fraction would need more than ``_MAX_STEPS`` steps (large ``a``
-    with ``x`` within a few ``sqrt(a)`` of it, beyond ``a`` of about 1e8)."""
+    with ``x`` within a few ``sqrt(a)`` of it, beyond ``a`` of about 1e8).  With ``second``,
+    the derivative of that in ``a`` (``x`` held): ``d²P/da²``, or ``d/da`` of the sample's
+    derivative."""
     xp = array_module(a, x)
     sp = special_module(a, x, what="functrans.lax.igamma_grad_a")
     a, x = coerce(xp, a, x)
@@ -326,8 +409,22 @@ def _shape_derivative(a, x, *, sample: bool):
         log_gap = xp.where(large, log_ratio + _log_minus_digamma(a_big),
                            xp.log(x_ok) - sp.psi(a_ok))
         out = xp.zeros_like(x_ok)
+        if second:
+            trigamma = sp.polygamma(1, a_ok)
         i = xp.nonzero(series & ~too_long)[0]
-        if i.shape[0]:
+        if i.shape[0] and second:
+            ai, xi = a_ok[i], x_ok[i]
+            s, ds, d2s = _series_in_a_twice(xp, ai, xi)
+            # P = exp(L) S with L = a log x - x - log Gamma(a + 1): L' = log x - digamma(a + 1),
+            # L'' = -trigamma(a + 1) = 1/a² - trigamma(a)
+            d1 = log_gap[i] - 1 / ai
+            d2 = 1 / (ai * ai) - trigamma[i]
+            if sample:  # -(x / a) (S L' + S'), differentiated in a
+                out[i] = -xi * ((ds * d1 + s * d2 + d2s) / ai - (s * d1 + ds) / (ai * ai))
+            else:
+                out[i] = xp.exp(log_factor[i] - xp.log(ai)) * (
+                    s * (d1 * d1 + d2) + 2 * ds * d1 + d2s)
+        elif i.shape[0]:
             ai, xi = a_ok[i], x_ok[i]
             s, ds = _series_in_a(xp, ai, xi)
             # log x - digamma(a + 1) = log x - digamma(a) - 1 / a, Gamma(a + 1) = a Gamma(a)
@@ -335,7 +432,17 @@ def _shape_derivative(a, x, *, sample: bool):
             out[i] = (-(xi / ai) * bracket if sample else
                       xp.exp(log_factor[i] - xp.log(ai)) * bracket)
         j = xp.nonzero(~series)[0]
-        if j.shape[0]:
+        if j.shape[0] and second:
+            aj, xj = a_ok[j], x_ok[j]
+            r, dr, d2r = _fraction_in_a_twice(xp, aj, xj)
+            # Q = 1 - P = exp(M) R with M = a log x - x - log Gamma(a): M' = log x -
+            # digamma(a), M'' = -trigamma(a)
+            d1, d2 = log_gap[j], -trigamma[j]
+            if sample:  # x (R M' + R'), differentiated in a
+                out[j] = xj * (dr * d1 + r * d2 + d2r)
+            else:
+                out[j] = -xp.exp(log_factor[j]) * (r * (d1 * d1 + d2) + 2 * dr * d1 + d2r)
+        elif j.shape[0]:
             aj, xj = a_ok[j], x_ok[j]
             r, dr = _fraction_in_a(xp, aj, xj)
             bracket = r * log_gap[j] + dr
@@ -355,10 +462,10 @@ def _random_gamma_grad_impl(a, x):
     return _shape_derivative(a, x, sample=True)
 
 
-_NO_SECOND_SHAPE_DERIVATIVE = (
+_NO_THIRD_SHAPE_DERIVATIVE = (
     "{name}: the derivative with respect to the shape a is not implemented (so igamma, "
-    "igammac, gammainc, gammaincc and random.gamma have first derivatives in a, and mixed "
-    "ones with x, but none of second order in a alone); wrap a in "
+    "igammac, gammainc, gammaincc and random.gamma have derivatives of first and second "
+    "order in a, and mixed ones with x, but none of third order in a alone); wrap a in "
     "functrans.lax.stop_gradient where that derivative is not needed")
 
 
@@ -373,13 +480,39 @@ def _random_gamma_grad_in_x(g, ans, a, x):
     return mul(g, neg(add(sub(log(x), digamma(a)), mul(ans, sub(div(sub(a, 1), x), 1)))))
 
 
+def _igamma_second_grad_a_in_x(g, ans, a, x):
+    # d/dx d²P/da² = d²p/da² = p ((log x - digamma(a))² - trigamma(a)).
+    gap = sub(log(x), digamma(a))
+    return mul(g, mul(_igamma_density(a, x), sub(mul(gap, gap), polygamma(1, a))))
+
+
+def _random_gamma_second_grad_in_x(g, ans, a, x):
+    # d/da of _random_gamma_grad_in_x's factor, with r = dx/da and ans = dr/da:
+    # trigamma(a) - ans ((a - 1) / x - 1) - r / x.
+    r = random_gamma_grad(a, x)
+    return mul(g, sub(sub(polygamma(1, a), mul(ans, sub(div(sub(a, 1), x), 1))), div(r, x)))
+
+
+# Second derivatives in a (of P, and of a sample at a fixed quantile): the series and the
+# continued fraction differentiated once more; a third derivative in a is refused.
+igamma_second_grad_a_p = binary(
+    "igamma_second_grad_a", lambda a, x: _shape_derivative(a, x, sample=False, second=True),
+    (refuse(_NO_THIRD_SHAPE_DERIVATIVE.format(name="igamma_second_grad_a")),
+     _igamma_second_grad_a_in_x),
+    real_only=True)
+random_gamma_second_grad_p = binary(
+    "random_gamma_second_grad",
+    lambda a, x: _shape_derivative(a, x, sample=True, second=True),
+    (refuse(_NO_THIRD_SHAPE_DERIVATIVE.format(name="random_gamma_second_grad")),
+     _random_gamma_second_grad_in_x),
+    real_only=True)
 igamma_grad_a_p = binary(
     "igamma_grad_a", _igamma_grad_a_impl,
-    (refuse(_NO_SECOND_SHAPE_DERIVATIVE.format(name="igamma_grad_a")), _igamma_grad_a_in_x),
+    (lambda g, ans, a, x: mul(g, igamma_second_grad_a_p.bind(a, x)), _igamma_grad_a_in_x),
     real_only=True)
 random_gamma_grad_p = binary(
     "random_gamma_grad", _random_gamma_grad_impl,
-    (refuse(_NO_SECOND_SHAPE_DERIVATIVE.format(name="random_gamma_grad")),
+    (lambda g, ans, a, x: mul(g, random_gamma_second_grad_p.bind(a, x)),
      _random_gamma_grad_in_x),
     real_only=True)
 
