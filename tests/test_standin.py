@@ -663,6 +663,9 @@ SITES: dict = {
                                "time the jaxpr runs",
     "krylov_loops": "the Krylov solvers are while_loops, whose predicate is read on the host "
                     "(a synchronisation), and trace constants as custom_linear_solve does",
+    "host_grid_constants": "the sweep's RegularGridInterpolator cases close over a NumPy grid "
+                           "(SciPy's reference shares it), which each call copies to the "
+                           "device; a grid passed on the device is not copied",
 }
 
 
@@ -697,6 +700,11 @@ SWEEP_HOST_SITES = _known_sites({
     "krylov_loops": [
         f"lax-sparse.linalg.{case}-{mode}" for case in (
             "bicgstab", "cg", "cg_preconditioned", "gmres")
+        for mode in ("eval", "jvp", "vjp", "vmap")],
+    "host_grid_constants": [
+        f"numpy-scipy.interpolate.RegularGridInterpolator_{case}-{mode}" for case in (
+            "linear_fill0.5", "linear_fillNone", "linear_fillNone_trailing",
+            "nearest_fill0.5")
         for mode in ("eval", "jvp", "vjp", "vmap")],
 })
 CONTROL_FLOW_HOST_SITES = _known_sites({
