@@ -663,6 +663,9 @@ SITES: dict = {
                                "time the jaxpr runs",
     "krylov_loops": "the Krylov solvers are while_loops, whose predicate is read on the host "
                     "(a synchronisation), and trace constants as custom_linear_solve does",
+    "host_named_windows": "scipy.signal's spectral functions take windows other than 'hann' "
+                          "by name from SciPy's get_window, on the host: one copy per call "
+                          "(pass the window as an array on the device to avoid it)",
     "host_grid_constants": "the sweep's RegularGridInterpolator cases close over a NumPy grid "
                            "(SciPy's reference shares it), which each call copies to the "
                            "device; a grid passed on the device is not copied",
@@ -700,6 +703,9 @@ SWEEP_HOST_SITES = _known_sites({
     "krylov_loops": [
         f"lax-sparse.linalg.{case}-{mode}" for case in (
             "bicgstab", "cg", "cg_preconditioned", "gmres")
+        for mode in ("eval", "jvp", "vjp", "vmap")],
+    "host_named_windows": [
+        f"numpy-scipy.signal.{case}-{mode}" for case in ("csd_4", "istft_2", "stft_3", "welch_4")
         for mode in ("eval", "jvp", "vjp", "vmap")],
     "host_grid_constants": [
         f"numpy-scipy.interpolate.RegularGridInterpolator_{case}-{mode}" for case in (
