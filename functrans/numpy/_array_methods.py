@@ -27,6 +27,7 @@ import functrans.numpy._sorting as sorting
 import functrans.numpy._statistics as statistics
 from functrans.core import Array, Tracer, TracerArrayConversionError, result_type_attributes
 from functrans.numpy import fft, linalg
+from functrans.numpy._array_api import device_of, move_to_device
 from functrans.numpy._contractions import dot, matmul
 from functrans.numpy._dtypes import astype
 from functrans.numpy._elementwise import (absolute, add, bitwise_and, bitwise_or, bitwise_xor,
@@ -38,9 +39,11 @@ from functrans.numpy._elementwise import (absolute, add, bitwise_and, bitwise_or
 from functrans.numpy._indexing import IndexUpdateHelper, diagonal, getitem, setitem, take
 from functrans.numpy._reductions import (all, any, argmax, argmin, cumprod, cumsum, max, mean,
                                          min, prod, std, sum, trace, var)
-from functrans.numpy._shape import ravel, repeat, reshape, squeeze, swapaxes, transpose
+from functrans.numpy._shape import (matrix_transpose, ravel, repeat, reshape, squeeze, swapaxes,
+                                    transpose)
 
-__all__ = ["TRACER_METHODS", "NUMPY_FUNCTIONS", "UFUNCS", "install_tracer_methods",
+__all__ = ["TRACER_METHODS", "NUMPY_FUNCTIONS", "UFUNCS", "SUPPORTED_API_VERSIONS",
+           "install_tracer_methods",
            "unsupported_numpy_error"]
 
 
@@ -55,6 +58,40 @@ def _method_reshape(self, *shape, order="C"):
 def _method_transpose(self, *axes):
     return transpose(self, None if not axes else (axes[0] if len(axes) == 1 and not isinstance(
         axes[0], int) else axes))
+
+
+def _namespace():
+    import functrans.numpy  # the package, imported by the time any array asks for it
+    return functrans.numpy
+
+
+def _array_namespace(self, /, *, api_version=None):
+    """The array API namespace of this array: ``functrans.numpy``."""
+    if api_version is not None and api_version not in SUPPORTED_API_VERSIONS:
+        raise ValueError(f"__array_namespace__: api_version={api_version!r} is not one of "
+                         f"the supported revisions {', '.join(SUPPORTED_API_VERSIONS)}")
+    return _namespace()
+
+
+#: the array API revisions functrans.numpy follows (the last is __array_api_version__)
+SUPPORTED_API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12")
+
+
+def _to_device(self, device, /, *, stream=None):
+    """This traced value on ``device``: only its own device is possible inside a transform."""
+    if stream is not None:
+        raise ValueError("to_device: streams are not supported")
+    return move_to_device("to_device", self, device)
+
+
+def _dlpack(self, *args, **kwargs):
+    self._check_alive()
+    raise TypeError(
+        f"__dlpack__ of a traced value ({self.aval.str_short()}): a tracer is an abstract "
+        "value inside a transform and has no memory to share, so it cannot be exported "
+        "through DLPack (from_dlpack, torch.from_dlpack, ...). Compute on it with the "
+        "functions of its namespace (x.__array_namespace__(), functrans.numpy), and export "
+        "the transform's concrete results instead.")
 
 
 TRACER_METHODS = {
@@ -83,7 +120,8 @@ TRACER_METHODS = {
     "flatten": ravel, "squeeze": squeeze, "astype": astype, "clip": clip,
     "swapaxes": swapaxes, "all": all, "any": any, "round": round, "diagonal": diagonal,
     "trace": trace, "repeat": repeat, "prod": prod, "cumsum": cumsum, "cumprod": cumprod,
-    "take": take,
+    "take": take, "__array_namespace__": _array_namespace, "to_device": _to_device,
+    "__dlpack__": _dlpack, "__dlpack_device__": _dlpack,
 }
 
 # NumPy calls __array_function__ of a creation-from-shape function only for `like=` a
@@ -189,11 +227,14 @@ def install_tracer_methods() -> None:
     Tracer.__array_ufunc__ = _array_ufunc  # type: ignore[assignment]
     Tracer.__array_function__ = _array_function  # type: ignore[attr-defined]
     Tracer.T = property(lambda self: transpose(self))  # type: ignore[attr-defined]
+    Tracer.mT = property(matrix_transpose)  # type: ignore[attr-defined]
+    Tracer.device = property(device_of)  # type: ignore[attr-defined]
     Tracer.at = property(IndexUpdateHelper)  # type: ignore[attr-defined]
     # What the arrays handed out outside transforms gain: Array now, device arrays' result
     # type when one is first made (core.device_result_type).
     result_type_attributes["at"] = lambda base: property(IndexUpdateHelper)
     result_type_attributes["__getitem__"] = _getitem_of
+    result_type_attributes["__array_namespace__"] = lambda base: _array_namespace
     for name, make in result_type_attributes.items():
         setattr(Array, name, make(np.ndarray))
     Tracer.real = property(real)  # type: ignore[attr-defined]

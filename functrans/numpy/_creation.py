@@ -11,6 +11,7 @@ import numpy as np
 
 from functrans import backend, lax
 from functrans.core import Tracer, get_aval, user_result
+from functrans.numpy._array_api import device_of, like_for_device, move_to_device
 from functrans.numpy._util import arg, dtype_of, sequence_to_array, shape_of, static_int
 from functrans.primitives import shape as shape_ops
 
@@ -20,24 +21,55 @@ __all__ = ["asarray", "array", "zeros", "ones", "full", "empty", "arange", "lins
            "blackman", "hamming", "hanning", "kaiser", "frombuffer", "fromiter", "fromstring"]
 
 
-def asarray(a, dtype=None):
+def asarray(a, dtype=None, order=None, *, copy=None, device=None):
     """Like ``numpy.asarray``: tracers and device arrays stay what they are (converted to
     ``dtype`` if given); lists holding tracers or device arrays are stacked.
+
+    ``copy=True`` always gives a new array, ``copy=False`` refuses to (a ValueError when
+    a copy is needed), and the default copies only when needed.  Traced values are never
+    changed in place, so a tracer is never copied.  ``device=`` places the result (see
+    ``__array_namespace_info__().devices()``).
 
     >>> import functrans.numpy as fnp
     >>> fnp.asarray([1, 2], dtype=fnp.float32)
     array([1., 2.], dtype=float32)
     """
+    if order not in (None, "K", "A", "C"):
+        raise NotImplementedError(f"asarray: order={order!r} is not supported; only 'C'")
     if isinstance(a, Tracer):
-        return a if dtype is None else lax.convert_element_type(a, dtype)
+        if dtype is not None and np.dtype(dtype) != get_aval(a).dtype:
+            if copy is False:
+                raise ValueError(f"asarray: converting a {get_aval(a).str_short()} traced value"
+                                 f" to {np.dtype(dtype)} makes a new array, but copy=False")
+            a = lax.convert_element_type(a, dtype)
+        return move_to_device("asarray", a, device)
     if isinstance(a, (list, tuple)):
-        return user_result(sequence_to_array(a, dtype))
+        if copy is False:
+            raise ValueError("asarray: a list or tuple needs a new array, but copy=False")
+        return move_to_device("asarray", user_result(sequence_to_array(a, dtype)), device)
     if backend.is_device_array(a):
-        return user_result(a if dtype is None else backend.asarray(a, dtype, like=a))
-    return user_result(np.asarray(a, dtype=dtype))
+        xp = backend.array_module(a)
+        out = (xp.array(a, dtype=dtype, copy=True) if copy else
+               a if dtype is None else backend.asarray(a, dtype, like=a))
+        if copy is False and out is not a:
+            raise ValueError(f"asarray: converting {a.dtype} to {np.dtype(dtype)} makes a new "
+                             "array, but copy=False")
+        return move_to_device("asarray", user_result(out), device)
+    if copy is None:
+        out = np.asarray(a, dtype)
+    else:
+        try:
+            out = np.array(a, dtype=dtype, copy=copy)
+        except ValueError as e:
+            if copy is not False:
+                raise
+            raise ValueError(f"asarray: {type(a).__name__} as an array of dtype "
+                             f"{np.dtype(dtype) if dtype is not None else 'its own'} needs a "
+                             "new array, but copy=False") from e
+    return move_to_device("asarray", user_result(out), device)
 
 
-def array(a, dtype=None, copy: bool = True):
+def array(a, dtype=None, copy: bool = True, *, device=None):
     """Like ``numpy.array`` (a copy by default); tracers and device arrays as in
     ``asarray``.
 
@@ -46,8 +78,9 @@ def array(a, dtype=None, copy: bool = True):
     (2, 2)
     """
     if isinstance(a, (Tracer, list, tuple)):
-        return asarray(a, dtype)
-    return user_result(backend.array_module(a).array(a, dtype=dtype, copy=copy))
+        return asarray(a, dtype, device=device)
+    return move_to_device("array", user_result(
+        backend.array_module(a).array(a, dtype=dtype, copy=copy)), device)
 
 
 def zeros(shape, dtype=None, *, like=None, device=None):
@@ -57,7 +90,7 @@ def zeros(shape, dtype=None, *, like=None, device=None):
     >>> fnp.zeros((2, 3), fnp.float32).dtype
     dtype('float32')
     """
-    _check_device("zeros", device)
+    like = like_for_device("zeros", device, like)
     return user_result(backend.zeros(shape, _float_unless(dtype), like=like))
 
 
@@ -68,7 +101,7 @@ def ones(shape, dtype=None, *, like=None, device=None):
     >>> fnp.ones(3)
     array([1., 1., 1.])
     """
-    _check_device("ones", device)
+    like = like_for_device("ones", device, like)
     return user_result(backend.ones(shape, _float_unless(dtype), like=like))
 
 
@@ -80,7 +113,7 @@ def full(shape, fill_value, dtype=None, *, like=None, device=None):
     >>> fnp.full(2, 7)
     array([7, 7])
     """
-    _check_device("full", device)
+    like = like_for_device("full", device, like)
     if isinstance(fill_value, Tracer):  # broadcast the traced value: it keeps derivatives
         fill = fill_value if dtype is None else lax.convert_element_type(fill_value, dtype)
         shape = _static_shape(shape, "full")
@@ -98,7 +131,7 @@ def empty(shape, dtype=None, *, like=None, device=None):
     >>> fnp.empty(2)
     array([0., 0.])
     """
-    _check_device("empty", device)
+    like = like_for_device("empty", device, like)
     return user_result(backend.zeros(shape, _float_unless(dtype), like=like))
 
 
@@ -109,7 +142,7 @@ def arange(start, stop=None, step=None, dtype=None, *, like=None, device=None):
     >>> fnp.arange(1, 7, 2)
     array([1, 3, 5])
     """
-    _check_device("arange", device)
+    like = like_for_device("arange", device, like)
     if stop is None:
         start, stop = 0, start
     args = (start, stop) if step is None else (start, stop, step)
@@ -125,7 +158,7 @@ def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = 
     >>> fnp.linspace(0.0, 1.0, 5)
     array([0.  , 0.25, 0.5 , 0.75, 1.  ])
     """
-    _check_device("linspace", device)
+    like = like_for_device("linspace", device, like)
     if isinstance(start, Tracer) or isinstance(stop, Tracer):  # traced ends keep derivatives
         line = _scalar_line("linspace", start, stop, num, endpoint, dtype)
         if not retstep:
@@ -144,11 +177,11 @@ def eye(N: int, M: int | None = None, k: int = 0, dtype=None, *, like=None, devi
     array([[0., 1., 0.],
            [0., 0., 1.]])
     """
-    _check_device("eye", device)
+    like = like_for_device("eye", device, like)
     return user_result(backend.eye(N, M, k, _float_unless(dtype), like=like))
 
 
-def identity(n: int, dtype=None, *, like=None):
+def identity(n: int, dtype=None, *, like=None, device=None):
     """The ``n x n`` identity matrix.
 
     >>> import functrans.numpy as fnp
@@ -156,43 +189,40 @@ def identity(n: int, dtype=None, *, like=None):
     array([[1, 0],
            [0, 1]], dtype=int32)
     """
+    like = like_for_device("identity", device, like)
     return user_result(backend.eye(n, dtype=_float_unless(dtype), like=like))
-
-
-def _check_device(name: str, device) -> None:
-    # JAX's `device=` keyword; arrays go where `like=` lives, and NumPy's only device is the CPU.
-    if device not in (None, "cpu"):
-        raise ValueError(f"{name}: device={device!r} is not supported; pass like= an array on "
-                         "the device you want (a CuPy array for the GPU)")
 
 
 def _float_unless(dtype):
     return float if dtype is None else dtype
 
 
-def zeros_like(a, dtype=None):
+def zeros_like(a, dtype=None, shape=None, *, device=None):
     """Zeros of the shape of ``a``, on its device (its dtype unless ``dtype`` is given).
 
     >>> import functrans.numpy as fnp
     >>> fnp.zeros_like(fnp.asarray([1.5, 2.5]), dtype=fnp.int32)
     array([0, 0], dtype=int32)
     """
+    if shape is not None:
+        return empty_like(a, dtype, shape, device=device)
     a = arg(a)
     z = lax.zeros_like(a)
-    return z if dtype is None else lax.convert_element_type(z, dtype)
+    return move_to_device("zeros_like", z if dtype is None else lax.convert_element_type(
+        z, dtype), device)
 
 
-def ones_like(a, dtype=None):
+def ones_like(a, dtype=None, shape=None, *, device=None):
     """Ones of the shape of ``a``, on its device (its dtype unless ``dtype`` is given).
 
     >>> import functrans.numpy as fnp
     >>> fnp.ones_like(fnp.asarray([1, 2]))
     array([1, 1])
     """
-    return full_like(a, 1, dtype)
+    return full_like(a, 1, dtype, shape, device=device)
 
 
-def full_like(a, fill_value, dtype=None):
+def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
     """An array like ``a`` (shape, device; dtype unless given) filled with ``fill_value``
     converted to that dtype.
 
@@ -202,11 +232,14 @@ def full_like(a, fill_value, dtype=None):
     """
     a = arg(a)
     dtype = dtype_of(a) if dtype is None else np.dtype(dtype)
+    base = (lax.zeros_like(a) if shape is None else
+            empty_like(a, dtype, shape, device=device))
     fill = lax.convert_element_type(arg(fill_value), dtype)
-    return lax.add(lax.convert_element_type(lax.zeros_like(a), dtype), fill)
+    return move_to_device("full_like", lax.add(lax.convert_element_type(base, dtype), fill),
+                          device)
 
 
-def empty_like(prototype, dtype=None, shape=None):
+def empty_like(prototype, dtype=None, shape=None, *, device=None):
     """An array like ``prototype`` (device; dtype and shape unless given), filled with zeros
     as in JAX.
 
@@ -218,9 +251,11 @@ def empty_like(prototype, dtype=None, shape=None):
     prototype = arg(prototype)
     dtype = dtype_of(prototype) if dtype is None else np.dtype(dtype)
     if shape is None:
-        return zeros_like(prototype, dtype)
-    return backend.zeros(tuple(np.atleast_1d(shape)) if np.ndim(shape) else (int(shape),),
-                         dtype, like=None if isinstance(prototype, Tracer) else prototype)
+        return zeros_like(prototype, dtype, device=device)
+    like = like_for_device("empty_like", device, None if isinstance(prototype, Tracer)
+                           else prototype)
+    return user_result(backend.zeros(tuple(np.atleast_1d(shape)) if np.ndim(shape) else
+                                     (int(shape),), dtype, like=like))
 
 
 def copy(a, order=None):
@@ -237,7 +272,8 @@ def copy(a, order=None):
     return a if isinstance(a, Tracer) else backend.array_module(a).array(a, copy=True)
 
 
-def tri(N: int, M: int | None = None, k: int = 0, dtype=None, *, like=None):  # noqa: N803
+def tri(N: int, M: int | None = None, k: int = 0, dtype=None, *, like=None,  # noqa: N803
+        device=None):
     """Ones at and below diagonal ``k`` of an ``N x M`` array (``M = N`` by default), zeros
     above.
 
@@ -246,6 +282,7 @@ def tri(N: int, M: int | None = None, k: int = 0, dtype=None, *, like=None):  # 
     array([[1, 1, 0],
            [1, 1, 1]])
     """
+    like = like_for_device("tri", device, like)
     return backend.tri(N, M, k, dtype=_float_unless(dtype), like=like)
 
 
@@ -253,7 +290,8 @@ def meshgrid(*xi, copy: bool = True, sparse: bool = False, indexing: str = "xy")
     """Coordinate arrays from the 1-D coordinate vectors ``xi`` (each is flattened): with
     ``indexing='xy'`` (Cartesian) the first two output axes are swapped relative to
     ``'ij'`` (matrix).  ``sparse`` keeps each output of size 1 along the other axes.
-    Returns a list, as JAX does.
+    Returns a tuple, as the array API standard does since its 2025.12 revision (JAX
+    returns a list).
 
     >>> import functrans.numpy as fnp
     >>> x, y = fnp.meshgrid(fnp.arange(3), fnp.arange(2))
@@ -277,7 +315,7 @@ def meshgrid(*xi, copy: bool = True, sparse: bool = False, indexing: str = "xy")
         shape[axis] = shape_of(x)[0]
         outs.append(shape_ops.reshape(x, shape) if sparse else
                     shape_ops.broadcast_in_dim(x, sizes, (axis,)))
-    return outs
+    return tuple(outs)
 
 
 def fromfunction(function, shape, *, dtype=float, **kwargs):

@@ -263,15 +263,19 @@ def argmin(a, axis=None, out=None, keepdims: bool = False):
     return _arg_extremum(lax.argmin, a, axis, keepdims)
 
 
-def diff(a, n: int = 1, axis: int = -1):
+def diff(a, n: int = 1, axis: int = -1, prepend=None, append=None):
     """The ``n``-th forward difference along ``axis``: ``a[1:] - a[:-1]``, ``n`` times
-    (booleans differ by ``!=``, as in NumPy).
+    (booleans differ by ``!=``, as in NumPy).  ``prepend`` and ``append`` (scalars, taken
+    as one entry along ``axis``, or arrays of ``a``'s shape but along ``axis``) are joined
+    to ``a`` before differencing.
 
     >>> import functrans.numpy as fnp
     >>> fnp.diff(fnp.asarray([1, 4, 9, 16]))
     array([3, 5, 7])
     >>> fnp.diff(fnp.asarray([1, 4, 9, 16]), n=2)
     array([2, 2])
+    >>> fnp.diff(fnp.asarray([1, 4, 9]), prepend=0, append=fnp.asarray([16]))
+    array([1, 3, 5, 7])
     """
     a = arg(a)
     n = static_int(n, "diff", "n")
@@ -281,6 +285,21 @@ def diff(a, n: int = 1, axis: int = -1):
     if not shape:
         raise ValueError("diff: the input must have at least one axis, got a scalar")
     axis = shape_ops.normalize_axis(static_int(axis, "diff", "axis"), len(shape))
+    if prepend is not None or append is not None:
+        parts = [a]
+        for where, extra in (("prepend", prepend), ("append", append)):
+            if extra is None:
+                continue
+            extra = arg(extra)
+            if not shape_of(extra):
+                extra = shape_ops.broadcast_to(extra, shape[:axis] + (1,) + shape[axis + 1:])
+            elif (len(shape_of(extra)) != len(shape) or shape_of(extra)[:axis] != shape[:axis]
+                  or shape_of(extra)[axis + 1:] != shape[axis + 1:]):
+                raise ValueError(f"diff: {where} must be a scalar or have the shape of a "
+                                 f"{shape} except along axis {axis}, got {shape_of(extra)}")
+            parts.insert(0 if where == "prepend" else len(parts), extra)
+        dtype = np.result_type(*[get_aval(p).dtype for p in parts])
+        a = lax.concatenate([astype(p, dtype, copy=False) for p in parts], axis)
     difference = lax.ne if dtype_of(a) == np.bool_ else lax.sub
     for _ in range(n):
         m = shape_of(a)[axis]

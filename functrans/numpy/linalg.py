@@ -157,8 +157,11 @@ def solve(a, b):
                          f"{b_aval.shape} do not broadcast") from None
     a = broadcast_to(a, batch + a_aval.shape[-2:])
     b = broadcast_to(b, batch + b_shape[-2:])
-    packed, _, permutation = lax.linalg.lu(a)
-    x = _lu_solve(packed, permutation, b)
+    if get_aval(b).size == 0:  # no matrix, no equation or no right-hand side: nothing to solve
+        x = b
+    else:
+        packed, _, permutation = lax.linalg.lu(a)
+        x = _lu_solve(packed, permutation, b)
     return lax.squeeze(x, (len(batch) + 1,)) if vector else x
 
 
@@ -173,6 +176,8 @@ def inv(a):
     """
     (a,) = _common_inexact(a)
     aval = _square("inv", a)
+    if aval.size == 0:  # no matrices, or 0 x 0 ones: the (empty) result has a's shape
+        return a
     eye = broadcast_to(backend.eye(aval.shape[-1], dtype=aval.dtype, like=a), aval.shape)
     packed, _, permutation = lax.linalg.lu(a)
     return _lu_solve(packed, permutation, eye)
@@ -1000,8 +1005,7 @@ def vecdot(x1, x2, /, *, axis: int = -1):
     >>> fnp.linalg.vecdot(np.array([1j, 1.0]), np.array([1j, 2.0]))
     np.complex128(3+0j)
     """
-    x1, x2 = arg(x1), arg(x2)
-    return reductions.sum(elementwise.multiply(elementwise.conj(x1), x2), axis=axis)
+    return contractions.vecdot(x1, x2, axis=axis)
 
 
 def trace(x, /, *, offset: int = 0, dtype=None):
