@@ -24,7 +24,9 @@ module and its ``__all__``, and is imported and listed here:
 - ``_dtypes``: dtype names, ``result_type``, ``finfo``, ``astype``
 - ``_polynomial``: ``polyval``, ``polyfit``, ... and sampled calculus (``interp``, ``gradient``)
 - ``_functional``: ``vectorize``, ``apply_along_axis``, ``apply_over_axes``
-- ``_array_api``: ``__array_namespace_info__``, ``from_dlpack`` and devices (the array API)
+- ``_array_api``: ``__array_namespace_info__`` (not in ``__all__``: a dunder) and
+  ``from_dlpack``, the array API's own objects
+- ``_devices``: ``device=`` and ``.device`` (the array API's devices), for every family
 - ``_array_methods``: the operators and methods of tracers and NumPy's dispatch to us
 - ``_util``: argument helpers the families share
 - ``linalg``: the public ``functrans.numpy.linalg``
@@ -103,7 +105,8 @@ from functrans.numpy._sorting import (sort, argsort, lexsort, sort_complex, part
                                       unique, unique_values, unique_counts, unique_inverse,
                                       unique_all, isin, intersect1d, union1d, setdiff1d,
                                       setxor1d)
-from functrans.numpy._array_api import __array_namespace_info__, from_dlpack
+from functrans.numpy._array_api import from_dlpack
+from functrans.numpy._array_api import namespace_info as __array_namespace_info__
 from functrans.numpy import linalg
 from functrans.numpy import fft
 from functrans.numpy._array_methods import install_tracer_methods as _install_tracer_methods
@@ -165,7 +168,7 @@ __all__ = [
     "poly", "roots", "polyfit", "vander", "interp", "gradient", "trapezoid", "ediff1d", "unwrap",
     "vectorize", "apply_along_axis", "apply_over_axes",
     "fill_diagonal", "place", "put", "put_along_axis",
-    "__array_namespace_info__", "from_dlpack",
+    "from_dlpack",
 ]
 
 #: the revision of the array API standard that functrans.numpy follows (docs/array_api.md)

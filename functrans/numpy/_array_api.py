@@ -1,103 +1,22 @@
 """What makes ``functrans.numpy`` an array API namespace beyond its functions: the
-inspection object ``__array_namespace_info__()``, ``from_dlpack``, and devices.
-
-A device is what an array's ``.device`` reports: ``"cpu"`` for NumPy arrays (as NumPy
-says), the device library's own object for its arrays (``cupy.cuda.Device`` for CuPy), and
-for a tracer the device of the array behind it (the primal, the batch), or ``"cpu"`` while
-``jit`` traces with no array behind it (constants made there are NumPy arrays, moved with
-the operands when the compiled function runs).  ``device=`` of the creation functions
-takes any of these; the helpers here turn it into the ``like=`` array that
-``functrans.backend`` creates next to.
+inspection object that ``functrans.numpy.__array_namespace_info__()`` returns, and
+``from_dlpack``.  Devices are described in ``_devices``.
 """
 from __future__ import annotations
-
-from typing import Any
 
 import numpy as np
 
 from functrans import backend, core
 from functrans.core import Tracer
+from functrans.numpy._devices import CPU, check_device, cupy_devices, is_cpu, move_to_device
 from functrans.numpy._util import arg
 
-__all__ = ["__array_namespace_info__", "from_dlpack", "device_of", "like_for_device",
-           "check_device", "move_to_device", "ArrayNamespaceInfo"]
-
-CPU = "cpu"
-
-
-def device_of(x) -> Any:
-    """The device of an array, a tracer or a scalar (see the module's docstring)."""
-    if isinstance(x, Tracer):
-        witness = x.device_witness()
-        return CPU if witness is None else device_of(witness)
-    if isinstance(x, np.ndarray) or not backend.is_device_array(x):
-        return CPU
-    device = getattr(x, "device", None)
-    return CPU if device is None else device
-
-
-def _is_cpu(device) -> bool:
-    return device is None or (isinstance(device, str) and device == CPU)
-
-
-def _cupy_devices() -> list:
-    """CuPy's GPUs, when CuPy is installed and finds any (an empty list otherwise)."""
-    try:
-        import cupy
-        return [cupy.cuda.Device(i) for i in range(cupy.cuda.runtime.getDeviceCount())]
-    except Exception:  # no CuPy, no driver, no GPU: no device besides the CPU
-        return []
-
-
-def check_device(name: str, device) -> None:
-    """Refuse a ``device=`` that no array library here knows, naming the function."""
-    if _is_cpu(device) or (not isinstance(device, str)
-                           and type(device).__module__.split(".")[0] == "cupy"):
-        return
-    raise ValueError(f"{name}: device={device!r} is not a device functrans knows: pass 'cpu' "
-                     "(NumPy), a CuPy device (x.device of a CuPy array), or an array's "
-                     ".device")
-
-
-def like_for_device(name: str, device, like=None):
-    """The ``like=`` array for creating on ``device`` (None for the CPU, so NumPy);
-    ``like`` wins when no device is given."""
-    check_device(name, device)
-    if device is None:
-        return like
-    if _is_cpu(device):
-        return None
-    import cupy
-    with device:
-        return cupy.empty((0,))
-
-
-def move_to_device(name: str, x, device):
-    """``x`` on ``device`` (itself when it is there already).  A tracer cannot move: its
-    device is that of the array behind it, so only its own device is accepted."""
-    check_device(name, device)
-    if device is None or _same_device(device_of(x), device):
-        return x
-    if isinstance(x, Tracer):
-        raise ValueError(f"{name}: a traced value ({x.aval.str_short()}) on {device_of(x)!r} "
-                         f"cannot be moved to {device!r} inside a transform; move the inputs "
-                         "before transforming")
-    if _is_cpu(device):
-        return core.user_result(backend.to_host(x))
-    import cupy
-    with device:
-        return core.user_result(cupy.asarray(x))
-
-
-def _same_device(a, b) -> bool:
-    return (_is_cpu(a) and _is_cpu(b)) or a == b
+__all__ = ["from_dlpack"]
 
 
 class ArrayNamespaceInfo:
     """What ``functrans.numpy`` offers, as the array API's inspection object describes it
     (made by ``__array_namespace_info__()``)."""
-
-    __module__ = "functrans.numpy"
 
     def capabilities(self) -> dict:
         """Boolean-mask indexing and functions with data-dependent output shapes (``unique``,
@@ -128,7 +47,7 @@ class ArrayNamespaceInfo:
         >>> fnp.__array_namespace_info__().devices()[0]
         'cpu'
         """
-        return [CPU, *_cupy_devices()]
+        return [CPU, *cupy_devices()]
 
     def default_dtypes(self, *, device=None) -> dict:
         """NumPy's defaults (float64, complex128, int64; int64 for indices), on every device.
@@ -159,7 +78,7 @@ class ArrayNamespaceInfo:
         return {name: dt for name, dt in table.items() if np.isdtype(dt, kind)}
 
 
-def __array_namespace_info__() -> ArrayNamespaceInfo:  # noqa: N807 (the standard's name)
+def namespace_info() -> ArrayNamespaceInfo:
     """The array API's inspection object: ``capabilities()``, ``default_device()``,
     ``devices()``, ``default_dtypes()`` and ``dtypes()``.
 
@@ -168,6 +87,11 @@ def __array_namespace_info__() -> ArrayNamespaceInfo:  # noqa: N807 (the standar
     dtype('int64')
     """
     return ArrayNamespaceInfo()
+
+
+# functrans.numpy.__array_namespace_info__ is this function (the standard's name)
+namespace_info.__name__ = namespace_info.__qualname__ = "__array_namespace_info__"
+namespace_info.__module__ = "functrans.numpy"
 
 
 def from_dlpack(x, /, *, device=None, copy=None):
@@ -187,6 +111,6 @@ def from_dlpack(x, /, *, device=None, copy=None):
         out = backend.array_module(x).from_dlpack(x) if not copy else arg(x).copy()
         return move_to_device("from_dlpack", core.user_result(out), device)
     kwargs = {} if copy is None else {"copy": copy}
-    if _is_cpu(device):
+    if is_cpu(device):
         kwargs["device"] = CPU
     return core.user_result(np.from_dlpack(x, **kwargs))

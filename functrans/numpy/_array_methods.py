@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+import functrans.numpy._array_api as array_api
 import functrans.numpy._contractions as contractions
 import functrans.numpy._creation as creation
 import functrans.numpy._dtypes as dtypes
@@ -27,7 +28,7 @@ import functrans.numpy._sorting as sorting
 import functrans.numpy._statistics as statistics
 from functrans.core import Array, Tracer, TracerArrayConversionError, result_type_attributes
 from functrans.numpy import fft, linalg
-from functrans.numpy._array_api import device_of, move_to_device
+from functrans.numpy._devices import device_of, move_to_device
 from functrans.numpy._contractions import dot, matmul
 from functrans.numpy._dtypes import astype
 from functrans.numpy._elementwise import (absolute, add, bitwise_and, bitwise_or, bitwise_xor,
@@ -146,7 +147,7 @@ def _counterparts(numpy_namespace, families) -> dict:
 #: the family modules of functrans.numpy (a new family module is added here, and its
 #: functions then dispatch from NumPy's namesakes)
 FAMILIES = (elementwise, reductions, statistics, shapes, indexing, index_tricks, contractions,
-            creation, dtypes, polynomial, functional, sorting)
+            creation, dtypes, polynomial, functional, sorting, array_api)
 
 _ALL = {**_counterparts(np, FAMILIES),
         **_counterparts(np.linalg, [linalg]), **_counterparts(np.fft, [fft])}

@@ -18,7 +18,7 @@ from numpy import (bool_, character, complex64, complex128, complexfloating, dty
 from functrans import lax
 from functrans import backend
 from functrans.core import Tracer, get_aval, user_result
-from functrans.numpy._array_api import move_to_device
+from functrans.numpy._devices import move_to_device
 from functrans.numpy._util import arg
 
 __all__ = ["bool_", "complex64", "complex128", "dtype", "float16", "float32", "float64",

@@ -1002,8 +1002,8 @@ def vecdot(x1, x2, /, *, axis: int = -1):
     x2, axis)``, the other axes broadcast.
 
     >>> import numpy as np, functrans.numpy as fnp
-    >>> fnp.linalg.vecdot(np.array([1j, 1.0]), np.array([1j, 2.0]))
-    np.complex128(3+0j)
+    >>> complex(fnp.linalg.vecdot(np.array([1j, 1.0]), np.array([1j, 2.0])))
+    (3+0j)
     """
     return contractions.vecdot(x1, x2, axis=axis)
 
