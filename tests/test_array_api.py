@@ -365,12 +365,13 @@ SCIPY_SCRIPT = textwrap.dedent("""
 def test_scipy_array_api_functions_under_transforms():
     """SciPy's array-API-generic functions (SCIPY_ARRAY_API=1 must be set before SciPy is
     imported, hence a subprocess) trace through grad, jit and vmap."""
-    pytest.importorskip("scipy")
+    scipy = pytest.importorskip("scipy")
     pytest.importorskip("array_api_compat")
+    if tuple(int(p) for p in scipy.__version__.split(".")[:2]) < (1, 17):
+        # Seen: 1.13 converts to NumPy arrays, 1.15's stats branch in Python on values.
+        pytest.skip(f"SciPy {scipy.__version__}: these functions are generic from 1.17 on")
     env = {**os.environ, "SCIPY_ARRAY_API": "1"}
     done = subprocess.run([sys.executable, "-c", SCIPY_SCRIPT], env=env, capture_output=True,
                           text=True, timeout=300)
-    if done.returncode and "array_api" in done.stderr and "not supported" in done.stderr:
-        pytest.skip(f"this SciPy has no array API support: {done.stderr[-300:]}")
     assert done.returncode == 0, done.stderr[-3000:]
     assert "checked 6" in done.stdout
