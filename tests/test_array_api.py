@@ -156,6 +156,11 @@ def test_diff_prepend_and_append_match_numpy_and_differentiate():
 
 def test_clip_takes_the_standards_names():
     x = np.array([-2.0, 0.5, 3.0])
+    np.testing.assert_array_equal(fnp.clip(a=x, a_min=0.0, a_max=1.0), [0.0, 0.5, 1.0])
+    np.testing.assert_array_equal(np.clip(fnp.asarray(x), 0.0, 1.0), [0.0, 0.5, 1.0])
+    with pytest.raises(TypeError, match="clip: got both a_max and its array API name max"):
+        fnp.clip(x, max=1.0, a_max=2.0)
+    assert ft.grad(lambda v: fnp.sum(v.clip(max=1.0)))(x).tolist() == [1.0, 1.0, 0.0]
     np.testing.assert_array_equal(fnp.clip(x, min=0.0), [0.0, 0.5, 3.0])
     np.testing.assert_array_equal(fnp.clip(x, max=1.0), [-2.0, 0.5, 1.0])
     np.testing.assert_array_equal(fnp.clip(x, 0.0, 1.0), [0.0, 0.5, 1.0])
@@ -183,6 +188,43 @@ def test_solve_and_inv_of_empty_inputs(a_shape, b_shape):
     assert fnp.linalg.solve(a, b).shape == np.linalg.solve(a, b).shape
     assert fnp.linalg.inv(a).shape == np.linalg.inv(a).shape
     assert ft.grad(lambda a: fnp.sum(fnp.linalg.inv(a)))(a).shape == a_shape
+
+
+def test_repeat_with_one_count_per_element():
+    x = np.arange(6.0).reshape(2, 3)
+    counts = np.array([1, 0, 2])
+    np.testing.assert_array_equal(fnp.repeat(x, counts, axis=1), np.repeat(x, counts, axis=1))
+    np.testing.assert_array_equal(fnp.repeat(x, np.array([2])), np.repeat(x, np.array([2])))
+    np.testing.assert_array_equal(ft.vmap(lambda v: fnp.repeat(v, counts))(x),
+                                  np.repeat(x, counts, axis=1))
+    np.testing.assert_array_equal(ft.jit(lambda v: fnp.repeat(v, counts, axis=-1))(x),
+                                  np.repeat(x, counts, axis=1))
+
+    def f(v):
+        return fnp.sum(fnp.repeat(v, counts, axis=1) ** 2)
+    np.testing.assert_allclose(ft.grad(f)(x), numerical_grad(f, x), rtol=1e-6)
+    with pytest.raises(ValueError, match=r"repeat: repeats must be integers, one per element"):
+        fnp.repeat(x, np.array([1, 2]), axis=1)
+    with pytest.raises(ft.ConcretizationTypeError, match="repeat: traced counts"):
+        ft.jit(lambda c: fnp.repeat(x, c, axis=1))(counts)
+
+
+def test_fft_frequencies_take_device():
+    np.testing.assert_array_equal(fnp.fft.fftfreq(4, device="cpu"), np.fft.fftfreq(4))
+    np.testing.assert_array_equal(fnp.fft.rfftfreq(4, device="cpu"), np.fft.rfftfreq(4))
+
+
+def test_floor_division_operators_of_results_follow_the_standard():
+    x, y = fnp.asarray([INF, 1.0, 7.0]), np.array([2.0, -INF, 2.0])
+    _same(x // y, [INF, -0.0, 3.0])
+    _same(y // x, [0.0, -INF, 0.0])
+    z = fnp.asarray([INF, 1.0, 7.0])
+    z //= y
+    _same(z, [INF, -0.0, 3.0])
+    i = fnp.asarray([7, -7])
+    _same(i // 2, [3, -4])
+    with pytest.raises(TypeError, match="x //= y: the result's dtype float64 cannot be stored"):
+        i //= 2.5
 
 
 # -- the standard's special cases where NumPy differs ----------------------------------------

@@ -44,6 +44,7 @@ from functrans.numpy._shape import (matrix_transpose, ravel, repeat, reshape, sq
                                     transpose)
 
 __all__ = ["TRACER_METHODS", "NUMPY_FUNCTIONS", "UFUNCS", "SUPPORTED_API_VERSIONS",
+           "RESULT_OPERATORS",
            "install_tracer_methods",
            "unsupported_numpy_error"]
 
@@ -220,6 +221,23 @@ def _holds_tracer(index) -> bool:
     return isinstance(index, (tuple, list)) and builtins.any(_holds_tracer(i) for i in index)
 
 
+def _in_place_floor_divide(self, other):
+    """``x //= y`` on a result array: our ``floor_divide`` (the standard's infinities),
+    written into ``x`` under NumPy's same-kind casting rule."""
+    out = floor_divide(self, other)
+    if not np.can_cast(out.dtype, self.dtype, "same_kind"):
+        raise TypeError(f"x //= y: the result's dtype {out.dtype} cannot be stored into x of "
+                        f"dtype {self.dtype} (same-kind casting)")
+    self[...] = out
+    return self
+
+
+#: operators of the arrays functrans hands out that follow functrans.numpy where it
+#: differs from NumPy (floor division by infinities: docs/array_api.md)
+RESULT_OPERATORS = {"__floordiv__": floor_divide, "__rfloordiv__": _reflected(floor_divide),
+                    "__ifloordiv__": _in_place_floor_divide}
+
+
 def install_tracer_methods() -> None:
     """Give ``Tracer`` the operators and methods of arrays, and NumPy's dispatch hooks."""
     for name, fn in TRACER_METHODS.items():
@@ -236,6 +254,8 @@ def install_tracer_methods() -> None:
     result_type_attributes["at"] = lambda base: property(IndexUpdateHelper)
     result_type_attributes["__getitem__"] = _getitem_of
     result_type_attributes["__array_namespace__"] = lambda base: _array_namespace
+    for name, fn in RESULT_OPERATORS.items():
+        result_type_attributes[name] = lambda base, fn=fn: fn
     for name, make in result_type_attributes.items():
         setattr(Array, name, make(np.ndarray))
     Tracer.real = property(real)  # type: ignore[attr-defined]

@@ -495,21 +495,29 @@ def logaddexp(x1, x2):
     return elementwise_primitives.logaddexp(x1, x2)
 
 
-def clip(a, a_min=None, a_max=None, *, min=None, max=None):  # noqa: A002 (NumPy's names)
-    """Limit the values of ``a`` to ``[a_min, a_max]`` (``min``/``max`` are aliases).
+def clip(x=None, /, min=None, max=None, *, a=None, a_min=None,  # noqa: A002
+         a_max=None):
+    """Limit the values of ``x`` to ``[min, max]`` (either may be None), the array API's
+    names; NumPy's ``a``, ``a_min`` and ``a_max`` are accepted as keywords.
 
     >>> import functrans.numpy as fnp
     >>> fnp.clip(fnp.asarray([-2.0, 0.5, 3.0]), 0.0, 1.0)
     array([0. , 0.5, 1. ])
+    >>> fnp.clip(fnp.asarray([-2.0, 0.5, 3.0]), max=0.0)
+    array([-2.,  0.,  0.])
     """
-    a = arg(a)
-    a_min = min if a_min is None else a_min
-    a_max = max if a_max is None else a_max
-    if a_min is not None:
-        a = maximum(a, a_min)
-    if a_max is not None:
-        a = minimum(a, a_max)
-    return a
+    for given, alias_of, name in ((a, x, "a"), (a_min, min, "a_min"), (a_max, max, "a_max")):
+        if given is not None and alias_of is not None:
+            raise TypeError(f"clip: got both {name} and its array API name "
+                            f"{ {'a': 'x', 'a_min': 'min', 'a_max': 'max'}[name] }")
+    x = arg(a if x is None else x)
+    low = a_min if min is None else min
+    high = a_max if max is None else max
+    if low is not None:
+        x = maximum(x, low)
+    if high is not None:
+        x = minimum(x, high)
+    return x
 
 
 def equal(x, y):

@@ -321,16 +321,22 @@ def tile(A, reps):
 
 
 def repeat(a, repeats, axis=None):
-    """Repeat each element ``repeats`` times (a static int) along ``axis`` (of the
-    flattened array by default).
+    """Repeat each element ``repeats`` times along ``axis`` (of the flattened array by
+    default): one static int, or a concrete array of one count per element (the output's
+    size follows from the counts, so they cannot be traced).
 
     >>> import functrans.numpy as fnp
     >>> fnp.repeat(fnp.asarray([1, 2]), 2)
     array([1, 1, 2, 2])
+    >>> fnp.repeat(fnp.asarray([1, 2, 3]), fnp.asarray([2, 0, 1]))
+    array([1, 1, 3])
     """
+    if isinstance(repeats, Tracer) and get_aval(repeats).ndim > 0:
+        raise ConcretizationTypeError(
+            f"repeat: traced counts ({get_aval(repeats).str_short()}) would make the output's "
+            "size depend on traced values; pass the counts as a concrete array (or one int)")
     if not isinstance(repeats, Tracer) and backend.array_module(repeats).ndim(repeats) > 0:
-        raise NotImplementedError("repeat: only one static integer count is supported, not "
-                                  "one count per element")
+        return _repeat_each(arg(a), backend.to_host(repeats), axis)
     repeats = static_int(repeats, "repeat", "repeats")
     if repeats < 0:
         raise ValueError(f"repeat: repeats must be non-negative, got {repeats}")
@@ -344,6 +350,25 @@ def repeat(a, repeats, axis=None):
         a, shape[:axis + 1] + (repeats,) + shape[axis + 1:],
         tuple(i if i <= axis else i + 1 for i in range(len(shape))))
     return shape_ops.reshape(widened, shape[:axis] + (shape[axis] * repeats,) + shape[axis + 1:])
+
+
+def _repeat_each(a, counts, axis):
+    """``repeat`` with one concrete count per element (or one count broadcast to all): the
+    output gathers each position as often as its count says."""
+    if axis is None:
+        a, axis = ravel(a), 0
+    shape = shape_of(a)
+    axis = shape_ops.normalize_axis(static_int(axis, "repeat", "axis"), len(shape))
+    counts = np.asarray(counts)
+    if counts.ndim != 1 or counts.dtype.kind not in "iu" or counts.size not in (1, shape[axis]):
+        raise ValueError(f"repeat: repeats must be integers, one per element along axis {axis}"
+                         f" ({shape[axis]}) or one in all, got shape {counts.shape} of "
+                         f"{counts.dtype}")
+    if (counts < 0).any():
+        raise ValueError("repeat: repeats must be non-negative")
+    positions = np.repeat(np.arange(shape[axis]), np.broadcast_to(counts, (shape[axis],)))
+    out = lax.index_take(a, (positions,), (axis,))  # the gathered axis comes first
+    return shape_ops.moveaxis(out, 0, axis) if axis else out
 
 
 def roll(a, shift, axis=None):
