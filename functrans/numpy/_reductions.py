@@ -11,9 +11,9 @@ import math
 
 import numpy as np
 
-from functrans import lax
-from functrans.core import get_aval
-from functrans.numpy._dtypes import astype
+from functrans import backend, lax
+from functrans.core import Tracer, get_aval
+from functrans.numpy._dtypes import astype, result_type
 from functrans.numpy._elementwise import logical_not, sqrt
 from functrans.numpy._indexing import diagonal
 from functrans.numpy._shape import ravel
@@ -292,6 +292,8 @@ def diff(a, n: int = 1, axis: int = -1, prepend=None, append=None):
                 continue
             extra = arg(extra)
             if not shape_of(extra):
+                if not isinstance(extra, Tracer):  # on a's device, in the promoted dtype
+                    extra = backend.full((), extra, result_type(a, extra), like=a)
                 extra = shape_ops.broadcast_to(extra, shape[:axis] + (1,) + shape[axis + 1:])
             elif (len(shape_of(extra)) != len(shape) or shape_of(extra)[:axis] != shape[:axis]
                   or shape_of(extra)[axis + 1:] != shape[axis + 1:]):
