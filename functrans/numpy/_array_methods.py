@@ -9,7 +9,7 @@ here.  A new tracer method or operator is one entry in ``TRACER_METHODS``.
 from __future__ import annotations
 
 import builtins
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -238,6 +238,11 @@ RESULT_OPERATORS = {"__floordiv__": floor_divide, "__rfloordiv__": _reflected(fl
                     "__ifloordiv__": _in_place_floor_divide}
 
 
+def _same_for_every_base(fn) -> Callable[[type], Any]:
+    """An entry of ``result_type_attributes`` that installs ``fn`` whatever the base type."""
+    return lambda base: fn
+
+
 def install_tracer_methods() -> None:
     """Give ``Tracer`` the operators and methods of arrays, and NumPy's dispatch hooks."""
     for name, fn in TRACER_METHODS.items():
@@ -255,7 +260,7 @@ def install_tracer_methods() -> None:
     result_type_attributes["__getitem__"] = _getitem_of
     result_type_attributes["__array_namespace__"] = lambda base: _array_namespace
     for name, fn in RESULT_OPERATORS.items():
-        result_type_attributes[name] = lambda base, fn=fn: fn
+        result_type_attributes[name] = _same_for_every_base(fn)
     for name, make in result_type_attributes.items():
         setattr(Array, name, make(np.ndarray))
     Tracer.real = property(real)  # type: ignore[attr-defined]

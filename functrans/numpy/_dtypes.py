@@ -34,7 +34,7 @@ single, double, csingle, cdouble = np.float32, np.float64, np.complex64, np.comp
 float_, complex_, int_, uint = np.float64, np.complex128, np.int64, np.uint64
 
 
-def astype(x, dtype, /, *, copy: bool = True, device=None):
+def astype(x, dtype, /, *, copy=True, device=None):
     """``x`` converted to ``dtype``, on ``device`` when given.  As in the array API,
     ``copy=True`` (the default) gives a new array even when nothing changes, and
     ``copy=False`` returns ``x`` itself when it already has ``dtype``.  Traced values are
