@@ -8,7 +8,7 @@ import numpy as np
 
 from functrans import backend, core
 from functrans.core import Tracer
-from functrans.numpy._devices import CPU, check_device, cupy_devices, is_cpu, move_to_device
+from functrans.numpy._devices import CPU, check_device, cupy_devices, move_to_device
 from functrans.numpy._util import arg
 
 __all__ = ["from_dlpack"]
@@ -110,7 +110,5 @@ def from_dlpack(x, /, *, device=None, copy=None):
     if backend.is_device_array(x) and not isinstance(x, np.ndarray):
         out = backend.array_module(x).from_dlpack(x) if not copy else arg(x).copy()
         return move_to_device("from_dlpack", core.user_result(out), device)
-    kwargs = {} if copy is None else {"copy": copy}
-    if is_cpu(device):
-        kwargs["device"] = CPU
-    return core.user_result(np.from_dlpack(x, **kwargs))
+    out = np.from_dlpack(x)  # (NumPy 2.0's takes neither copy= nor device=)
+    return move_to_device("from_dlpack", core.user_result(out.copy() if copy else out), device)

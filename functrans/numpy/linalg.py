@@ -14,7 +14,6 @@ from typing import NamedTuple
 import numpy as np
 
 import functrans.numpy._contractions as contractions
-import functrans.numpy._elementwise as elementwise
 import functrans.numpy._indexing as indexing
 import functrans.numpy._reductions as reductions
 import functrans.numpy._shape as shapes
