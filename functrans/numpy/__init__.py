@@ -106,7 +106,7 @@ from functrans.numpy._sorting import (sort, argsort, lexsort, sort_complex, part
                                       unique_all, isin, intersect1d, union1d, setdiff1d,
                                       setxor1d)
 from functrans.numpy._array_api import from_dlpack
-from functrans.numpy._array_api import namespace_info as __array_namespace_info__
+from functrans.numpy._array_api import namespace_info as _namespace_info
 from functrans.numpy import linalg
 from functrans.numpy import fft
 from functrans.numpy._array_methods import install_tracer_methods as _install_tracer_methods
@@ -173,6 +173,8 @@ __all__ = [
 
 #: the revision of the array API standard that functrans.numpy follows (docs/array_api.md)
 __array_api_version__ = "2024.12"
+#: the array API's inspection object (a dunder, so not in __all__)
+__array_namespace_info__ = _namespace_info
 
 
 def __dir__() -> list:
