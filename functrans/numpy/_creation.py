@@ -11,7 +11,7 @@ import numpy as np
 
 from functrans import backend, lax
 from functrans.core import Tracer, get_aval, user_result
-from functrans.numpy._devices import like_for_device, move_to_device
+from functrans.numpy._devices import device_context, like_for_device, move_to_device
 from functrans.numpy._util import arg, dtype_of, sequence_to_array, shape_of, static_int
 from functrans.primitives import shape as shape_ops
 
@@ -91,7 +91,8 @@ def zeros(shape, dtype=None, *, like=None, device=None):
     dtype('float32')
     """
     like = like_for_device("zeros", device, like)
-    return user_result(backend.zeros(shape, _float_unless(dtype), like=like))
+    with device_context(device):
+        return user_result(backend.zeros(shape, _float_unless(dtype), like=like))
 
 
 def ones(shape, dtype=None, *, like=None, device=None):
@@ -102,7 +103,8 @@ def ones(shape, dtype=None, *, like=None, device=None):
     array([1., 1., 1.])
     """
     like = like_for_device("ones", device, like)
-    return user_result(backend.ones(shape, _float_unless(dtype), like=like))
+    with device_context(device):
+        return user_result(backend.ones(shape, _float_unless(dtype), like=like))
 
 
 def full(shape, fill_value, dtype=None, *, like=None, device=None):
@@ -114,13 +116,14 @@ def full(shape, fill_value, dtype=None, *, like=None, device=None):
     array([7, 7])
     """
     like = like_for_device("full", device, like)
-    if isinstance(fill_value, Tracer):  # broadcast the traced value: it keeps derivatives
-        fill = fill_value if dtype is None else lax.convert_element_type(fill_value, dtype)
-        shape = _static_shape(shape, "full")
-        return shape_ops.broadcast_to(fill, shape)
-    if like is None and backend.is_device_array(fill_value):
-        like = fill_value  # a device scalar fills an array on its device
-    return user_result(backend.full(shape, fill_value, dtype, like=like))
+    with device_context(device):
+        if isinstance(fill_value, Tracer):  # broadcast the traced value: it keeps derivatives
+            fill = fill_value if dtype is None else lax.convert_element_type(fill_value, dtype)
+            shape = _static_shape(shape, "full")
+            return shape_ops.broadcast_to(fill, shape)
+        if like is None and backend.is_device_array(fill_value):
+            like = fill_value  # a device scalar fills an array on its device
+        return user_result(backend.full(shape, fill_value, dtype, like=like))
 
 
 def empty(shape, dtype=None, *, like=None, device=None):
@@ -132,7 +135,8 @@ def empty(shape, dtype=None, *, like=None, device=None):
     array([0., 0.])
     """
     like = like_for_device("empty", device, like)
-    return user_result(backend.zeros(shape, _float_unless(dtype), like=like))
+    with device_context(device):
+        return user_result(backend.zeros(shape, _float_unless(dtype), like=like))
 
 
 def arange(start, stop=None, step=None, dtype=None, *, like=None, device=None):
@@ -143,10 +147,11 @@ def arange(start, stop=None, step=None, dtype=None, *, like=None, device=None):
     array([1, 3, 5])
     """
     like = like_for_device("arange", device, like)
-    if stop is None:
-        start, stop = 0, start
-    args = (start, stop) if step is None else (start, stop, step)
-    return user_result(backend.arange(*args, dtype=dtype, like=like))
+    with device_context(device):
+        if stop is None:
+            start, stop = 0, start
+        args = (start, stop) if step is None else (start, stop, step)
+        return user_result(backend.arange(*args, dtype=dtype, like=like))
 
 
 def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = False,
@@ -159,14 +164,15 @@ def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = 
     array([0.  , 0.25, 0.5 , 0.75, 1.  ])
     """
     like = like_for_device("linspace", device, like)
-    if isinstance(start, Tracer) or isinstance(stop, Tracer):  # traced ends keep derivatives
-        line = _scalar_line("linspace", start, stop, num, endpoint, dtype)
-        if not retstep:
-            return line
-        step = lax.div(lax.sub(stop, start), float(max(num - 1 if endpoint else num, 1)))
-        return line, lax.convert_element_type(step, dtype_of(line))
-    xp = backend.array_module(like, start, stop)
-    return user_result(xp.linspace(start, stop, num, endpoint, retstep, dtype, axis))
+    with device_context(device):
+        if isinstance(start, Tracer) or isinstance(stop, Tracer):  # traced ends: derivatives
+            line = _scalar_line("linspace", start, stop, num, endpoint, dtype)
+            if not retstep:
+                return line
+            step = lax.div(lax.sub(stop, start), float(max(num - 1 if endpoint else num, 1)))
+            return line, lax.convert_element_type(step, dtype_of(line))
+        xp = backend.array_module(like, start, stop)
+        return user_result(xp.linspace(start, stop, num, endpoint, retstep, dtype, axis))
 
 
 def eye(N: int, M: int | None = None, k: int = 0, dtype=None, *, like=None, device=None):
@@ -178,7 +184,8 @@ def eye(N: int, M: int | None = None, k: int = 0, dtype=None, *, like=None, devi
            [0., 0., 1.]])
     """
     like = like_for_device("eye", device, like)
-    return user_result(backend.eye(N, M, k, _float_unless(dtype), like=like))
+    with device_context(device):
+        return user_result(backend.eye(N, M, k, _float_unless(dtype), like=like))
 
 
 def identity(n: int, dtype=None, *, like=None, device=None):
@@ -190,7 +197,8 @@ def identity(n: int, dtype=None, *, like=None, device=None):
            [0, 1]], dtype=int32)
     """
     like = like_for_device("identity", device, like)
-    return user_result(backend.eye(n, dtype=_float_unless(dtype), like=like))
+    with device_context(device):
+        return user_result(backend.eye(n, dtype=_float_unless(dtype), like=like))
 
 
 def _float_unless(dtype):
@@ -254,8 +262,9 @@ def empty_like(prototype, dtype=None, shape=None, *, device=None):
         return zeros_like(prototype, dtype, device=device)
     like = like_for_device("empty_like", device, None if isinstance(prototype, Tracer)
                            else prototype)
-    return user_result(backend.zeros(tuple(np.atleast_1d(shape)) if np.ndim(shape) else
-                                     (int(shape),), dtype, like=like))
+    with device_context(device):
+        return user_result(backend.zeros(tuple(np.atleast_1d(shape)) if np.ndim(shape) else
+                                         (int(shape),), dtype, like=like))
 
 
 def copy(a, order=None):
@@ -283,7 +292,8 @@ def tri(N: int, M: int | None = None, k: int = 0, dtype=None, *, like=None,  # n
            [1, 1, 1]])
     """
     like = like_for_device("tri", device, like)
-    return backend.tri(N, M, k, dtype=_float_unless(dtype), like=like)
+    with device_context(device):
+        return backend.tri(N, M, k, dtype=_float_unless(dtype), like=like)
 
 
 def meshgrid(*xi, copy: bool = True, sparse: bool = False, indexing: str = "xy"):

@@ -12,6 +12,7 @@ takes any of these; the helpers here turn it into the ``like=`` array that
 """
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import numpy as np
@@ -20,7 +21,7 @@ from functrans import backend, core
 from functrans.core import Tracer
 
 __all__ = ["CPU", "device_of", "like_for_device", "check_device", "move_to_device",
-           "is_cpu", "cupy_devices"]
+           "device_context", "is_cpu", "cupy_devices"]
 
 CPU = "cpu"
 
@@ -70,6 +71,12 @@ def like_for_device(name: str, device, like=None):
     import cupy
     with device:
         return cupy.empty((0,))
+
+
+def device_context(device):
+    """The context in which a device library creates arrays on ``device`` (CuPy's device
+    objects are such contexts; nothing to enter for the CPU)."""
+    return contextlib.nullcontext() if is_cpu(device) else device
 
 
 def move_to_device(name: str, x, device):

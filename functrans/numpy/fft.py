@@ -21,7 +21,7 @@ import numpy as np
 
 from functrans import backend, lax
 from functrans.core import get_aval
-from functrans.numpy._devices import like_for_device
+from functrans.numpy._devices import device_context, like_for_device
 from functrans.numpy._elementwise import true_divide
 from functrans.numpy._shape import roll
 from functrans.numpy._util import arg, promote_inexact
@@ -388,7 +388,8 @@ def fftfreq(n: int, d=1.0, *, dtype=None, like=None, device=None):
     """
     n = _window_length("fftfreq", n)
     like = like_for_device("fftfreq", device, like)
-    return _frequencies(n, d, n, (n + 1) // 2, dtype, like)
+    with device_context(device):
+        return _frequencies(n, d, n, (n + 1) // 2, dtype, like)
 
 
 def rfftfreq(n: int, d=1.0, *, dtype=None, like=None, device=None):
@@ -401,4 +402,5 @@ def rfftfreq(n: int, d=1.0, *, dtype=None, like=None, device=None):
     """
     n = _window_length("rfftfreq", n)
     like = like_for_device("rfftfreq", device, like)
-    return _frequencies(n, d, n // 2 + 1, 0, dtype, like)
+    with device_context(device):
+        return _frequencies(n, d, n // 2 + 1, 0, dtype, like)
