@@ -14,6 +14,7 @@ from typing import NamedTuple
 import numpy as np
 
 import functrans.numpy._contractions as contractions
+import functrans.numpy._elementwise as elementwise
 import functrans.numpy._indexing as indexing
 import functrans.numpy._reductions as reductions
 import functrans.numpy._shape as shapes
@@ -1000,11 +1001,29 @@ def vecdot(x1, x2, /, *, axis: int = -1):
     """The dot product of vectors along ``axis``, conjugating ``x1``: ``sum(conj(x1) *
     x2, axis)``, the other axes broadcast.
 
+    The result has the promoted dtype of the inputs (``int8`` vectors give ``int8``, as
+    the array API says, not ``sum``'s ``int64``), and the vectors must have one length:
+    a length-1 axis is not broadcast against a longer one.
+
     >>> import numpy as np, functrans.numpy as fnp
-    >>> complex(fnp.linalg.vecdot(np.array([1j, 1.0]), np.array([1j, 2.0])))
-    (3+0j)
+    >>> fnp.linalg.vecdot(np.array([1j, 1.0]), np.array([1j, 2.0]))
+    np.complex128(3+0j)
     """
-    return contractions.vecdot(x1, x2, axis=axis)
+    x1, x2 = arg(x1), arg(x2)
+    shape1, shape2 = get_aval(x1).shape, get_aval(x2).shape
+    nd = max(len(shape1), len(shape2))
+    if not shape1 or not shape2 or not -nd <= axis < nd:
+        raise ValueError(f"vecdot: axis {axis} is not an axis of both operands, of shapes "
+                         f"{shape1} and {shape2}")
+    axis = axis - nd if axis >= 0 else axis
+    if -axis > min(len(shape1), len(shape2)) or shape1[axis] != shape2[axis]:
+        raise ValueError(f"vecdot: the vectors along axis {axis} have sizes "
+                         f"{shape1[axis] if -axis <= len(shape1) else None} and "
+                         f"{shape2[axis] if -axis <= len(shape2) else None} (operands of "
+                         f"shapes {shape1} and {shape2})")
+    dtype = np.result_type(get_aval(x1).dtype, get_aval(x2).dtype)
+    return reductions.sum(elementwise.multiply(elementwise.conj(x1), x2), axis=axis,
+                          dtype=dtype)
 
 
 def trace(x, /, *, offset: int = 0, dtype=None):
