@@ -70,11 +70,15 @@ def input_legend(fun, jaxpr, *args):
 
 
 def main():
+    with np.printoptions(precision=4, suppress=True):  # the caller's options afterwards
+        _demo()
+
+
+def _demo():
     rng = np.random.default_rng(0)
     params = init_params(rng)
     x = rng.normal(size=(5, 3))          # a batch of 5 examples
     y = np.sin(x.sum(axis=1, keepdims=True))
-    np.set_printoptions(precision=4, suppress=True)
 
     heading("loss(params, x, y)")
     print(f"{float(loss(params, x, y)):.6f}")

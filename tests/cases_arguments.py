@@ -81,8 +81,10 @@ NUMPY_CASES = [
       A(3, 1), A()),
     C("diff_axis0_n2_prepend", lambda m, x, p: m.diff(x, n=2, axis=0, prepend=p), A(3, 4),
       A(1, 4)),
+    # a Python scalar is weakly typed, as in JAX: float32 stays float32 (NumPy's diff
+    # would promote it to float64 through np.asanyarray)
     C("diff_append_scalar_host", lambda m, x: m.diff(x, append=2.5), A(2, 3),
-      dtypes=FLOATS),
+      dtypes=FLOATS, reference=lambda x: np.diff(x, append=np.asarray(2.5, x.dtype))),
     # ranges with array ends
     C("linspace_array_ends", lambda m, a, b: m.linspace(a, b, 5), A(3), A(2, 1),
       dtypes=FLOATS),

@@ -27,8 +27,6 @@ EXCLUSIONS: dict[str, dict[str, str]] = {
                  "not ufunc objects (no .reduce/.accumulate/.at methods)",
         "frompyfunc": "builds a ufunc object (see ufunc); numpy.vectorize-style mapping is "
                       "functrans.numpy.vectorize, built on vmap",
-        "from_dlpack": "exchange through DLPack is the array library's job: numpy.from_dlpack or "
-                       "cupy.from_dlpack, then pass the array in",
         "ComplexWarning": "a NumPy warning class, not an array function: use "
                           "numpy.exceptions.ComplexWarning",
         "save": "file I/O of concrete arrays, not a transformable function: use numpy.save "

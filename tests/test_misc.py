@@ -104,7 +104,6 @@ def test_einsum_batches_under_vmap():
     (lambda: fnp.einsum("ij->k", np.ones((2, 2))), "'k' does not occur in the inputs"),
     (lambda: fnp.einsum("ij,jk", np.ones((2, 3)), np.ones((4, 2))), "sizes 3 and 4"),
     (lambda: fnp.einsum("i->", np.ones((2, 2))), "do not match an operand of shape"),
-    (lambda: fnp.einsum("...i->i", np.ones((2, 3))), r"need '\.\.\.'"),
     (lambda: fnp.einsum("i$", np.ones(2)), "invalid subscript character"),
     (lambda: fnp.einsum("ij,jk", np.ones((2, 2))), "2 operand subscripts for 1 operands"),
     (lambda: fnp.einsum("ii", np.ones((2, 3))), "subscript 'i' label axes of sizes 2 and 3"),
@@ -161,7 +160,7 @@ def test_tri_diagflat_meshgrid_fromfunction_match_numpy():
             for got, want in zip(fnp.meshgrid(x, y, z, indexing=indexing, sparse=sparse),
                                  np.meshgrid(x, y, z, indexing=indexing, sparse=sparse)):
                 np.testing.assert_array_equal(got, want)
-    assert isinstance(fnp.meshgrid(x, y), list)
+    assert isinstance(fnp.meshgrid(x, y), tuple)  # the array API standard's type
     np.testing.assert_array_equal(fnp.fromfunction(lambda i, j, k=1: i * 10 + j + k, (2, 3), k=5),
                                   np.fromfunction(lambda i, j, k=1: i * 10 + j + k, (2, 3), k=5))
     with pytest.raises(ValueError, match="indexing must be 'xy' or 'ij'"):
@@ -328,8 +327,6 @@ def test_polynomial_errors():
         fnp.polyfit(np.arange(3.0), np.arange(3.0), 1, full=True)
     with pytest.raises(ValueError, match="3 points cannot determine a polynomial of degree 3"):
         fnp.polyfit(np.arange(3.0), np.arange(3.0), 3)
-    with pytest.raises(ValueError, match="polyval: p must be a 1-D array"):
-        fnp.polyval(np.ones((2, 2)), 1.0)
     with pytest.raises(ValueError, match="polyint: k must be a scalar or have m = 2"):
         fnp.polyint(np.ones(2), 2, k=[1.0, 2.0, 3.0])
 

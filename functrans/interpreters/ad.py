@@ -24,7 +24,17 @@ from functrans.interpreters.eval import RecordingEvalTrace
 from functrans.interpreters.partial_eval import JaxprTrace, unshare_outputs
 
 #: primitive -> rule(primals, tangents, **params) -> (primal_out, tangent_out)
-jvp_rules: dict[Primitive, Callable] = {}
+class _JVPRules(dict):
+    """The table of JVP rules; registering a rule also sets ``prim.zero_derivative`` from
+    it (True for the rules of ``defjvp_zero``, whose results are constants), so the mark
+    stays true to the rule a primitive has now, whoever registered it."""
+
+    def __setitem__(self, prim: Primitive, rule: Callable) -> None:
+        prim.zero_derivative = getattr(rule, "zero_derivative", False)
+        super().__setitem__(prim, rule)
+
+
+jvp_rules: dict[Primitive, Callable] = _JVPRules()
 
 #: The AD system's own two primitives; their rules are registered with their families
 #: (``add_any`` in ``primitives/elementwise.py``, ``zeros_like`` in ``primitives/conversion.py``).
@@ -221,7 +231,7 @@ def defjvp_zero(prim: Primitive) -> None:
         if prim.multiple_results:
             return ans, [Zero.from_value(a) for a in ans]
         return ans, Zero.from_value(ans)
-    prim.zero_derivative = True
+    rule.zero_derivative = True  # type: ignore[attr-defined]
     jvp_rules[prim] = rule
 
 

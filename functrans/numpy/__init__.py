@@ -25,6 +25,9 @@ module and its ``__all__``, which this namespace re-exports whole:
 - ``_dtypes``: dtype names, ``result_type``, ``finfo``, ``astype``
 - ``_polynomial``: ``polyval``, ``polyfit``, ... and sampled calculus (``interp``, ``gradient``)
 - ``_functional``: ``vectorize``, ``apply_along_axis``, ``apply_over_axes``
+- ``_array_api``: ``__array_namespace_info__`` (not in ``__all__``: a dunder) and
+  ``from_dlpack``, the array API's own objects
+- ``_devices``: ``device=`` and ``.device`` (the array API's devices), for every family
 - ``_array_methods``: the operators and methods of tracers and NumPy's dispatch to us
 - ``_util``: argument helpers the families share
 - ``linalg``: the public ``functrans.numpy.linalg``
@@ -43,16 +46,24 @@ from functrans.numpy._contractions import *  # noqa: F401,F403
 from functrans.numpy._sorting import *  # noqa: F401,F403
 from functrans.numpy._polynomial import *  # noqa: F401,F403
 from functrans.numpy._functional import *  # noqa: F401,F403
+from functrans.numpy._array_api import *  # noqa: F401,F403
+from functrans.numpy._array_api import namespace_info as _namespace_info
 from functrans.numpy import linalg
 from functrans.numpy import fft
 from functrans.numpy._array_methods import install_tracer_methods as _install_tracer_methods
-from functrans.numpy import (_contractions, _creation, _dtypes, _elementwise, _functional,
-                             _index_tricks, _indexing, _padding, _polynomial, _reductions,
-                             _shape, _sorting, _statistics)
+from functrans.numpy import (_array_api, _contractions, _creation, _dtypes, _elementwise,
+                             _functional, _index_tricks, _indexing, _padding, _polynomial,
+                             _reductions, _shape, _sorting, _statistics)
 
 _FAMILIES = (_dtypes, _creation, _elementwise, _reductions, _statistics, _shape, _padding,
-             _indexing, _index_tricks, _contractions, _sorting, _polynomial, _functional)
+             _indexing, _index_tricks, _contractions, _sorting, _polynomial, _functional,
+             _array_api)
 __all__ = [name for family in _FAMILIES for name in family.__all__] + ["linalg", "fft"]
+
+#: the revision of the array API standard that functrans.numpy follows (docs/array_api.md)
+__array_api_version__ = "2024.12"
+#: the array API's inspection object (a dunder, so not in __all__)
+__array_namespace_info__ = _namespace_info
 
 
 def __dir__() -> list:

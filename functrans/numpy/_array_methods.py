@@ -9,10 +9,11 @@ here.  A new tracer method or operator is one entry in ``TRACER_METHODS``.
 from __future__ import annotations
 
 import builtins
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
+import functrans.numpy._array_api as array_api
 import functrans.numpy._contractions as contractions
 import functrans.numpy._creation as creation
 import functrans.numpy._dtypes as dtypes
@@ -20,6 +21,7 @@ import functrans.numpy._elementwise as elementwise
 import functrans.numpy._functional as functional
 import functrans.numpy._index_tricks as index_tricks
 import functrans.numpy._indexing as indexing
+import functrans.numpy._padding as padding
 import functrans.numpy._polynomial as polynomial
 import functrans.numpy._reductions as reductions
 import functrans.numpy._shape as shapes
@@ -27,6 +29,7 @@ import functrans.numpy._sorting as sorting
 import functrans.numpy._statistics as statistics
 from functrans.core import Array, Tracer, TracerArrayConversionError, result_type_attributes
 from functrans.numpy import fft, linalg
+from functrans.numpy._devices import device_of, move_to_device
 from functrans.numpy._contractions import dot, matmul
 from functrans.numpy._dtypes import astype
 from functrans.numpy._elementwise import (absolute, add, bitwise_and, bitwise_or, bitwise_xor,
@@ -38,9 +41,12 @@ from functrans.numpy._elementwise import (absolute, add, bitwise_and, bitwise_or
 from functrans.numpy._indexing import IndexUpdateHelper, diagonal, getitem, setitem, take
 from functrans.numpy._reductions import (all, any, argmax, argmin, cumprod, cumsum, max, mean,
                                          min, prod, std, sum, trace, var)
-from functrans.numpy._shape import ravel, repeat, reshape, squeeze, swapaxes, transpose
+from functrans.numpy._shape import (matrix_transpose, ravel, repeat, reshape, squeeze, swapaxes,
+                                    transpose)
 
-__all__ = ["TRACER_METHODS", "NUMPY_FUNCTIONS", "UFUNCS", "install_tracer_methods",
+__all__ = ["TRACER_METHODS", "NUMPY_FUNCTIONS", "UFUNCS", "SUPPORTED_API_VERSIONS",
+           "RESULT_OPERATORS",
+           "install_tracer_methods",
            "unsupported_numpy_error"]
 
 
@@ -55,6 +61,40 @@ def _method_reshape(self, *shape, order="C"):
 def _method_transpose(self, *axes):
     return transpose(self, None if not axes else (axes[0] if len(axes) == 1 and not isinstance(
         axes[0], int) else axes))
+
+
+def _namespace():
+    import functrans.numpy  # the package, imported by the time any array asks for it
+    return functrans.numpy
+
+
+def _array_namespace(self, /, *, api_version=None):
+    """The array API namespace of this array: ``functrans.numpy``."""
+    if api_version is not None and api_version not in SUPPORTED_API_VERSIONS:
+        raise ValueError(f"__array_namespace__: api_version={api_version!r} is not one of "
+                         f"the supported revisions {', '.join(SUPPORTED_API_VERSIONS)}")
+    return _namespace()
+
+
+#: the array API revisions functrans.numpy follows (the last is __array_api_version__)
+SUPPORTED_API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12")
+
+
+def _to_device(self, device, /, *, stream=None):
+    """This traced value on ``device``: only its own device is possible inside a transform."""
+    if stream is not None:
+        raise ValueError("to_device: streams are not supported")
+    return move_to_device("to_device", self, device)
+
+
+def _dlpack(self, *args, **kwargs):
+    self._check_alive()
+    raise TypeError(
+        f"__dlpack__ of a traced value ({self.aval.str_short()}): a tracer is an abstract "
+        "value inside a transform and has no memory to share, so it cannot be exported "
+        "through DLPack (from_dlpack, torch.from_dlpack, ...). Compute on it with the "
+        "functions of its namespace (x.__array_namespace__(), functrans.numpy), and export "
+        "the transform's concrete results instead.")
 
 
 TRACER_METHODS = {
@@ -83,7 +123,8 @@ TRACER_METHODS = {
     "flatten": ravel, "squeeze": squeeze, "astype": astype, "clip": clip,
     "swapaxes": swapaxes, "all": all, "any": any, "round": round, "diagonal": diagonal,
     "trace": trace, "repeat": repeat, "prod": prod, "cumsum": cumsum, "cumprod": cumprod,
-    "take": take,
+    "take": take, "__array_namespace__": _array_namespace, "to_device": _to_device,
+    "__dlpack__": _dlpack, "__dlpack_device__": _dlpack,
 }
 
 # NumPy calls __array_function__ of a creation-from-shape function only for `like=` a
@@ -107,8 +148,8 @@ def _counterparts(numpy_namespace, families) -> dict:
 
 #: the family modules of functrans.numpy (a new family module is added here, and its
 #: functions then dispatch from NumPy's namesakes)
-FAMILIES = (elementwise, reductions, statistics, shapes, indexing, index_tricks, contractions,
-            creation, dtypes, polynomial, functional, sorting)
+FAMILIES = (elementwise, reductions, statistics, shapes, padding, indexing, index_tricks,
+            contractions, creation, dtypes, polynomial, functional, sorting, array_api)
 
 _ALL = {**_counterparts(np, FAMILIES),
         **_counterparts(np.linalg, [linalg]), **_counterparts(np.fft, [fft])}
@@ -205,6 +246,28 @@ def _holds_tracer(index) -> bool:
     return isinstance(index, (tuple, list)) and builtins.any(_holds_tracer(i) for i in index)
 
 
+def _in_place_floor_divide(self, other):
+    """``x //= y`` on a result array: our ``floor_divide`` (the standard's infinities),
+    written into ``x`` under NumPy's same-kind casting rule."""
+    out = floor_divide(self, other)
+    if not np.can_cast(out.dtype, self.dtype, "same_kind"):
+        raise TypeError(f"x //= y: the result's dtype {out.dtype} cannot be stored into x of "
+                        f"dtype {self.dtype} (same-kind casting)")
+    self[...] = out
+    return self
+
+
+#: operators of the arrays functrans hands out that follow functrans.numpy where it
+#: differs from NumPy (floor division by infinities: docs/array_api.md)
+RESULT_OPERATORS = {"__floordiv__": floor_divide, "__rfloordiv__": _reflected(floor_divide),
+                    "__ifloordiv__": _in_place_floor_divide}
+
+
+def _same_for_every_base(fn) -> Callable[[type], Any]:
+    """An entry of ``result_type_attributes`` that installs ``fn`` whatever the base type."""
+    return lambda base: fn
+
+
 def install_tracer_methods() -> None:
     """Give ``Tracer`` the operators and methods of arrays, and NumPy's dispatch hooks."""
     for name, fn in TRACER_METHODS.items():
@@ -213,6 +276,8 @@ def install_tracer_methods() -> None:
     Tracer.__array_ufunc__ = _array_ufunc  # type: ignore[assignment]
     Tracer.__array_function__ = _array_function  # type: ignore[attr-defined]
     Tracer.T = property(lambda self: transpose(self))  # type: ignore[attr-defined]
+    Tracer.mT = property(matrix_transpose)  # type: ignore[attr-defined]
+    Tracer.device = property(device_of)  # type: ignore[attr-defined]
     Tracer.at = property(IndexUpdateHelper)  # type: ignore[attr-defined]
     # What the arrays handed out outside transforms gain: Array now, device arrays' result
     # type when one is first made (core.device_result_type).
@@ -220,6 +285,9 @@ def install_tracer_methods() -> None:
     result_type_attributes["__getitem__"] = _getitem_of
     for name in LIST_AXIS_METHODS:
         result_type_attributes[name] = _list_axis_of(name)
+    result_type_attributes["__array_namespace__"] = lambda base: _array_namespace
+    for name, fn in RESULT_OPERATORS.items():
+        result_type_attributes[name] = _same_for_every_base(fn)
     for name, make in result_type_attributes.items():
         setattr(Array, name, make(np.ndarray))
     Tracer.real = property(real)  # type: ignore[attr-defined]

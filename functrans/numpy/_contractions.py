@@ -417,7 +417,8 @@ def _einsum_sizes(inputs, operands) -> dict:
             if sizes.get(c, 1) not in (1, n) and n != 1:
                 what = "broadcast axes" if isinstance(c, tuple) else f"subscript {c!r}"
                 raise ValueError(f"einsum: {what} label axes of sizes {sizes[c]} and {n}")
-            sizes[c] = max(sizes.get(c, 1), n)
+            if sizes.get(c, 1) == 1:  # a size-1 axis takes any size, 0 included
+                sizes[c] = n
     return sizes
 
 

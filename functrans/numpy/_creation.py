@@ -11,9 +11,9 @@ import numpy as np
 
 from functrans import backend, lax
 from functrans.core import Tracer, get_aval, user_result
+from functrans.numpy._devices import device_context, like_for_device, move_to_device
 from functrans.numpy._util import arg, dtype_of, sequence_to_array, shape_of, static_int
 from functrans.primitives import shape as shape_ops
-from functrans.primitives.conversion import zeros_like_p
 
 __all__ = ["asarray", "array", "zeros", "ones", "full", "empty", "arange", "linspace", "eye",
            "identity", "zeros_like", "ones_like", "full_like", "empty_like", "copy", "tri",
@@ -21,24 +21,55 @@ __all__ = ["asarray", "array", "zeros", "ones", "full", "empty", "arange", "lins
            "blackman", "hamming", "hanning", "kaiser", "frombuffer", "fromiter", "fromstring"]
 
 
-def asarray(a, dtype=None):
+def asarray(a, dtype=None, order=None, *, copy=None, device=None):
     """Like ``numpy.asarray``: tracers and device arrays stay what they are (converted to
     ``dtype`` if given); lists holding tracers or device arrays are stacked.
+
+    ``copy=True`` always gives a new array, ``copy=False`` refuses to (a ValueError when
+    a copy is needed), and the default copies only when needed.  Traced values are never
+    changed in place, so a tracer is never copied.  ``device=`` places the result (see
+    ``__array_namespace_info__().devices()``).
 
     >>> import functrans.numpy as fnp
     >>> fnp.asarray([1, 2], dtype=fnp.float32)
     array([1., 2.], dtype=float32)
     """
+    if order not in (None, "K", "A", "C"):
+        raise NotImplementedError(f"asarray: order={order!r} is not supported; only 'C'")
     if isinstance(a, Tracer):
-        return a if dtype is None else lax.convert_element_type(a, dtype)
+        if dtype is not None and np.dtype(dtype) != get_aval(a).dtype:
+            if copy is False:
+                raise ValueError(f"asarray: converting a {get_aval(a).str_short()} traced value"
+                                 f" to {np.dtype(dtype)} makes a new array, but copy=False")
+            a = lax.convert_element_type(a, dtype)
+        return move_to_device("asarray", a, device)
     if isinstance(a, (list, tuple)):
-        return user_result(sequence_to_array(a, dtype))
+        if copy is False:
+            raise ValueError("asarray: a list or tuple needs a new array, but copy=False")
+        return move_to_device("asarray", user_result(sequence_to_array(a, dtype)), device)
     if backend.is_device_array(a):
-        return user_result(a if dtype is None else backend.asarray(a, dtype, like=a))
-    return user_result(np.asarray(a, dtype=dtype))
+        xp = backend.array_module(a)
+        out = (xp.array(a, dtype=dtype, copy=True) if copy else
+               a if dtype is None else backend.asarray(a, dtype, like=a))
+        if copy is False and out is not a:
+            raise ValueError(f"asarray: converting {a.dtype} to {np.dtype(dtype)} makes a new "
+                             "array, but copy=False")
+        return move_to_device("asarray", user_result(out), device)
+    if copy is None:
+        out = np.asarray(a, dtype)
+    else:
+        try:
+            out = np.array(a, dtype=dtype, copy=copy)
+        except ValueError as e:
+            if copy is not False:
+                raise
+            raise ValueError(f"asarray: {type(a).__name__} as an array of dtype "
+                             f"{np.dtype(dtype) if dtype is not None else 'its own'} needs a "
+                             "new array, but copy=False") from e
+    return move_to_device("asarray", user_result(out), device)
 
 
-def array(a, dtype=None, copy: bool = True):
+def array(a, dtype=None, copy: bool = True, *, device=None):
     """Like ``numpy.array`` (a copy by default); tracers and device arrays as in
     ``asarray``.
 
@@ -47,8 +78,9 @@ def array(a, dtype=None, copy: bool = True):
     (2, 2)
     """
     if isinstance(a, (Tracer, list, tuple)):
-        return asarray(a, dtype)
-    return user_result(backend.array_module(a).array(a, dtype=dtype, copy=copy))
+        return asarray(a, dtype, device=device)
+    return move_to_device("array", user_result(
+        backend.array_module(a).array(a, dtype=dtype, copy=copy)), device)
 
 
 def zeros(shape, dtype=None, *, like=None, device=None):
@@ -58,8 +90,9 @@ def zeros(shape, dtype=None, *, like=None, device=None):
     >>> fnp.zeros((2, 3), fnp.float32).dtype
     dtype('float32')
     """
-    _check_device("zeros", device)
-    return user_result(backend.zeros(shape, _float_unless(dtype), like=like))
+    like = like_for_device("zeros", device, like)
+    with device_context(device):
+        return user_result(backend.zeros(shape, _float_unless(dtype), like=like))
 
 
 def ones(shape, dtype=None, *, like=None, device=None):
@@ -69,8 +102,9 @@ def ones(shape, dtype=None, *, like=None, device=None):
     >>> fnp.ones(3)
     array([1., 1., 1.])
     """
-    _check_device("ones", device)
-    return user_result(backend.ones(shape, _float_unless(dtype), like=like))
+    like = like_for_device("ones", device, like)
+    with device_context(device):
+        return user_result(backend.ones(shape, _float_unless(dtype), like=like))
 
 
 def full(shape, fill_value, dtype=None, *, like=None, device=None):
@@ -81,14 +115,15 @@ def full(shape, fill_value, dtype=None, *, like=None, device=None):
     >>> fnp.full(2, 7)
     array([7, 7])
     """
-    _check_device("full", device)
-    if isinstance(fill_value, Tracer):  # broadcast the traced value: it keeps derivatives
-        fill = fill_value if dtype is None else lax.convert_element_type(fill_value, dtype)
-        shape = _static_shape(shape, "full")
-        return shape_ops.broadcast_to(fill, shape)
-    if like is None and backend.is_device_array(fill_value):
-        like = fill_value  # a device scalar fills an array on its device
-    return user_result(backend.full(shape, fill_value, dtype, like=like))
+    like = like_for_device("full", device, like)
+    with device_context(device):
+        if isinstance(fill_value, Tracer):  # broadcast the traced value: it keeps derivatives
+            fill = fill_value if dtype is None else lax.convert_element_type(fill_value, dtype)
+            shape = _static_shape(shape, "full")
+            return shape_ops.broadcast_to(fill, shape)
+        if like is None and backend.is_device_array(fill_value):
+            like = fill_value  # a device scalar fills an array on its device
+        return user_result(backend.full(shape, fill_value, dtype, like=like))
 
 
 def empty(shape, dtype=None, *, like=None, device=None):
@@ -99,8 +134,9 @@ def empty(shape, dtype=None, *, like=None, device=None):
     >>> fnp.empty(2)
     array([0., 0.])
     """
-    _check_device("empty", device)
-    return user_result(backend.zeros(shape, _float_unless(dtype), like=like))
+    like = like_for_device("empty", device, like)
+    with device_context(device):
+        return user_result(backend.zeros(shape, _float_unless(dtype), like=like))
 
 
 def arange(start, stop=None, step=None, dtype=None, *, like=None, device=None):
@@ -110,11 +146,12 @@ def arange(start, stop=None, step=None, dtype=None, *, like=None, device=None):
     >>> fnp.arange(1, 7, 2)
     array([1, 3, 5])
     """
-    _check_device("arange", device)
-    if stop is None:
-        start, stop = 0, start
-    args = (start, stop) if step is None else (start, stop, step)
-    return user_result(backend.arange(*args, dtype=dtype, like=like))
+    like = like_for_device("arange", device, like)
+    with device_context(device):
+        if stop is None:
+            start, stop = 0, start
+        args = (start, stop) if step is None else (start, stop, step)
+        return user_result(backend.arange(*args, dtype=dtype, like=like))
 
 
 def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = False,
@@ -130,13 +167,14 @@ def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = 
     array([[0. , 1. , 2. ],
            [1. , 1.5, 2. ]])
     """
-    _check_device("linspace", device)
-    if isinstance(start, Tracer) or isinstance(stop, Tracer):  # traced ends keep derivatives
-        line, step = _traced_line("linspace", start, stop, num, endpoint)
-        line = _finish_line(line, axis, dtype)
-        return (line, lax.convert_element_type(step, dtype_of(line))) if retstep else line
-    xp = backend.array_module(like, start, stop)
-    return user_result(xp.linspace(start, stop, num, endpoint, retstep, dtype, axis))
+    like = like_for_device("linspace", device, like)
+    with device_context(device):
+        if isinstance(start, Tracer) or isinstance(stop, Tracer):  # traced ends: derivatives
+            line, step = _traced_line("linspace", start, stop, num, endpoint)
+            line = _finish_line(line, axis, dtype)
+            return (line, lax.convert_element_type(step, dtype_of(line))) if retstep else line
+        xp = backend.array_module(like, start, stop)
+        return user_result(xp.linspace(start, stop, num, endpoint, retstep, dtype, axis))
 
 
 def eye(N: int, M: int | None = None, k: int = 0, dtype=None, *, like=None, device=None):
@@ -147,11 +185,12 @@ def eye(N: int, M: int | None = None, k: int = 0, dtype=None, *, like=None, devi
     array([[0., 1., 0.],
            [0., 0., 1.]])
     """
-    _check_device("eye", device)
-    return user_result(backend.eye(N, M, k, _float_unless(dtype), like=like))
+    like = like_for_device("eye", device, like)
+    with device_context(device):
+        return user_result(backend.eye(N, M, k, _float_unless(dtype), like=like))
 
 
-def identity(n: int, dtype=None, *, like=None):
+def identity(n: int, dtype=None, *, like=None, device=None):
     """The ``n x n`` identity matrix.
 
     >>> import functrans.numpy as fnp
@@ -159,36 +198,17 @@ def identity(n: int, dtype=None, *, like=None):
     array([[1, 0],
            [0, 1]], dtype=int32)
     """
-    return user_result(backend.eye(n, dtype=_float_unless(dtype), like=like))
-
-
-def _check_device(name: str, device) -> None:
-    # JAX's `device=` keyword; arrays go where `like=` lives, and NumPy's only device is the CPU.
-    if getattr(device, "platform", device) not in (None, "cpu"):  # None, "cpu", CpuDevice
-        raise ValueError(f"{name}: device={device!r} is not supported; pass like= an array on "
-                         "the device you want (a CuPy array for the GPU)")
+    like = like_for_device("identity", device, like)
+    with device_context(device):
+        return user_result(backend.eye(n, dtype=_float_unless(dtype), like=like))
 
 
 def _float_unless(dtype):
     return float if dtype is None else dtype
 
 
-def _zeros_of(name: str, a, dtype, shape, device):
-    """Zeros on the device of ``a``, of its dtype and shape unless given."""
-    _check_device(name, device)
-    a = arg(a)
-    aval = get_aval(a)
-    dtype = aval.dtype if dtype is None else np.dtype(dtype)
-    shape = aval.shape if shape is None else _static_shape(shape, name)
-    if shape == aval.shape:
-        z = lax.zeros_like(a)
-        return z if dtype == aval.dtype else lax.convert_element_type(z, dtype)
-    return zeros_like_p.bind(a, shape=shape, dtype=dtype, weak_type=False)
-
-
 def zeros_like(a, dtype=None, shape=None, *, device=None):
-    """Zeros of the shape of ``a``, on its device (its dtype and shape unless ``dtype`` or
-    ``shape`` is given).
+    """Zeros of the shape of ``a``, on its device (its dtype unless ``dtype`` is given).
 
     >>> import functrans.numpy as fnp
     >>> fnp.zeros_like(fnp.asarray([1.5, 2.5]), dtype=fnp.int32)
@@ -196,12 +216,16 @@ def zeros_like(a, dtype=None, shape=None, *, device=None):
     >>> fnp.zeros_like(fnp.asarray([1.5, 2.5]), shape=(1, 3))
     array([[0., 0., 0.]])
     """
-    return _zeros_of("zeros_like", a, dtype, shape, device)
+    if shape is not None:
+        return empty_like(a, dtype, shape, device=device)
+    a = arg(a)
+    z = lax.zeros_like(a)
+    return move_to_device("zeros_like", z if dtype is None else lax.convert_element_type(
+        z, dtype), device)
 
 
 def ones_like(a, dtype=None, shape=None, *, device=None):
-    """Ones of the shape of ``a``, on its device (its dtype and shape unless ``dtype`` or
-    ``shape`` is given).
+    """Ones of the shape of ``a``, on its device (its dtype unless ``dtype`` is given).
 
     >>> import functrans.numpy as fnp
     >>> fnp.ones_like(fnp.asarray([1, 2]))
@@ -213,9 +237,8 @@ def ones_like(a, dtype=None, shape=None, *, device=None):
 
 
 def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
-    """An array like ``a`` (shape, device; dtype unless given; shape unless given) filled
-    with ``fill_value`` converted to that dtype; a traced ``fill_value`` carries its
-    derivative.
+    """An array like ``a`` (shape, device; dtype unless given) filled with ``fill_value``
+    converted to that dtype.
 
     >>> import functrans.numpy as fnp
     >>> fnp.full_like(fnp.asarray([1, 2]), 2.5)
@@ -224,8 +247,13 @@ def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
     array([[7., 7.],
            [7., 7.]])
     """
-    zeros = _zeros_of("full_like", a, dtype, shape, device)
-    return lax.add(zeros, lax.convert_element_type(arg(fill_value), get_aval(zeros).dtype))
+    a = arg(a)
+    dtype = dtype_of(a) if dtype is None else np.dtype(dtype)
+    base = (lax.zeros_like(a) if shape is None else
+            empty_like(a, dtype, shape, device=device))
+    fill = lax.convert_element_type(arg(fill_value), dtype)
+    return move_to_device("full_like", lax.add(lax.convert_element_type(base, dtype), fill),
+                          device)
 
 
 def empty_like(prototype, dtype=None, shape=None, *, device=None):
@@ -237,7 +265,15 @@ def empty_like(prototype, dtype=None, shape=None, *, device=None):
     array([[0, 0],
            [0, 0]])
     """
-    return _zeros_of("empty_like", prototype, dtype, shape, device)
+    prototype = arg(prototype)
+    dtype = dtype_of(prototype) if dtype is None else np.dtype(dtype)
+    if shape is None:
+        return zeros_like(prototype, dtype, device=device)
+    like = like_for_device("empty_like", device, None if isinstance(prototype, Tracer)
+                           else prototype)
+    with device_context(device):
+        return user_result(backend.zeros(tuple(np.atleast_1d(shape)) if np.ndim(shape) else
+                                         (int(shape),), dtype, like=like))
 
 
 def copy(a, order=None):
@@ -254,7 +290,8 @@ def copy(a, order=None):
     return a if isinstance(a, Tracer) else backend.array_module(a).array(a, copy=True)
 
 
-def tri(N: int, M: int | None = None, k: int = 0, dtype=None, *, like=None):  # noqa: N803
+def tri(N: int, M: int | None = None, k: int = 0, dtype=None, *, like=None,  # noqa: N803
+        device=None):
     """Ones at and below diagonal ``k`` of an ``N x M`` array (``M = N`` by default), zeros
     above.
 
@@ -263,14 +300,17 @@ def tri(N: int, M: int | None = None, k: int = 0, dtype=None, *, like=None):  # 
     array([[1, 1, 0],
            [1, 1, 1]])
     """
-    return backend.tri(N, M, k, dtype=_float_unless(dtype), like=like)
+    like = like_for_device("tri", device, like)
+    with device_context(device):
+        return backend.tri(N, M, k, dtype=_float_unless(dtype), like=like)
 
 
 def meshgrid(*xi, copy: bool = True, sparse: bool = False, indexing: str = "xy"):
     """Coordinate arrays from the 1-D coordinate vectors ``xi`` (each is flattened): with
     ``indexing='xy'`` (Cartesian) the first two output axes are swapped relative to
     ``'ij'`` (matrix).  ``sparse`` keeps each output of size 1 along the other axes.
-    Returns a list, as JAX does.
+    Returns a tuple, as the array API standard does since its 2025.12 revision (JAX
+    returns a list).
 
     >>> import functrans.numpy as fnp
     >>> x, y = fnp.meshgrid(fnp.arange(3), fnp.arange(2))
@@ -294,7 +334,7 @@ def meshgrid(*xi, copy: bool = True, sparse: bool = False, indexing: str = "xy")
         shape[axis] = shape_of(x)[0]
         outs.append(shape_ops.reshape(x, shape) if sparse else
                     shape_ops.broadcast_in_dim(x, sizes, (axis,)))
-    return outs
+    return tuple(outs)
 
 
 def fromfunction(function, shape, *, dtype=float, **kwargs):

@@ -11,14 +11,16 @@ from __future__ import annotations
 import builtins
 
 import numpy as np
-from numpy import (bool_, character, complex64, complex128, complexfloating, dtype, finfo,
-                   flexible, float16, float32, float64, floating, generic, iinfo, inexact,
+from numpy import (bool_, character, complex64, complex128, complexfloating, dtype,
+                   flexible, float16, float32, float64, floating, generic, inexact,
                    int8, int16, int32, int64, integer, issubdtype, ndarray,
                    number, object_, signedinteger, uint8, uint16, uint32, uint64,
                    unsignedinteger)
 
 from functrans import lax
-from functrans.core import Tracer, get_aval
+from functrans import backend
+from functrans.core import Tracer, get_aval, user_result
+from functrans.numpy._devices import move_to_device
 from functrans.numpy._util import arg
 
 __all__ = ["bool_", "complex64", "complex128", "dtype", "float16", "float32", "float64",
@@ -34,14 +36,21 @@ single, double, csingle, cdouble = np.float32, np.float64, np.complex64, np.comp
 float_, complex_, int_, uint = np.float64, np.complex128, np.int64, np.uint64
 
 
-def astype(x, dtype):
-    """``x`` converted to ``dtype``.
+def astype(x, dtype, /, *, copy=True, device=None):
+    """``x`` converted to ``dtype``, on ``device`` when given.  As in the array API,
+    ``copy=True`` (the default) gives a new array even when nothing changes, and
+    ``copy=False`` returns ``x`` itself when it already has ``dtype``.  Traced values are
+    never changed in place, so a tracer of the dtype is returned as it is either way.
 
     >>> import functrans.numpy as fnp
     >>> fnp.astype(fnp.asarray([1.5, -2.5]), fnp.int32)
     array([ 1, -2], dtype=int32)
     """
-    return lax.convert_element_type(arg(x), dtype)
+    x = arg(x)
+    out = lax.convert_element_type(x, dtype)
+    if copy and out is x and not isinstance(x, Tracer) and not np.isscalar(x):
+        out = user_result(backend.array_module(x).array(x, copy=True))
+    return move_to_device("astype", out, device)
 
 
 def _dtype_or_value(x):
@@ -140,6 +149,79 @@ def iterable(y):
     if isinstance(y, Tracer):
         return len(get_aval(y).shape) > 0
     return np.iterable(y)
+
+
+def _dtype_of_argument(name: str, type_or_array) -> np.dtype:
+    """The dtype that ``finfo`` / ``iinfo`` describe: that of an array or tracer, or the
+    dtype (or name, or scalar type) given."""
+    if isinstance(type_or_array, Tracer) or backend.is_array(type_or_array):
+        return get_aval(type_or_array).dtype
+    try:
+        return np.dtype(type_or_array)
+    except TypeError:
+        raise TypeError(f"{name}: expected a dtype or an array, got {type_or_array!r}") from None
+
+
+class finfo:  # noqa: N801 (NumPy's and the array API's name)
+    """The limits of a floating-point dtype (of a complex one: of its real part), given as
+    a dtype or an array or tracer of it.  The array API's fields (``bits``, ``eps``,
+    ``max``, ``min``, ``smallest_normal``; ``dtype``, the real dtype) are Python numbers;
+    NumPy's other fields (``tiny``, ``resolution``, ``precision``, ...) are NumPy's.
+
+    >>> import numpy as np, functrans.numpy as fnp
+    >>> info = fnp.finfo(np.ones(2, np.float32))
+    >>> info.bits, info.eps == 2.0 ** -23, type(info.max).__name__
+    (32, True, 'float')
+    """
+
+    def __init__(self, type_or_array):
+        dt = _dtype_of_argument("finfo", type_or_array)
+        if dt.kind not in "fc":
+            raise ValueError(f"finfo: {dt} is not a floating-point dtype; use iinfo for "
+                             "integers")
+        self._numpy = np.finfo(dt)
+        self.bits = int(self._numpy.bits)
+        self.eps, self.max, self.min = (float(self._numpy.eps), float(self._numpy.max),
+                                        float(self._numpy.min))
+        self.smallest_normal = float(self._numpy.smallest_normal)
+        self.dtype = self._numpy.dtype
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self._numpy, name)
+
+    def __repr__(self):
+        return (f"finfo(bits={self.bits}, eps={self.eps}, max={self.max}, min={self.min}, "
+                f"smallest_normal={self.smallest_normal}, dtype={self.dtype})")
+
+
+class iinfo:  # noqa: N801
+    """The limits of an integer dtype, given as a dtype or an array or tracer of it:
+    ``bits``, ``max`` and ``min`` as Python ints, and ``dtype``.
+
+    >>> import numpy as np, functrans.numpy as fnp
+    >>> fnp.iinfo(np.int8).min, fnp.iinfo(np.zeros(2, np.uint16)).max
+    (-128, 65535)
+    """
+
+    def __init__(self, type_or_array):
+        dt = _dtype_of_argument("iinfo", type_or_array)
+        if dt.kind not in "iu":
+            raise ValueError(f"iinfo: {dt} is not an integer dtype; use finfo for "
+                             "floating-point dtypes")
+        self._numpy = np.iinfo(dt)
+        self.bits, self.max, self.min = (int(self._numpy.bits), int(self._numpy.max),
+                                         int(self._numpy.min))
+        self.dtype = dt
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self._numpy, name)
+
+    def __repr__(self):
+        return f"iinfo(bits={self.bits}, max={self.max}, min={self.min}, dtype={self.dtype})"
 
 
 bool = np.bool  # noqa: A001 (JAX's name; no function above calls the builtin)

@@ -68,12 +68,45 @@ tan = _inexact_unary(lax.tan, "tan", """Elementwise tangent.
     >>> fnp.tan(fnp.asarray([0.0, fnp.pi / 4]))
     array([0., 1.])
     """)
-tanh = _inexact_unary(lax.tanh, "tanh", """Elementwise hyperbolic tangent.
+def _special_values(z, out, cases):
+    """``out`` with the entries where a case's condition holds replaced: ``cases`` is a
+    list of ``(condition, value)`` with ``value`` a function of ``out`` (the replacement,
+    computed from ``out`` so that it stays on its device and keeps its derivative where it
+    has one)."""
+    for condition, value in cases:
+        out = lax.select(condition, value(out), out)
+    return out
+
+
+def _complex_constant(like, re, im):
+    """A complex array of ``like``'s (complex) shape, dtype and device, all ``re + im j``;
+    ``re`` and ``im`` may be arrays of the real dtype."""
+    real_zero = full_like(lax.real(like), 0)
+    parts = [v if not isinstance(v, (int, float)) else lax.add(real_zero, v) for v in (re, im)]
+    return lax.complex(*parts)
+
+
+def tanh(x):
+    """Elementwise hyperbolic tangent.  For complex ``x`` with an infinite real part and a
+    finite imaginary part the result is ``±1 + 0j`` with the zero's sign that of the
+    imaginary part, as the array API standard specifies (NumPy's sign follows
+    ``sin(2 imag)`` instead).
 
     >>> import functrans.numpy as fnp
     >>> fnp.tanh(fnp.asarray([0.0, 1.0]))
     array([0.        , 0.76159416])
-    """)
+    >>> fnp.tanh(fnp.asarray([complex(fnp.inf, 2.0)]))
+    array([1.+0.j])
+    """
+    x = promote_inexact(x)
+    out = lax.tanh(x)
+    if dtype_of(x).kind != "c":
+        return out
+    a, b = lax.stop_gradient(lax.real(x)), lax.stop_gradient(lax.imag(x))
+    infinite_real = lax.bitwise_and(lax.bitwise_not(lax.is_finite(a)), lax.eq(a, a))
+    return _special_values(x, out, [(
+        lax.bitwise_and(infinite_real, lax.is_finite(b)),
+        lambda out: _complex_constant(out, lax.sign(a), _copysign_zero(b)))])
 sinh = _inexact_unary(lax.sinh, "sinh", """Elementwise hyperbolic sine.
 
     >>> import functrans.numpy as fnp
@@ -92,12 +125,36 @@ exp = _inexact_unary(lax.exp, "exp", """Elementwise exponential.
     >>> fnp.exp(fnp.asarray([0, 1]))
     array([1.        , 2.71828183])
     """)
-expm1 = _inexact_unary(lax.expm1, "expm1", """Elementwise exp(x) - 1.
+def expm1(x):
+    """Elementwise exp(x) - 1.  For complex ``x`` the infinite, NaN and zero cases are
+    those of the array API standard where NumPy differs: ``expm1(±0 + 0j)`` is ``+0 + 0j``,
+    ``expm1(inf + 0j)`` is ``inf + 0j``, ``expm1(nan + 0j)`` is ``nan + 0j``, and with an
+    infinite real part and an infinite or NaN imaginary part the result is ``-1 + 0j``
+    (real part -inf) or ``inf + nan j`` (+inf) (NumPy: NaNs).
 
     >>> import functrans.numpy as fnp
     >>> fnp.expm1(fnp.asarray([0.0, 1e-10]))
     array([0.e+00, 1.e-10])
-    """)
+    >>> fnp.expm1(fnp.asarray([complex(fnp.inf, 0.0)]))
+    array([inf+0.j])
+    """
+    x = promote_inexact(x)
+    out = lax.expm1(x)
+    if dtype_of(x).kind != "c":
+        return out
+    a, b = lax.stop_gradient(lax.real(x)), lax.stop_gradient(lax.imag(x))
+    zero_b = lax.eq(b, 0)
+    plus_zero_b = lax.bitwise_and(zero_b, lax.bitwise_not(elementwise_primitives.signbit(b)))
+    finite_b = lax.is_finite(b)
+    plus_inf_a, minus_inf_a = lax.eq(a, np.inf), lax.eq(a, -np.inf)
+    return _special_values(x, out, [
+        (lax.bitwise_and(lax.eq(a, 0), plus_zero_b), lambda out: lax.add(out, 0.0)),
+        (lax.bitwise_and(plus_inf_a, zero_b), lambda out: _complex_constant(out, np.inf, b)),
+        (lax.bitwise_and(lax.ne(a, a), zero_b), lambda out: _complex_constant(out, np.nan, b)),
+        (lax.bitwise_and(minus_inf_a, lax.bitwise_not(finite_b)),
+         lambda out: _complex_constant(out, -1.0, 0.0)),
+        (lax.bitwise_and(plus_inf_a, lax.bitwise_not(finite_b)),
+         lambda out: _complex_constant(out, np.inf, np.nan))])
 log = _inexact_unary(lax.log, "log", """Elementwise natural logarithm.
 
     >>> import functrans.numpy as fnp
@@ -439,21 +496,29 @@ def logaddexp(x1, x2):
     return elementwise_primitives.logaddexp(x1, x2)
 
 
-def clip(a, a_min=None, a_max=None, *, min=None, max=None):  # noqa: A002 (NumPy's names)
-    """Limit the values of ``a`` to ``[a_min, a_max]`` (``min``/``max`` are aliases).
+def clip(x=None, /, min=None, max=None, *, a=None, a_min=None,  # noqa: A002
+         a_max=None):
+    """Limit the values of ``x`` to ``[min, max]`` (either may be None), the array API's
+    names; NumPy's ``a``, ``a_min`` and ``a_max`` are accepted as keywords.
 
     >>> import functrans.numpy as fnp
     >>> fnp.clip(fnp.asarray([-2.0, 0.5, 3.0]), 0.0, 1.0)
     array([0. , 0.5, 1. ])
+    >>> fnp.clip(fnp.asarray([-2.0, 0.5, 3.0]), max=0.0)
+    array([-2.,  0.,  0.])
     """
-    a = arg(a)
-    a_min = min if a_min is None else a_min
-    a_max = max if a_max is None else a_max
-    if a_min is not None:
-        a = maximum(a, a_min)
-    if a_max is not None:
-        a = minimum(a, a_max)
-    return a
+    for given, alias_of, name in ((a, x, "a"), (a_min, min, "a_min"), (a_max, max, "a_max")):
+        if given is not None and alias_of is not None:
+            raise TypeError(f"clip: got both {name} and its array API name "
+                            f"{ {'a': 'x', 'a_min': 'min', 'a_max': 'max'}[name] }")
+    x = arg(a if x is None else x)
+    low = a_min if min is None else min
+    high = a_max if max is None else max
+    if low is not None:
+        x = maximum(x, low)
+    if high is not None:
+        x = minimum(x, high)
+    return x
 
 
 def equal(x, y):
@@ -816,6 +881,9 @@ remainder = alias(mod, "remainder")
 def floor_divide(x1, x2):
     """Elementwise ``floor(x1 / x2)`` (Python's ``//``), computed as NumPy does (from the
     remainder, so ``1.0 // 0.1 == 9.0``); piecewise constant, so its derivative is 0.
+    With one infinite operand the result is ``floor(x1 / x2)`` as the array API standard
+    prefers (``inf // 2`` is ``inf``, ``1 // -inf`` is ``-0``), where NumPy follows Python
+    (``nan``, ``-1``).
 
     >>> import functrans.numpy as fnp
     >>> fnp.floor_divide(fnp.asarray([7, -7]), 2), float(fnp.floor_divide(1.0, 0.1))
@@ -834,7 +902,8 @@ def floor_divide(x1, x2):
     out = lax.floor(quotient)
     out = lax.select(lax.gt(lax.sub(quotient, out), 0.5), lax.add(out, 1), out)
     out = lax.select(lax.eq(quotient, 0), _copysign_zero(lax.div(x1, x2)), out)
-    return lax.select(lax.eq(x2, 0), lax.div(x1, x2), out)
+    one_infinite = lax.ne(lax.is_finite(x1), lax.is_finite(x2))  # or a NaN: NaN either way
+    return lax.select(lax.bitwise_or(lax.eq(x2, 0), one_infinite), lax.div(x1, x2), out)
 
 
 def divmod(x1, x2):  # noqa: A001 (NumPy's name)

@@ -11,12 +11,12 @@ import math
 
 import numpy as np
 
-from functrans import lax
-from functrans.core import get_aval
-from functrans.numpy._dtypes import astype
+from functrans import backend, lax
+from functrans.core import Tracer, get_aval
+from functrans.numpy._dtypes import astype, result_type
 from functrans.numpy._elementwise import logical_not, sqrt
 from functrans.numpy._indexing import diagonal
-from functrans.numpy._shape import concatenate, ravel
+from functrans.numpy._shape import ravel
 from functrans.numpy._util import (alias, arg, as_bool, axis_tuple, dtype_of, keep_dims,
                                    promote_inexact, shape_of, slice_axis, static_int)
 from functrans.primitives import cumulative
@@ -265,17 +265,17 @@ def argmin(a, axis=None, out=None, keepdims: bool = False):
 
 def diff(a, n: int = 1, axis: int = -1, prepend=None, append=None):
     """The ``n``-th forward difference along ``axis``: ``a[1:] - a[:-1]``, ``n`` times
-    (booleans differ by ``!=``, as in NumPy).  ``prepend`` and ``append`` are joined to
-    ``a`` along ``axis`` first (a scalar as one slice; they may be traced, and carry
-    derivatives); with ``n=0`` ``a`` is returned as it is, as NumPy does.
+    (booleans differ by ``!=``, as in NumPy).  ``prepend`` and ``append`` (scalars, taken
+    as one entry along ``axis``, or arrays of ``a``'s shape but along ``axis``) are joined
+    to ``a`` before differencing.
 
     >>> import functrans.numpy as fnp
     >>> fnp.diff(fnp.asarray([1, 4, 9, 16]))
     array([3, 5, 7])
     >>> fnp.diff(fnp.asarray([1, 4, 9, 16]), n=2)
     array([2, 2])
-    >>> fnp.diff(fnp.asarray([1.0, 4.0, 9.0]), prepend=0.0, append=[16.0, 25.0])
-    array([1., 3., 5., 7., 9.])
+    >>> fnp.diff(fnp.asarray([1, 4, 9]), prepend=0, append=fnp.asarray([16]))
+    array([1, 3, 5, 7])
     """
     a = arg(a)
     n = static_int(n, "diff", "n")
@@ -287,24 +287,23 @@ def diff(a, n: int = 1, axis: int = -1, prepend=None, append=None):
     axis = shape_ops.normalize_axis(static_int(axis, "diff", "axis"), len(shape))
     if n == 0:
         return a
-    parts = []
-    for name, value in (("prepend", prepend), ("append", append)):
-        if value is None:
-            continue
-        value = arg(value)
-        if not shape_of(value):  # a scalar: one slice along the axis, on a's device
-            edge = lax.convert_element_type(lax.zeros_like(slice_axis(a, axis, 0, 1)),
-                                            dtype_of(value))
-            value = lax.add(edge, value)
-        elif len(shape_of(value)) != len(shape):
-            raise ValueError(f"diff: {name} must be a scalar or have the input's "
-                             f"{len(shape)} axes, got shape {shape_of(value)} for an input "
-                             f"of shape {shape}")
-        parts.append((name, value))
-    if parts:
-        before = [v for name, v in parts if name == "prepend"]
-        after = [v for name, v in parts if name == "append"]
-        a = concatenate(before + [a] + after, axis=axis)
+    if prepend is not None or append is not None:
+        parts = [a]
+        for where, extra in (("prepend", prepend), ("append", append)):
+            if extra is None:
+                continue
+            extra = arg(extra)
+            if not shape_of(extra):
+                if not isinstance(extra, Tracer):  # on a's device, in the promoted dtype
+                    extra = backend.full((), extra, result_type(a, extra), like=a)
+                extra = shape_ops.broadcast_to(extra, shape[:axis] + (1,) + shape[axis + 1:])
+            elif (len(shape_of(extra)) != len(shape) or shape_of(extra)[:axis] != shape[:axis]
+                  or shape_of(extra)[axis + 1:] != shape[axis + 1:]):
+                raise ValueError(f"diff: {where} must be a scalar or have the shape of a "
+                                 f"{shape} except along axis {axis}, got {shape_of(extra)}")
+            parts.insert(0 if where == "prepend" else len(parts), extra)
+        dtype = np.result_type(*[get_aval(p).dtype for p in parts])
+        a = lax.concatenate([astype(p, dtype, copy=False) for p in parts], axis)
     difference = lax.ne if dtype_of(a) == np.bool_ else lax.sub
     for _ in range(n):
         m = shape_of(a)[axis]

@@ -14,7 +14,7 @@ from typing import Sequence
 import numpy as np
 
 from functrans import backend, lax
-from functrans.core import ConcretizationTypeError, Tracer, get_aval
+from functrans.core import ConcretizationTypeError, Tracer, get_aval, user_result
 from functrans.numpy._elementwise import bitwise_and, multiply, not_equal, right_shift
 from functrans.numpy._util import (arg, as_tuple, axis_tuple, dtype_of, shape_of, slice_axis,
                                    static_int)
@@ -31,9 +31,10 @@ __all__ = ["reshape", "ravel", "transpose", "swapaxes", "moveaxis", "broadcast_t
            "kron", "packbits", "unpackbits"]
 
 
-def reshape(a, shape=None, order: str = "C", *, newshape=None):
+def reshape(a, shape=None, order: str = "C", *, newshape=None, copy=None):
     """Reshape (row-major) to ``shape`` (``newshape`` is NumPy's older name); one entry may
-    be -1.
+    be -1.  ``copy=True`` gives a new array, ``copy=False`` refuses to copy (a ValueError
+    when the data cannot be viewed in the new shape); traced values are never copied.
 
     >>> import functrans.numpy as fnp
     >>> fnp.reshape(fnp.arange(6), (2, -1))
@@ -56,7 +57,15 @@ def reshape(a, shape=None, order: str = "C", *, newshape=None):
             raise ValueError(f"reshape: cannot reshape an array of size {size} into shape "
                              f"{shape}")
         shape = tuple(size // known if d == -1 else d for d in shape)
-    return shape_ops.reshape(a, shape)
+    out = shape_ops.reshape(a, shape)
+    if copy is None or isinstance(a, Tracer) or not backend.is_array(a):
+        return out
+    if copy:
+        return user_result(backend.array_module(a).array(out, copy=True))
+    if isinstance(a, np.ndarray) and a.size and not np.shares_memory(out, a):
+        raise ValueError(f"reshape: an array of shape {get_aval(a).shape} and these strides "
+                         f"cannot be viewed in shape {shape}; it needs a copy, but copy=False")
+    return out
 
 
 def ravel(a):
@@ -133,14 +142,15 @@ def broadcast_to(a, shape):
 
 
 def broadcast_arrays(*args):
-    """The arguments broadcast against each other to one common shape (a list).
+    """The arguments broadcast against each other to one common shape (a tuple, as the
+    array API standard returns since its 2025.12 revision; JAX returns a list).
 
     >>> import functrans.numpy as fnp
     >>> [x.shape for x in fnp.broadcast_arrays(fnp.zeros((2, 1)), fnp.zeros(3))]
     [(2, 3), (2, 3)]
     """
     shape = np.broadcast_shapes(*[shape_of(arg(a)) for a in args])
-    return [broadcast_to(a, shape) for a in args]
+    return tuple(broadcast_to(a, shape) for a in args)
 
 
 def expand_dims(a, axis):

@@ -21,6 +21,7 @@ import numpy as np
 
 from functrans import backend, lax
 from functrans.core import get_aval
+from functrans.numpy._devices import device_context, like_for_device
 from functrans.numpy._elementwise import true_divide
 from functrans.numpy._shape import roll
 from functrans.numpy._util import arg, promote_inexact
@@ -376,19 +377,22 @@ def _frequencies(n: int, d, count: int, wrap: int, dtype, like):
     return lax.convert_element_type(out, dtype) if get_aval(out).dtype != dtype else out
 
 
-def fftfreq(n: int, d=1.0, *, dtype=None, like=None):
+def fftfreq(n: int, d=1.0, *, dtype=None, like=None, device=None):
     """The sample frequencies of ``fft`` for ``n`` points spaced ``d`` apart: ``k / (n d)``
-    for ``k`` = 0, 1, ..., then the negative ones.  On the device of ``like`` if given.
+    for ``k`` = 0, 1, ..., then the negative ones.  On the device of ``like`` (or
+    ``device``) if given.
 
     >>> import functrans.numpy as fnp
     >>> fnp.fft.fftfreq(5, d=0.5)
     array([ 0. ,  0.4,  0.8, -0.8, -0.4])
     """
     n = _window_length("fftfreq", n)
-    return _frequencies(n, d, n, (n + 1) // 2, dtype, like)
+    like = like_for_device("fftfreq", device, like)
+    with device_context(device):
+        return _frequencies(n, d, n, (n + 1) // 2, dtype, like)
 
 
-def rfftfreq(n: int, d=1.0, *, dtype=None, like=None):
+def rfftfreq(n: int, d=1.0, *, dtype=None, like=None, device=None):
     """The sample frequencies of ``rfft`` for ``n`` points spaced ``d`` apart: ``k / (n d)``
     for ``k`` = 0 ... ``n // 2``.
 
@@ -397,4 +401,6 @@ def rfftfreq(n: int, d=1.0, *, dtype=None, like=None):
     array([0.  , 0.25, 0.5 ])
     """
     n = _window_length("rfftfreq", n)
-    return _frequencies(n, d, n // 2 + 1, 0, dtype, like)
+    like = like_for_device("rfftfreq", device, like)
+    with device_context(device):
+        return _frequencies(n, d, n // 2 + 1, 0, dtype, like)

@@ -157,8 +157,11 @@ def solve(a, b):
                          f"{b_aval.shape} do not broadcast") from None
     a = broadcast_to(a, batch + a_aval.shape[-2:])
     b = broadcast_to(b, batch + b_shape[-2:])
-    packed, _, permutation = lax.linalg.lu(a)
-    x = _lu_solve(packed, permutation, b)
+    if get_aval(b).size == 0:  # no matrix, no equation or no right-hand side: nothing to solve
+        x = b
+    else:
+        packed, _, permutation = lax.linalg.lu(a)
+        x = _lu_solve(packed, permutation, b)
     return lax.squeeze(x, (len(batch) + 1,)) if vector else x
 
 
@@ -173,6 +176,8 @@ def inv(a):
     """
     (a,) = _common_inexact(a)
     aval = _square("inv", a)
+    if aval.size == 0:  # no matrices, or 0 x 0 ones: the (empty) result has a's shape
+        return a
     eye = broadcast_to(backend.eye(aval.shape[-1], dtype=aval.dtype, like=a), aval.shape)
     packed, _, permutation = lax.linalg.lu(a)
     return _lu_solve(packed, permutation, eye)
@@ -996,12 +1001,29 @@ def vecdot(x1, x2, /, *, axis: int = -1):
     """The dot product of vectors along ``axis``, conjugating ``x1``: ``sum(conj(x1) *
     x2, axis)``, the other axes broadcast.
 
+    The result has the promoted dtype of the inputs (``int8`` vectors give ``int8``, as
+    the array API says, not ``sum``'s ``int64``), and the vectors must have one length:
+    a length-1 axis is not broadcast against a longer one.
+
     >>> import numpy as np, functrans.numpy as fnp
     >>> fnp.linalg.vecdot(np.array([1j, 1.0]), np.array([1j, 2.0]))
     np.complex128(3+0j)
     """
     x1, x2 = arg(x1), arg(x2)
-    return reductions.sum(elementwise.multiply(elementwise.conj(x1), x2), axis=axis)
+    shape1, shape2 = get_aval(x1).shape, get_aval(x2).shape
+    nd = max(len(shape1), len(shape2))
+    if not shape1 or not shape2 or not -nd <= axis < nd:
+        raise ValueError(f"vecdot: axis {axis} is not an axis of both operands, of shapes "
+                         f"{shape1} and {shape2}")
+    axis = axis - nd if axis >= 0 else axis
+    if -axis > min(len(shape1), len(shape2)) or shape1[axis] != shape2[axis]:
+        raise ValueError(f"vecdot: the vectors along axis {axis} have sizes "
+                         f"{shape1[axis] if -axis <= len(shape1) else None} and "
+                         f"{shape2[axis] if -axis <= len(shape2) else None} (operands of "
+                         f"shapes {shape1} and {shape2})")
+    dtype = np.result_type(get_aval(x1).dtype, get_aval(x2).dtype)
+    return reductions.sum(elementwise.multiply(elementwise.conj(x1), x2), axis=axis,
+                          dtype=dtype)
 
 
 def trace(x, /, *, offset: int = 0, dtype=None):

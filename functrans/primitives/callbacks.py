@@ -197,7 +197,7 @@ def _debug_callback_jvp(primals, tangents, *, callback):
 
 # Like ad.defjvp_zero's rules: the gradient tape evaluates the call where it is met (as
 # linearize does) instead of recording it, so it runs once per call.
-debug_callback_p.zero_derivative = True
+_debug_callback_jvp.zero_derivative = True  # type: ignore[attr-defined]
 
 def _debug_callback_batch(vals, dims, *, callback):
     size = next(shape_of(v)[d] for v, d in zip(vals, dims) if d is not not_mapped)

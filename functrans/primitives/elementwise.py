@@ -563,9 +563,18 @@ min_p = binary("min", _np_binary("minimum"), _minmax_derivative(lambda a, b: lt(
 
 
 def _complex_impl(x, y):
+    # Written into the two halves of each complex number, not as x + 1j * y: 1j * inf is
+    # nan + inf j, which would make complex(0, inf) nan + inf j.
     xp = array_module(x, y)
     x, y = coerce(xp, x, y)
-    return xp.add(x, xp.multiply(y, 1j))
+    x_aval, y_aval = get_aval(x), get_aval(y)
+    dtype = _complex_abstract_eval(x_aval, y_aval).dtype
+    shape = np.broadcast_shapes(x_aval.shape, y_aval.shape)
+    parts = xp.empty(shape + (2,), np.finfo(dtype).dtype)
+    parts[..., 0] = x
+    parts[..., 1] = y
+    out = parts.view(dtype)[..., 0]
+    return out if shape else out[()]
 
 
 def _complex_abstract_eval(x, y):
