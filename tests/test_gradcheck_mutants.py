@@ -549,9 +549,9 @@ SMOOTH_LAX = [
 NOT_DIFFERENTIABLE = set(
     "Sequence arange argmax argmin empty eye full get_aval identity iscomplexobj issubdtype "
     "linspace ndim ones result_type shape size zeros all any isnan isfinite "
-    "trim_zeros frombuffer fromiter fromstring".split())
-# trim_zeros: its output shape depends on concrete values; from*: they read bytes, text or
-# Python iterables, which carry no derivative
+    "trim_zeros frombuffer fromiter fromstring from_dlpack".split())
+# trim_zeros: its output shape depends on concrete values; from*: they read bytes, text,
+# Python iterables or another library's memory, which carry no derivative
 
 
 def _registry() -> set:

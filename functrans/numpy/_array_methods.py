@@ -9,6 +9,7 @@ here.  A new tracer method or operator is one entry in ``TRACER_METHODS``.
 from __future__ import annotations
 
 import builtins
+import sys
 from typing import Any, Callable
 
 import numpy as np
@@ -64,8 +65,7 @@ def _method_transpose(self, *axes):
 
 
 def _namespace():
-    import functrans.numpy  # the package, imported by the time any array asks for it
-    return functrans.numpy
+    return sys.modules["functrans.numpy"]  # the package, imported by the time it is asked for
 
 
 def _array_namespace(self, /, *, api_version=None):

@@ -14,6 +14,7 @@ from functrans.core import Tracer, get_aval, user_result
 from functrans.numpy._devices import device_context, like_for_device, move_to_device
 from functrans.numpy._util import arg, dtype_of, sequence_to_array, shape_of, static_int
 from functrans.primitives import shape as shape_ops
+from functrans.primitives.conversion import zeros_like_p
 
 __all__ = ["asarray", "array", "zeros", "ones", "full", "empty", "arange", "linspace", "eye",
            "identity", "zeros_like", "ones_like", "full_like", "empty_like", "copy", "tri",
@@ -269,11 +270,10 @@ def empty_like(prototype, dtype=None, shape=None, *, device=None):
     dtype = dtype_of(prototype) if dtype is None else np.dtype(dtype)
     if shape is None:
         return zeros_like(prototype, dtype, device=device)
-    like = like_for_device("empty_like", device, None if isinstance(prototype, Tracer)
-                           else prototype)
-    with device_context(device):
-        return user_result(backend.zeros(tuple(np.atleast_1d(shape)) if np.ndim(shape) else
-                                         (int(shape),), dtype, like=like))
+    shape = tuple(int(d) for d in np.atleast_1d(shape)) if np.ndim(shape) else (int(shape),)
+    # zeros on the device of the prototype (a tracer's too), then where `device` says
+    zeros = zeros_like_p.bind(prototype, shape=shape, dtype=np.dtype(dtype), weak_type=False)
+    return move_to_device("empty_like", zeros, device)
 
 
 def copy(a, order=None):
