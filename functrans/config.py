@@ -39,13 +39,18 @@ a warm call unless told otherwise.
 """
 from __future__ import annotations
 
+import importlib.util
 from contextlib import contextmanager
 from typing import Iterator
 
-__all__ = ["check_tracer_leaks", "checking_leaks", "reverse_mode", "reverse_mode_set"]
+__all__ = ["check_tracer_leaks", "checking_leaks", "reverse_mode", "reverse_mode_set",
+           "fusion"]
 
 check_tracer_leaks: bool = False
 reverse_mode: str = "auto"
+#: ``jit`` fuses elementwise regions into loops compiled by numba (on when numba is
+#: installed: ``pip install functrans[fast]``; docs/jit.md, "Fusion")
+fusion: bool = importlib.util.find_spec("numba") is not None
 
 
 @contextmanager
