@@ -44,7 +44,7 @@ from contextlib import contextmanager
 from typing import Iterator
 
 __all__ = ["check_tracer_leaks", "checking_leaks", "reverse_mode", "reverse_mode_set",
-           "fusion"]
+           "fusion", "fusion_set"]
 
 check_tracer_leaks: bool = False
 reverse_mode: str = "auto"
@@ -92,6 +92,26 @@ def reverse_mode_set(mode: str) -> Iterator[None]:
         yield
     finally:
         reverse_mode = previous
+
+
+@contextmanager
+def fusion_set(on: bool) -> Iterator[None]:
+    """Turn ``fusion`` on or off for the block (``jit`` compiles what it first sees inside
+    it so; compiled code is kept apart by this switch).  The switch is process-wide, not
+    per thread.  Turning it on without numba installed changes nothing.
+
+    >>> import numpy as np, functrans as ft
+    >>> with ft.config.fusion_set(False):
+    ...     "@njit" in ft.jit(lambda x: x * 2.0 + 1.0).lower(np.ones(3)).as_text()
+    False
+    """
+    global fusion
+    previous = fusion
+    fusion = bool(on)
+    try:
+        yield
+    finally:
+        fusion = previous
 
 
 def __dir__() -> list[str]:

@@ -44,6 +44,7 @@ from __future__ import annotations
 import collections
 import functools
 import itertools
+import re
 import threading
 import weakref
 from typing import Callable
@@ -444,11 +445,29 @@ def optimize_jaxpr(jaxpr: Jaxpr) -> tuple[list, list, list]:
 # by the hash of its text, compiled with numba's ``cache=True``: a new process loads the
 # machine code instead of compiling it again.
 
-#: a region is fused when its output has at least this many elements (NumPy's calls cost
-#: less than the loop's call below that) ...
-FUSION_MIN_SIZE = 1 << 12
-#: ... and it computes at least this many operations (broadcasts do not count)
+#: a region is fused when it computes at least this many operations (broadcasts do not
+#: count) and the cost model below expects the loop to be faster than NumPy's calls
 FUSION_MIN_OPS = 2
+#: fuse every region of FUSION_MIN_OPS operations, whatever the cost model says (tests)
+FUSION_ALWAYS = False
+
+# The cost model, in nanoseconds (measured on x86-64 with benchmarks/run.py's method and a
+# loop of arithmetic and one of sin/tanh, sizes 8 to 10**6): a NumPy call costs ~700 plus
+# ~1 per element for an arithmetic ufunc (a temporary written and read again) and ~2 more
+# for a libm function (NumPy's are vectorised); the fused loop costs ~1500 to call, ~0.3
+# per element and operation, and ~5 per element for each libm call (numba's are scalar).
+# So arithmetic regions are fused at every size, regions of libm functions only where
+# NumPy's fixed costs dominate (small arrays, many operations).
+_NUMPY_CALL, _NUMPY_ELEMENT, _NUMPY_LIBM = 700.0, 1.0, 2.0
+_LOOP_CALL, _LOOP_ELEMENT, _LOOP_LIBM = 1500.0, 0.3, 5.0
+
+
+def _worth_fusing(size: int, ops: int, libm: int) -> bool:
+    if FUSION_ALWAYS:
+        return True
+    numpy_cost = ops * (_NUMPY_CALL + size * _NUMPY_ELEMENT) + libm * size * _NUMPY_LIBM
+    loop_cost = _LOOP_CALL + size * (ops * _LOOP_ELEMENT + libm * _LOOP_LIBM)
+    return loop_cost < numpy_cost
 
 #: the dtypes fused loops compute in (numba has no float16; complex stays with NumPy)
 _KERNEL_DTYPES = frozenset(np.dtype(t) for t in (
@@ -593,7 +612,7 @@ class _Region:
 
 def _fuse(eqns: list, outs: list) -> tuple[list, list]:
     """``eqns`` with maximal regions of elementwise equations of one output shape, worth
-    fusing (``FUSION_MIN_SIZE``, ``FUSION_MIN_OPS``), each replaced by one fused equation
+    fusing (``FUSION_MIN_OPS``, ``_worth_fusing``), each replaced by one fused equation
     placed where the region's first result is needed; and the kernels' sources."""
     uses = _uses(eqns, outs)
     result: list = []
@@ -605,7 +624,7 @@ def _fuse(eqns: list, outs: list) -> tuple[list, list]:
         del open_regions[region.shape]
         for e in region.eqns:
             owner.pop(id(e.outvars[0]), None)
-        if region.ops >= FUSION_MIN_OPS and int(np.prod(region.shape)) >= FUSION_MIN_SIZE:
+        if region.ops >= FUSION_MIN_OPS:
             fused = _fused_equation(region, uses)
             if fused is not None:
                 result.append(fused[0])
@@ -693,6 +712,9 @@ def _fused_equation(region: _Region, uses: dict):
         signature.append(eqn.primitive.name)
     if not outputs:
         return None
+    libm = len(_LIBM_CALL.findall("\n".join(body)))
+    if not _worth_fusing(int(np.prod(shape)), len(body), libm):
+        return None
     args = [f"a{i}" for i in range(len(inputs))]
     lines = ["import numpy as np", "from numba import njit", "",
              "", "@njit(cache=True, error_model='numpy', nogil=True)",
@@ -715,6 +737,9 @@ def _fused_equation(region: _Region, uses: dict):
                                         scalar_inputs=scalar_inputs), outputs)
     return eqn, source
 
+
+#: a call of a NumPy function in a kernel's body that is not a conversion to a dtype
+_LIBM_CALL = re.compile(r"np\.(?!(?:float|u?int|bool_)\d*\()\w+\(")
 
 _kernels: dict = {}  # hash of a kernel's source -> its compiled function
 
@@ -1086,7 +1111,7 @@ def compile_jaxpr(closed: ClosedJaxpr, library=None, name: str = "jitted",
                          "leading arguments)")
     library = library or backend.library_of()
     fuse = fusion_active(library)
-    key = (library, owned_outputs, fuse and (FUSION_MIN_SIZE, FUSION_MIN_OPS))
+    key = (library, owned_outputs, fuse and (FUSION_ALWAYS, FUSION_MIN_OPS))
     with _lock:
         entry = _compiled.get(closed)
         if entry is not None and key in entry:
