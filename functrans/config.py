@@ -40,6 +40,7 @@ a warm call unless told otherwise.
 from __future__ import annotations
 
 import importlib.util
+import os
 from contextlib import contextmanager
 from typing import Iterator
 
@@ -49,8 +50,10 @@ __all__ = ["check_tracer_leaks", "checking_leaks", "reverse_mode", "reverse_mode
 check_tracer_leaks: bool = False
 reverse_mode: str = "auto"
 #: ``jit`` fuses elementwise regions into loops compiled by numba (on when numba is
-#: installed: ``pip install functrans[fast]``; docs/jit.md, "Fusion")
-fusion: bool = importlib.util.find_spec("numba") is not None
+#: installed, ``pip install functrans[fast]``, unless the environment variable
+#: ``FUNCTRANS_FUSION`` is ``0``; docs/jit.md, "Fusion")
+fusion: bool = (os.environ.get("FUNCTRANS_FUSION", "1") != "0"
+                and importlib.util.find_spec("numba") is not None)
 
 
 @contextmanager
@@ -96,9 +99,10 @@ def reverse_mode_set(mode: str) -> Iterator[None]:
 
 @contextmanager
 def fusion_set(on: bool) -> Iterator[None]:
-    """Turn ``fusion`` on or off for the block (``jit`` compiles what it first sees inside
-    it so; compiled code is kept apart by this switch).  The switch is process-wide, not
-    per thread.  Turning it on without numba installed changes nothing.
+    """Turn ``fusion`` on or off for the block: code ``jit`` compiles inside it is written
+    so (a jitted function keeps the code it compiled for a signature; the switch matters
+    when a signature is first seen).  The switch is process-wide, not per thread.  Turning
+    it on without numba installed changes nothing.
 
     >>> import numpy as np, functrans as ft
     >>> with ft.config.fusion_set(False):

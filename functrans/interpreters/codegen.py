@@ -732,11 +732,36 @@ def _fused_equation(region: _Region, uses: dict):
     lines.append(f"    return ({''.join(f'o{j}, ' for j in range(len(outputs)))})")
     source = "\n".join(lines) + "\n"
     kernel = _load_kernel(source)
+    if not _compiles(kernel, [np.dtype(x.aval.dtype) for x in inputs],
+                     [len(x.aval.shape) for x in inputs], ndim):
+        return None  # left to NumPy
     scalar_inputs = frozenset(i for i, x in enumerate(inputs) if not x.aval.shape)
     eqn = JaxprEqn(_FUSED, inputs, dict(kernel=kernel, shape=shape,
                                         scalar_inputs=scalar_inputs), outputs)
     return eqn, source
 
+
+def _compiles(kernel, dtypes: list, ndims: list, ndim: int) -> bool:
+    """Compile ``kernel`` now for C-contiguous operands (from the disk cache when it is
+    there); False where numba cannot, and the region stays NumPy code.  Other layouts
+    (views, read-only constants) are compiled on their first call."""
+    import numba
+    signature = tuple(numba.types.Array(numba.from_dtype(d), n, "C")
+                      for d, n in zip(dtypes, ndims)) + (
+        numba.types.UniTuple(numba.types.intp, ndim),)
+    key = (id(kernel), signature)
+    if key in _compiled_signatures:
+        return _compiled_signatures[key]
+    try:
+        kernel.compile(signature)
+        ok = True
+    except Exception:  # a typing or lowering error: the loop is not written
+        ok = False
+    _compiled_signatures[key] = ok
+    return ok
+
+
+_compiled_signatures: dict = {}
 
 #: a call of a NumPy function in a kernel's body that is not a conversion to a dtype
 _LIBM_CALL = re.compile(r"np\.(?!(?:float|u?int|bool_)\d*\()\w+\(")
