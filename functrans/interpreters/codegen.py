@@ -736,8 +736,8 @@ def _fused_equation(region: _Region, uses: dict):
                      [len(x.aval.shape) for x in inputs], ndim):
         return None  # left to NumPy
     scalar_inputs = frozenset(i for i, x in enumerate(inputs) if not x.aval.shape)
-    eqn = JaxprEqn(_FUSED, inputs, dict(kernel=kernel, shape=shape,
-                                        scalar_inputs=scalar_inputs), outputs)
+    params = dict(kernel=kernel, shape=shape, scalar_inputs=scalar_inputs)
+    eqn = JaxprEqn(_FUSED, inputs, params, outputs)  # type: ignore[arg-type]
     return eqn, source
 
 
@@ -809,6 +809,7 @@ def _load_kernel(source: str):
             f.write(source)
         os.replace(temporary, path)
     spec = importlib.util.spec_from_file_location(f"functrans_kernel_{digest}", path)
+    assert spec is not None and spec.loader is not None, path
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # numba's cache finds the module's globals by name
     spec.loader.exec_module(module)
@@ -1023,8 +1024,8 @@ def _generate(jaxpr: Jaxpr, library, name: str, owned_outputs: bool,
     exec(code, namespace)
     for kernel_source in kernels:  # shown after the function, as the files numba compiles
         kernel = _load_kernel(kernel_source)
-        names = [k for k, v in namespace.items() if v is kernel]
-        source += (f"\n\n# {', '.join(names)}: a fused loop compiled by numba "
+        bound = [k for k, v in namespace.items() if v is kernel]
+        source += (f"\n\n# {', '.join(bound)}: a fused loop compiled by numba "
                    f"({kernel.py_file})\n" + kernel_source)
     return CompiledFunction(namespace[name], source)
 

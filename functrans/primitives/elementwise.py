@@ -400,7 +400,8 @@ def binary(name: str, impl: Callable, derivatives, *, out_dtype=None,
         transpose.deftranspose(prim, transpose_rule)
     batching.batching_rules[prim] = broadcasting_batcher(prim)
     ufunc = getattr(impl, "ufunc_name", None)
-    codegen.deflowering(prim, broadcasting=True, ufunc=ufunc, kernel=_BINARY_KERNELS.get(ufunc))
+    codegen.deflowering(prim, broadcasting=True, ufunc=ufunc,
+                        kernel=_BINARY_KERNELS.get(ufunc) if ufunc else None)
     if ufunc in _OPERATORS:
         operator = _OPERATORS[ufunc]
         codegen.deflowering(prim, lambda ctx, x, y: f"({x} {operator} {y})",
