@@ -314,3 +314,13 @@ def test_views_and_read_only_operands(monkeypatch):
     assert "@njit" in f.lower(x).as_text()
     _assert_close_bits(f(x), want, "strided")
     _assert_close_bits(f(np.asfortranarray(x)), want, "Fortran order")
+
+
+def test_integer_index_arithmetic_is_fused(monkeypatch):
+    # (i < 0) ? i + n : i, the normalisation of negative indices: comparisons and select
+    # are not libm calls
+    monkeypatch.setattr(ft.config, "fusion", True)
+    i = np.arange(-5000, 5000)
+    f = ft.jit(lambda i: fnp.where(i < 0, i + 10000, i) * 2)
+    assert "@njit" in f.lower(i).as_text()
+    np.testing.assert_array_equal(f(i), np.where(i < 0, i + 10000, i) * 2)

@@ -764,7 +764,7 @@ def _compiles(kernel, dtypes: list, ndims: list, ndim: int) -> bool:
 _compiled_signatures: dict = {}
 
 #: a call of a NumPy function in a kernel's body that is not a conversion to a dtype
-_LIBM_CALL = re.compile(r"np\.(?!(?:float|u?int|bool_)\d*\()\w+\(")
+_LIBM_CALL = re.compile(r"np\.(?!(?:float|u?int|bool_?)\d*\()\w+\(")
 
 _kernels: dict = {}  # hash of a kernel's source -> its compiled function
 

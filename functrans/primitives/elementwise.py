@@ -999,7 +999,7 @@ codegen.deflowering(logistic_p, lambda ctx, x: "({h} * ({one} + {xp}.tanh({x} * 
     h=ctx.constant(0.5, ctx.out_avals[0].dtype), one=ctx.constant(1, ctx.out_avals[0].dtype),
     xp=ctx.xp, x=x))
 codegen.deflowering(add_any_p, lambda ctx, x, y: f"({x} + {y})")
-codegen.deflowering(add_any_p, ufunc="add", augmented="+=")
+codegen.deflowering(add_any_p, ufunc="add", augmented="+=", kernel=_BINARY_KERNELS["add"])
 codegen.deflowering(select_p, lambda ctx, pred, on_true, on_false:
                     f"{ctx.xp}.where({pred}, {on_true}, {on_false})")
 codegen.deflowering(select_p, broadcasting=True)
