@@ -451,23 +451,30 @@ FUSION_MIN_OPS = 2
 #: fuse every region of FUSION_MIN_OPS operations, whatever the cost model says (tests)
 FUSION_ALWAYS = False
 
-# The cost model, in nanoseconds (measured on x86-64 with benchmarks/run.py's method and a
-# loop of arithmetic and one of sin/tanh, sizes 8 to 10**6): a NumPy call costs ~700 plus
-# ~1 per element for an arithmetic ufunc (a temporary written and read again) and ~2 more
-# for a libm function (NumPy's are vectorised); the fused loop costs ~1500 to call, ~0.3
-# per element and operation, and ~5 per element for each libm call (numba's are scalar).
-# So arithmetic regions are fused at every size, regions of libm functions only where
-# NumPy's fixed costs dominate (small arrays, many operations).
-_NUMPY_CALL, _NUMPY_ELEMENT, _NUMPY_LIBM = 700.0, 1.0, 2.0
-_LOOP_CALL, _LOOP_ELEMENT, _LOOP_LIBM = 1500.0, 0.3, 5.0
+# The cost model, in nanoseconds per call and per element (measured on x86-64, one thread:
+# a NumPy call on a small array ~500; an arithmetic ufunc ~0.3 per element while its
+# operands stay in the caches, ~2 more beyond (a temporary array written to memory and
+# read back); NumPy's vectorised libm functions ~2 per element more than arithmetic (tanh
+# 1.7, exp 0.8, sin 8.3).  The fused loop: ~1500 to call (numba's dispatch, the outputs'
+# allocation), ~0.15 per element and operation, ~8 per element for each libm call
+# (numba's are scalar C library calls: tanh 9.7, exp 4.3, sin 8.4)).  So arithmetic
+# regions are fused from three operations on at every size, regions of libm functions
+# only where NumPy's per-call cost dominates (small arrays, many operations).
+_NUMPY_CALL, _NUMPY_ELEMENT, _NUMPY_MEMORY, _NUMPY_LIBM = 500.0, 0.3, 2.0, 2.0
+_LOOP_CALL, _LOOP_ELEMENT, _LOOP_LIBM = 1500.0, 0.15, 8.0
+#: arrays of more elements than this leave the caches between NumPy calls
+_CACHED_ELEMENTS = 1 << 16
 
 
 def _worth_fusing(size: int, ops: int, libm: int) -> bool:
+    """The cost model above: the loop is expected to beat NumPy's calls."""
     if FUSION_ALWAYS:
         return True
-    numpy_cost = ops * (_NUMPY_CALL + size * _NUMPY_ELEMENT) + libm * size * _NUMPY_LIBM
+    element = _NUMPY_ELEMENT + (_NUMPY_MEMORY if size > _CACHED_ELEMENTS else 0.0)
+    numpy_cost = ops * (_NUMPY_CALL + size * element) + libm * size * _NUMPY_LIBM
     loop_cost = _LOOP_CALL + size * (ops * _LOOP_ELEMENT + libm * _LOOP_LIBM)
     return loop_cost < numpy_cost
+
 
 #: the dtypes fused loops compute in (numba has no float16; complex stays with NumPy)
 _KERNEL_DTYPES = frozenset(np.dtype(t) for t in (
@@ -561,9 +568,10 @@ def _kernel_expression(eqn: JaxprEqn, operands: list, dtypes: list):
     return record.kernel(operands, dtypes, eqn.outvars[0].aval.dtype, **eqn.params)
 
 
-def _member_kind(eqn: JaxprEqn):
-    """``"op"`` for an equation a fused loop can compute, ``"broadcast"`` for a broadcast
-    NumPy broadcasting expresses, else None."""
+def _member_kind(eqn: JaxprEqn, libm: bool = True):
+    """``"op"`` for an equation a fused loop can compute (with ``libm`` False, not one
+    calling a libm function), ``"broadcast"`` for a broadcast NumPy broadcasting
+    expresses, else None."""
     prim = eqn.primitive
     if prim.multiple_results or len(eqn.outvars) != 1:
         return None
@@ -595,26 +603,33 @@ def _member_kind(eqn: JaxprEqn):
         except ValueError:
             return None
         dtypes.append(dtype)
-    if _kernel_expression(eqn, [f"x{i}" for i in range(len(dtypes))], dtypes) is None:
+    expr = _kernel_expression(eqn, [f"x{i}" for i in range(len(dtypes))], dtypes)
+    if expr is None or not libm and _LIBM_CALL.search(expr):
         return None
     return "op"
 
 
 class _Region:
-    __slots__ = ("shape", "eqns", "defined", "ops")
+    __slots__ = ("shape", "eqns", "defined", "ops", "libm")
 
     def __init__(self, shape):
         self.shape = shape
         self.eqns: list = []
         self.defined: set = set()
         self.ops = 0
+        self.libm = False  # some operation calls a libm function
 
 
-def _fuse(eqns: list, outs: list) -> tuple[list, list]:
+def _fuse(eqns: list, outs: list, uses: dict | None = None,
+          libm: bool = True) -> tuple[list, list]:
     """``eqns`` with maximal regions of elementwise equations of one output shape, worth
     fusing (``FUSION_MIN_OPS``, ``_worth_fusing``), each replaced by one fused equation
-    placed where the region's first result is needed; and the kernels' sources."""
-    uses = _uses(eqns, outs)
+    placed where the region's first result is needed; and the kernels' sources.  A region
+    with libm calls that does not pay is tried again with those calls left to NumPy (its
+    arithmetic between them may still pay).  ``uses``: the readers of every variable of
+    the whole program (``_uses``); ``libm``: whether libm calls may join regions."""
+    if uses is None:
+        uses = _uses(eqns, outs)
     result: list = []
     kernels: list = []
     open_regions: dict = {}  # shape -> _Region
@@ -630,10 +645,15 @@ def _fuse(eqns: list, outs: list) -> tuple[list, list]:
                 result.append(fused[0])
                 kernels.append(fused[1])
                 return
+            if libm and region.libm:
+                inner, inner_kernels = _fuse(region.eqns, [], uses, libm=False)
+                result.extend(inner)
+                kernels.extend(inner_kernels)
+                return
         result.extend(region.eqns)
 
     for eqn in eqns:
-        kind = _member_kind(eqn)
+        kind = _member_kind(eqn, libm)
         shape = tuple(eqn.outvars[0].aval.shape) if kind else None
         region = open_regions.get(shape) if kind else None
         if kind == "broadcast" and region is not None and id(eqn.invars[0]) in region.defined:
@@ -653,6 +673,7 @@ def _fuse(eqns: list, outs: list) -> tuple[list, list]:
         owner[id(eqn.outvars[0])] = region
         if kind == "op":
             region.ops += 1
+            region.libm = region.libm or _member_kind(eqn, libm=False) is None
     for region in list(open_regions.values()):
         close(region)
     return result, kernels
