@@ -32,7 +32,10 @@ Before writing code, the equations pass through (each measured in benchmarks/):
   is returned as soon as possible (peak memory as a hand-written function's);
 * writing a result into a dead operand's buffer (``Lowering.augmented``, ``Lowering.ufunc``);
 * on NumPy, Python scalars mixed with arrays written as 0-d arrays of the type NumPy
-  converts them to (same results, no conversion per call).
+  converts them to (same results, no conversion per call);
+* on NumPy with numba installed, fusion: regions of elementwise equations (``Lowering.
+  kernel``) become one loop compiled by numba where a cost model says it pays (see
+  "Fusion" below).
 
 Invariants the code keeps: it never writes into an argument or a constant (no operation
 works in place on a buffer it did not allocate), and an output that could share memory
