@@ -545,3 +545,12 @@ def test_special_values_as_eager(name):
     for s in (0.0, -0.0, 1.0, 2.0, np.inf):  # Python scalars become typed constants
         for g in (lambda x: f(x, s), lambda x: f(s, x)):
             assert_same_bits(ft.jit(g)(SPECIAL), g(SPECIAL), f"{name} with {s}")
+
+
+def test_broadcasts_of_both_operands_keep_the_result_shape():
+    # each broadcast alone is one NumPy's broadcasting makes unnecessary, not both
+    a, b = np.arange(3.0), np.arange(3.0, 6.0)
+    f = ft.jit(lambda a, b: lax.broadcast_in_dim(a, (2, 3), (1,))
+               * lax.broadcast_in_dim(b, (2, 3), (1,)))
+    assert f(a, b).shape == (2, 3)
+    np.testing.assert_array_equal(f(a, b), np.broadcast_to(a * b, (2, 3)))

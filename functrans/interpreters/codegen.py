@@ -292,6 +292,24 @@ def _broadcast_ok(eqns: list, outvars: list) -> set:
                 break
         if ok:
             droppable.add(id(out))
+    # Checked one by one above; two dropped operands of one reader (both of x * y
+    # broadcast from (3,) to (2, 3)) would change its shape: keep such broadcasts.
+    sources = {id(e.outvars[0]): e.invars[0].aval.shape for e in eqns
+               if e.outvars and id(e.outvars[0]) in droppable}
+    changed = True
+    while changed:
+        changed = False
+        for eqn in eqns:
+            if not _lowering(eqn.primitive).broadcasting:
+                continue
+            dropped = [x for x in eqn.invars if type(x) is Var and id(x) in droppable]
+            if len(dropped) < 2:
+                continue
+            shapes = [sources[id(x)] if type(x) is Var and id(x) in droppable
+                      else x.aval.shape for x in eqn.invars]
+            if np.broadcast_shapes(*shapes) != eqn.outvars[0].aval.shape:
+                droppable.discard(id(dropped[0]))  # one at a time, then check again
+                changed = True
     return droppable
 
 
