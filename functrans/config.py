@@ -43,15 +43,22 @@ turns it on for a block.
 """
 from __future__ import annotations
 
+import importlib.util
+import os
 from contextlib import contextmanager
 from typing import Iterator
 
-__all__ = ["check_tracer_leaks", "checking_leaks", "jit_disabled", "reverse_mode",
-           "reverse_mode_set"]
+__all__ = ["check_tracer_leaks", "checking_leaks", "fusion", "fusion_set", "jit_disabled",
+           "reverse_mode", "reverse_mode_set"]
 
 check_tracer_leaks: bool = False
 reverse_mode: str = "auto"
 jit_disabled: bool = False
+#: ``jit`` fuses elementwise regions into loops compiled by numba (on when numba is
+#: installed, ``pip install functrans[fast]``, unless the environment variable
+#: ``FUNCTRANS_FUSION`` is ``0``; docs/jit.md, "Fusion")
+fusion: bool = (os.environ.get("FUNCTRANS_FUSION", "1") != "0"
+                and importlib.util.find_spec("numba") is not None)
 
 
 @contextmanager
@@ -93,6 +100,27 @@ def reverse_mode_set(mode: str) -> Iterator[None]:
         yield
     finally:
         reverse_mode = previous
+
+
+@contextmanager
+def fusion_set(on: bool) -> Iterator[None]:
+    """Turn ``fusion`` on or off for the block: code ``jit`` compiles inside it is written
+    so (a jitted function keeps the code it compiled for a signature; the switch matters
+    when a signature is first seen).  The switch is process-wide, not per thread.  Turning
+    it on without numba installed changes nothing.
+
+    >>> import numpy as np, functrans as ft
+    >>> with ft.config.fusion_set(False):
+    ...     "@njit" in ft.jit(lambda x: x * 2.0 + 1.0).lower(np.ones(3)).as_text()
+    False
+    """
+    global fusion
+    previous = fusion
+    fusion = bool(on)
+    try:
+        yield
+    finally:
+        fusion = previous
 
 
 def __dir__() -> list[str]:

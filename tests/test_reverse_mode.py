@@ -240,6 +240,7 @@ def test_gradcheck_checks_the_plan_a_warm_grad_runs(monkeypatch):
     from functrans.primitives.elementwise import cos_p
     monkeypatch.setattr(cos_p.lowering, "rule", lambda ctx, x: f"{ctx.xp}.sin({x})")
     monkeypatch.setattr(cos_p.lowering, "ufunc", "sin")
+    monkeypatch.setattr(cos_p.lowering, "kernel", None)  # not fused: the rule above runs
     reverse_mode.clear_caches()
     assert ft.gradcheck(loss, modes="rev", reverse_plan="linearize")(x)
     with pytest.raises(ft.GradcheckError, match="'tape' plan"):
@@ -249,6 +250,7 @@ def test_gradcheck_checks_the_plan_a_warm_grad_runs(monkeypatch):
     monkeypatch.setattr(add_any_p.lowering, "rule", lambda ctx, x, y: f"({x} - {y})")
     monkeypatch.setattr(add_any_p.lowering, "augmented", "-=")
     monkeypatch.setattr(add_any_p.lowering, "ufunc", "subtract")
+    monkeypatch.setattr(add_any_p.lowering, "kernel", None)
     reverse_mode.clear_caches()
     assert ft.gradcheck(lambda x: fnp.sin(x) * x, modes="rev", reverse_plan="linearize")(x)
     with pytest.raises(ft.GradcheckError, match="'compiled' plan"):

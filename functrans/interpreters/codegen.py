@@ -32,7 +32,10 @@ Before writing code, the equations pass through (each measured in benchmarks/):
   is returned as soon as possible (peak memory as a hand-written function's);
 * writing a result into a dead operand's buffer (``Lowering.augmented``, ``Lowering.ufunc``);
 * on NumPy, Python scalars mixed with arrays written as 0-d arrays of the type NumPy
-  converts them to (same results, no conversion per call).
+  converts them to (same results, no conversion per call);
+* on NumPy with numba installed, fusion: regions of elementwise equations (``Lowering.
+  kernel``) become one loop compiled by numba where a cost model says it pays (see
+  "Fusion" below).
 
 Invariants the code keeps: it never writes into an argument or a constant (no operation
 works in place on a buffer it did not allocate), and an output that could share memory
@@ -44,18 +47,19 @@ from __future__ import annotations
 import collections
 import functools
 import itertools
+import re
 import threading
 import weakref
 from typing import Callable
 
 import numpy as np
 
-from functrans import backend
+from functrans import backend, config
 from functrans.core import (ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Primitive, ShapedArray,
                             Var, abstract_eval_out_avals, impl_rules)
 
 __all__ = ["Lowering", "deflowering", "Ref", "compile_jaxpr", "CompiledFunction",
-           "optimize_jaxpr", "literal_key", "params_key"]
+           "optimize_jaxpr", "literal_key", "params_key", "scalar_kernel", "fusion_active"]
 
 
 class Lowering:
@@ -87,14 +91,19 @@ class Lowering:
     ``ufunc``: the NumPy/CuPy ufunc it is (``"add"``): a large result may be written into a
     dead operand's buffer (``out=``).
     ``augmented``: the augmented assignment computing a binary primitive in place (``"*="``).
+    ``kernel(operands, in_dtypes, out_dtype, **params) -> expression or None``: the primitive
+    on scalars, as source for a fused loop compiled by numba (operands are scalar
+    expressions of dtypes ``in_dtypes``; the result is converted to ``out_dtype``), or None
+    where the scalar code would not give NumPy's values for these dtypes: an elementwise
+    primitive that may join a fused region (see "Fusion" below).
     """
 
     __slots__ = ("rule", "fresh", "inline", "simplify", "numpy_broadcast", "broadcasting",
-                 "commutative", "rewrite", "splat", "ufunc", "augmented")
+                 "commutative", "rewrite", "splat", "ufunc", "augmented", "kernel")
 
     def __init__(self):
         self.rule = self.inline = self.simplify = self.numpy_broadcast = None
-        self.rewrite = self.splat = self.ufunc = self.augmented = None
+        self.rewrite = self.splat = self.ufunc = self.augmented = self.kernel = None
         self.fresh = self.broadcasting = self.commutative = False
 
     def __repr__(self):
@@ -283,6 +292,24 @@ def _broadcast_ok(eqns: list, outvars: list) -> set:
                 break
         if ok:
             droppable.add(id(out))
+    # Checked one by one above; two dropped operands of one reader (both of x * y
+    # broadcast from (3,) to (2, 3)) would change its shape: keep such broadcasts.
+    sources = {id(e.outvars[0]): e.invars[0].aval.shape for e in eqns
+               if e.outvars and id(e.outvars[0]) in droppable}
+    changed = True
+    while changed:
+        changed = False
+        for eqn in eqns:
+            if not _lowering(eqn.primitive).broadcasting:
+                continue
+            dropped = [x for x in eqn.invars if type(x) is Var and id(x) in droppable]
+            if len(dropped) < 2:
+                continue
+            shapes = [sources[id(x)] if type(x) is Var and id(x) in droppable
+                      else x.aval.shape for x in eqn.invars]
+            if np.broadcast_shapes(*shapes) != eqn.outvars[0].aval.shape:
+                droppable.discard(id(dropped[0]))  # one at a time, then check again
+                changed = True
     return droppable
 
 
@@ -427,6 +454,415 @@ def optimize_jaxpr(jaxpr: Jaxpr) -> tuple[list, list, list]:
 
 
 # ------------------------------------------------------------------------------------------
+# Fusion
+# ------------------------------------------------------------------------------------------
+#
+# With numba installed (``pip install functrans[fast]``) and ``functrans.config.fusion`` on,
+# maximal regions of elementwise equations of one output shape (primitives with a
+# ``Lowering.kernel``, and broadcasts NumPy broadcasting expresses) become one equation: a
+# loop over the output, compiled by numba, that reads each operand once and writes each
+# result the rest of the program reads once, instead of one NumPy call and one temporary
+# array per operation.  The kernel's source is a file in the user's cache directory named
+# by the hash of its text, compiled with numba's ``cache=True``: a new process loads the
+# machine code instead of compiling it again.
+
+#: a region is fused when it computes at least this many operations (broadcasts do not
+#: count) and the cost model below expects the loop to be faster than NumPy's calls
+FUSION_MIN_OPS = 2
+#: fuse every region of FUSION_MIN_OPS operations, whatever the cost model says (tests)
+FUSION_ALWAYS = False
+
+# The cost model, in nanoseconds per call and per element (measured on x86-64, one thread:
+# a NumPy call on a small array ~500; an arithmetic ufunc ~0.3 per element while its
+# operands stay in the caches, ~2 more beyond (a temporary array written to memory and
+# read back); NumPy's vectorised libm functions ~2 per element more than arithmetic (tanh
+# 1.7, exp 0.8, sin 8.3).  The fused loop: ~1500 to call (numba's dispatch, the outputs'
+# allocation), ~0.15 per element and operation, ~8 per element for each libm call
+# (numba's are scalar C library calls: tanh 9.7, exp 4.3, sin 8.4)).  So arithmetic
+# regions are fused from three operations on at every size, regions of libm functions
+# only where NumPy's per-call cost dominates (small arrays, many operations).
+_NUMPY_CALL, _NUMPY_ELEMENT, _NUMPY_MEMORY, _NUMPY_LIBM = 500.0, 0.3, 2.0, 2.0
+_LOOP_CALL, _LOOP_ELEMENT, _LOOP_LIBM = 1500.0, 0.15, 8.0
+#: arrays of more elements than this leave the caches between NumPy calls
+_CACHED_ELEMENTS = 1 << 16
+
+
+def _worth_fusing(size: int, ops: int, libm: int) -> bool:
+    """The cost model above: the loop is expected to beat NumPy's calls."""
+    if FUSION_ALWAYS:
+        return True
+    element = _NUMPY_ELEMENT + (_NUMPY_MEMORY if size > _CACHED_ELEMENTS else 0.0)
+    numpy_cost = ops * (_NUMPY_CALL + size * element) + libm * size * _NUMPY_LIBM
+    loop_cost = _LOOP_CALL + size * (ops * _LOOP_ELEMENT + libm * _LOOP_LIBM)
+    return loop_cost < numpy_cost
+
+
+#: the dtypes fused loops compute in (numba has no float16; complex stays with NumPy)
+_KERNEL_DTYPES = frozenset(np.dtype(t) for t in (
+    np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
+    np.uint64, np.float32, np.float64))
+
+
+def scalar_kernel(template: str, kinds: str = "f", same: bool = True) -> Callable:
+    """A ``Lowering.kernel`` writing ``template.format(*operands)`` when every operand's
+    dtype is of a kind in ``kinds`` (``"f"``: floating point; ``"biuf"``: any real) and,
+    with ``same``, all operands have one dtype."""
+    def kernel(operands, in_dtypes, out_dtype, **params):
+        if any(d.kind not in kinds for d in in_dtypes):
+            return None
+        if same and any(d != in_dtypes[0] for d in in_dtypes):
+            return None
+        return template.format(*operands)
+    return kernel
+
+
+@functools.lru_cache(maxsize=1)
+def _numba_installed() -> bool:
+    import importlib.util
+    return importlib.util.find_spec("numba") is not None
+
+
+def fusion_active(library=None) -> bool:
+    """Whether ``compile_jaxpr`` fuses elementwise regions for ``library`` now: on NumPy,
+    with numba installed and ``functrans.config.fusion`` on."""
+    library = library or backend.library_of()
+    return bool(config.fusion) and library.xp is np and _numba_installed()
+
+
+class _Fused:
+    """The "primitive" of a fused region's equation (private to the code generator)."""
+
+    __slots__ = ("name", "multiple_results", "lowering")
+
+    def __init__(self):
+        self.name = "fused"
+        self.multiple_results = True
+        self.lowering = Lowering()
+        self.lowering.rule = _fused_rule
+        self.lowering.fresh = True
+
+    def __repr__(self):
+        return "fused"
+
+
+def _fused_rule(ctx, *operands, kernel, shape, scalar_inputs):
+    args = [f"{ctx.xp}.asarray({x})" if i in scalar_inputs else x
+            for i, x in enumerate(operands)]
+    return f"{ctx.bind(kernel, 'fk')}({', '.join(args + [repr(tuple(shape))])})"
+
+
+_FUSED = _Fused()
+
+
+def _literal_dtype(eqn: JaxprEqn, x):
+    """The dtype a scalar literal operand of ``eqn`` computes in (NumPy's conversion of a
+    Python scalar beside arrays), or None."""
+    if _is_weak_scalar(x):
+        dtype = _scalar_operand_dtype(eqn)
+        if dtype is None:
+            return None
+        return np.dtype(dtype)
+    return np.dtype(x.aval.dtype)
+
+
+def _scalar_literal_source(val, dtype: np.dtype) -> str | None:
+    """Source for the scalar ``val`` converted to ``dtype`` inside a kernel, or None."""
+    try:
+        typed = np.array(val, dtype=dtype)
+    except (TypeError, OverflowError, ValueError):
+        return None
+    if dtype.kind in "biu" and typed.item() != val:
+        return None
+    item = typed.item()
+    if dtype.kind == "f":
+        text = repr(float(item))
+        if not np.isfinite(item):
+            text = "np.nan" if np.isnan(item) else ("np.inf" if item > 0 else "-np.inf")
+        return f"np.{dtype.name}({text})"
+    return f"np.{dtype.name}({item!r})"
+
+
+def _kernel_expression(eqn: JaxprEqn, operands: list, dtypes: list):
+    record = _lowering(eqn.primitive)
+    if record.kernel is None:
+        return None
+    return record.kernel(operands, dtypes, eqn.outvars[0].aval.dtype, **eqn.params)
+
+
+def _member_kind(eqn: JaxprEqn, libm: bool = True):
+    """``"op"`` for an equation a fused loop can compute (with ``libm`` False, not one
+    calling a libm function), ``"broadcast"`` for a broadcast NumPy broadcasting
+    expresses, else None."""
+    prim = eqn.primitive
+    if prim.multiple_results or len(eqn.outvars) != 1:
+        return None
+    out = eqn.outvars[0].aval
+    if np.dtype(out.dtype) not in _KERNEL_DTYPES:
+        return None
+    record = _lowering(prim)
+    if record.numpy_broadcast is not None:
+        src = eqn.invars[0]
+        if (type(src) is Var and np.dtype(src.aval.dtype) == np.dtype(out.dtype)
+                and record.numpy_broadcast(src.aval, out, **eqn.params)):
+            return "broadcast"
+        return None
+    if record.kernel is None:
+        return None
+    dtypes = []
+    for x in eqn.invars:
+        if type(x) is Literal and not np.ndim(x.val):
+            dtype = _literal_dtype(eqn, x)
+            if dtype is None or _scalar_literal_source(x.val, dtype) is None:
+                return None
+        else:
+            dtype = np.dtype(x.aval.dtype)
+        if dtype not in _KERNEL_DTYPES:
+            return None
+        try:
+            if np.broadcast_shapes(tuple(x.aval.shape), tuple(out.shape)) != tuple(out.shape):
+                return None
+        except ValueError:
+            return None
+        dtypes.append(dtype)
+    expr = _kernel_expression(eqn, [f"x{i}" for i in range(len(dtypes))], dtypes)
+    if expr is None or not libm and _LIBM_CALL.search(expr):
+        return None
+    return "op"
+
+
+class _Region:
+    __slots__ = ("shape", "eqns", "defined", "ops", "libm")
+
+    def __init__(self, shape):
+        self.shape = shape
+        self.eqns: list = []
+        self.defined: set = set()
+        self.ops = 0
+        self.libm = False  # some operation calls a libm function
+
+
+def _fuse(eqns: list, outs: list, uses: dict | None = None,
+          libm: bool = True) -> tuple[list, list]:
+    """``eqns`` with maximal regions of elementwise equations of one output shape, worth
+    fusing (``FUSION_MIN_OPS``, ``_worth_fusing``), each replaced by one fused equation
+    placed where the region's first result is needed; and the kernels' sources.  A region
+    with libm calls that does not pay is tried again with those calls left to NumPy (its
+    arithmetic between them may still pay).  ``uses``: the readers of every variable of
+    the whole program (``_uses``); ``libm``: whether libm calls may join regions."""
+    if uses is None:
+        uses = _uses(eqns, outs)
+    result: list = []
+    kernels: list = []
+    open_regions: dict = {}  # shape -> _Region
+    owner: dict = {}  # id(var) -> the open region defining it
+
+    def close(region):
+        del open_regions[region.shape]
+        for e in region.eqns:
+            owner.pop(id(e.outvars[0]), None)
+        if region.ops >= FUSION_MIN_OPS:
+            fused = _fused_equation(region, uses)
+            if fused is not None:
+                result.append(fused[0])
+                kernels.append(fused[1])
+                return
+            if libm and region.libm:
+                inner, inner_kernels = _fuse(region.eqns, [], uses, libm=False)
+                result.extend(inner)
+                kernels.extend(inner_kernels)
+                return
+        result.extend(region.eqns)
+
+    for eqn in eqns:
+        kind = _member_kind(eqn, libm)
+        shape = tuple(eqn.outvars[0].aval.shape) if kind else None
+        region = open_regions.get(shape) if kind else None
+        if kind == "broadcast" and region is not None and id(eqn.invars[0]) in region.defined:
+            kind = region = None  # a broadcast of the region's own result: not one loop
+        # Regions whose results this equation reads must be written first.
+        for x in eqn.invars:
+            other = owner.get(id(x)) if type(x) is Var else None
+            if other is not None and other is not region and other.shape in open_regions:
+                close(other)
+        if not kind:
+            result.append(eqn)
+            continue
+        if region is None:
+            region = open_regions[shape] = _Region(shape)
+        region.eqns.append(eqn)
+        region.defined.add(id(eqn.outvars[0]))
+        owner[id(eqn.outvars[0])] = region
+        if kind == "op":
+            region.ops += 1
+            region.libm = region.libm or _member_kind(eqn, libm=False) is None
+    for region in list(open_regions.values()):
+        close(region)
+    return result, kernels
+
+
+def _fused_equation(region: _Region, uses: dict):
+    """The fused equation computing ``region`` and its kernel's source, or None."""
+    members = {id(e) for e in region.eqns}
+    shape = region.shape
+    ndim = len(shape)
+    if ndim == 0:
+        return None
+    index = [f"i{d}" for d in range(ndim)]
+    inputs: list = []  # external atoms read, in order
+    input_pos: dict = {}
+    local: dict = {}  # id(var) -> the scalar name in the loop body
+    body: list = []
+    loads: list = []
+
+    def read(x, eqn):
+        if type(x) is Var and id(x) in local:
+            return local[id(x)], np.dtype(x.aval.dtype)
+        if type(x) is Literal and not np.ndim(x.val):
+            dtype = _literal_dtype(eqn, x)
+            return _scalar_literal_source(x.val, dtype), dtype
+        key = id(x)
+        if key not in input_pos:
+            input_pos[key] = len(inputs)
+            inputs.append(x)
+            xshape = tuple(x.aval.shape)
+            offset = ndim - len(xshape)
+            subscript = ", ".join(
+                "0" if n == 1 and shape[offset + d] != 1 else index[offset + d]
+                for d, n in enumerate(xshape))
+            dtype = np.dtype(x.aval.dtype)
+            name = f"a{input_pos[key]}"
+            loads.append(f"x{input_pos[key]} = np.{dtype.name}({name}[{subscript or '()'}])")
+        return f"x{input_pos[key]}", np.dtype(x.aval.dtype)
+
+    outputs: list = []
+    signature = []  # the loop's structure, for the name of its file
+    for k, eqn in enumerate(region.eqns):
+        out = eqn.outvars[0]
+        dtype = np.dtype(out.aval.dtype)
+        if _lowering(eqn.primitive).numpy_broadcast is not None:
+            name, _ = read(eqn.invars[0], eqn)
+            local[id(out)] = name
+        else:
+            pairs = [read(x, eqn) for x in eqn.invars]
+            expr = _kernel_expression(eqn, [p[0] for p in pairs], [p[1] for p in pairs])
+            if expr is None:
+                return None
+            body.append(f"t{k} = np.{dtype.name}({expr})")
+            local[id(out)] = f"t{k}"
+        if any(reader is None or id(reader) not in members for reader in uses.get(id(out), ())):
+            outputs.append(out)
+        signature.append(eqn.primitive.name)
+    if not outputs:
+        return None
+    libm = len(_LIBM_CALL.findall("\n".join(body)))
+    if not _worth_fusing(int(np.prod(shape)), len(body), libm):
+        return None
+    args = [f"a{i}" for i in range(len(inputs))]
+    lines = ["import numpy as np", "from numba import njit", "",
+             "", "@njit(cache=True, error_model='numpy', nogil=True)",
+             f"def kernel({', '.join(args + ['shape'])}):"]
+    for j, out in enumerate(outputs):
+        lines.append(f"    o{j} = np.empty(shape, np.{np.dtype(out.aval.dtype).name})")
+    indent = "    "
+    for d in range(ndim):
+        lines.append(f"{indent}for i{d} in range(shape[{d}]):")
+        indent += "    "
+    lines += [indent + line for line in loads + body]
+    subscript = ", ".join(index)
+    for j, out in enumerate(outputs):
+        lines.append(f"{indent}o{j}[{subscript}] = {local[id(out)]}")
+    lines.append(f"    return ({''.join(f'o{j}, ' for j in range(len(outputs)))})")
+    source = "\n".join(lines) + "\n"
+    kernel = _load_kernel(source)
+    if not _compiles(kernel, [np.dtype(x.aval.dtype) for x in inputs],
+                     [len(x.aval.shape) for x in inputs], ndim):
+        return None  # left to NumPy
+    scalar_inputs = frozenset(i for i, x in enumerate(inputs) if not x.aval.shape)
+    params = dict(kernel=kernel, shape=shape, scalar_inputs=scalar_inputs)
+    eqn = JaxprEqn(_FUSED, inputs, params, outputs)  # type: ignore[arg-type]
+    return eqn, source
+
+
+def _compiles(kernel, dtypes: list, ndims: list, ndim: int) -> bool:
+    """Compile ``kernel`` now for C-contiguous operands (from the disk cache when it is
+    there); False where numba cannot, and the region stays NumPy code.  Other layouts
+    (views, read-only constants) are compiled on their first call."""
+    import numba
+    signature = tuple(numba.types.Array(numba.from_dtype(d), n, "C")
+                      for d, n in zip(dtypes, ndims)) + (
+        numba.types.UniTuple(numba.types.intp, ndim),)
+    key = (id(kernel), signature)
+    if key in _compiled_signatures:
+        return _compiled_signatures[key]
+    try:
+        kernel.compile(signature)
+        ok = True
+    except Exception:  # a typing or lowering error: the loop is not written
+        ok = False
+    _compiled_signatures[key] = ok
+    return ok
+
+
+_compiled_signatures: dict = {}
+
+#: a call of a NumPy function in a kernel's body that is not a conversion to a dtype
+_LIBM_CALL = re.compile(r"np\.(?!(?:float|u?int|bool_?)\d*\()\w+\(")
+
+_kernels: dict = {}  # hash of a kernel's source -> its compiled function
+
+
+def _kernel_directory() -> str:
+    import os
+    root = os.environ.get("FUNCTRANS_CACHE_DIR")
+    if not root:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"),
+                                                                 ".cache")
+        root = os.path.join(base, "functrans")
+    path = os.path.join(root, "kernels")
+    try:
+        os.makedirs(path, exist_ok=True)
+        if os.access(path, os.W_OK):
+            return path
+    except OSError:
+        pass
+    import tempfile
+    path = os.path.join(tempfile.gettempdir(), "functrans-kernels")
+    os.makedirs(path, exist_ok=True)
+    return path
+
+
+def _load_kernel(source: str):
+    """The numba dispatcher of the kernel module ``source``, written once to a file named
+    by its hash (numba caches the machine code beside it, for the next process)."""
+    import hashlib
+    import importlib.util
+    import os
+    import sys
+    digest = hashlib.sha256(source.encode()).hexdigest()[:24]
+    with _lock:
+        kernel = _kernels.get(digest)
+    if kernel is not None:
+        return kernel
+    directory = _kernel_directory()
+    path = os.path.join(directory, f"fk_{digest}.py")
+    if not os.path.exists(path):  # never rewrite: numba keys its cache on the file's time
+        temporary = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
+        with open(temporary, "w") as f:
+            f.write(source)
+        os.replace(temporary, path)
+    spec = importlib.util.spec_from_file_location(f"functrans_kernel_{digest}", path)
+    assert spec is not None and spec.loader is not None, path
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # numba's cache finds the module's globals by name
+    spec.loader.exec_module(module)
+    kernel = module.kernel
+    kernel.py_file = path
+    with _lock:
+        kernel = _kernels.setdefault(digest, kernel)
+    return kernel
+
+
+# ------------------------------------------------------------------------------------------
 # Writing the code
 # ------------------------------------------------------------------------------------------
 
@@ -512,8 +948,12 @@ class CompiledFunction:
 _counter = itertools.count()
 
 
-def _generate(jaxpr: Jaxpr, library, name: str, owned_outputs: bool) -> CompiledFunction:
+def _generate(jaxpr: Jaxpr, library, name: str, owned_outputs: bool,
+              fuse: bool = False) -> CompiledFunction:
     invars, eqns, outs = optimize_jaxpr(jaxpr)
+    kernels: list = []
+    if fuse:
+        eqns, kernels = _fuse(eqns, outs)
     xp = library.xp
     namespace: dict = {"xp": xp}
     ctx = LoweringContext(namespace, library)
@@ -624,6 +1064,11 @@ def _generate(jaxpr: Jaxpr, library, name: str, owned_outputs: bool) -> Compiled
     source = "\n".join(lines) + "\n"
     code = compile(source, f"<functrans.jit {name}>", "exec")
     exec(code, namespace)
+    for kernel_source in kernels:  # shown after the function, as the files numba compiles
+        kernel = _load_kernel(kernel_source)
+        bound = [k for k, v in namespace.items() if v is kernel]
+        source += (f"\n\n# {', '.join(bound)}: a fused loop compiled by numba "
+                   f"({kernel.py_file})\n" + kernel_source)
     return CompiledFunction(namespace[name], source)
 
 
@@ -733,7 +1178,8 @@ def compile_jaxpr(closed: ClosedJaxpr, library=None, name: str = "jitted",
         raise ValueError("compile_jaxpr: pass a closure-converted jaxpr (constants as "
                          "leading arguments)")
     library = library or backend.library_of()
-    key = (library, owned_outputs)
+    fuse = fusion_active(library)
+    key = (library, owned_outputs, fuse and (FUSION_ALWAYS, FUSION_MIN_OPS))
     with _lock:
         entry = _compiled.get(closed)
         if entry is not None and key in entry:
@@ -741,7 +1187,7 @@ def compile_jaxpr(closed: ClosedJaxpr, library=None, name: str = "jitted",
     identifier = "".join(c if c.isalnum() else "_" for c in name) or "jitted"
     if not identifier[0].isalpha():
         identifier = "f_" + identifier
-    compiled = _generate(closed.jaxpr, library, identifier, owned_outputs)
+    compiled = _generate(closed.jaxpr, library, identifier, owned_outputs, fuse)
     with _lock:
         _compiled.setdefault(closed, {})[key] = compiled
     return compiled

@@ -85,7 +85,18 @@ def _convert_lowering(ctx, x, *, new_dtype, weak_type):
     return f"{x}.astype({ctx.bind(new_dtype, 'dtype')})"
 
 
-codegen.deflowering(convert_element_type_p, _convert_lowering)
+def _convert_kernel(operands, in_dtypes, out_dtype, *, new_dtype, weak_type):
+    # Converting floats to integers (NaN, overflow) is left to NumPy.
+    x, = operands
+    source, target = in_dtypes[0], np.dtype(new_dtype)
+    if target.kind == "b":
+        return f"({x} != 0)"
+    if source.kind == "f" and target.kind != "f":
+        return None
+    return f"np.{target.name}({x})"
+
+
+codegen.deflowering(convert_element_type_p, _convert_lowering, kernel=_convert_kernel)
 codegen.deflowering(convert_element_type_p, simplify=(
     lambda operands, out_aval, *, new_dtype, weak_type:
     0 if type(operands[0]) is not core.Literal and operands[0].aval.dtype == new_dtype else None))

@@ -190,8 +190,23 @@ def unary(name: str, impl: Callable, derivative: Callable | None, *,
     batching.defvectorized(prim)
     ufunc = getattr(impl, "ufunc_name", None)
     if ufunc is not None:
-        codegen.deflowering(prim, lambda ctx, x: f"{ctx.xp}.{ufunc}({x})", ufunc=ufunc)
+        codegen.deflowering(prim, lambda ctx, x: f"{ctx.xp}.{ufunc}({x})", ufunc=ufunc,
+                            kernel=_UNARY_KERNELS.get(ufunc))
     return prim
+
+
+#: scalar code for fused loops (codegen's "Fusion") giving NumPy's values: the ufuncs on
+#: floating point that numba computes with the same libm calls (or exactly)
+_UNARY_KERNELS = {
+    **{name: codegen.scalar_kernel(f"np.{name}({{}})") for name in (
+        "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "cbrt", "sin",
+        "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "arcsinh",
+        "arccosh", "arctanh", "floor", "ceil")},
+    "absolute": codegen.scalar_kernel("np.abs({})"),
+    "negative": codegen.scalar_kernel("(-{})", "iuf"),
+    "isfinite": codegen.scalar_kernel("np.isfinite({})"),
+    "invert": codegen.scalar_kernel("(not {})", "b"),
+}
 
 
 def _np_unary(ufunc_name: str) -> Callable:
@@ -385,7 +400,8 @@ def binary(name: str, impl: Callable, derivatives, *, out_dtype=None,
         transpose.deftranspose(prim, transpose_rule)
     batching.batching_rules[prim] = broadcasting_batcher(prim)
     ufunc = getattr(impl, "ufunc_name", None)
-    codegen.deflowering(prim, broadcasting=True, ufunc=ufunc)
+    codegen.deflowering(prim, broadcasting=True, ufunc=ufunc,
+                        kernel=_BINARY_KERNELS.get(ufunc) if ufunc else None)
     if ufunc in _OPERATORS:
         operator = _OPERATORS[ufunc]
         codegen.deflowering(prim, lambda ctx, x, y: f"({x} {operator} {y})",
@@ -423,6 +439,23 @@ def nary(name: str, impl: Callable, derivatives, *, real_only: bool = True) -> P
 
 #: operand types that NumPy's ufuncs take as they are, beside an ndarray
 _PLAIN_SCALARS = frozenset({float, int, builtins.complex, bool})  # lax.complex shadows it
+
+#: scalar code for fused loops (see _UNARY_KERNELS); integers wrap around as NumPy's do
+_BINARY_KERNELS = {
+    "add": codegen.scalar_kernel("({} + {})", "iuf"),
+    "subtract": codegen.scalar_kernel("({} - {})", "iuf"),
+    "multiply": codegen.scalar_kernel("({} * {})", "iuf"),
+    # NaN wins; between equal operands (0.0 and -0.0) the second, as NumPy's loops give
+    "maximum": codegen.scalar_kernel("({0} if {0} > {1} or {0} != {0} else {1})", "iuf"),
+    "minimum": codegen.scalar_kernel("({0} if {0} < {1} or {0} != {0} else {1})", "iuf"),
+    "power": codegen.scalar_kernel("np.power({}, {})"),
+    "arctan2": codegen.scalar_kernel("np.arctan2({}, {})"),
+    **{name: codegen.scalar_kernel(f"({{}} {op} {{}})", "biuf") for name, op in (
+        ("less", "<"), ("less_equal", "<="), ("greater", ">"), ("greater_equal", ">="),
+        ("equal", "=="), ("not_equal", "!="))},
+    "bitwise_and": codegen.scalar_kernel("({} & {})", "b"),
+    "bitwise_or": codegen.scalar_kernel("({} | {})", "b"),
+}
 
 #: ufuncs that jit writes as Python operators (which call the same ufunc, sooner)
 _OPERATORS = {"add": "+", "subtract": "-", "multiply": "*", "true_divide": "/"}
@@ -900,6 +933,29 @@ def _integer_pow_lowering(ctx, x, *, y):
     return f"{ctx.xp}.power({x}, {y})"
 
 
+def _integer_pow_kernel(operands, in_dtypes, out_dtype, *, y):
+    if in_dtypes[0].kind != "f":
+        return None
+    x, = operands
+    if y == 2:
+        return f"({x} * {x})"
+    return f"np.power({x}, np.{in_dtypes[0].name}({float(y)!r}))"
+
+
+def _logistic_kernel(operands, in_dtypes, out_dtype):
+    if in_dtypes[0].kind != "f":
+        return None
+    t = f"np.{in_dtypes[0].name}"
+    return f"({t}(0.5) * ({t}(1.0) + np.tanh({operands[0]} * {t}(0.5))))"
+
+
+def _select_kernel(operands, in_dtypes, out_dtype):
+    pred, on_true, on_false = operands
+    if in_dtypes[0].kind != "b" or in_dtypes[1] != in_dtypes[2]:
+        return None
+    return f"({on_true} if {pred} else {on_false})"
+
+
 def _negated(x, producer):
     """The operand of the ``neg`` computing ``x``, or None."""
     eqn = producer(id(x)) if type(x) is core.Var else None
@@ -944,12 +1000,15 @@ codegen.deflowering(sub_p, rewrite=_absorb_neg_in_sub,
 codegen.deflowering(mul_p, rewrite=_lift_neg_from_mul, commutative=True,
                     simplify=_identity_operand(1, (0, 1)))
 codegen.deflowering(div_p, simplify=_identity_operand(1, (1,)))
-codegen.deflowering(integer_pow_p, _integer_pow_lowering)
+codegen.deflowering(integer_pow_p, _integer_pow_lowering, kernel=_integer_pow_kernel)
+codegen.deflowering(div_p, kernel=codegen.scalar_kernel("({} / {})"))
+codegen.deflowering(logistic_p, kernel=_logistic_kernel)
+codegen.deflowering(select_p, kernel=_select_kernel)
 codegen.deflowering(logistic_p, lambda ctx, x: "({h} * ({one} + {xp}.tanh({x} * {h})))".format(
     h=ctx.constant(0.5, ctx.out_avals[0].dtype), one=ctx.constant(1, ctx.out_avals[0].dtype),
     xp=ctx.xp, x=x))
 codegen.deflowering(add_any_p, lambda ctx, x, y: f"({x} + {y})")
-codegen.deflowering(add_any_p, ufunc="add", augmented="+=")
+codegen.deflowering(add_any_p, ufunc="add", augmented="+=", kernel=_BINARY_KERNELS["add"])
 codegen.deflowering(select_p, lambda ctx, pred, on_true, on_false:
                     f"{ctx.xp}.where({pred}, {on_true}, {on_false})")
 codegen.deflowering(select_p, broadcasting=True)

@@ -1,0 +1,329 @@
+"""Fusion of elementwise regions into loops compiled by numba (codegen's "Fusion"): the
+jit sweep with every region fused, seeded random programs against NumPy (broadcasting,
+mixed dtypes, NaN and infinities, 0-d and empty arrays), the switch, the disk cache and
+what ``lower(...).as_text()`` shows.  Skipped without numba (fusion is then off)."""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import functrans as ft
+import functrans.numpy as fnp
+from functrans import lax
+from functrans.interpreters import codegen
+
+pytest.importorskip("numba")
+
+import test_jit  # noqa: E402  (the sweep, run again with every region fused)
+
+
+@pytest.fixture
+def fuse_everything(monkeypatch):
+    """Fuse every region of one operation or more, whatever its size."""
+    monkeypatch.setattr(ft.config, "fusion", True)
+    monkeypatch.setattr(codegen, "FUSION_ALWAYS", True)
+    monkeypatch.setattr(codegen, "FUSION_MIN_OPS", 1)
+
+
+def _kernels(f, *args) -> int:
+    return ft.jit(f).lower(*args).as_text().count("@njit")
+
+
+# ------------------------------------------------------------------------------------------
+# The jit sweep with every region fused (FUNCTRANS_FUSION_SWEEP=all runs all of it; by
+# default every eighth case: each compiles its own loops, which a fresh cache pays for)
+# ------------------------------------------------------------------------------------------
+
+_STRIDE = 1 if os.environ.get("FUNCTRANS_FUSION_SWEEP") == "all" else 8
+_SWEEP = test_jit.SWEEP[::_STRIDE]
+
+
+@pytest.mark.usefixtures("fuse_everything")
+@pytest.mark.parametrize("case", _SWEEP, ids=[c.id for c in _SWEEP])
+def test_jit_sweep_fused(case):
+    test_jit.test_jit_matches_eager(case)
+
+
+_DIFF = test_jit.SWEEP_DIFF[::_STRIDE * 2]
+
+
+@pytest.mark.usefixtures("fuse_everything")
+@pytest.mark.parametrize("case", _DIFF, ids=[c.id for c in _DIFF])
+def test_derivatives_fused(case):
+    # the backward programs (tapes, transpositions) are compiled through the same pass
+    test_jit.test_derivatives_through_and_under_jit(case)
+
+
+@pytest.mark.usefixtures("fuse_everything")
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("name", test_jit.UNARY + test_jit.BINARY)
+def test_special_values_fused(name):
+    f = getattr(lax, name)
+    x = test_jit.SPECIAL
+    ulps = 0 if name in _CORRECTLY_ROUNDED else 2
+    for dtype in (np.float64, np.float32):
+        x = np.concatenate([test_jit.SPECIAL, np.random.default_rng(0).standard_normal(200) * 3])
+        x = x.astype(dtype)
+        if name == "logistic":  # (1 + tanh(x / 2)) / 2: tanh's last place, absolutely
+            np.testing.assert_allclose(ft.jit(f)(x), f(x), rtol=0, equal_nan=True,
+                                       atol=2 * np.finfo(dtype).eps)
+            continue
+        if name in test_jit.UNARY:
+            _assert_close_bits(ft.jit(f)(x), f(x), f"{name} {dtype}", ulps)
+            continue
+        x, y = (v.ravel() for v in np.meshgrid(x[::4], x[::3]))
+        _assert_close_bits(ft.jit(f)(x, y), f(x, y), f"{name} {dtype}", ulps)
+
+
+#: operations IEEE arithmetic rounds correctly, or exact ones: bit for bit as NumPy's
+_CORRECTLY_ROUNDED = {"neg", "abs", "sqrt", "floor", "ceil", "sign", "square", "reciprocal",
+                      "round", "add", "sub", "mul", "div", "max", "min", "rem", "nextafter"}
+
+
+@pytest.mark.usefixtures("fuse_everything")
+@pytest.mark.parametrize("f", [lambda x: x * 2.0 + 1.0, lambda x: (x * 2.0) * -0.0,
+                               lambda x: x - -0.0 + x * 0.0])
+def test_signed_zeros_fused(f):
+    test_jit.test_signed_zeros_as_numpy(f)
+
+
+# ------------------------------------------------------------------------------------------
+# Seeded random programs against NumPy
+# ------------------------------------------------------------------------------------------
+
+#: operations whose fused arithmetic is NumPy's exactly (bit for bit)
+EXACT = {
+    "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
+    "div": lambda a, b: a / b, "max": fnp.maximum, "min": fnp.minimum,
+    "where": lambda a, b: fnp.where(a < b, a, b), "neg": lambda a, b: -a,
+    "square": lambda a, b: a * a, "abs": lambda a, b: fnp.abs(b),
+    "sqrt": lambda a, b: fnp.sqrt(fnp.abs(a)),
+}
+#: operations numba computes with its own libm calls (within 2 ulp of NumPy's)
+LIBM = {
+    "exp": lambda a, b: fnp.exp(a), "tanh": lambda a, b: fnp.tanh(b),
+    "log1p": lambda a, b: fnp.log1p(fnp.abs(a)), "sin": lambda a, b: fnp.sin(a),
+    "pow": lambda a, b: fnp.abs(a) ** 3, "logistic": lambda a, b: ft.nn.sigmoid(a),
+    "atan2": lambda a, b: fnp.arctan2(a, b),
+}
+SHAPES = [((7, 5), (5,)), ((7, 5), (7, 1)), ((3, 4, 5), (1, 4, 1)), ((6,), ()), ((0, 3), (3,)),
+          ((), ()), ((2, 3), (2, 3))]
+DTYPES = [(np.float64, np.float64), (np.float32, np.float32), (np.float32, np.float64),
+          (np.float64, np.int32), (np.int32, np.int32), (np.float32, np.bool_)]
+
+
+def _draw(rng, shape, dtype):
+    if np.dtype(dtype) == np.bool_:
+        return rng.random(shape) < 0.5
+    if np.dtype(dtype).kind == "i":
+        return rng.integers(-5, 6, shape).astype(dtype)
+    x = rng.standard_normal(shape).astype(dtype)
+    special = np.array([np.nan, np.inf, -np.inf, -0.0, 0.0], dtype)
+    mask = rng.random(shape) < 0.15
+    x[mask] = rng.choice(special, size=int(mask.sum()))
+    return x
+
+
+def _program(rng, table, steps, last=None):
+    """A random program of ``steps`` operations of ``table`` on two arrays (each reading
+    two earlier values), then one operation of ``last``; its two last values."""
+    names = [rng.choice(sorted(table)) for _ in range(steps)]
+    if last:
+        table = {**table, **last}
+        names.append(rng.choice(sorted(last)))
+
+    def f(a, b):
+        values = [a, b]
+        for name in names:
+            i, j = rng_pick(len(values))
+            out = table[name](values[i], values[j])
+            if out.dtype == np.bool_:
+                out = fnp.where(out, values[i], values[j])
+            values.append(out)
+        return values[-1], values[-2] if len(values) > 3 else values[-1]
+
+    picks = [tuple(rng.integers(0, 2 + k, 2)) for k in range(len(names))]
+    calls = iter(picks * 10)
+
+    def rng_pick(n):
+        i, j = next(calls)
+        return int(i), int(j)
+    return f, names
+
+
+def _ulps(got, want):
+    """Distance in units in the last place (0 where both are NaN or equal)."""
+    got, want = np.asarray(got), np.asarray(want)
+    if want.dtype.kind != "f":
+        return np.where(got == want, 0, np.iinfo(np.int64).max)
+    both_nan = np.isnan(got) & np.isnan(want)
+    same = (got == want) | both_nan
+    spacing = np.spacing(np.maximum(np.abs(want), np.finfo(want.dtype).tiny).astype(want.dtype))
+    with np.errstate(invalid="ignore", over="ignore"):
+        distance = np.abs(got.astype(np.float64) - want.astype(np.float64)) / spacing
+    return np.where(same, 0, np.where(np.isfinite(distance), distance, np.inf))
+
+
+def _assert_close_bits(got, want, what, ulps=0):
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.dtype == want.dtype and got.shape == want.shape, (what, got.dtype, want.dtype)
+    distance = _ulps(got, want)
+    assert np.all(distance <= ulps), f"{what}: {np.max(distance)} ulp\n{got}\n{want}"
+    if ulps == 0 and want.dtype.kind == "f":
+        finite = ~np.isnan(want)
+        np.testing.assert_array_equal(np.signbit(got[finite]), np.signbit(want[finite]), what)
+
+
+@pytest.mark.usefixtures("fuse_everything")
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("last,ulps", [(None, 0), (LIBM, 2)], ids=["exact", "libm"])
+@pytest.mark.parametrize("seed", range(6))
+def test_random_programs_against_numpy(last, ulps, seed, monkeypatch):
+    # Exact operations give NumPy's bits, so a libm operation ending the program sees
+    # NumPy's operands and is within 2 ulp of NumPy's result.
+    rng = np.random.default_rng(seed)
+    for shapes in SHAPES:
+        for dtypes in DTYPES:
+            if any(np.dtype(d).kind in "bi" for d in dtypes) and last:
+                continue
+            a, b = (_draw(rng, s, d) for s, d in zip(shapes, dtypes))
+            f, names = _program(rng, EXACT, int(rng.integers(2, 7)), last)
+            with np.errstate(all="ignore"):
+                try:  # the NumPy calls jit writes without fusion
+                    with monkeypatch.context() as m:
+                        m.setattr(ft.config, "fusion", False)
+                        want = ft.jit(f)(a, b)
+                except TypeError:  # e.g. negating a boolean
+                    continue
+                got = ft.jit(f)(a, b)
+            what = f"{names} on {shapes} {dtypes}"
+            if names[-1] == "logistic":  # see test_special_values_fused
+                np.testing.assert_allclose(got[0], want[0], rtol=0, equal_nan=True,
+                                           atol=2 * np.finfo(want[0].dtype).eps)
+                got, want = got[1:], want[1:]
+            for g, w in zip(got, want):
+                _assert_close_bits(g, w, what, ulps)
+
+
+# ------------------------------------------------------------------------------------------
+# When regions are fused, the switch, the cache, introspection
+# ------------------------------------------------------------------------------------------
+
+def _arith(x, y):
+    return (x * y + 1.0) * x - fnp.maximum(y, 0.5)
+
+
+def _libm(x):
+    return fnp.tanh(fnp.sin(x))
+
+
+def test_which_regions_are_fused(monkeypatch):
+    monkeypatch.setattr(ft.config, "fusion", True)
+    big, small = np.ones((100, 100)), np.ones((3, 4))
+    # arithmetic: the loop beats NumPy's calls at every size
+    assert _kernels(_arith, big, big[0]) == _kernels(_arith, small, small[0]) == 1
+    assert _kernels(lambda x: x * 2.0, big) == 0  # one operation: nothing to save
+    # libm functions: NumPy's are vectorised, so only many operations on small arrays pay
+    assert _kernels(_libm, big) == 0
+    many = lambda x: _libm(_libm(_libm(x)) * 0.9 + 0.1)  # noqa: E731
+    assert _kernels(many, np.ones(8)) == 1
+    # on large arrays the libm calls stay NumPy's and the arithmetic between them is fused
+    text = ft.jit(many).lower(big).as_text()
+    assert text.count("@njit") == 1 and "xp.tanh(" in text and "np.tanh(" not in text
+
+
+def test_the_switch_turns_fusion_off(monkeypatch):
+    big = np.linspace(-2, 2, 10000).reshape(100, 100)
+    monkeypatch.setattr(ft.config, "fusion", False)
+    text = ft.jit(_arith).lower(big, big[0]).as_text()
+    assert "@njit" not in text and "xp.maximum" in text
+    off = ft.jit(_arith)(big, big[0])
+    monkeypatch.setattr(ft.config, "fusion", True)
+    on = ft.jit(_arith)(big, big[0])
+    _assert_close_bits(on, off, "fused against unfused")
+
+
+def test_as_text_shows_the_kernel(monkeypatch):
+    monkeypatch.setattr(ft.config, "fusion", True)
+    big = np.ones((100, 100))
+    text = ft.jit(_arith).lower(big, big[0]).as_text()
+    assert re.search(r"= _fk\d+\(v0, v1, v2, \(100, 100\)\)", text)
+    assert "def kernel(a0, a1, a2, shape):" in text
+    assert "x1 = np.float64(a1[i1])" in text  # the row broadcasts along the first axis
+
+
+def test_gradients_are_fused_too(monkeypatch):
+    monkeypatch.setattr(ft.config, "fusion", True)
+    x, y = np.linspace(-2, 2, 10000).reshape(100, 100), np.linspace(0, 1, 100)
+    g = ft.jit(ft.grad(lambda x: fnp.sum(_arith(x, y) * fnp.tanh(x))))
+    assert "@njit" in g.lower(x).as_text()
+    monkeypatch.setattr(ft.config, "fusion", False)
+    want = ft.grad(lambda x: fnp.sum(_arith(x, y) * fnp.tanh(x)))(x)
+    monkeypatch.setattr(ft.config, "fusion", True)
+    np.testing.assert_allclose(g(x), want, rtol=1e-13, atol=1e-14)
+
+
+def test_a_new_process_loads_kernels_from_the_disk_cache(tmp_path):
+    code = ("import time, numpy as np, functrans as ft, functrans.numpy as fnp\n"
+            "x = np.ones((100, 100))\n"
+            "f = ft.jit(lambda x: (x * 2.0 + 1.0) * x - 3.0)\n"
+            "t = time.perf_counter(); f(x); print(time.perf_counter() - t)\n")
+    env = dict(os.environ, FUNCTRANS_CACHE_DIR=str(tmp_path))
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    cold, warm = (float(subprocess.run([sys.executable, "-c", code], env=env, check=True,
+                                       capture_output=True, text=True, cwd=root).stdout)
+                  for _ in range(2))
+    files = os.listdir(tmp_path / "kernels")
+    assert any(name.endswith(".py") for name in files)
+    assert any(name == "__pycache__" for name in files)  # numba's machine code
+    assert warm < cold
+
+
+def test_without_numba_the_code_is_the_numpy_code(monkeypatch):
+    big = np.ones((100, 100))
+    monkeypatch.setattr(ft.config, "fusion", False)
+    off = ft.jit(_arith).lower(big, big[0]).as_text()
+    monkeypatch.setattr(ft.config, "fusion", True)
+    monkeypatch.setattr(codegen, "_numba_installed", lambda: False)
+    assert not codegen.fusion_active()
+    assert ft.jit(_arith).lower(big, big[0]).as_text() == off
+
+
+def test_regions_numba_cannot_compile_stay_numpy(monkeypatch):
+    monkeypatch.setattr(ft.config, "fusion", True)
+    monkeypatch.setattr(codegen, "_compiles", lambda *args: False)
+    big = np.linspace(0, 1, 10000).reshape(100, 100)
+    f = ft.jit(lambda x, y: _arith(x, y))  # a new function: compiled afresh
+    assert "@njit" not in f.lower(big, big[0]).as_text()
+    np.testing.assert_array_equal(f(big, big[0]), _arith(big, big[0]))
+
+
+def test_views_and_read_only_operands(monkeypatch):
+    monkeypatch.setattr(ft.config, "fusion", True)
+    x = np.linspace(-1, 1, 20000).reshape(200, 100)
+    const = np.linspace(0, 1, 100)
+    const.setflags(write=False)
+    def g(x):
+        return (x.T[::2] * 2.0 + 1.0) * x.T[::2] - const[:50, None]
+    with monkeypatch.context() as m:
+        m.setattr(ft.config, "fusion", False)
+        want = ft.jit(g)(x)
+    f = ft.jit(g)
+    assert "@njit" in f.lower(x).as_text()
+    _assert_close_bits(f(x), want, "strided")
+    _assert_close_bits(f(np.asfortranarray(x)), want, "Fortran order")
+
+
+def test_integer_index_arithmetic_is_fused(monkeypatch):
+    # (i < 0) ? i + n : i, the normalisation of negative indices: comparisons and select
+    # are not libm calls
+    monkeypatch.setattr(ft.config, "fusion", True)
+    i = np.arange(-5000, 5000)
+    f = ft.jit(lambda i: fnp.where(i < 0, i + 10000, i) * 2)
+    assert "@njit" in f.lower(i).as_text()
+    np.testing.assert_array_equal(f(i), np.where(i < 0, i + 10000, i) * 2)
