@@ -4,13 +4,22 @@ fixture and ``--functrans-seed`` come from functrans's pytest plugin."""
 from __future__ import annotations
 
 import contextlib
+import os
 from importlib.metadata import entry_points
 
 import numpy as np
 import pytest
 
 import cupy_standin
+from functrans import config
 from functrans.tree_util import tree_map
+
+# jit's fusion compiles each fused region with numba, about a second per new structure on
+# a cold cache: thousands of jitted tests on a fresh machine would take many minutes.  The
+# suite runs jit unfused unless FUNCTRANS_FUSION says otherwise; tests/test_fusion.py fuses
+# on purpose (the jit sweep too: every eighth case, all with FUNCTRANS_FUSION_SWEEP=all).
+if "FUNCTRANS_FUSION" not in os.environ:
+    config.fusion = False
 
 PLUGIN = "functrans.pytest_plugin"
 # An installed functrans registers its plugin through the pytest11 entry point; a source

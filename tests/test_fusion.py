@@ -22,6 +22,12 @@ pytest.importorskip("numba")
 import test_jit  # noqa: E402  (the sweep, run again with every region fused)
 
 
+@pytest.fixture(autouse=True)
+def fusion_on(monkeypatch):
+    """The suite runs unfused (tests/conftest.py); here jit fuses as it does by default."""
+    monkeypatch.setattr(ft.config, "fusion", True)
+
+
 @pytest.fixture
 def fuse_everything(monkeypatch):
     """Fuse every region of one operation or more, whatever its size."""
@@ -36,10 +42,11 @@ def _kernels(f, *args) -> int:
 
 # ------------------------------------------------------------------------------------------
 # The jit sweep with every region fused (FUNCTRANS_FUSION_SWEEP=all runs all of it; by
-# default every eighth case: each compiles its own loops, which a fresh cache pays for)
+# default every sixteenth case, and every sixty-fourth derivative case: each compiles its
+# own loops, which a fresh cache pays for, up to 10 s for a derivative case)
 # ------------------------------------------------------------------------------------------
 
-_STRIDE = 1 if os.environ.get("FUNCTRANS_FUSION_SWEEP") == "all" else 8
+_STRIDE = 1 if os.environ.get("FUNCTRANS_FUSION_SWEEP") == "all" else 16
 _SWEEP = test_jit.SWEEP[::_STRIDE]
 
 
@@ -49,7 +56,7 @@ def test_jit_sweep_fused(case):
     test_jit.test_jit_matches_eager(case)
 
 
-_DIFF = test_jit.SWEEP_DIFF[::_STRIDE * 2]
+_DIFF = test_jit.SWEEP_DIFF[::_STRIDE * 4]
 
 
 @pytest.mark.usefixtures("fuse_everything")
