@@ -13,7 +13,7 @@ from typing import Any, Callable, Hashable, Literal, Sequence, TypeVar, cast, ov
 import numpy as np
 from typing_extensions import ParamSpec
 
-from functrans import backend, core, reverse_mode
+from functrans import array_types, backend, core, reverse_mode
 from functrans.api_util import argnums_tuple, partial_over
 from functrans.backend import is_array, owned
 from functrans.core import ClosedJaxpr, ShapeDtypeStruct, ShapedArray, float0, get_aval
@@ -44,7 +44,7 @@ A = TypeVar("A")
 
 
 #: Values that are pytree leaves, for the fast paths of _flatten and _unflatten below
-_LEAF_TYPES = frozenset({np.ndarray, core.Array, float, int, complex, bool})
+_LEAF_TYPES = frozenset({np.ndarray, array_types.Array, float, int, complex, bool})
 _LEAF_TREE = tree_structure(0.0)
 #: n -> the structure of a tuple of n leaves, the usual arguments of a transformed function
 _TUPLE_TREES: dict[int, PyTreeDef] = {}
@@ -138,6 +138,12 @@ def _check_dtype(dtype: np.dtype, name: str, what: str) -> None:
                         "computes with; pass numeric or boolean arrays")
 
 
+def _hand_out(values: list, others=(), check_aliasing: bool = True) -> list:
+    """A transform's flat results as it hands them to the user: arrays the caller owns
+    (``backend.owned``), viewed as the types functrans hands out (``array_types``)."""
+    return array_types.hand_out(owned(values, others, check_aliasing))
+
+
 def _split_aux(leaves: list, store: _Store):
     return leaves[:store.num_out], leaves[store.num_out:]
 
@@ -157,7 +163,7 @@ def _zeros_for(primal, ct):
 
 
 #: types of values that live on the host (no device to create arrays on)
-_HOST_VALUES = frozenset({np.ndarray, core.Array, float, complex, np.float64, np.float32,
+_HOST_VALUES = frozenset({np.ndarray, array_types.Array, float, complex, np.float64, np.float32,
                           np.complex128, np.complex64})
 
 
@@ -244,9 +250,10 @@ def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
     flat_fun, store = _flatten_fun(fun, in_tree, has_aux, "jvp")
     out_p, out_t = ad.jvp_flat(flat_fun, primals_flat, tangents_flat)
     out_p, aux = _split_aux(out_p, store)
-    out_t = owned([_zeros_for(p, t) for p, t in zip(out_p, out_t[:store.num_out])],
+    out_t = _hand_out([_zeros_for(p, t) for p, t in zip(out_p, out_t[:store.num_out])],
                   primals_flat + tangents_flat + out_p)
-    result = (_unflatten(store.out_tree, out_p), _unflatten(store.out_tree, out_t))
+    result = (_unflatten(store.out_tree, array_types.hand_out(out_p)),
+              _unflatten(store.out_tree, out_t))
     return result + (_unflatten(store.aux_tree, aux),) if has_aux else result
 
 
@@ -284,11 +291,12 @@ def linearize(fun: Callable[..., Any], *primals: Any, has_aux: bool = False
         tangents_flat = _check_tangents("linearize", primals_flat, tangents_flat, in_tree,
                                         tangent_tree)
         args = [_zeros_for(p, t) for p, t in zip(primals_flat, tangents_flat)]
-        outs_t = ad.eval_linearized(jaxpr, consts, out_tangents, args)
+        with core.computing_internally():
+            outs_t = ad.eval_linearized(jaxpr, consts, out_tangents, args)
         outs = [_zeros_for(p, t) for p, t in zip(out_p, outs_t[:num_out])]
-        return _unflatten(store.out_tree, owned(outs, tangents_flat + out_p))
+        return _unflatten(store.out_tree, _hand_out(outs, tangents_flat + out_p))
 
-    result = (_unflatten(store.out_tree, out_p), f_jvp)
+    result = (_unflatten(store.out_tree, array_types.hand_out(out_p)), f_jvp)
     return result + (_unflatten(store.aux_tree, aux),) if has_aux else result
 
 
@@ -353,16 +361,16 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[
         cts_flat = _check_cotangents("vjp", out_p, cts_flat, store.out_tree, ct_tree)
         cts_in = pullback(cts_flat + [Zero.from_value(a) for a in aux])
         cts_in = [_zeros_for(p, c) for p, c in zip(primals_flat, cts_in)]
-        return _unflatten(in_tree, owned(cts_in, cts_flat + primals_flat + out_p))
+        return _unflatten(in_tree, _hand_out(cts_in, cts_flat + primals_flat + out_p))
 
-    result = (_unflatten(store.out_tree, out_p), vjp_fun)
+    result = (_unflatten(store.out_tree, array_types.hand_out(out_p)), vjp_fun)
     return result + (_unflatten(store.aux_tree, aux),) if has_aux else result
 
 
 def _check_grad_inputs(name: str, leaves: list, holomorphic: bool, allow_int: bool) -> None:
     for x in leaves:
         t = type(x)
-        if (t is np.ndarray or t is core.Array or t is float) and not holomorphic and (
+        if (t is np.ndarray or t is array_types.Array or t is float) and not holomorphic and (
                 t is float or x.dtype.kind == "f"):
             continue  # the common case: a real floating array or a Python float
         _check_leaf(x, name, "argument")
@@ -425,11 +433,10 @@ def value_and_grad(fun: Callable[P, Any], argnums: int | Sequence[int] = 0,
         one = ((complex(1) if aval.dtype.kind == "c" else 1.0) if aval.weak_type else
                aval.dtype.type(1) if like is None else backend.ones((), aval.dtype, like=like))
         cts = pullback([one] + [Zero.from_value(a) for a in aux])
-        flat = owned([_zeros_for(p, c) for p, c in zip(leaves, cts)], leaves)
+        flat = _hand_out([_zeros_for(p, c) for p, c in zip(leaves, cts)], leaves)
         if len(core.trace_stack()) == 1:  # handed out as eager results are, however computed:
             # arrays with `.at`, and NumPy scalars for 0-d ones
-            flat = [g[()] if type(g) is np.ndarray and not g.ndim else core.user_result(g)
-                    for g in flat]
+            flat = [g[()] if type(g) is np.ndarray and not g.ndim else g for g in flat]
         grads = _unflatten(in_tree, flat)
         g = grads[0] if isinstance(argnums, int) else grads
         if has_aux:
@@ -537,7 +544,7 @@ def vmap(fun: F, in_axes: int | None | Sequence[Any] = 0, out_axes: Any = 0,
         target = [out_axes] * len(outs) if out_axes is None or type(out_axes) is int else (
             _broadcast_prefix("vmap", "out_axes", out_axes, _unflatten(store.out_tree, outs)))
         moved = [_move_batch_axis(x, d, t, size) for x, d, t in zip(outs, out_dims, target)]
-        return _unflatten(store.out_tree, owned(moved, args_flat))
+        return _unflatten(store.out_tree, _hand_out(moved, args_flat))
 
     return cast(F, batched_fun)  # same parameters; shapes are not part of the types
 
@@ -687,7 +694,7 @@ def _assemble(store, outs, aux, jac_flat, sizes, leaves, in_tree, argnums, has_a
             parts = _split_jacobian(jac, len(out_shape), sizes, in_shapes)
         else:
             parts = jac  # already one block per input, shaped (*out_shape, *in_shape)
-        per_input = tree_unflatten(in_tree, owned(parts, check_aliasing=False))
+        per_input = tree_unflatten(in_tree, _hand_out(parts, check_aliasing=False))
         blocks.append(per_input[0] if isinstance(argnums, int) else per_input)
     result = tree_unflatten(store.out_tree, blocks)
     return (result, tree_unflatten(store.aux_tree, aux)) if has_aux else result
@@ -869,9 +876,10 @@ def linear_transpose(fun: Callable[..., Any], *primals: Any
                                     f"{aval.dtype.name}; cast it with astype")
                 cts_flat[i] = _cast(c, aval.dtype, aval.weak_type)
         undefined = [transpose.UndefinedPrimal(a) for a in in_avals]
-        cts_in = transpose.backward_pass(closed.jaxpr, closed.consts, undefined, cts_flat)
+        with core.computing_internally():
+            cts_in = transpose.backward_pass(closed.jaxpr, closed.consts, undefined, cts_flat)
         like = _device_like(cts_flat)
-        return tree_unflatten(in_tree, owned([
+        return tree_unflatten(in_tree, _hand_out([
             backend.zeros(a.shape, a.dtype, like=like) if type(c) is Zero else c
             for c, a in zip(cts_in, in_avals)], cts_flat))
 

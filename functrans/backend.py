@@ -79,7 +79,7 @@ _libraries: dict[type, ArrayLibrary] = {}
 def register_array_library(array_type: type, library: ArrayLibrary) -> None:
     """Make ``array_type`` a device array type computed on with ``library``.  If the type
     has ``view(type=...)`` and can be subclassed (as ``cupy.ndarray`` can), functrans hands
-    out its results as a subclass with ``.at`` (``core.device_result_type``)."""
+    out its results as a subclass with ``.at`` (``array_types.device_result_type``)."""
     _libraries[array_type] = library
     _kinds.clear()
 

@@ -27,13 +27,13 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from functrans import backend, config
+from functrans.array_types import Array, user_result
 
 __all__ = [
     "ShapedArray", "ShapeDtypeStruct", "Primitive", "Trace", "Tracer", "get_aval",
     "Var", "Literal", "JaxprEqn", "Jaxpr", "ClosedJaxpr", "check_jaxpr", "float0",
     "ConcretizationTypeError", "UnexpectedTracerError", "TracerArrayConversionError",
-    "EvalTrace", "eval_jaxpr", "primitive_by_name", "Array",
-    "user_result", "result_type_attributes", "device_result_type",
+    "EvalTrace", "eval_jaxpr", "primitive_by_name", "computing_internally",
 ]
 
 # ------------------------------------------------------------------------------------------
@@ -155,22 +155,6 @@ class ShapeDtypeStruct:
 
 
 _new_aval = object.__new__
-
-
-class Array(np.ndarray):
-    """The NumPy arrays functrans computes outside transforms: ndarrays in every way (repr
-    included) that also have JAX's ``x.at[index]`` updates, installed by functrans.numpy."""
-
-    __slots__ = ()
-
-    def __repr__(self):
-        return repr(self.view(type=np.ndarray))
-
-    def __array_wrap__(self, arr, context=None, return_scalar=False):
-        # NumPy's own operations on an Array: scalars stay scalars (y.sum() as for ndarray)
-        if return_scalar:
-            return arr[()]
-        return arr.view(type=Array) if type(arr) is np.ndarray else arr
 
 
 def get_aval(x) -> ShapedArray:
@@ -469,53 +453,6 @@ class Tracer:
         return f"{type(self).__name__}<{self.aval.str_short()}>"
 
 
-#: What functrans.numpy adds to the arrays functrans hands out (``at``, a ``__getitem__``
-#: taking tracers): attribute name -> function of the array type extended (``np.ndarray``
-#: for ``Array``, ``cupy.ndarray`` for its device counterpart) -> the attribute.
-result_type_attributes: dict[str, Callable[[type], Any]] = {}
-#: device array type -> its subclass that functrans hands out (the subclass maps to itself)
-_device_result_types: dict[type, type] = {}
-
-
-def device_result_type(x) -> type:
-    """The subclass of the type of the device array ``x`` (``cupy.ndarray``) that functrans
-    hands out outside transforms, as ``Array`` is for NumPy: the same array with ``.at``
-    (docs/indexing.md), computed on by the same library.  Made on first use."""
-    array_type = type(x)
-    sub = _device_result_types.get(array_type)
-    if sub is None and not hasattr(array_type, "view"):  # no subclass views: stays itself
-        sub = _device_result_types[array_type] = array_type
-    if sub is None:
-        sub = type("DeviceArray", (array_type,), {
-            "__slots__": (), "__module__": __name__,
-            "__doc__": f"A {array_type.__name__} with JAX's ``x.at[index]`` updates.",
-            **{name: make(array_type) for name, make in result_type_attributes.items()}})
-        backend.register_array_library(sub, backend.library_of(x))
-        _device_result_types[array_type] = _device_result_types[sub] = sub
-    return sub
-
-
-def _result_array(x):
-    t = type(x)
-    if t is np.ndarray:
-        return x.view(type=Array) if x.ndim else x
-    if t in python_scalar_types or t is Array or not backend.is_device_array(x):
-        return x
-    sub = device_result_type(x)
-    return x if sub is t or not x.ndim else x.view(type=sub)
-
-
-def user_result(out):
-    """``out`` (an array or a list or tuple of them) with its arrays viewed as the types
-    functrans hands out: ``Array`` for NumPy arrays, ``device_result_type`` for device ones
-    (0-d ones stay as they are: they are scalars to the transforms' outputs)."""
-    if type(out) is np.ndarray:
-        return out.view(type=Array) if out.ndim else out
-    if type(out) in (list, tuple):
-        return type(out)(_result_array(o) for o in out)
-    return _result_array(out)
-
-
 class EvalTrace(Trace):
     """The interpreter at the bottom of every stack: applies each primitive's impl rule to
     concrete values (NumPy, CuPy, Python scalars)."""
@@ -537,7 +474,9 @@ class EvalTrace(Trace):
         except Exception as error:
             explain_failure(prim, args, params, error)
             raise
-        if len(_state.stack) == 1:  # outside transforms results have `.at` (docs/indexing.md)
+        state = _state
+        if len(state.stack) == 1 and not state.internal:  # the user's own call: results
+            # have `.at` (docs/indexing.md); what the library computes for itself is plain
             if type(out) is np.ndarray:  # the common case inline
                 return out.view(Array) if out.ndim else out
             out = user_result(out)
@@ -571,9 +510,27 @@ class _TraceState(threading.local):
         base = EvalTrace(0)
         self.stack: list[Trace] = [base]
         self.dynamic: Trace = base  # the trace that takes operations on constants
+        # > 0 while the library computes for itself outside transforms (a pullback, a
+        # linearized function): EvalTrace then hands out no ``Array``s, the transform
+        # applies the types once to what it returns (array_types.hand_out)
+        self.internal = 0
 
 
 _state = _TraceState()
+
+
+class computing_internally:
+    """Inside the block, operations outside transforms are the library's own work, whose
+    results are not handed to the user: ``EvalTrace`` returns plain backend arrays (the
+    public transform applies the result types once, at its return)."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        _state.internal += 1
+
+    def __exit__(self, exc_type, exc, traceback) -> None:
+        _state.internal -= 1
 
 
 def trace_stack() -> list[Trace]:

@@ -56,8 +56,8 @@ from typing import Callable, Sequence
 import numpy as np
 
 from functrans import backend, config, core
-from functrans.core import (Array, ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Tracer, Var,
-                            eval_jaxpr, get_aval)
+from functrans.array_types import Array
+from functrans.core import (ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Tracer, Var, eval_jaxpr, get_aval)
 from functrans.interpreters import ad, batching, codegen, partial_eval, tape, transpose
 from functrans.interpreters.codegen import literal_key, params_key
 from functrans.interpreters.partial_eval import JaxprTracer
@@ -136,7 +136,8 @@ class Pullback:
         self.plan = plan
 
     def __call__(self, cts: Sequence) -> list:
-        out = self._run(self, cts)
+        with core.computing_internally():  # the caller hands the results out
+            out = self._run(self, cts)
         _recent.plan = self.plan
         return out
 
@@ -423,9 +424,8 @@ def compiled_backward(jaxpr: Jaxpr, consts: Sequence, cts: Sequence,
     values = compiled.fn(*(args if host else backend.coerce(library.xp, *args)))
     invars = jaxpr.invars
     out: list = [None] * len(invars)
-    top = len(core.trace_stack()) == 1  # outside transforms results are handed out as such
     for i, value in zip(positions, values):
-        out[i] = core.user_result(value) if top else value
+        out[i] = value
     for i, v in enumerate(invars):
         if out[i] is None:
             out[i] = ad.Zero(core.tangent_aval(v.aval))
@@ -528,7 +528,7 @@ def compiled_gradient(recorded: tape.Tape, cts: Sequence,
     out: list = [None] * len(invars)
     if vmap is None:
         for i, value in zip(positions, results):
-            out[i] = core.user_result(value)
+            out[i] = value
     else:
         for i, value, d in zip(positions, results, out_dims):
             out[i] = value if d is None else batching.BatchTracer(vmap, value, d)

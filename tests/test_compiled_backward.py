@@ -10,7 +10,8 @@ import pytest
 import functrans as ft
 import functrans.numpy as fnp
 from functrans import lax
-from functrans.core import Array, abstract_eval_rules, impl_rules
+from functrans.array_types import Array
+from functrans.core import abstract_eval_rules, impl_rules
 from functrans import reverse_mode
 from functrans.interpreters import transpose
 from rule_sandbox import Sandbox

@@ -15,7 +15,7 @@ import pytest
 import functrans as ft
 import functrans.numpy as fnp
 from functrans import lax, ops
-from functrans.core import Array
+from functrans.array_types import Array
 from sweep import assert_close
 
 SCATTERS = {"scatter": (lax.scatter, None), "scatter_add": (lax.scatter_add, np.add),

@@ -12,7 +12,8 @@ import pytest
 import functrans as ft
 import functrans.numpy as fnp
 from functrans import lax
-from functrans.core import Array, Tracer, Var, abstract_eval_rules, impl_rules
+from functrans.array_types import Array
+from functrans.core import Tracer, Var, abstract_eval_rules, impl_rules
 from functrans import reverse_mode
 from functrans.interpreters import ad, tape, transpose
 from rule_sandbox import Sandbox

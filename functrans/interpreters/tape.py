@@ -26,8 +26,8 @@ from typing import Callable, Sequence
 import numpy as np
 
 from functrans import core
-from functrans.core import (Array, Jaxpr, JaxprEqn, Literal, Primitive, Trace,
-                            SCALAR_AVALS, Tracer, Var, abstract_eval_rules, get_aval)
+from functrans.array_types import Array
+from functrans.core import (Jaxpr, JaxprEqn, Literal, Primitive, Trace, SCALAR_AVALS, Tracer, Var, abstract_eval_rules, get_aval)
 from functrans.interpreters import batching, partial_eval
 from functrans.interpreters.transpose import NUMPY_SCALARS
 

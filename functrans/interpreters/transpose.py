@@ -17,7 +17,8 @@ from typing import Callable, Sequence
 import numpy as np
 
 from functrans import core
-from functrans.core import Array, Jaxpr, Literal, Primitive, ShapedArray, get_aval
+from functrans.array_types import Array
+from functrans.core import Jaxpr, Literal, Primitive, ShapedArray, get_aval
 from functrans.interpreters import ad
 from functrans.interpreters.ad import Zero, add_tangents, linearize_flat
 
@@ -75,20 +76,14 @@ def _check_cotangent(var, ct) -> None:
 NUMPY_SCALARS = frozenset({np.float64, np.float32, np.float16, np.complex128, np.complex64})
 
 
-def _accumulate(ct_env: dict, wrapped: set, var, ct) -> None:
-    """Add the cotangent ``ct`` to ``var``'s.  Cotangents are kept as plain ndarrays;
-    ``wrapped`` remembers the variables whose cotangent was an ``Array`` (see below)."""
+def _accumulate(ct_env: dict, var, ct) -> None:
+    """Add the cotangent ``ct`` to ``var``'s."""
     if ct is None or type(ct) is Zero:
         return
     _check_cotangent(var, ct)
     previous = ct_env.get(var)
     if previous is not None:
         ct = add_tangents(previous, ct)
-    if type(ct) is Array:
-        ct = ct.view(np.ndarray)
-        wrapped.add(var)
-    elif wrapped:
-        wrapped.discard(var)
     ct_env[var] = ct
 
 
@@ -125,13 +120,9 @@ def backward_pass(jaxpr: Jaxpr, consts: Sequence, args: Sequence, cts_out: Seque
             env.update(zip(eqn.outvars, outs if eqn.primitive.multiple_results else [outs]))
 
     ct_env: dict = {}
-    # Outside transforms every operation hands out an `Array`, which the next one views
-    # back as a plain ndarray: cotangents are kept plain in between, and the variables
-    # whose cotangent was an `Array` are remembered so that the results keep their type.
-    wrapped: set = set()
     for v, ct in zip(jaxpr.outvars, cts_out):
         if v in linear:
-            _accumulate(ct_env, wrapped, v, ct)
+            _accumulate(ct_env, v, ct)
 
     for eqn in reversed(linear_eqns):
         prim = eqn.primitive
@@ -164,17 +155,12 @@ def backward_pass(jaxpr: Jaxpr, consts: Sequence, args: Sequence, cts_out: Seque
             if (t is np.ndarray or t is Array) and x not in ct_env:
                 aval = x.aval
                 if ct_in.shape == aval.shape and ct_in.dtype == aval.dtype:
-                    if t is Array:
-                        ct_in = ct_in.view(np.ndarray)
-                        wrapped.add(x)
-                    elif wrapped:
-                        wrapped.discard(x)
                     ct_env[x] = ct_in
                     continue
-            _accumulate(ct_env, wrapped, x, ct_in)
+            _accumulate(ct_env, x, ct_in)
 
-    return [(ct_env[v].view(Array) if v in wrapped else ct_env[v]) if v in ct_env else
-            Zero(core.tangent_aval(v.aval)) if v in linear else None for v in jaxpr.invars]
+    return [ct_env[v] if v in ct_env else Zero(core.tangent_aval(v.aval)) if v in linear
+            else None for v in jaxpr.invars]
 
 
 def vjp_flat(fun: Callable, primals: Sequence, snapshot: bool = False

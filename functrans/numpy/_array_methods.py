@@ -28,7 +28,8 @@ import functrans.numpy._reductions as reductions
 import functrans.numpy._shape as shapes
 import functrans.numpy._sorting as sorting
 import functrans.numpy._statistics as statistics
-from functrans.core import Array, Tracer, TracerArrayConversionError, result_type_attributes
+from functrans.array_types import Array, result_type_attributes
+from functrans.core import Tracer, TracerArrayConversionError
 from functrans.numpy import fft, linalg
 from functrans.numpy._devices import device_of, move_to_device
 from functrans.numpy._contractions import dot, matmul
@@ -280,7 +281,7 @@ def install_tracer_methods() -> None:
     Tracer.device = property(device_of)  # type: ignore[attr-defined]
     Tracer.at = property(IndexUpdateHelper)  # type: ignore[attr-defined]
     # What the arrays handed out outside transforms gain: Array now, device arrays' result
-    # type when one is first made (core.device_result_type).
+    # type when one is first made (array_types.device_result_type).
     result_type_attributes["at"] = lambda base: property(IndexUpdateHelper)
     result_type_attributes["__getitem__"] = _getitem_of
     for name in LIST_AXIS_METHODS:

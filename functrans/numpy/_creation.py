@@ -10,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from functrans import backend, lax
-from functrans.core import Tracer, get_aval, user_result
+from functrans.array_types import user_result
+from functrans.core import Tracer, get_aval
 from functrans.numpy._devices import device_context, like_for_device, move_to_device
 from functrans.numpy._util import arg, dtype_of, sequence_to_array, shape_of, static_int
 from functrans.primitives import shape as shape_ops

@@ -1,6 +1,6 @@
 """Indexing: the ``x[index]`` of tracers (``getitem``, installed as ``Tracer.__getitem__``),
 JAX's functional updates ``x.at[index].set(...)`` and friends (``IndexUpdateHelper``,
-installed as ``.at`` of tracers and of ``functrans.core.Array``), ``take`` and
+installed as ``.at`` of tracers and of ``functrans.array_types.Array``), ``take`` and
 ``take_along_axis``, their functional inverses ``put_along_axis``, ``put``, ``place`` and
 ``fill_diagonal``, elementwise selection (``where``), and the parts of arrays picked by
 position (``diagonal``, ``diag``, ``tril``, ``triu``).

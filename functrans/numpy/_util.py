@@ -12,6 +12,7 @@ import operator
 import numpy as np
 
 from functrans import backend, core, lax
+from functrans.array_types import Array
 from functrans.core import Tracer, get_aval
 from functrans.naming import alias, public
 from functrans.primitives import shape as shape_ops
@@ -23,7 +24,7 @@ def arg(x):
     """Accept arrays, tracers and Python scalars as they are; convert lists and tuples."""
     if type(x) is np.ndarray or isinstance(x, Tracer) or core.is_python_scalar(x):
         return x
-    if type(x) is core.Array:  # a result of ours: as a plain ndarray it takes the fast paths
+    if type(x) is Array:  # a result of ours: as a plain ndarray it takes the fast paths
         return x.view(type=np.ndarray)
     if isinstance(x, (list, tuple)):
         return sequence_to_array(x)
@@ -72,7 +73,7 @@ def dtype_of(x) -> np.dtype:
 
 def promote_inexact(x):
     """Integers and booleans become float64 (weakly typed if they were), like NumPy."""
-    if type(x) is core.Array:
+    if type(x) is Array:
         x = x.view(type=np.ndarray)
     if type(x) is np.ndarray and x.dtype.kind in "fc":  # the common case, kept cheap
         return x

@@ -20,8 +20,8 @@ import numpy as np
 
 from functrans import core
 from functrans.backend import array_module, coerce
-from functrans.core import (Array, Primitive, ShapedArray, abstract_eval_rules, get_aval,
-                            impl_rules)
+from functrans.array_types import Array
+from functrans.core import Primitive, ShapedArray, abstract_eval_rules, get_aval, impl_rules
 from functrans.interpreters import ad, batching, codegen, transpose
 from functrans.interpreters.ad import Zero, add_any_p
 from functrans.interpreters.batching import not_mapped

@@ -33,8 +33,9 @@ import numpy as np
 from typing_extensions import ParamSpec
 
 from functrans import backend, config, jaxpr_transforms
-from functrans.core import (Array, ClosedJaxpr, Primitive, ShapedArray, Tracer,
-                            abstract_eval_rules, get_aval, impl_rules, user_result)
+from functrans.array_types import Array, user_result
+from functrans.core import (ClosedJaxpr, Primitive, ShapedArray, Tracer, abstract_eval_rules,
+                            get_aval, impl_rules)
 from functrans.interpreters import ad, batching, codegen, partial_eval, transpose
 from functrans.interpreters.ad import Zero
 from functrans.interpreters.batching import not_mapped
