@@ -13,7 +13,8 @@ from typing import Sequence
 import numpy as np
 
 from functrans import backend
-from functrans.core import Tracer, get_aval, user_result
+from functrans.array_types import user_result
+from functrans.core import Tracer, get_aval
 from functrans.primitives.conversion import convert_element_type, zeros_like
 from functrans.primitives.elementwise import (abs, add, div, eq, exp, gt, log1p, lt, neg,
                                               select, sqrt, sub)

@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterator, TypeVar
 
 import numpy as np
 
-from functrans import backend, config, core, jaxpr_transforms, reverse_mode
+from functrans import array_types, backend, config, core, jaxpr_transforms, reverse_mode
 from functrans.core import Tracer
 from functrans.core import ShapedArray
 from functrans.primitives import callbacks
@@ -105,10 +105,10 @@ def _put_leaf(x, device: Device | None):
     if device is None:
         if backend.is_device_array(x):
             return x
-        return core.user_result([np.asarray(x)])[0]
+        return array_types.user_result([np.asarray(x)])[0]
     if device.platform == "cpu":
         host = backend.to_host(x) if backend.is_device_array(x) else np.asarray(x)
-        return core.user_result([host])[0]
+        return array_types.user_result([host])[0]
     cupy = _cupy()
     if cupy is None:
         raise RuntimeError(f"device_put: {device!r} needs CuPy and a GPU")

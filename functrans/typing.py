@@ -18,7 +18,8 @@ from typing import Any, Protocol, Union
 
 import numpy as np
 
-from functrans.core import Array, Tracer
+from functrans.array_types import Array
+from functrans.core import Tracer
 
 __all__ = ["ArrayLike", "DTypeLike"]
 

@@ -189,7 +189,7 @@ def test_asarray_and_array_keep_device_arrays_on_their_device():
                                   lambda like: fnp.identity(2, like=like)])
 def test_creation_from_shapes_is_numpy_unless_like_a_device_array(make):
     on_host = make(None)
-    assert isinstance(on_host, np.ndarray)  # a functrans.core.Array: an ndarray with `.at`
+    assert isinstance(on_host, np.ndarray)  # a functrans.array_types.Array: an ndarray with `.at`
     on_device = make(StandInArray([0.0]))
     assert isinstance(on_device, StandInArray)
     np.testing.assert_array_equal(on_device.data, on_host)

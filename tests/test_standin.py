@@ -281,7 +281,7 @@ AT_UPDATES = {
 @pytest.mark.parametrize("name", AT_UPDATES)
 def test_at_updates_on_concrete_device_arrays(device, name):
     # Outside transforms functrans hands out device arrays with `.at`, as it does NumPy
-    # arrays (core.Array): a subclass of the library's array type, computed on by it.
+    # arrays (array_types.Array): a subclass of the library's array type, computed on by it.
     update = AT_UPDATES[name]
     x, v = np.linspace(-1.0, 1.0, 6), np.array([0.5, -2.0, 3.0])
     i = np.array([4, 1, 2])

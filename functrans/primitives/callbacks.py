@@ -34,7 +34,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
-from functrans import backend, core
+from functrans import array_types, backend, core
 from functrans.core import (Primitive, ShapedArray, Tracer, abstract_eval_rules, get_aval,
                             impl_rules)
 from functrans.interpreters import ad, batching
@@ -180,7 +180,7 @@ debug_callback_p = Primitive("debug_callback", multiple_results=True, origin="li
 
 def _debug_callback_impl(*args, callback):
     values = [a for a in args if getattr(a, "dtype", None) != token_dtype]  # see the batcher
-    callback(*core.user_result(values))
+    callback(*array_types.user_result(values))
     return [np.zeros((), token_dtype)]
 
 
@@ -256,7 +256,7 @@ pure_callback_p = Primitive("pure_callback", multiple_results=True, origin="user
 
 
 def _pure_callback_impl(*args, callback, result_avals, vmap_method):
-    results = callback(*core.user_result(list(args)))
+    results = callback(*array_types.user_result(list(args)))
     if len(results) != len(result_avals):
         raise TypeError(f"pure_callback: the callback returned {len(results)} arrays, but "
                         f"result_shape_dtypes declares {len(result_avals)}")
