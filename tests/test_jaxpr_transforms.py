@@ -218,7 +218,7 @@ def _imports(path: pathlib.Path) -> list[tuple[str, bool]]:
 
 
 @pytest.mark.parametrize("path", sorted(
-    [PACKAGE / "core.py", PACKAGE / "backend.py", PACKAGE / "config.py",
+    [PACKAGE / "core.py", PACKAGE / "backend.py", PACKAGE / "config.py", PACKAGE / "array_types.py",
      *(PACKAGE / "interpreters").glob("*.py")]), ids=lambda p: p.name)
 def test_lower_layers_import_nothing_above_them(path):
     forbidden = ("functrans.primitives", "functrans.jaxpr_transforms", "functrans.api",
