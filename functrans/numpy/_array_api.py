@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from functrans import backend, core
+from functrans import array_types, backend
 from functrans.core import Tracer
 from functrans.numpy._devices import CPU, check_device, cupy_devices, move_to_device
 from functrans.numpy._util import arg
@@ -109,6 +109,6 @@ def from_dlpack(x, /, *, device=None, copy=None):
     check_device("from_dlpack", device)
     if backend.is_device_array(x) and not isinstance(x, np.ndarray):
         out = backend.array_module(x).from_dlpack(x) if not copy else arg(x).copy()
-        return move_to_device("from_dlpack", core.user_result(out), device)
+        return move_to_device("from_dlpack", array_types.user_result(out), device)
     out = np.from_dlpack(x)  # (NumPy 2.0's takes neither copy= nor device=)
-    return move_to_device("from_dlpack", core.user_result(out.copy() if copy else out), device)
+    return move_to_device("from_dlpack", array_types.user_result(out.copy() if copy else out), device)

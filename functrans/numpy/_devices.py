@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from functrans import backend, core
+from functrans import array_types, backend
 from functrans.core import Tracer
 
 __all__ = ["CPU", "device_of", "like_for_device", "check_device", "move_to_device",
@@ -92,10 +92,10 @@ def move_to_device(name: str, x, device):
                          f"cannot be moved to {device!r} inside a transform; move the inputs "
                          "before transforming")
     if is_cpu(device):
-        return core.user_result(backend.to_host(x))
+        return array_types.user_result(backend.to_host(x))
     import cupy
     with device:
-        return core.user_result(cupy.asarray(x))
+        return array_types.user_result(cupy.asarray(x))
 
 
 def _same_device(a, b) -> bool:

@@ -19,7 +19,8 @@ from numpy import (bool_, character, complex64, complex128, complexfloating, dty
 
 from functrans import lax
 from functrans import backend
-from functrans.core import Tracer, get_aval, user_result
+from functrans.array_types import user_result
+from functrans.core import Tracer, get_aval
 from functrans.numpy._devices import move_to_device
 from functrans.numpy._util import arg
 

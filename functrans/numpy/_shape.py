@@ -14,7 +14,8 @@ from typing import Sequence
 import numpy as np
 
 from functrans import backend, lax
-from functrans.core import ConcretizationTypeError, Tracer, get_aval, user_result
+from functrans.array_types import user_result
+from functrans.core import ConcretizationTypeError, Tracer, get_aval
 from functrans.numpy._elementwise import bitwise_and, multiply, not_equal, right_shift
 from functrans.numpy._util import (arg, as_tuple, axis_tuple, dtype_of, shape_of, slice_axis,
                                    static_int)
