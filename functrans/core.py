@@ -457,7 +457,12 @@ class EvalTrace(Trace):
     """The interpreter at the bottom of every stack: applies each primitive's impl rule to
     concrete values (NumPy, CuPy, Python scalars)."""
 
-    __slots__ = ()
+    # > 0 while the library computes for itself at the top level (``computing_internally``)
+    __slots__ = ("internal",)
+
+    def __init__(self, level: int):
+        super().__init__(level)
+        self.internal = 0
 
     def process_primitive(self, prim: Primitive, args: Sequence, params: dict):
         try:
@@ -474,8 +479,7 @@ class EvalTrace(Trace):
         except Exception as error:
             explain_failure(prim, args, params, error)
             raise
-        state = _state
-        if len(state.stack) == 1 and not state.internal:  # the user's own call: results
+        if len(_state.stack) == 1 and not self.internal:  # the user's own call: results
             # have `.at` (docs/indexing.md); what the library computes for itself is plain
             if type(out) is np.ndarray:  # the common case inline
                 return out.view(Array) if out.ndim else out
@@ -507,13 +511,9 @@ class _TraceState(threading.local):
     """The interpreter stack of one thread.  Level 0 is plain evaluation."""
 
     def __init__(self):
-        base = EvalTrace(0)
+        base = self.base = EvalTrace(0)
         self.stack: list[Trace] = [base]
         self.dynamic: Trace = base  # the trace that takes operations on constants
-        # > 0 while the library computes for itself outside transforms (a pullback, a
-        # linearized function): EvalTrace then hands out no ``Array``s, the transform
-        # applies the types once to what it returns (array_types.hand_out)
-        self.internal = 0
 
 
 _state = _TraceState()
@@ -527,10 +527,10 @@ class computing_internally:
     __slots__ = ()
 
     def __enter__(self) -> None:
-        _state.internal += 1
+        _state.base.internal += 1
 
     def __exit__(self, exc_type, exc, traceback) -> None:
-        _state.internal -= 1
+        _state.base.internal -= 1
 
 
 def trace_stack() -> list[Trace]:
