@@ -34,6 +34,7 @@ __all__ = [
     "Var", "Literal", "JaxprEqn", "Jaxpr", "ClosedJaxpr", "check_jaxpr", "float0",
     "ConcretizationTypeError", "UnexpectedTracerError", "TracerArrayConversionError",
     "EvalTrace", "eval_jaxpr", "primitive_by_name", "computing_internally",
+    "running_user_code",
 ]
 
 # ------------------------------------------------------------------------------------------
@@ -531,6 +532,21 @@ class computing_internally:
 
     def __exit__(self, exc_type, exc, traceback) -> None:
         _state.base.internal -= 1
+
+
+class running_user_code:
+    """Inside the block the user's own code runs on the library's behalf (a ``custom_vjp``
+    backward function called by a pullback): operations outside transforms hand out the
+    user's array types again, as in the user's own calls."""
+
+    __slots__ = ("saved",)
+
+    def __enter__(self) -> None:
+        base = _state.base
+        self.saved, base.internal = base.internal, 0
+
+    def __exit__(self, exc_type, exc, traceback) -> None:
+        _state.base.internal = self.saved
 
 
 def trace_stack() -> list[Trace]:

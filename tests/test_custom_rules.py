@@ -1059,3 +1059,23 @@ def test_intermediate_grads_staged_by_make_jaxpr():
     got = ft.eval_jaxpr(closed.jaxpr, closed.consts, XS)
     assert_trees_close(got, tree_leaves(f(XS)))
     assert_trees_close(f(XS), (2.0 * XS * XS, {"sq": XS}))
+
+
+def test_a_custom_vjp_backward_gets_the_users_array_types():
+    """A backward function runs as the user's code: its arrays have ``.at`` (JAX's update
+    syntax), on every call, whichever plan reverse mode takes."""
+    @ft.custom_vjp
+    def f(x):
+        return fnp.sin(x)
+
+    def bwd(cos_x, g):
+        g = g * cos_x
+        return (g.at[0].set(0.0) + fnp.zeros_like(g).at[1].set(1.0),)
+
+    f.defvjp(lambda x: (fnp.sin(x), fnp.cos(x)), bwd)
+    x = np.array([0.3, 0.5, 0.7])
+    want = np.cos(x) * 2.0
+    want[0], want[1] = 0.0, want[1] + 1.0
+    loss = ft.grad(lambda x: fnp.sum(f(x) * 2.0))
+    for _ in range(3):
+        np.testing.assert_allclose(loss(x), want, rtol=1e-15)

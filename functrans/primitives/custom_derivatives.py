@@ -19,7 +19,7 @@ import inspect
 from typing import Any, Callable, Sequence
 
 
-from functrans import core
+from functrans import array_types, core
 from functrans.core import Primitive, Tracer, abstract_eval_rules, get_aval, impl_rules
 from functrans.interpreters import ad, batching, tape, transpose
 from functrans.interpreters.ad import Zero
@@ -528,7 +528,9 @@ def _custom_lin_transpose(cts, *args, num_res, bwd, out_avals):
     res = args[:num_res]
     witness = ad.device_witness([*cts, *res])
     cts = [ad.zeros(ct.aval, witness) if type(ct) is Zero else ct for ct in cts]
-    return [None] * num_res + list(bwd(list(res), cts))
+    with core.running_user_code():  # the user's arrays, with `.at`, as in their own calls
+        out = bwd(array_types.hand_out(list(res)), array_types.hand_out(cts))
+    return [None] * num_res + list(out)
 
 
 def _custom_lin_batch(vals, dims, *, num_res, bwd, out_avals):
