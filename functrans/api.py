@@ -353,7 +353,7 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[
         _check_leaf(p, "vjp", "primal")
     flat_fun, store = _flatten_fun(fun, in_tree, has_aux, "vjp")
     # The pullback outlives this call: it keeps copies of the caller's arrays.
-    out_p, pullback = reverse_mode.vjp(flat_fun, primals_flat, snapshot=True)
+    out_p, pullback = reverse_mode.planned_vjp(flat_fun, primals_flat, snapshot=True)
     out_p, aux = _split_aux(out_p, store)
 
     def vjp_fun(ct):
@@ -409,7 +409,7 @@ def value_and_grad(fun: Callable[P, Any], argnums: int | Sequence[int] = 0,
         leaves, in_tree = _flatten(dyn)
         _check_grad_inputs("grad", leaves, holomorphic, allow_int)
         flat_fun, store = _flatten_fun(f, in_tree, has_aux, "grad")
-        out_p, pullback = reverse_mode.vjp(flat_fun, leaves, code)
+        out_p, pullback = reverse_mode.planned_vjp(flat_fun, leaves, code)
         if store.num_out != 1:
             raise TypeError(f"{name}: grad requires a single scalar output, got a pytree "
                             f"with {store.num_out} leaves ({store.out_tree})")
@@ -447,7 +447,7 @@ def value_and_grad(fun: Callable[P, Any], argnums: int | Sequence[int] = 0,
 
 
 def _code_of(fun):
-    """What identifies a function across calls for ``reverse_mode.vjp``: its code object (also
+    """What identifies a function across calls for ``reverse_mode.planned_vjp``: its code object (also
     of a bound method or a ``functools.partial``), or None."""
     code = getattr(fun, "__code__", None)
     if code is None:
@@ -716,7 +716,7 @@ def jacrev(fun: Callable[P, Any], argnums: int | Sequence[int] = 0, has_aux: boo
         _check_jac_inputs("jacrev", leaves, holomorphic, allow_int)
         f = functools.partial(fun, **kwargs) if kwargs else fun
         flat_fun, store = _flatten_fun(partial_over(f, args, nums), in_tree, has_aux, "jacrev")
-        values, pullback = reverse_mode.vjp(flat_fun, leaves)
+        values, pullback = reverse_mode.planned_vjp(flat_fun, leaves)
         outs, aux = _split_aux(values, store)
         for out in outs:
             dtype = get_aval(out).dtype

@@ -3,9 +3,9 @@ which way to compute it.
 
 Type::
 
-    vjp : (f, primals) -> (f(primals), pullback)      pullback : cts -> cts of the primals
+    planned_vjp : (f, primals) -> (f(primals), pullback)    pullback : cts -> cts of the primals
 
-``grad``, ``value_and_grad``, ``vjp``, ``jacrev`` and ``gradcheck`` call ``vjp`` here; it
+``grad``, ``value_and_grad``, ``vjp``, ``jacrev`` and ``gradcheck`` call ``planned_vjp``; it
 chooses a *plan* (``choose_plan``) and runs it.  The plans give the same derivatives
 (tests/test_reverse_mode.py runs the registry sweep through each); they differ in speed:
 
@@ -63,7 +63,7 @@ from functrans.interpreters.codegen import literal_key, params_key
 from functrans.interpreters.partial_eval import JaxprTracer
 from functrans.interpreters.transpose import UndefinedPrimal, backward_pass
 
-__all__ = ["PLANS", "MODES", "Pullback", "vjp", "linear_pullback", "choose_plan", "last_plan",
+__all__ = ["PLANS", "MODES", "Pullback", "planned_vjp", "linear_pullback", "choose_plan", "last_plan",
            "structure_key",
            "compiled_backward", "compiled_gradient", "trace_gradient", "clear_caches"]
 
@@ -143,7 +143,7 @@ class Pullback:
 
 
 def choose_plan(primals: Sequence, key=None, snapshot: bool = False) -> str:
-    """The plan ``vjp`` starts with for a call at ``primals`` (``key``: what identifies the
+    """The plan ``planned_vjp`` starts with for a call at ``primals`` (``key``: what identifies the
     function across calls, for ``grad``; ``snapshot``: the pullback outlives the call):
     ``"linearize"``, ``"compiled"`` or ``"tape"`` (the module docstring says when)."""
     return _choose(primals, key, snapshot)[0]
@@ -172,7 +172,7 @@ def _choose(primals: Sequence, key, snapshot: bool) -> tuple[str, bool]:
     return ("compiled", False) if batched is None else ("tape", batched)
 
 
-def vjp(fun: Callable, primals: Sequence, key=None, snapshot: bool = False
+def planned_vjp(fun: Callable, primals: Sequence, key=None, snapshot: bool = False
         ) -> tuple[list, Pullback]:
     """Reverse mode on flat lists, by the plan ``choose_plan`` picks: the outputs of
     ``fun`` (flat list in, flat list out) at ``primals`` and their ``Pullback``."""

@@ -100,7 +100,7 @@ class Problem:
                                                                        plan)
             else:
                 with config.reverse_mode_set(plan):
-                    outs, pullback = reverse_mode.vjp(self.fun, self.leaves)
+                    outs, pullback = reverse_mode.planned_vjp(self.fun, self.leaves)
                 self._set_outs(outs)
                 self._symbolic_pullback = pullback
         return self._symbolic_pullback
