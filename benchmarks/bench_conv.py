@@ -21,12 +21,12 @@ import os
 import random
 import statistics
 import sys
-import time
 
-_ENV = {"MALLOC_MMAP_THRESHOLD_": str(1 << 30), "MALLOC_TRIM_THRESHOLD_": str(1 << 30),
-        "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-if __name__ == "__main__" and any(os.environ.get(k) != v for k, v in _ENV.items()):
-    os.environ.update(_ENV)
+import run  # noqa: E402  (its environment, timer and calibration)
+from run import calibrate, cpu_time  # noqa: E402
+
+if __name__ == "__main__" and any(os.environ.get(k) != v for k, v in run.ENV.items()):
+    os.environ.update(run.ENV)
     os.execv(sys.executable, [sys.executable, *sys.argv])
 
 import numpy as np  # noqa: E402
@@ -84,20 +84,6 @@ def hand_grad(w1, w2, x):
     return dw1, dw2
 
 
-def _time(fn, args, number: int) -> float:
-    start = time.process_time()
-    for _ in range(number):
-        fn(*args)
-    return (time.process_time() - start) / number
-
-
-def _calibrate(fn, args) -> int:
-    number = 1
-    while _time(fn, args, number) * number < 0.05 and number < 1 << 12:
-        number *= 2
-    return number
-
-
 def main(rounds: int) -> None:
     rng = np.random.default_rng(0)
     x = rng.standard_normal((64, 3, 32, 32))
@@ -111,13 +97,13 @@ def main(rounds: int) -> None:
     for label, fn in contenders.items():
         for got, expected in zip(fn(*args), want):
             np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-9, err_msg=label)
-    numbers = {label: _calibrate(fn, args) for label, fn in contenders.items()}
+    numbers = {label: calibrate(fn, args) for label, fn in contenders.items()}
     times = {label: [] for label in contenders}
     ratios = {label: [] for label in contenders}
     for _ in range(rounds):
         order = list(contenders)
         random.shuffle(order)
-        measured = {label: _time(contenders[label], args, numbers[label]) for label in order}
+        measured = {label: cpu_time(contenders[label], args, numbers[label]) for label in order}
         for label in contenders:
             times[label].append(measured[label])
             ratios[label].append(measured[label] / measured["numpy im2col"])

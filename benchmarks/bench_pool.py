@@ -24,8 +24,8 @@ import sys
 
 import run  # noqa: E402  (re-executes with run.py's environment when run as a script)
 
-if __name__ == "__main__" and any(os.environ.get(k) != v for k, v in run._ENV.items()):
-    os.environ.update(run._ENV)
+if __name__ == "__main__" and any(os.environ.get(k) != v for k, v in run.ENV.items()):
+    os.environ.update(run.ENV)
     os.execv(sys.executable, [sys.executable, *sys.argv])
 
 import numpy as np  # noqa: E402

@@ -40,10 +40,10 @@ import sys
 import time
 import tracemalloc
 
-_ENV = {"MALLOC_MMAP_THRESHOLD_": str(1 << 30), "MALLOC_TRIM_THRESHOLD_": str(1 << 30),
+ENV = {"MALLOC_MMAP_THRESHOLD_": str(1 << 30), "MALLOC_TRIM_THRESHOLD_": str(1 << 30),
         "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-if __name__ == "__main__" and any(os.environ.get(k) != v for k, v in _ENV.items()):
-    os.environ.update(_ENV)
+if __name__ == "__main__" and any(os.environ.get(k) != v for k, v in ENV.items()):
+    os.environ.update(ENV)
     os.execv(sys.executable, [sys.executable, *sys.argv])
 
 import numpy as np  # noqa: E402
@@ -313,17 +313,19 @@ def _flatten(x):
     return [np.asarray(x)]
 
 
-def _time(fn, args, number: int) -> float:
+def cpu_time(fn, args, number: int) -> float:
+    """Process CPU seconds per call of ``fn(*args)``, over ``number`` calls."""
     start = time.process_time()
     for _ in range(number):
         fn(*args)
     return (time.process_time() - start) / number
 
 
-def _calibrate(fn, args) -> int:
+def calibrate(fn, args) -> int:
+    """How many calls of ``fn(*args)`` make one timing of at least 20 ms."""
     number = 1
     while True:
-        t = _time(fn, args, number)
+        t = cpu_time(fn, args, number)
         if t * number > 0.02 or number >= 1 << 16:
             return number
         number *= 2
@@ -357,13 +359,13 @@ def run(names, rounds: int, markdown: bool) -> list:
             for a, b in zip(got, expected):
                 np.testing.assert_allclose(a, b, rtol=1e-8, atol=1e-10,
                                            err_msg=f"{name}: {label} disagrees")
-        numbers = {label: _calibrate(fn, inputs[label]) for label, fn in contenders.items()}
+        numbers = {label: calibrate(fn, inputs[label]) for label, fn in contenders.items()}
         ratios = {label: [] for label in contenders}
         times = {label: [] for label in contenders}
         for _ in range(rounds):
             order = list(contenders)
             random.shuffle(order)
-            round_times = {label: _time(contenders[label], inputs[label], numbers[label])
+            round_times = {label: cpu_time(contenders[label], inputs[label], numbers[label])
                            for label in order}
             for label in contenders:
                 times[label].append(round_times[label])
@@ -394,8 +396,8 @@ def make_jaxpr_row(rounds: int) -> None:
         return x
 
     x = np.ones(3)
-    t_trace = min(_time(ft.make_jaxpr(f), (x,), 1) for _ in range(max(3, rounds // 5)))
-    t_eager = min(_time(f, (x,), 1) for _ in range(max(3, rounds // 5)))
+    t_trace = min(cpu_time(ft.make_jaxpr(f), (x,), 1) for _ in range(max(3, rounds // 5)))
+    t_eager = min(cpu_time(f, (x,), 1) for _ in range(max(3, rounds // 5)))
     print(f"make_jaxpr_10k     trace {_fmt(t_trace)}   eager {_fmt(t_eager)}   "
           f"({t_trace / t_eager:.2f}x eager evaluation)")
 
