@@ -323,21 +323,30 @@ def _linear_solve_batch(vals, dims, *, const_lengths, jaxprs):
     consts, b = _split_operands(vals, const_lengths)
     consts_dims, b_dims = _split_operands(dims, const_lengths)
     b = [bdim_to_front(x, d, size) for x, d in zip(b, b_dims)]
+    new_consts, new_jaxprs, new_lengths = _batch_functions(
+        jaxprs, consts, consts_dims, [len(b)] * len(jaxprs), size)
+    outs = linear_solve_p.bind(*new_consts, *b, const_lengths=_Solves(*new_lengths),
+                               jaxprs=_Solves(*new_jaxprs))
+    return outs, [0] * len(outs)
+
+
+def _batch_functions(jaxprs, consts, consts_dims, num_args, size: int):
+    """Each closed jaxpr (None: absent) batched over its constants (along ``consts_dims``)
+    and its ``num_args`` arguments (all at axis 0): the constants moved to axis 0, flat,
+    the batched jaxprs, and how many constants each takes."""
     new_consts, new_jaxprs, new_lengths = [], [], []
-    for closed, cs, ds in zip(jaxprs, consts, consts_dims):
+    for closed, cs, ds, n in zip(jaxprs, consts, consts_dims, num_args):
         if closed is None:
             new_jaxprs.append(None)
             new_lengths.append(0)
             continue
         cs = [c if d is not_mapped else bdim_to_front(c, d, size) for c, d in zip(cs, ds)]
-        in_dims = [not_mapped if d is not_mapped else 0 for d in ds] + [0] * len(b)
+        in_dims = [not_mapped if d is not_mapped else 0 for d in ds] + [0] * n
         batched, _ = jaxpr_transforms.batch_jaxpr(closed, size, in_dims)
         new_jaxprs.append(batched)
         new_consts += cs
         new_lengths.append(len(cs))
-    outs = linear_solve_p.bind(*new_consts, *b, const_lengths=_Solves(*new_lengths),
-                               jaxprs=_Solves(*new_jaxprs))
-    return outs, [0] * len(outs)
+    return new_consts, new_jaxprs, new_lengths
 
 
 impl_rules[linear_solve_p] = _linear_solve_impl
@@ -476,14 +485,8 @@ def _root_batch(vals, dims, *, const_lengths, jaxprs):
     consts, x0 = _split_operands(vals, const_lengths)
     consts_dims, x0_dims = _split_operands(dims, const_lengths)
     x0 = [bdim_to_front(x, d, size) for x, d in zip(x0, x0_dims)]
-    new_consts, new_jaxprs, new_lengths = [], [], []
-    for closed, cs, ds, n_args in zip(jaxprs, consts, consts_dims, (1, 1, 2)):
-        cs = [c if d is not_mapped else bdim_to_front(c, d, size) for c, d in zip(cs, ds)]
-        in_dims = [not_mapped if d is not_mapped else 0 for d in ds] + [0] * (n_args * len(x0))
-        batched, _ = jaxpr_transforms.batch_jaxpr(closed, size, in_dims)
-        new_jaxprs.append(batched)
-        new_consts += cs
-        new_lengths.append(len(cs))
+    new_consts, new_jaxprs, new_lengths = _batch_functions(
+        jaxprs, consts, consts_dims, [n * len(x0) for n in (1, 1, 2)], size)
     outs = root_p.bind(*new_consts, *x0, const_lengths=_Roots(*new_lengths),
                        jaxprs=_Roots(*new_jaxprs))
     return outs, [0] * len(outs)
