@@ -334,7 +334,9 @@ def _batch_functions(jaxprs, consts, consts_dims, num_args, size: int):
     """Each closed jaxpr (None: absent) batched over its constants (along ``consts_dims``)
     and its ``num_args`` arguments (all at axis 0): the constants moved to axis 0, flat,
     the batched jaxprs, and how many constants each takes."""
-    new_consts, new_jaxprs, new_lengths = [], [], []
+    new_consts: list = []
+    new_jaxprs: list = []
+    new_lengths: list = []
     for closed, cs, ds, n in zip(jaxprs, consts, consts_dims, num_args):
         if closed is None:
             new_jaxprs.append(None)
