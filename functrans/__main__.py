@@ -5,13 +5,11 @@ The parameters are a plain dict of NumPy arrays (a pytree); the model is written
 a JVP, per-example gradients (vmap of grad) and the jaxpr of the loss, whose inputs are
 named by their paths in the arguments.
 """
-import inspect
 
 import numpy as np
 
 import functrans as ft
 import functrans.numpy as fnp
-from functrans.tree_util import keystr, tree_flatten_with_path
 
 #: entries shown of each printed array
 SHOWN = 3
@@ -47,26 +45,20 @@ def head(array, count=SHOWN):
     return f"first {count} of {flat.size}: {flat[:count]}"
 
 
-def input_legend(fun, jaxpr, *args):
-    """Which argument leaf each input of ``jaxpr`` (traced from ``fun(*args)``) is: lines
-    ``a = params['b1']``, in the jaxpr's order (the leaves of the arguments, a dict's in
-    sorted key order).
+def input_legend(jaxpr):
+    """Which argument leaf each input of ``jaxpr`` is, one ``a = params['b1']`` line per
+    input in the jaxpr's order, from the argument paths ``make_jaxpr`` records
+    (``jaxpr.debug_info.arg_names``; a dict's leaves come in sorted key order).
 
     >>> def f(p, x):
     ...     return p["w"] * x
-    >>> print(input_legend(f, ft.make_jaxpr(f)({"w": 1.0}, 2.0), {"w": 1.0}, 2.0))
+    ...
+    >>> print(input_legend(ft.make_jaxpr(f)({"w": 1.0}, 2.0)))
     a = p['w']
     b = x
     """
-    names = list(inspect.signature(fun).parameters)
-    header = str(jaxpr).splitlines()[0]  # "{ lambda ; a:f64[4] b:f64[1] ... . let"
-    binders = header.split(";", 1)[1].rsplit(".", 1)[0].split()
-    pairs, _ = tree_flatten_with_path(args)
-    lines = []
-    for binder, (path, _) in zip(binders, pairs):
-        argument = names[path[0].idx] if path[0].idx < len(names) else f"args[{path[0].idx}]"
-        lines.append(f"{binder.split(':')[0]} = {argument}{keystr(path[1:])}")
-    return "\n".join(lines)
+    lines = jaxpr.pretty_print(arg_names=True).splitlines()
+    return "\n".join(line.removeprefix("# ") for line in lines if line.startswith("# "))
 
 
 def main():
@@ -103,7 +95,7 @@ def _demo():
     heading("make_jaxpr(loss)")
     jaxpr = ft.make_jaxpr(loss)(params, x, y)
     print("inputs (the arguments' leaves; a dict's in sorted key order):")
-    print("  " + input_legend(loss, jaxpr, params, x, y).replace("\n", "\n  "))
+    print("  " + input_legend(jaxpr).replace("\n", "\n  "))
     print(jaxpr)
 
 

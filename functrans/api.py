@@ -8,6 +8,7 @@ the argument and the shapes or dtypes involved.
 from __future__ import annotations
 
 import functools
+import inspect
 from typing import Any, Callable, Hashable, Literal, Sequence, TypeVar, cast, overload
 
 import numpy as np
@@ -23,8 +24,8 @@ from functrans.interpreters.batching import not_mapped
 from functrans.primitives import shape as shape_ops
 from functrans.primitives import slicing
 from functrans.primitives.conversion import convert_element_type, zeros_like
-from functrans.tree_util import (PyTreeDef, flatten_up_to, tree_flatten, tree_structure,
-                                 tree_unflatten)
+from functrans.tree_util import (PyTreeDef, flatten_up_to, keystr, tree_flatten,
+                                 tree_flatten_with_path, tree_structure, tree_unflatten)
 
 __all__ = ["jvp", "linearize", "vjp", "grad", "value_and_grad", "vmap", "jacfwd", "jacrev",
            "jacobian", "hessian", "linear_transpose", "make_jaxpr", "eval_shape"]
@@ -785,8 +786,50 @@ def _with_kwargs(fun: Callable, args: tuple, kwargs: dict) -> tuple[Callable, tu
     return positional, args + (dict(kwargs),)
 
 
+def _function_source(fun: Callable) -> str | None:
+    """``"name at file:line"`` for a Python function, else its name (or None)."""
+    target = inspect.unwrap(fun) if callable(fun) else fun
+    name = getattr(target, "__qualname__", None) or getattr(target, "__name__", None)
+    code = getattr(target, "__code__", None)
+    if code is None:
+        return name
+    return f"{name} at {code.co_filename}:{code.co_firstlineno}"
+
+
+def _argument_names(fun: Callable, args: tuple, kwargs: dict, static: set) -> tuple[str, ...]:
+    """One name per leaf of the dynamic arguments, in flattening order: the parameter's name
+    (``args[i]`` past a ``*args``, the keyword for keyword arguments) and the leaf's pytree
+    path, as JAX's debug info names a jaxpr's inputs (``"params['w']"``)."""
+    try:
+        parameters = list(inspect.signature(fun).parameters.values())
+    except (TypeError, ValueError):
+        parameters = []
+    positional = [p for p in parameters
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    star = next((p.name for p in parameters if p.kind == p.VAR_POSITIONAL), "args")
+
+    def parameter_name(i: int) -> str:
+        if i < len(positional):
+            return positional[i].name
+        return f"{star}[{i - len(positional)}]"
+
+    dyn = [(parameter_name(i), a) for i, a in enumerate(args) if i not in static]
+    dyn += sorted(kwargs.items())  # the keyword dict flattens in sorted key order
+    names = []
+    for parameter, value in dyn:
+        pairs, _ = tree_flatten_with_path(value)
+        names += [parameter + keystr(path) for path, _ in pairs]
+    return tuple(names)
+
+
+def _result_paths(out_tree: PyTreeDef) -> tuple[str, ...]:
+    pairs, _ = tree_flatten_with_path(tree_unflatten(out_tree, [0] * out_tree.num_leaves))
+    return tuple("result" + keystr(path) for path, _ in pairs)
+
+
 def _trace(fun: Callable, args: tuple, name: str, static_argnums=(), kwargs=None):
     static = set(argnums_tuple(static_argnums, len(args), name)) if static_argnums != () else set()
+    user_fun, user_args = fun, args
     fun, args = _with_kwargs(fun, args, kwargs or {})
     dyn_nums = tuple(i for i in range(len(args)) if i not in static)
     dyn = tuple(args[i] for i in dyn_nums)
@@ -798,6 +841,10 @@ def _trace(fun: Callable, args: tuple, name: str, static_argnums=(), kwargs=None
             _check_leaf(x, name, "argument")
     flat_fun, store = _flatten_fun(partial_over(fun, args, dyn_nums), in_tree, name=name)
     closed, out_avals = partial_eval.trace_to_jaxpr(flat_fun, [_abstractify(x) for x in leaves])
+    arg_names = _argument_names(user_fun, user_args, kwargs or {}, static)
+    if len(arg_names) == len(closed.jaxpr.invars):  # a custom pytree may flatten unusually
+        closed.jaxpr.debug_info = core.DebugInfo(name, _function_source(user_fun), arg_names,
+                                                 _result_paths(store.out_tree))
     return closed, out_avals, store, in_tree
 
 

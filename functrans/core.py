@@ -22,7 +22,7 @@ import threading
 import types
 import weakref
 from contextlib import contextmanager
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
 
@@ -718,17 +718,45 @@ class JaxprEqn:
         self.outvars = outvars
 
 
-class Jaxpr:
-    __slots__ = ("constvars", "invars", "eqns", "outvars", "__weakref__")
+class DebugInfo(NamedTuple):
+    """Where a jaxpr came from: the transform that traced it (``traced_for``), the traced
+    function (``func_src_info``, e.g. ``"loss at model.py:12"``), one name per input
+    (``arg_names``: the parameter's name and the leaf's pytree path, ``"params['w']"``) and
+    one per output (``result_paths``: ``"result"``, ``"result[0]"``, ``"result['loss']"``).
+    """
 
-    def __init__(self, constvars, invars, eqns, outvars):
+    traced_for: str
+    func_src_info: str | None
+    arg_names: tuple[str, ...]
+    result_paths: tuple[str, ...] | None = None
+
+
+class Jaxpr:
+    __slots__ = ("constvars", "invars", "eqns", "outvars", "debug_info", "__weakref__")
+
+    def __init__(self, constvars, invars, eqns, outvars, debug_info: DebugInfo | None = None):
         self.constvars = list(constvars)
         self.invars = list(invars)
         self.eqns = list(eqns)
         self.outvars = list(outvars)
+        assert debug_info is None or len(debug_info.arg_names) == len(self.invars), \
+            "a jaxpr's debug info names each input once"
+        self.debug_info = debug_info
 
     in_avals = property(lambda self: [v.aval for v in self.invars])
     out_avals = property(lambda self: [v.aval for v in self.outvars])
+
+    def pretty_print(self, *, arg_names: bool = False) -> str:
+        """The jaxpr as text; with ``arg_names=True`` (and debug info, which ``make_jaxpr``
+        records) a comment line above it per input names the input by its argument's pytree path
+        (``# a = params['w']``)."""
+        text = pp_jaxpr(self)
+        if not arg_names or self.debug_info is None:
+            return text
+        # pp_jaxpr names the constvars first, then the inputs, from the same sequence.
+        binders = itertools.islice(_var_names(), len(self.constvars), None)
+        legend = "".join(f"# {b} = {n}\n" for b, n in zip(binders, self.debug_info.arg_names))
+        return legend + text
 
     def __str__(self):
         return pp_jaxpr(self)
@@ -751,6 +779,11 @@ class ClosedJaxpr:
     in_avals = property(lambda self: self.jaxpr.in_avals)
     out_avals = property(lambda self: self.jaxpr.out_avals)
     eqns = property(lambda self: self.jaxpr.eqns)
+    debug_info = property(lambda self: self.jaxpr.debug_info)
+
+    def pretty_print(self, *, arg_names: bool = False) -> str:
+        """The jaxpr as text (see :meth:`Jaxpr.pretty_print`)."""
+        return self.jaxpr.pretty_print(arg_names=arg_names)
 
     def __str__(self):
         return pp_jaxpr(self.jaxpr)

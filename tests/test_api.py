@@ -1138,3 +1138,31 @@ def test_eval_shape_and_make_jaxpr_take_keyword_arguments():
     assert shape == ft.ShapeDtypeStruct((2, 5), np.float32)
     jaxpr = ft.make_jaxpr(_scaled_sin)(np.ones(2), scale=np.ones(2), shift=np.ones(2))
     assert len(jaxpr.jaxpr.invars) == 3  # keyword arguments are traced, not baked in
+
+
+def test_make_jaxpr_names_inputs_and_outputs_by_pytree_path():
+    def f(params, x, *rest, k=1.0):
+        return {"s": fnp.sum(params["w"] * x) + params["b"][0], "t": (x * k, rest[0])}
+
+    closed = ft.make_jaxpr(f)({"w": np.ones(3), "b": np.ones(2)}, np.ones(3), np.ones(2), k=2.0)
+    info = closed.debug_info
+    assert info.traced_for == "make_jaxpr"
+    assert info.func_src_info.startswith("test_make_jaxpr_names_inputs_and_outputs_by_pytree")
+    assert info.arg_names == ("params['b']", "params['w']", "x", "rest[0]", "k")
+    assert info.result_paths == ("result['s']", "result['t'][0]", "result['t'][1]")
+    assert len(info.arg_names) == len(closed.jaxpr.invars)
+    text = closed.pretty_print(arg_names=True)
+    assert text.splitlines()[:5] == ["# a = params['b']", "# b = params['w']", "# c = x",
+                                     "# d = rest[0]", "# e = k"]
+    assert text.split("\n", 5)[5] == str(closed)  # the program itself is unchanged
+    assert closed.pretty_print() == str(closed)
+
+
+def test_make_jaxpr_argument_names_skip_static_arguments_and_count_constants():
+    y = np.arange(3.0)
+    closed = ft.make_jaxpr(lambda n, a: a * n + y, static_argnums=0)(2, np.ones(3))
+    assert closed.debug_info.arg_names == ("a",)
+    assert closed.debug_info.result_paths == ("result",)
+    # the constant y is named first by pp_jaxpr; the legend names the input after it
+    legend = closed.pretty_print(arg_names=True).splitlines()[0]
+    assert legend == "# " + str(closed).split(";")[1].split(":")[0].strip() + " = a"
