@@ -24,7 +24,8 @@ from functrans.interpreters import ad, batching, transpose
 from functrans.interpreters.ad import Zero
 from functrans.interpreters.batching import not_mapped
 from functrans import jaxpr_transforms
-from functrans.core import eval_jaxpr
+from functrans.core import ClosedJaxpr, Jaxpr, eval_jaxpr
+from functrans.interpreters.partial_eval import dead_code_elimination
 
 from functrans.jaxpr_transforms import closure_convert, trace_function
 from functrans.interpreters.transpose import backward_pass, is_undefined_primal
@@ -184,15 +185,33 @@ def _checkpoint_jvp(primals, tangents, *, jaxpr, prevent_cse, policy):
     known, unknown, out_unknowns, _ = jaxpr_transforms.partial_eval_jaxpr(
         jvp, [False] * len(primals) + [True] * sum(has_t),
         [False] * n_out + [True] * sum(out_has), policy)
-    assert not any(out_unknowns[:n_out]), "checkpoint: a primal output depends on tangents"
+    live = [t for t in tangents if type(t) is not Zero]
+    if any(out_unknowns[:n_out]):
+        # An equation inside computes primal outputs together with tangents (while_loop's
+        # JVP is one loop over both, as its trip count needs the primals), so the JVP does
+        # not split: the primals are computed on their own, and the tangents by the whole
+        # JVP, which recomputes the primals it needs.
+        outs = checkpoint_p.bind(*primals, jaxpr=jaxpr, prevent_cse=prevent_cse,
+                                 policy=policy)
+        tangent_part, tangent_consts = closure_convert(_outputs_from(jvp, n_out))
+        t_outs = iter(checkpoint_p.bind(*tangent_consts, *primals, *live, jaxpr=tangent_part,
+                                        prevent_cse=prevent_cse, policy=policy))
+        return outs, [next(t_outs) if h else Zero.from_value(o) for h, o in zip(out_has, outs)]
     known, known_consts = closure_convert(known)
     outs = checkpoint_p.bind(*known_consts, *primals, jaxpr=known, prevent_cse=prevent_cse,
                              policy=policy)
     outs, residuals = outs[:n_out], outs[n_out:]
-    live = [t for t in tangents if type(t) is not Zero]
     t_outs = iter(checkpoint_p.bind(*residuals, *live, jaxpr=unknown, prevent_cse=prevent_cse,
                                     policy=policy))
     return outs, [next(t_outs) if h else Zero.from_value(o) for h, o in zip(out_has, outs)]
+
+
+def _outputs_from(closed, start: int):
+    """``closed`` returning only its outputs from position ``start`` on."""
+    jaxpr = closed.jaxpr
+    outvars = jaxpr.outvars[start:]
+    return ClosedJaxpr(Jaxpr(jaxpr.constvars, jaxpr.invars,
+                             dead_code_elimination(jaxpr.eqns, outvars), outvars), closed.consts)
 
 
 def _checkpoint_transpose(cts, *args, jaxpr, prevent_cse, policy):
