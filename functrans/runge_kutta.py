@@ -309,7 +309,7 @@ def _check_inputs(func, y0, t, args) -> Any:
         aval = get_aval(leaf)
         if not is_inexact(aval.dtype):
             raise TypeError(f"odeint: y0 must hold floating-point or complex arrays, got a "
-                            f"leaf of type {aval.str_short()} (convert it, e.g. with "
+                            f"leaf of dtype {aval.dtype} and shape {aval.shape} (convert it, e.g. with "
                             f"y0.astype(float))")
     out = eval_shape(func, y0, t[0], *args)
     out_leaves, out_tree = tree_flatten(out)
