@@ -263,20 +263,21 @@ def _integrate_bwd(fun, rtol, atol, mxstep, hmax, residuals, g):
     def time_cotangent(y, t, g):
         return fnp.real(fnp.sum(rhs(y, t, params) * g))
 
-    def interval(carry, i):
+    def interval(carry, pieces):
+        # from the later output time back to the earlier one
         a, p_bar = carry
-        a = a + g[i]
-        t_bar = time_cotangent(ys[i], ts[i], g[i])
-        span = fnp.stack([-ts[i], -ts[i - 1]])
-        _, a, p_bar = odeint(backward, (ys[i], a, p_bar), span, *params, rtol=rtol,
+        y, g_out, t_out, t_before = pieces
+        a = a + g_out
+        span = fnp.stack([-t_out, -t_before])
+        _, a, p_bar = odeint(backward, (y, a, p_bar), span, *params, rtol=rtol,
                              atol=atol, mxstep=mxstep, hmax=hmax)
-        return (a[1], [q[1] for q in p_bar]), t_bar
+        return (a[1], [q[1] for q in p_bar]), time_cotangent(y, t_out, g_out)
 
     init = (fnp.zeros_like(g[0]), [fnp.zeros_like(p) for p in params])
-    n = ts.shape[0]
-    (a, p_bar), t_bars = lax.scan(interval, init, fnp.arange(n - 1, 0, -1))
+    (a, p_bar), t_bars = lax.scan(interval, init, (ys[1:], g[1:], ts[1:], ts[:-1]),
+                                  reverse=True)
     t0_bar = -time_cotangent(ys[0], ts[0], a)
-    ts_bar = fnp.concatenate([t0_bar[None], t_bars[::-1]]).astype(ts.dtype)
+    ts_bar = fnp.concatenate([t0_bar[None], t_bars]).astype(ts.dtype)
     p_bar = iter(p_bar)
     args_bar = tree_unflatten(arg_tree, [next(p_bar) if keep else None for keep in live])
     return (a + g[0], ts_bar, *args_bar)

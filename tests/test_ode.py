@@ -385,3 +385,19 @@ def test_bad_input_names_odeint_and_the_argument(call, error, message):
 def test_lists_of_times_are_accepted():
     np.testing.assert_allclose(odeint(decay, 1.0, [0.0, 1.0], 0.5)[-1], np.exp(-0.5),
                                rtol=1e-7)
+
+
+def test_device_arrays_stay_on_the_device():
+    import cupy_standin as standin
+    ts, y0, k = np.array([0.0, 0.5, 1.5]), np.array([1.0, 2.0]), np.array([0.5, 1.5])
+
+    def loss(y0, k, ts):
+        return fnp.sum(odeint(forced, y0, ts, k) ** 2)
+    device = [standin.asarray(x) for x in (y0, k, ts)]
+    with standin.transfers() as moved:
+        out = odeint(forced, device[0], device[2], device[1])
+        grads = ft.grad(loss, (0, 1, 2))(*device)
+    assert moved.h2d == 0   # only the while loops' conditions are read back
+    np.testing.assert_array_equal(standin.asnumpy(out), odeint(forced, y0, ts, k))
+    for got, want in zip(grads, ft.grad(loss, (0, 1, 2))(y0, k, ts)):
+        np.testing.assert_array_equal(standin.asnumpy(got), want)
