@@ -26,10 +26,11 @@ import numpy as np
 
 import functrans.numpy as fnp
 from functrans import backend, lax
-from functrans.api import eval_shape, vjp, vmap
-from functrans.core import Tracer, get_aval, is_inexact
-from functrans.custom_derivatives import closure_convert, custom_vjp
+from functrans.api import vjp, vmap
+from functrans.core import Tracer, eval_jaxpr, get_aval, is_inexact
+from functrans.custom_derivatives import custom_vjp
 from functrans.flatten_util import ravel_pytree
+from functrans.jaxpr_transforms import trace_function
 from functrans.tree_util import tree_flatten, tree_unflatten
 
 __all__ = ["dormand_prince_step", "error_ratio", "next_step_size", "initial_step_size",
@@ -310,17 +311,40 @@ def _check_inputs(func, y0, t, args) -> Any:
         aval = get_aval(leaf)
         if not is_inexact(aval.dtype):
             raise TypeError(f"odeint: y0 must hold floating-point or complex arrays, got a "
-                            f"leaf of dtype {aval.dtype} and shape {aval.shape} (convert it, e.g. with "
-                            f"y0.astype(float))")
-    out = eval_shape(func, y0, t[0], *args)
-    out_leaves, out_tree = tree_flatten(out)
-    if out_tree != y_tree or any(o.shape != get_aval(y).shape
-                                 for o, y in zip(out_leaves, y_leaves)):
+                            f"leaf of dtype {aval.dtype} and shape {aval.shape} (convert it, "
+                            f"e.g. with y0.astype(float))")
+    return t
+
+
+def _explicit_closure(func: Callable, y0, t0, args) -> tuple[Callable, list]:
+    """``func`` traced once, with every tracer it closes over made an explicit argument:
+    ``(converted, consts)`` with ``converted(y, t, *args, *consts) == func(y, t, *args)``.
+    Unlike ``closure_convert``, integer tracers are hoisted too (they are not
+    differentiated, but a ``vmap`` batches them, and the adjoint must not close over
+    them).  Checks that ``func`` returns the structure and shapes of ``y0``."""
+    leaves, in_tree = tree_flatten((y0, t0, *args))
+    jaxpr, consts, out_tree = trace_function(func, in_tree, [get_aval(x) for x in leaves],
+                                             "odeint")
+    y_leaves, y_tree = tree_flatten(y0)
+    out_shapes = [a.shape for a in jaxpr.out_avals]
+    if out_tree != y_tree or out_shapes != [get_aval(y).shape for y in y_leaves]:
         raise TypeError(f"odeint: func(y, t, *args) must return the structure and shapes of "
                         f"y0: y0 is {y_tree} with shapes "
                         f"{[get_aval(y).shape for y in y_leaves]}, func returned {out_tree} "
-                        f"with shapes {[o.shape for o in out_leaves]}")
-    return t
+                        f"with shapes {out_shapes}")
+    hoisted = [isinstance(c, Tracer) for c in consts]
+    kept = [None if h else c for c, h in zip(consts, hoisted)]
+    n_hoisted = sum(hoisted)
+
+    def converted(y, t, *args_and_consts):
+        n_args = len(args_and_consts) - n_hoisted
+        extra = iter(args_and_consts[n_args:])
+        arg_leaves = tree_flatten((y, t, *args_and_consts[:n_args]))[0]
+        all_consts = [next(extra) if h else c for c, h in zip(kept, hoisted)]
+        outs = eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *all_consts, *arg_leaves)
+        return tree_unflatten(out_tree, outs)
+
+    return converted, [c for c, h in zip(consts, hoisted) if h]
 
 
 def odeint(func: Callable, y0: Any, t: Any, *args: Any, rtol: float = 1.4e-8,
@@ -353,7 +377,7 @@ def odeint(func: Callable, y0: Any, t: Any, *args: Any, rtol: float = 1.4e-8,
     True
     """
     t = _check_inputs(func, y0, t, args)
-    converted, consts = closure_convert(func, y0, t[0], *args)
+    converted, consts = _explicit_closure(func, y0, t[0], args)
     flat_y0, unravel = ravel_pytree(y0)
     dtype = get_aval(flat_y0).dtype
 

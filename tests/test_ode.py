@@ -284,6 +284,10 @@ def test_closures_integer_args_and_second_order():
     # an integer argument is not differentiated, and does not stop the others' gradients
     g = ft.grad(lambda y0: odeint(lambda y, t, n: -n * y, y0, TS, 2, **TIGHT)[-1])(1.0)
     np.testing.assert_allclose(g, np.exp(-2 * T), rtol=1e-8)
+    # an integer closed over and batched by vmap, under grad
+    g = ft.grad(lambda y0: fnp.sum(ft.vmap(
+        lambda n: odeint(lambda y, t: -n * y, y0, TS, **TIGHT)[-1])(np.array([1, 2]))))(1.0)
+    np.testing.assert_allclose(g, np.exp(-T) + np.exp(-2 * T), rtol=1e-8)
     # the adjoint is differentiable again: second order
     h = ft.grad(ft.grad(lambda k: odeint(decay, 1.0, TS, k, **TIGHT)[-1]))(0.7)
     np.testing.assert_allclose(h, T ** 2 * np.exp(-0.7 * T), rtol=1e-6)
