@@ -210,8 +210,11 @@ def _integrate(fun, rtol, atol, mxstep, hmax, y0, ts, *args):
                     fnp.where(accept, new_coefficients, coefficients))
 
         y, f, t, h, last_t, coefficients, last_target = carry
+        # the step count starts on target's device (a Python 0 would be a host array
+        # once vmap batches it)
+        count = fnp.zeros_like(target, dtype=np.int32)
         _, y, f, t, h, last_t, coefficients = lax.while_loop(
-            going, step, (0, y, f, t, h, last_t, coefficients))
+            going, step, (count, y, f, t, h, last_t, coefficients))
         stepped = t > last_t
         theta = fnp.where(stepped, (target - last_t) / fnp.where(stepped, t - last_t, 1.0),
                           0.0)

@@ -405,3 +405,11 @@ def test_device_arrays_stay_on_the_device():
     np.testing.assert_array_equal(standin.asnumpy(out), odeint(forced, y0, ts, k))
     for got, want in zip(grads, ft.grad(loss, (0, 1, 2))(y0, k, ts)):
         np.testing.assert_array_equal(standin.asnumpy(got), want)
+
+
+def test_the_sweep_case_matches_its_closed_form():
+    from cases_ode import PRIMITIVE_CASES
+    from sweep import case_rng
+    for case in PRIMITIVE_CASES:
+        args = case.draw(case_rng(case, 0))
+        np.testing.assert_allclose(case(*args), case.reference(*args), rtol=1e-7, atol=1e-8)
