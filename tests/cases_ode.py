@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 import functrans.numpy as fnp
+from functrans import lax
 from functrans.experimental.ode import odeint
 from sweep import F32, F64, A, Case
 
@@ -19,7 +20,7 @@ def _forced_decay(y, t, rate):
 
 def _times(steps):
     """Increasing output times from positive draws, starting at 0."""
-    return fnp.cumsum(steps) - steps[0]
+    return lax.cumsum(steps) - steps[0]
 
 
 def _solve(y0, rate, steps):
