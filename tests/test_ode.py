@@ -118,6 +118,10 @@ def test_float32_stays_float32():
                  rtol=1e-5, atol=1e-5)
     assert out.dtype == np.float32
     np.testing.assert_allclose(out, np.exp(-0.7 * TS), rtol=1e-4)
+    grads = ft.grad(lambda y0, k, ts: odeint(decay, y0, ts, k, rtol=1e-5, atol=1e-5)[-1],
+                    (0, 1, 2))(np.float32(1.0), np.float32(0.7), TS.astype(np.float32))
+    assert [np.asarray(g).dtype for g in grads] == [np.float32] * 3
+    np.testing.assert_allclose(grads[1], -2.0 * np.exp(-1.4), rtol=1e-4)
 
 
 def test_complex_state():
