@@ -94,7 +94,8 @@ def is_reexported(value) -> bool:
 #: differentiating them, so a case's derivative checks say nothing about those.
 SOLVERS = {"functrans.lax": ["custom_linear_solve", "custom_root"],
            "functrans.scipy.sparse.linalg": ["cg", "bicgstab", "gmres"],
-           "functrans.scipy.optimize": ["minimize"]}
+           "functrans.scipy.optimize": ["minimize"],
+           "functrans.experimental.ode": ["odeint"]}
 
 
 def public_callables() -> dict:

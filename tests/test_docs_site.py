@@ -64,6 +64,7 @@ API_PAGES = {
     "dtypes": "functrans.dtypes",
     "typing": "functrans.typing",
     "flatten_util": "functrans.flatten_util",
+    "experimental.ode": "functrans.experimental.ode",
 }
 
 _TOCTREE = re.compile(r"```\{toctree\}\n(.*?)```", re.S)

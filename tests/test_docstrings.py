@@ -22,7 +22,8 @@ NAMESPACES = ["functrans", "functrans.numpy", "functrans.numpy.linalg", "functra
               "functrans.scipy.interpolate", "functrans.scipy.integrate",
               "functrans.scipy.cluster.vq", "functrans.image",
               "functrans.debug", "functrans.dtypes", "functrans.flatten_util",
-              "functrans.custom_derivatives", "functrans.runtime", "functrans.lax_extra"]
+              "functrans.custom_derivatives", "functrans.runtime", "functrans.lax_extra",
+              "functrans.experimental.ode"]
 
 #: NumPy's own functions, re-exported as they are: their docstrings are NumPy's (examples
 #: written against ``np``) and cannot be replaced without wrapping, which would change the

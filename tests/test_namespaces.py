@@ -17,7 +17,8 @@ import functrans.numpy as fnp
 CURATED = ["functrans", "functrans.tree_util", "functrans.gradcheck", "functrans.testing",
            "functrans.lax", "functrans.config", "functrans.debug", "functrans.dtypes",
            "functrans.typing", "functrans.flatten_util", "functrans.custom_derivatives",
-           "functrans.runtime", "functrans.lax_extra"]
+           "functrans.runtime", "functrans.lax_extra", "functrans.experimental",
+           "functrans.experimental.ode"]
 
 
 def _module(name: str):

@@ -669,6 +669,8 @@ SITES: dict = {
     "host_grid_constants": "the sweep's RegularGridInterpolator cases close over a NumPy grid "
                            "(SciPy's reference shares it), which each call copies to the "
                            "device; a grid passed on the device is not copied",
+    "ode_steps_loop": "odeint steps in a while_loop per output interval, whose predicate is "
+                      "read on the host (a synchronisation)",
 }
 
 
@@ -712,6 +714,7 @@ SWEEP_HOST_SITES = _known_sites({
             "linear_fill0.5", "linear_fillNone", "linear_fillNone_trailing",
             "nearest_fill0.5")
         for mode in ("eval", "jvp", "vjp", "vmap")],
+    "ode_steps_loop": ["lax-odeint-eval", "lax-odeint-vmap"],
 })
 CONTROL_FLOW_HOST_SITES = _known_sites({
 })

@@ -517,9 +517,10 @@ def _batched_bwd(bwd: _Rule, size: int) -> _Rule:
     return _Rule(batched, f"batched_{bwd!r}")
 
 
-def _forward_mode_error():
+def _forward_mode_error(name: str = ""):
+    which = f"custom_vjp function '{name}'" if name else "custom_vjp function"
     return TypeError("Forward-mode differentiation (jvp, jacfwd, linearize's jvp function) of a "
-                     "custom_vjp function is not supported: it only defines a reverse-mode "
+                     f"{which} is not supported: it only defines a reverse-mode "
                      "rule. Use reverse mode (grad, vjp, jacrev), or define the function with "
                      "custom_jvp, whose rule serves both modes.")
 
@@ -542,8 +543,11 @@ def _custom_lin_batch(vals, dims, *, num_res, bwd, out_avals):
     return outs, [0] * len(outs)
 
 
-def _raise_forward_mode(*args, **params):
-    raise _forward_mode_error()
+def _raise_forward_mode(*args, bwd, **params):
+    name = bwd.name  # "<function>_bwd", prefixed by "batched_" once per vmap
+    while name.startswith("batched_"):
+        name = name[len("batched_"):]
+    raise _forward_mode_error(name.removesuffix("_bwd"))
 
 
 impl_rules[custom_vjp_call_p] = lambda *args, call_jaxpr, fwd, bwd, num_consts: eval_jaxpr(
