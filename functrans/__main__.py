@@ -54,6 +54,7 @@ def input_legend(fun, jaxpr, *args):
 
     >>> def f(p, x):
     ...     return p["w"] * x
+    ...
     >>> print(input_legend(f, ft.make_jaxpr(f)({"w": 1.0}, 2.0), {"w": 1.0}, 2.0))
     a = p['w']
     b = x

@@ -39,10 +39,12 @@ class NondifferentiableError(GradcheckError):
     >>> import numpy as np, functrans as ft, functrans.numpy as fnp
     >>> def relu(x):
     ...     return fnp.maximum(x, 0.0)
+    ...
     >>> try:
     ...     ft.gradcheck(relu, detect_nondifferentiable=True)(np.array([0.0, 1.0]))
     ... except ft.NondifferentiableError as e:
     ...     print(str(e).splitlines()[2])
+    ...
       d out[0] / d x[0] at x[0] = 0: one-sided derivatives differ: left 0, right 1
     """
 
@@ -218,10 +220,12 @@ class GradcheckResult:
         ...     import matplotlib
         ... except ImportError:
         ...     matplotlib = None
+        ...
         >>> path = os.path.join(tempfile.mkdtemp(), "jacobian_errors.png")
         >>> if matplotlib is not None:
         ...     result.save_heatmap(path)
         ...     assert os.path.getsize(path) > 0
+        ...
         """
         draw_heatmap(self, path, format)
 
@@ -236,8 +240,10 @@ class GradcheckResult:
         ...     import matplotlib
         ... except ImportError:
         ...     matplotlib = None
+        ...
         >>> if matplotlib is not None:
         ...     result.save_jacobians(os.path.join(tempfile.mkdtemp(), "jacobians.png"))
+        ...
         """
         draw_jacobians(self, path, max_entries, format)
 

@@ -291,6 +291,7 @@ def gradcheck(fun: Callable[P, Any], *, eps: float | None = None, atol: float | 
     >>> import numpy as np, functrans as ft, functrans.numpy as fnp
     >>> def f(x, y):
     ...     return fnp.sum(fnp.sin(x) * y)
+    ...
     >>> bool(ft.gradcheck(f, order=2)(np.array([0.1, 0.2]), np.array([1.0, 2.0])))
     True
     """

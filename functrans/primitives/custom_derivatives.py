@@ -162,10 +162,12 @@ class custom_jvp:
     >>> @ft.custom_jvp
     ... def log1pexp(x):
     ...     return fnp.log(1.0 + fnp.exp(x))
+    ...
     >>> @log1pexp.defjvp
     ... def log1pexp_jvp(primals, tangents):
     ...     (x,), (t,) = primals, tangents
     ...     return log1pexp(x), t * (1.0 - 1.0 / (1.0 + fnp.exp(x)))
+    ...
     >>> float(ft.grad(log1pexp)(100.0))
     1.0
     """
@@ -374,6 +376,7 @@ class custom_vjp:
     >>> @ft.custom_vjp
     ... def clip_gradient(x):
     ...     return x
+    ...
     >>> clip_gradient.defvjp(lambda x: (x, None), lambda _, g: (fnp.clip(g, -1.0, 1.0),))
     >>> float(ft.grad(lambda x: 5.0 * clip_gradient(x))(2.0))
     1.0
