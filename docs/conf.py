@@ -34,6 +34,9 @@ html_title = f"functrans {release}"
 napoleon_google_docstring = False
 napoleon_numpy_docstring = True
 napoleon_use_rtype = False
+# Attributes sections (the gradcheck result's fields) as field lists: the properties among
+# them are also documented as members, and two descriptions of one name would collide.
+napoleon_use_ivar = True
 
 # --- copy buttons ----------------------------------------------------------------------
 # The button copies what a user pastes into a terminal or a REPL: the prompts (``>>> ``,
