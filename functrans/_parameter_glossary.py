@@ -155,10 +155,11 @@ GLOSSARY: dict[str, Entry] = {
 _NOT_HERE = None
 FAMILY: dict[str, dict[str, Entry | None]] = {
     "functrans.lax": {
-        "x": (_ARRAY, "The operand: an array, a tracer or a Python scalar. lax functions do "
-                      "not promote mixed dtypes as NumPy does."),
-        "y": (_ARRAY, "The second operand, of the same shape and dtype as ``x`` (lax does "
-                      "not broadcast or promote; Python scalars are weakly typed)."),
+        "x": (_ARRAY, "The operand: an array, a tracer or a Python scalar."),
+        "y": (_ARRAY, "The second operand. JAX's lax wants the shape and dtype of ``x`` "
+                      "(Python scalars adopt its dtype); functrans also broadcasts and "
+                      "promotes as ``functrans.numpy`` does, which code meant for JAX should "
+                      "not rely on."),
         "operand": (_ARRAY, "The operand array."),
         "dimension": ("int", "The axis the operation works along."),
         "dimensions": ("sequence of int", "The axes the operation works on."),
@@ -974,8 +975,8 @@ _specific("functrans.numpy.pad",
                 "``'edge'`` (the edge value), ``'reflect'`` / ``'symmetric'`` (mirror "
                 "without / with the edge), ``'wrap'`` (periodic), ``'linear_ramp'`` (to "
                 "``end_values``), ``'maximum'``, ``'mean'``, ``'median'``, ``'minimum'`` "
-                "(of ``stat_length`` edge values), ``'empty'``, or a function called per "
-                "1-D slice as NumPy's."))
+                "(of ``stat_length`` edge values), ``'empty'``, or a function of each 1-D "
+                "slice that returns the padded slice (see above)."))
 _specific("functrans.numpy.convolve functrans.numpy.correlate",
           v=(_ARRAY, "The second 1-D input."),
           mode=("str, optional", "``'full'`` (every overlap), ``'same'`` (the length of the "
@@ -1637,3 +1638,6 @@ _specific("functrans.random.permutation",
 _specific("functrans.random.orthogonal",
           m=("int, optional", "The number of columns (default ``n``): the result has "
                               "orthonormal columns."))
+_specific("functrans.numpy.ravel_multi_index",
+          order=("str, optional", "``'C'`` (default: the last index varies fastest) or "
+                                  "``'F'`` (the first does)."))

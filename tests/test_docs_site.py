@@ -259,7 +259,7 @@ def test_the_link_check_finds_a_broken_link(tmp_path):
 def test_reference_entries_link_their_guides(built_site):
     html_text = (built_site / "api" / "functrans.html").read_text(encoding="utf-8")
     entry = html_text[html_text.index('id="functrans.grad"'):]
-    entry = entry[:entry.index("</dd>")]
+    entry = entry[:entry.index('id="functrans.value_and_grad"')]
     assert '../transforms.html#guide-grad' in entry and '../api.html#api-grad' in entry
 
 
