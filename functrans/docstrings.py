@@ -66,7 +66,8 @@ def signature_parameters(obj: Callable) -> list[str]:
     for p in params:
         if p.name in ("self", "cls"):
             continue
-        prefix = {p.VAR_POSITIONAL: "*", p.VAR_KEYWORD: "**"}.get(p.kind, "")
+        prefix = ("*" if p.kind == p.VAR_POSITIONAL else
+                  "**" if p.kind == p.VAR_KEYWORD else "")
         names.append(prefix + p.name)
     return names
 

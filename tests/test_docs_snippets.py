@@ -57,7 +57,15 @@ class Block:
 
     @property
     def where(self) -> str:
-        return f"docs/{self.page}:{self.line}"
+        return f"{self.page}:{self.line}"
+
+
+def _name(path: Path) -> str:
+    """A page's path from the repository's root, as error messages give it."""
+    try:
+        return path.resolve().relative_to(DOCS.parent).as_posix()
+    except ValueError:
+        return path.name
 
 
 def blocks(path: Path) -> list[Block]:
@@ -74,8 +82,8 @@ def blocks(path: Path) -> list[Block]:
             if language == "python":
                 marker = NOT_RUN.match(lines[start - 2]) if start >= 2 else None
                 if marker and not marker.group(1).strip():
-                    raise AssertionError(f"docs/{path.name}:{start - 1}: not-run needs a reason")
-                out.append(Block(path.name, start + 1, "\n".join(lines[start:i]),
+                    raise AssertionError(f"{_name(path)}:{start - 1}: not-run needs a reason")
+                out.append(Block(_name(path), start + 1, "\n".join(lines[start:i]),
                                  marker.group(1).strip() if marker else None))
         i += 1
     return out
@@ -157,15 +165,17 @@ def run_as_script(namespace: dict, block: Block) -> None:
 
 
 PAGES = sorted(p.name for p in DOCS.glob("*.md"))
+#: the guides, and the README (the first code a newcomer pastes)
+SOURCES = [f"docs/{page}" for page in PAGES] + ["README.md"]
 
 
-@pytest.mark.parametrize("page", PAGES)
-def test_code_blocks_run_as_pasted(page):
+@pytest.mark.parametrize("source", SOURCES)
+def test_code_blocks_run_as_pasted(source):
     namespace: dict = {"__name__": "__main__"}
     console = _Console()
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
         warnings.simplefilter("ignore")  # a reader's REPL shows warnings; they do not fail
-        for block in blocks(DOCS / page):
+        for block in blocks(DOCS.parent / source):
             if block.skip_reason:
                 continue
             if block.is_doctest:
