@@ -180,7 +180,8 @@ FAMILY: dict[str, dict[str, Entry | None]] = {
                                            "is cropped or zero-padded). None: the input's."),
         "axis": ("int, optional", "The axis to transform (default: the last)."),
         "axes": ("sequence of int, optional", "The axes to transform (default: the last "
-                                              "``len(s)`` axes, or all)."),
+                                              "two for the 2-D transforms; the last "
+                                              "``len(s)``, or all, for the n-D ones)."),
         "norm": ("str, optional", "The scaling: ``'backward'`` (default: none forward, 1/n "
                                   "inverse), ``'ortho'`` (1/sqrt(n) both ways) or "
                                   "``'forward'`` (1/n forward, none inverse)."),
@@ -219,10 +220,11 @@ FAMILY: dict[str, dict[str, Entry | None]] = {
     "functrans.nn": {
         "x": (_ARRAY, "The input (pre-activations), evaluated elementwise unless stated."),
         "axis": ("int or tuple of int, optional",
-                 "The axis (or axes) the function normalizes over (default: the last)."),
+                 "The axis (or axes) the function normalizes (``softmax``, "
+                 "``standardize``) or reduces (``logsumexp``) over."),
         "where": (_ARRAY + ", optional",
-                  "A boolean mask: only elements where it is True take part in the "
-                  "normalization; the others get 0 in the result."),
+                  "A boolean mask, broadcast against the input: only elements where it is "
+                  "True take part in the reduction."),
     },
     "functrans.scipy.signal": {
         "in1": (_ARRAY, "The first input."),
@@ -1641,3 +1643,30 @@ _specific("functrans.random.orthogonal",
 _specific("functrans.numpy.ravel_multi_index",
           order=("str, optional", "``'C'`` (default: the last index varies fastest) or "
                                   "``'F'`` (the first does)."))
+_specific("functrans.nn.squareplus",
+          b=(_ARRAY + ", optional", "The smoothness: ``(x + sqrt(x**2 + b)) / 2`` (0 gives "
+                                    "``relu``)."))
+_specific("functrans.nn.one_hot",
+          x=(_ARRAY + " of int", "The class labels (out-of-range labels give all-zero "
+                                 "vectors)."),
+          axis=("int, optional", "Where the new axis of length ``num_classes`` goes "
+                                 "(default: last)."))
+_specific("functrans.nn.glu", axis=("int, optional", "The axis split into the two halves "
+                                                      "(default: the last)."))
+FAMILY["functrans.nn.initializers"]["scale"] = (
+    "float, optional", "The scale of the values (a factor, or the width of the range for "
+                       "``uniform``).")
+_specific("functrans.nn.initializers.ones functrans.nn.initializers.zeros",
+          key=("PRNG key", "Accepted, as every initializer takes one, and not used."),
+          shape=("tuple of int", "The shape of the result."),
+          dtype=("dtype, optional", "The dtype of the result (default float64)."))
+_specific("functrans.nn.initializers.constant",
+          value=("scalar or array_like", "The value every element takes (broadcast to the "
+                                         "shape)."))
+FAMILY["functrans.nn.initializers"].update({"key": _NOT_HERE, "value": _NOT_HERE,
+                                             "query": _NOT_HERE})
+FAMILY["functrans.scipy.fft"].update({
+    "axis": ("int, optional", "The axis to transform (default: the last)."),
+    "axes": ("sequence of int, optional", "The axes to transform (default: all, or the last "
+                                          "``len(s)``)."),
+})
