@@ -1670,3 +1670,75 @@ FAMILY["functrans.scipy.fft"].update({
     "axes": ("sequence of int, optional", "The axes to transform (default: all, or the last "
                                           "``len(s)``)."),
 })
+
+# --- classes users construct (their constructors' parameters) -----------------------------
+_specific("functrans.ShapeDtypeStruct",
+          shape=("tuple of int", "The shape of the array it stands for."),
+          dtype=("dtype", "The dtype of the array it stands for."),
+          weak_type=("bool, optional", "Whether it stands for a weakly typed value (a Python "
+                                       "scalar's, which adopts the dtype of what it is "
+                                       "combined with)."))
+_specific("functrans.Jaxpr",
+          constvars=("list of Var", "Variables bound to the constants (a ``ClosedJaxpr``'s "
+                                    "``consts``)."),
+          invars=("list of Var", "The input variables."),
+          eqns=("list of JaxprEqn", "The equations, in order: each applies a primitive to "
+                                    "variables or literals and binds new variables."),
+          outvars=("list of Var or Literal", "The outputs."))
+_specific("functrans.ClosedJaxpr",
+          jaxpr=("Jaxpr", "The program."),
+          consts=("list", "The values of its ``constvars``."))
+_specific("functrans.numpy.finfo functrans.numpy.iinfo",
+          type_or_array=("dtype or array_like", "A dtype (float/complex for ``finfo``, "
+                                                "integer for ``iinfo``) or an array or tracer "
+                                                "of it."))
+_specific("functrans.lax.ConvDimensionNumbers",
+          lhs_spec=("tuple of int", "The input's (batch axis, feature axis, spatial axes)."),
+          rhs_spec=("tuple of int", "The kernel's (output feature axis, input feature axis, "
+                                    "spatial axes)."),
+          out_spec=("tuple of int", "The output's (batch axis, feature axis, spatial "
+                                    "axes)."))
+_specific("functrans.tree_util.DictKey", key=("hashable", "The dict key."))
+_specific("functrans.tree_util.SequenceKey", idx=("int", "The position in the tuple or "
+                                                         "list."))
+_specific("functrans.tree_util.GetAttrKey", name=("str", "The attribute's name."))
+_specific("functrans.tree_util.FlattenedIndexKey",
+          key=("int", "The child's position among the node's flattened children."))
+_specific("functrans.tree_util.Partial",
+          func=("callable", "The function (static data of the tree)."),
+          **{"*args": ("pytree", "Positional arguments bound first (children of the tree)."),
+             "**kw": ("pytree", "Keyword arguments bound (children of the tree).")})
+_specific("functrans.tree_util.PyTreeDef",
+          node_type=("type or None", "The node's type (None for a leaf)."),
+          node_data=("hashable", "The node's static data (a dict's keys, a registered "
+                                 "node's aux data)."),
+          children=("tuple of PyTreeDef", "The structures of the node's children."))
+_specific("functrans.gradcheck.Entry",
+          output_index=("str", "The output element, as the report prints it "
+                               "(``out[1]``)."),
+          input_index=("str", "The input element (``x[0]``)."),
+          numeric=("float", "The finite-difference value."),
+          analytic=("float", "The value functrans's derivative gives."),
+          tolerance=("float", "``atol + rtol * |numeric|`` for this entry."))
+_specific("functrans.scipy.optimize.OptimizeResults",
+          x=(_ARRAY, "The solution."),
+          success=("bool", "Whether the method converged."),
+          status=("int", "0 converged, 1 maximum iterations reached; the method-specific "
+                         "codes are listed above."),
+          fun=("float", "The objective's value at ``x``."),
+          jac=(_ARRAY, "The objective's gradient at ``x``."),
+          hess_inv=(_ARRAY + " or None", "BFGS's estimate of the inverse Hessian (None for "
+                                         "L-BFGS)."),
+          nfev=("int", "The number of evaluations of ``fun``."),
+          njev=("int", "The number of evaluations of its gradient."),
+          nit=("int", "The number of iterations."))
+_specific("functrans.scipy.interpolate.RegularGridInterpolator",
+          points=("tuple of array_like", "The grid: one strictly increasing 1-D array per "
+                                         "leading axis of ``values``."),
+          values=(_ARRAY, "The values on the grid (trailing axes are carried along)."),
+          method=("str, optional", "``'linear'`` (default) or ``'nearest'``."),
+          bounds_error=("bool, optional", "Only False is supported (as in JAX): points "
+                                          "outside the grid give ``fill_value``."),
+          fill_value=("scalar or None, optional", "The value outside the grid (NaN by "
+                                                  "default); None extrapolates from the edge "
+                                                  "cells."))

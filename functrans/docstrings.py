@@ -26,6 +26,7 @@ the same text.
 """
 from __future__ import annotations
 
+import enum
 import functools
 import importlib
 import inspect
@@ -219,15 +220,20 @@ def public_namespaces(table: dict[str, str]) -> list[tuple[str, types.ModuleType
 
 def public_functions(namespaces: Iterable[tuple[str, types.ModuleType]]
                      ) -> list[tuple[str, Any]]:
-    """(public name, function) for the functions of functrans's own that the namespaces
-    export, each object once, under the first name found."""
+    """(public name, function or class) for the callables of functrans's own that the
+    namespaces export, each object once, under the first name found.  A class's
+    parameters are its constructor's; exception classes, enums and records whose
+    docstring lists their fields (an ``Attributes`` section) are left out."""
     seen: set[int] = set()
     out = []
     for public, module in namespaces:
         for name in getattr(module, "__all__", ()):
             obj = getattr(module, name, None)
-            if obj is None or inspect.isclass(obj) or inspect.ismodule(obj) or not callable(obj):
+            if obj is None or inspect.ismodule(obj) or not callable(obj):
                 continue
+            if inspect.isclass(obj) and (issubclass(obj, (BaseException, enum.Enum))
+                                         or "Attributes\n" in (obj.__doc__ or "")):
+                continue  # errors and enums; records document their fields instead
             owner = getattr(obj, "__module__", None) or ""
             if not owner.startswith("functrans") or id(obj) in seen:
                 continue
