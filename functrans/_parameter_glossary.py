@@ -75,6 +75,9 @@ GLOSSARY: dict[str, Entry] = {
     "where": (_ARRAY + ", optional",
               "A boolean mask, broadcast against the input: only elements where it is True "
               "take part."),
+    "promote_integers": ("bool, optional",
+                         "If True (default), booleans and integers narrower than the default "
+                         "integer are accumulated in the default (64-bit) integer type."),
     "initial": ("scalar, optional",
                 "The starting value of the reduction, included in the result."),
     "ddof": ("int, optional",
