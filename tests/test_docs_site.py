@@ -228,7 +228,7 @@ def broken_internal_links(site: Path) -> list[str]:
         parser.feed(path.read_text(encoding="utf-8"))
         pages[path] = parser
     broken = []
-    for path, parser in pages.items():
+    for path, parser in list(pages.items()):
         for link in parser.links:
             parts = urllib.parse.urlsplit(link)
             if parts.scheme or parts.netloc:
@@ -239,6 +239,9 @@ def broken_internal_links(site: Path) -> list[str]:
             if not target.exists():
                 broken.append(where)
             elif parts.fragment and target.suffix == ".html":
+                if target not in pages:  # a page outside the walk (a symlinked folder)
+                    pages[target] = _Links()
+                    pages[target].feed(target.read_text(encoding="utf-8"))
                 if urllib.parse.unquote(parts.fragment) not in pages[target].ids:
                     broken.append(where)
     return sorted(broken)
