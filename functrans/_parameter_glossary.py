@@ -560,48 +560,6 @@ _EPS = ("float, optional", "The finite-difference step.")
 _DETECT = ("bool, optional", "If True, first look for kinks (points where the one-sided "
                              "derivatives differ) and raise ``NondifferentiableError`` "
                              "naming the element instead of reporting a false failure.")
-_specific("functrans.gradcheck functrans.gradcheck.gradcheck",
-          fun=_CHECK_F,
-          eps=("float, optional", "The finite-difference step (default 1e-6 when the "
-                                  "numerical side is float64)."),
-          atol=("float, optional", "The absolute tolerance (default per dtype: float64 1e-5, "
-                                   "float32 2e-3, float16 1e-2)."),
-          rtol=("float, optional", "The relative tolerance (default per dtype, as "
-                                   "``atol``)."),
-          modes=("sequence of str, optional", "``'fwd'`` (jvp) and/or ``'rev'`` (vjp). "
-                                              "Default: both, skipping forward mode for a "
-                                              "function without a forward-mode rule (said "
-                                              "in the result and its report)."),
-          order=("int, optional", "1, or 2 to also check the derivatives of the derivatives "
-                                  "in every combination of modes."),
-          fast_mode=("bool, optional", "Compare ``vᵀ J u`` for random unit ``u``, ``v`` "
-                                       "instead of every Jacobian entry."),
-          nondet_tol=("float, optional", "The derivative is computed twice; both must agree "
-                                         "within this."),
-          check_batched_grad=("bool, optional", "Also check that ``vmap`` of the pullback "
-                                                "over random cotangents equals a loop."),
-          check_batched_forward_grad=("bool, optional", "The same for ``jvp`` over random "
-                                                        "tangents."),
-          check_undefined_grad=("bool, optional", "Check that zero (symbolic) cotangents "
-                                                  "give zero gradients."),
-          check_grad_dtypes=("bool, optional", "Check that gradients have their inputs' "
-                                               "dtypes."),
-          raise_exception=("bool, optional", "True (default): a failure raises "
-                                             "``GradcheckError`` with the report; False "
-                                             "returns a falsy result instead."),
-          dtype=("dtype, optional", "The dtype of the numerical side (default float64, or "
-                                    "complex128 for complex inputs)."),
-          detect_nondifferentiable=_DETECT,
-          seed=_SEED,
-          argnums=("int or sequence of int, optional", "Which positional arguments to check "
-                                                       "(default: every floating one)."),
-          chunk_size=("int, optional", "How many perturbed points one vmapped evaluation "
-                                       "takes (default: bounded memory)."),
-          progress=("bool, optional", "A progress bar (tqdm) for full-mode checks; default: "
-                                      "only on a terminal outside CI."),
-          reverse_plan=("str, optional", "The reverse-mode plan checked: ``'warm'`` (default, "
-                                         "the one ``grad`` takes on a warm call), "
-                                         "``'linearize'``, ``'compiled'`` or ``'tape'``."))
 _TEST_MODES = ("sequence of str, optional", "``'fwd'`` and/or ``'rev'``; default both, "
                                             "skipping (with a ``ForwardModeSkipped`` "
                                             "warning) forward mode where the function has "
