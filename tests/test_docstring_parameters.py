@@ -159,3 +159,19 @@ def test_result_fields_are_documented():
     doc = functrans.Check.__doc__
     for field in ("kind", "mode", "passed", "max_ratio", "numeric, analytic", "message"):
         assert re.search(rf"^\s*{field} : ", doc, re.M), field
+
+
+def test_every_specific_text_belongs_to_a_real_parameter():
+    # a renamed function or parameter leaves its text behind, unused: say so (every public
+    # name counts, aliases such as remat = checkpoint included)
+    functions = {f"{public}.{name}": getattr(module, name)
+                 for public, module in docstrings.public_namespaces(
+                     {**docstrings.CORE_NAMESPACES, **docstrings.SCIPY_NAMESPACES})
+                 for name in getattr(module, "__all__", ())}
+    stale = [f"{name}.{param}" for name, params in docstrings.SPECIFIC.items()
+             for param in params
+             if name not in functions
+             or param not in docstrings.signature_parameters(functions[name])
+             and "*" + param not in docstrings.signature_parameters(functions[name])
+             and "**" + param not in docstrings.signature_parameters(functions[name])]
+    assert not stale, f"SPECIFIC texts of parameters that do not exist: {stale}"
