@@ -64,6 +64,11 @@ __all__ += ["image"]
 
 del _primitives, _graphviz
 
+# Every public function's docstring gets a Parameters section (functrans/docstrings.py).
+from functrans import docstrings as _docstrings  # noqa: E402
+_docstrings.complete_docstrings(_docstrings.public_namespaces(_docstrings.CORE_NAMESPACES))
+del _docstrings
+
 
 def __dir__() -> list[str]:
     return sorted(__all__)

@@ -7,6 +7,7 @@
 >>> def layer(x):
 ...     h = checkpoint_name(fnp.sin(x), "h")
 ...     return fnp.sum(fnp.exp(h))
+...
 >>> f = checkpoint(layer, policy=checkpoint_policies.save_only_these_names("h"))
 >>> round(float(ft.grad(f)(0.5)), 6)  # cos(x) exp(sin(x))
 1.417424

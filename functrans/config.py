@@ -9,6 +9,7 @@ is off by default; when off it costs nothing.  ``checking_leaks()`` turns it on 
 >>> leaked = []
 >>> with ft.checking_leaks():  # doctest: +ELLIPSIS
 ...     ft.grad(lambda x: leaked.append(x) or x * x)(1.0)
+...
 Traceback (most recent call last):
     ...
 functrans.core.UnexpectedTracerError: Leaked 1 tracer of JVPTrace...
@@ -35,6 +36,7 @@ a warm call unless told otherwise.
 'auto'
 >>> with ft.config.reverse_mode_set("linearize"):
 ...     ft.grad(lambda x: x * x)(3.0)
+...
 6.0
 
 ``jit_disabled``: when true, ``functrans.jit`` calls the function it wraps directly, so that
@@ -69,6 +71,7 @@ def checking_leaks() -> Iterator[None]:
     >>> import functrans as ft, functrans.numpy as fnp
     >>> with ft.checking_leaks():
     ...     ft.grad(fnp.sin)(0.0)
+    ...
     1.0
     """
     global check_tracer_leaks
@@ -88,6 +91,7 @@ def reverse_mode_set(mode: str) -> Iterator[None]:
     >>> import functrans as ft
     >>> with ft.config.reverse_mode_set("tape"):
     ...     ft.grad(lambda x: x ** 3)(2.0)
+    ...
     12.0
     """
     global reverse_mode
@@ -112,6 +116,7 @@ def fusion_set(on: bool) -> Iterator[None]:
     >>> import numpy as np, functrans as ft
     >>> with ft.config.fusion_set(False):
     ...     "@njit" in ft.jit(lambda x: x * 2.0 + 1.0).lower(np.ones(3)).as_text()
+    ...
     False
     """
     global fusion

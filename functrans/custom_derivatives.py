@@ -7,6 +7,7 @@
 >>> @custom_gradient
 ... def clipped_square(x):
 ...     return x * x, lambda g: (g * 0.5,)
+...
 >>> ft.grad(clipped_square)(3.0)
 0.5
 """
@@ -34,6 +35,7 @@ def closure_convert(fun: Callable, *example_args: Any) -> tuple[Callable, list]:
     >>> def outer(w):
     ...     converted, consts = ft.closure_convert(lambda x: x * w, 1.0)
     ...     return converted(2.0, *consts), len(consts)
+    ...
     >>> outer(3.0)
     (6.0, 0)
     >>> ft.grad(lambda w: outer(w)[0])(3.0)
@@ -85,6 +87,7 @@ def custom_gradient(fun: Callable) -> Callable:
     ... def log1pexp(x):
     ...     e = fnp.exp(x)
     ...     return fnp.log1p(e), lambda g: (g * (1.0 - 1.0 / (1.0 + e)),)
+    ...
     >>> round(float(ft.grad(log1pexp)(100.0)), 6)
     1.0
     """

@@ -11,6 +11,7 @@ Python ``print`` inside ``jit`` shows tracers, once.
 ... def f(x):
 ...     ft.debug.print("x = {}", x)
 ...     return fnp.sum(x * x)
+...
 >>> f(np.array([1.0, 2.0]))
 x = [1. 2.]
 np.float64(5.0)
@@ -43,6 +44,7 @@ def callback(callback: Callable[..., None], *args: Any, ordered: bool = False,
     >>> def f(x):
     ...     ft.debug.callback(lambda v: seen.append(float(v)), fnp.sum(x))
     ...     return x * 2
+    ...
     >>> _ = ft.vmap(f)(np.array([[1.0, 2.0], [3.0, 4.0]]))
     >>> seen
     [3.0, 7.0]
@@ -74,6 +76,7 @@ def print(fmt: str, *args: Any, ordered: bool = False, partitioned: bool = False
     >>> def f(x):
     ...     ft.debug.print("x={x} y={}", x * 2, x=x)
     ...     return fnp.sum(x)
+    ...
     >>> _ = ft.vmap(f)(np.arange(2.0))
     x=0.0 y=0.0
     x=1.0 y=2.0

@@ -192,6 +192,7 @@ def render(jaxpr, path, format: str | None = None) -> str:
     >>> if shutil.which("dot"):
     ...     path = closed.render(os.path.join(tempfile.mkdtemp(), "tanh.svg"))
     ...     assert open(path).read().lstrip().startswith("<?xml")
+    ...
     """
     path = os.fspath(path)
     if format is None:

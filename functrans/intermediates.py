@@ -15,6 +15,7 @@ a perturbation shared by every iteration.
 >>> def f(x):
 ...     h = ft.tag(2.0 * x, "h")
 ...     return fnp.sum(h ** 2)
+...
 >>> grads, inter = ft.intermediate_grads(f)(np.array([1.0, 3.0]))
 >>> grads, inter["h"]
 (array([ 8., 24.]), array([ 4., 12.]))
@@ -105,6 +106,7 @@ def intermediate_grads(fun: Callable, argnums: int | Sequence[int] = 0,
     >>> def f(x):
     ...     h = ft.tag(3.0 * x, "h")
     ...     return h * h
+    ...
     >>> ft.intermediate_grads(f)(1.0)  # d/dx = 18 x, d/dh = 2 h
     (18.0, {'h': np.float64(6.0)})
     """

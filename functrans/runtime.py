@@ -176,6 +176,7 @@ def disable_jit(disable: bool = True) -> Iterator[None]:
     >>> f = ft.jit(lambda x: print("value", x) or x * 2)
     >>> with ft.disable_jit():
     ...     f(3.0)
+    ...
     value 3.0
     6.0
     """
@@ -197,6 +198,7 @@ def ensure_compile_time_eval():
     ...     with ft.ensure_compile_time_eval():
     ...         table = fnp.cos(np.arange(3.0))  # computed now, a constant of the jaxpr
     ...     return x * table
+    ...
     >>> [e.primitive.name for e in ft.make_jaxpr(f)(np.ones(3)).jaxpr.eqns]
     ['mul']
     """
@@ -211,6 +213,7 @@ def named_scope(name: str) -> Iterator[None]:
     >>> import functrans as ft, functrans.numpy as fnp
     >>> with ft.named_scope("layer1"):
     ...     y = fnp.sin(0.0)
+    ...
     >>> y
     0.0
     """
@@ -248,6 +251,7 @@ def default_matmul_precision(new_val: Any = None) -> Iterator[None]:
     >>> import numpy as np, functrans as ft, functrans.numpy as fnp
     >>> with ft.default_matmul_precision("float32"):
     ...     fnp.dot(np.ones(2), np.ones(2))
+    ...
     array(2.)
     """
     if new_val not in _PRECISIONS and not hasattr(new_val, "name"):
@@ -289,6 +293,7 @@ def pure_callback(callback: Callable, result_shape_dtypes: Any, *args: Any,
     >>> def f(x):
     ...     shape = ft.ShapeDtypeStruct(x.shape, x.dtype)
     ...     return ft.pure_callback(np.sinc, shape, x, vmap_method="sequential")
+    ...
     >>> ft.jit(f)(np.array([0.0, 0.5]))
     array([1.        , 0.63661977])
     >>> ft.vmap(f)(np.array([[0.0], [1.0]]))

@@ -88,6 +88,7 @@ def assert_allclose(actual, desired, *, rtol: float = 1e-7, atol: float = 0.0,
     ...                     np.array([[1.0, 2.0], [3.0, 4.5]]), atol=1e-3, rtol=0)
     ... except AssertionError as e:
     ...     print(str(e).splitlines()[2])  # doctest: +NORMALIZE_WHITESPACE
+    ...
     worst violation at index (1, 1): actual 4, desired 4.5,
     |difference| 0.5 > tolerance 0.001 (ratio 500)
     """
@@ -419,6 +420,7 @@ def check_grads(f: Callable, args: Sequence, order: int, modes: Sequence[str] | 
     ...                 detect_nondifferentiable=True)
     ... except NondifferentiableError as e:
     ...     print(str(e).splitlines()[1])
+    ...
       d out[0] / d x[0] at x[0] = 0: one-sided derivatives differ: left -1, right 1
     """
     auto_modes = modes is None
@@ -1277,6 +1279,7 @@ def array_shapes(*, min_dims: int = 0, max_dims: int = 3, min_side: int = 1,
     ... @given(array_shapes(min_dims=2, max_dims=3))
     ... def check(shape):
     ...     assert 2 <= len(shape) <= 3
+    ...
     >>> check()
     """
     _st, hnp = _hypothesis()
@@ -1305,6 +1308,7 @@ def arrays(shape=None, dtype=np.float64, elements="real"):
     ... def test_log_derivative(x):
     ...     assert x.min() >= 0.1
     ...     check_grads(fnp.log, (x,), order=1)
+    ...
     >>> test_log_derivative()
     """
     st, hnp = _hypothesis()

@@ -215,6 +215,7 @@ def static(**kwargs: Any) -> Any:
     ... class Layer:
     ...     w: float
     ...     kind: str = static(default="dense")
+    ...
     >>> leaves(Layer(2.0))
     [2.0]
     >>> unflatten(structure(Layer(2.0, "conv")), [5.0])

@@ -94,6 +94,7 @@ def register_pytree_node(nodetype: type, flatten_func: Callable, unflatten_func:
     >>> class Pair:
     ...     def __init__(self, first, second):
     ...         self.first, self.second = first, second
+    ...
     >>> register_pytree_node(Pair, lambda p: ((p.first, p.second), None),
     ...                      lambda aux, children: Pair(*children))
     >>> tree_leaves([Pair(1, 2), 3])
@@ -122,6 +123,7 @@ def register_pytree_with_keys(nodetype: type, flatten_with_keys: Callable,
     >>> class Pair:
     ...     def __init__(self, first, second):
     ...         self.first, self.second = first, second
+    ...
     >>> register_pytree_with_keys(
     ...     Pair, lambda p: (((GetAttrKey("first"), p.first), (GetAttrKey("second"), p.second)),
     ...                      None),
@@ -531,6 +533,7 @@ def register_dataclass(nodetype: type[T], data_fields: Sequence[str] | None = No
     ...     w: float
     ...     b: float
     ...     name: str = field(default="dense", metadata=dict(static=True))
+    ...
     >>> tree_map(lambda v: v * 10, Layer(1.0, 2.0))
     Layer(w=10.0, b=20.0, name='dense')
     >>> [keystr(p) for p, _ in tree_leaves_with_path(Layer(1.0, 2.0))]

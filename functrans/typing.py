@@ -9,6 +9,7 @@ alias does not name its type).  ``DTypeLike`` is what ``numpy.dtype`` accepts.
 >>> from functrans.typing import ArrayLike, DTypeLike
 >>> def scale(x: ArrayLike, dtype: DTypeLike = np.float32) -> np.ndarray:
 ...     return np.asarray(x, dtype) * 2
+...
 >>> scale(1.5)
 np.float32(3.0)
 """

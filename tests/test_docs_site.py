@@ -7,6 +7,7 @@ and then also checks that each reference page documents every public name of its
 """
 from __future__ import annotations
 
+import html.parser
 import importlib
 import importlib.util
 import os
@@ -14,6 +15,7 @@ import re
 import subprocess
 import sys
 import types
+import urllib.parse
 from pathlib import Path
 
 import pytest
@@ -139,7 +141,25 @@ def test_numpy_objects_reexported_unchanged_are_left_to_numpy():
     assert {"finfo", "iinfo"} <= names  # ours: they take arrays and give Python numbers
 
 
-_HAS_SPHINX = all(importlib.util.find_spec(m) is not None for m in ("sphinx", "myst_parser"))
+#: JAX's import paths that re-export names documented elsewhere: their pages link the
+#: canonical entries instead of documenting the objects twice.
+ALIAS_PAGES = {"ad_checkpoint": "functrans.ad_checkpoint", "test_util": "functrans.test_util",
+               "custom_derivatives": "functrans.custom_derivatives"}
+
+
+def test_alias_pages_list_every_name():
+    for page, module_name in ALIAS_PAGES.items():
+        text = (DOCS / "api" / f"{page}.md").read_text(encoding="utf-8")
+        module = _module(module_name)
+        missing = [n for n in module.__all__ if f"`{module_name}.{n}` is {{py:" not in text]
+        assert not missing, f"docs/api/{page}.md does not link {missing}"
+        # an alias page documents nothing itself: a second description of an object makes
+        # the source pages' "[docs]" links point at the alias's anchors, which do not exist
+        assert "automodule" not in text and "autofunction" not in text, page
+
+
+_HAS_SPHINX = all(importlib.util.find_spec(m) is not None
+                  for m in ("sphinx", "myst_parser", "sphinx_copybutton"))
 
 
 @pytest.fixture(scope="module")
@@ -178,3 +198,77 @@ def test_reference_pages_document_every_public_name(built_site):
 def test_links_out_of_docs_become_downloads(built_site):
     index = (built_site / "index.html").read_text(encoding="utf-8")
     assert re.search(r'href="_downloads/[0-9a-f]+/README.md"', index)
+
+
+class _Links(html.parser.HTMLParser):
+    """The ids (anchors) a page defines and the links it makes."""
+
+    def __init__(self):
+        super().__init__()
+        self.ids: set[str] = set()
+        self.links: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        attributes = dict(attrs)
+        if attributes.get("id"):
+            self.ids.add(attributes["id"])
+        if tag == "a" and attributes.get("name"):
+            self.ids.add(attributes["name"])
+        for key in ("href", "src"):
+            if attributes.get(key):
+                self.links.append(attributes[key])
+
+
+def broken_internal_links(site: Path) -> list[str]:
+    """Every relative link of the built site whose file, or whose anchor in an HTML page,
+    does not exist, as "page: link"."""
+    site = site.resolve()
+    pages = {}
+    for path in site.rglob("*.html"):
+        parser = _Links()
+        parser.feed(path.read_text(encoding="utf-8"))
+        pages[path] = parser
+    broken = []
+    for path, parser in list(pages.items()):
+        for link in parser.links:
+            parts = urllib.parse.urlsplit(link)
+            if parts.scheme or parts.netloc:
+                continue  # external: not checked (CI has no network)
+            target = (path.parent / urllib.parse.unquote(parts.path)).resolve() \
+                if parts.path else path
+            where = f"{path.relative_to(site)}: {link}"
+            if not target.exists():
+                broken.append(where)
+            elif parts.fragment and target.suffix == ".html":
+                if target not in pages:  # a page outside the walk (a symlinked folder)
+                    pages[target] = _Links()
+                    pages[target].feed(target.read_text(encoding="utf-8"))
+                if urllib.parse.unquote(parts.fragment) not in pages[target].ids:
+                    broken.append(where)
+    return sorted(broken)
+
+
+def test_internal_links_resolve(built_site):
+    broken = broken_internal_links(built_site)
+    assert not broken, f"{len(broken)} broken links:\n" + "\n".join(broken[:50])
+
+
+def test_the_link_check_finds_a_broken_link(tmp_path):
+    (tmp_path / "a.html").write_text('<p id="here"><a href="a.html#here">ok</a>'
+                                     '<a href="#gone">no anchor</a><a href="b.html">no file</a>'
+                                     '<a href="https://example.org/x">external</a></p>')
+    assert broken_internal_links(tmp_path) == ["a.html: #gone", "a.html: b.html"]
+
+
+def test_reference_entries_link_their_guides(built_site):
+    html_text = (built_site / "api" / "functrans.html").read_text(encoding="utf-8")
+    entry = html_text[html_text.index('id="functrans.grad"'):]
+    entry = entry[:entry.index('id="functrans.value_and_grad"')]
+    assert '../transforms.html#guide-grad' in entry and '../api.html#api-grad' in entry
+
+
+def test_copy_buttons_strip_prompts(built_site):
+    page = (built_site / "quickstart.html").read_text(encoding="utf-8")
+    assert "copybutton" in page
+    options = (built_site / "_static" / "copybutton.js").read_text(encoding="utf-8")
+    assert r">>> |\\.\\.\\. |\\.\\.\\.$|\\$ " in options

@@ -118,7 +118,7 @@ def test_extras(pyproject):
     assert [s for s in extras["cuda"] if s.startswith("cupy-cuda12x")]
     assert not [s for s in extras["cuda"] if re.match(r"cupy\b(?!-)", s)]
     names = {re.split(r"[<>=!~\[ ]", s, maxsplit=1)[0] for s in extras["docs"]}
-    assert {"sphinx", "myst-parser"} <= names
+    assert {"sphinx", "myst-parser", "sphinx-copybutton"} <= names
     assert [s for s in extras["bench"] if s.startswith("torch==")]  # no CUDA download
     assert [s for s in extras["typing"] if s.startswith("mypy")]
 

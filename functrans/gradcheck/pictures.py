@@ -61,6 +61,7 @@ def axis_labels(check, layouts: dict) -> tuple[list[str], list[str]]:
     >>> class Block:
     ...     function, output, input = "f", "out", "x"
     ...     numeric = np.zeros((2, 4))
+    ...
     >>> axis_labels(Block, layouts)
     (['out.real', 'out.imag'], ['x[0, 0]', 'x[0, 1]', 'x[1, 0]', 'x[1, 1]'])
     """

@@ -39,10 +39,12 @@ class NondifferentiableError(GradcheckError):
     >>> import numpy as np, functrans as ft, functrans.numpy as fnp
     >>> def relu(x):
     ...     return fnp.maximum(x, 0.0)
+    ...
     >>> try:
     ...     ft.gradcheck(relu, detect_nondifferentiable=True)(np.array([0.0, 1.0]))
     ... except ft.NondifferentiableError as e:
     ...     print(str(e).splitlines()[2])
+    ...
       d out[0] / d x[0] at x[0] = 0: one-sided derivatives differ: left 0, right 1
     """
 
@@ -87,14 +89,52 @@ def error_ratio(error: float, tolerance: float) -> float:
 class Check:
     """One comparison gradcheck made, and what it measured.
 
-    ``kind`` is ``"jacobian"`` (a full-mode block), ``"directional"`` (fast mode),
-    ``"nondifferentiable"``, ``"batched_grad"``, ``"batched_forward_grad"``,
-    ``"undefined_grad"``, ``"zero_grad_output"``, ``"grad_dtypes"``, ``"nondeterminism"``,
-    ``"linearity"`` (a deterministic pullback that is zero at zero but not odd in its
-    cotangent), ``"vmap"`` or ``"skipped"`` (a mode the function has no rule for, say
-    forward mode of a ``custom_vjp`` function; it passes, and ``message`` says why).
-    ``function`` is what was differentiated: ``f``, or at order 2 ``jvp(f)`` / ``vjp(f)``.
+    Attributes
+    ----------
+    kind : str
+        ``"jacobian"`` (a full-mode block), ``"directional"`` (fast mode),
+        ``"nondifferentiable"``, ``"batched_grad"``, ``"batched_forward_grad"``,
+        ``"undefined_grad"``, ``"zero_grad_output"``, ``"grad_dtypes"``,
+        ``"nondeterminism"``, ``"linearity"`` (a deterministic pullback that is zero at zero
+        but not odd in its cotangent), ``"vmap"`` or ``"skipped"`` (a mode the function has
+        no rule for, say forward mode of a ``custom_vjp`` function; it passes, and
+        ``message`` says why).
+    mode : str or None
+        ``"fwd"`` (jvp) or ``"rev"`` (vjp); None for checks of neither mode.
+    function : str
+        What was differentiated: ``f``, or at order 2 ``jvp(f)`` / ``vjp(f)``.
+    order : int
+        The derivative order of the check (1 or 2).
+    passed : bool
+        Whether the check passed.
+    output, input : str or None
+        The output and input of a Jacobian block, named by their pytree paths (``out``,
+        ``x``, ``w['b']``); None for checks of a whole function.
+    max_abs_error : float
+        The largest absolute difference between the analytic and the numeric values.
+    max_ratio : float
+        The largest error-to-tolerance ratio of the compared entries (above 1 fails).
+    num_failed, num_compared : int
+        How many entries exceeded their tolerance, of how many compared.
+    worst : list of Entry
+        The worst entries (indices, both values, tolerance), worst first, as the report
+        prints them.
+    numeric, analytic : numpy.ndarray or None
+        The two Jacobian blocks of a full-mode check (rows: output elements, columns:
+        input elements, complex numbers split into real and imaginary parts).
+    atol, rtol : float or None
+        The tolerances used: an entry passes when ``|analytic - numeric| <= atol + rtol *
+        |numeric|``.
+    message : str
+        What went wrong (or, for a skipped mode, why it was skipped).
+    precision_only : bool
+        True for a failure of low-precision inputs (float32, float16, ...) that passes with
+        the inputs promoted to 64 bits: a precision issue rather than a wrong rule.
+    title : str
+        A one-line description, as the report heads the check with.
 
+    Examples
+    --------
     >>> import numpy as np, functrans as ft, functrans.numpy as fnp
     >>> check = ft.gradcheck(fnp.sin, modes="rev")(np.array([0.5])).checks[0]
     >>> check.kind, check.mode, check.output, check.input, check.passed
@@ -122,6 +162,7 @@ class Check:
 
     @property
     def title(self) -> str:
+        """A one-line description of the check, as the report heads it."""
         if self.kind == "skipped":
             return f"{MODE_WORDS[self.mode]} of {self.function} (order {self.order}) skipped"
         what = {"jacobian": "Jacobian", "directional": "directional derivative vᵀJu"}.get(
@@ -134,10 +175,43 @@ class Check:
 class GradcheckResult:
     """What a gradcheck measured.  Truthy when every check passed.
 
-    ``checks`` lists every :class:`Check`; ``failures`` the failed ones; ``errors`` maps
-    ``(mode, function, output, input)`` to the largest absolute error of each derivative
-    comparison; ``max_ratio`` is the worst error-to-tolerance ratio (at most 1 passes).
+    ``gradcheck(f, ...)(*args)`` returns it (with ``raise_exception=False`` also when a
+    check failed; otherwise a failure raises :class:`GradcheckError`, whose ``result`` is
+    this object).
 
+    Attributes
+    ----------
+    checks : list of Check
+        Every comparison made, in order: one per Jacobian block (output, input) and mode in
+        full mode, one per directional derivative in fast mode, plus the extra checks
+        (zero cotangents, batching, dtypes, nondeterminism) and one ``"skipped"`` entry per
+        mode the function has no rule for.
+    ok : bool
+        True when every check passed (``bool(result)`` is the same).
+    failures : list of Check
+        The checks that failed, in order (empty when ``ok``).
+    skipped : list of Check
+        The modes not checked because the function has no rule for them (forward mode of a
+        ``custom_vjp`` function, say); each is a passed check whose ``message`` says why.
+    max_ratio : float
+        The worst error-to-tolerance ratio over all checks: at most 1 passes, 0.0 when
+        nothing was compared.
+    errors : dict
+        ``(mode, function, output, input)`` -> the largest absolute error of that
+        derivative comparison (Jacobian and directional checks only).
+    function : str
+        The name of the checked function, as reports print it.
+    seed : int
+        The seed of the random directions and cotangents; pass it back as ``seed=`` to
+        reproduce the check.
+    options : dict
+        The options the check ran with (tolerances, modes, order, ...).
+    notes : list of str
+        Remarks the report prints: what was not checked and why, which reverse-mode plan
+        ran.
+
+    Examples
+    --------
     >>> import numpy as np, functrans as ft, functrans.numpy as fnp
     >>> result = ft.gradcheck(fnp.sin)(np.array([0.5, 1.0]))
     >>> bool(result), result.max_ratio < 1
@@ -158,6 +232,7 @@ class GradcheckResult:
 
     @property
     def ok(self) -> bool:
+        """True when every check passed."""
         return all(c.passed for c in self.checks)
 
     def __bool__(self) -> bool:
@@ -165,6 +240,7 @@ class GradcheckResult:
 
     @property
     def failures(self) -> list[Check]:
+        """The checks that failed, in the order they ran."""
         return [c for c in self.checks if not c.passed]
 
     @property
@@ -176,10 +252,13 @@ class GradcheckResult:
 
     @property
     def max_ratio(self) -> float:
+        """The worst error-to-tolerance ratio of all checks (at most 1 passes)."""
         return max((c.max_ratio for c in self.checks), default=0.0)
 
     @property
     def errors(self) -> dict:
+        """``(mode, function, output, input)`` -> the largest absolute error of that
+        derivative comparison."""
         return {(c.mode, c.function, c.output, c.input): c.max_abs_error
                 for c in self.checks if c.kind in ("jacobian", "directional")}
 
@@ -218,10 +297,12 @@ class GradcheckResult:
         ...     import matplotlib
         ... except ImportError:
         ...     matplotlib = None
+        ...
         >>> path = os.path.join(tempfile.mkdtemp(), "jacobian_errors.png")
         >>> if matplotlib is not None:
         ...     result.save_heatmap(path)
         ...     assert os.path.getsize(path) > 0
+        ...
         """
         draw_heatmap(self, path, format)
 
@@ -236,8 +317,10 @@ class GradcheckResult:
         ...     import matplotlib
         ... except ImportError:
         ...     matplotlib = None
+        ...
         >>> if matplotlib is not None:
         ...     result.save_jacobians(os.path.join(tempfile.mkdtemp(), "jacobians.png"))
+        ...
         """
         draw_jacobians(self, path, max_entries, format)
 

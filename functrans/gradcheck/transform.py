@@ -241,46 +241,71 @@ def gradcheck(fun: Callable[P, Any], *, eps: float | None = None, atol: float | 
     arrays; integer and boolean leaves, and ``kwargs``, are held fixed) and returns a
     truthy :class:`GradcheckResult`, or raises :class:`GradcheckError` with a report.
 
-    Options (PyTorch's names where it has them):
+    The options have PyTorch's names where it has them.
 
-    * ``eps``: finite-difference step (default 1e-6 when the numerical side is float64).
-    * ``atol``, ``rtol``: tolerances; by default per dtype (float64 1e-5, float32 2e-3,
-      float16 1e-2, complex64 1e-3, complex128 1e-5).
-    * ``modes``: ``"fwd"`` (jvp) and/or ``"rev"`` (vjp).  By default both, except that
-      forward mode is skipped for a function that has no forward-mode rule (one that
-      uses a ``custom_vjp`` function, or a primitive without a JVP rule): reverse mode is
-      checked, and the result (``result.skipped``) and its report say that forward mode
-      was skipped and why.  Named explicitly, ``modes=("fwd",)`` on such a function
-      raises an error naming it.
-    * ``order``: 2 also checks the derivative of the derivative in every combination of
-      ``modes`` (forward over forward, reverse over forward, ...).
-    * ``fast_mode``: compare ``vᵀ J u`` for random unit ``u``, ``v`` instead of every entry.
-    * ``nondet_tol``: the derivative is computed twice; both must agree within this.
-    * ``check_batched_grad`` / ``check_batched_forward_grad``: vmap of the pullback (jvp)
-      over a few random cotangents (tangents) must equal a loop.
-    * ``check_undefined_grad``: zero (symbolic) cotangents must give zero gradients.
-      Whatever this option, reverse mode also checks, as PyTorch always does, that explicit
-      zero cotangents give exactly zero gradients of the inputs' shapes and dtypes (a
-      ``custom_vjp`` backward rule that adds a constant fails it).
-    * ``check_grad_dtypes``: gradients must have their inputs' dtypes.
-    * ``raise_exception``: False returns a falsy result instead of raising.
-    * ``dtype``: the dtype of the numerical side (default float64 / complex128).
-    * ``detect_nondifferentiable``: look for kinks with a 5-point stencil first and raise
-      :class:`NondifferentiableError` naming the element.
-    * ``seed``: for the random directions and cotangents (default: the
-      ``FUNCTRANS_TEST_SEED`` environment variable, else 0).
-    * ``argnums``: which positional arguments to check (default all floating ones).
-    * ``chunk_size``: perturbed points per vmapped evaluation (default: bounded memory).
-    * ``reverse_plan``: the reverse-mode plan checked (docs/design.md, "One front door,
-      several plans"): ``"warm"`` (default), the one ``grad`` takes on a warm call, so the
-      check covers the code a training loop runs (a recorded tape and its compiled
-      gradient for a scalar function, compiled transposition otherwise); or
-      ``"linearize"``, ``"compiled"``, ``"tape"``. The report's notes name the plan that ran.
-    * ``progress``: a progress bar (tqdm) for full-mode checks, from half a second in:
-      every numerical and analytic Jacobian column (row) counted, each phase named;
-      by default shown only on a terminal outside CI (the ``CI`` environment variable);
-      True or False forces it on or off.
+    Parameters
+    ----------
+    fun : callable
+        The function to check: pytrees of arrays in, pytrees of arrays out.
+    eps : float, optional
+        The finite-difference step (default 1e-6 when the numerical side is float64).
+    atol, rtol : float, optional
+        The tolerances: an entry passes when ``|analytic - numeric| <= atol + rtol *
+        |numeric|``. By default per dtype (float64 1e-5, float32 2e-3, float16 1e-2,
+        complex64 1e-3, complex128 1e-5).
+    modes : str or sequence of str, optional
+        ``"fwd"`` (jvp) and/or ``"rev"`` (vjp).  By default both, except that forward mode
+        is skipped for a function that has no forward-mode rule (one that uses a
+        ``custom_vjp`` function, or a primitive without a JVP rule): reverse mode is
+        checked, and the result (``result.skipped``) and its report say that forward mode
+        was skipped and why.  Named explicitly, ``modes=("fwd",)`` on such a function
+        raises an error naming it.
+    order : int, optional
+        2 also checks the derivative of the derivative in every combination of ``modes``
+        (forward over forward, reverse over forward, ...).
+    fast_mode : bool, optional
+        Compare ``vᵀ J u`` for random unit ``u``, ``v`` instead of every entry.
+    nondet_tol : float, optional
+        The derivative is computed twice; both must agree within this.
+    check_batched_grad, check_batched_forward_grad : bool, optional
+        vmap of the pullback (jvp) over a few random cotangents (tangents) must equal a
+        loop.
+    check_undefined_grad : bool, optional
+        Zero (symbolic) cotangents must give zero gradients.  Whatever this option, reverse
+        mode also checks, as PyTorch always does, that explicit zero cotangents give
+        exactly zero gradients of the inputs' shapes and dtypes (a ``custom_vjp`` backward
+        rule that adds a constant fails it).
+    check_grad_dtypes : bool, optional
+        Gradients must have their inputs' dtypes.
+    raise_exception : bool, optional
+        True (default): a failure raises :class:`GradcheckError` with the report; False
+        returns a falsy result instead.
+    dtype : dtype, optional
+        The dtype of the numerical side (default float64 / complex128).
+    detect_nondifferentiable : bool, optional
+        Look for kinks with a 5-point stencil first and raise
+        :class:`NondifferentiableError` naming the element.
+    seed : int, optional
+        For the random directions and cotangents (default: the ``FUNCTRANS_TEST_SEED``
+        environment variable, else 0).
+    argnums : int or sequence of int, optional
+        Which positional arguments to check (default all floating ones).
+    chunk_size : int, optional
+        Perturbed points per vmapped evaluation (default: bounded memory).
+    progress : bool, optional
+        A progress bar (tqdm) for full-mode checks, from half a second in: every numerical
+        and analytic Jacobian column (row) counted, each phase named; by default shown only
+        on a terminal outside CI (the ``CI`` environment variable); True or False forces it
+        on or off.
+    reverse_plan : str, optional
+        The reverse-mode plan checked (docs/design.md, "One front door, several plans"):
+        ``"warm"`` (default), the one ``grad`` takes on a warm call, so the check covers
+        the code a training loop runs (a recorded tape and its compiled gradient for a
+        scalar function, compiled transposition otherwise); or ``"linearize"``,
+        ``"compiled"``, ``"tape"``. The report's notes name the plan that ran.
 
+    Notes
+    -----
     As PyTorch's gradcheck, reverse mode always checks that zero output gradients give
     zero input gradients, and a pullback (jvp) that cannot be vmapped, say a
     ``custom_vjp`` rule calling NumPy, is evaluated row by row (column by column).  Where
@@ -288,9 +313,12 @@ def gradcheck(fun: Callable[P, Any], *, eps: float | None = None, atol: float | 
     (PyTorch computes it in float32 and warns that the check is then unreliable), and the
     default tolerances are per dtype instead of ``atol=1e-5, rtol=1e-3``.
 
+    Examples
+    --------
     >>> import numpy as np, functrans as ft, functrans.numpy as fnp
     >>> def f(x, y):
     ...     return fnp.sum(fnp.sin(x) * y)
+    ...
     >>> bool(ft.gradcheck(f, order=2)(np.array([0.1, 0.2]), np.array([1.0, 2.0])))
     True
     """

@@ -158,14 +158,32 @@ custom_jvp_call_p = Primitive("custom_jvp_call", multiple_results=True, origin="
 class custom_jvp:
     """A function with a user-defined JVP rule, used by every transform at any order.
 
+    Use it as a decorator, then give the rule with :meth:`defjvp` (one rule for all
+    arguments) or :meth:`defjvps` (one rule per argument).  Reverse mode, ``vmap`` and
+    ``jit`` derive their behaviour from the JVP rule, so one rule serves every transform.
+
+    Parameters
+    ----------
+    fun : callable
+        The function itself, whose value is used as the primal output when no transform
+        is active (and whose name and docstring the object takes).
+    nondiff_argnums : sequence of int, optional
+        Positions of arguments that are not differentiated (Python values such as flags,
+        sizes or functions, or arrays treated as constants).  The rule receives them first,
+        unchanged, before ``primals`` and ``tangents``; they are not part of those tuples.
+
+    Examples
+    --------
     >>> import functrans as ft, functrans.numpy as fnp
     >>> @ft.custom_jvp
     ... def log1pexp(x):
     ...     return fnp.log(1.0 + fnp.exp(x))
+    ...
     >>> @log1pexp.defjvp
     ... def log1pexp_jvp(primals, tangents):
     ...     (x,), (t,) = primals, tangents
     ...     return log1pexp(x), t * (1.0 - 1.0 / (1.0 + fnp.exp(x)))
+    ...
     >>> float(ft.grad(log1pexp)(100.0))
     1.0
     """
@@ -181,7 +199,39 @@ class custom_jvp:
         self.jvp: Callable | None = None
 
     def defjvp(self, jvp: Callable, symbolic_zeros: bool = False) -> Callable:
-        """Set the rule ``jvp(*nondiff_args, primals, tangents) -> (out, tangent_out)``."""
+        """Set the rule ``jvp(*nondiff_args, primals, tangents) -> (out, tangent_out)``.
+
+        Returns ``jvp`` unchanged, so it can be used as a decorator (``@f.defjvp``).
+
+        Parameters
+        ----------
+        jvp : callable
+            The rule.  It receives the non-differentiated arguments (``nondiff_argnums``)
+            first, then ``primals``, a tuple of the differentiated arguments, and
+            ``tangents``, a tuple of their tangents (same structures, shapes and dtypes).
+            It returns ``(out, tangent_out)``: the function's value and its directional
+            derivative, ``tangent_out`` with ``out``'s structure.  The rule must be
+            linear in ``tangents`` and may itself use any functrans operation (it is
+            differentiated again for higher orders).
+        symbolic_zeros : bool, optional
+            JAX's option to pass zero tangents as symbolic zeros; only False (every
+            tangent an array) is supported, True raises ``NotImplementedError``.
+
+        Examples
+        --------
+        >>> import functrans as ft, functrans.numpy as fnp
+        >>> @ft.custom_jvp
+        ... def f(x, y):
+        ...     return x * y
+        ...
+        >>> @f.defjvp
+        ... def f_jvp(primals, tangents):
+        ...     (x, y), (tx, ty) = primals, tangents
+        ...     return f(x, y), tx * y + x * ty
+        ...
+        >>> ft.grad(f, argnums=(0, 1))(2.0, 3.0)
+        (3.0, 2.0)
+        """
         if symbolic_zeros:
             raise NotImplementedError("custom_jvp: symbolic_zeros=True is not supported")
         self.jvp = jvp
@@ -189,7 +239,29 @@ class custom_jvp:
 
     def defjvps(self, *jvps: Callable | None) -> None:
         """Set one rule per argument, ``jvp_i(t_i, out, *primals) -> tangent contribution``
-        (``None``: zero); the contributions are summed."""
+        (``None``: zero); the contributions are summed.
+
+        Parameters
+        ----------
+        *jvps : callable or None
+            One entry per differentiated argument, in order.  Entry ``i`` receives that
+            argument's tangent ``t_i``, the primal output ``out`` and all differentiated
+            arguments, and returns its contribution to the output tangent (linear in
+            ``t_i``, with ``out``'s structure); None means the output does not depend on
+            that argument.
+
+        Examples
+        --------
+        >>> import functrans as ft, functrans.numpy as fnp
+        >>> @ft.custom_jvp
+        ... def f(x, y):
+        ...     return fnp.sin(x) * y
+        ...
+        >>> f.defjvps(lambda tx, out, x, y: fnp.cos(x) * y * tx,
+        ...           lambda ty, out, x, y: fnp.sin(x) * ty)
+        >>> float(ft.grad(f, argnums=1)(0.0, 2.0))
+        0.0
+        """
         def jvp(*args):
             *static, primals, tangents = args
             out = self(*static, *primals)
@@ -365,15 +437,28 @@ custom_lin_p = Primitive("custom_lin", multiple_results=True, origin="user")
 class custom_vjp:
     """A function with a user-defined reverse-mode rule ``fwd`` / ``bwd``.
 
+    Use it as a decorator, then give the rule with :meth:`defvjp`:
     ``fwd(*args) -> (out, residuals)`` (residuals: any pytree);
     ``bwd(*nondiff_args, residuals, out_cotangent) -> tuple of input cotangents`` (one per
     differentiable argument; ``None`` for a zero cotangent).  Forward mode (jvp) of such a
-    function is an error.
+    function is an error (``gradcheck`` then checks reverse mode only and says so).
 
+    Parameters
+    ----------
+    fun : callable
+        The function itself, evaluated when no reverse-mode transform is active (and whose
+        name and docstring the object takes).
+    nondiff_argnums : sequence of int, optional
+        Positions of arguments that are not differentiated (Python values, functions or
+        constant arrays).  ``bwd`` receives them first and returns no cotangent for them.
+
+    Examples
+    --------
     >>> import functrans as ft, functrans.numpy as fnp
     >>> @ft.custom_vjp
     ... def clip_gradient(x):
     ...     return x
+    ...
     >>> clip_gradient.defvjp(lambda x: (x, None), lambda _, g: (fnp.clip(g, -1.0, 1.0),))
     >>> float(ft.grad(lambda x: 5.0 * clip_gradient(x))(2.0))
     1.0
@@ -389,6 +474,38 @@ class custom_vjp:
         self.bwd: Callable | None = None
 
     def defvjp(self, fwd: Callable, bwd: Callable) -> None:
+        """Set the reverse-mode rule: ``fwd`` computes the output and what ``bwd`` needs,
+        ``bwd`` pulls an output cotangent back to the inputs.
+
+        Parameters
+        ----------
+        fwd : callable
+            Called with the function's arguments (all of them, as the function is);
+            returns ``(out, residuals)``: the output and any pytree of values ``bwd``
+            needs (inputs, intermediates; None when nothing).
+        bwd : callable
+            Called as ``bwd(*nondiff_args, residuals, out_cotangent)`` (``out_cotangent``
+            with ``out``'s structure); returns a tuple with one cotangent per
+            differentiated argument, each with that argument's structure, shapes and dtypes
+            (None for a zero cotangent).
+
+        Examples
+        --------
+        >>> import functrans as ft, functrans.numpy as fnp
+        >>> @ft.custom_vjp
+        ... def f(x):
+        ...     return fnp.sin(x)
+        ...
+        >>> def f_fwd(x):
+        ...     return fnp.sin(x), fnp.cos(x)   # the residual: cos(x)
+        ...
+        >>> def f_bwd(cos_x, g):
+        ...     return (cos_x * g,)
+        ...
+        >>> f.defvjp(f_fwd, f_bwd)
+        >>> float(ft.grad(f)(0.0))
+        1.0
+        """
         self.fwd, self.bwd = fwd, bwd
 
     def __get__(self, instance, owner=None):

@@ -158,6 +158,7 @@ def custom_linear_solve(matvec: Callable, b, solve: Callable,
     ...     return lax.custom_linear_solve(lambda v: a @ v, b,
     ...                                    lambda mv, r: fnp.linalg.solve(a, r),
     ...                                    symmetric=True)
+    ...
     >>> np.allclose(x(a, np.ones(2)), np.linalg.solve(a, np.ones(2)))
     True
     >>> g = ft.grad(lambda b: x(a, b).sum())(np.ones(2))
@@ -392,9 +393,11 @@ def custom_root(f: Callable, initial_guess, solve: Callable, tangent_solve: Call
     >>> def newton(f, x0):
     ...     step = lambda x: x - f(x) / ft.grad(f)(x)
     ...     return lax.fori_loop(0, 20, lambda i, x: step(x), x0)
+    ...
     >>> def sqrt(y):
     ...     return lax.custom_root(lambda x: x * x - y, 1.0, newton,
     ...                            lambda g, r: r / g(1.0))
+    ...
     >>> round(float(sqrt(2.0)), 12), round(float(ft.grad(sqrt)(2.0)), 12)
     (1.414213562373, 0.353553390593)
     """

@@ -10,3 +10,8 @@ from functrans.scipy import (cluster, fft, integrate, interpolate, linalg, ndima
 
 __all__ = ["cluster", "fft", "integrate", "interpolate", "linalg", "ndimage", "optimize",
            "signal", "sparse", "special", "stats"]
+
+# Every public function's docstring gets a Parameters section (functrans/docstrings.py).
+from functrans import docstrings as _docstrings  # noqa: E402
+_docstrings.complete_docstrings(_docstrings.public_namespaces(_docstrings.SCIPY_NAMESPACES))
+del _docstrings
