@@ -1645,7 +1645,10 @@ _specific("functrans.Jaxpr",
           invars=("list of Var", "The input variables."),
           eqns=("list of JaxprEqn", "The equations, in order: each applies a primitive to "
                                     "variables or literals and binds new variables."),
-          outvars=("list of Var or Literal", "The outputs."))
+          outvars=("list of Var or Literal", "The outputs."),
+          debug_info=("DebugInfo or None, optional", "Where the program came from: the "
+                      "traced function and one name per input and output (``make_jaxpr`` "
+                      "records it; ``pretty_print(arg_names=True)`` shows it)."))
 _specific("functrans.ClosedJaxpr",
           jaxpr=("Jaxpr", "The program."),
           consts=("list", "The values of its ``constvars``."))

@@ -732,6 +732,10 @@ class DebugInfo(NamedTuple):
 
 
 class Jaxpr:
+    """A program in functrans's intermediate language: equations applying primitives to
+    variables, from input variables (and constant variables) to outputs. Jaxprs are made
+    by tracing (``make_jaxpr``, ``jit``); this constructor is for transforms of jaxprs."""
+
     __slots__ = ("constvars", "invars", "eqns", "outvars", "debug_info", "__weakref__")
 
     def __init__(self, constvars, invars, eqns, outvars, debug_info: DebugInfo | None = None):

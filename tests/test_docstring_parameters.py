@@ -19,11 +19,7 @@ from functrans import docstrings
 
 #: public function or class -> {parameter: why it has no description}.  It may only
 #: shrink: an entry that is no longer needed fails the test below.
-_JAXPR = ("Jaxpr has no docstring of its own (core.py, a file other work owns, opens with "
-          "the IR's grammar instead); jaxprs are made by tracing, not by calling Jaxpr")
-EXCEPTIONS: dict[str, dict[str, str]] = {
-    "functrans.Jaxpr": dict.fromkeys(["constvars", "invars", "eqns", "outvars"], _JAXPR),
-}
+EXCEPTIONS: dict[str, dict[str, str]] = {}
 
 
 def _functions():
