@@ -123,8 +123,9 @@ def _int_tuple(name: str, argument: str, value, shape: tuple, least: int) -> tup
 
 
 def _window_params(name: str, shape: tuple, window_dimensions, window_strides, padding,
-                   base_dilation, window_dilation) -> dict:
-    """The checked parameters of a window reduction of an operand of ``shape``."""
+                   base_dilation, window_dilation, negative: bool = False) -> dict:
+    """The checked parameters of a window reduction of an operand of ``shape``; with
+    ``negative``, padding may be negative (see ``_cropped``)."""
     n = len(shape)
     window_dimensions = _int_tuple(name, "window_dimensions", window_dimensions, shape, 1)
     window_strides = _int_tuple(name, "window_strides", window_strides, shape, 1)
@@ -134,8 +135,9 @@ def _window_params(name: str, shape: tuple, window_dimensions, window_strides, p
                                  else window_dilation, shape, 1)
     if isinstance(padding, str):
         if padding.upper() not in ("SAME", "SAME_LOWER", "VALID"):
-            raise ValueError(f"{name}: padding must be 'SAME', 'SAME_LOWER', 'VALID' or a "
-                             f"sequence of (low, high) pairs, got {padding!r}")
+            raise ValueError(f"{name}: unknown padding {padding!r} for an operand of shape "
+                             f"{shape}; expected 'SAME', 'SAME_LOWER', 'VALID' or a "
+                             "sequence of (low, high) pairs, one per axis")
         padding = padtype_to_pads(shape, [_dilated(w, d) for w, d in
                                           zip(window_dimensions, window_dilation)],
                                   window_strides, padding)
@@ -143,11 +145,12 @@ def _window_params(name: str, shape: tuple, window_dimensions, window_strides, p
         pairs = tuple((int(lo), int(hi)) for lo, hi in padding)
     except (TypeError, ValueError):
         raise TypeError(f"{name}: padding must be 'SAME', 'SAME_LOWER', 'VALID' or a "
-                        f"sequence of (low, high) pairs, got {padding!r}") from None
+                        f"sequence of (low, high) pairs, got {padding!r} for an operand of "
+                        f"shape {shape}") from None
     if len(pairs) != n:
         raise TypeError(f"{name}: padding {pairs} has {len(pairs)} pairs for an operand of "
                         f"shape {shape} (rank {n}); give one (low, high) pair per axis")
-    if any(v < 0 for pair in pairs for v in pair):
+    if not negative and any(v < 0 for pair in pairs for v in pair):
         raise ValueError(f"{name}: negative padding {pairs} is not supported (operand shape "
                          f"{shape}); slice the operand instead")
     return dict(window_dimensions=window_dimensions, window_strides=window_strides,
@@ -160,7 +163,37 @@ def _check_params(name: str, aval: ShapedArray, params: dict) -> tuple:
         if len(params[key]) != aval.ndim:
             raise TypeError(f"{name}: {key} {params[key]} for an operand of shape "
                             f"{aval.shape}; give one per axis")
+    if any(v < 0 for pair in params["padding"] for v in pair):
+        raise ValueError(f"{name}: the primitive takes padding of at least 0, got "
+                         f"{params['padding']} (the lax functions crop the operand first)")
     return reduce_window_shape_tuple(aval.shape, **params)
+
+
+def _cropped(operands: list, params: dict) -> tuple[list, dict]:
+    """Negative padding removes elements of the base-dilated operand (as ``lax.pad`` and
+    JAX's ``reduce_window`` do): the operands sliced to the elements that remain, and the
+    padding (at least 0) that puts them where they were, holes of the dilation included.
+    The slice carries every derivative and batching rule."""
+    padding = params["padding"]
+    if all(lo >= 0 and hi >= 0 for lo, hi in padding):
+        return operands, params
+    starts, limits, pairs = [], [], []
+    for n, (lo, hi), d in zip(shape_of(operands[0]), padding, params["base_dilation"]):
+        length = _dilated(n, d)
+        if lo >= 0 and hi >= 0:
+            starts.append(0), limits.append(n), pairs.append((lo, hi))
+            continue
+        a, b = builtins.max(-lo, 0), length - builtins.max(-hi, 0)  # kept: [a, b)
+        first, last = -(-a // d), (b - 1) // d  # the operand's elements in there
+        if b <= a or first > last:  # none remain: only padding, if any
+            starts.append(0), limits.append(0)
+            pairs.append((0, builtins.max(length + lo + hi, 0)))
+            continue
+        starts.append(first), limits.append(last + 1)
+        pairs.append((builtins.max(lo, 0) + first * d - a,
+                      builtins.max(hi, 0) + b - 1 - last * d))
+    return ([slice(x, starts, limits) for x in operands],
+            dict(params, padding=tuple(pairs)))
 
 
 def _batched_params(params: dict, axis: int) -> dict:
@@ -492,7 +525,8 @@ def select_and_scatter_add(source, operand, select: str, window_dimensions, wind
 def _monoid_bind(prim: Primitive, name: str, operand, window_dimensions, window_strides,
                  padding, base_dilation, window_dilation):
     params = _window_params(name, shape_of(operand), window_dimensions, window_strides,
-                            padding, base_dilation, window_dilation)
+                            padding, base_dilation, window_dilation, negative=True)
+    (operand,), params = _cropped([operand], params)
     abstract_eval_rules[prim](get_aval(operand), **params)  # the dtype errors, eagerly too
     return prim.bind(operand, **params)
 
@@ -736,7 +770,8 @@ def reduce_window(operand, init_value, computation: Callable, window_dimensions,
     (JAX's ``lax.reduce_window``).  ``padding`` is ``"SAME"``, ``"SAME_LOWER"``,
     ``"VALID"`` or one ``(low, high)`` pair per axis, filled with ``init_value``;
     ``base_dilation`` puts holes between the operand's elements and ``window_dilation``
-    between the window's taps.  ``operand`` and ``init_value`` may be matching pytrees (a
+    between the window's taps.  Negative padding removes elements (of the base-dilated
+    operand), as in JAX.  ``operand`` and ``init_value`` may be matching pytrees (a
     reduction of several arrays at once; ``computation`` takes and returns such pytrees).
 
     ``lax.add``, ``lax.max`` and ``lax.min`` with their identities as ``init_value`` are
@@ -761,7 +796,9 @@ def reduce_window(operand, init_value, computation: Callable, window_dimensions,
     name = "reduce_window"
     flat, tree, inits, avals = _flat_pair(name, operand, init_value)
     params = _window_params(name, avals[0].shape, window_dimensions, window_strides, padding,
-                            base_dilation, window_dilation)
+                            base_dilation, window_dilation, negative=True)
+    flat, params = _cropped(flat, params)
+    avals = [a.update(shape=tuple(shape_of(flat[0]))) for a in avals]
     kind = _MONOIDS.get(computation) if len(flat) == 1 else None
     if kind is not None and _is_identity(inits[0], kind, avals[0].dtype):
         prim = _WINDOW_PRIMITIVES[kind]
