@@ -287,11 +287,29 @@ def test_agrees_with_jax_where_available():
      r"conv_general_dilated: lhs and rhs must have the same number of axes, got shapes "
      r"\(1, 2, 5\) and \(1, 2, 2, 2\)"),
     (lambda: lax.conv(np.ones((1, 2, 5)), np.ones((1, 2, 2)), (1, 1), "VALID"),
-     r"conv_general_dilated: window_strides must have one entry per spatial axis \(1\)"),
+     r"conv_general_dilated: window_strides must have one entry per spatial axis \(1\), got "
+     r"\(1, 1\) \(lhs shape \(1, 2, 5\), rhs shape \(1, 2, 2\)\)"),
+    (lambda: lax.conv_general_dilated(np.ones((2, 3, 8, 8)), np.ones((4, 3, 3, 3)), (1, 1),
+                                      "same_upper"),
+     r"conv_general_dilated: unknown padding 'same_upper' for lhs of shape \(2, 3, 8, 8\) "
+     r"and rhs of shape \(4, 3, 3, 3\); expected one of 'SAME', 'SAME_LOWER', 'VALID'"),
+    (lambda: lax.conv_transpose(np.ones((1, 5, 2)), np.ones((2, 2, 3)), (1,), "SAME_LOWER"),
+     r"conv_transpose: unknown padding 'SAME_LOWER' for lhs of shape \(1, 5, 2\) and rhs of "
+     r"shape \(2, 2, 3\); expected one of 'SAME', 'VALID'"),
+    (lambda: lax.conv_general_shape_tuple((1, 2, 5), (1, 2, 2), (1,), "FULL", None),
+     r"conv_general_shape_tuple: unknown padding 'FULL' for lhs of shape \(1, 2, 5\)"),
+    (lambda: lax.conv_general_dilated(np.ones((2, 3, 8, 8)), np.ones((4, 3, 3, 3)), (1, 1),
+                                      "VALID", rhs_dilation=(1,)),
+     r"conv_general_dilated: rhs_dilation must have one entry per spatial axis \(2\), got "
+     r"\(1,\) \(lhs shape \(2, 3, 8, 8\), rhs shape \(4, 3, 3, 3\)\)"),
+    (lambda: lax.conv(np.ones((2, 3, 8, 8)), np.ones((4, 5, 3, 3)), (1, 1), "SAME"),
+     r"conv_general_dilated: the lhs feature size divided by feature_group_count \(3 // 1\) "
+     r"must equal the rhs input feature size 5 \(lhs shape \(2, 3, 8, 8\), rhs shape "
+     r"\(4, 5, 3, 3\)\)"),
     (lambda: lax.conv(np.ones((1, 2, 5)), np.ones((1, 2, 2)), (0,), "VALID"),
      r"conv_general_dilated: window_strides must be positive"),
     (lambda: lax.conv(np.ones((1, 2, 5)), np.ones((1, 2, 2)), (1,), "FULL"),
-     r"unknown padding 'FULL'"),
+     r"conv_general_dilated: unknown padding 'FULL' for lhs of shape \(1, 2, 5\)"),
     (lambda: lax.conv_general_dilated(np.ones((1, 2, 5)), np.ones((1, 2, 2)), (1,), [(1,)]),
      r"conv_general_dilated: padding must be .* \(low, high\) integer pairs"),
     (lambda: lax.conv_general_dilated(np.ones((1, 4, 5)), np.ones((3, 2, 2)), (1,), "VALID",

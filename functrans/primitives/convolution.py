@@ -193,20 +193,27 @@ def padtype_to_pads(in_shape, window_shape, window_strides, padding) -> list:
     return pads
 
 
-def _ints(name: str, what: str, values, count: int, default: int | None = 1) -> tuple:
+def _ints(name: str, what: str, values, count: int, default: int | None = 1,
+          shapes: str = "") -> tuple:
+    """``values`` as ``count`` positive ints; ``shapes`` (" (lhs shape ..., rhs shape
+    ...)") ends the error messages."""
     if values is None and default is not None:
         return (default,) * count
     try:
         out = tuple(operator.index(v) for v in values)
     except TypeError:
         raise TypeError(f"{name}: {what} must be a sequence of {count} integers, got "
-                        f"{values!r}") from None
+                        f"{values!r}{shapes}") from None
     if len(out) != count:
         raise ValueError(f"{name}: {what} must have one entry per spatial axis ({count}), got "
-                         f"{values!r}")
+                         f"{values!r}{shapes}")
     if any(v < 1 for v in out):
-        raise ValueError(f"{name}: {what} must be positive integers, got {values!r}")
+        raise ValueError(f"{name}: {what} must be positive integers, got {values!r}{shapes}")
     return out
+
+
+def _shapes(lhs_shape, rhs_shape) -> str:
+    return f" (lhs shape {tuple(lhs_shape)}, rhs shape {tuple(rhs_shape)})"
 
 
 def _padding_string(name: str, padding: str, kinds: tuple, lhs_shape, rhs_shape) -> str:
@@ -225,15 +232,16 @@ _FORWARD_PADDINGS = ("SAME", "SAME_LOWER", "VALID")
 _TRANSPOSE_PADDINGS = ("SAME", "VALID")
 
 
-def _pads(name: str, padding, count: int) -> tuple:
+def _pads(name: str, padding, count: int, shapes: str = "") -> tuple:
     try:
         pads = tuple((operator.index(lo), operator.index(hi)) for lo, hi in padding)
     except (TypeError, ValueError):
         raise TypeError(f"{name}: padding must be 'SAME', 'SAME_LOWER', 'VALID' or a "
-                        f"sequence of (low, high) integer pairs, got {padding!r}") from None
+                        f"sequence of (low, high) integer pairs, got {padding!r}{shapes}"
+                        ) from None
     if len(pads) != count:
         raise ValueError(f"{name}: padding must have one (low, high) pair per spatial axis "
-                         f"({count}), got {padding!r}")
+                         f"({count}), got {padding!r}{shapes}")
     return pads
 
 
@@ -741,9 +749,10 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
     lhs_aval, rhs_aval = get_aval(lhs), get_aval(rhs)
     dn = conv_dimension_numbers(lhs_aval.shape, rhs_aval.shape, dimension_numbers)
     ns = lhs_aval.ndim - 2
-    window_strides = _ints(name, "window_strides", window_strides, ns, default=None)
-    lhs_dilation = _ints(name, "lhs_dilation", lhs_dilation, ns)
-    rhs_dilation = _ints(name, "rhs_dilation", rhs_dilation, ns)
+    shapes = _shapes(lhs_aval.shape, rhs_aval.shape)
+    window_strides = _ints(name, "window_strides", window_strides, ns, None, shapes)
+    lhs_dilation = _ints(name, "lhs_dilation", lhs_dilation, ns, 1, shapes)
+    rhs_dilation = _ints(name, "rhs_dilation", rhs_dilation, ns, 1, shapes)
     if isinstance(padding, str):
         padding = _padding_string(name, padding, _FORWARD_PADDINGS, lhs_aval.shape,
                                   rhs_aval.shape)
@@ -754,7 +763,7 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
         kernel = [_dilate(rhs_aval.shape[d], r) for d, r in zip(dn.rhs_spec[2:], rhs_dilation)]
         padding = padtype_to_pads([lhs_aval.shape[d] for d in dn.lhs_spec[2:]], kernel,
                                   window_strides, padding)
-    padding = _pads(name, padding, ns)
+    padding = _pads(name, padding, ns, shapes)
     if preferred_element_type is not None:
         dtype = np.dtype(preferred_element_type)
         weak = False
