@@ -51,7 +51,7 @@ import numpy as np
 from functrans.backend import array_module, is_device_array
 from functrans.core import (Primitive, ShapedArray, Tracer, abstract_eval_rules, eval_jaxpr,
                             get_aval, impl_rules)
-from functrans.interpreters import ad, batching, transpose
+from functrans.interpreters import ad, batching, codegen, transpose
 from functrans.interpreters.ad import Zero
 from functrans.interpreters.batching import not_mapped
 from functrans.interpreters.transpose import is_undefined_primal
@@ -289,6 +289,8 @@ def _window_reducer(name: str, kind: str, fold: str) -> Primitive:
     impl_rules[prim] = impl
     abstract_eval_rules[prim] = abstract_eval
     batching.batching_rules[prim] = batch
+    # jit calls the impl, which always allocates its result: never copied for the caller
+    codegen.deflowering(prim, fresh=True)
     return prim
 
 
@@ -380,7 +382,9 @@ def _selection(xp, x, select: str, params: dict, out_shape: tuple) -> list:
     best = p[indices[0]]
     for index in indices[1:]:
         best = combine(best, p[index])
-    inexact = x.dtype.kind in "fc"
+    # A NaN is its window's extremum: looked for at each tap only where the fold met one
+    # (one check of the result saves two operations per tap).
+    inexact = x.dtype.kind in "fc" and bool(xp.isnan(best).any())
     taken = None
     selection = []
     for index in indices:
@@ -484,6 +488,7 @@ for _prim, _impl, _gather, _other in (
     ad.jvp_rules[_prim] = _select_jvp(_prim)
     transpose.deftranspose(_prim, _select_transpose(_other))
     batching.batching_rules[_prim] = _select_batch(_prim)
+    codegen.deflowering(_prim, fresh=True)  # its impl allocates its result
 
 
 def select_and_gather_add(tangents, operand, select: str, window_dimensions, window_strides,
