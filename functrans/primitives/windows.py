@@ -181,17 +181,19 @@ def _cropped(operands: list, params: dict) -> tuple[list, dict]:
     for n, (lo, hi), d in zip(shape_of(operands[0]), padding, params["base_dilation"]):
         length = _dilated(n, d)
         if lo >= 0 and hi >= 0:
-            starts.append(0), limits.append(n), pairs.append((lo, hi))
-            continue
-        a, b = builtins.max(-lo, 0), length - builtins.max(-hi, 0)  # kept: [a, b)
-        first, last = -(-a // d), (b - 1) // d  # the operand's elements in there
-        if b <= a or first > last:  # none remain: only padding, if any
-            starts.append(0), limits.append(0)
-            pairs.append((0, builtins.max(length + lo + hi, 0)))
-            continue
-        starts.append(first), limits.append(last + 1)
-        pairs.append((builtins.max(lo, 0) + first * d - a,
-                      builtins.max(hi, 0) + b - 1 - last * d))
+            start, limit, pair = 0, n, (lo, hi)
+        else:
+            a, b = builtins.max(-lo, 0), length - builtins.max(-hi, 0)  # kept: [a, b)
+            first, last = -(-a // d), (b - 1) // d  # the operand's elements in there
+            if b <= a or first > last:  # none remain: only padding, if any
+                start, limit, pair = 0, 0, (0, builtins.max(length + lo + hi, 0))
+            else:
+                start, limit = first, last + 1
+                pair = (builtins.max(lo, 0) + first * d - a,
+                        builtins.max(hi, 0) + b - 1 - last * d)
+        starts.append(start)
+        limits.append(limit)
+        pairs.append(pair)
     return ([slice(x, starts, limits) for x in operands],
             dict(params, padding=tuple(pairs)))
 
