@@ -5,7 +5,8 @@ Workload: a batch of 64 images of 3 x 32 x 32, two 3 x 3 "SAME" convolutions (3 
 16 channels, ReLU after the first), the loss ``sum(y ** 2) / 64``; the gradient with
 respect to both kernels.  The NumPy contender gathers each layer's patches into an im2col
 matrix (nine slice copies), multiplies once, and goes back with two matrix products and a
-col2im of nine slice additions.
+col2im of nine slice additions.  Where installed, torch on the CPU (``conv2d`` and
+autograd, one thread) and ``jax.jit`` (float64) compute the same gradient too.
 
 Method, as benchmarks/run.py: the script re-executes itself with glibc's malloc thresholds
 fixed and BLAS on one thread; every round runs each contender once in a shuffled order,
@@ -84,6 +85,48 @@ def hand_grad(w1, w2, x):
     return dw1, dw2
 
 
+def _others() -> dict:
+    """The same gradient in the libraries installed: label -> (function, conversion of the
+    arguments, done once).  torch on the CPU (``torch.nn.functional.conv2d``, autograd,
+    one thread as the others), and JAX's ``jit`` (float64)."""
+    found = {}
+    try:
+        import torch
+    except ImportError:
+        pass
+    else:
+        torch.set_num_threads(1)
+        conv2d = torch.nn.functional.conv2d
+
+        def torch_grad(w1, w2, x):
+            x = x.detach()  # no gradient for the images, as for the others
+            h = torch.relu(conv2d(x, w1, padding=1))
+            y = conv2d(h, w2, padding=1)
+            return torch.autograd.grad((y * y).sum() / x.shape[0], (w1, w2))
+
+        found["torch CPU"] = (torch_grad, lambda a: torch.tensor(a, requires_grad=True))
+    try:
+        import jax
+    except ImportError:
+        pass
+    else:
+        jax.config.update("jax_enable_x64", True)
+        from jax import lax as jlax
+
+        def jax_loss(w1, w2, x):
+            h = jax.nn.relu(jlax.conv(x, w1, (1, 1), "SAME"))
+            y = jlax.conv(h, w2, (1, 1), "SAME")
+            return (y * y).sum() / x.shape[0]
+
+        jitted = jax.jit(jax.grad(jax_loss, argnums=(0, 1)))
+        found["jax.jit"] = (lambda *a: jax.block_until_ready(jitted(*a)), jax.device_put)
+    return found
+
+
+def _numpy(values) -> list:
+    return [v.detach().numpy() if hasattr(v, "detach") else np.asarray(v) for v in values]
+
+
 def main(rounds: int) -> None:
     rng = np.random.default_rng(0)
     x = rng.standard_normal((64, 3, 32, 32))
@@ -93,17 +136,21 @@ def main(rounds: int) -> None:
     grad = ft.grad(loss, argnums=(0, 1))
     contenders = {"numpy im2col": hand_grad, "functrans eager": grad,
                   "functrans jit": ft.jit(grad)}
+    inputs = {label: args for label in contenders}
+    for label, (fn, convert) in _others().items():
+        contenders[label], inputs[label] = fn, tuple(convert(a) for a in args)
     want = hand_grad(*args)
     for label, fn in contenders.items():
-        for got, expected in zip(fn(*args), want):
+        for got, expected in zip(_numpy(fn(*inputs[label])), want):
             np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-9, err_msg=label)
-    numbers = {label: calibrate(fn, args) for label, fn in contenders.items()}
+    numbers = {label: calibrate(fn, inputs[label]) for label, fn in contenders.items()}
     times = {label: [] for label in contenders}
     ratios = {label: [] for label in contenders}
     for _ in range(rounds):
         order = list(contenders)
         random.shuffle(order)
-        measured = {label: cpu_time(contenders[label], args, numbers[label]) for label in order}
+        measured = {label: cpu_time(contenders[label], inputs[label], numbers[label])
+                    for label in order}
         for label in contenders:
             times[label].append(measured[label])
             ratios[label].append(measured[label] / measured["numpy im2col"])

@@ -1,5 +1,5 @@
 """Pooling layers, forward and backward: functrans (eager ``grad`` and ``jit(grad)``)
-against hand-written NumPy, and JAX when installed.
+against hand-written NumPy, and JAX and torch (CPU, autograd, one thread) when installed.
 
 Workloads (NCHW, float64, a fixed random cotangent ``w`` so the loss is ``sum(pool(x) * w)``):
   max_pool_2x2     2x2 max-pool, stride 2, on 64 x 16 x 32 x 32: ``lax.reduce_window`` with
@@ -116,6 +116,24 @@ def _max_pool_3x3(rng):
 
     return f, hand, (x, w), "grad"
 
+
+def _torch_pool(pool):
+    """A workload's torch version: the gradient of ``sum(pool(x) * w)`` by autograd."""
+    def version(torch):
+        def grad(x, w):
+            x = x.detach().requires_grad_()
+            return torch.autograd.grad((pool(torch, x) * w).sum(), x)[0]
+        return grad, torch.tensor
+    return version
+
+
+_max_pool_2x2.torch = _torch_pool(  # type: ignore[attr-defined]
+    lambda torch, x: torch.nn.functional.max_pool2d(x, 2, 2))
+_avg_pool_2x2.torch = _torch_pool(  # type: ignore[attr-defined]
+    lambda torch, x: torch.nn.functional.avg_pool2d(x, 2, 2))
+_max_pool_3x3.torch = _torch_pool(  # type: ignore[attr-defined]  # SAME pads (0, 1)
+    lambda torch, x: torch.nn.functional.max_pool2d(
+        torch.nn.functional.pad(x, (0, 1, 0, 1), value=-float("inf")), 3, 2))
 
 WORKLOADS = {"max_pool_2x2": _max_pool_2x2, "avg_pool_2x2": _avg_pool_2x2,
              "max_pool_3x3_s2": _max_pool_3x3}

@@ -274,7 +274,9 @@ def _per_example_loop(grad_f, kind):
 
 def _others(make, kind) -> dict:
     """Other libraries' versions of a workload, for those installed: label -> function, or
-    (function, conversion of the arguments to the library's arrays, done once)."""
+    (function, conversion of the arguments to the library's arrays, done once).  A
+    workload with a ``torch`` attribute (``torch -> (function, conversion)``) gets a torch
+    CPU column."""
     found = {}
     try:
         import autograd
@@ -302,6 +304,15 @@ def _others(make, kind) -> dict:
         jitted = jax.jit(g)
         found["jax"] = (lambda *a: jax.block_until_ready(g(*a)), jax.device_put)
         found["jax.jit"] = (lambda *a: jax.block_until_ready(jitted(*a)), jax.device_put)
+    torch_version = getattr(make, "torch", None)  # a workload's own torch version, if any
+    if torch_version is not None:
+        try:
+            import torch
+        except ImportError:
+            pass
+        else:
+            torch.set_num_threads(1)  # as BLAS for the others
+            found["torch CPU"] = torch_version(torch)
     return found
 
 

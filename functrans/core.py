@@ -34,7 +34,7 @@ __all__ = [
     "Var", "Literal", "JaxprEqn", "Jaxpr", "ClosedJaxpr", "check_jaxpr", "float0",
     "ConcretizationTypeError", "UnexpectedTracerError", "TracerArrayConversionError",
     "EvalTrace", "eval_jaxpr", "primitive_by_name", "computing_internally",
-    "running_user_code",
+    "running_user_code", "has_effects", "eqn_has_effects", "binding_has_effects",
 ]
 
 # ------------------------------------------------------------------------------------------
@@ -244,10 +244,15 @@ class Primitive:
     so differentiation treats its results as constants.
     ``lowering``: how ``jit``'s code generator writes it (``codegen.Lowering``), or None:
     the generated code then calls its impl rule.
+    ``effectful``: it is bound for what it does (printing, calling back into Python), not
+    only for its results, so no pass that removes or merges unneeded equations (dead-code
+    elimination, common-subexpression elimination, constant folding) may touch it, nor an
+    equation whose jaxpr parameters (a loop body, a branch, a called function) contain one
+    (``eqn_has_effects``).
     """
 
     __slots__ = ("name", "multiple_results", "origin", "zero_derivative", "lowering",
-                 "__weakref__")
+                 "effectful", "__weakref__")
 
     def __init__(self, name: str, multiple_results: bool = False, *, origin: str = "user"):
         assert origin in ("library", "user"), origin
@@ -256,6 +261,7 @@ class Primitive:
         self.origin = origin
         self.zero_derivative = False
         self.lowering: Any = None
+        self.effectful = False
         _primitives_by_name.setdefault(name, self)
 
     def __repr__(self):
@@ -766,6 +772,39 @@ class Jaxpr:
         return pp_jaxpr(self)
 
     __repr__ = __str__
+
+
+_effects_of: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _param_has_effects(value) -> bool:
+    if isinstance(value, (Jaxpr, ClosedJaxpr)):
+        return has_effects(value)
+    if isinstance(value, (tuple, list)):
+        return any(_param_has_effects(v) for v in value)
+    return False
+
+
+def eqn_has_effects(eqn: JaxprEqn) -> bool:
+    """Whether running ``eqn`` does something besides computing its results: its primitive
+    is ``effectful``, or a jaxpr among its parameters has such an equation."""
+    return binding_has_effects(eqn.primitive, eqn.params)
+
+
+def binding_has_effects(prim: Primitive, params: dict) -> bool:
+    """Whether binding ``prim`` with ``params`` has effects (``eqn_has_effects``)."""
+    return prim.effectful or any(_param_has_effects(v) for v in params.values())
+
+
+def has_effects(jaxpr) -> bool:
+    """Whether a ``Jaxpr`` or ``ClosedJaxpr`` has an equation with effects
+    (``eqn_has_effects``); remembered per jaxpr."""
+    if isinstance(jaxpr, ClosedJaxpr):
+        jaxpr = jaxpr.jaxpr
+    found = _effects_of.get(jaxpr)
+    if found is None:
+        found = _effects_of[jaxpr] = any(eqn_has_effects(e) for e in jaxpr.eqns)
+    return found
 
 
 class ClosedJaxpr:

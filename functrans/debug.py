@@ -3,8 +3,10 @@ as JAX's ``jax.debug``.
 
 ``debug.print`` and ``debug.callback`` run when the values exist: at once without a
 transform or under ``grad``/``jvp`` (with the primal values), once per batch member under
-``vmap``, and each time a ``jit``-compiled function runs (not when it is traced).  A
-Python ``print`` inside ``jit`` shows tracers, once.
+``vmap``, and each time a ``jit``-compiled function runs (not when it is traced); inside
+the bodies of ``lax.scan``, ``while_loop``, ``fori_loop``, ``cond`` and ``switch`` once per
+iteration or branch taken, in JAX's order.  A Python ``print`` inside ``jit`` shows
+tracers, once.
 
 >>> import numpy as np, functrans as ft, functrans.numpy as fnp
 >>> @ft.jit

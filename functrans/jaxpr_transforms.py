@@ -46,7 +46,6 @@ from functrans.interpreters import partial_eval
 from functrans.interpreters.partial_eval import (dead_code_elimination, linear_staging_rules,
                                                  trace_to_jaxpr)
 from functrans.interpreters.transpose import UndefinedPrimal, backward_pass
-from functrans.primitives.callbacks import refusing_effects
 from functrans.primitives.shape import bdim_to_front
 from functrans.tree_util import PyTreeDef, tree_flatten, tree_unflatten
 
@@ -235,8 +234,7 @@ def trace_function(fun: Callable, in_tree: PyTreeDef, in_avals: Sequence[ShapedA
     found = {}
 
     def flat_fun(*leaves):
-        with refusing_effects(f"{name} body"):  # jit's own collector takes precedence
-            out = fun(*tree_unflatten(in_tree, leaves))
+        out = fun(*tree_unflatten(in_tree, leaves))
         out_leaves, found["tree"] = tree_flatten(out)
         if check_output:
             for x in out_leaves:
@@ -336,15 +334,19 @@ def partial_eval_jaxpr(closed: ClosedJaxpr, unknowns: Sequence[bool],
 
     # Known equations the unknown side needs but may not keep are recomputed there.
     saveable = {}
+    effects_again = []  # as JAX's checkpoint: unsaved effects happen again when recomputing
     for eqn in known_eqns:
         ok = policy is None or policy(eqn.primitive, *[x.aval for x in eqn.invars],
                                       **eqn.params)
+        if not ok and core.eqn_has_effects(eqn):
+            effects_again.append(eqn)
         for v in eqn.outvars:
             saveable[id(v)] = ok
     producer = {id(v): eqn for eqn in known_eqns for v in eqn.outvars}
     needed = [x for eqn in unknown_eqns for x in eqn.invars] + [
         v for v, u in zip(jaxpr.outvars, out_unknowns) if u]
-    recomputed: dict[int, Any] = {}  # id -> known equation recomputed on the unknown side
+    recomputed: dict[int, Any] = {id(e): e for e in effects_again}  # id -> known equation
+    needed += [x for e in effects_again for x in e.invars]   # recomputed on the unknown side
     residual_ids, seen = set(), set()
     while needed:
         x = needed.pop()

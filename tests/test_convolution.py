@@ -287,11 +287,29 @@ def test_agrees_with_jax_where_available():
      r"conv_general_dilated: lhs and rhs must have the same number of axes, got shapes "
      r"\(1, 2, 5\) and \(1, 2, 2, 2\)"),
     (lambda: lax.conv(np.ones((1, 2, 5)), np.ones((1, 2, 2)), (1, 1), "VALID"),
-     r"conv_general_dilated: window_strides must have one entry per spatial axis \(1\)"),
+     r"conv_general_dilated: window_strides must have one entry per spatial axis \(1\), got "
+     r"\(1, 1\) \(lhs shape \(1, 2, 5\), rhs shape \(1, 2, 2\)\)"),
+    (lambda: lax.conv_general_dilated(np.ones((2, 3, 8, 8)), np.ones((4, 3, 3, 3)), (1, 1),
+                                      "same_upper"),
+     r"conv_general_dilated: unknown padding 'same_upper' for lhs of shape \(2, 3, 8, 8\) "
+     r"and rhs of shape \(4, 3, 3, 3\); expected one of 'SAME', 'SAME_LOWER', 'VALID'"),
+    (lambda: lax.conv_transpose(np.ones((1, 5, 2)), np.ones((2, 2, 3)), (1,), "SAME_LOWER"),
+     r"conv_transpose: unknown padding 'SAME_LOWER' for lhs of shape \(1, 5, 2\) and rhs of "
+     r"shape \(2, 2, 3\); expected one of 'SAME', 'VALID'"),
+    (lambda: lax.conv_general_shape_tuple((1, 2, 5), (1, 2, 2), (1,), "FULL", None),
+     r"conv_general_shape_tuple: unknown padding 'FULL' for lhs of shape \(1, 2, 5\)"),
+    (lambda: lax.conv_general_dilated(np.ones((2, 3, 8, 8)), np.ones((4, 3, 3, 3)), (1, 1),
+                                      "VALID", rhs_dilation=(1,)),
+     r"conv_general_dilated: rhs_dilation must have one entry per spatial axis \(2\), got "
+     r"\(1,\) \(lhs shape \(2, 3, 8, 8\), rhs shape \(4, 3, 3, 3\)\)"),
+    (lambda: lax.conv(np.ones((2, 3, 8, 8)), np.ones((4, 5, 3, 3)), (1, 1), "SAME"),
+     r"conv_general_dilated: the lhs feature size divided by feature_group_count \(3 // 1\) "
+     r"must equal the rhs input feature size 5 \(lhs shape \(2, 3, 8, 8\), rhs shape "
+     r"\(4, 5, 3, 3\)\)"),
     (lambda: lax.conv(np.ones((1, 2, 5)), np.ones((1, 2, 2)), (0,), "VALID"),
      r"conv_general_dilated: window_strides must be positive"),
     (lambda: lax.conv(np.ones((1, 2, 5)), np.ones((1, 2, 2)), (1,), "FULL"),
-     r"unknown padding 'FULL'"),
+     r"conv_general_dilated: unknown padding 'FULL' for lhs of shape \(1, 2, 5\)"),
     (lambda: lax.conv_general_dilated(np.ones((1, 2, 5)), np.ones((1, 2, 2)), (1,), [(1,)]),
      r"conv_general_dilated: padding must be .* \(low, high\) integer pairs"),
     (lambda: lax.conv_general_dilated(np.ones((1, 4, 5)), np.ones((3, 2, 2)), (1,), "VALID",
@@ -355,70 +373,86 @@ def _col2im(cols, shape, k):
 
 
 def _numpy_loss_and_grads(params, x, labels):
-    """Forward and backward by hand: conv-relu, conv-relu, 2x2 max pool, dense, softmax
-    cross-entropy."""
-    w1, w2, dense = params
+    """Forward and backward by hand: conv-relu, conv-relu (im2col and one product per
+    layer), 2x2 max pool (the gradient to each window's first maximal element, as
+    ``reduce_window`` routes it), dense, softmax cross-entropy."""
+    w1, b1, w2, b2, dense, bias = params
     k = w1.shape[2]
     n = x.shape[0]
     c1 = _im2col(x, k)
-    z1 = np.einsum("ok,nkp->nop", w1.reshape(w1.shape[0], -1), c1)
+    z1 = np.einsum("ok,nkp->nop", w1.reshape(w1.shape[0], -1), c1) + b1[:, None]
     h1_shape = (n, w1.shape[0], x.shape[2] - k + 1, x.shape[3] - k + 1)
     a1 = np.maximum(z1, 0).reshape(h1_shape)
     c2 = _im2col(a1, k)
-    z2 = np.einsum("ok,nkp->nop", w2.reshape(w2.shape[0], -1), c2)
+    z2 = np.einsum("ok,nkp->nop", w2.reshape(w2.shape[0], -1), c2) + b2[:, None]
     h2_shape = (n, w2.shape[0], h1_shape[2] - k + 1, h1_shape[3] - k + 1)
     a2 = np.maximum(z2, 0).reshape(h2_shape)
     _, c, h, w = h2_shape
-    blocks = a2.reshape(n, c, h // 2, 2, w // 2, 2)
-    pooled = blocks.max(axis=(3, 5))
+    # windows as a last axis of 4 taps, in row-major window order
+    taps = a2.reshape(n, c, h // 2, 2, w // 2, 2).transpose(0, 1, 2, 4, 3, 5).reshape(
+        n, c, h // 2, w // 2, 4)
+    first = taps.argmax(axis=-1)  # the first maximal tap
+    pooled = np.take_along_axis(taps, first[..., None], -1)[..., 0]
     flat = pooled.reshape(n, -1)
-    logits = flat @ dense
+    logits = flat @ dense + bias
     logits = logits - logits.max(axis=1, keepdims=True)
     logp = logits - np.log(np.exp(logits).sum(axis=1, keepdims=True))
     loss = -np.mean(logp[np.arange(n), labels])
     dlogits = np.exp(logp)
     dlogits[np.arange(n), labels] -= 1
     dlogits /= n
-    ddense = flat.T @ dlogits
+    ddense, dbias = flat.T @ dlogits, dlogits.sum(axis=0)
     dpooled = (dlogits @ dense.T).reshape(pooled.shape)
-    is_max = blocks == pooled[:, :, :, None, :, None]  # ties are measure-zero here
-    da2 = (is_max * dpooled[:, :, :, None, :, None]).reshape(h2_shape)
+    dtaps = np.zeros_like(taps)
+    np.put_along_axis(dtaps, first[..., None], dpooled[..., None], -1)
+    da2 = dtaps.reshape(n, c, h // 2, w // 2, 2, 2).transpose(0, 1, 2, 4, 3, 5).reshape(
+        h2_shape)
     dz2 = (da2 * (a2 > 0)).reshape(n, c, -1)
     dw2 = np.einsum("nop,nkp->ok", dz2, c2).reshape(w2.shape)
+    db2 = dz2.sum(axis=(0, 2))
     da1 = _col2im(np.einsum("ok,nop->nkp", w2.reshape(w2.shape[0], -1), dz2), h1_shape, k)
     dz1 = (da1 * (a1 > 0)).reshape(n, w1.shape[0], -1)
     dw1 = np.einsum("nop,nkp->ok", dz1, c1).reshape(w1.shape)
-    return loss, (dw1, dw2, ddense)
+    db1 = dz1.sum(axis=(0, 2))
+    return loss, (dw1, db1, dw2, db2, ddense, dbias)
 
 
 def _functrans_loss(params, x, labels):
-    w1, w2, dense = params
-    a1 = ft.nn.relu(lax.conv(x, w1, (1, 1), "VALID"))
-    a2 = ft.nn.relu(lax.conv(a1, w2, (1, 1), "VALID"))
-    n, c, h, w = a2.shape
-    pooled = fnp.max(fnp.reshape(a2, (n, c, h // 2, 2, w // 2, 2)), axis=(3, 5))
-    logits = fnp.reshape(pooled, (n, -1)) @ dense
+    w1, b1, w2, b2, dense, bias = params
+    dn = ("NCHW", "OIHW", "NCHW")
+    a1 = ft.nn.relu(lax.conv_general_dilated(x, w1, (1, 1), "VALID", dimension_numbers=dn)
+                    + b1[:, None, None])
+    a2 = ft.nn.relu(lax.conv_general_dilated(a1, w2, (1, 1), "VALID", dimension_numbers=dn)
+                    + b2[:, None, None])
+    pooled = lax.reduce_window(a2, -fnp.inf, lax.max, (1, 1, 2, 2), (1, 1, 2, 2), "VALID")
+    logits = fnp.reshape(pooled, (x.shape[0], -1)) @ dense + bias
     logp = ft.nn.log_softmax(logits, axis=1)
-    return -fnp.mean(logp[np.arange(n), labels])
+    return -fnp.mean(logp[np.arange(x.shape[0]), labels])
 
 
 def test_a_small_cnn_trains_like_hand_written_numpy():
     rng = np.random.default_rng(6)
     x = rng.standard_normal((4, 2, 8, 8))
     labels = rng.integers(0, 3, 4)
-    params = (rng.standard_normal((3, 2, 3, 3)) * 0.5, rng.standard_normal((4, 3, 3, 3)) * 0.5,
-              rng.standard_normal((4 * 2 * 2, 3)) * 0.5)
-    ours, theirs = params, params
+    params = (rng.standard_normal((3, 2, 3, 3)) * 0.5, rng.standard_normal(3) * 0.1,
+              rng.standard_normal((4, 3, 3, 3)) * 0.5, rng.standard_normal(4) * 0.1,
+              rng.standard_normal((4 * 2 * 2, 3)) * 0.5, np.zeros(3))
+    ours, jitted_ours, theirs = params, params, params
     value_and_grad = ft.value_and_grad(_functrans_loss)
     jitted = ft.jit(value_and_grad)
-    for _ in range(4):
+    losses = []
+    for _ in range(5):  # SGD steps, each side on its own parameters
         loss, grads = value_and_grad(ours, x, labels)
-        jloss, jgrads = jitted(ours, x, labels)
+        jloss, jgrads = jitted(jitted_ours, x, labels)
         want_loss, want_grads = _numpy_loss_and_grads(theirs, x, labels)
         np.testing.assert_allclose(loss, want_loss, rtol=1e-10, atol=1e-10)
         np.testing.assert_allclose(jloss, want_loss, rtol=1e-10, atol=1e-10)
         for g, jg, wg in zip(grads, jgrads, want_grads):
+            assert g.shape == wg.shape
             np.testing.assert_allclose(g, wg, rtol=1e-10, atol=1e-10)
             np.testing.assert_allclose(jg, wg, rtol=1e-10, atol=1e-10)
         ours = tuple(p - 0.1 * g for p, g in zip(ours, grads))
+        jitted_ours = tuple(p - 0.1 * g for p, g in zip(jitted_ours, jgrads))
         theirs = tuple(p - 0.1 * g for p, g in zip(theirs, want_grads))
+        losses.append(want_loss)
+    assert losses[-1] < losses[0]  # it trains

@@ -56,7 +56,7 @@ import numpy as np
 
 from functrans import backend, config
 from functrans.core import (ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Primitive, ShapedArray,
-                            Var, abstract_eval_out_avals, impl_rules)
+                            Var, abstract_eval_out_avals, eqn_has_effects, impl_rules)
 
 __all__ = ["Lowering", "deflowering", "Ref", "compile_jaxpr", "CompiledFunction",
            "optimize_jaxpr", "literal_key", "params_key", "scalar_kernel", "fusion_active"]
@@ -230,7 +230,8 @@ def _fold(eqn: JaxprEqn):
     """The result of ``eqn`` computed now, as a Literal, if its operands are all literals
     and the result is small; else None."""
     prim = eqn.primitive
-    if prim.multiple_results or prim not in impl_rules or _lowering(prim).inline:
+    if (prim.multiple_results or prim not in impl_rules or _lowering(prim).inline
+            or eqn_has_effects(eqn)):
         return None
     aval = eqn.outvars[0].aval
     if int(np.prod(aval.shape)) > _FOLD_LIMIT:
@@ -373,7 +374,7 @@ def _forward_pass(eqns: list, outs: list) -> tuple[list, list]:
                     subst[id(out)] = folded
                     continue
         eqn_params = params_key(eqn.params)
-        if eqn_params is not None:
+        if eqn_params is not None and not eqn_has_effects(eqn):  # each effect happens
             operand_keys = tuple(literal_key(x) if type(x) is Literal else (id(x),)
                                  for x in ins)
             if lowering.commutative:
@@ -435,7 +436,7 @@ def _dead_code_elimination(eqns: list, outs: list) -> list:
     live = {id(x) for x in outs}
     kept = []
     for eqn in reversed(eqns):
-        if any(id(v) in live for v in eqn.outvars):
+        if any(id(v) in live for v in eqn.outvars) or eqn_has_effects(eqn):
             kept.append(eqn)
             live.update(id(x) for x in eqn.invars)
     kept.reverse()

@@ -140,19 +140,21 @@ def unshare_outputs(consts: list, outputs: Sequence) -> list:
 
 
 def dead_code_elimination(eqns: list[JaxprEqn], outvars: list) -> list[JaxprEqn]:
-    """The equations needed to compute ``outvars``, in order."""
+    """The equations needed to compute ``outvars`` or having effects
+    (``core.eqn_has_effects``), in order."""
     return _live_equations(eqns, outvars)[0]
 
 
 def _live_equations(eqns: list[JaxprEqn], outvars: list) -> tuple[list[JaxprEqn], set]:
-    """The equations needed to compute ``outvars``, in order, and the atoms they read
-    (``outvars`` included)."""
+    """The equations needed to compute ``outvars`` or having effects, in order, and the
+    atoms they read (``outvars`` included)."""
     # Vars and Literals hash by identity, so they are their own keys.
     live = set(outvars)
     kept = []
     for eqn in reversed(eqns):
         outs = eqn.outvars
-        if (outs[0] in live) if len(outs) == 1 else not live.isdisjoint(outs):
+        if ((outs[0] in live) if len(outs) == 1 else not live.isdisjoint(outs)) or (
+                core.eqn_has_effects(eqn)):
             kept.append(eqn)
             live.update(eqn.invars)
     kept.reverse()

@@ -17,7 +17,9 @@ What the function sees is what it sees under ``linearize``: tracers with concret
 ``Primitive.zero_derivative``).  Operations whose rules are a user's code
 (``Primitive.origin``: a user's ``custom_jvp``/``custom_vjp`` function, a user's primitive)
 must run those rules on every call, as ``linearize`` does: recording stops there
-(``NotRecordable``) and the planner differentiates the call the usual way.
+(``NotRecordable``) and the planner differentiates the call the usual way.  So it does
+before an operation with effects (``core.Primitive.effectful``: ``debug.print``, a loop
+whose body prints), which must run exactly once per call.
 """
 from __future__ import annotations
 
@@ -123,6 +125,11 @@ class TapeTrace(Trace):
         kind = _kind(prim)
         if self.refused or not kind:
             self.refuse(self.refused or f"primitive '{prim.name}'")
+        if params and core.binding_has_effects(prim, params) or prim.effectful:
+            # Before the effect happens: the call is differentiated the usual way, which
+            # runs each effect once (a tape is evaluated again when linearized, and its
+            # compiled gradient would run a loop body again).
+            self.refuse(f"the effects of primitive '{prim.name}'")
         values, atoms = [], []
         for x in args:
             if type(x) is TapeTracer and x._trace is self:

@@ -13,18 +13,15 @@ Two primitives, each with every rule:
   JVP rule calls it on the primal values only; under ``vmap`` it is called once per batch
   member, in order, as JAX does.
 
-**Effects.**  A jaxpr keeps only the equations its outputs need, and ``debug_callback``
-computes nothing that is needed, so it returns a *token*: a 0-d array of ``token_dtype``
-whose only purpose is to be an output.  ``jit`` traces its function inside
-``collecting_effects()`` and returns the tokens collected there as extra outputs of its
-jaxpr (then drops them from what the caller gets), so the equation survives tracing, every
-jaxpr transform (JVP, partial evaluation, batching) and code generation, and the printing
-happens each time the compiled code runs.  ``keep_effects`` hands the tokens that a nested
-``jit`` call returns to the enclosing trace.  The bodies that ``jaxpr_transforms.
-trace_function`` traces for control flow (``lax.scan``, ``cond``, ``while_loop``), custom
-rules and ``checkpoint`` have no place for tokens, so ``debug_callback`` raises
-``NotImplementedError`` there instead of being dropped silently (``refusing_effects``).
-Under ``make_jaxpr`` and ``eval_shape``, which run nothing, the call is dropped.
+**Effects.**  ``debug_callback_p`` is ``effectful`` (``core.Primitive``): every pass that
+drops or merges equations keeps it, and the equations of control flow, ``jit`` calls and
+custom rules whose jaxprs contain it, so it runs inside loop bodies and branches, on every
+iteration, and each time compiled code runs.  It also returns a *token* (a 0-d array of
+``token_dtype``): ``jit`` traces its function inside ``collecting_effects()`` and returns
+the tokens collected there as extra outputs of its jaxpr (then drops them from what the
+caller gets), and ``keep_effects`` hands the tokens that a nested ``jit`` call returns to
+the enclosing trace; under ``vmap`` each member's call reads the previous call's token,
+which fixes their order.  ``make_jaxpr`` shows the equation; ``eval_shape`` runs nothing.
 """
 from __future__ import annotations
 
@@ -40,12 +37,11 @@ from functrans.core import (Primitive, ShapedArray, Tracer, abstract_eval_rules,
 from functrans.interpreters import ad, batching
 from functrans.interpreters.ad import Zero
 from functrans.interpreters.batching import not_mapped
-from functrans.interpreters.partial_eval import JaxprTrace
 from functrans.primitives.shape import broadcast, expand_dims, moveaxis, reshape, shape_of
 from functrans.primitives.slicing import concatenate, slice as slice_
 
 __all__ = ["pure_callback_p", "debug_callback_p", "pure_callback", "debug_callback",
-           "token_dtype", "collecting_effects", "refusing_effects", "keep_effects",
+           "token_dtype", "collecting_effects", "keep_effects",
            "VMAP_METHODS"]
 
 #: the dtype of effect tokens: a 0-byte structured type, distinct from every array dtype
@@ -92,12 +88,11 @@ def _stack(members: list, aval: ShapedArray, like):
 
 
 class _Sink:
-    """What happens to the effects of a staging trace: collected into ``tokens``, or, when
-    ``tokens`` is None, refused (a body traced for ``where``, which has no place for them)."""
-    __slots__ = ("trace", "tokens", "where")
+    """The effect tokens collected for a staging trace (``jit``'s)."""
+    __slots__ = ("trace", "tokens")
 
-    def __init__(self, trace, tokens: list | None, where: str = ""):
-        self.trace, self.tokens, self.where = trace, tokens, where
+    def __init__(self, trace, tokens: list):
+        self.trace, self.tokens = trace, tokens
 
 
 _local = threading.local()
@@ -124,20 +119,6 @@ def collecting_effects() -> Iterator[list]:
         sinks.remove(sink)
 
 
-@contextmanager
-def refusing_effects(where: str) -> Iterator[None]:
-    """Inside a staging trace's function whose program keeps only what its outputs need
-    (the bodies of control flow, custom rules, checkpoint): a debug callback raises there
-    instead of being dropped.  ``jit``'s collector, entered inside, takes precedence."""
-    sink = _Sink(core.dynamic_trace(), None, where)
-    sinks = _sinks()
-    sinks.append(sink)
-    try:
-        yield
-    finally:
-        sinks.remove(sink)
-
-
 def keep_effects(values: Sequence) -> None:
     """Hand the effect tokens among ``values`` (tracers of ``token_dtype``) to the
     collector of their trace, if one collects for it."""
@@ -148,25 +129,9 @@ def keep_effects(values: Sequence) -> None:
         if isinstance(v, Tracer) and v.aval.dtype == token_dtype:
             for sink in reversed(sinks):
                 if sink.trace is v._trace:
-                    if sink.tokens is not None and not any(t is v for t in sink.tokens):
+                    if not any(t is v for t in sink.tokens):
                         sink.tokens.append(v)
                     break
-
-
-def _check_effects_allowed(name: str) -> None:
-    trace = core.dynamic_trace()
-    if not isinstance(trace, JaxprTrace):
-        return
-    sink = next((s for s in reversed(_sinks()) if s.trace is trace), None)
-    if sink is not None and sink.tokens is None:
-        raise NotImplementedError(
-            f"{name} is not supported inside the {sink.where} traced here (a body of "
-            "lax.scan, cond, switch, while_loop or fori_loop, a custom_jvp/custom_vjp "
-            "function, or a checkpointed function): such programs keep only what their "
-            "outputs need, and a callback called for its effect would be dropped. Call it "
-            "outside the loop or branch, or inside a jit-compiled function, which keeps it "
-            "and runs it on every call")
-    # Without a collector (make_jaxpr, eval_shape), nothing will run: the call is dropped.
 
 
 # ------------------------------------------------------------------------------------------
@@ -176,6 +141,7 @@ def _check_effects_allowed(name: str) -> None:
 # The library's: its rules are pure, and its impl calls the callback on every run, also
 # in compiled code (a tape evaluates it as a zero-derivative operation on every call).
 debug_callback_p = Primitive("debug_callback", multiple_results=True, origin="library")
+debug_callback_p.effectful = True
 
 
 def _debug_callback_impl(*args, callback):
@@ -231,8 +197,6 @@ def debug_callback(callback: Callable[..., None], args: Sequence, static: Sequen
     """Call ``callback(*values)`` at run time, where ``values`` merges the traced values
     ``args`` (where ``is_traced``) with the constants ``static``, under every transform.
     The user-facing wrappers (``functrans.debug``) split pytrees with ``split_values``."""
-    _check_effects_allowed(name)
-
     def run(*arrays):
         it_arrays, it_static = iter(arrays), iter(static)
         callback(*[next(it_arrays) if t else next(it_static) for t in is_traced])

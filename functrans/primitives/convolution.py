@@ -193,31 +193,55 @@ def padtype_to_pads(in_shape, window_shape, window_strides, padding) -> list:
     return pads
 
 
-def _ints(name: str, what: str, values, count: int, default: int | None = 1) -> tuple:
+def _ints(name: str, what: str, values, count: int, default: int | None = 1,
+          shapes: str = "") -> tuple:
+    """``values`` as ``count`` positive ints; ``shapes`` (" (lhs shape ..., rhs shape
+    ...)") ends the error messages."""
     if values is None and default is not None:
         return (default,) * count
     try:
         out = tuple(operator.index(v) for v in values)
     except TypeError:
         raise TypeError(f"{name}: {what} must be a sequence of {count} integers, got "
-                        f"{values!r}") from None
+                        f"{values!r}{shapes}") from None
     if len(out) != count:
         raise ValueError(f"{name}: {what} must have one entry per spatial axis ({count}), got "
-                         f"{values!r}")
+                         f"{values!r}{shapes}")
     if any(v < 1 for v in out):
-        raise ValueError(f"{name}: {what} must be positive integers, got {values!r}")
+        raise ValueError(f"{name}: {what} must be positive integers, got {values!r}{shapes}")
     return out
 
 
-def _pads(name: str, padding, count: int) -> tuple:
+def _shapes(lhs_shape, rhs_shape) -> str:
+    return f" (lhs shape {tuple(lhs_shape)}, rhs shape {tuple(rhs_shape)})"
+
+
+def _padding_string(name: str, padding: str, kinds: tuple, lhs_shape, rhs_shape) -> str:
+    """``padding`` upper-cased, checked to be one of ``kinds``."""
+    kind = padding.upper()
+    if kind not in kinds:
+        expected = ", ".join(repr(k) for k in kinds)
+        raise ValueError(f"{name}: unknown padding {padding!r} for lhs of shape "
+                         f"{tuple(lhs_shape)} and rhs of shape {tuple(rhs_shape)}; expected "
+                         f"one of {expected} or a sequence of (low, high) pairs, one per "
+                         "spatial axis")
+    return kind
+
+
+_FORWARD_PADDINGS = ("SAME", "SAME_LOWER", "VALID")
+_TRANSPOSE_PADDINGS = ("SAME", "VALID")
+
+
+def _pads(name: str, padding, count: int, shapes: str = "") -> tuple:
     try:
         pads = tuple((operator.index(lo), operator.index(hi)) for lo, hi in padding)
     except (TypeError, ValueError):
         raise TypeError(f"{name}: padding must be 'SAME', 'SAME_LOWER', 'VALID' or a "
-                        f"sequence of (low, high) integer pairs, got {padding!r}") from None
+                        f"sequence of (low, high) integer pairs, got {padding!r}{shapes}"
+                        ) from None
     if len(pads) != count:
         raise ValueError(f"{name}: padding must have one (low, high) pair per spatial axis "
-                         f"({count}), got {padding!r}")
+                         f"({count}), got {padding!r}{shapes}")
     return pads
 
 
@@ -725,10 +749,13 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
     lhs_aval, rhs_aval = get_aval(lhs), get_aval(rhs)
     dn = conv_dimension_numbers(lhs_aval.shape, rhs_aval.shape, dimension_numbers)
     ns = lhs_aval.ndim - 2
-    window_strides = _ints(name, "window_strides", window_strides, ns, default=None)
-    lhs_dilation = _ints(name, "lhs_dilation", lhs_dilation, ns)
-    rhs_dilation = _ints(name, "rhs_dilation", rhs_dilation, ns)
+    shapes = _shapes(lhs_aval.shape, rhs_aval.shape)
+    window_strides = _ints(name, "window_strides", window_strides, ns, None, shapes)
+    lhs_dilation = _ints(name, "lhs_dilation", lhs_dilation, ns, 1, shapes)
+    rhs_dilation = _ints(name, "rhs_dilation", rhs_dilation, ns, 1, shapes)
     if isinstance(padding, str):
+        padding = _padding_string(name, padding, _FORWARD_PADDINGS, lhs_aval.shape,
+                                  rhs_aval.shape)
         if any(d != 1 for d in lhs_dilation):
             raise ValueError(f"{name}: string padding ({padding!r}) is not defined with "
                              f"lhs_dilation {lhs_dilation}; give explicit (low, high) pads "
@@ -736,7 +763,7 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
         kernel = [_dilate(rhs_aval.shape[d], r) for d, r in zip(dn.rhs_spec[2:], rhs_dilation)]
         padding = padtype_to_pads([lhs_aval.shape[d] for d in dn.lhs_spec[2:]], kernel,
                                   window_strides, padding)
-    padding = _pads(name, padding, ns)
+    padding = _pads(name, padding, ns, shapes)
     if preferred_element_type is not None:
         dtype = np.dtype(preferred_element_type)
         weak = False
@@ -835,8 +862,9 @@ def conv_transpose(lhs, rhs, strides, padding, rhs_dilation=None, dimension_numb
     rhs_dilation = _ints("conv_transpose", "rhs_dilation", rhs_dilation, ns)
     kernel = [_dilate(rhs_shape[d], r) for d, r in zip(dn.rhs_spec[2:], rhs_dilation)]
     if isinstance(padding, str):
-        pads = [_conv_transpose_pads(k, s, padding.upper())
-                for k, s in zip(kernel, strides)]
+        kind = _padding_string("conv_transpose", padding, _TRANSPOSE_PADDINGS, lhs_shape,
+                               rhs_shape)
+        pads = [_conv_transpose_pads(k, s, kind) for k, s in zip(kernel, strides)]
     elif use_consistent_padding:  # the forward pads (lo, hi) become (k - 1 - lo, k - 1 - hi)
         pads = [(k - 1 - lo, k - 1 - hi)
                 for k, (lo, hi) in zip(kernel, _pads("conv_transpose", padding, ns))]
@@ -867,6 +895,8 @@ def conv_general_shape_tuple(lhs_shape, rhs_shape, window_strides, padding,
     strides = _ints("conv_general_shape_tuple", "window_strides", window_strides, ns,
                     default=None)
     if isinstance(padding, str):
+        padding = _padding_string("conv_general_shape_tuple", padding, _FORWARD_PADDINGS,
+                                  lhs_shape, rhs_shape)
         padding = padtype_to_pads([lhs_shape[d] for d in dn.lhs_spec[2:]],
                                   [rhs_shape[d] for d in dn.rhs_spec[2:]], strides, padding)
     padding = _pads("conv_general_shape_tuple", padding, ns)
@@ -894,7 +924,9 @@ def conv_transpose_shape_tuple(lhs_shape, rhs_shape, window_strides, padding,
                     default=None)
     kernel = [rhs_shape[d] for d in dn.rhs_spec[2:]]
     if isinstance(padding, str):
-        padding = [_conv_transpose_pads(k, s, padding.upper()) for k, s in zip(kernel, strides)]
+        kind = _padding_string("conv_transpose_shape_tuple", padding, _TRANSPOSE_PADDINGS,
+                               lhs_shape, rhs_shape)
+        padding = [_conv_transpose_pads(k, s, kind) for k, s in zip(kernel, strides)]
     padding = _pads("conv_transpose_shape_tuple", padding, ns)
     out = [0] * len(lhs_shape)
     out[dn.out_spec[0]], out[dn.out_spec[1]] = lhs_shape[dn.lhs_spec[0]], rhs_shape[dn.rhs_spec[0]]

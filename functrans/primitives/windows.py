@@ -51,7 +51,7 @@ import numpy as np
 from functrans.backend import array_module, is_device_array
 from functrans.core import (Primitive, ShapedArray, Tracer, abstract_eval_rules, eval_jaxpr,
                             get_aval, impl_rules)
-from functrans.interpreters import ad, batching, transpose
+from functrans.interpreters import ad, batching, codegen, transpose
 from functrans.interpreters.ad import Zero
 from functrans.interpreters.batching import not_mapped
 from functrans.interpreters.transpose import is_undefined_primal
@@ -123,8 +123,9 @@ def _int_tuple(name: str, argument: str, value, shape: tuple, least: int) -> tup
 
 
 def _window_params(name: str, shape: tuple, window_dimensions, window_strides, padding,
-                   base_dilation, window_dilation) -> dict:
-    """The checked parameters of a window reduction of an operand of ``shape``."""
+                   base_dilation, window_dilation, negative: bool = False) -> dict:
+    """The checked parameters of a window reduction of an operand of ``shape``; with
+    ``negative``, padding may be negative (see ``_cropped``)."""
     n = len(shape)
     window_dimensions = _int_tuple(name, "window_dimensions", window_dimensions, shape, 1)
     window_strides = _int_tuple(name, "window_strides", window_strides, shape, 1)
@@ -134,8 +135,9 @@ def _window_params(name: str, shape: tuple, window_dimensions, window_strides, p
                                  else window_dilation, shape, 1)
     if isinstance(padding, str):
         if padding.upper() not in ("SAME", "SAME_LOWER", "VALID"):
-            raise ValueError(f"{name}: padding must be 'SAME', 'SAME_LOWER', 'VALID' or a "
-                             f"sequence of (low, high) pairs, got {padding!r}")
+            raise ValueError(f"{name}: unknown padding {padding!r} for an operand of shape "
+                             f"{shape}; expected 'SAME', 'SAME_LOWER', 'VALID' or a "
+                             "sequence of (low, high) pairs, one per axis")
         padding = padtype_to_pads(shape, [_dilated(w, d) for w, d in
                                           zip(window_dimensions, window_dilation)],
                                   window_strides, padding)
@@ -143,11 +145,12 @@ def _window_params(name: str, shape: tuple, window_dimensions, window_strides, p
         pairs = tuple((int(lo), int(hi)) for lo, hi in padding)
     except (TypeError, ValueError):
         raise TypeError(f"{name}: padding must be 'SAME', 'SAME_LOWER', 'VALID' or a "
-                        f"sequence of (low, high) pairs, got {padding!r}") from None
+                        f"sequence of (low, high) pairs, got {padding!r} for an operand of "
+                        f"shape {shape}") from None
     if len(pairs) != n:
         raise TypeError(f"{name}: padding {pairs} has {len(pairs)} pairs for an operand of "
                         f"shape {shape} (rank {n}); give one (low, high) pair per axis")
-    if any(v < 0 for pair in pairs for v in pair):
+    if not negative and any(v < 0 for pair in pairs for v in pair):
         raise ValueError(f"{name}: negative padding {pairs} is not supported (operand shape "
                          f"{shape}); slice the operand instead")
     return dict(window_dimensions=window_dimensions, window_strides=window_strides,
@@ -160,7 +163,39 @@ def _check_params(name: str, aval: ShapedArray, params: dict) -> tuple:
         if len(params[key]) != aval.ndim:
             raise TypeError(f"{name}: {key} {params[key]} for an operand of shape "
                             f"{aval.shape}; give one per axis")
+    if any(v < 0 for pair in params["padding"] for v in pair):
+        raise ValueError(f"{name}: the primitive takes padding of at least 0, got "
+                         f"{params['padding']} (the lax functions crop the operand first)")
     return reduce_window_shape_tuple(aval.shape, **params)
+
+
+def _cropped(operands: list, params: dict) -> tuple[list, dict]:
+    """Negative padding removes elements of the base-dilated operand (as ``lax.pad`` and
+    JAX's ``reduce_window`` do): the operands sliced to the elements that remain, and the
+    padding (at least 0) that puts them where they were, holes of the dilation included.
+    The slice carries every derivative and batching rule."""
+    padding = params["padding"]
+    if all(lo >= 0 and hi >= 0 for lo, hi in padding):
+        return operands, params
+    starts, limits, pairs = [], [], []
+    for n, (lo, hi), d in zip(shape_of(operands[0]), padding, params["base_dilation"]):
+        length = _dilated(n, d)
+        if lo >= 0 and hi >= 0:
+            start, limit, pair = 0, n, (lo, hi)
+        else:
+            a, b = builtins.max(-lo, 0), length - builtins.max(-hi, 0)  # kept: [a, b)
+            first, last = -(-a // d), (b - 1) // d  # the operand's elements in there
+            if b <= a or first > last:  # none remain: only padding, if any
+                start, limit, pair = 0, 0, (0, builtins.max(length + lo + hi, 0))
+            else:
+                start, limit = first, last + 1
+                pair = (builtins.max(lo, 0) + first * d - a,
+                        builtins.max(hi, 0) + b - 1 - last * d)
+        starts.append(start)
+        limits.append(limit)
+        pairs.append(pair)
+    return ([slice(x, starts, limits) for x in operands],
+            dict(params, padding=tuple(pairs)))
 
 
 def _batched_params(params: dict, axis: int) -> dict:
@@ -256,6 +291,8 @@ def _window_reducer(name: str, kind: str, fold: str) -> Primitive:
     impl_rules[prim] = impl
     abstract_eval_rules[prim] = abstract_eval
     batching.batching_rules[prim] = batch
+    # jit calls the impl, which always allocates its result: never copied for the caller
+    codegen.deflowering(prim, fresh=True)
     return prim
 
 
@@ -347,7 +384,9 @@ def _selection(xp, x, select: str, params: dict, out_shape: tuple) -> list:
     best = p[indices[0]]
     for index in indices[1:]:
         best = combine(best, p[index])
-    inexact = x.dtype.kind in "fc"
+    # A NaN is its window's extremum: looked for at each tap only where the fold met one
+    # (one check of the result saves two operations per tap).
+    inexact = x.dtype.kind in "fc" and bool(xp.isnan(best).any())
     taken = None
     selection = []
     for index in indices:
@@ -451,6 +490,7 @@ for _prim, _impl, _gather, _other in (
     ad.jvp_rules[_prim] = _select_jvp(_prim)
     transpose.deftranspose(_prim, _select_transpose(_other))
     batching.batching_rules[_prim] = _select_batch(_prim)
+    codegen.deflowering(_prim, fresh=True)  # its impl allocates its result
 
 
 def select_and_gather_add(tangents, operand, select: str, window_dimensions, window_strides,
@@ -492,7 +532,8 @@ def select_and_scatter_add(source, operand, select: str, window_dimensions, wind
 def _monoid_bind(prim: Primitive, name: str, operand, window_dimensions, window_strides,
                  padding, base_dilation, window_dilation):
     params = _window_params(name, shape_of(operand), window_dimensions, window_strides,
-                            padding, base_dilation, window_dilation)
+                            padding, base_dilation, window_dilation, negative=True)
+    (operand,), params = _cropped([operand], params)
     abstract_eval_rules[prim](get_aval(operand), **params)  # the dtype errors, eagerly too
     return prim.bind(operand, **params)
 
@@ -736,7 +777,8 @@ def reduce_window(operand, init_value, computation: Callable, window_dimensions,
     (JAX's ``lax.reduce_window``).  ``padding`` is ``"SAME"``, ``"SAME_LOWER"``,
     ``"VALID"`` or one ``(low, high)`` pair per axis, filled with ``init_value``;
     ``base_dilation`` puts holes between the operand's elements and ``window_dilation``
-    between the window's taps.  ``operand`` and ``init_value`` may be matching pytrees (a
+    between the window's taps.  Negative padding removes elements (of the base-dilated
+    operand), as in JAX.  ``operand`` and ``init_value`` may be matching pytrees (a
     reduction of several arrays at once; ``computation`` takes and returns such pytrees).
 
     ``lax.add``, ``lax.max`` and ``lax.min`` with their identities as ``init_value`` are
@@ -761,7 +803,9 @@ def reduce_window(operand, init_value, computation: Callable, window_dimensions,
     name = "reduce_window"
     flat, tree, inits, avals = _flat_pair(name, operand, init_value)
     params = _window_params(name, avals[0].shape, window_dimensions, window_strides, padding,
-                            base_dilation, window_dilation)
+                            base_dilation, window_dilation, negative=True)
+    flat, params = _cropped(flat, params)
+    avals = [a.update(shape=tuple(shape_of(flat[0]))) for a in avals]
     kind = _MONOIDS.get(computation) if len(flat) == 1 else None
     if kind is not None and _is_identity(inits[0], kind, avals[0].dtype):
         prim = _WINDOW_PRIMITIVES[kind]
