@@ -9,6 +9,12 @@ device inputs: they ask this module, passing ``like=`` an input whose device to 
 CuPy is optional and only imported when a CuPy array is actually seen.  Other array types
 that behave like CuPy (the test suite's NumPy-backed stand-in) are registered with
 ``register_array_library``.
+
+``dask.array`` is the third library, registered the same way when a dask array is first
+seen (importing functrans never imports dask).  It is *lazy*: its arrays are task graphs,
+so operations build graphs and compute nothing, results are handed out as plain
+``dask.array.Array``s, and nothing is ever written in place.  The array's ``_meta`` (a
+NumPy or CuPy array of no elements) says where its chunks live (``chunk_library``).
 """
 from __future__ import annotations
 
@@ -18,7 +24,7 @@ import numpy as np
 
 __all__ = [
     "ArrayLibrary", "register_array_library", "array_module", "library_of", "is_array",
-    "is_device_array", "coerce", "asarray", "zeros", "ones", "full", "empty", "arange",
+    "is_device_array", "is_mutable", "coerce", "asarray", "zeros", "ones", "full", "empty", "arange",
     "eye", "tri", "scatter_add", "scatter_apply", "cumulative_max", "cumulative_min",
     "is_writeable", "memory_owner", "owned", "default_rng", "to_host", "special_module",
     "triangular_solver", "triangular_multiplier", "synchronize",
@@ -30,17 +36,21 @@ class ArrayLibrary:
     spelled differently in each: ``scatter_add(target, index, updates)`` accumulates in
     place (duplicates add up), ``to_host(x)`` copies to a NumPy array, and
     ``default_rng(seed)`` makes a generator whose ``standard_normal(shape, dtype)`` gives
-    arrays of this module."""
+    arrays of this module.
 
-    __slots__ = ("xp", "scatter_add", "to_host", "default_rng", "has_ufunc_methods")
+    ``lazy`` libraries (dask) build task graphs: their arrays are immutable values, never
+    written in place, and handed out as they are (no subclass with ``.at``)."""
+
+    __slots__ = ("xp", "scatter_add", "to_host", "default_rng", "has_ufunc_methods", "lazy")
 
     def __init__(self, xp, scatter_add: Callable, to_host: Callable, default_rng: Callable,
-                 has_ufunc_methods: bool):
+                 has_ufunc_methods: bool, lazy: bool = False):
         self.xp = xp
         self.scatter_add = scatter_add
         self.to_host = to_host
         self.default_rng = default_rng
         self.has_ufunc_methods = has_ufunc_methods
+        self.lazy = lazy
 
     def __repr__(self):
         return f"ArrayLibrary({self.xp.__name__})"
@@ -95,10 +105,39 @@ def _cupy_library(array_type: type) -> ArrayLibrary | None:
     return library
 
 
+def _dask_library(array_type: type) -> ArrayLibrary | None:
+    # A dask array exists, so dask is imported already: this import costs nothing.
+    import dask.array as da
+    if not issubclass(array_type, da.Array):
+        return None
+    library = ArrayLibrary(da, _lazy_scatter_add, _dask_to_host, _dask_default_rng,
+                           has_ufunc_methods=False, lazy=True)
+    register_array_library(da.Array, library)
+    return library
+
+
+def _lazy_scatter_add(target, index, updates) -> None:
+    raise TypeError("scatter_add writes in place, and dask arrays are immutable task graphs; "
+                    "functrans computes scatters on them with backend.scatter_apply's result")
+
+
+def _dask_to_host(x):
+    return to_host(x.compute())
+
+
+def _dask_default_rng(seed):
+    import dask.array as da
+    return da.random.default_rng(seed)
+
+
 def _lookup(t: type) -> ArrayLibrary | None:
     library = _libraries.get(t)
-    if library is None and t.__module__.startswith("cupy"):
-        library = _cupy_library(t)
+    if library is None:
+        module = t.__module__
+        if module.startswith("cupy"):
+            library = _cupy_library(t)
+        elif module.startswith("dask."):
+            library = _dask_library(t)
     return library
 
 
@@ -152,6 +191,15 @@ def array_module(*args):
 def is_array(x) -> bool:
     """Whether ``x`` is a NumPy array or a device array."""
     return isinstance(x, np.ndarray) or _lookup(type(x)) is not None
+
+
+def is_mutable(x) -> bool:
+    """Whether ``x`` is an array of one or more axes that may be written in place (after a
+    copy the caller owns): NumPy and device arrays, not lazy ones (dask's graphs)."""
+    if isinstance(x, np.ndarray):
+        return x.ndim > 0
+    library = _lookup(type(x))
+    return library is not None and not library.lazy and x.ndim > 0
 
 
 def is_device_array(x) -> bool:
@@ -310,15 +358,16 @@ def cumulative_min(x, axis: int):
 
 def is_writeable(x) -> bool:
     """Whether the caller may write into ``x``: NumPy's flag (broadcast views are
-    read-only); device arrays have no such flag and are always writeable."""
+    read-only); device arrays have no such flag and are always writeable (lazy ones are
+    never written: every operation on them makes a new graph)."""
     return x.flags.writeable if isinstance(x, np.ndarray) else True
 
 
 def memory_owner(x):
     """The array that owns the memory of ``x`` (``x`` itself unless it is a view)."""
-    base = x.base
+    base = getattr(x, "base", None)  # dask arrays have no memory of their own
     while base is not None and is_array(base):
-        x, base = base, base.base
+        x, base = base, getattr(base, "base", None)
     return x
 
 

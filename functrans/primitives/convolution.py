@@ -57,7 +57,7 @@ from typing import NamedTuple
 import numpy as np
 
 from functrans import core
-from functrans.backend import array_module, coerce
+from functrans.backend import array_module, coerce, is_array
 from functrans.core import Primitive, ShapedArray, abstract_eval_rules, get_aval, impl_rules
 from functrans.interpreters import ad, batching, codegen, transpose
 from functrans.interpreters.batching import not_mapped
@@ -366,7 +366,7 @@ def _geometry(lhs_shape, rhs_shape, window_strides, padding, lhs_dilation, rhs_d
 def _conv_impl(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,
                dimension_numbers, feature_group_count, batch_group_count, precision):
     xp = array_module(lhs, rhs)
-    lhs, rhs = (a if isinstance(a, xp.ndarray) else xp.asarray(a)
+    lhs, rhs = (a if is_array(a) else xp.asarray(a)
                 for a in coerce(xp, lhs, rhs))
     plan = _plan(lhs.shape, rhs.shape, window_strides, padding, lhs_dilation, rhs_dilation,
                  dimension_numbers, feature_group_count, batch_group_count)

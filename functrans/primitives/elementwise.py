@@ -19,7 +19,7 @@ from typing import Any, Callable
 import numpy as np
 
 from functrans import core
-from functrans.backend import array_module, coerce
+from functrans.backend import array_module, coerce, is_mutable
 from functrans.array_types import Array
 from functrans.core import Primitive, ShapedArray, abstract_eval_rules, get_aval, impl_rules
 from functrans.interpreters import ad, batching, codegen, transpose
@@ -285,7 +285,7 @@ def _logistic_impl(x):
     # in place in the one buffer allocated here (a third of the time for small arrays).
     xp = array_module(x)
     t = xp.multiply(x, 0.5)
-    if not isinstance(t, xp.ndarray) or t.ndim == 0:  # a scalar: nothing to write into
+    if not is_mutable(t):  # a scalar (nothing to write into) or a lazy graph
         return 0.5 * (1 + xp.tanh(t))
     xp.tanh(t, out=t)
     t += 1
