@@ -17,6 +17,7 @@ functrans (the compiled body) on the workers; everything else builds plain dask 
 from __future__ import annotations
 
 import functools
+import uuid
 from typing import Callable, Sequence
 
 import numpy as np
@@ -24,7 +25,11 @@ import numpy as np
 from functrans import backend
 from functrans.interpreters import codegen
 
-__all__ = ["is_lazy", "any_lazy", "chunked_scan", "lazy_cond", "host_driven_while"]
+__all__ = ["is_lazy", "any_lazy", "chunked_scan", "lazy_cond", "host_driven_while",
+           "SCAN_TASK_PREFIX"]
+
+#: the start of the names of scan's chunk tasks in dask graphs
+SCAN_TASK_PREFIX = "scan-chunk"
 
 
 def is_lazy(x) -> bool:
@@ -55,11 +60,11 @@ def _scan_rows(run_scan: Callable, jaxpr, carry_avals, y_avals, num_consts: int,
 
 
 def _row_bounds(xs, length: int) -> tuple:
-    """The chunk sizes along the scanned axis: the first dask leaf's, else one chunk."""
-    for x in xs:
-        if is_lazy(x):
-            return tuple(int(c) for c in x.chunks[0])
-    return (length,)
+    """The chunk sizes along the scanned axis: those of the dask leaf of ``xs`` with the
+    most chunks there (the data; the others, a cotangent of ones say, follow it), else one
+    chunk."""
+    chunked = [tuple(int(c) for c in x.chunks[0]) for x in xs if is_lazy(x)]
+    return max(chunked, key=len) if chunked else (length,)
 
 
 def chunked_scan(run_scan: Callable, jaxpr, num_consts: int, num_carry: int, length: int,
@@ -67,7 +72,7 @@ def chunked_scan(run_scan: Callable, jaxpr, num_consts: int, num_carry: int, len
     """``scan``'s results as dask arrays, built from one task per chunk of the scanned
     axis: ``run_scan`` (the row loop, ``control_flow._run_scan``) runs the body compiled
     from ``jaxpr`` over each chunk's rows, the carry passing from task to task.  Nothing is
-    computed.  Leaves of ``xs`` with other chunks are rechunked to the first dask leaf's."""
+    computed.  Leaves of ``xs`` with other chunks are rechunked to the most finely chunked one's."""
     import dask
     import dask.array as da
     from dask.array.utils import meta_from_array
@@ -83,6 +88,7 @@ def chunked_scan(run_scan: Callable, jaxpr, num_consts: int, num_carry: int, len
           for x in xs]
     witness = next(x for x in args if is_lazy(x))
     order = range(len(bounds) - 1, -1, -1) if reverse else range(len(bounds))
+    name = f"{SCAN_TASK_PREFIX}-{uuid.uuid4().hex}"  # the dashboard shows "scan-chunk"
     state = carry
     pieces: dict[int, object] = {}
     for k in order:
@@ -91,7 +97,8 @@ def chunked_scan(run_scan: Callable, jaxpr, num_consts: int, num_carry: int, len
         rows = [x.blocks[k] if is_lazy(x) else x[starts[k]:starts[k + 1]] for x in xs]
         task = functools.partial(_scan_rows, run_scan, jaxpr, carry_avals, y_avals,
                                  num_consts, num_carry, bounds[k], reverse)
-        part = dask.delayed(task, pure=False, nout=2)(consts, state, rows)
+        part = dask.delayed(task, nout=2)(consts, state, rows,
+                                          dask_key_name=f"{name}-{k}")
         state, pieces[k] = part[0], part[1]
 
     def lazy(value, shape, aval):
