@@ -21,9 +21,10 @@ of persisted (so that what the workers hold is the computation's working set):
            computation, sampled every 10 ms in each worker, on a fresh cluster for each
            measurement, in chunks (50 MB).
 
-    python benchmarks/bench_dask.py [--rounds 5] [--max-rows 1e6]
+    python benchmarks/bench_dask.py [--rounds 5] [--min-rows 1e5] [--max-rows 1e6]
 
-The largest size, 10^7 rows (2.6 GB persisted), takes a few minutes: pass --max-rows 1e7.
+The largest size, 10^7 rows (2.6 GB persisted), takes a few minutes: pass --max-rows 1e7
+(and --min-rows 1e7 for it alone).
 """
 from __future__ import annotations
 
@@ -196,10 +197,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--max-rows", type=float, default=1e6)
+    parser.add_argument("--min-rows", type=float, default=1e5)
     opts = parser.parse_args()
     import dask.array as da
 
-    sizes = [n for n in (100_000, 1_000_000, 10_000_000) if n <= opts.max_rows]
+    sizes = [n for n in (100_000, 1_000_000, 10_000_000) if opts.min_rows <= n <= opts.max_rows]
     with cluster() as client:
         timed = [row for n in sizes for row in time_rows(client, da, n, opts.rounds)]
     print(f"grad over N x {FEATURES} float64 on a LocalCluster of 2 workers, chunks of "

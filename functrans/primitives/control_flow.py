@@ -13,6 +13,10 @@ operands).  Differentiation never unrolls a loop:
 Batching a ``cond`` whose predicate is batched computes every branch and selects per batch
 member; a ``while_loop`` with a batched predicate runs until every member is done, freezing
 the members that finished.
+
+On dask arrays (``control_flow_dask``) ``scan`` runs one task per chunk of rows, ``cond``
+with a lazy index selects between all its branches, and ``while_loop`` persists its carry
+and computes its predicate once per iteration.
 """
 from __future__ import annotations
 
