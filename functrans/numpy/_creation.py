@@ -288,7 +288,7 @@ def copy(a, order=None):
     if order not in (None, "K", "C"):
         raise NotImplementedError(f"copy: order={order!r} is not supported; only 'C'")
     a = arg(a)
-    return a if isinstance(a, Tracer) else backend.array_module(a).array(a, copy=True)
+    return a if isinstance(a, Tracer) else backend.copy(a)
 
 
 def tri(N: int, M: int | None = None, k: int = 0, dtype=None, *, like=None,  # noqa: N803

@@ -50,7 +50,7 @@ def astype(x, dtype, /, *, copy=True, device=None):
     x = arg(x)
     out = lax.convert_element_type(x, dtype)
     if copy and out is x and not isinstance(x, Tracer) and not np.isscalar(x):
-        out = user_result(backend.array_module(x).array(x, copy=True))
+        out = user_result(backend.copy(x))
     return move_to_device("astype", out, device)
 
 

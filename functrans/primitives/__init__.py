@@ -6,4 +6,4 @@ from functrans.primitives import (conversion, shape, elementwise, reductions,  #
                                   special, special_integrals, slicing, linalg, decompositions,
                                   matrix_functions, gather, sorting, indexing, cumulative, fft, prng, collectives,
                                   callbacks, control_flow, custom_derivatives, checkpoint, jit,
-                                  linear_solve)
+                                  linear_solve, chunked)

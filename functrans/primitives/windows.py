@@ -48,6 +48,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from functrans import backend
 from functrans.backend import array_module, is_device_array
 from functrans.core import (Primitive, ShapedArray, Tracer, abstract_eval_rules, eval_jaxpr,
                             get_aval, impl_rules)
@@ -240,7 +241,7 @@ def _window_reducer(name: str, kind: str, fold: str) -> Primitive:
         for index in _offset_slices(out_shape, window_dimensions, window_strides,
                                     window_dilation):
             acc = p[index] if acc is None else combine(acc, p[index])
-        return xp.array(acc, copy=True) if _window_count(window_dimensions) == 1 else acc
+        return backend.copy(acc) if _window_count(window_dimensions) == 1 else acc
 
     def abstract_eval(aval, **params):
         if kind == "add" and (aval.dtype == np.bool_ or aval.dtype.kind not in "iufc"):
@@ -393,8 +394,7 @@ def _select_and_scatter_add_impl(ct, x, *, select, **params):
             total[index] += xp.where(first, ct, zero)  # one tap: distinct positions
     if total.shape == x.shape:
         return total
-    return xp.array(total[_interior(x.shape, params["padding"], params["base_dilation"])],
-                    copy=True)
+    return backend.copy(total[_interior(x.shape, params["padding"], params["base_dilation"])])
 
 
 def _select_abstract_eval(name: str, gather: bool):

@@ -1,0 +1,112 @@
+"""Primitives on lazy (dask) arrays that dask.array has no chunked algorithm for.
+
+dask computes most primitives chunk by chunk with its own NumPy-like functions.  The
+primitives below need some axes whole: a sort along its axis, a decomposition over the
+matrix axes, an FFT over its axes, a gather or scatter over the indexed array.  For those,
+one table says which axes are the *core* of each operand and result; on dask arrays the
+primitive's own impl then runs on NumPy (or CuPy) chunks, once per chunk of the other
+(*batch*) axes, after the core axes are gathered into one chunk
+(``backend.map_chunked``).  Where that gathering would make a chunk bigger than dask's
+``array.chunk-size``, ``backend.ChunkedAxisError`` names the primitive and the axis before
+anything is computed.
+
+The table is the one place that decides this: a primitive's impl never tests for dask.
+On NumPy and CuPy arrays the impl runs as it is (one type lookup more per call).
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from functrans import backend
+from functrans.core import Primitive, abstract_eval_rules, get_aval, impl_rules
+from functrans.primitives import decompositions, fft, gather, indexing, matrix_functions, sorting
+
+__all__ = ["CORE_AXES", "core_axes_of"]
+
+#: A rule: (input avals, output avals, params) -> (core axes per input, per output)
+CoreRule = Callable[..., tuple]
+
+
+def _leading_batch(count: Callable) -> CoreRule:
+    """Core axes: every axis after the first ``count(avals_in, params)`` of each operand
+    and result (batched matrices, batched FFTs)."""
+    def rule(avals_in, avals_out, params):
+        batch = count(avals_in, params)
+        return ([tuple(range(batch, a.ndim)) for a in avals_in],
+                [tuple(range(batch, a.ndim)) for a in avals_out])
+    return rule
+
+
+def _whole(avals_in, avals_out, params):
+    """Every axis is core: the operation reads anywhere in its operands."""
+    return ([tuple(range(a.ndim)) for a in avals_in],
+            [tuple(range(a.ndim)) for a in avals_out])
+
+
+def _along_dimension(avals_in, avals_out, params):
+    """The axis ``params["dimension"]`` of every operand and result (sort)."""
+    d = params["dimension"]
+    return [(d,)] * len(avals_in), [(d,)] * len(avals_out)
+
+
+_matrices = _leading_batch(lambda avals, params: avals[0].ndim - 2)
+
+#: primitive -> its core axes on lazy arrays (``backend.map_chunked``)
+CORE_AXES: dict[Primitive, CoreRule] = {
+    sorting.sort_p: _along_dimension,
+    decompositions.cholesky_p: _matrices,
+    decompositions.lu_p: _matrices,
+    decompositions.eigh_p: _matrices,
+    decompositions.eig_p: _matrices,
+    decompositions.qr_p: _matrices,
+    decompositions.svd_p: _matrices,
+    decompositions.triangular_solve_p: _matrices,
+    decompositions.triangular_matmul_p: _matrices,
+    matrix_functions.expm_p: _matrices,
+    matrix_functions.expm_frechet_p: _matrices,
+    fft.fft_p: _leading_batch(lambda avals, params: avals[0].ndim - len(params["fft_lengths"])),
+    gather.gather_p: _whole,
+    gather.scatter_p: _whole,
+    gather.scatter_add_p: _whole,
+    gather.scatter_mul_p: _whole,
+    gather.scatter_min_p: _whole,
+    gather.scatter_max_p: _whole,
+    indexing.dynamic_slice_p: _whole,
+    indexing.dynamic_update_slice_p: _whole,
+}
+
+
+def core_axes_of(prim: Primitive, args, params) -> tuple[list, list]:
+    """The core axes of ``prim``'s operands and results for ``args`` (``CORE_AXES``)."""
+    avals_in = [get_aval(a) for a in args]
+    avals_out = prim.abstract_eval(*avals_in, **params)
+    avals_out = list(avals_out) if prim.multiple_results else [avals_out]
+    return CORE_AXES[prim](avals_in, avals_out, params)
+
+
+def _chunked_impl(prim: Primitive, impl: Callable) -> Callable:
+    def chunked(*args, **params):
+        if not backend.library_of(*args).lazy:
+            return impl(*args, **params)
+        for a in args:
+            if backend.is_lazy(a):
+                backend.check_known_chunks(a, prim.name)
+        avals_in = [get_aval(a) for a in args]
+        avals_out = abstract_eval_rules[prim](*avals_in, **params)
+        avals_out = list(avals_out) if prim.multiple_results else [avals_out]
+        in_core, out_core = CORE_AXES[prim](avals_in, avals_out, params)
+
+        def block(*blocks):
+            out = impl(*blocks, **params)
+            return list(out) if prim.multiple_results else [out]
+        outs = backend.map_chunked(prim.name, block, list(args), in_core,
+                                   [a.shape for a in avals_out], [a.dtype for a in avals_out],
+                                   out_core)
+        return outs if prim.multiple_results else outs[0]
+    chunked.__name__ = getattr(impl, "__name__", prim.name)
+    chunked.__doc__ = impl.__doc__
+    return chunked
+
+
+for _prim in CORE_AXES:
+    impl_rules[_prim] = _chunked_impl(_prim, impl_rules[_prim])
