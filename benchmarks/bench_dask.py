@@ -19,9 +19,10 @@ of persisted (so that what the workers hold is the computation's working set):
            scheduler;
   workers  the largest growth of a worker's resident memory over its value before the
            computation, sampled every 10 ms in each worker, on a fresh cluster for each
-           measurement, in chunks (50 MB).
+           measurement whose workers run with glibc returning freed memory at once (so
+           that resident memory follows what they hold), in chunks (50 MB).
 
-    python benchmarks/bench_dask.py [--rounds 5] [--min-rows 1e5] [--max-rows 1e6]
+    python benchmarks/bench_dask.py [--rounds 5] [--min-rows 1e5] [--max-rows 1e6] [--memory-only]
 
 The largest size, 10^7 rows (2.6 GB persisted), takes a few minutes: pass --max-rows 1e7
 (and --min-rows 1e7 for it alone).
@@ -171,7 +172,7 @@ def memory_rows(da, rows: int) -> list:
     w = np.linspace(0.1, -0.1, FEATURES)
     for name in LOSSES:
         for label in ("dask by hand", "functrans grad"):
-            with cluster() as client:
+            with cluster(RELEASING_MALLOC) as client:
                 fn = contenders(da, name)[label]
                 X, y = make_data(da, rows, seed=1)
                 with WorkerPeaks(client) as workers:
@@ -183,11 +184,20 @@ def memory_rows(da, rows: int) -> list:
     return out
 
 
+#: glibc's defaults for the workers of the memory pass: memory freed goes back to the
+#: system at once, so that resident memory follows what the worker holds (run.ENV's fixed
+#: thresholds, right for timing, keep freed chunks resident)
+RELEASING_MALLOC = {"MALLOC_MMAP_THRESHOLD_": "131072", "MALLOC_TRIM_THRESHOLD_": "131072"}
+
+
 @contextlib.contextmanager
-def cluster():
-    """A client of a LocalCluster of two single-threaded worker processes."""
+def cluster(environ=None):
+    """A client of a LocalCluster of two single-threaded worker processes (``environ``:
+    variables set in the workers' environment before they start)."""
+    import dask
     from dask.distributed import Client, LocalCluster
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+    settings = {f"distributed.nanny.pre-spawn-environ.{k}": v for k, v in (environ or {}).items()}
+    with dask.config.set(settings), LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
                       dashboard_address=None, memory_limit="6GB") as local, \
             Client(local) as client:
         yield client
@@ -198,12 +208,15 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--max-rows", type=float, default=1e6)
     parser.add_argument("--min-rows", type=float, default=1e5)
+    parser.add_argument("--memory-only", action="store_true")
     opts = parser.parse_args()
     import dask.array as da
 
     sizes = [n for n in (100_000, 1_000_000, 10_000_000) if opts.min_rows <= n <= opts.max_rows]
-    with cluster() as client:
-        timed = [row for n in sizes for row in time_rows(client, da, n, opts.rounds)]
+    timed = []
+    if not opts.memory_only:
+        with cluster() as client:
+            timed = [row for n in sizes for row in time_rows(client, da, n, opts.rounds)]
     print(f"grad over N x {FEATURES} float64 on a LocalCluster of 2 workers, chunks of "
           f"{CHUNK_ROWS} rows ({CHUNK_BYTES / 1e6:.0f} MB); median of {opts.rounds} rounds")
     print()
