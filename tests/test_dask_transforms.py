@@ -247,6 +247,14 @@ def test_fast_gradcheck_catches_a_wrong_rule_on_dask(big):
     assert "dask" in result.report()
 
 
+def test_fast_gradcheck_of_numpy_parameters_on_dask_data(big):
+    w, X, y = big
+    with Computes() as c:
+        result = ft.gradcheck(loss, fast_mode=True, argnums=0)(w, X, y)
+    assert result, result.report()
+    assert c.count <= 3, c.count
+
+
 def test_full_gradcheck_on_small_dask_inputs_and_its_size_guard(big):
     w, X, y = big
     assert ft.gradcheck(loss)(w, X[:50], y[:50])

@@ -294,6 +294,8 @@ def fast_checks(problem: Problem, opts: Options, rng,
         pushed["fwd"] = problem.push(u)
     else:
         problem.linearization()
+        if any_lazy(problem.outs) and not opts.detect_nondifferentiable:
+            return lazy_fast_checks(problem, opts, rng, order)  # dask data closed over
         if "fwd" in opts.modes:
             try:
                 pushed["fwd"] = problem.push_linearized(u)
