@@ -89,6 +89,8 @@ def chunked_scan(run_scan: Callable, jaxpr, num_consts: int, num_carry: int, len
     witness = next(x for x in args if is_lazy(x))
     order = range(len(bounds) - 1, -1, -1) if reverse else range(len(bounds))
     name = f"{SCAN_TASK_PREFIX}-{uuid.uuid4().hex}"  # the dashboard shows "scan-chunk"
+    # the constants once in the graph (a key every chunk's task depends on), not per task
+    consts = dask.delayed(consts, name=f"{name}-consts") if consts else []
     state = carry
     pieces: dict[int, object] = {}
     for k in order:
