@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import functools
 import uuid
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -92,7 +92,7 @@ def chunked_scan(run_scan: Callable, jaxpr, num_consts: int, num_carry: int, len
     # the constants once in the graph (a key every chunk's task depends on), not per task
     consts = dask.delayed(consts, name=f"{name}-consts") if consts else []
     state = carry
-    pieces: dict[int, object] = {}
+    pieces: dict[int, Any] = {}
     for k in order:
         if bounds[k] == 0:
             continue
