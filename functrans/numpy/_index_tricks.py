@@ -79,11 +79,12 @@ def _slots(mask, size: int):
     """For a 1-D boolean ``mask``: the positions of its first ``size`` true elements, in
     order (int64, shape ``(size,)``; 0 where there are fewer), and which of the ``size``
     slots hold one."""
-    if not isinstance(mask, Tracer):  # concrete: the library finds them (8x faster)
+    if not isinstance(mask, Tracer) and not backend.is_lazy(mask):
+        # concrete: the library finds them (8x faster); dask's would have unknown sizes
         xp = backend.array_module(mask)
         found = xp.flatnonzero(mask)[:size].astype(INT)
         k = found.shape[0]
-        return (xp.concatenate([found, xp.zeros(size - k, INT)]),
+        return (xp.concatenate([found, xp.zeros(size - k, dtype=INT)]),
                 xp.arange(size) < k)
     n = shape_of(mask)[0]
     count = lax.cumsum(lax.convert_element_type(mask, INT), axis=0)
