@@ -18,6 +18,7 @@ NumPy or CuPy array of no elements) says where its chunks live (``chunk_library`
 """
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any, Callable
 
@@ -25,11 +26,13 @@ import numpy as np
 
 __all__ = [
     "ArrayLibrary", "register_array_library", "array_module", "library_of", "is_array",
-    "is_device_array", "is_mutable", "is_lazy", "coerce", "asarray", "zeros", "ones", "full", "empty", "arange",
-    "eye", "tri", "copy", "ascontiguous", "scatter_add", "scatter_apply", "cumulative_max", "cumulative_min",
-    "is_writeable", "memory_owner", "owned", "default_rng", "to_host", "special_module",
-    "triangular_solver", "triangular_multiplier", "synchronize", "ChunkedAxisError",
-    "UnknownChunkSizesError", "MixedArrayLibrariesError", "check_known_chunks", "map_chunked",
+    "is_device_array", "is_mutable", "is_lazy", "coerce", "asarray", "zeros", "ones", "full",
+    "empty", "arange", "eye", "tri", "copy", "ascontiguous", "scatter_add", "scatter_apply",
+    "cumulative_max", "cumulative_min", "is_writeable", "memory_owner", "owned",
+    "default_rng", "to_host", "special_module", "triangular_solver", "triangular_multiplier",
+    "synchronize", "ArrayLibraryError", "ChunkedAxisError", "UnknownChunkSizesError",
+    "MixedArrayLibrariesError", "check_known_chunks", "map_chunked",
+    "map_elementwise",
 ]
 
 
@@ -158,6 +161,7 @@ def _kind(t: type):
 
 
 def _library_of(args) -> ArrayLibrary:
+    found = first = None
     for x in args:
         t = type(x)
         if t is np.ndarray:
@@ -172,8 +176,21 @@ def _library_of(args) -> ArrayLibrary:
             kind = _kind(type(witness))
             if kind is _HOST or kind is _WITNESS:
                 continue
-        return kind
-    return NUMPY
+            x = witness
+        if found is None:
+            found, first = kind, x
+        elif kind is not found:
+            raise MixedArrayLibrariesError(
+                f"arrays of two libraries in one operation: a {_describe(first)} and a "
+                f"{_describe(x)}; no library computes with both. Move one to the other's "
+                "library first (dask.array.from_array(x) makes a dask array of a CuPy one). "
+                "Nothing was computed.")
+    return found or NUMPY
+
+
+def _describe(x) -> str:
+    return (f"{type(x).__module__}.{type(x).__name__} of shape {getattr(x, 'shape', ())} "
+            f"({_kind(type(x)).xp.__name__})")
 
 
 def library_of(*args) -> ArrayLibrary:
@@ -240,8 +257,8 @@ def _placement(like, shape, square: bool = False) -> dict:
         return {}
     shape = tuple(shape) if np.ndim(shape) else (int(shape),)
     chunks = like.chunks if tuple(like.shape) == shape else "auto"
-    if square and chunks != "auto":
-        chunks = max(like.chunksize)
+    if square:  # one int; and none beyond the short side (dask's eye drops blocks then)
+        chunks = min(*shape, max(like.chunksize) if chunks != "auto" else 4096) or 1
     meta = like._meta
     return {"chunks": chunks} if type(meta) is np.ndarray else {"chunks": chunks, "like": meta}
 
@@ -528,15 +545,24 @@ class _LazySpecial:
 
     def __init__(self, chunk_special):
         self._chunk_special = chunk_special
+        self.__name__ = f"dask.array of {chunk_special.__name__}"
 
     def __getattr__(self, name: str):
         from dask.array.core import elemwise
         kernel = getattr(self._chunk_special, name)
+        outputs = getattr(kernel, "nout", 1)
 
         def apply(*args, **kwargs):
-            return elemwise(kernel, *args, **kwargs)
+            if outputs == 1:
+                return elemwise(kernel, *args, **kwargs)
+            return tuple(elemwise(functools.partial(_output_of, kernel, i), *args, **kwargs)
+                         for i in range(outputs))
         apply.__name__ = name
         return apply
+
+
+def _output_of(kernel, i: int, *args, **kwargs):
+    return kernel(*args, **kwargs)[i]
 
 
 #: SciPy's solve_triangular once looked up (None: not yet; False: SciPy is missing).
@@ -606,7 +632,12 @@ def triangular_multiplier(*args):
 # ------------------------------------------------------------------------------------------
 
 
-class ChunkedAxisError(ValueError):
+class ArrayLibraryError(Exception):
+    """Input that the array libraries cannot compute with as given (the base of the errors
+    below); the interpreter adds the name of the operation that met it."""
+
+
+class ChunkedAxisError(ArrayLibraryError, ValueError):
     """An operation on a dask array needs an axis whole in one chunk (a sort along it, a
     matrix decomposition over it), and gathering it would make chunks bigger than dask's
     ``array.chunk-size``: nothing has been computed.  Rechunk the array so that the axis is
@@ -614,13 +645,13 @@ class ChunkedAxisError(ValueError):
     ``dask.config.set({"array.chunk-size": ...})``."""
 
 
-class UnknownChunkSizesError(ValueError):
+class UnknownChunkSizesError(ArrayLibraryError, ValueError):
     """A dask array whose chunk sizes are unknown (NaN, after boolean indexing or
     ``unique``) reached an operation that needs its shape: nothing has been computed.  Call
     ``x.compute_chunk_sizes()`` first (one compute), or avoid data-dependent shapes."""
 
 
-class MixedArrayLibrariesError(TypeError):
+class MixedArrayLibrariesError(ArrayLibraryError, TypeError):
     """An operation received arrays of two device libraries (a dask array and a CuPy
     array, say), which no single library computes with.  Move one to the other's library
     first (``dask.array.from_array`` of the CuPy array, for example)."""
@@ -711,6 +742,15 @@ def map_chunked(what: str, fun: Callable, args: list, in_core: list, out_shapes:
             _pick, j, new_axis=list(core), chunks=chunks, dtype=dtype,
             meta=chunk_xp.empty((0,) * len(shape), dtype=dtype)))
     return outs
+
+
+def map_elementwise(what: str, fun: Callable, args, dtype):
+    """The elementwise NumPy/CuPy function ``fun`` applied to each chunk of the lazy arrays
+    among ``args`` (broadcast together, as ufuncs do), giving ``dtype``; ``what`` names the
+    tasks."""
+    from dask.array.core import elemwise
+    from dask.base import tokenize
+    return elemwise(fun, *args, dtype=dtype, name=f"{what}-{tokenize(fun, *args)}")
 
 
 def _indices(ndim: int, core: tuple, i: int) -> tuple:

@@ -171,11 +171,16 @@ def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = 
     """
     like = like_for_device("linspace", device, like)
     with device_context(device):
-        if isinstance(start, Tracer) or isinstance(stop, Tracer):  # traced ends: derivatives
+        if (isinstance(start, Tracer) or isinstance(stop, Tracer)  # traced ends: derivatives
+                or backend.is_lazy(start) or backend.is_lazy(stop)):  # or a lazy graph
             line, step = _traced_line("linspace", start, stop, num, endpoint)
             line = _finish_line(line, axis, dtype)
             return (line, lax.convert_element_type(step, dtype_of(line))) if retstep else line
         xp = backend.array_module(like, start, stop)
+        if backend.library_of(like, start, stop).lazy:
+            # dask's linspace takes chunks sixth and has no axis: by keyword
+            return user_result(xp.linspace(start, stop, num=num, endpoint=endpoint,
+                                           retstep=retstep, dtype=dtype, chunks="auto"))
         return user_result(xp.linspace(start, stop, num, endpoint, retstep, dtype, axis))
 
 

@@ -147,7 +147,7 @@ def iterable(y):
     >>> fnp.iterable([1, 2]), fnp.iterable(3.0)
     (True, False)
     """
-    if isinstance(y, Tracer):
+    if isinstance(y, Tracer) or backend.is_lazy(y):  # a 0-d dask array has __iter__ too
         return len(get_aval(y).shape) > 0
     return np.iterable(y)
 

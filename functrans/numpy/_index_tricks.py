@@ -70,7 +70,7 @@ def _concrete(name: str, x):
             x = x.to_concrete_value(f"{name} without size=")
         except ConcretizationTypeError as e:
             raise _need_size(name, x) from e
-    if backend.library_of(x).lazy:
+    if backend.is_lazy(x):
         raise lazy_shape_error(f"{name} without size=", x,
                                f"pass a static size= (e.g. {name}(..., size=n, "
                                "fill_value=...)) for a result of fixed shape")
@@ -94,12 +94,12 @@ def _slots(mask, size: int):
     """For a 1-D boolean ``mask``: the positions of its first ``size`` true elements, in
     order (int64, shape ``(size,)``; 0 where there are fewer), and which of the ``size``
     slots hold one."""
-    if not isinstance(mask, Tracer) and not backend.library_of(mask).lazy:
-        # concrete: the library finds them (8x faster); dask's shape would be unknown
+    if not isinstance(mask, Tracer) and not backend.is_lazy(mask):
+        # concrete: the library finds them (8x faster); dask's would have unknown sizes
         xp = backend.array_module(mask)
         found = xp.flatnonzero(mask)[:size].astype(INT)
         k = found.shape[0]
-        return (xp.concatenate([found, xp.zeros(size - k, INT)]),
+        return (xp.concatenate([found, xp.zeros(size - k, dtype=INT)]),
                 xp.arange(size) < k)
     n = shape_of(mask)[0]
     count = lax.cumsum(lax.convert_element_type(mask, INT), axis=0)

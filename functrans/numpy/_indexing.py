@@ -275,7 +275,7 @@ def _prepare_index(x, index: tuple):
             continue
         if _is_boolean(idx):
             mask = idx if backend.is_array(idx) else np.asarray(idx)
-            if backend.library_of(mask).lazy:
+            if backend.is_lazy(mask):
                 raise lazy_shape_error(
                     "indexing with a boolean mask", mask,
                     "use functrans.numpy.where(mask, x, 0) to keep the shape")

@@ -6,4 +6,6 @@ from functrans.primitives import (conversion, shape, elementwise, reductions,  #
                                   special, special_integrals, slicing, linalg, decompositions,
                                   matrix_functions, gather, sorting, indexing, cumulative, fft, prng, collectives,
                                   callbacks, control_flow, custom_derivatives, checkpoint, jit,
-                                  linear_solve, chunked)
+                                  linear_solve)
+# Last: it wraps the impls of the families above for lazy (dask) arrays.
+from functrans.primitives import chunked  # noqa: F401,E402

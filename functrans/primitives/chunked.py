@@ -15,13 +15,15 @@ On NumPy and CuPy arrays the impl runs as it is (one type lookup more per call).
 """
 from __future__ import annotations
 
+import functools
 from typing import Callable
 
 from functrans import backend
 from functrans.core import Primitive, abstract_eval_rules, get_aval, impl_rules
-from functrans.primitives import decompositions, fft, gather, indexing, matrix_functions, sorting
+from functrans.primitives import (decompositions, elementwise, fft, gather, indexing,
+                                  matrix_functions, shape, sorting, special)
 
-__all__ = ["CORE_AXES", "core_axes_of"]
+__all__ = ["CORE_AXES", "DASK_FIRST", "ELEMENTWISE"]
 
 #: A rule: (input avals, output avals, params) -> (core axes per input, per output)
 CoreRule = Callable[..., tuple]
@@ -49,6 +51,13 @@ def _along_dimension(avals_in, avals_out, params):
     return [(d,)] * len(avals_in), [(d,)] * len(avals_out)
 
 
+def ELEMENTWISE(avals_in, avals_out, params):
+    """No core axes: an elementwise primitive whose impl dask.array cannot run (it calls
+    a function dask lacks, or compacts its inputs by value as a kernel of its own does);
+    its impl runs on each chunk, operands broadcast as dask's elementwise functions do."""
+    return [()] * len(avals_in), [()] * len(avals_out)
+
+
 _matrices = _leading_batch(lambda avals, params: avals[0].ndim - 2)
 
 #: primitive -> its core axes on lazy arrays (``backend.map_chunked``)
@@ -73,28 +82,43 @@ CORE_AXES: dict[Primitive, CoreRule] = {
     gather.scatter_max_p: _whole,
     indexing.dynamic_slice_p: _whole,
     indexing.dynamic_update_slice_p: _whole,
+    shape.reshape_p: _whole,
+    elementwise.gcd_p: ELEMENTWISE,
+    elementwise.lcm_p: ELEMENTWISE,
+    elementwise.population_count_p: ELEMENTWISE,
+    special.igamma_grad_a_p: ELEMENTWISE,
+    special.random_gamma_grad_p: ELEMENTWISE,
+    special.igamma_second_grad_a_p: ELEMENTWISE,
+    special.random_gamma_second_grad_p: ELEMENTWISE,
+    special.hyp_parameter_derivative_p: ELEMENTWISE,
 }
 
-
-def core_axes_of(prim: Primitive, args, params) -> tuple[list, list]:
-    """The core axes of ``prim``'s operands and results for ``args`` (``CORE_AXES``)."""
-    avals_in = [get_aval(a) for a in args]
-    avals_out = prim.abstract_eval(*avals_in, **params)
-    avals_out = list(avals_out) if prim.multiple_results else [avals_out]
-    return CORE_AXES[prim](avals_in, avals_out, params)
+#: Primitives of CORE_AXES that dask computes itself in most cases: the table's way is taken
+#: only where dask refuses (its reshape only merges or splits axes, evenly chunked).
+DASK_FIRST = frozenset({shape.reshape_p})
 
 
 def _chunked_impl(prim: Primitive, impl: Callable) -> Callable:
     def chunked(*args, **params):
         if not backend.library_of(*args).lazy:
             return impl(*args, **params)
+        if prim in DASK_FIRST:
+            try:
+                return impl(*args, **params)
+            except NotImplementedError:
+                pass
         for a in args:
             if backend.is_lazy(a):
                 backend.check_known_chunks(a, prim.name)
         avals_in = [get_aval(a) for a in args]
         avals_out = abstract_eval_rules[prim](*avals_in, **params)
         avals_out = list(avals_out) if prim.multiple_results else [avals_out]
-        in_core, out_core = CORE_AXES[prim](avals_in, avals_out, params)
+        rule = CORE_AXES[prim]
+        if rule is ELEMENTWISE:
+            assert not prim.multiple_results, prim
+            return backend.map_elementwise(prim.name, functools.partial(impl, **params), args,
+                                           avals_out[0].dtype)
+        in_core, out_core = rule(avals_in, avals_out, params)
 
         def block(*blocks):
             out = impl(*blocks, **params)

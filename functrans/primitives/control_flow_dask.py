@@ -34,7 +34,7 @@ SCAN_TASK_PREFIX = "scan-chunk"
 
 def is_lazy(x) -> bool:
     """Whether ``x`` is a dask array (a lazy array: its values exist only once computed)."""
-    return getattr(type(x), "__dask_graph__", None) is not None and hasattr(x, "chunks")
+    return backend.is_lazy(x)
 
 
 def any_lazy(args) -> bool:

@@ -441,7 +441,7 @@ def _phases(lhs_shape, rhs_shape, window_strides, padding, lhs_dilation, rhs_dil
 def _execute(xp, plan, dimension_numbers, lhs, rhs):
     if isinstance(plan, _Geometry):
         return _run(xp, plan, dimension_numbers, lhs, rhs)
-    out = xp.zeros(plan.out_shape, lhs.dtype)
+    out = xp.zeros(plan.out_shape, dtype=lhs.dtype)
     for out_index, kernel_index, geo in plan.parts:
         out[out_index] = _run(xp, geo, dimension_numbers, lhs, rhs[kernel_index])
     return out
@@ -453,14 +453,14 @@ def _run(xp, geo: _Geometry, dimension_numbers, lhs, rhs):
     Nb = geo.view_shape[1]
     dtype = lhs.dtype
     if geo.zero:
-        return xp.transpose(xp.zeros((O, Nb) + geo.out, dtype), geo.out_perm)
+        return xp.transpose(xp.zeros((O, Nb) + geo.out, dtype=dtype), geo.out_perm)
     x = xp.transpose(xp.transpose(lhs, lp).reshape(geo.view_shape), geo.view_perm)
     x = x.reshape(geo.canonical_shape)
     if geo.pad_shape is not None:
-        padded = xp.zeros(geo.pad_shape, dtype)
+        padded = xp.zeros(geo.pad_shape, dtype=dtype)
         padded[geo.pad_dst] = x[geo.pad_src]
         x = padded
-    cols = xp.empty(geo.cols_shape, dtype)
+    cols = xp.empty(geo.cols_shape, dtype=dtype)
     for dst, src in geo.copies:
         window = x[src]
         cols[dst] = xp.swapaxes(window, 1, 2) if geo.by_output else window

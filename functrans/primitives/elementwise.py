@@ -603,7 +603,7 @@ def _complex_impl(x, y):
     x_aval, y_aval = get_aval(x), get_aval(y)
     dtype = _complex_abstract_eval(x_aval, y_aval).dtype
     shape = np.broadcast_shapes(x_aval.shape, y_aval.shape)
-    parts = xp.empty(shape + (2,), np.finfo(dtype).dtype)
+    parts = xp.empty(shape + (2,), dtype=np.finfo(dtype).dtype)
     parts[..., 0] = x
     parts[..., 1] = y
     out = parts.view(dtype)[..., 0]
@@ -689,7 +689,7 @@ def _clz_impl(x):
     xp = array_module(x)
     u = _unsigned_view(x)
     bits = 8 * x.dtype.itemsize
-    count = xp.zeros(x.shape, u.dtype)
+    count = xp.zeros(x.shape, dtype=u.dtype)
     step = bits // 2
     while step:
         empty = xp.right_shift(u, bits - step) == 0

@@ -365,7 +365,7 @@ def _select_and_gather_add_impl(t, x, *, select, **params):
     t, x = xp.asarray(t), xp.asarray(x)
     out_shape = reduce_window_shape_tuple(x.shape, **params)
     if 0 in out_shape:
-        return xp.zeros(out_shape, t.dtype)
+        return xp.zeros(out_shape, dtype=t.dtype)
     pt = _padded(xp, t, t.dtype.type(0), params["padding"], params["base_dilation"])
     out = None
     for index, first in _selection(xp, x, select, params, out_shape):
@@ -378,10 +378,10 @@ def _select_and_scatter_add_impl(ct, x, *, select, **params):
     ct, x = xp.asarray(ct), xp.asarray(x)
     out_shape = reduce_window_shape_tuple(x.shape, **params)
     if 0 in out_shape or x.size == 0:
-        return xp.zeros(x.shape, ct.dtype)
+        return xp.zeros(x.shape, dtype=ct.dtype)
     padded_shape = tuple(_dilated(n, d) + lo + hi for n, d, (lo, hi) in
                          zip(x.shape, params["base_dilation"], params["padding"]))
-    total = xp.zeros(padded_shape, ct.dtype)
+    total = xp.zeros(padded_shape, dtype=ct.dtype)
     zero = ct.dtype.type(0)
     # Windows apart by at least their span: no position is read by two taps, so each tap's
     # share is written rather than added.
