@@ -20,7 +20,8 @@ of persisted (so that what the workers hold is the computation's working set):
   workers  the largest growth of a worker's resident memory over its value before the
            computation, sampled every 10 ms in each worker, on a fresh cluster for each
            measurement whose workers run with glibc returning freed memory at once (so
-           that resident memory follows what they hold), in chunks (50 MB).
+           that resident memory follows what they hold), in chunks (50 MB); then again
+           with X and y persisted first (the working set a training step adds).
 
     python benchmarks/bench_dask.py [--rounds 5] [--min-rows 1e5] [--max-rows 1e6] [--memory-only]
 
@@ -167,7 +168,9 @@ class WorkerPeaks:
 
 def memory_rows(da, rows: int) -> list:
     """Client and worker memory of each gradient, each on a fresh cluster (so that the
-    workers' memory holds nothing of earlier runs)."""
+    workers' memory holds nothing of earlier runs), with the data generated inside the
+    graph, then the workers' growth once the data are persisted."""
+    from dask.distributed import wait
     out = []
     w = np.linspace(0.1, -0.1, FEATURES)
     for name in LOSSES:
@@ -180,7 +183,12 @@ def memory_rows(da, rows: int) -> list:
                     fn(w, X, y).compute()
                     client_peak = tracemalloc.get_traced_memory()[1]
                     tracemalloc.stop()
-            out.append((name, rows, label, client_peak, workers.peak))
+                # the working set over persisted inputs: the memory a training step adds
+                X, y = client.persist([X, y])
+                wait([X, y])
+                with WorkerPeaks(client) as persisted:
+                    fn(w, X, y).compute()
+            out.append((name, rows, label, client_peak, workers.peak, persisted.peak))
     return out
 
 
@@ -226,11 +234,12 @@ def main() -> None:
         print(f"| {name} | {rows:.0e} | {label} | {t * 1e3:.0f} ms | {ratio:.2f}x |")
     print(flush=True)
     memory = [row for n in sizes for row in memory_rows(da, n)]
-    print("| loss | N | contender | client peak | worker peak growth |")
-    print("|---|---|---|---|---|")
-    for name, rows, label, client_peak, worker_peak in memory:
+    print("| loss | N | contender | client peak | worker peak growth | over persisted data |")
+    print("|---|---|---|---|---|---|")
+    for name, rows, label, client_peak, worker_peak, persisted_peak in memory:
         print(f"| {name} | {rows:.0e} | {label} | {client_peak / 1e6:.1f} MB | "
-              f"{worker_peak / 1e6:.0f} MB ({worker_peak / CHUNK_BYTES:.1f} chunks) |")
+              f"{worker_peak / 1e6:.0f} MB ({worker_peak / CHUNK_BYTES:.1f} chunks) | "
+              f"{persisted_peak / 1e6:.0f} MB ({persisted_peak / CHUNK_BYTES:.1f} chunks) |")
 
 
 if __name__ == "__main__":
