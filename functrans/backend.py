@@ -285,7 +285,13 @@ def ones(shape, dtype=float, like=None):
 
 
 def full(shape, fill_value, dtype=None, like=None):
-    """``fill_value`` repeated to ``shape`` on the device of ``like``."""
+    """``fill_value`` repeated to ``shape`` on the device of ``like``.  A lazy (dask) 0-d
+    ``fill_value`` stays lazy: broadcast, not read."""
+    if _kind_is_lazy(type(fill_value)):
+        chunks = _placement(like if is_lazy(like) else fill_value, shape).get("chunks")
+        out = array_module(fill_value).broadcast_to(
+            fill_value.astype(dtype or fill_value.dtype), shape)
+        return out if chunks is None else out.rechunk(chunks)
     return array_module(like).full(shape, fill_value, dtype=dtype, **_placement(like, shape))
 
 
