@@ -223,6 +223,22 @@ def test_core_axes_table_batches_over_the_other_axes():
     assert not missing, f"docs/dask.md's fallback table lacks {missing}"
 
 
+def test_indexing_by_host_positions_is_dasks_own_and_its_transpose_is_gathered():
+    host = np.random.default_rng(4).standard_normal((12, 3))
+    x = da.from_array(host, chunks=(4, 3))
+    idx = np.array([0, 5, 11, 5])
+
+    def f(x):
+        return fnp.sum(fnp.take(x, idx, axis=0) ** 2)
+    with Computes() as counted:
+        picked = fnp.take(x, idx, axis=0)  # dask's own indexing: no gathering of x
+        g = ft.grad(f)(x)  # a scatter-add: the core-axes table, x's rows in one chunk
+    assert counted.count == 0
+    assert picked.chunks[1] == (3,) and len(picked.chunks[0]) >= 1
+    np.testing.assert_array_equal(picked.compute(), host[idx])
+    np.testing.assert_allclose(g.compute(), ft.grad(f)(host), atol=1e-12)
+
+
 # ------------------------------------------------------------------------------------------
 # The primitive and functrans.numpy sweeps, on dask arrays
 # ------------------------------------------------------------------------------------------

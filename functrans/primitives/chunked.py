@@ -93,20 +93,38 @@ CORE_AXES: dict[Primitive, CoreRule] = {
     special.hyp_parameter_derivative_p: ELEMENTWISE,
 }
 
-#: Primitives of CORE_AXES that dask computes itself in most cases: the table's way is taken
-#: only where dask refuses (its reshape only merges or splits axes, evenly chunked).
-DASK_FIRST = frozenset({shape.reshape_p})
+def _always(args) -> bool:
+    return True
+
+
+def _host_indices(args) -> bool:
+    """The positions (every operand after the first) are host values: dask indexes its
+    chunks by them itself, without gathering the operand."""
+    return not any(backend.is_lazy(a) for a in args[1:])
+
+
+#: Primitives of CORE_AXES that dask computes itself where it can, without gathering: for
+#: these arguments (the predicate) the impl runs on the dask arrays first, and the table's
+#: way is taken only where dask refuses (its reshape only merges or splits axes; its
+#: indexing takes one integer array per axis).
+DASK_FIRST: dict[Primitive, Callable] = {
+    shape.reshape_p: _always,
+    gather.gather_p: _host_indices,
+    indexing.dynamic_slice_p: _host_indices,
+    indexing.dynamic_update_slice_p: _host_indices,
+}
 
 
 def _chunked_impl(prim: Primitive, impl: Callable) -> Callable:
     def chunked(*args, **params):
         if not backend.library_of(*args).lazy:
             return impl(*args, **params)
-        if prim in DASK_FIRST:
+        dask_first = DASK_FIRST.get(prim)
+        if dask_first is not None and dask_first(args):
             try:
                 return impl(*args, **params)
-            except NotImplementedError:
-                pass
+            except (NotImplementedError, IndexError, TypeError, ValueError):
+                pass  # dask refuses: gather the core axes below
         for a in args:
             if backend.is_lazy(a):
                 backend.check_known_chunks(a, prim.name)
