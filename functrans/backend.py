@@ -293,6 +293,7 @@ def full(shape, fill_value, dtype=None, like=None):
     """``fill_value`` repeated to ``shape`` on the device of ``like``.  A lazy (dask) 0-d
     ``fill_value`` stays lazy: broadcast, not read."""
     if _kind_is_lazy(type(fill_value)):
+        shape = tuple(shape) if np.ndim(shape) else (int(shape),)
         chunks = _placement(like if is_lazy(like) else fill_value, shape).get("chunks")
         out = array_module(fill_value).broadcast_to(
             fill_value.astype(dtype or fill_value.dtype), shape)
