@@ -18,6 +18,8 @@ from __future__ import annotations
 import functools
 from typing import Callable
 
+import numpy as np
+
 from functrans import backend
 from functrans.core import Primitive, abstract_eval_rules, get_aval, impl_rules
 from functrans.primitives import (decompositions, elementwise, fft, gather, indexing,
@@ -116,8 +118,12 @@ DASK_FIRST: dict[Primitive, Callable] = {
 
 
 def _chunked_impl(prim: Primitive, impl: Callable) -> Callable:
+    @functools.wraps(impl)  # with its attributes (jit reads an elementwise impl's ufunc)
     def chunked(*args, **params):
-        if not backend.library_of(*args).lazy:
+        for a in args:  # NumPy's fast path: a type test per operand more
+            if type(a) is not np.ndarray and backend.is_lazy(a):
+                break
+        else:
             return impl(*args, **params)
         dask_first = DASK_FIRST.get(prim)
         if dask_first is not None and dask_first(args):
@@ -145,8 +151,6 @@ def _chunked_impl(prim: Primitive, impl: Callable) -> Callable:
                                    [a.shape for a in avals_out], [a.dtype for a in avals_out],
                                    out_core)
         return outs if prim.multiple_results else outs[0]
-    chunked.__name__ = getattr(impl, "__name__", prim.name)
-    chunked.__doc__ = impl.__doc__
     return chunked
 
 
