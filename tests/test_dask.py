@@ -345,8 +345,8 @@ DASK_CANNOT = {
     "lax-random_gamma-eval": "unknown_sizes",
     "lax-random_shuffle-eval": "argsort",
     "lax-split-vjp": "empty_assignment",
-    "numpy-tril_indices_from-jvp": "nan_shape",
-    "numpy-tril_indices_from-vjp": "nan_shape",
+    **{f"numpy-{case}_indices_from-{mode}": "nan_shape" for case in ("tril", "triu")
+       for mode in ("jvp", "vjp")},
 }
 
 # Cases whose graphs take over a second to build (long elementwise chains: random bits,
