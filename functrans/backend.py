@@ -249,14 +249,19 @@ def asarray(x, dtype=None, like=None):
 
 def _placement(like, shape, square: bool = False) -> dict:
     """The keywords placing a new array of ``shape`` beside ``like``: none for NumPy and
-    CuPy; for a lazy library (dask) its chunk policy (``like``'s chunks where the shapes
-    agree, else dask's "auto") and, for chunks that are not NumPy arrays, ``like``'s meta.
+    CuPy; for a lazy library (dask) its chunk policy (``like``'s chunks along the axes
+    where the shapes agree, dask's "auto" along the others) and, for chunks that are not
+    NumPy arrays, ``like``'s meta.
     ``square``: dask takes one chunk size for both axes (eye, tri)."""
     like = _concrete_like(like)
     if like is None or not _kind_is_lazy(type(like)):
         return {}
     shape = tuple(shape) if np.ndim(shape) else (int(shape),)
-    chunks = like.chunks if tuple(like.shape) == shape else "auto"
+    chunks: Any = "auto"
+    if tuple(like.shape) == shape:
+        chunks = like.chunks
+    elif like.ndim == len(shape):  # like's chunks along the axes of like's size
+        chunks = tuple(c if n == s else "auto" for c, n, s in zip(like.chunks, like.shape, shape))
     if square:  # one int; and none beyond the short side (dask's eye drops blocks then)
         chunks = min(*shape, max(like.chunksize) if chunks != "auto" else 4096) or 1
     meta = like._meta
@@ -285,7 +290,14 @@ def ones(shape, dtype=float, like=None):
 
 
 def full(shape, fill_value, dtype=None, like=None):
-    """``fill_value`` repeated to ``shape`` on the device of ``like``."""
+    """``fill_value`` repeated to ``shape`` on the device of ``like``.  A lazy (dask) 0-d
+    ``fill_value`` stays lazy: broadcast, not read."""
+    if _kind_is_lazy(type(fill_value)):
+        shape = tuple(shape) if np.ndim(shape) else (int(shape),)
+        chunks = _placement(like if is_lazy(like) else fill_value, shape).get("chunks")
+        out = array_module(fill_value).broadcast_to(
+            fill_value.astype(dtype or fill_value.dtype), shape)
+        return out if chunks is None else out.rechunk(chunks)
     return array_module(like).full(shape, fill_value, dtype=dtype, **_placement(like, shape))
 
 

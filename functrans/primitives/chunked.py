@@ -18,6 +18,8 @@ from __future__ import annotations
 import functools
 from typing import Callable
 
+import numpy as np
+
 from functrans import backend
 from functrans.core import Primitive, abstract_eval_rules, get_aval, impl_rules
 from functrans.primitives import (decompositions, elementwise, fft, gather, indexing,
@@ -93,20 +95,42 @@ CORE_AXES: dict[Primitive, CoreRule] = {
     special.hyp_parameter_derivative_p: ELEMENTWISE,
 }
 
-#: Primitives of CORE_AXES that dask computes itself in most cases: the table's way is taken
-#: only where dask refuses (its reshape only merges or splits axes, evenly chunked).
-DASK_FIRST = frozenset({shape.reshape_p})
+def _always(args) -> bool:
+    return True
+
+
+def _host_indices(args) -> bool:
+    """The positions (every operand after the first) are host values: dask indexes its
+    chunks by them itself, without gathering the operand."""
+    return not any(backend.is_lazy(a) for a in args[1:])
+
+
+#: Primitives of CORE_AXES that dask computes itself where it can, without gathering: for
+#: these arguments (the predicate) the impl runs on the dask arrays first, and the table's
+#: way is taken only where dask refuses (its reshape only merges or splits axes; its
+#: indexing takes one integer array per axis).
+DASK_FIRST: dict[Primitive, Callable] = {
+    shape.reshape_p: _always,
+    gather.gather_p: _host_indices,
+    indexing.dynamic_slice_p: _host_indices,
+    indexing.dynamic_update_slice_p: _host_indices,
+}
 
 
 def _chunked_impl(prim: Primitive, impl: Callable) -> Callable:
+    @functools.wraps(impl)  # with its attributes (jit reads an elementwise impl's ufunc)
     def chunked(*args, **params):
-        if not backend.library_of(*args).lazy:
+        for a in args:  # NumPy's fast path: a type test per operand more
+            if type(a) is not np.ndarray and backend.is_lazy(a):
+                break
+        else:
             return impl(*args, **params)
-        if prim in DASK_FIRST:
+        dask_first = DASK_FIRST.get(prim)
+        if dask_first is not None and dask_first(args):
             try:
                 return impl(*args, **params)
-            except NotImplementedError:
-                pass
+            except (NotImplementedError, IndexError, TypeError, ValueError):
+                pass  # dask refuses: gather the core axes below
         for a in args:
             if backend.is_lazy(a):
                 backend.check_known_chunks(a, prim.name)
@@ -127,8 +151,6 @@ def _chunked_impl(prim: Primitive, impl: Callable) -> Callable:
                                    [a.shape for a in avals_out], [a.dtype for a in avals_out],
                                    out_core)
         return outs if prim.multiple_results else outs[0]
-    chunked.__name__ = getattr(impl, "__name__", prim.name)
-    chunked.__doc__ = impl.__doc__
     return chunked
 
 

@@ -197,7 +197,7 @@ def _padded(xp, x, fill, padding, base_dilation):
         return x
     shape = tuple(_dilated(n, d) + lo + hi
                   for n, d, (lo, hi) in zip(x.shape, base_dilation, padding))
-    out = xp.full(shape, fill, dtype=x.dtype)
+    out = backend.full(shape, fill, x.dtype, like=x)
     out[_interior(x.shape, padding, base_dilation)] = x
     return out
 
@@ -234,7 +234,7 @@ def _window_reducer(name: str, kind: str, fold: str) -> Primitive:
                                               padding, base_dilation, window_dilation)
         init = _identity(kind, x.dtype)
         if 0 in out_shape:
-            return xp.full(out_shape, init, dtype=x.dtype)
+            return backend.full(out_shape, init, x.dtype, like=x)
         p = _padded(xp, x, init, padding, base_dilation)
         combine = getattr(xp, fold)
         acc = None
