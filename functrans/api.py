@@ -130,6 +130,8 @@ def _check_leaf(x, name: str, what: str) -> None:
     if not (isinstance(x, (np.ndarray, np.generic)) or is_array(x)):
         raise TypeError(f"{name}: {what} {x!r} of type {t.__name__} is not an array; "
                         "leaves must be NumPy/CuPy arrays or Python scalars")
+    if backend.is_lazy(x):
+        backend.check_known_chunks(x, f"{name}: {what}")
     _check_dtype(get_aval(x).dtype, name, what)
 
 

@@ -6,8 +6,8 @@ tracers (``result_type_attributes``, filled by ``functrans.numpy``).  Interprete
 rules compute on plain backend arrays; these types are applied once, where a result is
 handed to the user: by the bottom interpreter for an operation the user's code calls
 outside transforms (``core.EvalTrace``), and by the public transforms for what they return
-(``hand_out``).  A backend whose arrays cannot be viewed as a subclass (``view(type=...)``)
-hands out its own arrays unchanged.
+(``hand_out``).  A backend whose arrays cannot be viewed as a subclass (``view(type=...)``),
+or whose arrays are lazy graphs (dask), hands out its own arrays unchanged.
 """
 from __future__ import annotations
 
@@ -52,7 +52,8 @@ def device_result_type(x) -> type:
     (docs/indexing.md), computed on by the same library.  Made on first use."""
     array_type = type(x)
     sub = _device_result_types.get(array_type)
-    if sub is None and not hasattr(array_type, "view"):  # no subclass views: stays itself
+    if sub is None and (not hasattr(array_type, "view") or backend.library_of(x).lazy):
+        # no subclass views, or a lazy library's graph (dask): handed out as it is
         sub = _device_result_types[array_type] = array_type
     if sub is None:
         sub = type("DeviceArray", (array_type,), {

@@ -9,19 +9,30 @@ device inputs: they ask this module, passing ``like=`` an input whose device to 
 CuPy is optional and only imported when a CuPy array is actually seen.  Other array types
 that behave like CuPy (the test suite's NumPy-backed stand-in) are registered with
 ``register_array_library``.
+
+``dask.array`` is the third library, registered the same way when a dask array is first
+seen (importing functrans never imports dask).  It is *lazy*: its arrays are task graphs,
+so operations build graphs and compute nothing, results are handed out as plain
+``dask.array.Array``s, and nothing is ever written in place.  The array's ``_meta`` (a
+NumPy or CuPy array of no elements) says where its chunks live (``chunk_library``).
 """
 from __future__ import annotations
 
+import functools
+import math
 from typing import Any, Callable
 
 import numpy as np
 
 __all__ = [
     "ArrayLibrary", "register_array_library", "array_module", "library_of", "is_array",
-    "is_device_array", "coerce", "asarray", "zeros", "ones", "full", "empty", "arange",
-    "eye", "tri", "scatter_add", "scatter_apply", "cumulative_max", "cumulative_min",
-    "is_writeable", "memory_owner", "owned", "default_rng", "to_host", "special_module",
-    "triangular_solver", "triangular_multiplier", "synchronize",
+    "is_device_array", "is_mutable", "is_lazy", "coerce", "asarray", "zeros", "ones", "full",
+    "empty", "arange", "eye", "tri", "copy", "ascontiguous", "scatter_add", "scatter_apply",
+    "cumulative_max", "cumulative_min", "is_writeable", "memory_owner", "owned",
+    "default_rng", "to_host", "special_module", "triangular_solver", "triangular_multiplier",
+    "synchronize", "ArrayLibraryError", "ChunkedAxisError", "UnknownChunkSizesError",
+    "MixedArrayLibrariesError", "check_known_chunks", "map_chunked",
+    "map_elementwise",
 ]
 
 
@@ -30,17 +41,21 @@ class ArrayLibrary:
     spelled differently in each: ``scatter_add(target, index, updates)`` accumulates in
     place (duplicates add up), ``to_host(x)`` copies to a NumPy array, and
     ``default_rng(seed)`` makes a generator whose ``standard_normal(shape, dtype)`` gives
-    arrays of this module."""
+    arrays of this module.
 
-    __slots__ = ("xp", "scatter_add", "to_host", "default_rng", "has_ufunc_methods")
+    ``lazy`` libraries (dask) build task graphs: their arrays are immutable values, never
+    written in place, and handed out as they are (no subclass with ``.at``)."""
+
+    __slots__ = ("xp", "scatter_add", "to_host", "default_rng", "has_ufunc_methods", "lazy")
 
     def __init__(self, xp, scatter_add: Callable, to_host: Callable, default_rng: Callable,
-                 has_ufunc_methods: bool):
+                 has_ufunc_methods: bool, lazy: bool = False):
         self.xp = xp
         self.scatter_add = scatter_add
         self.to_host = to_host
         self.default_rng = default_rng
         self.has_ufunc_methods = has_ufunc_methods
+        self.lazy = lazy
 
     def __repr__(self):
         return f"ArrayLibrary({self.xp.__name__})"
@@ -95,10 +110,39 @@ def _cupy_library(array_type: type) -> ArrayLibrary | None:
     return library
 
 
+def _dask_library(array_type: type) -> ArrayLibrary | None:
+    # A dask array exists, so dask is imported already: this import costs nothing.
+    import dask.array as da
+    if not issubclass(array_type, da.Array):
+        return None
+    library = ArrayLibrary(da, _lazy_scatter_add, _dask_to_host, _dask_default_rng,
+                           has_ufunc_methods=False, lazy=True)
+    register_array_library(da.Array, library)
+    return library
+
+
+def _lazy_scatter_add(target, index, updates) -> None:
+    raise TypeError("scatter_add writes in place, and dask arrays are immutable task graphs; "
+                    "functrans computes scatters on them with backend.scatter_apply's result")
+
+
+def _dask_to_host(x):
+    return to_host(x.compute())
+
+
+def _dask_default_rng(seed):
+    import dask.array as da
+    return da.random.default_rng(seed)
+
+
 def _lookup(t: type) -> ArrayLibrary | None:
     library = _libraries.get(t)
-    if library is None and t.__module__.startswith("cupy"):
-        library = _cupy_library(t)
+    if library is None:
+        module = t.__module__
+        if module.startswith("cupy"):
+            library = _cupy_library(t)
+        elif module.startswith("dask."):
+            library = _dask_library(t)
     return library
 
 
@@ -117,6 +161,7 @@ def _kind(t: type):
 
 
 def _library_of(args) -> ArrayLibrary:
+    found = first = None
     for x in args:
         t = type(x)
         if t is np.ndarray:
@@ -131,8 +176,21 @@ def _library_of(args) -> ArrayLibrary:
             kind = _kind(type(witness))
             if kind is _HOST or kind is _WITNESS:
                 continue
-        return kind
-    return NUMPY
+            x = witness
+        if found is None:
+            found, first = kind, x
+        elif kind is not found:
+            raise MixedArrayLibrariesError(
+                f"arrays of two libraries in one operation: a {_describe(first)} and a "
+                f"{_describe(x)}; no library computes with both. Move one to the other's "
+                "library first (dask.array.from_array(x) makes a dask array of a CuPy one). "
+                "Nothing was computed.")
+    return found or NUMPY
+
+
+def _describe(x) -> str:
+    return (f"{type(x).__module__}.{type(x).__name__} of shape {getattr(x, 'shape', ())} "
+            f"({_kind(type(x)).xp.__name__})")
 
 
 def library_of(*args) -> ArrayLibrary:
@@ -152,6 +210,20 @@ def array_module(*args):
 def is_array(x) -> bool:
     """Whether ``x`` is a NumPy array or a device array."""
     return isinstance(x, np.ndarray) or _lookup(type(x)) is not None
+
+
+def is_mutable(x) -> bool:
+    """Whether ``x`` is an array of one or more axes that may be written in place (after a
+    copy the caller owns): NumPy and device arrays, not lazy ones (dask's graphs)."""
+    if isinstance(x, np.ndarray):
+        return x.ndim > 0
+    library = _lookup(type(x))
+    return library is not None and not library.lazy and x.ndim > 0
+
+
+def is_lazy(x) -> bool:
+    """Whether ``x`` is an array of a lazy library (a dask array)."""
+    return _kind_is_lazy(type(x))
 
 
 def is_device_array(x) -> bool:
@@ -175,39 +247,101 @@ def asarray(x, dtype=None, like=None):
     return array_module(like).asarray(x, dtype=dtype)
 
 
+def _placement(like, shape, square: bool = False) -> dict:
+    """The keywords placing a new array of ``shape`` beside ``like``: none for NumPy and
+    CuPy; for a lazy library (dask) its chunk policy (``like``'s chunks along the axes
+    where the shapes agree, dask's "auto" along the others) and, for chunks that are not
+    NumPy arrays, ``like``'s meta.
+    ``square``: dask takes one chunk size for both axes (eye, tri)."""
+    like = _concrete_like(like)
+    if like is None or not _kind_is_lazy(type(like)):
+        return {}
+    shape = tuple(shape) if np.ndim(shape) else (int(shape),)
+    chunks: Any = "auto"
+    if tuple(like.shape) == shape:
+        chunks = like.chunks
+    elif like.ndim == len(shape):  # like's chunks along the axes of like's size
+        chunks = tuple(c if n == s else "auto" for c, n, s in zip(like.chunks, like.shape, shape))
+    if square:  # one int; and none beyond the short side (dask's eye drops blocks then)
+        chunks = min(*shape, max(like.chunksize) if chunks != "auto" else 4096) or 1
+    meta = like._meta
+    return {"chunks": chunks} if type(meta) is np.ndarray else {"chunks": chunks, "like": meta}
+
+
+def _concrete_like(like):
+    if like is not None and hasattr(type(like), "device_witness"):
+        like = like.device_witness()
+    return like
+
+
+def _kind_is_lazy(t: type) -> bool:
+    kind = _kind(t)
+    return isinstance(kind, ArrayLibrary) and kind.lazy
+
+
 def zeros(shape, dtype=float, like=None):
     """Zeros of ``shape`` and ``dtype`` on the device of ``like``."""
-    return array_module(like).zeros(shape, dtype)
+    return array_module(like).zeros(shape, dtype=dtype, **_placement(like, shape))
 
 
 def ones(shape, dtype=float, like=None):
     """Ones of ``shape`` and ``dtype`` on the device of ``like``."""
-    return array_module(like).ones(shape, dtype)
+    return array_module(like).ones(shape, dtype=dtype, **_placement(like, shape))
 
 
 def full(shape, fill_value, dtype=None, like=None):
-    """``fill_value`` repeated to ``shape`` on the device of ``like``."""
-    return array_module(like).full(shape, fill_value, dtype)
+    """``fill_value`` repeated to ``shape`` on the device of ``like``.  A lazy (dask) 0-d
+    ``fill_value`` stays lazy: broadcast, not read."""
+    if _kind_is_lazy(type(fill_value)):
+        shape = tuple(shape) if np.ndim(shape) else (int(shape),)
+        chunks = _placement(like if is_lazy(like) else fill_value, shape).get("chunks")
+        out = array_module(fill_value).broadcast_to(
+            fill_value.astype(dtype or fill_value.dtype), shape)
+        return out if chunks is None else out.rechunk(chunks)
+    return array_module(like).full(shape, fill_value, dtype=dtype, **_placement(like, shape))
 
 
 def empty(shape, dtype=float, like=None):
     """An uninitialised array of ``shape`` and ``dtype`` on the device of ``like``."""
-    return array_module(like).empty(shape, dtype)
+    return array_module(like).empty(shape, dtype=dtype, **_placement(like, shape))
 
 
 def arange(*args, dtype=None, like=None):
     """``arange(start, stop, step)`` on the device of ``like``."""
-    return array_module(like).arange(*args, dtype=dtype)
+    xp = array_module(like)
+    if not _kind_is_lazy(type(_concrete_like(like))):
+        return xp.arange(*args, dtype=dtype)
+    return xp.arange(*args, dtype=dtype, chunks="auto")
 
 
 def eye(n: int, m: int | None = None, k: int = 0, dtype=float, like=None):
     """The ``n x m`` identity (ones on diagonal ``k``) on the device of ``like``."""
-    return array_module(like).eye(n, m, k, dtype=dtype)
+    # By keyword: dask's eye takes chunks second, so eye(n, m) would be n x n.
+    return array_module(like).eye(n, M=m, k=k, dtype=dtype,
+                                  **_placement(like, (n, n if m is None else m), square=True))
 
 
 def tri(n: int, m: int | None = None, k: int = 0, dtype=float, like=None):
     """Ones at and below diagonal ``k`` of an ``n x m`` array, on the device of ``like``."""
-    return array_module(like).tri(n, m, k, dtype=dtype)
+    return array_module(like).tri(n, M=m, k=k, dtype=dtype,
+                                  **_placement(like, (n, n if m is None else m), square=True))
+
+
+def copy(x):
+    """An array equal to ``x`` that the caller may write into: a copy for NumPy and device
+    arrays; for a lazy (dask) array a new array object over the same graph, whose
+    item assignments replace its own graph, never ``x``'s."""
+    if _kind_is_lazy(type(x)):
+        return x.copy()
+    return array_module(x).array(x, copy=True)
+
+
+def ascontiguous(x):
+    """``x`` in C order (``ascontiguousarray``); a lazy array has no memory layout and is
+    returned as it is."""
+    if _kind_is_lazy(type(x)):
+        return x
+    return array_module(x).ascontiguousarray(x)
 
 
 def scatter_add(target, index, updates) -> None:
@@ -287,6 +421,19 @@ def scatter_apply(op: str, target, index: tuple, updates, keep=None) -> None:
 def _cumulative_extremum(x, axis: int, pick: str):
     library = library_of(x)
     xp = library.xp
+    if library.lazy:  # dask's cumulative reduction: each chunk's, then the running carry
+        dtype = x.dtype
+        if dtype.kind in "fc":
+            ident = -np.inf if pick == "maximum" else np.inf
+        elif dtype.kind == "b":
+            ident = pick != "maximum"
+        else:
+            ident = np.iinfo(dtype).min if pick == "maximum" else np.iinfo(dtype).max
+
+        def chunk(block, axis, dtype=None):
+            return _cumulative_extremum(block, axis, pick)
+        return xp.reductions.cumreduction(chunk, getattr(np, pick), ident, x, axis=axis,
+                                          dtype=dtype)
     if library.has_ufunc_methods:
         return getattr(xp, pick).accumulate(x, axis)
     # CuPy has no ufunc.accumulate: a log-depth prefix scan (Hillis-Steele) instead.
@@ -310,15 +457,16 @@ def cumulative_min(x, axis: int):
 
 def is_writeable(x) -> bool:
     """Whether the caller may write into ``x``: NumPy's flag (broadcast views are
-    read-only); device arrays have no such flag and are always writeable."""
+    read-only); device arrays have no such flag and are always writeable (lazy ones are
+    never written: every operation on them makes a new graph)."""
     return x.flags.writeable if isinstance(x, np.ndarray) else True
 
 
 def memory_owner(x):
     """The array that owns the memory of ``x`` (``x`` itself unless it is a view)."""
-    base = x.base
+    base = getattr(x, "base", None)  # dask arrays have no memory of their own
     while base is not None and is_array(base):
-        x, base = base, base.base
+        x, base = base, getattr(base, "base", None)
     return x
 
 
@@ -380,7 +528,10 @@ def special_module(*args, what: str = "this special function"):
     the ``special`` attribute of a registered stand-in's module.  Imported only when first
     needed, so that functrans imports without SciPy; ``what`` names the caller in the
     error raised when SciPy is missing."""
-    xp = array_module(*args)
+    library = library_of(*args)
+    if library.lazy:
+        return _LazySpecial(_chunk_special(args, what))
+    xp = library.xp
     try:
         if xp is np:
             import scipy.special as special
@@ -391,6 +542,39 @@ def special_module(*args, what: str = "this special function"):
     except ImportError:
         raise ImportError(_NO_SCIPY.format(what=what)) from None
     return special
+
+
+def _chunk_special(args, what: str):
+    """The special-function module of the chunks of the lazy arrays among ``args``."""
+    metas = [x._meta for x in args if _kind_is_lazy(type(x))]
+    return special_module(*metas, what=what)
+
+
+class _LazySpecial:
+    """A lazy library's ``special`` namespace: each function applied chunk by chunk
+    (``dask.array.elemwise``, broadcasting as ufuncs do) with the kernels of the chunks'
+    own library, so results stay lazy."""
+
+    def __init__(self, chunk_special):
+        self._chunk_special = chunk_special
+        self.__name__ = f"dask.array of {chunk_special.__name__}"
+
+    def __getattr__(self, name: str):
+        from dask.array.core import elemwise
+        kernel = getattr(self._chunk_special, name)
+        outputs = getattr(kernel, "nout", 1)
+
+        def apply(*args, **kwargs):
+            if outputs == 1:
+                return elemwise(kernel, *args, **kwargs)
+            return tuple(elemwise(functools.partial(_output_of, kernel, i), *args, **kwargs)
+                         for i in range(outputs))
+        apply.__name__ = name
+        return apply
+
+
+def _output_of(kernel, i: int, *args, **kwargs):
+    return kernel(*args, **kwargs)[i]
 
 
 #: SciPy's solve_triangular once looked up (None: not yet; False: SciPy is missing).
@@ -453,3 +637,146 @@ def triangular_multiplier(*args):
             a, lower, trans = a.T, not lower, 1 - trans
         return trmm(1.0, a, b, side=0 if left_side else 1, lower=int(lower), trans_a=trans)
     return multiply
+
+
+# ------------------------------------------------------------------------------------------
+# Lazy (dask) arrays: operations that need whole axes in one chunk
+# ------------------------------------------------------------------------------------------
+
+
+class ArrayLibraryError(Exception):
+    """Input that the array libraries cannot compute with as given (the base of the errors
+    below); the interpreter adds the name of the operation that met it."""
+
+
+class ChunkedAxisError(ArrayLibraryError, ValueError):
+    """An operation on a dask array needs an axis whole in one chunk (a sort along it, a
+    matrix decomposition over it), and gathering it would make chunks bigger than dask's
+    ``array.chunk-size``: nothing has been computed.  Rechunk the array so that the axis is
+    one chunk (splitting the others more finely), or raise the limit with
+    ``dask.config.set({"array.chunk-size": ...})``."""
+
+
+class UnknownChunkSizesError(ArrayLibraryError, ValueError):
+    """A dask array whose chunk sizes are unknown (NaN, after boolean indexing or
+    ``unique``) reached an operation that needs its shape: nothing has been computed.  Call
+    ``x.compute_chunk_sizes()`` first (one compute), or avoid data-dependent shapes."""
+
+
+class MixedArrayLibrariesError(ArrayLibraryError, TypeError):
+    """An operation received arrays of two device libraries (a dask array and a CuPy
+    array, say), which no single library computes with.  Move one to the other's library
+    first (``dask.array.from_array`` of the CuPy array, for example)."""
+
+
+def _limit_bytes() -> int:
+    import dask
+    from dask.utils import parse_bytes
+    return parse_bytes(dask.config.get("array.chunk-size"))
+
+
+def check_known_chunks(x, what: str) -> None:
+    """Raise ``UnknownChunkSizesError`` (naming ``what``) if the lazy array ``x`` has chunks
+    of unknown size."""
+    if any(math.isnan(d) for d in x.shape):
+        raise UnknownChunkSizesError(
+            f"{what}: the dask array {x!r} has chunks of unknown size (shape {x.shape}), "
+            "and this operation needs its shape; call x.compute_chunk_sizes() first (one "
+            "compute) or avoid data-dependent shapes. Nothing was computed.")
+
+
+def map_chunked(what: str, fun: Callable, args: list, in_core: list, out_shapes: list,
+                out_dtypes: list, out_core: list) -> list:
+    """``fun`` (a NumPy/CuPy function of the chunks) applied to lazy arrays chunk by chunk
+    over their *batch* axes, each array's *core* axes (``in_core[i]``, a tuple of axes of
+    ``args[i]``) gathered into one chunk first.  Every array has the same number of batch
+    axes (its axes outside the core, in order), of equal sizes; so does each result ``j``,
+    of shape ``out_shapes[j]`` and dtype ``out_dtypes[j]`` with core axes ``out_core[j]``.
+    ``fun`` returns the list of results of its block.  Arguments that are not arrays are
+    passed to every call as they are.
+
+    Gathering a core axis that spans several chunks raises ``ChunkedAxisError`` when a
+    gathered chunk would exceed dask's ``array.chunk-size``, before anything is computed
+    (``what`` names the operation)."""
+    import dask.array as da
+    from dask.array.core import blockwise
+
+    arrays = [i for i, a in enumerate(args) if is_array(a)]
+    lazy = [args[i] for i in arrays if _kind_is_lazy(type(args[i]))]
+    meta = lazy[0]._meta
+    chunk_xp = array_module(meta)
+    limit = _limit_bytes()
+    pairs: list = []
+    nbatch = None
+    for i, a in enumerate(args):
+        if i not in arrays:
+            pairs += [a, None]
+            continue
+        if not _kind_is_lazy(type(a)):
+            a = da.from_array(a, chunks=-1, meta=meta)
+        check_known_chunks(a, what)
+        core = tuple(d % a.ndim for d in in_core[i]) if a.ndim else ()
+        batch = [d for d in range(a.ndim) if d not in core]
+        if nbatch is None:
+            nbatch = len(batch)
+        assert len(batch) == nbatch, (what, i, a.shape, core)
+        split = [d for d in core if a.numblocks[d] > 1]
+        if split:
+            gathered = a.dtype.itemsize * math.prod(
+                a.shape[d] if d in core else max(a.chunks[d]) for d in range(a.ndim))
+            if gathered > limit:
+                d = split[0]
+                raise ChunkedAxisError(
+                    f"{what}: axis {d} of the dask array of shape {a.shape} (chunks "
+                    f"{a.chunks}, dtype {a.dtype}) has {a.numblocks[d]} chunks, and {what} "
+                    f"needs it whole in one chunk: that chunk would hold {gathered} bytes, "
+                    f"over dask's array.chunk-size of {limit} bytes. Rechunk so that axis {d} "
+                    f"is one chunk (x.rechunk({{{d}: -1}}), splitting other axes finer), or "
+                    "raise the limit with dask.config.set({'array.chunk-size': ...}). "
+                    "Nothing was computed.")
+            a = a.rechunk({d: -1 for d in core})
+        pairs += [a, _indices(a.ndim, core, i)]
+    nbatch = nbatch or 0
+    batch_index = tuple(f"b{k}" for k in range(nbatch))
+
+    def block(*blocks):
+        return tuple(fun(*blocks))
+
+    tuples = blockwise(block, batch_index, *pairs, concatenate=True, dtype=object,
+                       meta=np.empty((0,) * nbatch, dtype=object))
+    outs = []
+    for j, (shape, dtype, core) in enumerate(zip(out_shapes, out_dtypes, out_core)):
+        core = tuple(sorted(d % len(shape) for d in core)) if shape else ()
+        batch_chunks = iter(tuples.chunks)
+        chunks = tuple((shape[d],) if d in core else next(batch_chunks)
+                       for d in range(len(shape)))
+        outs.append(tuples.map_blocks(
+            _pick, j, new_axis=list(core), chunks=chunks, dtype=dtype,
+            meta=chunk_xp.empty((0,) * len(shape), dtype=dtype)))
+    return outs
+
+
+def map_elementwise(what: str, fun: Callable, args, dtype):
+    """The elementwise NumPy/CuPy function ``fun`` applied to each chunk of the lazy arrays
+    among ``args`` (broadcast together, as ufuncs do), giving ``dtype``; ``what`` names the
+    tasks."""
+    from dask.array.core import elemwise
+    from dask.base import tokenize
+    return elemwise(fun, *args, dtype=dtype, name=f"{what}-{tokenize(fun, *args)}")
+
+
+def _indices(ndim: int, core: tuple, i: int) -> tuple:
+    """blockwise's index of an argument: batch axes ``b0, b1, ...`` in order, each core
+    axis its own name (gathered into the one chunk it has)."""
+    names, k = [], 0
+    for d in range(ndim):
+        if d in core:
+            names.append(f"c{i}_{d}")
+        else:
+            names.append(f"b{k}")
+            k += 1
+    return tuple(names)
+
+
+def _pick(results, j: int):
+    return results[j]

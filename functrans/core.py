@@ -507,7 +507,12 @@ _WEAK_RESULT_TYPES = frozenset({np.float64, np.int64, np.complex128, np.bool_})
 
 def explain_failure(prim: Primitive, args, params, error: Exception) -> None:
     """If the impl failed on invalid input, raise the abstract evaluation's clearer error
-    (the one tracing gives) instead of the array library's."""
+    (the one tracing gives) instead of the array library's; the backend's errors about
+    the arrays themselves (mixed or lazy libraries) get the operation's name."""
+    if isinstance(error, backend.ArrayLibraryError):
+        if not str(error).startswith(prim.name):
+            raise type(error)(f"{prim.name}: {error}") from None
+        return
     try:
         prim.abstract_eval(*[get_aval(x) for x in args], **params)
     except (TypeError, ValueError) as clearer:

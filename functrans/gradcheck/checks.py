@@ -16,11 +16,13 @@ from functrans.gradcheck.jacobians import (NumericJacobian, analytic_jacobian, d
                                             numeric_jacobian, rounding_noise)
 from functrans.gradcheck.options import FULL_RECHECK, LOW_PRECISION, Options, default_tolerance
 from functrans.gradcheck.problem import Problem
-from functrans.gradcheck.realify import (coordinate_label, is_complex, l1_norm, pairing,
+from functrans.gradcheck.realify import (coordinate_label, is_complex, l1_norm,
+                                          lazy_direction, lazy_l1_norm, lazy_pairing, pairing,
                                           random_direction, random_like, realify,
                                           symbolic_zero)
 from functrans.gradcheck.results import Check, Entry, error_ratio, format_jacobian_check
 from functrans.interpreters.ad import Zero
+from functrans.primitives.control_flow_dask import any_lazy
 from functrans.primitives.conversion import zeros_like
 
 __all__ = ["compare", "largest", "block_comparison", "jacobian_blocks", "jacobian_checks",
@@ -29,7 +31,8 @@ __all__ = ["compare", "largest", "block_comparison", "jacobian_blocks", "jacobia
            "explain_fast_failure", "fast_nondifferentiable", "worst_mismatch", "batched_check",
            "undefined_grad_check", "zero_grad_output_check", "dtype_check", "nondeterminism_check",
            "rerun_checks", "vmap_consistency_check", "FORWARD_REFUSALS", "forward_refusal",
-           "skipped_check", "skipped_modes"]
+           "skipped_check", "skipped_modes", "lazy_fast_checks", "backend_note",
+           "lazy_size_guard", "MAX_LAZY_JACOBIAN"]
 
 
 #: The errors with which forward mode refuses a function it has no rule for: a
@@ -279,6 +282,8 @@ def fast_tolerance(problem: Problem, opts: Options) -> tuple[float, float]:
 
 def fast_checks(problem: Problem, opts: Options, rng,
                 order: int) -> list[Check]:
+    if any_lazy(problem.leaves) and not opts.detect_nondifferentiable:
+        return lazy_fast_checks(problem, opts, rng, order)
     u = random_direction(rng, problem.leaves)
     # Run the analytic side first: its primal outputs give v's shapes without an extra call.
     # With both modes, J·u comes from the linearization that reverse mode transposes
@@ -289,6 +294,8 @@ def fast_checks(problem: Problem, opts: Options, rng,
         pushed["fwd"] = problem.push(u)
     else:
         problem.linearization()
+        if any_lazy(problem.outs) and not opts.detect_nondifferentiable:
+            return lazy_fast_checks(problem, opts, rng, order)  # dask data closed over
         if "fwd" in opts.modes:
             try:
                 pushed["fwd"] = problem.push_linearized(u)
@@ -329,6 +336,98 @@ def fast_checks(problem: Problem, opts: Options, rng,
             explain_fast_failure(problem, opts, mode, check, order)
         checks.append(check)
     return checks
+
+
+def lazy_fast_checks(problem: Problem, opts: Options, rng, order: int) -> list[Check]:
+    """Fast mode on dask inputs: ``vᵀ J u`` numerically (two evaluations of f) and
+    analytically (a pullback and a linearized jvp), with the tolerance's norms, all built as
+    one dask graph and computed together: one compute, however large the inputs, and
+    nothing gathered on the client but a handful of scalars."""
+    import dask
+    u = lazy_direction(rng, problem.leaves)
+    modes = [m for m in opts.modes]
+    pushed: dict = {}
+    skipped: list[Check] = []
+    problem.linearization()
+    if "fwd" in modes:
+        try:
+            pushed["fwd"] = problem.push_linearized(u)
+        except FORWARD_REFUSALS as e:
+            reason = forward_refusal(e)
+            if reason is None or not opts.auto_modes:
+                raise
+            skipped.append(skipped_check(problem, "fwd", order, reason))
+            modes.remove("fwd")
+    v = lazy_direction(rng, problem.outs)
+    xs = problem.cast(opts.dtype)
+    eps = opts.eps_for(problem)
+    real_dtype = max((np.finfo(x.dtype).dtype for x in xs), key=lambda d: np.finfo(d).eps)
+    plus = problem.fun(*shifted(xs, u, eps))
+    minus = problem.fun(*shifted(xs, u, -eps))
+    lazy = {"numeric": lazy_pairing(v, [(p - m) / (2 * eps) for p, m in zip(plus, minus)]),
+            "magnitude": lazy_pairing([abs(t) for t in v],
+                                      [abs(p) + abs(m) for p, m in zip(plus, minus)]),
+            "norms": lazy_l1_norm(u) * lazy_l1_norm(v)}
+    if "rev" in modes:
+        cts = [c.conj() if is_complex(get_aval(c).dtype) else c for c in v]
+        grads = problem.pullback()(cts)
+        lazy["rev"] = lazy_pairing([g.conj() if is_complex(get_aval(g).dtype) else g
+                                    for g in grads], u)
+    if "fwd" in modes:
+        lazy["fwd"] = lazy_pairing(v, pushed["fwd"])
+    (values,) = dask.compute(lazy)
+    numeric = float(values["numeric"])
+    noise = float(rounding_noise(float(values["magnitude"]), real_dtype,  # type: ignore[arg-type]
+                                 2 * eps))
+    a_tol, r_tol = fast_tolerance(problem, opts)
+    tol = a_tol * float(values["norms"]) + r_tol * abs(numeric) + noise
+    checks = list(skipped)
+    for mode in modes:
+        entry = Entry("", "", numeric, float(values[mode]), tol)
+        passed = entry.ratio <= 1
+        check = Check("directional", mode, problem.label, order, passed,
+                      ", ".join(problem.out_names), ", ".join(problem.in_names),
+                      max_abs_error=entry.error, max_ratio=entry.ratio, num_failed=int(not passed),
+                      num_compared=1, worst=[entry], atol=a_tol, rtol=r_tol)
+        if not passed:
+            check.message = ("The inputs are dask arrays: run gradcheck with fast_mode=False on "
+                             "a small NumPy slice of them to see which entries are wrong.")
+        checks.append(check)
+    return checks
+
+
+def backend_note(problem: Problem) -> str | None:
+    """The report's line naming the array library of dask inputs and their chunks, None
+    when no input is a dask array."""
+    lazy = [(name, x) for name, x in zip(problem.in_names, problem.leaves) if any_lazy([x])]
+    if not lazy:
+        return None
+    parts = []
+    for name, x in lazy:
+        blocks = " x ".join(map(str, x.numblocks))
+        largest = ", ".join(str(max(c, default=0)) for c in x.chunks)
+        parts.append(f"{name} in {blocks} chunks of up to ({largest})")
+    meta = type(lazy[0][1]._meta).__module__.split(".")[0]
+    return f"inputs on dask.array, chunks backed by {meta}: " + "; ".join(parts)
+
+
+#: Largest Jacobian (entries) full mode builds from dask inputs: every group of columns is
+#: a computation of the whole graph, so beyond this fast mode is the check to run.
+MAX_LAZY_JACOBIAN = 100_000
+
+
+def lazy_size_guard(problem: Problem) -> None:
+    """Refuse full mode on dask inputs whose Jacobian has more than ``MAX_LAZY_JACOBIAN``
+    entries, with the count and what to do instead."""
+    if not any_lazy(problem.leaves):
+        return
+    n_in, n_out = sum(problem.in_sizes), sum(problem.out_sizes)
+    if n_in * n_out > MAX_LAZY_JACOBIAN:
+        raise ValueError(
+            f"gradcheck of {problem.label}: full mode on dask arrays would compute a Jacobian "
+            f"of {n_out} x {n_in} = {n_in * n_out:,} real entries (the limit for dask inputs "
+            f"is {MAX_LAZY_JACOBIAN:,}), computing the graph once per group of columns; "
+            f"use fast_mode=True, which checks vᵀJu with one compute ({backend_note(problem)})")
 
 
 def directional(problem: Problem, mode: str, u: list, v: list, tangents=None) -> float:
@@ -564,7 +663,17 @@ def nondeterminism_check(problem: Problem, modes, rng, order: int, tol: float) -
 
 
 def _mismatch(first: Sequence, second: Sequence, sign: float) -> float:
-    """max |first - sign·second| over a list of arrays (on the host)."""
+    """max |first - sign·second| over a list of arrays (on the host; for dask arrays one
+    compute of the maxima, nothing else gathered)."""
+    if any_lazy([*first, *second]):
+        import dask
+        maxima = []
+        for a, b in zip(first, second):
+            xp = backend.array_module(a, b)
+            d = a - sign * b
+            maxima += [xp.max(abs(d.real)), xp.max(abs(d.imag))] if is_complex(d.dtype) else \
+                [xp.max(abs(d))]
+        return max((float(m) for m in dask.compute(*maxima)), default=0.0)
     return max((float(np.max(np.abs(realify(a) - sign * realify(b)), initial=0.0))
                 for a, b in zip(first, second)), default=0.0)
 

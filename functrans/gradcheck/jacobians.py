@@ -16,6 +16,7 @@ import numpy as np
 from functrans import backend, core
 from functrans.api import vmap
 from functrans.core import ConcretizationTypeError, TracerArrayConversionError, get_aval
+from functrans.primitives.control_flow_dask import is_lazy
 from functrans.gradcheck.options import CHUNK_ELEMENTS, MAX_JACOBIAN, NOISE_ULPS, numeric_dtype
 from functrans.gradcheck.problem import Problem
 from functrans.gradcheck.realify import is_complex, realify, symbolic_zero
@@ -97,7 +98,10 @@ def stencil_values(problem: Problem, xs: list, eps: float, steps: Sequence[float
         position = local % size
         unit = (xp.where(local < size, 1.0, 1j) if is_complex(aval.dtype)
                 else backend.ones(hi - lo, like=x))
-        for s, step in enumerate(steps):
+        if is_lazy(x):  # dask writes no entries in place: add one-hot rows instead
+            units = one_hot_units(x, start, stop, offset, n, 1j)
+            stacked = stacked + xp.concatenate([(step * eps) * units for step in steps])
+        for s, step in enumerate(steps if not is_lazy(x) else ()):
             rows = s * count + backend.arange(lo - start, hi - start, like=x)
             stacked[rows, position] += ((step * eps) * unit).astype(aval.dtype)
         args.append(xp.reshape(stacked, (batch,) + aval.shape))
@@ -233,6 +237,20 @@ def direct_column(problem: Problem, num: NumericJacobian, j: int) -> np.ndarray:
 # ------------------------------------------------------------------------------------------
 
 
+def one_hot_units(v, start: int, stop: int, offset: int, n: int, imaginary_unit):
+    """Rows ``start:stop`` of the realified identity restricted to the value ``v`` (whose
+    ``n`` coordinates start at ``offset``), as ``(stop - start, v.size)`` rows of ``v``'s
+    dtype, built by comparisons rather than by writing entries (dask arrays)."""
+    aval = get_aval(v)
+    xp = backend.array_module(v)
+    every = backend.arange(start, stop, like=v) - offset  # this value's coordinates: [0, n)
+    onehot = (((every % aval.size)[:, None] == backend.arange(aval.size, like=v)[None, :])
+              & ((every >= 0) & (every < n))[:, None])
+    unit = (xp.where(every < aval.size, 1.0, imaginary_unit)[:, None]
+            if is_complex(aval.dtype) else 1.0)
+    return (unit * onehot).astype(aval.dtype)
+
+
 def unit_chunk(values, sizes, start: int, stop: int, imaginary_unit):
     """Unit vectors for the realified coordinates ``start:stop`` of ``values`` (``sizes``
     coordinates each: a complex value has its real parts, then its imaginary parts, which
@@ -245,6 +263,12 @@ def unit_chunk(values, sizes, start: int, stop: int, imaginary_unit):
         if lo < hi:
             aval = get_aval(v)
             local = backend.arange(lo, hi, like=v) - offset
+            if is_lazy(v):  # dask writes no entries in place
+                units = one_hot_units(v, start, stop, offset, n, imaginary_unit)
+                batched.append(units.reshape((count,) + aval.shape))
+                positions.append(k)
+                offset += n
+                continue
             units = backend.zeros((count, aval.size), aval.dtype, like=v)
             unit = backend.array_module(v).where(local < aval.size, 1.0, imaginary_unit) if (
                 is_complex(aval.dtype)) else 1.0

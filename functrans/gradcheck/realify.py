@@ -19,7 +19,7 @@ from functrans.primitives.conversion import zeros_like
 
 __all__ = ["is_complex", "real_size", "realify", "coordinate_label", "pairing", "l1_norm",
            "from_real_coordinates", "placement", "random_direction", "random_like",
-           "symbolic_zero", "materialize"]
+           "symbolic_zero", "materialize", "lazy_direction", "lazy_pairing", "lazy_l1_norm"]
 
 
 def is_complex(dtype) -> bool:
@@ -127,3 +127,72 @@ def symbolic_zero(value):
 def materialize(values: Sequence, likes: Sequence) -> list:
     """Symbolic Zero tangents/cotangents as zeros of their primal's type."""
     return [zeros_like(like) if type(v) is ad.Zero else v for v, like in zip(values, likes)]
+
+
+# ------------------------------------------------------------------------------------------
+# Lazy (dask) values: directions drawn chunk by chunk, pairings left uncomputed
+# ------------------------------------------------------------------------------------------
+
+def lazy_direction(seed_source, values: Sequence) -> list:
+    """``random_direction`` for dask values, without computing anything: each value's
+    components are drawn with dask's generator in that value's chunks, normalised and
+    floored lazily (every |component| at least about 0.1/sqrt(N)).  ``seed_source``, a
+    NumPy or dask generator, seeds it."""
+    import dask.array as da
+    if isinstance(seed_source, np.random.Generator):
+        rng = da.random.default_rng(int(seed_source.integers(0, 2**62)))
+    elif type(seed_source).__module__.startswith("dask"):
+        rng = seed_source
+    else:
+        rng = da.random.default_rng(seed_source)
+    draws = []
+    for v in values:
+        aval = get_aval(v)
+        chunks = getattr(v, "chunks", "auto")
+        parts = [rng.standard_normal(aval.shape, chunks=chunks)
+                 for _ in range(2 if is_complex(aval.dtype) else 1)]
+        draws.append(parts)
+    total = max(1, sum(real_size(get_aval(v)) for v in values))
+    floor = 0.1 / math.sqrt(total)
+
+    def normalised(draws):
+        norm = da.sqrt(sum(da.sum(p * p) for parts in draws for p in parts))
+        norm = da.where(norm > 0, norm, 1.0)
+        return [[p / norm for p in parts] for parts in draws]
+
+    draws = normalised(draws)
+    draws = normalised([[da.where(abs(p) < floor, da.copysign(floor, p), p) for p in parts]
+                        for parts in draws])
+    out = []
+    for v, parts in zip(values, draws):
+        dtype = get_aval(v).dtype
+        value = parts[0] + 1j * parts[1] if len(parts) == 2 else parts[0]
+        out.append(value.astype(dtype))
+    return out
+
+
+def lazy_pairing(a: Sequence, b: Sequence):
+    """``pairing`` of dask (or mixed) arrays as an uncomputed float64 scalar."""
+    import dask.array as da
+    total = da.zeros((), dtype=np.float64)
+    for x, y in zip(a, b):
+        x, y = da.asarray(x), da.asarray(y)
+        if is_complex(x.dtype) or is_complex(y.dtype):
+            total = total + da.sum((da.conj(x.astype(np.complex128))
+                                    * y.astype(np.complex128)).real)
+        else:
+            total = total + da.sum(x.astype(np.float64) * y.astype(np.float64))
+    return total
+
+
+def lazy_l1_norm(xs: Sequence):
+    """``l1_norm`` of dask (or mixed) arrays as an uncomputed float64 scalar."""
+    import dask.array as da
+    total = da.zeros((), dtype=np.float64)
+    for x in xs:
+        x = da.asarray(x)
+        if is_complex(x.dtype):
+            total = total + da.sum(abs(x.real)) + da.sum(abs(x.imag))
+        else:
+            total = total + da.sum(abs(x.astype(np.float64)))
+    return total

@@ -11,7 +11,8 @@ import numpy as np
 from typing_extensions import ParamSpec
 
 from functrans import backend
-from functrans.gradcheck.checks import (FORWARD_REFUSALS, batched_check, dtype_check,
+from functrans.gradcheck.checks import (FORWARD_REFUSALS, backend_note, batched_check,
+                                         dtype_check, lazy_size_guard,
                                          fast_checks, forward_refusal, jacobian_checks,
                                          rerun_checks, skipped_check, skipped_modes,
                                          nondifferentiable_check, precision_diagnosis,
@@ -155,6 +156,7 @@ def _run_checks(problem: Problem, opts: Options, rng, order: int, result: Gradch
     if opts.fast_mode:
         checks.extend(fast_checks(problem, opts, rng, order))
     else:
+        lazy_size_guard(problem)
         progress.phase(f"numerical Jacobian of {problem.label}")
         num = numeric_jacobian(problem, opts.eps_for(problem), opts.dtype, opts.chunk_size,
                                detect=opts.detect_nondifferentiable, tick=progress.tick)
@@ -358,6 +360,9 @@ def gradcheck(fun: Callable[P, Any], *, eps: float | None = None, atol: float | 
         finally:
             bar.close()
         result.notes[:0] = problem.notes()
+        note = backend_note(problem)
+        if note:
+            result.notes.insert(0, note)
         if not result.ok and opts.raise_exception:
             kind = (NondifferentiableError if any(c.kind == "nondifferentiable"
                                                   for c in result.failures) else GradcheckError)

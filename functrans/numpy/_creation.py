@@ -171,11 +171,16 @@ def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = 
     """
     like = like_for_device("linspace", device, like)
     with device_context(device):
-        if isinstance(start, Tracer) or isinstance(stop, Tracer):  # traced ends: derivatives
+        if (isinstance(start, Tracer) or isinstance(stop, Tracer)  # traced ends: derivatives
+                or backend.is_lazy(start) or backend.is_lazy(stop)):  # or a lazy graph
             line, step = _traced_line("linspace", start, stop, num, endpoint)
             line = _finish_line(line, axis, dtype)
             return (line, lax.convert_element_type(step, dtype_of(line))) if retstep else line
         xp = backend.array_module(like, start, stop)
+        if backend.library_of(like, start, stop).lazy:
+            # dask's linspace takes chunks sixth and has no axis: by keyword
+            return user_result(xp.linspace(start, stop, num=num, endpoint=endpoint,
+                                           retstep=retstep, dtype=dtype, chunks="auto"))
         return user_result(xp.linspace(start, stop, num, endpoint, retstep, dtype, axis))
 
 
@@ -288,7 +293,7 @@ def copy(a, order=None):
     if order not in (None, "K", "C"):
         raise NotImplementedError(f"copy: order={order!r} is not supported; only 'C'")
     a = arg(a)
-    return a if isinstance(a, Tracer) else backend.array_module(a).array(a, copy=True)
+    return a if isinstance(a, Tracer) else backend.copy(a)
 
 
 def tri(N: int, M: int | None = None, k: int = 0, dtype=None, *, like=None,  # noqa: N803

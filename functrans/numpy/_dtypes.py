@@ -50,7 +50,7 @@ def astype(x, dtype, /, *, copy=True, device=None):
     x = arg(x)
     out = lax.convert_element_type(x, dtype)
     if copy and out is x and not isinstance(x, Tracer) and not np.isscalar(x):
-        out = user_result(backend.array_module(x).array(x, copy=True))
+        out = user_result(backend.copy(x))
     return move_to_device("astype", out, device)
 
 
@@ -147,7 +147,7 @@ def iterable(y):
     >>> fnp.iterable([1, 2]), fnp.iterable(3.0)
     (True, False)
     """
-    if isinstance(y, Tracer):
+    if isinstance(y, Tracer) or backend.is_lazy(y):  # a 0-d dask array has __iter__ too
         return len(get_aval(y).shape) > 0
     return np.iterable(y)
 

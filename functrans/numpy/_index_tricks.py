@@ -51,15 +51,30 @@ def _need_size(name: str, x) -> ConcretizationTypeError:
         "and missing ones are filled")
 
 
+def lazy_shape_error(what: str, x, instead: str) -> ValueError:
+    """The error for a result whose shape depends on the values of the dask array ``x``:
+    functrans builds dask graphs without computing them, so such a shape is unknown."""
+    chunks = getattr(x, "chunks", None)
+    return ValueError(
+        f"{what}: the shape of the result depends on the values of a dask array "
+        f"({x.dtype}{list(x.shape)}, chunks {chunks}), which functrans does not compute while "
+        f"it builds the graph; {instead}, or compute the array first (x.compute())")
+
+
 def _concrete(name: str, x):
     """The concrete value of ``x`` (under differentiation, its primal: positions carry no
-    derivative), or the error that asks for ``size=`` when there is none (vmap, jaxprs)."""
-    if not isinstance(x, Tracer):
-        return x
-    try:
-        return x.to_concrete_value(f"{name} without size=")
-    except ConcretizationTypeError as e:
-        raise _need_size(name, x) from e
+    derivative), or the error that asks for ``size=`` when there is none (vmap, jaxprs,
+    dask arrays)."""
+    if isinstance(x, Tracer):
+        try:
+            x = x.to_concrete_value(f"{name} without size=")
+        except ConcretizationTypeError as e:
+            raise _need_size(name, x) from e
+    if backend.is_lazy(x):
+        raise lazy_shape_error(f"{name} without size=", x,
+                               f"pass a static size= (e.g. {name}(..., size=n, "
+                               "fill_value=...)) for a result of fixed shape")
+    return x
 
 
 def _size(name: str, size) -> int:
@@ -79,11 +94,12 @@ def _slots(mask, size: int):
     """For a 1-D boolean ``mask``: the positions of its first ``size`` true elements, in
     order (int64, shape ``(size,)``; 0 where there are fewer), and which of the ``size``
     slots hold one."""
-    if not isinstance(mask, Tracer):  # concrete: the library finds them (8x faster)
+    if not isinstance(mask, Tracer) and not backend.is_lazy(mask):
+        # concrete: the library finds them (8x faster); dask's would have unknown sizes
         xp = backend.array_module(mask)
         found = xp.flatnonzero(mask)[:size].astype(INT)
         k = found.shape[0]
-        return (xp.concatenate([found, xp.zeros(size - k, INT)]),
+        return (xp.concatenate([found, xp.zeros(size - k, dtype=INT)]),
                 xp.arange(size) < k)
     n = shape_of(mask)[0]
     count = lax.cumsum(lax.convert_element_type(mask, INT), axis=0)

@@ -25,7 +25,7 @@ from numpy import newaxis
 
 from functrans import backend, core, lax
 from functrans.core import Tracer, is_python_scalar
-from functrans.numpy._index_tricks import nonzero
+from functrans.numpy._index_tricks import lazy_shape_error, nonzero
 from functrans.numpy._dtypes import result_type
 from functrans.numpy._elementwise import power, true_divide
 from functrans.numpy._util import (arg, as_bool, dtype_of, sequence_to_array, shape_of,
@@ -275,6 +275,10 @@ def _prepare_index(x, index: tuple):
             continue
         if _is_boolean(idx):
             mask = idx if backend.is_array(idx) else np.asarray(idx)
+            if backend.is_lazy(mask):
+                raise lazy_shape_error(
+                    "indexing with a boolean mask", mask,
+                    "use functrans.numpy.where(mask, x, 0) to keep the shape")
             for j, (m, n) in enumerate(zip(mask.shape, shape[axis:axis + width])):
                 if m != n:
                     raise IndexError(

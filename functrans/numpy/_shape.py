@@ -62,7 +62,7 @@ def reshape(a, shape=None, order: str = "C", *, newshape=None, copy=None):
     if copy is None or isinstance(a, Tracer) or not backend.is_array(a):
         return out
     if copy:
-        return user_result(backend.array_module(a).array(out, copy=True))
+        return user_result(backend.copy(out))
     if isinstance(a, np.ndarray) and a.size and not np.shares_memory(out, a):
         raise ValueError(f"reshape: an array of shape {get_aval(a).shape} and these strides "
                          f"cannot be viewed in shape {shape}; it needs a copy, but copy=False")

@@ -7,3 +7,5 @@ from functrans.primitives import (conversion, shape, elementwise, reductions,  #
                                   matrix_functions, gather, sorting, indexing, cumulative, fft, prng, collectives,
                                   callbacks, control_flow, custom_derivatives, checkpoint, jit,
                                   linear_solve)
+# Last: it wraps the impls of the families above for lazy (dask) arrays.
+from functrans.primitives import chunked  # noqa: F401,E402

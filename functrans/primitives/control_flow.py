@@ -13,6 +13,10 @@ operands).  Differentiation never unrolls a loop:
 Batching a ``cond`` whose predicate is batched computes every branch and selects per batch
 member; a ``while_loop`` with a batched predicate runs until every member is done, freezing
 the members that finished.
+
+On dask arrays (``control_flow_dask``) ``scan`` runs one task per chunk of rows, ``cond``
+with a lazy index selects between all its branches, and ``while_loop`` persists its carry
+and computes its predicate once per iteration.
 """
 from __future__ import annotations
 
@@ -29,6 +33,7 @@ from functrans import jaxpr_transforms
 from functrans.backend import array_module
 from functrans.core import eval_jaxpr
 from functrans.interpreters import ad, batching, codegen, partial_eval, transpose
+from functrans.primitives import control_flow_dask
 from functrans.interpreters.ad import Zero
 from functrans.interpreters.batching import not_mapped
 from functrans.interpreters.partial_eval import trace_to_jaxpr
@@ -165,11 +170,16 @@ def cond(pred, true_fun: Callable, false_fun: Callable, *operands):
 
 
 def _cond_impl(index, *ops, branches):
+    if control_flow_dask.is_lazy(index):
+        return control_flow_dask.lazy_cond(
+            [functools.partial(eval_jaxpr, b.jaxpr, []) for b in branches], index, ops)
     i = int(np.clip(int(index), 0, len(branches) - 1))
     return eval_jaxpr(branches[i].jaxpr, [], *ops)
 
 
 def _run_cond(branch_fns, index, *ops):
+    if control_flow_dask.is_lazy(index):
+        return control_flow_dask.lazy_cond(branch_fns, index, ops)
     return branch_fns[int(np.clip(int(index), 0, len(branch_fns) - 1))](*ops)
 
 
@@ -386,6 +396,8 @@ def _while_impl(*args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
 
 def _run_while(cond_fn, body_fn, cond_nconsts, body_nconsts, *args):
     cconsts, bconsts, carry = _while_split(args, cond_nconsts, body_nconsts)
+    if control_flow_dask.any_lazy(args):
+        return control_flow_dask.host_driven_while(cond_fn, body_fn, cconsts, bconsts, carry)
     while bool(cond_fn(*cconsts, *carry)[0]):
         carry = body_fn(*bconsts, *carry)
     return list(carry)
@@ -656,14 +668,24 @@ def _scan_split(args, num_consts, num_carry):
 
 
 def _scan_impl(*args, jaxpr, num_consts, num_carry, length, reverse, unroll):
-    return _run_scan(lambda *a: eval_jaxpr(jaxpr.jaxpr, [], *a), jaxpr.out_avals[num_carry:],
-                     num_consts, num_carry, length, reverse, *args)
+    return _run_scan_on(jaxpr, lambda *a: eval_jaxpr(jaxpr.jaxpr, [], *a),
+                        jaxpr.out_avals[num_carry:], num_consts, num_carry, length, reverse,
+                        *args)
 
 
 def _scan_lowering(ctx, *args, jaxpr, num_consts, num_carry, length, reverse, unroll):
-    run = functools.partial(_run_scan, _body(ctx, jaxpr, "scan_body"),
+    run = functools.partial(_run_scan_on, jaxpr, _body(ctx, jaxpr, "scan_body"),
                             jaxpr.out_avals[num_carry:], num_consts, num_carry, length, reverse)
     return f"{ctx.bind(run, 'scan')}({', '.join(args)})"
+
+
+def _run_scan_on(jaxpr, body_fn, y_avals, num_consts, num_carry, length, reverse, *args):
+    """The scan of ``jaxpr``: over dask operands one task per chunk of rows
+    (``control_flow_dask.chunked_scan``), else ``body_fn`` row by row."""
+    if length and control_flow_dask.any_lazy(args):
+        return control_flow_dask.chunked_scan(_run_scan, jaxpr, num_consts, num_carry, length,
+                                              reverse, args)
+    return _run_scan(body_fn, y_avals, num_consts, num_carry, length, reverse, *args)
 
 
 def _run_scan(body_fn, y_avals, num_consts, num_carry, length, reverse, *args):

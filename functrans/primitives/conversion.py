@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from functrans import core
+from functrans import backend, core
 from functrans.backend import array_module
 from functrans.core import (Primitive, ShapedArray, abstract_eval_rules, get_aval, impl_rules,
                             is_inexact)
@@ -148,7 +148,7 @@ def _zeros_like_impl(x, *, shape, dtype, weak_type):
             zero = np.zeros((), dtype)[()]
             return zero.item() if weak_type else zero
         return np.zeros(shape, dtype)
-    return array_module(x).zeros(shape, dtype)
+    return backend.zeros(shape, dtype, like=x)
 
 
 def _zeros_like_batch(vals, dims, **params):

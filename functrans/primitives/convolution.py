@@ -57,7 +57,7 @@ from typing import NamedTuple
 import numpy as np
 
 from functrans import core
-from functrans.backend import array_module, coerce
+from functrans.backend import array_module, coerce, is_array
 from functrans.core import Primitive, ShapedArray, abstract_eval_rules, get_aval, impl_rules
 from functrans.interpreters import ad, batching, codegen, transpose
 from functrans.interpreters.batching import not_mapped
@@ -390,7 +390,7 @@ def _geometry(lhs_shape, rhs_shape, window_strides, padding, lhs_dilation, rhs_d
 def _conv_impl(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,
                dimension_numbers, feature_group_count, batch_group_count, precision):
     xp = array_module(lhs, rhs)
-    lhs, rhs = (a if isinstance(a, xp.ndarray) else xp.asarray(a)
+    lhs, rhs = (a if is_array(a) else xp.asarray(a)
                 for a in coerce(xp, lhs, rhs))
     plan = _plan(lhs.shape, rhs.shape, window_strides, padding, lhs_dilation, rhs_dilation,
                  dimension_numbers, feature_group_count, batch_group_count)
@@ -465,7 +465,7 @@ def _phases(lhs_shape, rhs_shape, window_strides, padding, lhs_dilation, rhs_dil
 def _execute(xp, plan, dimension_numbers, lhs, rhs):
     if isinstance(plan, _Geometry):
         return _run(xp, plan, dimension_numbers, lhs, rhs)
-    out = xp.zeros(plan.out_shape, lhs.dtype)
+    out = xp.zeros(plan.out_shape, dtype=lhs.dtype)
     for out_index, kernel_index, geo in plan.parts:
         out[out_index] = _run(xp, geo, dimension_numbers, lhs, rhs[kernel_index])
     return out
@@ -477,14 +477,14 @@ def _run(xp, geo: _Geometry, dimension_numbers, lhs, rhs):
     Nb = geo.view_shape[1]
     dtype = lhs.dtype
     if geo.zero:
-        return xp.transpose(xp.zeros((O, Nb) + geo.out, dtype), geo.out_perm)
+        return xp.transpose(xp.zeros((O, Nb) + geo.out, dtype=dtype), geo.out_perm)
     x = xp.transpose(xp.transpose(lhs, lp).reshape(geo.view_shape), geo.view_perm)
     x = x.reshape(geo.canonical_shape)
     if geo.pad_shape is not None:
-        padded = xp.zeros(geo.pad_shape, dtype)
+        padded = xp.zeros(geo.pad_shape, dtype=dtype)
         padded[geo.pad_dst] = x[geo.pad_src]
         x = padded
-    cols = xp.empty(geo.cols_shape, dtype)
+    cols = xp.empty(geo.cols_shape, dtype=dtype)
     for dst, src in geo.copies:
         window = x[src]
         cols[dst] = xp.swapaxes(window, 1, 2) if geo.by_output else window

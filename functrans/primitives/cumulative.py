@@ -109,7 +109,7 @@ def _cumulative(name: str, accumulate, *, ordered: bool = False) -> Primitive:
         xp = array_module(x)
         x = xp.asarray(x)
         out = accumulate(xp, _flip(xp, x, axis, reverse), axis)
-        return xp.ascontiguousarray(_flip(xp, out, axis, reverse).astype(x.dtype, copy=False))
+        return backend.ascontiguous(_flip(xp, out, axis, reverse).astype(x.dtype, copy=False))
 
     def abstract_eval(aval, *, axis, reverse):
         _check_dtype(name, aval, ordered)

@@ -218,7 +218,7 @@ def _triangular_solve_impl(a, b, *, left_side, lower, transpose_a, conjugate_a,
     m = xp.tril(a) if lower else xp.triu(a)
     if unit_diagonal:
         eye = xp.eye(a.shape[-1], dtype=bool)
-        m = xp.where(eye, xp.ones((), a.dtype), m)
+        m = xp.where(eye, xp.ones((), dtype=a.dtype), m)
     if conjugate_a:
         m = xp.conj(m)
     if transpose_a:
@@ -475,7 +475,7 @@ def _lu_impl(a):
     count = flat.shape[0]
     members = xp.arange(count)
     permutation = xp.broadcast_to(xp.arange(n, dtype=np.int32), (count, n)).copy()
-    pivots = xp.empty((count, n), np.int32)
+    pivots = xp.empty((count, n), dtype=np.int32)
     # Doolittle elimination with partial pivoting, all members of the batch at once.
     for j in range(n):
         p = xp.argmax(xp.abs(flat[:, j:, j]), axis=1) + j
@@ -488,7 +488,7 @@ def _lu_impl(a):
         permutation[members, p] = index
         pivot = flat[:, j, j]
         # A zero pivot has only zeros below it: dividing them by one keeps them zero.
-        flat[:, j + 1:, j] /= xp.where(pivot == 0, xp.ones((), flat.dtype), pivot)[:, None]
+        flat[:, j + 1:, j] /= xp.where(pivot == 0, xp.ones((), dtype=flat.dtype), pivot)[:, None]
         flat[:, j + 1:, j + 1:] -= flat[:, j + 1:, j, None] * flat[:, j, None, j + 1:]
     batch = shape[:-2]
     return [flat.reshape(shape), pivots.reshape(batch + (n,)),

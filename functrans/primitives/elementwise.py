@@ -19,7 +19,7 @@ from typing import Any, Callable
 import numpy as np
 
 from functrans import core
-from functrans.backend import array_module, coerce
+from functrans.backend import array_module, coerce, is_mutable
 from functrans.array_types import Array
 from functrans.core import Primitive, ShapedArray, abstract_eval_rules, get_aval, impl_rules
 from functrans.interpreters import ad, batching, codegen, transpose
@@ -285,7 +285,7 @@ def _logistic_impl(x):
     # in place in the one buffer allocated here (a third of the time for small arrays).
     xp = array_module(x)
     t = xp.multiply(x, 0.5)
-    if not isinstance(t, xp.ndarray) or t.ndim == 0:  # a scalar: nothing to write into
+    if not is_mutable(t):  # a scalar (nothing to write into) or a lazy graph
         return 0.5 * (1 + xp.tanh(t))
     xp.tanh(t, out=t)
     t += 1
@@ -603,7 +603,7 @@ def _complex_impl(x, y):
     x_aval, y_aval = get_aval(x), get_aval(y)
     dtype = _complex_abstract_eval(x_aval, y_aval).dtype
     shape = np.broadcast_shapes(x_aval.shape, y_aval.shape)
-    parts = xp.empty(shape + (2,), np.finfo(dtype).dtype)
+    parts = xp.empty(shape + (2,), dtype=np.finfo(dtype).dtype)
     parts[..., 0] = x
     parts[..., 1] = y
     out = parts.view(dtype)[..., 0]
@@ -689,7 +689,7 @@ def _clz_impl(x):
     xp = array_module(x)
     u = _unsigned_view(x)
     bits = 8 * x.dtype.itemsize
-    count = xp.zeros(x.shape, u.dtype)
+    count = xp.zeros(x.shape, dtype=u.dtype)
     step = bits // 2
     while step:
         empty = xp.right_shift(u, bits - step) == 0

@@ -192,7 +192,7 @@ def _dynamic_update_slice_abstract_eval(aval, update, *indices):
 def _dynamic_update_slice_impl(operand, update, *indices):
     xp = array_module(operand, update)
     operand, update = coerce(xp, operand, update)
-    out = xp.array(operand, copy=True)  # never write into the caller's array
+    out = backend.copy(operand)  # never write into the caller's array
     out[_clamped_slices(indices, xp.shape(update), out.shape, xp)] = update
     return out
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 
 from functrans import core
-from functrans.backend import array_module, coerce
+from functrans.backend import array_module, coerce, is_array
 from functrans.core import Primitive, ShapedArray, abstract_eval_rules, impl_rules
 from functrans.interpreters import ad, batching, codegen, transpose
 from functrans.interpreters.batching import not_mapped
@@ -93,7 +93,7 @@ def _dot_general_abstract_eval(lhs, rhs, *, dimension_numbers):
 def _dot_general_impl(lhs, rhs, *, dimension_numbers):
     (lc, rc), (lb, rb) = dimension_numbers
     xp = array_module(lhs, rhs)
-    lhs, rhs = (a if isinstance(a, xp.ndarray) else xp.asarray(a)
+    lhs, rhs = (a if is_array(a) else xp.asarray(a)
                 for a in coerce(xp, lhs, rhs))
     if not lc:  # no contraction: a broadcast product (an outer product, or vmap of one)
         lf, rf = _free_dims(lhs.ndim, lc, lb), _free_dims(rhs.ndim, rc, rb)
@@ -102,14 +102,14 @@ def _dot_general_impl(lhs, rhs, *, dimension_numbers):
         c = xp.reshape(xp.transpose(rhs, (*rb, *rf)), [rhs.shape[d] for d in rb]
                        + [1] * len(lf) + [rhs.shape[d] for d in rf])
         out = a * c
-        return out if isinstance(out, xp.ndarray) else xp.asarray(out)
+        return out if is_array(out) else xp.asarray(out)
     if not lb and len(lc) == 1 and lhs.ndim <= 2 and rhs.ndim <= 2:
         # The common case (vectors and matrices, one contracted axis) straight to BLAS:
         # transposed operands are strided views, which matmul handles without a copy.
         a = lhs if lc[0] == lhs.ndim - 1 else lhs.T
         c = rhs if rc[0] == 0 else rhs.T
         out = xp.matmul(a, c)
-        return out if isinstance(out, xp.ndarray) else xp.asarray(out)
+        return out if is_array(out) else xp.asarray(out)
     # Otherwise transpose to (batch, free, contract) @ (batch, contract, free) and matmul.
     lf, rf = _free_dims(lhs.ndim, lc, lb), _free_dims(rhs.ndim, rc, rb)
     batch_shape = [lhs.shape[d] for d in lb]

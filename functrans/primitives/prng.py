@@ -457,7 +457,7 @@ def _gamma(keys, a, shape, log_space):
     pair = _split(keys, (2,))
     key, subkey = pair[:, 0], pair[:, 1]
     n = alpha.shape[0]
-    X, V, U = xp.zeros(n, dtype), xp.ones(n, dtype), xp.full(n, 2, dtype)
+    X, V, U = xp.zeros(n, dtype=dtype), xp.ones(n, dtype=dtype), xp.full(n, 2, dtype=dtype)
 
     def rejected(X, V, U):
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -470,7 +470,7 @@ def _gamma(keys, a, shape, log_space):
         three = _split(key[idx], (3,))
         key[idx], x_key, u_key = three[:, 0], three[:, 1], three[:, 2]
         # Draw normals until v = 1 + c x is positive, each element with its own key chain.
-        x, v = xp.zeros(idx.shape[0], dtype), xp.full(idx.shape[0], -1, dtype)
+        x, v = xp.zeros(idx.shape[0], dtype=dtype), xp.full(idx.shape[0], -1, dtype=dtype)
         pending = v <= 0
         while bool(pending.any()):
             j = xp.nonzero(pending)[0]

@@ -10,7 +10,7 @@ from typing import Sequence
 import numpy as np
 
 from functrans import backend, core
-from functrans.backend import array_module
+from functrans.backend import array_module, is_lazy
 from functrans.core import Primitive, ShapedArray, abstract_eval_rules, get_aval, impl_rules
 from functrans.interpreters import batching, codegen, transpose
 from functrans.interpreters.batching import not_mapped
@@ -114,8 +114,8 @@ def _broadcast_in_dim_impl(x, *, shape, broadcast_dimensions):
     expanded = [1] * len(shape)
     for i, d in enumerate(broadcast_dimensions):
         expanded[d] = x.shape[i]
-    if math.prod(shape) <= _FILL_MAX_SIZE:
-        out = xp.empty(shape, x.dtype)
+    if math.prod(shape) <= _FILL_MAX_SIZE and not is_lazy(x):
+        out = xp.empty(shape, dtype=x.dtype)
         out[...] = x.reshape(expanded)
         return out
     return xp.broadcast_to(x.reshape(expanded), shape)

@@ -9,7 +9,7 @@ from typing import Sequence
 
 import numpy as np
 
-from functrans import core
+from functrans import backend, core
 from functrans.backend import array_module, coerce
 from functrans.core import Primitive, ShapedArray, abstract_eval_rules, get_aval, impl_rules
 from functrans.interpreters import ad, batching, transpose
@@ -128,7 +128,7 @@ def _pad_impl(x, padding_value, *, padding_config):
     xp = array_module(x, padding_value)
     x, padding_value = coerce(xp, as_operand(x, xp), padding_value)
     shape = [lo + hi + n + max(n - 1, 0) * i for (lo, hi, i), n in zip(padding_config, x.shape)]
-    out = xp.full(shape, padding_value, dtype=x.dtype)
+    out = backend.full(shape, padding_value, x.dtype, like=x)
     out[_interior_slices(padding_config, x.shape)] = x
     return out
 

@@ -684,10 +684,10 @@ def _parameter_series(xp, upper, lower, x) -> tuple:
     every = 16 if xp is np else 64
     params = list(upper) + list(lower)
     shape = np.broadcast_shapes(x.shape, *[p.shape for p in params])
-    term = xp.ones(shape, x.dtype)
-    value = xp.zeros(shape, x.dtype)
-    d_terms = [xp.zeros(shape, x.dtype) for _ in params]
-    sums = [xp.zeros(shape, x.dtype) for _ in params]
+    term = xp.ones(shape, dtype=x.dtype)
+    value = xp.zeros(shape, dtype=x.dtype)
+    d_terms = [xp.zeros(shape, dtype=x.dtype) for _ in params]
+    sums = [xp.zeros(shape, dtype=x.dtype) for _ in params]
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         tolerance = eps * (1 - xp.absolute(x) if len(upper) == 2 else 1.0)
 

@@ -48,6 +48,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from functrans import backend
 from functrans.backend import array_module, is_device_array
 from functrans.core import (Primitive, ShapedArray, Tracer, abstract_eval_rules, eval_jaxpr,
                             get_aval, impl_rules)
@@ -231,7 +232,7 @@ def _padded(xp, x, fill, padding, base_dilation):
         return x
     shape = tuple(_dilated(n, d) + lo + hi
                   for n, d, (lo, hi) in zip(x.shape, base_dilation, padding))
-    out = xp.full(shape, fill, dtype=x.dtype)
+    out = backend.full(shape, fill, x.dtype, like=x)
     out[_interior(x.shape, padding, base_dilation)] = x
     return out
 
@@ -268,14 +269,14 @@ def _window_reducer(name: str, kind: str, fold: str) -> Primitive:
                                               padding, base_dilation, window_dilation)
         init = _identity(kind, x.dtype)
         if 0 in out_shape:
-            return xp.full(out_shape, init, dtype=x.dtype)
+            return backend.full(out_shape, init, x.dtype, like=x)
         p = _padded(xp, x, init, padding, base_dilation)
         combine = getattr(xp, fold)
         acc = None
         for index in _offset_slices(out_shape, window_dimensions, window_strides,
                                     window_dilation):
             acc = p[index] if acc is None else combine(acc, p[index])
-        return xp.array(acc, copy=True) if _window_count(window_dimensions) == 1 else acc
+        return backend.copy(acc) if _window_count(window_dimensions) == 1 else acc
 
     def abstract_eval(aval, **params):
         if kind == "add" and (aval.dtype == np.bool_ or aval.dtype.kind not in "iufc"):
@@ -403,7 +404,7 @@ def _select_and_gather_add_impl(t, x, *, select, **params):
     t, x = xp.asarray(t), xp.asarray(x)
     out_shape = reduce_window_shape_tuple(x.shape, **params)
     if 0 in out_shape:
-        return xp.zeros(out_shape, t.dtype)
+        return xp.zeros(out_shape, dtype=t.dtype)
     pt = _padded(xp, t, t.dtype.type(0), params["padding"], params["base_dilation"])
     out = None
     for index, first in _selection(xp, x, select, params, out_shape):
@@ -416,10 +417,10 @@ def _select_and_scatter_add_impl(ct, x, *, select, **params):
     ct, x = xp.asarray(ct), xp.asarray(x)
     out_shape = reduce_window_shape_tuple(x.shape, **params)
     if 0 in out_shape or x.size == 0:
-        return xp.zeros(x.shape, ct.dtype)
+        return xp.zeros(x.shape, dtype=ct.dtype)
     padded_shape = tuple(_dilated(n, d) + lo + hi for n, d, (lo, hi) in
                          zip(x.shape, params["base_dilation"], params["padding"]))
-    total = xp.zeros(padded_shape, ct.dtype)
+    total = xp.zeros(padded_shape, dtype=ct.dtype)
     zero = ct.dtype.type(0)
     # Windows apart by at least their span: no position is read by two taps, so each tap's
     # share is written rather than added.
@@ -432,8 +433,7 @@ def _select_and_scatter_add_impl(ct, x, *, select, **params):
             total[index] += xp.where(first, ct, zero)  # one tap: distinct positions
     if total.shape == x.shape:
         return total
-    return xp.array(total[_interior(x.shape, params["padding"], params["base_dilation"])],
-                    copy=True)
+    return backend.copy(total[_interior(x.shape, params["padding"], params["base_dilation"])])
 
 
 def _select_abstract_eval(name: str, gather: bool):

@@ -1,0 +1,246 @@
+"""dask.array on a LocalCluster: ``grad`` of a least-squares and a logistic loss over an
+N x d array, functrans (eager and ``jit``) against the same gradient written by hand with
+dask.array, and the memory of the client and of the workers.
+
+Workloads (d = 32, float64, row chunks of ~50 MB, N = 10^5 ... --max-rows):
+  least_squares  mean((X w - y)^2);      by hand: 2/N X^T (X w - y)
+  logistic       mean(log(1 + exp(-y X w)));  by hand: -1/N X^T (y sigmoid(-y X w))
+
+Method: a LocalCluster of two worker processes (one thread each) holds X and y, generated
+and persisted on the workers.  Every round builds and computes each contender once, in a
+shuffled order, timed by wall clock (the work runs in the workers, so the client's CPU time
+says nothing); the table gives the median over rounds of each contender's time divided by
+the hand-written gradient's time *of the same round* (benchmarks/run.py's method; its
+environment too: glibc's malloc thresholds fixed, BLAS on one thread, inherited by the
+workers).  Memory, in a separate pass where the data are generated inside the graph instead
+of persisted (so that what the workers hold is the computation's working set):
+  client   peak of Python's traced allocations (tracemalloc, NumPy's included) while the
+           gradient is built and computed, in the client process, which also hosts the
+           scheduler;
+  workers  the largest growth of a worker's resident memory over its value before the
+           computation, sampled every 10 ms in each worker, on a fresh cluster for each
+           measurement whose workers run with glibc returning freed memory at once (so
+           that resident memory follows what they hold), in chunks (50 MB); then again
+           with X and y persisted first (the working set a training step adds).
+
+    python benchmarks/bench_dask.py [--rounds 5] [--min-rows 1e5] [--max-rows 1e6] [--memory-only]
+
+The largest size, 10^7 rows (2.6 GB persisted), takes a few minutes: pass --max-rows 1e7
+(and --min-rows 1e7 for it alone).
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import random
+import statistics
+import sys
+import threading
+import time
+import tracemalloc
+
+import run  # noqa: E402  (its environment)
+
+if __name__ == "__main__" and any(os.environ.get(k) != v for k, v in run.ENV.items()):
+    os.environ.update(run.ENV)
+    os.execv(sys.executable, [sys.executable, *sys.argv])
+
+import numpy as np  # noqa: E402
+
+import functrans as ft  # noqa: E402
+import functrans.numpy as fnp  # noqa: E402
+
+FEATURES = 32
+CHUNK_BYTES = 50_000_000
+CHUNK_ROWS = CHUNK_BYTES // (8 * FEATURES)
+
+
+def least_squares(w, X, y):
+    return fnp.mean((X @ w - y) ** 2)
+
+
+def logistic(w, X, y):
+    return fnp.mean(fnp.logaddexp(0.0, -y * (X @ w)))
+
+
+def hand_least_squares(da, w, X, y):
+    return (2.0 / X.shape[0]) * (X.T @ (X @ w - y))
+
+
+def hand_logistic(da, w, X, y):
+    margin = -y * (X @ w)
+    return (-1.0 / X.shape[0]) * (X.T @ (y / (1.0 + da.exp(-margin))))
+
+
+LOSSES = {"least_squares": (least_squares, hand_least_squares),
+          "logistic": (logistic, hand_logistic)}
+
+
+def make_data(da, rows: int, seed: int = 0):
+    rng = da.random.default_rng(seed)
+    X = rng.standard_normal((rows, FEATURES), chunks=(CHUNK_ROWS, FEATURES))
+    y = da.sign(X @ np.linspace(-1.0, 1.0, FEATURES)
+                + rng.standard_normal(rows, chunks=CHUNK_ROWS))
+    return X, y
+
+
+def contenders(da, name: str) -> dict:
+    f, hand = LOSSES[name]
+    return {"dask by hand": lambda w, X, y: hand(da, w, X, y),
+            "functrans grad": ft.grad(f),
+            "functrans jit(grad)": ft.jit(ft.grad(f))}
+
+
+def wall_time(fn, args) -> float:
+    """Wall seconds to build ``fn(*args)``'s graph and compute it on the cluster."""
+    start = time.perf_counter()
+    fn(*args).compute()
+    return time.perf_counter() - start
+
+
+def time_rows(client, da, rows: int, rounds: int) -> list:
+    X, y = make_data(da, rows)
+    X, y = client.persist([X, y])
+    from dask.distributed import wait
+    wait([X, y])
+    w = np.linspace(0.1, -0.1, FEATURES)
+    out = []
+    for name in LOSSES:
+        fns = contenders(da, name)
+        want = fns["dask by hand"](w, X, y).compute()
+        for label, fn in fns.items():
+            np.testing.assert_allclose(fn(w, X, y).compute(), want, rtol=1e-9, atol=1e-12,
+                                       err_msg=label)
+        times: dict = {label: [] for label in fns}
+        ratios: dict = {label: [] for label in fns}
+        for _ in range(rounds):
+            order = list(fns)
+            random.shuffle(order)
+            measured = {label: wall_time(fns[label], (w, X, y)) for label in order}
+            for label in fns:
+                times[label].append(measured[label])
+                ratios[label].append(measured[label] / measured["dask by hand"])
+        for label in fns:
+            out.append((name, rows, label, statistics.median(times[label]),
+                        statistics.median(ratios[label])))
+    del X, y
+    return out
+
+
+def _start_sampler(dask_worker, interval: float = 0.01) -> None:
+    """Runs in a worker: a thread recording the largest growth of its resident memory."""
+    import psutil
+    process = psutil.Process()
+    state = {"base": process.memory_info().rss, "peak": 0, "stop": threading.Event()}
+    state["peak"] = state["base"]
+
+    def sample():
+        while not state["stop"].is_set():
+            state["peak"] = max(state["peak"], process.memory_info().rss)
+            time.sleep(interval)
+    state["thread"] = threading.Thread(target=sample, daemon=True)
+    state["thread"].start()
+    dask_worker.functrans_memory_sampler = state
+
+
+def _stop_sampler(dask_worker) -> float:
+    state = dask_worker.functrans_memory_sampler
+    state["stop"].set()
+    state["thread"].join()
+    return float(state["peak"] - state["base"])
+
+
+class WorkerPeaks:
+    """Samples each worker's resident memory while the ``with`` block runs (a thread in
+    each worker, started and read back through ``client.run``)."""
+
+    def __init__(self, client):
+        self.client = client
+
+    def __enter__(self):
+        self.client.run(_start_sampler)
+        return self
+
+    def __exit__(self, *exc):
+        self.peak = max(self.client.run(_stop_sampler).values(), default=0.0)
+
+
+def memory_rows(da, rows: int) -> list:
+    """Client and worker memory of each gradient, each on a fresh cluster (so that the
+    workers' memory holds nothing of earlier runs), with the data generated inside the
+    graph, then the workers' growth once the data are persisted."""
+    from dask.distributed import wait
+    out = []
+    w = np.linspace(0.1, -0.1, FEATURES)
+    for name in LOSSES:
+        for label in ("dask by hand", "functrans grad"):
+            with cluster(RELEASING_MALLOC) as client:
+                fn = contenders(da, name)[label]
+                X, y = make_data(da, rows, seed=1)
+                with WorkerPeaks(client) as workers:
+                    tracemalloc.start()
+                    fn(w, X, y).compute()
+                    client_peak = tracemalloc.get_traced_memory()[1]
+                    tracemalloc.stop()
+                # the working set over persisted inputs: the memory a training step adds
+                X, y = client.persist([X, y])
+                wait([X, y])
+                with WorkerPeaks(client) as persisted:
+                    fn(w, X, y).compute()
+            out.append((name, rows, label, client_peak, workers.peak, persisted.peak))
+    return out
+
+
+#: glibc's defaults for the workers of the memory pass: memory freed goes back to the
+#: system at once, so that resident memory follows what the worker holds (run.ENV's fixed
+#: thresholds, right for timing, keep freed chunks resident)
+RELEASING_MALLOC = {"MALLOC_MMAP_THRESHOLD_": "131072", "MALLOC_TRIM_THRESHOLD_": "131072"}
+
+
+@contextlib.contextmanager
+def cluster(environ=None):
+    """A client of a LocalCluster of two single-threaded worker processes (``environ``:
+    variables set in the workers' environment before they start)."""
+    import dask
+    from dask.distributed import Client, LocalCluster
+    settings = {f"distributed.nanny.pre-spawn-environ.{k}": v for k, v in (environ or {}).items()}
+    with dask.config.set(settings), LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                      dashboard_address=None, memory_limit="6GB") as local, \
+            Client(local) as client:
+        yield client
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--max-rows", type=float, default=1e6)
+    parser.add_argument("--min-rows", type=float, default=1e5)
+    parser.add_argument("--memory-only", action="store_true")
+    opts = parser.parse_args()
+    import dask.array as da
+
+    sizes = [n for n in (100_000, 1_000_000, 10_000_000) if opts.min_rows <= n <= opts.max_rows]
+    timed = []
+    if not opts.memory_only:
+        with cluster() as client:
+            timed = [row for n in sizes for row in time_rows(client, da, n, opts.rounds)]
+    print(f"grad over N x {FEATURES} float64 on a LocalCluster of 2 workers, chunks of "
+          f"{CHUNK_ROWS} rows ({CHUNK_BYTES / 1e6:.0f} MB); median of {opts.rounds} rounds")
+    print()
+    print("| loss | N | contender | time | ratio to dask by hand |")
+    print("|---|---|---|---|---|")
+    for name, rows, label, t, ratio in timed:
+        print(f"| {name} | {rows:.0e} | {label} | {t * 1e3:.0f} ms | {ratio:.2f}x |")
+    print(flush=True)
+    memory = [row for n in sizes for row in memory_rows(da, n)]
+    print("| loss | N | contender | client peak | worker peak growth | over persisted data |")
+    print("|---|---|---|---|---|---|")
+    for name, rows, label, client_peak, worker_peak, persisted_peak in memory:
+        print(f"| {name} | {rows:.0e} | {label} | {client_peak / 1e6:.1f} MB | "
+              f"{worker_peak / 1e6:.0f} MB ({worker_peak / CHUNK_BYTES:.1f} chunks) | "
+              f"{persisted_peak / 1e6:.0f} MB ({persisted_peak / CHUNK_BYTES:.1f} chunks) |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,265 @@
+"""Transforms, control flow and gradcheck on dask arrays: every transform builds a graph
+without computing anything (dask computes are counted with a scheduler callback), one
+compute afterwards gives NumPy's answer; ``scan`` over a chunked axis is one task per
+chunk; data-dependent shapes are refused by name; gradcheck's fast mode is one compute.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+da = pytest.importorskip("dask.array")
+import dask  # noqa: E402
+from dask.callbacks import Callback  # noqa: E402
+
+import functrans as ft  # noqa: E402
+import functrans.lax as lax  # noqa: E402
+import functrans.numpy as fnp  # noqa: E402
+from functrans import backend  # noqa: E402
+from functrans.interpreters import codegen  # noqa: E402
+from functrans.primitives.control_flow_dask import SCAN_TASK_PREFIX  # noqa: E402
+
+
+class Computes(Callback):
+    """Counts the dask computes started inside the ``with`` block."""
+
+    def __init__(self):
+        super().__init__()
+        self.count = 0
+
+    def _start(self, dsk):
+        self.count += 1
+
+
+def lazy_then_numpy(fn, lazy_args, host_args, rtol=1e-12, atol=1e-12):
+    """``fn`` on dask arguments computes nothing, gives only dask arrays, and one compute of
+    them equals ``fn`` on the NumPy arguments."""
+    with Computes() as during:
+        got = fn(*lazy_args)
+    assert during.count == 0, f"{during.count} computes while building the graph"
+    leaves = ft.tree_util.tree_leaves(got)
+    assert leaves and all(type(v) is da.Array for v in leaves), [type(v) for v in leaves]
+    with Computes() as after:
+        (values,) = dask.compute(got)
+    assert after.count == 1
+    want = fn(*host_args)
+    for g, w in zip(ft.tree_util.tree_leaves(values), ft.tree_util.tree_leaves(want)):
+        np.testing.assert_allclose(g, w, rtol=rtol, atol=atol)
+    return got
+
+
+def loss(w, X, y):
+    return fnp.mean((fnp.tanh(X @ w) - y) ** 2)
+
+
+def example_loss(w, x, y):
+    return (fnp.tanh(x @ w) - y) ** 2
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(0)
+    X, y, w = rng.standard_normal((96, 4)), rng.standard_normal(96), rng.standard_normal(4)
+    return (w, X, y), (da.from_array(w, chunks=2), da.from_array(X, chunks=(24, 4)),
+                       da.from_array(y, chunks=24))
+
+
+TRANSFORMS = {
+    "grad_wrt_dask_parameter": lambda w, X, y: ft.grad(loss)(w, X, y),
+    "grad_wrt_data": lambda w, X, y: ft.grad(loss, argnums=1)(w, X, y),
+    "vjp": lambda w, X, y: ft.vjp(loss, w, X, y)[1](2.0),
+    "jvp": lambda w, X, y: ft.jvp(lambda w: loss(w, X, y), (w,), (fnp.ones_like(w),)),
+    "linearize": lambda w, X, y: ft.linearize(lambda w: loss(w, X, y), w)[1](w * 0.5),
+    "per_example_grads": lambda w, X, y: ft.vmap(ft.grad(example_loss), (None, 0, 0))(w, X, y),
+    "jacfwd": lambda w, X, y: ft.jacfwd(loss)(w, X, y),
+    "jacrev": lambda w, X, y: ft.jacrev(loss)(w, X, y),
+    "jacrev_of_residuals": lambda w, X, y: ft.jacrev(lambda w: fnp.tanh(X[:8] @ w))(w),
+    "hessian": lambda w, X, y: ft.hessian(loss)(w, X, y),
+    "hvp": lambda w, X, y: ft.jvp(ft.grad(lambda w: loss(w, X, y)), (w,), (w,))[1],
+    "jit_grad": lambda w, X, y: ft.jit(ft.grad(loss))(w, X, y),
+    "jit_value_and_grad": lambda w, X, y: ft.jit(ft.value_and_grad(loss, argnums=(0, 1)))(
+        w, X, y),
+}
+
+
+@pytest.mark.parametrize("name", TRANSFORMS)
+def test_transform_builds_a_graph_equal_to_numpy(data, name):
+    host, lazy = data
+    lazy_then_numpy(TRANSFORMS[name], lazy, host)
+
+
+def test_jit_generates_dask_calls_without_fused_kernels(data):
+    _, (w, X, y) = data
+    assert not codegen.fusion_active(backend.library_of(X))
+    lazy_then_numpy(ft.jit(ft.grad(loss)), (w, X, y), data[0])
+
+
+# ------------------------------------------------------------------------------------------
+# Control flow
+# ------------------------------------------------------------------------------------------
+
+
+def recurrence(w, xs):
+    def body(c, x):
+        c = fnp.tanh(0.9 * c + x @ w)
+        return c, 2.0 * c
+    c, ys = lax.scan(body, 0.0, xs)
+    return c + fnp.sum(ys ** 2)
+
+
+@pytest.fixture(scope="module")
+def sequence():
+    rng = np.random.default_rng(1)
+    xs, w = rng.standard_normal((60, 3)), rng.standard_normal(3)
+    return (w, xs), (w, da.from_array(xs, chunks=(12, 3)))
+
+
+def scan_tasks(x) -> int:
+    return sum(1 for k in x.__dask_graph__() if isinstance(k, str) and
+               k.startswith(SCAN_TASK_PREFIX) and k.rsplit("-", 1)[-1].isdigit())
+
+
+def test_scan_is_one_task_per_chunk(sequence):
+    host, (w, xs) = sequence
+    got = lazy_then_numpy(lambda w, xs: lax.scan(lambda c, x: (c + x, c * x), w, xs),
+                          (w, xs), host)
+    assert scan_tasks(got[1]) == xs.numblocks[0] == 5
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_scan_grad_over_chunks(sequence, reverse):
+    host, lazy = sequence
+
+    def f(w, xs):
+        c, ys = lax.scan(lambda c, x: (fnp.sin(c) + x @ w, c * x[0]), 0.5, xs, reverse=reverse)
+        return c + fnp.sum(ys)
+    lazy_then_numpy(ft.grad(f, argnums=(0, 1)), lazy, host)
+
+
+def test_scan_grad_and_jit_grad(sequence):
+    host, lazy = sequence
+    lazy_then_numpy(ft.grad(recurrence), lazy, host)
+    lazy_then_numpy(ft.jit(ft.grad(recurrence)), lazy, host)
+    lazy_then_numpy(ft.vmap(recurrence, (None, 0)), (lazy[0], lazy[1].reshape(5, 12, 3)),
+                    (host[0], host[1].reshape(5, 12, 3)))
+
+
+def test_scan_with_unaligned_chunks_and_a_dask_carry(sequence):
+    (w, xs), _ = sequence
+    a, b = da.from_array(xs, chunks=(12, 3)), da.from_array(xs[:, 0], chunks=25)
+    carry = da.from_array(np.array(0.25))
+
+    def f(c0, a, b):
+        return lax.scan(lambda c, x: (c * 0.5 + x[0] @ w + x[1], c), c0, (a, b))
+    lazy_then_numpy(f, (carry, a, b), (0.25, xs, xs[:, 0]))
+
+
+def test_cond_on_a_lazy_predicate_selects_both_branches(data):
+    host, lazy = data
+
+    def f(w, X, y):
+        return lax.cond(fnp.sum(y) > 0, lambda v: fnp.sin(v) * 2.0, lambda v: -v, X @ w)
+    lazy_then_numpy(f, lazy, host)
+    lazy_then_numpy(ft.grad(lambda w, X, y: fnp.sum(f(w, X, y))), lazy, host)
+
+    def g(w, X, y):
+        return lax.switch(fnp.argmax(y[:3]), [lambda v: v, lambda v: 2 * v, lambda v: v ** 2],
+                          w)
+    lazy_then_numpy(g, lazy, host)
+
+
+def test_while_loop_computes_its_predicate_per_iteration():
+    x = np.array([1.0, 2.0, 3.0])
+    lazy = da.from_array(x, chunks=2)
+
+    def f(x):
+        return lax.while_loop(lambda c: fnp.sum(c[0]) < 100.0,
+                              lambda c: (c[0] * 2.0, c[1] + 1), (x, 0))
+    with Computes() as c:
+        got = f(lazy)
+    want = f(x)
+    assert int(want[1]) == 5
+    # 6 predicate reads, each a compute after a persist of the carry
+    assert c.count == 12, c.count
+    np.testing.assert_allclose(dask.compute(got[0])[0], want[0])
+    assert int(got[1]) == 5
+
+
+# ------------------------------------------------------------------------------------------
+# Data-dependent shapes
+# ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name, fn", [
+    ("nonzero without size=", lambda x: fnp.nonzero(x)),
+    ("argwhere without size=", lambda x: fnp.argwhere(x)),
+    ("flatnonzero without size=", lambda x: fnp.flatnonzero(x)),
+    ("extract without size=", lambda x: fnp.extract(x > 0, x)),
+    ("indexing with a boolean mask", lambda x: ft.grad(lambda x: fnp.sum(x[x > 0]))(x)),
+])
+def test_data_dependent_shapes_are_refused_by_name(name, fn):
+    x = da.from_array(np.array([1.0, -2.0, 3.0, 0.0]), chunks=2)
+    with Computes() as c:
+        with pytest.raises(ValueError, match=name) as e:
+            fn(x)
+    assert c.count == 0
+    assert "dask array" in str(e.value) and "chunks ((2, 2),)" in str(e.value)
+
+
+# ------------------------------------------------------------------------------------------
+# gradcheck
+# ------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def big():
+    rng = da.random.default_rng(3)
+    X = rng.standard_normal((20_000, 8), chunks=(5_000, 8))
+    y = rng.standard_normal(20_000, chunks=5_000)
+    return np.linspace(-0.5, 0.5, 8), X, y
+
+
+def test_fast_gradcheck_is_lazy_with_one_compute_per_check(big):
+    w, X, y = big
+    with Computes() as c:
+        result = ft.gradcheck(loss, fast_mode=True)(w, X, y)
+    assert result, result.report()
+    directional = [k for k in result.checks if k.kind == "directional"]
+    assert {k.mode for k in directional} == {"fwd", "rev"}
+    # the directional checks (both modes): one compute; the undefined-gradient and
+    # rerun checks: one each
+    assert c.count <= 3, c.count
+    report = result.report()
+    assert "dask.array" in report and "X in 4 x 1 chunks of up to (5000, 8)" in report
+
+
+def test_fast_gradcheck_catches_a_wrong_rule_on_dask(big):
+    w, X, y = big
+
+    @ft.custom_vjp
+    def square(v):
+        return v * v
+
+    square.defvjp(lambda v: (v * v, v), lambda v, g: (3.0 * v * g,))  # should be 2 v g
+    result = ft.gradcheck(lambda w, X: fnp.sum(square(X @ w)), fast_mode=True, modes="rev",
+                          raise_exception=False)(w, X)
+    assert not result
+    assert "dask" in result.report()
+
+
+def test_fast_gradcheck_of_numpy_parameters_on_dask_data(big):
+    w, X, y = big
+    with Computes() as c:
+        result = ft.gradcheck(loss, fast_mode=True, argnums=0)(w, X, y)
+    assert result, result.report()
+    assert c.count <= 3, c.count
+
+
+def test_full_gradcheck_on_small_dask_inputs_and_its_size_guard(big):
+    w, X, y = big
+    assert ft.gradcheck(loss)(w, X[:50], y[:50])
+    with Computes() as c:
+        with pytest.raises(ValueError, match=r"1 x 180008 = 180,008 real entries") as e:
+            ft.gradcheck(loss)(w, X, y)
+    assert c.count == 0
+    assert "fast_mode=True" in str(e.value) and "X in 4 x 1 chunks" in str(e.value)
