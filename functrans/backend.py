@@ -122,8 +122,9 @@ def _dask_library(array_type: type) -> ArrayLibrary | None:
 
 
 def _lazy_scatter_add(target, index, updates) -> None:
-    raise TypeError("scatter_add writes in place, and dask arrays are immutable task graphs; "
-                    "functrans computes scatters on them with backend.scatter_apply's result")
+    raise TypeError("backend scatters write in place, and dask arrays are immutable task "
+                    "graphs: the scatter primitives run on dask arrays chunk by chunk through "
+                    "the core-axes table (functrans.primitives.chunked)")
 
 
 def _dask_to_host(x):
@@ -369,6 +370,8 @@ def scatter_apply(op: str, target, index: tuple, updates, keep=None) -> None:
         raise ValueError(f"scatter_apply: unknown operation {op!r}; use one of "
                          f"{', '.join(_SCATTER_UFUNCS)}")
     library = library_of(target)
+    if library.lazy:
+        _lazy_scatter_add(target, index, updates)
     xp = library.xp
     if library.has_ufunc_methods:
         if keep is not None:

@@ -59,6 +59,8 @@ def test_dask_arrays_are_a_lazy_library():
     assert backend.is_array(x) and backend.is_device_array(x) and not backend.is_mutable(x)
     assert backend.memory_owner(x) is x and backend.owned([x], [x])[0] is not None
     np.testing.assert_array_equal(backend.to_host(x), np.ones((4, 3)))
+    with pytest.raises(TypeError, match="immutable task graphs"):
+        backend.scatter_apply("add", x, (np.array([0]),), da.ones((1, 3)))
 
 
 def loss(w, X, y):
