@@ -70,10 +70,6 @@ EXCEPTIONS: dict[str, dict[str, str]] = {
         "missing:pivoting": "not implemented yet: needs column-pivoted QR (LAPACK geqp3, "
                             "which neither NumPy nor CuPy exposes) and its derivative",
     },
-    "jax.vmap": {
-        "missing:sum_match": "not implemented yet: needs out_axes=None outputs that differ "
-                             "along the batch to be summed instead of refused",
-    },
     "jax.jit": {
         "missing:device": "functrans's jit runs where its inputs are (jit(f, device=...) "
                           "is deprecated in JAX too); use device_put on the arguments",

@@ -262,6 +262,18 @@ def test_transform_arguments():
     assert g(2.0, 3.0) == 6.0
 
 
+def test_vmap_sum_match_sums_batched_outputs_with_out_axes_none():
+    x = np.arange(3.0)
+    f = ft.vmap(lambda v, w: (v * w, w), in_axes=(0, None), out_axes=None, sum_match=True)
+    assert f(x, 2.0) == (6.0, 2.0)  # the unbatched output as it is
+    np.testing.assert_array_equal(ft.grad(lambda v: f(v, 2.0)[0])(x), [2.0, 2.0, 2.0])
+    assert ft.jit(f)(x, 2.0)[0] == 6.0
+    inner = ft.vmap(lambda v: v * v, out_axes=None, sum_match=True)
+    np.testing.assert_array_equal(ft.vmap(inner)(np.ones((2, 3))), [3.0, 3.0])
+    with pytest.raises(ValueError, match="sum_match=True"):
+        ft.vmap(lambda v: v, out_axes=None)(x)
+
+
 def test_bernoulli_high_mode_draws_jax_bits():
     """JAX 0.10.2's ``bernoulli(PRNGKey(3), 0.3, (8,), mode="high")`` (float64 and
     float32 ``p``)."""
