@@ -12,7 +12,9 @@ item and says what it needs.
 """
 from __future__ import annotations
 
-__all__ = ["EXCEPTIONS"]
+import numpy as np
+
+__all__ = ["EXCEPTIONS", "PARTIAL"]
 
 _GATHER = ("not implemented yet: functrans's lax.{name} takes NumPy-style integer index "
            "arrays (operand, indices, updates); XLA's general form with {what} "
@@ -106,3 +108,40 @@ EXCEPTIONS: dict[str, dict[str, str]] = {
                           "functrans arrays are NumPy/CuPy arrays",
     },
 }
+
+
+def _call(module: str, name: str, *args, **kwargs):
+    """A call of functrans's ``module.name`` that functrans refuses and JAX accepts."""
+    def call():
+        import importlib
+        return getattr(importlib.import_module(module), name)(*args, **kwargs)
+    return call
+
+
+#: Parameters functrans has with JAX's signature but with values JAX accepts that it
+#: refuses (NotImplementedError), which the signature comparison cannot see:
+#: ``"<JAX function>:<parameter>" -> (reason, a call that must still be refused)``.  The
+#: test checks both signatures have the parameter and that the call is still refused, so
+#: this list only shrinks too.
+PARTIAL: dict[str, tuple] = {
+    "jax.numpy.unique:axis": (
+        "not implemented yet: needs the unique slices along an axis (a lexicographic sort "
+        "of the slices); axis=None works",
+        _call("functrans.numpy", "unique", np.ones((2, 2)), axis=0)),
+    "jax.numpy.polyfit:full": (
+        "not implemented yet: needs the residuals, rank, singular values and rcond "
+        "outputs of the least-squares fit",
+        _call("functrans.numpy", "polyfit", np.arange(4.0), np.arange(4.0), 1, full=True)),
+    "jax.numpy.polyfit:cov": (
+        "not implemented yet: needs the scaled covariance of the coefficients",
+        _call("functrans.numpy", "polyfit", np.arange(5.0), np.arange(5.0), 1, cov=True)),
+    "jax.scipy.linalg.qr:pivoting": (
+        "not implemented yet: needs column-pivoted QR (LAPACK geqp3, which CuPy lacks); its "
+        "permutation has no derivative",
+        _call("functrans.scipy.linalg", "qr", np.eye(3), pivoting=True)),
+    "jax.random.categorical:replace": (
+        "replace=False works for 1-d logits only; batched logits need a top-k per row",
+        _call("functrans.random", "categorical", np.array([0, 0], np.uint32),
+              np.zeros((2, 5)), replace=False, shape=(3, 2))),
+}
+

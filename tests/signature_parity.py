@@ -334,6 +334,13 @@ def summary(comparisons: list[Comparison], version: str) -> str:
             lines.append(textwrap.fill(f"- `{c.key}`: " + ", ".join(
                 f"{k} `{p}`" for k, p in kinds), width=90, subsequent_indent="  ",
                 break_on_hyphens=False))
+    from signature_exceptions import PARTIAL
+    lines += ["", textwrap.fill(
+        "Parameters both have, of which functrans refuses values JAX accepts (it raises "
+        "NotImplementedError; listed in `PARTIAL` of the same file):", width=90), ""]
+    for key in PARTIAL:
+        function, param = key.split(":")
+        lines.append(f"- `{function}`: `{param}`")
     lines += ["", END]
     return "\n".join(lines)
 

@@ -23,7 +23,7 @@ import functrans.numpy as fnp
 import functrans.random as random
 import signature_parity as sp
 from functrans import lax
-from signature_exceptions import EXCEPTIONS
+from signature_exceptions import EXCEPTIONS, PARTIAL
 
 
 @pytest.fixture(scope="module")
@@ -60,6 +60,21 @@ def test_every_exception_has_a_reason():
         for diff, why in diffs.items():
             assert diff.split(":")[0] in ("missing", "kind", "default", "extra"), (key, diff)
             assert why.strip() and not why.endswith("."), (key, diff, why)
+
+
+def test_partial_parameters_are_still_refused():
+    """Each listed value is still refused (implementing it means deleting the entry), by a
+    parameter both signatures have."""
+    signatures = sp.stored()["signatures"]
+    for key, (why, call) in PARTIAL.items():
+        function, param = key.split(":")
+        namespace, _, name = function.rpartition(".")
+        assert param in (p[0] for p in signatures[namespace][name]), key
+        ours = getattr(sp.functrans_module(namespace), name)
+        assert param in sp.inspect.signature(ours).parameters, key
+        assert why.strip() and not why.endswith("."), key
+        with pytest.raises(NotImplementedError):
+            call()
 
 
 def test_the_comparison_covers_every_namespace(comparisons):
