@@ -165,6 +165,15 @@ NUMPY_CASES = [
     _nn_case("special_logsumexp_where", lambda x: special.logsumexp(
         x, axis=1, where=_mask(fnp, x, 3)),
              lambda x: np.log(np.sum(np.exp(x), 1, where=_np_mask(x, 3))), A(3, 4)),
+    # polyfit's diagnostics: residuals and singular values, the coefficients' covariance
+    # (float64 only: NumPy fits float32 data in float64, functrans keeps float32)
+    C("polyfit_full_diagnostics", lambda m, x, y: m.polyfit(x, y, 2, full=True)[1::2],
+      A(7, kind="spread"), A(7, 2), dtypes=(F64,)),
+    C("polyfit_cov", lambda m, x, y: m.polyfit(x, y, 2, cov=True), A(7, kind="spread"),
+      A(7), dtypes=(F64,)),
+    C("polyfit_cov_unscaled_weighted", lambda m, x, y, w: m.polyfit(
+        x, y, 1, w=w, cov="unscaled")[1], A(6, kind="spread"), A(6, 2), A(6, kind="pos"),
+      dtypes=(F64,)),
     # negative indices out of bounds rather than counted from the end
     C("take_along_axis_negatives_clamped", lambda m, x, i: m.take_along_axis(
         x, i, 1, mode="clip", wrap_negative_indices=False), A(2, 3), A(2, 4, kind="int"),

@@ -128,13 +128,6 @@ PARTIAL: dict[str, tuple] = {
         "not implemented yet: needs the unique slices along an axis (a lexicographic sort "
         "of the slices); axis=None works",
         _call("functrans.numpy", "unique", np.ones((2, 2)), axis=0)),
-    "jax.numpy.polyfit:full": (
-        "not implemented yet: needs the residuals, rank, singular values and rcond "
-        "outputs of the least-squares fit",
-        _call("functrans.numpy", "polyfit", np.arange(4.0), np.arange(4.0), 1, full=True)),
-    "jax.numpy.polyfit:cov": (
-        "not implemented yet: needs the scaled covariance of the coefficients",
-        _call("functrans.numpy", "polyfit", np.arange(5.0), np.arange(5.0), 1, cov=True)),
     "jax.scipy.linalg.qr:pivoting": (
         "not implemented yet: needs column-pivoted QR (LAPACK geqp3, which CuPy lacks); its "
         "permutation has no derivative",
