@@ -521,15 +521,15 @@ def permutation(key, x, axis: int = 0, independent: bool = False):
 
 
 def _top_k_indices(g, k: int):
-    """Indices of the ``k`` largest entries of the 1-d ``g``, largest first (first index
-    on ties), by ``k`` argmax rounds."""
-    n = get_aval(g).shape[0]
+    """Indices of the ``k`` largest entries along the last axis of ``g``, largest first
+    (first index on ties), by ``k`` argmax rounds: shape ``g.shape[:-1] + (k,)``."""
+    n = get_aval(g).shape[-1]
     picks = []
     for _ in range(k):
-        i = fnp.argmax(g)
+        i = fnp.argmax(g, axis=-1)
         picks.append(i)
-        g = fnp.where(fnp.arange(n) == i, -np.inf, g)
-    return fnp.stack(picks)
+        g = fnp.where(fnp.arange(n) == fnp.expand_dims(i, -1), -np.inf, g)
+    return fnp.stack(picks, axis=-1)
 
 
 def choice(key, a, shape=(), replace: bool = True, p=None, axis: int = 0, mode=None):
@@ -625,11 +625,11 @@ def categorical(key, logits, axis: int = -1, shape=None, replace: bool = True, m
     if k > lshape[axis]:
         raise ValueError(f"random.categorical: {k} samples without replacement exceed the "
                          f"{lshape[axis]} categories")
-    if batch_shape:
-        raise NotImplementedError("random.categorical: replace=False supports 1-d logits only")
-    g = logits + gumbel(key, lshape, dtype, mode=mode)
-    # int32, as the indices of JAX's top_k
-    return fnp.reshape(_top_k_indices(g, k), shape).astype(np.int32)
+    g = fnp.moveaxis(logits + gumbel(key, lshape, dtype, mode=mode), axis, -1)
+    # k draws per batch member (the last axis), then first, as the shape's prefix; int32,
+    # as the indices of JAX's top_k
+    picks = fnp.moveaxis(_top_k_indices(g, k), -1, 0)
+    return fnp.reshape(picks, shape).astype(np.int32)
 
 
 # -- gamma family -------------------------------------------------------------------------

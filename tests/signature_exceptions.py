@@ -132,9 +132,5 @@ PARTIAL: dict[str, tuple] = {
         "not implemented yet: needs column-pivoted QR (LAPACK geqp3, which CuPy lacks); its "
         "permutation has no derivative",
         _call("functrans.scipy.linalg", "qr", np.eye(3), pivoting=True)),
-    "jax.random.categorical:replace": (
-        "replace=False works for 1-d logits only; batched logits need a top-k per row",
-        _call("functrans.random", "categorical", np.array([0, 0], np.uint32),
-              np.zeros((2, 5)), replace=False, shape=(3, 2))),
 }
 

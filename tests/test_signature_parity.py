@@ -289,14 +289,21 @@ def test_vmap_sum_match_sums_batched_outputs_with_out_axes_none():
         ft.vmap(lambda v: v, out_axes=None)(x)
 
 
-def test_bernoulli_high_mode_draws_jax_bits():
+def test_samplers_draw_jax_bits():
     """JAX 0.10.2's ``bernoulli(PRNGKey(3), 0.3, (8,), mode="high")`` (float64 and
-    float32 ``p``)."""
+    float32 ``p``) and ``categorical(PRNGKey(1), logits, replace=False, ...)``."""
     key = random.PRNGKey(3)
     np.testing.assert_array_equal(random.bernoulli(key, 0.3, (8,), mode="high"),
                                   [0, 0, 1, 1, 0, 0, 0, 0])
     np.testing.assert_array_equal(random.bernoulli(key, np.float32(0.3), (8,), mode="high"),
                                   [1, 0, 0, 0, 1, 0, 1, 0])
+    # categorical without replacement on batched logits: JAX's top-k per batch member
+    logits = np.log(np.arange(1.0, 11.0)).reshape(2, 5)
+    np.testing.assert_array_equal(random.categorical(random.PRNGKey(1), logits, replace=False,
+                                                     shape=(3, 2)), [[3, 0], [2, 3], [4, 1]])
+    np.testing.assert_array_equal(random.categorical(random.PRNGKey(1), logits.T, axis=0,
+                                                     replace=False, shape=(2, 2)),
+                                  [[4, 1], [3, 2]])
     with pytest.raises(ValueError, match="bernoulli: mode must be 'low' or 'high'"):
         random.bernoulli(key, 0.3, mode="exact")
     with pytest.raises(ValueError, match="only impl='threefry2x32' exists"):
