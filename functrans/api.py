@@ -501,7 +501,8 @@ def _broadcast_prefix(name: str, what: str, prefix, tree) -> list:
 
 
 def vmap(fun: F, in_axes: int | None | Sequence[Any] = 0, out_axes: Any = 0,
-         axis_name: Hashable | None = None, axis_size: int | None = None) -> F:
+         axis_name: Hashable | None = None, axis_size: int | None = None,
+         sum_match: bool = False) -> F:
     """Vectorize ``fun`` over a batch axis of its arguments.
 
     ``in_axes``: an int, None, or a tuple with one entry (a pytree prefix) per positional
@@ -546,7 +547,8 @@ def vmap(fun: F, in_axes: int | None | Sequence[Any] = 0, out_axes: Any = 0,
         outs, out_dims = batching.batch_flat(flat_fun, size, args_flat, dims, axis_name)
         target = [out_axes] * len(outs) if out_axes is None or type(out_axes) is int else (
             _broadcast_prefix("vmap", "out_axes", out_axes, _unflatten(store.out_tree, outs)))
-        moved = [_move_batch_axis(x, d, t, size) for x, d, t in zip(outs, out_dims, target)]
+        moved = [_move_batch_axis(x, d, t, size, sum_match)
+                 for x, d, t in zip(outs, out_dims, target)]
         return _unflatten(store.out_tree, _hand_out(moved, args_flat))
 
     return cast(F, batched_fun)  # same parameters; shapes are not part of the types
@@ -585,11 +587,14 @@ def _mapped_size(args_flat: list, dims: list, axis_size: int | None):
     return size, normalized
 
 
-def _move_batch_axis(x, dim, target, size: int):
+def _move_batch_axis(x, dim, target, size: int, sum_match: bool = False):
     if target is None:
         if dim is not not_mapped:
+            if sum_match:  # JAX's sum_match: the members' outputs summed
+                return shape_ops.reduce_sum(x, (dim,))
             raise ValueError("vmap: an output is batched, but its out_axes is None; only "
-                             "outputs that do not depend on mapped inputs may use None")
+                             "outputs that do not depend on mapped inputs may use None "
+                             "(or pass sum_match=True to sum it over the batch)")
         return x
     ndim = len(get_aval(x).shape) + (dim is not_mapped)
     if not -ndim <= target < ndim:

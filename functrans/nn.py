@@ -284,31 +284,45 @@ def logmeanexp(x, axis=None, where=None, keepdims: bool = False):
     return lse - fnp.log(count)
 
 
-def softmax(x, axis=-1):
+def _masked_input(x, where, fill):
+    """``x`` with ``fill`` where ``where`` (broadcast against ``x``) is false, and the mask
+    of ``x``'s shape (None without ``where``)."""
+    if where is None:
+        return x, None
+    mask = fnp.broadcast_to(fnp.asarray(where), x.shape)
+    return fnp.where(mask, x, fnp.full_like(x, fill)), mask
+
+
+def softmax(x, axis=-1, where=None):
     """``exp(x) / sum(exp(x), axis)``, without overflow.
 
     >>> import numpy as np
     >>> softmax(np.array([0.0, np.log(3.0)]))
     array([0.25, 0.75])
     """
-    x = fnp.asarray(x)
+    x, mask = _masked_input(fnp.asarray(x), where, -np.inf)
     e = fnp.exp(x - _shift(x, axis))
-    return e / fnp.sum(e, axis=axis, keepdims=True)
+    out = e / fnp.sum(e, axis=axis, keepdims=True)
+    # Left-out entries are 0 (and an all-left-out slice all 0, not nan), as JAX.
+    return out if mask is None else fnp.where(mask, out, fnp.zeros_like(out))
 
 
-def log_softmax(x, axis=-1):
+def log_softmax(x, axis=-1, where=None):
     """``x - logsumexp(x, axis)``, without overflow.
 
     >>> import numpy as np
     >>> np.exp(log_softmax(np.array([0.0, np.log(3.0)])))
     array([0.25, 0.75])
     """
-    x = fnp.asarray(x)
+    x, mask = _masked_input(fnp.asarray(x), where, -np.inf)
     shifted = x - _shift(x, axis)
-    return shifted - fnp.log(fnp.sum(fnp.exp(shifted), axis=axis, keepdims=True))
+    out = shifted - fnp.log(fnp.sum(fnp.exp(shifted), axis=axis, keepdims=True))
+    # Left-out entries are -inf, as JAX.
+    return out if mask is None else fnp.where(mask, out, fnp.full_like(out, -np.inf))
 
 
-def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5):
+def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5, where=None, *,
+                algorithm: str = "stable"):
     """``(x - mean) / sqrt(variance + epsilon)``, the mean and variance taken along ``axis``
     unless given.
 
@@ -316,16 +330,22 @@ def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5):
     >>> standardize(np.array([1.0, 3.0]), epsilon=0.0)
     array([-1.,  1.])
     """
+    if algorithm not in ("fast", "stable"):
+        raise ValueError(f"standardize: algorithm must be 'fast' or 'stable', got "
+                         f"{algorithm!r}")
     x = fnp.asarray(x)
     if mean is None:
-        mean = fnp.mean(x, axis=axis, keepdims=True)
+        mean = fnp.mean(x, axis=axis, keepdims=True, where=where)
     if variance is None:
-        # Centred before squaring: no cancellation when the mean is large.
-        variance = fnp.mean(fnp.square(x - mean), axis=axis, keepdims=True)
+        if algorithm == "stable":  # centred before squaring: no cancellation
+            variance = fnp.mean(fnp.square(x - mean), axis=axis, keepdims=True, where=where)
+        else:  # one pass (JAX's default); rounding can make it negative: clipped at 0
+            variance = fnp.maximum(fnp.mean(fnp.square(x), axis=axis, keepdims=True,
+                                            where=where) - fnp.square(mean), 0)
     return (x - mean) / fnp.sqrt(variance + epsilon)
 
 
-def one_hot(x, num_classes: int, dtype=np.float64, axis=-1):
+def one_hot(x, num_classes: int, dtype=None, axis=-1):
     """Integer class labels ``x`` as one-hot vectors of length ``num_classes`` (a Python
     int), along a new axis ``axis``; labels outside ``[0, num_classes)`` give all zeros.
 
@@ -345,7 +365,7 @@ def one_hot(x, num_classes: int, dtype=np.float64, axis=-1):
     shape[axis] = int(num_classes)
     # iota on x's device: the classes never start on the host.
     classes = fnp.reshape(lax.iota(x.dtype, int(num_classes), like=x), tuple(shape))
-    return fnp.astype(labels == classes, dtype)
+    return fnp.astype(labels == classes, np.float64 if dtype is None else dtype)
 
 
 def glu(x, axis=-1):

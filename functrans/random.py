@@ -83,7 +83,12 @@ def _seed_array(name: str, seed):
     return seed
 
 
-def PRNGKey(seed) -> np.ndarray:  # noqa: N802 (JAX's name)
+def _check_impl(name: str, impl) -> None:
+    if impl not in (None, "threefry2x32"):
+        raise ValueError(f"random.{name}: only impl='threefry2x32' exists, got {impl!r}")
+
+
+def PRNGKey(seed, *, impl=None) -> np.ndarray:  # noqa: N802 (JAX's name)
     """A key from an integer seed: ``uint32[2]`` holding the seed's high and low 32 bits.
 
     >>> import functrans.random as random
@@ -92,10 +97,11 @@ def PRNGKey(seed) -> np.ndarray:  # noqa: N802 (JAX's name)
     >>> random.PRNGKey(2 ** 40 + 5)      # 64-bit seeds fill both words, as JAX with x64
     array([256,   5], dtype=uint32)
     """
+    _check_impl("PRNGKey", impl)
     return random_seed_p.bind(_seed_array("PRNGKey", seed))
 
 
-def key(seed):
+def key(seed, *, impl=None):
     """A key from an integer seed; in functrans the same as ``PRNGKey`` (keys are their raw
     ``uint32[2]`` data, there is no key dtype).
 
@@ -103,6 +109,7 @@ def key(seed):
     >>> random.key(3)
     array([0, 3], dtype=uint32)
     """
+    _check_impl("key", impl)
     return random_seed_p.bind(_seed_array("key", seed))
 
 
@@ -137,8 +144,7 @@ def wrap_key_data(key_bits_array, *, impl=None):
     >>> float(random.normal(key)) == float(random.normal(random.key(42)))
     True
     """
-    if impl not in (None, "threefry2x32"):
-        raise ValueError(f"random.wrap_key_data: only impl='threefry2x32' exists, got {impl!r}")
+    _check_impl("wrap_key_data", impl)
     return _check_key("wrap_key_data", key_bits_array, batched_ok=True)
 
 
@@ -423,13 +429,15 @@ def orthogonal(key, n: int, shape=(), dtype=None, m: int | None = None):
 # -- discrete samplers --------------------------------------------------------------------
 
 
-def bernoulli(key, p=0.5, shape=None):
+def bernoulli(key, p=0.5, shape=None, mode: str = "low"):
     """Booleans that are True with probability ``p``: ``uniform(dtype of p) < p``.
 
     >>> import functrans.random as random
     >>> random.bernoulli(random.PRNGKey(0), 0.5, (4,))
     array([ True,  True, False, False])
     """
+    if mode not in ("low", "high"):
+        raise ValueError(f"random.bernoulli: mode must be 'low' or 'high', got {mode!r}")
     key = _check_key("bernoulli", key)
     p = _as_array(p)
     pdtype = get_aval(p).dtype
@@ -437,6 +445,11 @@ def bernoulli(key, p=0.5, shape=None):
     p = lax.stop_gradient(_param(p, dtype))
     shape = get_aval(p).shape if shape is None else _shape("bernoulli", shape)
     _check_broadcast("bernoulli", shape, p)
+    if mode == "high":  # a second draw refines the first below its resolution, as JAX's
+        u = _unit(key, (2, *shape), dtype)
+        u1, u2 = lax.index_in_dim(u, 0, keepdims=False), lax.index_in_dim(u, 1, keepdims=False)
+        u2 = lax.mul(u2, np.asarray(2.0 ** -np.finfo(dtype).nmant, dtype))
+        return lax.lt(u2, lax.sub(p, u1))
     return _unit(key, shape, dtype) < p
 
 
@@ -508,15 +521,15 @@ def permutation(key, x, axis: int = 0, independent: bool = False):
 
 
 def _top_k_indices(g, k: int):
-    """Indices of the ``k`` largest entries of the 1-d ``g``, largest first (first index
-    on ties), by ``k`` argmax rounds."""
-    n = get_aval(g).shape[0]
+    """Indices of the ``k`` largest entries along the last axis of ``g``, largest first
+    (first index on ties), by ``k`` argmax rounds: shape ``g.shape[:-1] + (k,)``."""
+    n = get_aval(g).shape[-1]
     picks = []
     for _ in range(k):
-        i = fnp.argmax(g)
+        i = fnp.argmax(g, axis=-1)
         picks.append(i)
-        g = fnp.where(fnp.arange(n) == i, -np.inf, g)
-    return fnp.stack(picks)
+        g = fnp.where(fnp.arange(n) == fnp.expand_dims(i, -1), -np.inf, g)
+    return fnp.stack(picks, axis=-1)
 
 
 def choice(key, a, shape=(), replace: bool = True, p=None, axis: int = 0, mode=None):
@@ -612,11 +625,11 @@ def categorical(key, logits, axis: int = -1, shape=None, replace: bool = True, m
     if k > lshape[axis]:
         raise ValueError(f"random.categorical: {k} samples without replacement exceed the "
                          f"{lshape[axis]} categories")
-    if batch_shape:
-        raise NotImplementedError("random.categorical: replace=False supports 1-d logits only")
-    g = logits + gumbel(key, lshape, dtype, mode=mode)
-    # int32, as the indices of JAX's top_k
-    return fnp.reshape(_top_k_indices(g, k), shape).astype(np.int32)
+    g = fnp.moveaxis(logits + gumbel(key, lshape, dtype, mode=mode), axis, -1)
+    # k draws per batch member (the last axis), then first, as the shape's prefix; int32,
+    # as the indices of JAX's top_k
+    picks = fnp.moveaxis(_top_k_indices(g, k), -1, 0)
+    return fnp.reshape(picks, shape).astype(np.int32)
 
 
 # -- gamma family -------------------------------------------------------------------------

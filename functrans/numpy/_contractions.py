@@ -20,7 +20,7 @@ __all__ = ["matmul", "dot", "vdot", "inner", "outer", "tensordot", "einsum", "co
            "correlate", "einsum_path", "matvec", "vecmat", "vecdot", "cross"]
 
 
-def _check_precision(name: str, precision) -> None:
+def check_precision(name: str, precision) -> None:
     """``precision`` as JAX takes it (None, a ``lax.Precision`` or its name, or a pair of
     them); NumPy and CuPy compute at the operands' precision, so it changes nothing."""
     for p in (precision if isinstance(precision, (tuple, list)) else (precision,)):
@@ -33,10 +33,10 @@ def _check_precision(name: str, precision) -> None:
                                  "'bfloat16', 'tensorfloat32', 'float32'") from None
 
 
-def _preferred_operands(name: str, a, b, precision, preferred_element_type):
+def preferred_operands(name: str, a, b, precision, preferred_element_type):
     """``a`` and ``b`` converted to ``preferred_element_type`` where that is a safe cast,
     so that their products accumulate in it (int8 operands summed in int32, as in JAX)."""
-    _check_precision(name, precision)
+    check_precision(name, precision)
     if preferred_element_type is None:
         return a, b
     dtype = np.dtype(preferred_element_type)
@@ -44,7 +44,7 @@ def _preferred_operands(name: str, a, b, precision, preferred_element_type):
                  else lax.convert_element_type(x, dtype) for x in (a, b))
 
 
-def _preferred_result(out, preferred_element_type):
+def preferred_result(out, preferred_element_type):
     if preferred_element_type is None or get_aval(out).dtype == preferred_element_type:
         return out
     return lax.convert_element_type(out, preferred_element_type)
@@ -64,8 +64,8 @@ def matmul(a, b, *, precision=None, preferred_element_type=None, out_sharding=No
     array([[200]], dtype=int32)
     """
     del out_sharding
-    a, b = _preferred_operands("matmul", arg(a), arg(b), precision, preferred_element_type)
-    return _preferred_result(_matmul(a, b), preferred_element_type)
+    a, b = preferred_operands("matmul", arg(a), arg(b), precision, preferred_element_type)
+    return preferred_result(_matmul(a, b), preferred_element_type)
 
 
 def _matmul(a, b):
@@ -115,12 +115,12 @@ def dot(a, b, *, precision=None, preferred_element_type=None, out_sharding=None)
     array(2.)
     """
     del out_sharding
-    a, b = _preferred_operands("dot", arg(a), arg(b), precision, preferred_element_type)
+    a, b = preferred_operands("dot", arg(a), arg(b), precision, preferred_element_type)
     a_nd, b_nd = len(shape_of(a)), len(shape_of(b))
     if a_nd == 0 or b_nd == 0:
-        return _preferred_result(lax.mul(a, b), preferred_element_type)
+        return preferred_result(lax.mul(a, b), preferred_element_type)
     contract_b = 0 if b_nd == 1 else b_nd - 2
-    return _preferred_result(lax.dot_general(a, b, (((a_nd - 1,), (contract_b,)), ((), ()))),
+    return preferred_result(lax.dot_general(a, b, (((a_nd - 1,), (contract_b,)), ((), ()))),
                              preferred_element_type)
 
 
@@ -144,11 +144,11 @@ def inner(a, b, *, precision=None, preferred_element_type=None):
     >>> fnp.inner(fnp.asarray([1.0, 2.0]), fnp.asarray([[1.0, 0.0], [3.0, 4.0]]))
     array([ 1., 11.])
     """
-    a, b = _preferred_operands("inner", arg(a), arg(b), precision, preferred_element_type)
+    a, b = preferred_operands("inner", arg(a), arg(b), precision, preferred_element_type)
     a_nd, b_nd = len(shape_of(a)), len(shape_of(b))
     if a_nd == 0 or b_nd == 0:
-        return _preferred_result(lax.mul(a, b), preferred_element_type)
-    return _preferred_result(lax.dot_general(a, b, (((a_nd - 1,), (b_nd - 1,)), ((), ()))),
+        return preferred_result(lax.mul(a, b), preferred_element_type)
+    return preferred_result(lax.dot_general(a, b, (((a_nd - 1,), (b_nd - 1,)), ((), ()))),
                              preferred_element_type)
 
 
@@ -177,7 +177,7 @@ def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None,
     array(6.)
     """
     del out_sharding
-    a, b = _preferred_operands("tensordot", arg(a), arg(b), precision, preferred_element_type)
+    a, b = preferred_operands("tensordot", arg(a), arg(b), precision, preferred_element_type)
     a_nd, b_nd = len(shape_of(a)), len(shape_of(b))
     if isinstance(axes, (int, np.integer)):
         ca, cb = tuple(range(a_nd - axes, a_nd)), tuple(range(axes))
@@ -187,7 +187,7 @@ def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None,
         cb = (ax_b,) if isinstance(ax_b, int) else tuple(ax_b)
         ca = tuple(i % a_nd for i in ca)
         cb = tuple(i % b_nd for i in cb)
-    return _preferred_result(lax.dot_general(a, b, ((ca, cb), ((), ()))),
+    return preferred_result(lax.dot_general(a, b, ((ca, cb), ((), ()))),
                              preferred_element_type)
 
 
@@ -217,7 +217,7 @@ def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None,
     if out is not None:
         raise NotImplementedError("einsum: out= is not supported (arrays are not written in "
                                   "place); use the returned array")
-    _check_precision("einsum", precision)
+    check_precision("einsum", precision)
     inputs, output, operands = _einsum_parse("einsum", subscripts, operands)
     dtype = np.result_type(*[get_aval(x).dtype for x in operands])
     if preferred_element_type is not None and np.can_cast(dtype, preferred_element_type):
@@ -518,7 +518,7 @@ def _convolve(name: str, a, v, mode: str, mirrored: bool = False):
     return lax.slice(full, (start,), (start + size,))
 
 
-def convolve(a, v, mode: str = "full"):
+def convolve(a, v, mode: str = "full", *, precision=None, preferred_element_type=None):
     """The discrete linear convolution of two 1-D arrays, ``out[k] = sum_i a[i] v[k - i]``;
     ``mode`` keeps all ``len(a) + len(v) - 1`` values ("full"), the central
     ``max(len(a), len(v))`` ("same") or those where the arrays overlap fully ("valid").
@@ -528,10 +528,11 @@ def convolve(a, v, mode: str = "full"):
     array([0. , 1. , 2.5, 4. , 1.5])
     """
     a, v = _vectors("convolve", a, v)
-    return _convolve("convolve", a, v, mode)
+    a, v = preferred_operands("convolve", a, v, precision, preferred_element_type)
+    return preferred_result(_convolve("convolve", a, v, mode), preferred_element_type)
 
 
-def correlate(a, v, mode: str = "valid"):
+def correlate(a, v, mode: str = "valid", *, precision=None, preferred_element_type=None):
     """The cross-correlation of two 1-D arrays, ``out[k] = sum_n a[n + k] conj(v[n])``
     (NumPy's definition), with ``convolve``'s modes ("valid" by default).
 
@@ -540,10 +541,12 @@ def correlate(a, v, mode: str = "valid"):
     array([0.5, 2. , 3.5, 3. , 0. ])
     """
     a, v = _vectors("correlate", a, v)
+    a, v = preferred_operands("correlate", a, v, precision, preferred_element_type)
     if get_aval(v).dtype.kind == "c":
         v = conj(v)
-    return _convolve("correlate", a, shape_ops.rev(v, (0,)), mode,
-                     mirrored=shape_of(v)[0] > shape_of(a)[0])
+    return preferred_result(_convolve("correlate", a, shape_ops.rev(v, (0,)), mode,
+                                       mirrored=shape_of(v)[0] > shape_of(a)[0]),
+                             preferred_element_type)
 
 
 def matvec(x1, x2, /):

@@ -71,7 +71,8 @@ def asarray(a, dtype=None, order=None, *, copy=None, device=None):
     return move_to_device("asarray", user_result(out), device)
 
 
-def array(a, dtype=None, copy: bool = True, *, device=None):
+def array(object, dtype=None, copy: bool = True, order: str | None = "K",  # noqa: A002
+          ndmin: int = 0, *, device=None):
     """Like ``numpy.array`` (a copy by default); tracers and device arrays as in
     ``asarray``.
 
@@ -79,10 +80,17 @@ def array(a, dtype=None, copy: bool = True, *, device=None):
     >>> fnp.array([[1, 2], [3, 4]]).shape
     (2, 2)
     """
-    if isinstance(a, (Tracer, list, tuple)):
-        return asarray(a, dtype, device=device)
-    return move_to_device("array", user_result(
-        backend.array_module(a).array(a, dtype=dtype, copy=copy)), device)
+    if order not in ("K", "A", "C", "F", None):
+        raise ValueError(f"array: order must be 'K', 'A', 'C' or 'F', got order={order!r}")
+    if isinstance(object, (Tracer, list, tuple)):
+        out = asarray(object, dtype, device=device)
+    else:
+        out = move_to_device("array", user_result(backend.array_module(object).array(
+            object, dtype=dtype, copy=copy, order=order or "K")), device)
+    ndim = len(get_aval(out).shape)
+    if ndmin > ndim:  # leading axes of size 1, as NumPy
+        out = shape_ops.reshape(out, (1,) * (ndmin - ndim) + get_aval(out).shape)
+    return out
 
 
 def zeros(shape, dtype=None, *, like=None, device=None):

@@ -467,7 +467,7 @@ def _dims(name: str, shape) -> tuple:
     return tuple(static_int(d, name, "shape") for d in shape)
 
 
-def indices(dimensions, dtype=int, sparse: bool = False):
+def indices(dimensions, dtype=None, sparse: bool = False):
     """The index of every element of an array of shape ``dimensions``: an array of shape
     ``(len(dimensions), *dimensions)``, or with ``sparse`` a tuple of arrays that broadcast
     to it.
@@ -478,6 +478,7 @@ def indices(dimensions, dtype=int, sparse: bool = False):
            [0, 1, 2]])
     """
     dims = _dims("indices", dimensions)
+    dtype = np.dtype(int) if dtype is None else dtype
     axes = [shape_ops.reshape(lax.iota(dtype, d), [d if j == i else 1 for j in range(len(dims))])
             for i, d in enumerate(dims)]
     if sparse:

@@ -495,7 +495,21 @@ def take(a, indices, axis=None, out=None, mode=None, unique_indices: bool = Fals
     return _advanced_getitem(a, index, gather_mode, fill_value, prepared=True)
 
 
-def take_along_axis(arr, indices, axis=-1, mode=None, fill_value=None):
+def _negatives_out_of_bounds(indices, n: int, mode):
+    """Negative ``indices`` as out of bounds rather than counted from the end (JAX's
+    ``wrap_negative_indices=False``): clamped to 0 by ``"clip"``, past the end (read as
+    the fill value, or refused) otherwise."""
+    if dtype_of(indices).kind not in "iu":
+        return indices
+    past = 0 if mode_name(mode) == "clip" else n
+    if isinstance(indices, Tracer):
+        return lax.select(lax.lt(indices, lax.full_like(indices, 0)),
+                          lax.full_like(indices, past), indices)
+    return backend.array_module(indices).where(indices < 0, past, indices)
+
+
+def take_along_axis(arr, indices, axis=-1, mode=None, fill_value=None, *,
+                    wrap_negative_indices=None):
     """``out[..., j, ...] = arr[..., indices[..., j, ...], ...]`` along ``axis``: ``indices``
     has ``arr``'s number of axes and broadcasts with it on the others (with ``axis=None``,
     1-D ``indices`` into the flattened ``arr``).  Negative indices count from the end;
@@ -518,6 +532,8 @@ def take_along_axis(arr, indices, axis=-1, mode=None, fill_value=None):
         raise ValueError(f"take_along_axis: indices of shape {shape_of(indices)} must have as "
                          f"many axes as the array of shape {shape}")
     axis = shape_ops.normalize_axis(static_int(axis, "take_along_axis", "axis"), len(shape))
+    if wrap_negative_indices is False:
+        indices = _negatives_out_of_bounds(indices, shape[axis], mode)
     indices, gather_mode = _take_indices("take_along_axis", indices, shape[axis], axis, mode,
                                          clip_wraps=True)
     last = len(shape) - 1

@@ -280,18 +280,16 @@ def polyfit(x, y, deg: int, rcond=None, full: bool = False, w=None, cov: bool = 
     """The least-squares polynomial of degree ``deg`` through the points ``(x, y)``
     (coefficients highest power first; one column per column of a 2-D ``y``), optionally
     weighted by ``w``.  Solved by QR of the column-scaled Vandermonde matrix, so the
-    coefficients are differentiable in ``x``, ``y`` and ``w``.  ``full=True`` and
-    ``cov=True`` (the fit's diagnostics) are not supported; ``rcond`` is accepted and
-    ignored (the matrix must have full column rank).
+    coefficients are differentiable in ``x``, ``y`` and ``w`` (which must have full column
+    rank).  ``full=True`` adds the residuals, rank, singular values and ``rcond`` (the
+    cutoff used for the rank), ``cov=True`` (or ``"unscaled"``) the coefficients'
+    covariance, as NumPy.
 
     >>> import numpy as np, functrans.numpy as fnp
     >>> x = np.array([0.0, 1.0, 2.0, 3.0])
     >>> fnp.polyfit(x, 2 * x ** 2 + x - 1, 2).round(10)
     array([ 2.,  1., -1.])
     """
-    if full or cov:
-        raise NotImplementedError("polyfit: full=True and cov=True are not supported; call "
-                                  "it with the default full=False, cov=False")
     deg = static_int(deg, "polyfit", "deg")
     if deg < 0:
         raise ValueError(f"polyfit: deg must be non-negative, got {deg}")
@@ -310,10 +308,36 @@ def polyfit(x, y, deg: int, rcond=None, full: bool = False, w=None, cov: bool = 
         lhs = multiply(lhs, reshape(w, (-1, 1)))
         rhs = multiply(rhs, w if len(shape_of(y)) == 1 else reshape(w, (-1, 1)))
     scale = sqrt(sum(multiply(lhs, lhs), axis=0))
-    q, r = linalg.qr(true_divide(lhs, scale))
+    scaled = true_divide(lhs, scale)
+    q, r = linalg.qr(scaled)
     qt_rhs = matmul(moveaxis(conj(q), 0, 1), rhs)
     coefficients = linalg.solve(r, qt_rhs)
-    return true_divide(coefficients, scale if len(shape_of(y)) == 1 else reshape(scale, (-1, 1)))
+    vector = len(shape_of(y)) == 1
+    coefficients = true_divide(coefficients, scale if vector else reshape(scale, (-1, 1)))
+    if not (full or cov):
+        return coefficients
+    # The fit's diagnostics, as NumPy and JAX give them: from the least-squares solution
+    # of the scaled system (residuals, rank and singular values) ...
+    n, order = shape_of(x)[0], deg + 1
+    if rcond is None:
+        rcond = n * float(np.finfo(dtype_of(scaled)).eps)
+    _, residuals, rank, singular = linalg.lstsq(scaled, rhs, rcond)
+    if full:
+        return coefficients, residuals, rank, singular, lax.convert_element_type(
+            rcond, dtype_of(singular))
+    # ... and the coefficients' covariance, (Aᵀ A)⁻¹ scaled by the residual variance.
+    base = true_divide(linalg.inv(matmul(moveaxis(conj(scaled), 0, 1), scaled)),
+                       multiply(reshape(scale, (-1, 1)), reshape(scale, (1, -1))))
+    if cov == "unscaled":
+        factor = lax.convert_element_type(1.0, dtype_of(base))
+        return coefficients, base if vector else multiply(expand_dims(base, 2), factor)
+    if n <= order:
+        raise ValueError(f"polyfit: the number of data points ({n}) must exceed the order "
+                         f"({order}) to scale the covariance matrix (or use cov='unscaled')")
+    factor = true_divide(residuals, n - order)
+    if vector:
+        return coefficients, multiply(base, reshape(factor, (1, 1)))
+    return coefficients, multiply(expand_dims(base, 2), reshape(factor, (1, 1, -1)))
 
 
 def interp(x, xp, fp, left=None, right=None, period=None):

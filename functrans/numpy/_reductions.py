@@ -27,38 +27,100 @@ __all__ = ["sum", "mean", "prod", "cumsum", "cumprod", "var", "std", "max", "min
            "cumulative_prod"]
 
 
-def sum(a, axis=None, dtype=None, keepdims: bool = False):  # noqa: A001
+def _where_mask(name: str, a, where):
+    """``where`` (None, or booleans broadcasting to ``a``'s shape) as a mask of ``a``'s
+    shape (None when no mask is given)."""
+    if where is None:
+        return None
+    where = as_bool(where)
+    shape, mask_shape = shape_of(a), shape_of(where)
+    try:
+        np.broadcast_shapes(mask_shape, shape)
+    except ValueError:
+        raise ValueError(f"{name}: where= must broadcast to the input's shape {shape}, got "
+                         f"shape {mask_shape}") from None
+    if np.broadcast_shapes(mask_shape, shape) != shape:
+        raise ValueError(f"{name}: where= must broadcast to the input's shape {shape}, got "
+                         f"shape {mask_shape}")
+    return shape_ops.broadcast_to(where, shape) if mask_shape != shape else where
+
+
+def _masked(a, mask, fill):
+    """``a`` with ``fill`` where ``mask`` is false (``a`` itself without a mask)."""
+    if mask is None:
+        return a
+    fill = arg(fill)
+    if not shape_of(fill):  # a scalar: filled on a's device
+        return lax.select(mask, a, lax.full_like(a, fill))
+    fill = lax.convert_element_type(fill, dtype_of(a))
+    return lax.select(mask, a, shape_ops.broadcast_to(fill, shape_of(a)))
+
+
+def _integer_sum_dtype(dtype: np.dtype, promote_integers: bool):
+    """The accumulation dtype of a sum or product of ``dtype`` without ``dtype=`` (None:
+    the input's): booleans count as int64; small integers widen to 64 bits, as NumPy,
+    unless ``promote_integers`` is false."""
+    if dtype == np.bool_:
+        return np.dtype(np.int64)
+    if dtype.kind in "iu" and dtype.itemsize < 8 and promote_integers:
+        return np.dtype(np.int64 if dtype.kind == "i" else np.uint64)
+    return None
+
+
+def sum(a, axis=None, dtype=None, out=None, keepdims: bool = False,  # noqa: A001
+        initial=None, where=None, promote_integers: bool = True):
     """Sum over ``axis`` (all axes by default); booleans and small ints sum as int64.
 
     >>> import functrans.numpy as fnp
     >>> fnp.sum(fnp.asarray([[1, 2], [3, 4]]), axis=0)
     array([4, 6])
     """
+    _no_out("sum", out)
     a = arg(a)
     aval = get_aval(a)
+    mask = _where_mask("sum", a, where)
+    if dtype is None:
+        dtype = _integer_sum_dtype(aval.dtype, promote_integers)
     if dtype is not None:
         a = lax.convert_element_type(a, dtype)
-    elif aval.dtype == np.bool_ or (aval.dtype.kind in "iu" and aval.dtype.itemsize < 8):
-        a = lax.convert_element_type(a, np.int64 if aval.dtype.kind != "u" else np.uint64)
     axes = axis_tuple(axis, aval.ndim)
-    return keep_dims(lax.reduce_sum(a, axes), aval.shape, axes, keepdims)
+    total = keep_dims(lax.reduce_sum(_masked(a, mask, 0), axes), aval.shape, axes, keepdims)
+    if initial is None:
+        return total
+    return lax.add(total, lax.convert_element_type(initial, dtype_of(total)))
 
 
-def mean(a, axis=None, dtype=None, keepdims: bool = False):
+def _count(mask, shape: tuple, axis, keepdims: bool, dtype):
+    """The number of elements a reduction over ``axis`` combines (those where ``mask`` is
+    true), in ``dtype``: a Python number without a mask."""
+    axes = axis_tuple(axis, len(shape))
+    if mask is None:
+        return math.prod(shape[a_ % len(shape)] for a_ in axes) if shape else 1
+    return lax.convert_element_type(sum(mask, axis, keepdims=keepdims), dtype)
+
+
+def mean(a, axis=None, dtype=None, out=None, keepdims: bool = False, *, where=None):
     """Arithmetic mean over ``axis``; integers average in float64.
 
     >>> import functrans.numpy as fnp
     >>> fnp.mean(fnp.asarray([[1, 2], [3, 5]]), axis=0)
     array([2. , 3.5])
     """
+    _no_out("mean", out)
     a = promote_inexact(a) if dtype is None else astype(a, dtype)
-    aval = get_aval(a)
-    axes = axis_tuple(axis, aval.ndim)
-    count = math.prod(aval.shape[a_ % aval.ndim] for a_ in axes) if aval.ndim else 1
-    return lax.div(sum(a, axis, keepdims=keepdims), count)
+    mask = _where_mask("mean", a, where)
+    total = sum(a, axis, keepdims=keepdims, where=mask)
+    return lax.div(total, _count(mask, shape_of(a), axis, keepdims, _real(dtype_of(total))))
 
 
-def prod(a, axis=None, dtype=None, keepdims: bool = False):
+def _real(dtype) -> np.dtype:
+    """The real dtype of the same precision as an inexact ``dtype``."""
+    dtype = np.dtype(dtype)
+    return np.finfo(dtype).dtype if dtype.kind in "fc" else dtype
+
+
+def prod(a, axis=None, dtype=None, out=None, keepdims: bool = False, initial=None,
+         where=None, promote_integers: bool = True):
     """Product over ``axis`` (all axes by default); booleans and small ints multiply as
     int64.  Its derivative is exact where elements are zero (no division).
 
@@ -66,7 +128,15 @@ def prod(a, axis=None, dtype=None, keepdims: bool = False):
     >>> fnp.prod(fnp.asarray([[1, 2], [3, 4]]), axis=1)
     array([ 2, 12])
     """
-    return cumulative.numpy_prod(arg(a), axis, dtype, keepdims)
+    _no_out("prod", out)
+    a = arg(a)
+    mask = _where_mask("prod", a, where)
+    if dtype is None and not promote_integers:
+        dtype = _integer_sum_dtype(dtype_of(a), False) or dtype_of(a)
+    product = cumulative.numpy_prod(_masked(a, mask, 1), axis, dtype, keepdims)
+    if initial is None:
+        return product
+    return lax.mul(product, lax.convert_element_type(initial, dtype_of(product)))
 
 
 def cumsum(a, axis=None, dtype=None):
@@ -140,7 +210,8 @@ def _degrees_of_freedom(name: str, ddof, correction) -> int:
     return correction
 
 
-def var(a, axis=None, ddof: int = 0, keepdims: bool = False, *, correction=None, dtype=None):
+def var(a, axis=None, dtype=None, out=None, ddof: int = 0, keepdims: bool = False, *,
+        where=None, mean=None, correction=None):
     """Variance over ``axis``: the mean squared deviation, divided by ``count - ddof``
     rather than ``count`` (``correction`` is the array API's name for ``ddof``).
 
@@ -149,18 +220,33 @@ def var(a, axis=None, ddof: int = 0, keepdims: bool = False, *, correction=None,
     >>> float(fnp.var(x)), float(fnp.var(x, ddof=1)), float(fnp.var(x, correction=1))
     (1.25, 1.6666666666666667, 1.6666666666666667)
     """
-    ddof = _degrees_of_freedom("var", ddof, correction)
+    return _variance("var", a, axis, dtype, out, ddof, keepdims, where, mean, correction)
+
+
+def _variance(name, a, axis, dtype, out, ddof, keepdims, where, center, correction):
+    _no_out(name, out)
+    ddof = _degrees_of_freedom(name, ddof, correction)
     a = promote_inexact(a) if dtype is None else astype(a, dtype)
     aval = get_aval(a)
-    axes = axis_tuple(axis, aval.ndim)
-    centered = lax.sub(a, mean(a, axis, keepdims=True))
-    count = math.prod(aval.shape[a_ % aval.ndim] for a_ in axes) if aval.ndim else 1
+    mask = _where_mask(name, a, where)
+    if center is None:
+        center = globals()["mean"](a, axis, keepdims=True, where=mask)
+    else:
+        center = arg(center)
+        if len(shape_of(center)) not in (0, aval.ndim):
+            raise ValueError(f"{name}: mean= must have the shape of the reduction with "
+                             f"keepdims=True (or be a scalar), got shape {shape_of(center)} "
+                             f"for an input of shape {aval.shape}")
+    centered = lax.sub(a, center)
     squares = lax.real(lax.mul(centered, lax.conj(centered))) if aval.dtype.kind == "c" else (
         lax.mul(centered, centered))
-    return lax.div(sum(squares, axis, keepdims=keepdims), count - ddof)
+    total = sum(squares, axis, keepdims=keepdims, where=mask)
+    count = _count(mask, aval.shape, axis, keepdims, dtype_of(total))
+    return lax.div(total, lax.sub(count, ddof) if mask is not None else count - ddof)
 
 
-def std(a, axis=None, ddof: int = 0, keepdims: bool = False, *, correction=None, dtype=None):
+def std(a, axis=None, dtype=None, out=None, ddof: int = 0, keepdims: bool = False, *,
+        where=None, mean=None, correction=None):
     """Standard deviation over ``axis`` (the square root of ``var``, same arguments).
 
     >>> import functrans.numpy as fnp
@@ -169,67 +255,86 @@ def std(a, axis=None, ddof: int = 0, keepdims: bool = False, *, correction=None,
     >>> fnp.std(fnp.asarray([1.0, 3.0]), ddof=1)
     np.float64(1.4142135623730951)
     """
-    ddof = _degrees_of_freedom("std", ddof, correction)
-    return sqrt(var(a, axis, ddof, keepdims, dtype=dtype))
+    return sqrt(_variance("std", a, axis, dtype, out, ddof, keepdims, where, mean, correction))
 
 
-def max(a, axis=None, keepdims: bool = False):  # noqa: A001
+def max(a, axis=None, out=None, keepdims: bool = False, initial=None,  # noqa: A001
+        where=None):
     """The maximum over ``axis`` (all axes by default); nan propagates. ``amax`` is its alias.
 
     >>> import functrans.numpy as fnp
     >>> fnp.max(fnp.asarray([[1.0, 7.0], [4.0, 2.0]]), axis=0)
     array([4., 7.])
     """
-    a = arg(a)
-    aval = get_aval(a)
-    axes = axis_tuple(axis, aval.ndim)
-    return keep_dims(lax.reduce_max(a, axes), aval.shape, axes, keepdims)
+    return _extremum("max", lax.reduce_max, lax.max, a, axis, out, keepdims,
+                     initial, where)
 
 
-def min(a, axis=None, keepdims: bool = False):  # noqa: A001
+def min(a, axis=None, out=None, keepdims: bool = False, initial=None,  # noqa: A001
+        where=None):
     """The minimum over ``axis`` (all axes by default); nan propagates. ``amin`` is its alias.
 
     >>> import functrans.numpy as fnp
     >>> fnp.min(fnp.asarray([[1.0, 7.0], [4.0, 2.0]]), axis=1)
     array([1., 2.])
     """
+    return _extremum("min", lax.reduce_min, lax.min, a, axis, out, keepdims,
+                     initial, where)
+
+
+def _extremum(name, reduce, combine, a, axis, out, keepdims, initial, where):
+    _no_out(name, out)
     a = arg(a)
     aval = get_aval(a)
+    mask = _where_mask(name, a, where)
     axes = axis_tuple(axis, aval.ndim)
-    return keep_dims(lax.reduce_min(a, axes), aval.shape, axes, keepdims)
+    if mask is not None:
+        if initial is None:
+            raise ValueError(f"{name}: a where= mask needs initial= (the value of a slice "
+                             "where the mask selects nothing): the reduction has no "
+                             "identity")
+        a = _masked(a, mask, initial)
+    out = keep_dims(reduce(a, axes), aval.shape, axes, keepdims)
+    if initial is None:
+        return out
+    return combine(out, lax.convert_element_type(initial, dtype_of(out)))
 
 
 amax = alias(max, "amax")
 amin = alias(min, "amin")
 
 
-def any(a, axis=None, keepdims: bool = False):  # noqa: A001 (NumPy's name)
+def any(a, axis=None, out=None, keepdims: bool = False, *,  # noqa: A001 (NumPy's name)
+        where=None):
     """Whether any element along ``axis`` (all axes by default) is true (nonzero).
 
     >>> import functrans.numpy as fnp
     >>> fnp.any(fnp.asarray([[1, 0], [0, 0]]), axis=1)
     array([ True, False])
     """
-    return lax.gt(sum(as_bool(a), axis, keepdims=keepdims), 0)
+    _no_out("any", out)
+    return lax.gt(sum(as_bool(a), axis, keepdims=keepdims, where=where), 0)
 
 
-def all(a, axis=None, keepdims: bool = False):  # noqa: A001 (NumPy's name)
+def all(a, axis=None, out=None, keepdims: bool = False, *,  # noqa: A001 (NumPy's name)
+        where=None):
     """Whether every element along ``axis`` (all axes by default) is true (nonzero).
 
     >>> import functrans.numpy as fnp
     >>> fnp.all(fnp.asarray([[1, 0], [2, 3]]), axis=1)
     array([False,  True])
     """
-    return lax.eq(sum(logical_not(a), axis, keepdims=keepdims), 0)
+    _no_out("all", out)
+    return lax.eq(sum(logical_not(a), axis, keepdims=keepdims, where=where), 0)
 
 
 def _arg_extremum(f, a, axis, keepdims: bool):
     a = arg(a)
     shape = shape_of(a)
     if axis is None:
-        return keep_dims(f(ravel(a), 0), shape, tuple(range(len(shape))), keepdims)
+        return keep_dims(f(ravel(a), 0), shape, tuple(range(len(shape))), bool(keepdims))
     axis = shape_ops.normalize_axis(int(axis), len(shape))
-    return keep_dims(f(a, axis), shape, (axis,), keepdims)
+    return keep_dims(f(a, axis), shape, (axis,), bool(keepdims))
 
 
 def _no_out(name: str, out) -> None:
@@ -239,7 +344,7 @@ def _no_out(name: str, out) -> None:
                                   f"use the returned array: x = {name}(...)")
 
 
-def argmax(a, axis=None, out=None, keepdims: bool = False):
+def argmax(a, axis=None, out=None, keepdims=None):
     """Index of the first maximum along ``axis`` (of the flattened array by default).
     ``out`` must be None (as JAX).
 
@@ -251,7 +356,7 @@ def argmax(a, axis=None, out=None, keepdims: bool = False):
     return _arg_extremum(lax.argmax, a, axis, keepdims)
 
 
-def argmin(a, axis=None, out=None, keepdims: bool = False):
+def argmin(a, axis=None, out=None, keepdims=None):
     """Index of the first minimum along ``axis`` (of the flattened array by default).
     ``out`` must be None (as JAX).
 

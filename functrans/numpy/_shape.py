@@ -69,13 +69,18 @@ def reshape(a, shape=None, order: str = "C", *, newshape=None, copy=None):
     return out
 
 
-def ravel(a):
+def ravel(a, order: str = "C"):
     """``a`` flattened to one axis, in row-major order.
 
     >>> import functrans.numpy as fnp
     >>> fnp.ravel(fnp.asarray([[1, 2], [3, 4]]))
     array([1, 2, 3, 4])
     """
+    if order == "F":  # column-major: the reversed axes, flattened
+        return reshape(transpose(arg(a)), -1)
+    if order != "C":
+        raise NotImplementedError(f"ravel: order must be 'C' or 'F' (as JAX), got "
+                                  f"order={order!r}")
     return reshape(a, -1)
 
 
@@ -131,7 +136,7 @@ def moveaxis(a, source, destination):
 
 
 
-def broadcast_to(a, shape):
+def broadcast_to(array, shape):
     """``a`` broadcast to ``shape`` by NumPy's rules.
 
     >>> import functrans.numpy as fnp
@@ -139,7 +144,7 @@ def broadcast_to(a, shape):
     array([[1, 2],
            [1, 2]])
     """
-    return shape_ops.broadcast_to(arg(a), tuple(shape))
+    return shape_ops.broadcast_to(arg(array), tuple(shape))
 
 
 def broadcast_arrays(*args):
@@ -208,7 +213,15 @@ def atleast_2d(*arys):
     return outs[0] if len(outs) == 1 else tuple(outs)
 
 
-def concatenate(arrays: Sequence, axis: int = 0):
+def _cast_all(arrays: list, dtype) -> list:
+    """The arrays converted to ``dtype`` (as they are when it is None)."""
+    if dtype is None:
+        return arrays
+    dtype = np.dtype(dtype)
+    return [lax.convert_element_type(a, dtype) for a in arrays]
+
+
+def concatenate(arrays: Sequence, axis: int = 0, dtype=None):
     """Join a sequence of arrays along the existing axis ``axis``.
 
     >>> import functrans.numpy as fnp
@@ -216,14 +229,14 @@ def concatenate(arrays: Sequence, axis: int = 0):
     array([[1, 2],
            [3, 4]])
     """
-    arrays = [arg(a) for a in arrays]
+    arrays = _cast_all([arg(a) for a in arrays], dtype)
     nd = len(shape_of(arrays[0]))
     if axis is None:
         return lax.concatenate([ravel(a) for a in arrays], 0)
     return lax.concatenate(arrays, shape_ops.normalize_axis(axis, nd))
 
 
-def stack(arrays: Sequence, axis: int = 0):
+def stack(arrays: Sequence, axis: int = 0, out=None, dtype=None):
     """Join a sequence of same-shape arrays along a new axis ``axis``.
 
     >>> import functrans.numpy as fnp
@@ -231,13 +244,16 @@ def stack(arrays: Sequence, axis: int = 0):
     array([[1, 3],
            [2, 4]])
     """
-    arrays = [arg(a) for a in arrays]
+    if out is not None:
+        raise NotImplementedError("stack: out= is not supported (arrays are immutable); use "
+                                  "the returned array")
+    arrays = _cast_all([arg(a) for a in arrays], dtype)
     nd = len(shape_of(arrays[0])) + 1
     axis = shape_ops.normalize_axis(axis, nd)
     return lax.concatenate([shape_ops.expand_dims(a, (axis,)) for a in arrays], axis)
 
 
-def hstack(tup: Sequence):
+def hstack(tup: Sequence, dtype=None):
     """Concatenate along the second axis (the first, for 1-D arrays); scalars count as 1-D.
 
     >>> import functrans.numpy as fnp
@@ -247,10 +263,10 @@ def hstack(tup: Sequence):
     arrays = [atleast_1d(a) for a in tup]
     if not arrays:
         raise ValueError("hstack: need at least one array to concatenate")
-    return concatenate(arrays, axis=0 if len(shape_of(arrays[0])) == 1 else 1)
+    return concatenate(arrays, axis=0 if len(shape_of(arrays[0])) == 1 else 1, dtype=dtype)
 
 
-def vstack(tup: Sequence):
+def vstack(tup: Sequence, dtype=None):
     """Concatenate along the first axis, after making every array at least 2-D.
 
     >>> import functrans.numpy as fnp
@@ -261,7 +277,7 @@ def vstack(tup: Sequence):
     arrays = [atleast_2d(a) for a in tup]
     if not arrays:
         raise ValueError("vstack: need at least one array to concatenate")
-    return concatenate(arrays, axis=0)
+    return concatenate(arrays, axis=0, dtype=dtype)
 
 
 
@@ -445,7 +461,7 @@ def roll(a, shift, axis=None):
 
 
 
-def flip(a, axis=None):
+def flip(m, axis=None):
     """Reverse the order of elements along ``axis`` (all axes by default).
 
     >>> import functrans.numpy as fnp
@@ -453,8 +469,8 @@ def flip(a, axis=None):
     array([[2, 1],
            [4, 3]])
     """
-    a = arg(a)
-    return lax.rev(a, axis_tuple(axis, len(shape_of(a))))
+    m = arg(m)
+    return lax.rev(m, axis_tuple(axis, len(shape_of(m))))
 
 
 def pad_constant(array, pad_width, constant_values=0):
@@ -494,14 +510,18 @@ def ndim(a):
     return len(shape_of(arg(a)))
 
 
-def size(a):
+def size(a, axis=None):
     """The number of elements of ``a`` (an int, also for tracers).
 
     >>> import functrans.numpy as fnp
     >>> fnp.size(fnp.zeros((2, 3)))
     6
     """
-    return get_aval(arg(a)).size
+    if axis is None:
+        return get_aval(arg(a)).size
+    shape = shape_of(arg(a))
+    return math.prod(shape[shape_ops.normalize_axis(ax, len(shape))]
+                     for ax in axis_tuple(axis, len(shape)))
 
 
 # -- the rest of NumPy's shape functions, composed from the ones above -------------------

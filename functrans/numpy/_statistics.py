@@ -98,7 +98,7 @@ def _as_rows(name: str, x, rowvar: bool, dtype):
 
 
 def cov(m, y=None, rowvar: bool = True, bias: bool = False, ddof=None, fweights=None,
-        aweights=None, *, dtype=None):
+        aweights=None, dtype=None):
     """The covariance matrix of the variables in the rows of ``m`` (columns if not
     ``rowvar``), observed in its columns, with NumPy's frequency (``fweights``, integers)
     and reliability (``aweights``) weights; normalised by ``N - 1`` (``N`` if ``bias``, or
@@ -155,7 +155,7 @@ def _check_weights(what: str, weights, n: int) -> None:
                          f"got shape {shape_of(weights)}")
 
 
-def corrcoef(x, y=None, rowvar: bool = True, *, dtype=None):
+def corrcoef(x, y=None, rowvar: bool = True, dtype=None):
     """Pearson correlation coefficients: ``cov`` normalised by the standard deviations,
     clipped to [-1, 1] (real and imaginary parts separately).
 
@@ -183,6 +183,13 @@ def _clip1(x):
 # -- the nan-skipping reductions -----------------------------------------------------------
 
 
+def _no_out(name: str, out) -> None:
+    """Reject NumPy's ``out=`` (JAX accepts only None): arrays here are immutable."""
+    if out is not None:
+        raise NotImplementedError(f"{name}: out= is not supported (arrays are immutable); "
+                                  f"use the returned array: x = {name}(...)")
+
+
 def _filled(a, value):
     """``a`` with nan replaced by ``value`` (nothing to do for integers and booleans)."""
     a = arg(a)
@@ -205,30 +212,32 @@ def _degrees_of_freedom(name: str, ddof, correction) -> int:
     return correction
 
 
-def _count(a, axis, keepdims: bool):
-    """The number of non-nan elements along ``axis`` (int64)."""
+def _count(a, axis, keepdims: bool, where=None):
+    """The number of non-nan elements along ``axis`` (int64), of those ``where`` selects."""
     present = lax.convert_element_type(lax.bitwise_not(isnan(a)), np.int64)
-    return sum(present, axis, keepdims=keepdims)
+    return sum(present, axis, keepdims=keepdims, where=where)
 
 
-def nansum(a, axis=None, dtype=None, keepdims: bool = False):
+def nansum(a, axis=None, dtype=None, out=None, keepdims: bool = False, initial=None,
+           where=None):
     """``sum`` treating nan as 0 (0 for an all-nan slice).
 
     >>> import functrans.numpy as fnp
     >>> fnp.nansum(fnp.asarray([1.0, fnp.nan, 2.0]))
     np.float64(3.0)
     """
-    return sum(_filled(a, 0), axis, dtype, keepdims)
+    return sum(_filled(a, 0), axis, dtype, out, keepdims, initial, where)
 
 
-def nanprod(a, axis=None, dtype=None, keepdims: bool = False):
+def nanprod(a, axis=None, dtype=None, out=None, keepdims: bool = False, initial=None,
+            where=None):
     """``prod`` treating nan as 1 (1 for an all-nan slice).
 
     >>> import functrans.numpy as fnp
     >>> fnp.nanprod(fnp.asarray([3.0, fnp.nan, 2.0]))
     np.float64(6.0)
     """
-    return prod(_filled(a, 1), axis, dtype, keepdims)
+    return prod(_filled(a, 1), axis, dtype, out, keepdims, initial, where)
 
 
 def nancumsum(a, axis=None, dtype=None):
@@ -251,7 +260,7 @@ def nancumprod(a, axis=None, dtype=None):
     return cumprod(_filled(a, 1), axis, dtype)
 
 
-def nanmean(a, axis=None, dtype=None, keepdims: bool = False):
+def nanmean(a, axis=None, dtype=None, out=None, keepdims: bool = False, where=None):
     """The mean of the non-nan elements along ``axis`` (nan for an all-nan slice).
 
     >>> import functrans as ft, functrans.numpy as fnp
@@ -259,14 +268,15 @@ def nanmean(a, axis=None, dtype=None, keepdims: bool = False):
     >>> float(fnp.nanmean(x)), ft.grad(fnp.nanmean)(x)
     (1.5, array([0.5, 0. , 0.5]))
     """
+    _no_out("nanmean", out)
     a = promote_inexact(a) if dtype is None else astype(a, dtype)
-    total = sum(_filled(a, 0), axis, keepdims=keepdims)
-    return lax.div(total, lax.convert_element_type(_count(a, axis, keepdims),
+    total = sum(_filled(a, 0), axis, keepdims=keepdims, where=where)
+    return lax.div(total, lax.convert_element_type(_count(a, axis, keepdims, where),
                                                    _real_dtype(dtype_of(total))))
 
 
-def nanvar(a, axis=None, dtype=None, ddof: int = 0, keepdims: bool = False, *,
-           correction=None):
+def nanvar(a, axis=None, dtype=None, out=None, ddof: int = 0, keepdims: bool = False,
+           where=None, mean=None, *, correction=None):
     """The variance of the non-nan elements along ``axis``, divided by ``count - ddof``
     (nan for an all-nan slice or one with ``count <= ddof``).
 
@@ -274,61 +284,76 @@ def nanvar(a, axis=None, dtype=None, ddof: int = 0, keepdims: bool = False, *,
     >>> fnp.nanvar(fnp.asarray([1.0, fnp.nan, 3.0]))
     array(1.)
     """
-    ddof = _degrees_of_freedom("nanvar", ddof, correction)
+    return _nan_variance("nanvar", a, axis, dtype, out, ddof, keepdims, where, mean,
+                         correction)
+
+
+def _nan_variance(name, a, axis, dtype, out, ddof, keepdims, where, center, correction):
+    _no_out(name, out)
+    ddof = _degrees_of_freedom(name, ddof, correction)
     a = promote_inexact(a) if dtype is None else astype(a, dtype)
-    centered = _filled(lax.sub(a, nanmean(a, axis, keepdims=True)), 0)
+    if center is None:
+        center = nanmean(a, axis, keepdims=True, where=where)
+    elif len(shape_of(center)) not in (0, len(shape_of(a))):
+        raise ValueError(f"{name}: mean= must have the shape of the reduction with "
+                         f"keepdims=True (or be a scalar), got shape {shape_of(center)} for "
+                         f"an input of shape {shape_of(a)}")
+    centered = _filled(lax.sub(a, center), 0)
     if dtype_of(a).kind == "c":
         squares = lax.real(lax.mul(centered, lax.conj(centered)))
     else:
         squares = lax.mul(centered, centered)
-    total = sum(squares, axis, keepdims=keepdims)
-    dof = lax.sub(lax.convert_element_type(_count(a, axis, keepdims), dtype_of(total)), ddof)
+    total = sum(squares, axis, keepdims=keepdims, where=where)
+    dof = lax.sub(lax.convert_element_type(_count(a, axis, keepdims, where), dtype_of(total)),
+                  ddof)
     positive = lax.gt(dof, 0)
     out = lax.div(total, lax.select(positive, dof, 1.0))
     return lax.select(positive, out, math.nan)
 
 
-def nanstd(a, axis=None, dtype=None, ddof: int = 0, keepdims: bool = False, *,
-           correction=None):
+def nanstd(a, axis=None, dtype=None, out=None, ddof: int = 0, keepdims: bool = False,
+           where=None, mean=None, *, correction=None):
     """The standard deviation of the non-nan elements (the square root of ``nanvar``).
 
     >>> import functrans.numpy as fnp
     >>> fnp.nanstd(fnp.asarray([1.0, fnp.nan, 3.0]))
     np.float64(1.0)
     """
-    ddof = _degrees_of_freedom("nanstd", ddof, correction)
-    return sqrt(nanvar(a, axis, dtype, ddof, keepdims))
+    return sqrt(_nan_variance("nanstd", a, axis, dtype, out, ddof, keepdims, where, mean,
+                              correction))
 
 
-def _nan_extremum(reduce, fill: float, a, axis, keepdims: bool):
+def _nan_extremum(reduce, fill: float, a, axis, out, keepdims: bool, initial, where):
     a = arg(a)
     if not core.is_inexact(dtype_of(a)):
-        return reduce(a, axis, keepdims=keepdims)
+        return reduce(a, axis, out, keepdims, initial, where)
     if dtype_of(a).kind == "c":
         raise TypeError("nanmin/nanmax: complex input is not supported")
-    out = reduce(_filled(a, fill), axis, keepdims=keepdims)
+    result = reduce(_filled(a, fill), axis, out, keepdims, initial, where)
+    if initial is not None:  # a slice with nothing to reduce gives initial
+        return result
     none = lax.eq(_count(a, axis, keepdims), 0)
-    return lax.select(none, math.nan, out)
+    return lax.select(none, math.nan, result)
 
 
-def nanmax(a, axis=None, keepdims: bool = False):
+def nanmax(a, axis=None, out=None, keepdims: bool = False, initial=None, where=None):
     """``max`` ignoring nan (nan for an all-nan slice); the gradient goes to the maximum.
 
     >>> import functrans.numpy as fnp
     >>> fnp.nanmax(fnp.asarray([4.0, fnp.nan, 3.0]))
     array(4.)
     """
-    return _nan_extremum(max, -math.inf, a, axis, keepdims)
+    return _nan_extremum(max, -math.inf, a, axis, out, keepdims, initial, where)
 
 
-def nanmin(a, axis=None, keepdims: bool = False):
+def nanmin(a, axis=None, out=None, keepdims: bool = False, initial=None, where=None):
     """``min`` ignoring nan (nan for an all-nan slice); the gradient goes to the minimum.
 
     >>> import functrans.numpy as fnp
     >>> fnp.nanmin(fnp.asarray([4.0, fnp.nan, 3.0]))
     array(3.)
     """
-    return _nan_extremum(min, math.inf, a, axis, keepdims)
+    return _nan_extremum(min, math.inf, a, axis, out, keepdims, initial, where)
 
 
 def _nan_arg_extremum(arg_reduce, fill: float, a, axis, keepdims: bool):
@@ -336,11 +361,11 @@ def _nan_arg_extremum(arg_reduce, fill: float, a, axis, keepdims: bool):
     if not core.is_inexact(dtype_of(a)):
         return arg_reduce(a, axis, keepdims=keepdims)
     index = arg_reduce(_filled(a, fill), axis, keepdims=keepdims)
-    none = lax.eq(_count(a, axis, keepdims), 0)
+    none = lax.eq(_count(a, axis, bool(keepdims)), 0)
     return lax.select(none, lax.convert_element_type(-1, dtype_of(index)), index)
 
 
-def nanargmax(a, axis=None, out=None, keepdims: bool = False):
+def nanargmax(a, axis=None, out=None, keepdims=None):
     """``argmax`` ignoring nan; -1 for an all-nan slice (as ``jax.numpy``; NumPy raises).
     ``out`` must be None (as JAX).
 
@@ -354,7 +379,7 @@ def nanargmax(a, axis=None, out=None, keepdims: bool = False):
     return _nan_arg_extremum(argmax, -math.inf, a, axis, keepdims)
 
 
-def nanargmin(a, axis=None, out=None, keepdims: bool = False):
+def nanargmin(a, axis=None, out=None, keepdims=None):
     """``argmin`` ignoring nan; -1 for an all-nan slice (as ``jax.numpy``; NumPy raises).
     ``out`` must be None (as JAX).
 

@@ -19,7 +19,7 @@ import functrans.numpy._indexing as indexing
 import functrans.numpy._reductions as reductions
 import functrans.numpy._shape as shapes
 from functrans import backend, lax
-from functrans.core import Tracer, get_aval
+from functrans.core import ConcretizationTypeError, Tracer, get_aval
 from functrans.numpy._util import arg, promote_inexact
 from functrans.primitives.custom_derivatives import library_custom_jvp
 from functrans.primitives.decompositions import permutation_matrix
@@ -46,7 +46,7 @@ def _adjoint(x):
     return lax.conj(x) if get_aval(x).dtype.kind == "c" else x
 
 
-def cholesky(a, /, *, upper: bool = False):
+def cholesky(a, *, upper: bool = False, symmetrize_input: bool = True):
     """The Cholesky factor of each Hermitian positive-definite matrix in ``a`` (shape
     ``(..., n, n)``): lower ``L`` with ``a = L Lᴴ``, or upper ``U = Lᴴ`` with ``a = Uᴴ U``
     if ``upper``.  Integers become float64.
@@ -65,7 +65,7 @@ def cholesky(a, /, *, upper: bool = False):
     array([[ 0.0625, -0.125 ],
            [-0.125 ,  0.25  ]])
     """
-    factor = lax.linalg.cholesky(promote_inexact(a))
+    factor = lax.linalg.cholesky(promote_inexact(a), symmetrize_input=symmetrize_input)
     return _adjoint(factor) if upper else factor
 
 
@@ -265,7 +265,7 @@ class _SlogdetResult(NamedTuple):
 _SlogdetResult.__name__ = _SlogdetResult.__qualname__ = "SlogdetResult"
 
 
-def slogdet(a):
+def slogdet(a, *, method: str | None = None):
     """The sign (a unit complex number for complex ``a``) and the log of the absolute
     value of the determinant of each square matrix in ``a``, from its LU decomposition, as
     a named tuple ``(sign, logabsdet)``.  At a singular matrix the sign is 0 and
@@ -276,11 +276,19 @@ def slogdet(a):
     >>> float(sign), round(float(logabsdet), 6)
     (-1.0, 1.791759)
     """
+    if method not in (None, "lu", "qr"):
+        raise ValueError(f"slogdet: method must be None, 'lu' or 'qr', got {method!r}")
     (a,) = _common_inexact(a)
     aval = _square("slogdet", a)
     nd, dtype = aval.ndim, aval.dtype
-    packed, pivots, _ = lax.linalg.lu(a)
-    d = _diagonal(packed)
+    if method == "qr":  # |det a| = prod |r_ii|; the sign also needs det q (+-1, phase)
+        q, r = lax.linalg.qr(a, full_matrices=False)
+        q_sign, _ = slogdet(q)
+        d = _diagonal(r)
+        pivots = None
+    else:
+        packed, pivots, _ = lax.linalg.lu(a)
+        d = _diagonal(packed)
     size = lax.abs(d)
     logabsdet = lax.reduce_sum(lax.log(size), (nd - 2,))
     if dtype.kind == "c":
@@ -289,7 +297,8 @@ def slogdet(a):
         unit = lax.select(zero, lax.mul(d, 0), lax.div(d, lax.convert_element_type(safe, dtype)))
     else:
         unit = lax.sign(d)
-    sign = lax.mul(_parity(pivots, dtype), lax.reduce_prod(unit, (nd - 2,)))
+    permutation_sign = q_sign if pivots is None else _parity(pivots, dtype)
+    sign = lax.mul(permutation_sign, lax.reduce_prod(unit, (nd - 2,)))
     return _SlogdetResult(sign, logabsdet)
 
 
@@ -307,7 +316,8 @@ def _uplo(name: str, UPLO) -> bool:  # noqa: N803 (NumPy's name)
     return UPLO == "L"
 
 
-def eigh(a, UPLO: str = "L"):  # noqa: N803 (NumPy's name)
+def eigh(a, UPLO: str | None = None,  # noqa: N803 (NumPy's name)
+         symmetrize_input: bool = True):
     """Eigenvalues (ascending, real) and eigenvectors (columns) of each Hermitian matrix in
     ``a`` (shape ``(..., n, n)``), as a named tuple ``(eigenvalues, eigenvectors)``.
     Integers become float64.
@@ -327,19 +337,20 @@ def eigh(a, UPLO: str = "L"):  # noqa: N803 (NumPy's name)
     array([[0.5, 0.5],
            [0.5, 0.5]])
     """
-    lower = _uplo("eigh", UPLO)
-    v, w = lax.linalg.eigh(promote_inexact(a), lower=lower)
+    lower = _uplo("eigh", "L" if UPLO is None else UPLO)
+    v, w = lax.linalg.eigh(promote_inexact(a), lower=lower, symmetrize_input=symmetrize_input)
     return _EighResult(w, v)
 
 
-def eigvalsh(a, UPLO: str = "L"):  # noqa: N803 (NumPy's name)
+def eigvalsh(a, UPLO: str | None = "L", *,  # noqa: N803 (NumPy's name)
+             symmetrize_input: bool = True):
     """The eigenvalues (ascending, real) of each Hermitian matrix in ``a``, as ``eigh``'s.
 
     >>> import numpy as np, functrans.numpy as fnp
     >>> fnp.linalg.eigvalsh(np.array([[1.0, 0.0], [0.0, -1.0]]))
     array([-1.,  1.])
     """
-    return eigh(a, UPLO).eigenvalues
+    return eigh(a, UPLO, symmetrize_input).eigenvalues
 
 
 class _QRResult(NamedTuple):
@@ -383,7 +394,8 @@ def _hermitian_part(a):
     return lax.mul(lax.add(a, _adjoint(a)), 0.5)
 
 
-def svd(a, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False):
+def svd(a, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False,
+        subset_by_index=None):
     """Singular value decomposition of each matrix in ``a`` (shape ``(..., M, N)``):
     ``a = U diag(S) Vh``, ``S`` real and descending.  Returns a named tuple ``(U, S, Vh)``,
     or ``S`` if not ``compute_uv``; ``U`` is ``M x M`` and ``Vh`` ``N x N`` if
@@ -412,8 +424,9 @@ def svd(a, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool 
         _square("svd", a)
         a = _hermitian_part(a)
     if not compute_uv:
-        return lax.linalg.svd(a, full_matrices=False, compute_uv=False)
-    u, s, vh = lax.linalg.svd(a, full_matrices=full_matrices)
+        return lax.linalg.svd(a, full_matrices=False, compute_uv=False,
+                              subset_by_index=subset_by_index)
+    u, s, vh = lax.linalg.svd(a, full_matrices=full_matrices, subset_by_index=subset_by_index)
     return _SVDResult(u, s, vh)
 
 
@@ -532,7 +545,7 @@ def _rank(s, tol):
     return lax.reduce_sum(above, (nd - 1,))
 
 
-def lstsq(a, b, rcond=None):
+def lstsq(a, b, rcond=None, *, numpy_resid: bool = False):
     """The least-squares solution ``x`` of ``a @ x ≈ b`` (``a`` of shape ``(M, N)``, ``b``
     of shape ``(M,)`` or ``(M, K)``), as NumPy: a tuple ``(x, residuals, rank, s)``.
     Singular values at or below ``rcond`` (default ``max(M, N) * eps``) times the largest
@@ -578,31 +591,39 @@ def lstsq(a, b, rcond=None):
         residuals = lax.reduce_sum(_squares(r), (0,))
     else:
         residuals = lax.slice(s, (0,), (0,))  # empty, and traced where s is
+    if numpy_resid and m > n:  # NumPy's empty residuals at a rank below N: shape by value
+        if isinstance(rank, Tracer):
+            raise ConcretizationTypeError(
+                "lstsq: numpy_resid=True makes the residuals' shape depend on the rank, a "
+                "traced value here; leave numpy_resid False under jit/vmap (the residuals "
+                "are then always returned)")
+        if int(rank) < n:
+            residuals = lax.slice(s, (0,), (0,))
     if vector:
         x = lax.squeeze(x, (1,))
     return x, residuals, rank, s
 
 
-def matrix_rank(A, tol=None, hermitian: bool = False, *, rtol=None):  # noqa: N803 (NumPy's)
-    """The rank of each matrix in ``A``: how many singular values exceed ``tol`` (default
+def matrix_rank(M, tol=None, hermitian: bool = False, *, rtol=None):  # noqa: N803 (NumPy's)
+    """The rank of each matrix in ``M``: how many singular values exceed ``tol`` (default
     ``rtol`` times the largest; ``rtol`` defaults to ``max(M, N) * eps``), as NumPy.  A 0-D
-    or 1-D ``A`` has rank 1 unless it is all zeros.  The result is an integer (int64) array
+    or 1-D ``M`` has rank 1 unless it is all zeros.  The result is an integer (int64) array
     and has no derivative; it is traced under transformations, as in JAX.
 
     >>> import numpy as np, functrans.numpy as fnp
     >>> int(fnp.linalg.matrix_rank(np.array([[1.0, 2.0], [2.0, 4.0]])))
     1
     """
-    A = promote_inexact(A)  # noqa: N806
-    aval = get_aval(A)
+    M = promote_inexact(M)  # noqa: N806
+    aval = get_aval(M)
     if aval.ndim < 2:
-        nonzero = lax.convert_element_type(lax.ne(A, 0), np.int64)
+        nonzero = lax.convert_element_type(lax.ne(M, 0), np.int64)
         return lax.reduce_max(lax.reshape(nonzero, (int(np.prod(aval.shape)),)), (0,)) \
             if aval.ndim else nonzero
     if hermitian:
-        _square("matrix_rank", A)
-        A = _hermitian_part(A)  # noqa: N806
-    s = lax.linalg.svd(A, full_matrices=False, compute_uv=False)
+        _square("matrix_rank", M)
+        M = _hermitian_part(M)  # noqa: N806
+    s = lax.linalg.svd(M, full_matrices=False, compute_uv=False)
     nd = aval.ndim
     if 0 in aval.shape[-2:]:  # no singular values: rank 0
         return lax.reduce_sum(lax.convert_element_type(s, np.int64), (nd - 2,))
@@ -859,7 +880,7 @@ def _chain_order(dims: list) -> list:
     return split
 
 
-def multi_dot(arrays, *, out=None):
+def multi_dot(arrays, *, out=None, precision=None):
     """The product of two or more matrices, ``arrays[0] @ arrays[1] @ ...``, in the order
     of multiplication that needs the fewest scalar multiplications (as NumPy chooses it).
     The first array may be 1-D (a row vector) and the last 1-D (a column vector); the
@@ -872,6 +893,7 @@ def multi_dot(arrays, *, out=None):
     """
     if out is not None:
         raise NotImplementedError("multi_dot: out= is not supported; use the returned array")
+    contractions.check_precision("multi_dot", precision)
     arrays = [arg(x) for x in arrays]
     if len(arrays) < 2:
         raise ValueError(f"multi_dot: expected at least two arrays, got {len(arrays)}")
@@ -997,7 +1019,7 @@ def tensorsolve(a, b, axes=None):
     return shapes.reshape(x, x_shape)
 
 
-def vecdot(x1, x2, /, *, axis: int = -1):
+def vecdot(x1, x2, /, *, axis: int = -1, precision=None, preferred_element_type=None):
     """The dot product of vectors along ``axis``, conjugating ``x1``: ``sum(conj(x1) *
     x2, axis)``, the other axes broadcast.
 
@@ -1009,7 +1031,8 @@ def vecdot(x1, x2, /, *, axis: int = -1):
     >>> fnp.linalg.vecdot(np.array([1j, 1.0]), np.array([1j, 2.0]))
     np.complex128(3+0j)
     """
-    x1, x2 = arg(x1), arg(x2)
+    x1, x2 = contractions.preferred_operands("vecdot", arg(x1), arg(x2), precision,
+                                              preferred_element_type)
     shape1, shape2 = get_aval(x1).shape, get_aval(x2).shape
     nd = max(len(shape1), len(shape2))
     if not shape1 or not shape2 or not -nd <= axis < nd:
@@ -1022,8 +1045,9 @@ def vecdot(x1, x2, /, *, axis: int = -1):
                          f"{shape2[axis] if -axis <= len(shape2) else None} (operands of "
                          f"shapes {shape1} and {shape2})")
     dtype = np.result_type(get_aval(x1).dtype, get_aval(x2).dtype)
-    return reductions.sum(elementwise.multiply(elementwise.conj(x1), x2), axis=axis,
-                          dtype=dtype)
+    return contractions.preferred_result(reductions.sum(
+        elementwise.multiply(elementwise.conj(x1), x2), axis=axis, dtype=dtype),
+        preferred_element_type)
 
 
 def trace(x, /, *, offset: int = 0, dtype=None):
@@ -1048,14 +1072,15 @@ def diagonal(x, /, *, offset: int = 0):
     return indexing.diagonal(arg(x), offset, -2, -1)
 
 
-def matmul(x1, x2, /):
+def matmul(x1, x2, /, *, precision=None, preferred_element_type=None):
     """The matrix product, as ``functrans.numpy.matmul`` (``numpy.linalg``'s name).
 
     >>> import numpy as np, functrans.numpy as fnp
     >>> fnp.linalg.matmul(np.eye(2), np.array([1.0, 2.0]))
     array([1., 2.])
     """
-    return contractions.matmul(x1, x2)
+    return contractions.matmul(x1, x2, precision=precision,
+                               preferred_element_type=preferred_element_type)
 
 
 def matrix_transpose(x, /):
@@ -1111,7 +1136,7 @@ def vector_norm(x, /, *, axis=None, keepdims: bool = False, ord=2):  # noqa: A00
     return result
 
 
-def tensordot(x1, x2, /, *, axes=2):
+def tensordot(x1, x2, /, *, axes=2, precision=None, preferred_element_type=None):
     """``numpy.linalg.tensordot`` (the array API's): ``functrans.numpy.tensordot`` with
     ``axes`` as a keyword.
 
@@ -1120,4 +1145,5 @@ def tensordot(x1, x2, /, *, axes=2):
     array([[3., 3., 3., 3.],
            [3., 3., 3., 3.]])
     """
-    return contractions.tensordot(x1, x2, axes)
+    return contractions.tensordot(x1, x2, axes, precision=precision,
+                                  preferred_element_type=preferred_element_type)

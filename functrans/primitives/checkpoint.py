@@ -16,6 +16,7 @@ tags a value (an identity ``name`` equation) so that the name-based policies
 from __future__ import annotations
 
 import functools
+import inspect
 from typing import Callable, Sequence
 
 from functrans.core import (Primitive, Tracer, abstract_eval_rules,
@@ -129,7 +130,8 @@ class checkpoint_policies:
 
 
 def checkpoint(fun: Callable, *, prevent_cse: bool = True, policy: Callable | None = None,
-               static_argnums: int | Sequence[int] = ()) -> Callable:
+               static_argnums: int | Sequence[int] = (),
+               static_argnames: str | Sequence[str] = ()) -> Callable:
     """Make ``fun`` recompute its intermediates during the backward pass instead of storing
     them: less memory for a second evaluation of ``fun``.  Gradients are unchanged.
 
@@ -142,10 +144,27 @@ def checkpoint(fun: Callable, *, prevent_cse: bool = True, policy: Callable | No
     subexpressions across a checkpoint, so there is nothing to prevent.
     """
     static = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+    if static_argnames:
+        names = (static_argnames,) if isinstance(static_argnames, str) else static_argnames
+        positional = [p.name for p in inspect.signature(fun).parameters.values()
+                      if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        unknown = [n for n in names if n not in positional]
+        if unknown:
+            raise ValueError(f"checkpoint: static_argnames {unknown} are not positional "
+                             f"parameters of the function, whose are {positional}")
+        static = tuple(sorted(set(static) | {positional.index(n) for n in names}))
     policy = checkpoint_policies.nothing_saveable if policy is None else policy
 
     @functools.wraps(fun)
-    def checkpointed(*args):
+    def checkpointed(*args, **kwargs):
+        if kwargs:  # as positional arguments, so that static ones are found by position
+            bound = inspect.signature(fun).bind(*args, **kwargs)
+            bound.apply_defaults()
+            args = bound.args
+            if bound.kwargs:
+                raise TypeError(f"checkpoint: keyword-only arguments {sorted(bound.kwargs)} "
+                                "are not supported; pass them positionally or close over "
+                                "them")
         dyn = [a for i, a in enumerate(args) if i not in static]
         leaves, in_tree = tree_flatten(dyn)
         if not any(isinstance(x, Tracer) for x in leaves):

@@ -113,7 +113,21 @@ def _join_branches(branches: Sequence[ClosedJaxpr]) -> tuple[list[ClosedJaxpr], 
     return joined, [c for _, consts in converted for c in consts]
 
 
-def switch(index, branches: Sequence[Callable], *operands):
+#: ``operand=`` of ``cond`` and ``switch`` not given (None is an operand like any other).
+_NO_OPERAND = object()
+
+
+def _operands(name: str, operands: tuple, operand) -> tuple:
+    """JAX's older calling form: one ``operand=`` keyword instead of positional operands."""
+    if operand is _NO_OPERAND:
+        return operands
+    if operands:
+        raise TypeError(f"{name}: give the operands positionally or one operand= keyword, "
+                        f"not both (got {len(operands)} positional operands and operand=)")
+    return (operand,)
+
+
+def switch(index, branches: Sequence[Callable], *operands, operand=_NO_OPERAND):
     """Apply ``branches[index](*operands)``; ``index`` is clamped to the valid range.
 
     Every branch is traced; all must return the same structure, shapes and dtypes.
@@ -122,6 +136,7 @@ def switch(index, branches: Sequence[Callable], *operands):
     >>> lax.switch(1, [lambda x: x + 1.0, lambda x: x * 10.0], 2.0)
     20.0
     """
+    operands = _operands("switch", operands, operand)
     branches = list(branches)
     if not branches:
         raise ValueError("switch: need at least one branch")
@@ -150,7 +165,7 @@ def switch(index, branches: Sequence[Callable], *operands):
     return tree_unflatten(out_tree, outs)
 
 
-def cond(pred, true_fun: Callable, false_fun: Callable, *operands):
+def cond(pred, true_fun: Callable, false_fun: Callable, *operands, operand=_NO_OPERAND):
     """``true_fun(*operands)`` if ``pred`` else ``false_fun(*operands)``, staged so that it
     works on traced predicates (under make_jaxpr, or batched under vmap).
 
@@ -165,6 +180,7 @@ def cond(pred, true_fun: Callable, false_fun: Callable, *operands):
                         "elementwise choice use functrans.numpy.where")
     if aval.dtype.kind == "c":
         raise TypeError("cond: the predicate must be boolean or a real number, got complex")
+    operands = _operands("cond", operands, operand)
     index = convert_element_type(pred if aval.dtype == np.bool_ else ne(pred, 0), np.int64)
     return switch(index, [false_fun, true_fun], *operands)
 
@@ -904,7 +920,7 @@ batching.batching_rules[scan_p] = _scan_batch
 # ------------------------------------------------------------------------------------------
 
 
-def fori_loop(lower, upper, body_fun: Callable, init_val):
+def fori_loop(lower, upper, body_fun: Callable, init_val, *, unroll=None):
     """``for i in range(lower, upper): val = body_fun(i, val)``.  With concrete bounds it
     lowers to ``scan`` (reverse-differentiable); with traced bounds to ``while_loop``.
 
@@ -920,8 +936,12 @@ def fori_loop(lower, upper, body_fun: Callable, init_val):
             return (add(i, 1), body_fun(i, val)), None
 
         (_, out), _ = _scan(step, (np.int64(lo), init_val), None, builtins.max(hi - lo, 0),
-                            False, 1, key=body_fun, name="fori_loop")
+                            False, 1 if unroll is None else unroll, key=body_fun,
+                            name="fori_loop")
         return out
+    if unroll is not None and unroll is not False and unroll != 1:
+        raise ValueError("fori_loop: unroll= needs loop bounds known at trace time (Python "
+                         f"or concrete integers), got lower={lower!r}, upper={upper!r}")
 
     def body(carry):
         i, hi, val = carry

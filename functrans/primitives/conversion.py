@@ -19,20 +19,20 @@ __all__ = ["convert_element_type", "stop_gradient", "zeros_like"]
 convert_element_type_p = Primitive("convert_element_type", origin="library")
 
 
-def convert_element_type(x, new_dtype, weak_type: bool = False):
-    """Convert ``x`` to ``new_dtype`` (complex to real keeps the real part).
+def convert_element_type(operand, new_dtype, weak_type: bool = False):
+    """Convert ``operand`` to ``new_dtype`` (complex to real keeps the real part).
 
     >>> import numpy as np, functrans.lax as lax
     >>> lax.convert_element_type(np.array([1.7, -1.7]), np.int32)
     array([ 1, -1], dtype=int32)
     """
-    if type(x) is np.ndarray and x.dtype == new_dtype and not weak_type:
-        return x  # the common no-op, decided without building an abstract value
+    if type(operand) is np.ndarray and operand.dtype == new_dtype and not weak_type:
+        return operand  # the common no-op, decided without building an abstract value
     new_dtype = np.dtype(new_dtype)
-    aval = get_aval(x)
+    aval = get_aval(operand)
     if aval.dtype == new_dtype and aval.weak_type == weak_type:
-        return x
-    return convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=weak_type)
+        return operand
+    return convert_element_type_p.bind(operand, new_dtype=new_dtype, weak_type=weak_type)
 
 
 def _convert_impl(x, *, new_dtype, weak_type):

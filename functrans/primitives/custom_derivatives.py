@@ -74,6 +74,22 @@ def _resolve_args(fun, args, kwargs):
     return bound.args
 
 
+def _nondiff_positions(kind: str, fun, nums: Sequence[int], names: Sequence[str]) -> tuple:
+    """``nondiff_argnums`` with the positions of the parameters ``nondiff_argnames`` names
+    (calls are resolved to positional arguments before they are split)."""
+    if isinstance(names, str):
+        names = (names,)
+    if not names:
+        return tuple(nums)
+    positional = [p.name for p in inspect.signature(fun).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    unknown = [n for n in names if n not in positional]
+    if unknown:
+        raise ValueError(f"{kind}: nondiff_argnames {unknown} are not positional parameters "
+                         f"of {_fun_name(fun)}, whose are {positional}")
+    return tuple(sorted(set(nums) | {positional.index(n) for n in names}))
+
+
 def _split_static(args, nondiff_argnums):
     static = {i: args[i] for i in nondiff_argnums}
     dyn = tuple(a for i, a in enumerate(args) if i not in static)
@@ -192,10 +208,12 @@ class custom_jvp:
     #: run as written on every call, so reverse mode does not record them on a tape
     origin = "user"
 
-    def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()):
+    def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = (),
+                 nondiff_argnames: Sequence[str] = ()):
         functools.update_wrapper(self, fun)
         self.fun = fun
-        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.nondiff_argnums = _nondiff_positions("custom_jvp", fun, nondiff_argnums,
+                                                  nondiff_argnames)
         self.jvp: Callable | None = None
 
     def defjvp(self, jvp: Callable, symbolic_zeros: bool = False) -> Callable:
@@ -466,10 +484,12 @@ class custom_vjp:
 
     origin = "user"  # as custom_jvp's
 
-    def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()):
+    def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = (),
+                 nondiff_argnames: Sequence[str] = ()):
         functools.update_wrapper(self, fun)
         self.fun = fun
-        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.nondiff_argnums = _nondiff_positions("custom_vjp", fun, nondiff_argnums,
+                                                  nondiff_argnames)
         self.fwd: Callable | None = None
         self.bwd: Callable | None = None
 

@@ -613,7 +613,32 @@ ad.jvp_rules[eigh_p] = _eigh_jvp
 batching.defleading_dims(eigh_p, moveaxis)
 
 
-def eigh(x, lower: bool = True, symmetrize_input: bool = True):
+def _subset(name: str, x, subset_by_index, axes: tuple, size: int):
+    """``x`` sliced to ``subset_by_index = (start, end)`` along each of ``axes`` (the
+    entries of a decomposition a subset asks for)."""
+    try:
+        start, end = (int(i) for i in subset_by_index)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name}: subset_by_index must be a pair (start, end) of ints, got "
+                        f"{subset_by_index!r}") from None
+    if not 0 <= start <= end <= size:
+        raise ValueError(f"{name}: subset_by_index {(start, end)} must satisfy 0 <= start <= "
+                         f"end <= {size}")
+    shape = get_aval(x).shape
+    lo, hi = [0] * len(shape), list(shape)
+    for axis in axes:
+        lo[axis], hi[axis] = start, end
+    return slice_array(x, lo, hi)
+
+
+#: JAX's choices of algorithm and library (``implementation``, ``algorithm``,
+#: ``use_magma``) pick among XLA kernels; the NumPy/CuPy (LAPACK, cuSOLVER) one here gives
+#: the same decomposition, so they are accepted and change nothing.
+_KERNEL_CHOICES = ("implementation", "algorithm", "use_magma")
+
+
+def eigh(x, lower: bool = True, symmetrize_input: bool = True, *,
+         sort_eigenvalues: bool = True, subset_by_index=None, implementation=None):
     """Eigenvectors ``v`` and eigenvalues ``w`` (ascending, real) of each Hermitian matrix
     in ``x`` (shape ``(..., n, n)``): ``x = v diag(w) vᴴ``.  With ``symmetrize_input``
     (the default, as JAX) ``x`` is replaced by ``(x + xᴴ) / 2``; without it only its
@@ -626,11 +651,17 @@ def eigh(x, lower: bool = True, symmetrize_input: bool = True):
     >>> w
     array([1., 3.])
     """
+    del implementation, sort_eigenvalues  # see _KERNEL_CHOICES; always sorted (allowed)
     aval = get_aval(x)
     _eigh_abstract_eval(aval, lower=lower)
     if symmetrize_input:
         x = mul(add(x, _adjoint(x)), 0.5)
-    return tuple(eigh_p.bind(x, lower=bool(lower)))
+    v, w = eigh_p.bind(x, lower=bool(lower))
+    if subset_by_index is None:
+        return v, w
+    n, nd = aval.shape[-1], aval.ndim
+    return (_subset("eigh", v, subset_by_index, (nd - 1,), n),
+            _subset("eigh", w, subset_by_index, (nd - 2,), n))
 
 
 # -- qr ------------------------------------------------------------------------------------
@@ -701,7 +732,7 @@ ad.jvp_rules[qr_p] = _qr_jvp
 batching.defleading_dims(qr_p, moveaxis)
 
 
-def qr(x, full_matrices: bool = True):
+def qr(x, full_matrices: bool = True, *, use_magma=None):
     """QR decomposition of each matrix in ``x`` (shape ``(..., m, n)``): ``x = q r`` with
     ``q`` having orthonormal columns and ``r`` upper triangular; ``q`` is ``m x m`` if
     ``full_matrices`` (JAX's default), else ``m x min(m, n)``.  Differentiable for every
@@ -714,6 +745,7 @@ def qr(x, full_matrices: bool = True):
     >>> np.allclose(q @ r, [[3.0, 1.0], [4.0, 2.0]]), np.allclose(q.T @ q, np.eye(2))
     (True, True)
     """
+    del use_magma  # see _KERNEL_CHOICES
     _qr_abstract_eval(get_aval(x), full_matrices=full_matrices)
     return tuple(qr_p.bind(x, full_matrices=bool(full_matrices)))
 
@@ -806,7 +838,8 @@ ad.jvp_rules[svd_p] = _svd_jvp
 batching.defleading_dims(svd_p, moveaxis)
 
 
-def svd(x, *, full_matrices: bool = True, compute_uv: bool = True):
+def svd(x, *, full_matrices: bool = True, compute_uv: bool = True, subset_by_index=None,
+        algorithm=None):
     """Singular value decomposition of each matrix in ``x`` (shape ``(..., m, n)``):
     ``x = u diag(s) vh`` with ``s`` real, non-negative and descending.  Returns
     ``(u, s, vh)``, or ``s`` alone if not ``compute_uv``.  ``u`` is ``m x m`` and ``vh``
@@ -823,11 +856,22 @@ def svd(x, *, full_matrices: bool = True, compute_uv: bool = True):
     >>> svd(np.array([[3.0, 0.0], [0.0, -4.0]]), compute_uv=False)
     array([4., 3.])
     """
-    _svd_abstract_eval(get_aval(x), full_matrices=full_matrices, compute_uv=compute_uv)
+    del algorithm  # see _KERNEL_CHOICES
+    aval = get_aval(x)
+    _svd_abstract_eval(aval, full_matrices=full_matrices, compute_uv=compute_uv)
+    if subset_by_index is not None and full_matrices and compute_uv:
+        raise ValueError("svd: subset_by_index needs full_matrices=False (as JAX)")
     params = dict(full_matrices=bool(full_matrices), compute_uv=bool(compute_uv))
+    k, nd = min(aval.shape[-2:]), aval.ndim
     if not compute_uv:
-        return svd_p.bind(x, **params)[0]
+        s = svd_p.bind(x, **params)[0]
+        return s if subset_by_index is None else _subset("svd", s, subset_by_index,
+                                                          (nd - 2,), k)
     s, u, vh = svd_p.bind(x, **params)
+    if subset_by_index is not None:
+        s = _subset("svd", s, subset_by_index, (nd - 2,), k)
+        u = _subset("svd", u, subset_by_index, (nd - 1,), k)
+        vh = _subset("svd", vh, subset_by_index, (nd - 2,), k)
     return u, s, vh
 
 
@@ -957,7 +1001,7 @@ batching.defleading_dims(eig_p, moveaxis)
 
 
 def eig(x, *, compute_left_eigenvectors: bool = True, compute_right_eigenvectors: bool = True,
-        enable_eigvec_derivs: bool = False):
+        enable_eigvec_derivs: bool = False, implementation=None, use_magma=None):
     """Eigenvalues ``w`` and eigenvectors of each square matrix in ``x`` (shape
     ``(..., n, n)``), all complex: ``[w, vl, vr]`` (as JAX), less the eigenvectors not asked
     for, with ``x vr = vr diag(w)`` and ``vlᴴ x = diag(w) vlᴴ``.  The order of the
@@ -975,6 +1019,7 @@ def eig(x, *, compute_left_eigenvectors: bool = True, compute_right_eigenvectors
     >>> w
     array([0.+1.j, 0.-1.j])
     """
+    del implementation, use_magma  # see _KERNEL_CHOICES
     params = dict(compute_left_eigenvectors=bool(compute_left_eigenvectors),
                   compute_right_eigenvectors=bool(compute_right_eigenvectors),
                   enable_eigvec_derivs=bool(enable_eigvec_derivs))

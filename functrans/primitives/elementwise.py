@@ -1016,16 +1016,39 @@ codegen.deflowering(select_p, broadcasting=True)
 # -- lax-level functions -------------------------------------------------------------------
 
 
+#: Functions that take JAX's ``accuracy=`` (a tolerance XLA may trade speed against): the
+#: NumPy/CuPy kernels here are accurate to about one unit in the last place, within any
+#: tolerance that can be asked for, so the argument is accepted and changes nothing.
+ACCURACY_FUNCTIONS = frozenset({"cbrt", "cos", "exp", "exp2", "expm1", "log", "log1p",
+                                "logistic", "rsqrt", "sin", "sqrt", "tan", "tanh"})
+
+
 def _unary_fn(prim: Primitive, doc: str, name: str | None = None) -> Callable:
     def f(x):
         return prim.bind(x)
-    return public(f, name or prim.name, doc, module="functrans.lax")
+
+    def f_accuracy(x, *, accuracy=None):
+        del accuracy  # within any tolerance already (see ACCURACY_FUNCTIONS)
+        return prim.bind(x)
+
+    fun = f_accuracy if (name or prim.name) in ACCURACY_FUNCTIONS else f
+    return public(fun, name or prim.name, doc, module="functrans.lax")
 
 
 def _binary_fn(prim: Primitive, doc: str, name: str | None = None) -> Callable:
     def f(x, y):
         return prim.bind(x, y)
-    return public(f, name or prim.name, doc, module="functrans.lax")
+
+    def f_named(x1, x2):  # nextafter: JAX's names for its operands
+        return prim.bind(x1, x2)
+
+    def f_out_dtype(x, y, *, out_dtype=None):  # mul
+        if out_dtype is not None:  # the product formed in out_dtype (wider: exact)
+            x, y = convert_element_type(x, out_dtype), convert_element_type(y, out_dtype)
+        return prim.bind(x, y)
+
+    fun = {"nextafter": f_named, "mul": f_out_dtype}.get(name or prim.name, f)
+    return public(fun, name or prim.name, doc, module="functrans.lax")
 
 
 neg = _unary_fn(neg_p, "Elementwise negation.")

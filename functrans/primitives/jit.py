@@ -509,17 +509,19 @@ def _argnames_to_nums(fun: Callable, static_argnums: tuple, static_argnames: tup
 
 
 @overload
-def jit(fun: Callable[P, R], *, static_argnums: int | Sequence[int] = (),
-        static_argnames: str | Sequence[str] = (), donate_argnums: Any = (),
-        inline: bool = False, keep_unused: bool = False) -> Jitted[P, R]: ...
+def jit(fun: Callable[P, R], *, static_argnums: int | Sequence[int] | None = None,
+        static_argnames: str | Sequence[str] | None = None, donate_argnums: Any = None,
+        donate_argnames: Any = None, keep_unused: bool = False,
+        inline: bool = False) -> Jitted[P, R]: ...
 @overload
-def jit(fun: None = None, *, static_argnums: int | Sequence[int] = (),
-        static_argnames: str | Sequence[str] = (), donate_argnums: Any = (),
-        inline: bool = False, keep_unused: bool = False
+def jit(fun: None = None, *, static_argnums: int | Sequence[int] | None = None,
+        static_argnames: str | Sequence[str] | None = None, donate_argnums: Any = None,
+        donate_argnames: Any = None, keep_unused: bool = False, inline: bool = False
         ) -> Callable[[Callable[P, R]], Jitted[P, R]]: ...
-def jit(fun: Callable[P, R] | None = None, *, static_argnums: int | Sequence[int] = (),
-        static_argnames: str | Sequence[str] = (), donate_argnums: Any = (),
-        inline: bool = False, keep_unused: bool = False) -> Any:
+def jit(fun: Callable[P, R] | None = None, *,
+        static_argnums: int | Sequence[int] | None = None,
+        static_argnames: str | Sequence[str] | None = None, donate_argnums: Any = None,
+        donate_argnames: Any = None, keep_unused: bool = False, inline: bool = False) -> Any:
     """Compile ``fun``: trace it once per argument signature to a jaxpr and run the jaxpr as
     generated straight-line NumPy/CuPy code.
 
@@ -533,20 +535,22 @@ def jit(fun: Callable[P, R] | None = None, *, static_argnums: int | Sequence[int
     Static arguments (``static_argnums``, ``static_argnames``) are Python values the trace
     depends on (they must be hashable); every other argument is a pytree of arrays. Also
     usable as a decorator, with or without arguments (``@jit``, ``@jit(static_argnums=1)``).
-    ``donate_argnums``, ``inline`` and ``keep_unused`` are accepted for compatibility with
-    JAX: functrans never reuses an argument's memory, always inlines nested jit calls into
-    the generated code, and drops unused arguments.
+    ``donate_argnums``, ``donate_argnames``, ``inline`` and ``keep_unused`` are accepted
+    for compatibility with JAX: functrans never reuses an argument's memory, always inlines
+    nested jit calls into the generated code, and drops unused arguments.
 
     ``f.lower(*args).as_text()`` is the generated source; ``f.cache_info()`` counts the
     compiled signatures; ``f.clear_cache()`` empties the cache.  See docs/jit.md for what is
     traced when (closed-over values are read once, at trace time).
     """
+    static_argnums = () if static_argnums is None else static_argnums
+    static_argnames = () if static_argnames is None else static_argnames
     nums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
     names = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
     if fun is None:
         return functools.partial(jit, static_argnums=nums, static_argnames=names,
-                                 donate_argnums=donate_argnums, inline=inline,
-                                 keep_unused=keep_unused)
+                                 donate_argnums=donate_argnums, donate_argnames=donate_argnames,
+                                 inline=inline, keep_unused=keep_unused)
     if not callable(fun):
         raise TypeError(f"jit: expected a function, got {fun!r} of type {type(fun).__name__}")
     nums, names = _argnames_to_nums(fun, nums, names)

@@ -59,26 +59,26 @@ reduce_max_p = _chooser("reduce_max", "max")
 reduce_min_p = _chooser("reduce_min", "min")
 
 
-def reduce_max(x, axes: Sequence[int]):
-    """Maximum of ``x`` over the given axes.
+def reduce_max(operand, axes: Sequence[int]):
+    """Maximum of ``operand`` over the given axes.
 
     >>> import numpy as np, functrans.lax as lax
     >>> lax.reduce_max(np.array([[1.0, 7.0], [4.0, 2.0]]), (0,))
     array([4., 7.])
     """
-    axes = normalize_axes(axes, len(shape_of(x)))
-    return reduce_max_p.bind(x, axes=axes) if axes else x
+    axes = normalize_axes(axes, len(shape_of(operand)))
+    return reduce_max_p.bind(operand, axes=axes) if axes else operand
 
 
-def reduce_min(x, axes: Sequence[int]):
-    """Minimum of ``x`` over the given axes.
+def reduce_min(operand, axes: Sequence[int]):
+    """Minimum of ``operand`` over the given axes.
 
     >>> import numpy as np, functrans.lax as lax
     >>> lax.reduce_min(np.array([[1.0, 7.0], [4.0, 2.0]]), (0,))
     array([1., 2.])
     """
-    axes = normalize_axes(axes, len(shape_of(x)))
-    return reduce_min_p.bind(x, axes=axes) if axes else x
+    axes = normalize_axes(axes, len(shape_of(operand)))
+    return reduce_min_p.bind(operand, axes=axes) if axes else operand
 
 
 # -- argmax / argmin -----------------------------------------------------------------------
@@ -107,25 +107,25 @@ argmax_p = _arg_chooser("argmax", "argmax")
 argmin_p = _arg_chooser("argmin", "argmin")
 
 
-def argmax(x, axis: int, index_dtype=np.int64):
+def argmax(operand, axis: int, index_dtype=np.int64):
     """Index of the (first) maximum along ``axis``.
 
     >>> import numpy as np, functrans.lax as lax
     >>> lax.argmax(np.array([[1.0, 7.0, 7.0], [4.0, 2.0, 0.0]]), axis=1)
     array([1, 0])
     """
-    axis = normalize_axis(axis, len(shape_of(x)))
-    return argmax_p.bind(x, axes=(axis,), index_dtype=np.dtype(index_dtype))
+    axis = normalize_axis(axis, len(shape_of(operand)))
+    return argmax_p.bind(operand, axes=(axis,), index_dtype=np.dtype(index_dtype))
 
 
-def argmin(x, axis: int, index_dtype=np.int64):
+def argmin(operand, axis: int, index_dtype=np.int64):
     """Index of the (first) minimum along ``axis``.
 
     >>> import numpy as np, functrans.lax as lax
     >>> lax.argmin(np.array([[1.0, 7.0, 7.0], [4.0, 2.0, 0.0]]), axis=1)
     array([0, 2])
     """
-    axis = normalize_axis(axis, len(shape_of(x)))
-    return argmin_p.bind(x, axes=(axis,), index_dtype=np.dtype(index_dtype))
+    axis = normalize_axis(axis, len(shape_of(operand)))
+    return argmin_p.bind(operand, axes=(axis,), index_dtype=np.dtype(index_dtype))
 
 

@@ -48,8 +48,8 @@ def normalize_axis(axis: int, ndim: int, what: str = "axis") -> int:
 broadcast_in_dim_p = Primitive("broadcast_in_dim", origin="library")
 
 
-def broadcast_in_dim(x, shape: Sequence[int], broadcast_dimensions: Sequence[int]):
-    """Broadcast ``x`` to ``shape``; operand axis ``i`` becomes output axis
+def broadcast_in_dim(operand, shape: Sequence[int], broadcast_dimensions: Sequence[int]):
+    """Broadcast ``operand`` to ``shape``; operand axis ``i`` becomes output axis
     ``broadcast_dimensions[i]`` (size 1 or equal), the other output axes are new.
 
     >>> import numpy as np, functrans.lax as lax
@@ -58,12 +58,12 @@ def broadcast_in_dim(x, shape: Sequence[int], broadcast_dimensions: Sequence[int
            [2., 2., 2.]])
     """
     shape, dims = tuple(int(d) for d in shape), tuple(int(d) for d in broadcast_dimensions)
-    if shape_of(x) == shape and dims == tuple(range(len(shape))):
-        return x
-    return broadcast_in_dim_p.bind(x, shape=shape, broadcast_dimensions=dims)
+    if shape_of(operand) == shape and dims == tuple(range(len(shape))):
+        return operand
+    return broadcast_in_dim_p.bind(operand, shape=shape, broadcast_dimensions=dims)
 
 
-def broadcast(x, sizes: Sequence[int]):
+def broadcast(operand, sizes: Sequence[int]):
     """Prepend new axes of the given sizes (``lax.broadcast``).
 
     >>> import numpy as np, functrans.lax as lax
@@ -72,8 +72,9 @@ def broadcast(x, sizes: Sequence[int]):
            [1., 2.]])
     """
     sizes = tuple(sizes)
-    nd = ndim_of(x)
-    return broadcast_in_dim(x, sizes + shape_of(x), tuple(range(len(sizes), len(sizes) + nd)))
+    nd = ndim_of(operand)
+    return broadcast_in_dim(operand, sizes + shape_of(operand),
+                            tuple(range(len(sizes), len(sizes) + nd)))
 
 
 def broadcast_to(x, shape: Sequence[int]):
@@ -146,8 +147,8 @@ batching.batching_rules[broadcast_in_dim_p] = _broadcast_in_dim_batch
 reshape_p = Primitive("reshape", origin="library")
 
 
-def reshape(x, new_sizes: Sequence[int], dimensions: Sequence[int] | None = None):
-    """Reshape ``x`` (row-major) to ``new_sizes``; with ``dimensions`` (a permutation of its
+def reshape(operand, new_sizes: Sequence[int], dimensions: Sequence[int] | None = None):
+    """Reshape ``operand`` (row-major) to ``new_sizes``; with ``dimensions`` (a permutation of its
     axes) its axes are first transposed into that order, as in JAX.
 
     >>> import numpy as np, functrans.lax as lax
@@ -158,18 +159,18 @@ def reshape(x, new_sizes: Sequence[int], dimensions: Sequence[int] | None = None
     array([0., 3., 1., 4., 2., 5.])
     """
     if dimensions is not None:
-        ndim = len(shape_of(x))
+        ndim = len(shape_of(operand))
         dims = tuple(int(d) for d in dimensions)
         if sorted(dims) != list(range(ndim)):
             raise TypeError(f"reshape: dimensions must be a permutation of the operand's axes "
-                            f"(0 .. {ndim - 1}) for an operand of shape {shape_of(x)}, got "
+                            f"(0 .. {ndim - 1}) for an operand of shape {shape_of(operand)}, got "
                             f"dimensions={tuple(dimensions)}")
         if dims != tuple(range(ndim)):
-            x = transpose_axes(x, dims)
+            operand = transpose_axes(operand, dims)
     new_sizes = tuple(int(d) for d in new_sizes)
-    if shape_of(x) == new_sizes:
-        return x
-    return reshape_p.bind(x, new_sizes=new_sizes)
+    if shape_of(operand) == new_sizes:
+        return operand
+    return reshape_p.bind(operand, new_sizes=new_sizes)
 
 
 def _reshape_abstract_eval(aval, *, new_sizes):
@@ -236,28 +237,28 @@ squeeze_p = Primitive("squeeze", origin="library")
 expand_dims_p = Primitive("expand_dims", origin="library")
 
 
-def squeeze(x, dimensions: Sequence[int]):
+def squeeze(array, dimensions: Sequence[int]):
     """Remove the given axes, each of size 1.
 
     >>> import numpy as np, functrans.lax as lax
     >>> lax.squeeze(np.zeros((1, 3, 1)), (0, 2)).shape
     (3,)
     """
-    nd = ndim_of(x)
+    nd = ndim_of(array)
     dims = tuple(sorted({normalize_axis(d, nd) for d in dimensions}))
-    return squeeze_p.bind(x, dimensions=dims) if dims else x
+    return squeeze_p.bind(array, dimensions=dims) if dims else array
 
 
-def expand_dims(x, dimensions: Sequence[int]):
+def expand_dims(array, dimensions: Sequence[int]):
     """Insert axes of size 1 at the given positions of the output.
 
     >>> import numpy as np, functrans.lax as lax
     >>> lax.expand_dims(np.zeros((2, 3)), (0, 2)).shape
     (1, 2, 1, 3)
     """
-    out_nd = ndim_of(x) + len(dimensions)
+    out_nd = ndim_of(array) + len(dimensions)
     dims = tuple(sorted({normalize_axis(d, out_nd) for d in dimensions}))
-    return expand_dims_p.bind(x, dimensions=dims) if dims else x
+    return expand_dims_p.bind(array, dimensions=dims) if dims else array
 
 
 def _squeeze_abstract_eval(aval, *, dimensions):
@@ -297,7 +298,7 @@ for _p in (squeeze_p, expand_dims_p):
 rev_p = Primitive("rev", origin="library")
 
 
-def rev(x, dimensions: Sequence[int]):
+def rev(operand, dimensions: Sequence[int]):
     """Reverse the order of elements along the given axes.
 
     >>> import numpy as np, functrans.lax as lax
@@ -305,8 +306,8 @@ def rev(x, dimensions: Sequence[int]):
     array([[2, 1],
            [4, 3]])
     """
-    dims = tuple(sorted({normalize_axis(d, ndim_of(x)) for d in dimensions}))
-    return rev_p.bind(x, dimensions=dims) if dims else x
+    dims = tuple(sorted({normalize_axis(d, ndim_of(operand)) for d in dimensions}))
+    return rev_p.bind(operand, dimensions=dims) if dims else operand
 
 
 impl_rules[rev_p] = lambda x, *, dimensions: array_module(x).flip(x, axis=dimensions)
@@ -352,15 +353,15 @@ def reduction_batcher(prim: Primitive):
 reduce_sum_p = Primitive("reduce_sum", origin="library")
 
 
-def reduce_sum(x, axes: Sequence[int]):
-    """Sum of ``x`` over the given axes (the dtype is kept).
+def reduce_sum(operand, axes: Sequence[int]):
+    """Sum of ``operand`` over the given axes (the dtype is kept).
 
     >>> import numpy as np, functrans.lax as lax
     >>> lax.reduce_sum(np.array([[1.0, 7.0], [4.0, 2.0]]), (1,))
     array([8., 6.])
     """
-    axes = normalize_axes(axes, len(shape_of(x)))
-    return reduce_sum_p.bind(x, axes=axes) if axes else x
+    axes = normalize_axes(axes, len(shape_of(operand)))
+    return reduce_sum_p.bind(operand, axes=axes) if axes else operand
 
 
 def _reduce_sum_impl(x, *, axes):

@@ -29,7 +29,7 @@ __all__ = ["concatenate", "pad", "slice"]
 slice_p = Primitive("slice", origin="library")
 
 
-def slice(x, start_indices, limit_indices, strides=None):  # noqa: A001 (lax's name)
+def slice(operand, start_indices, limit_indices, strides=None):  # noqa: A001 (lax's name)
     """The static slice ``x[start:limit:stride, ...]`` (non-negative, in-bounds indices).
 
     >>> import numpy as np, functrans.lax as lax
@@ -40,9 +40,9 @@ def slice(x, start_indices, limit_indices, strides=None):  # noqa: A001 (lax's n
     limit = tuple(int(i) for i in limit_indices)
     strides = None if strides is None or all(s == 1 for s in strides) else tuple(
         int(s) for s in strides)
-    if start == (0,) * len(start) and limit == shape_of(x) and strides is None:
-        return x
-    return slice_p.bind(x, start_indices=start, limit_indices=limit, strides=strides)
+    if start == (0,) * len(start) and limit == shape_of(operand) and strides is None:
+        return operand
+    return slice_p.bind(operand, start_indices=start, limit_indices=limit, strides=strides)
 
 
 def _slice_abstract_eval(aval, *, start_indices, limit_indices, strides):
@@ -94,8 +94,8 @@ batching.batching_rules[slice_p] = _slice_batch
 pad_p = Primitive("pad", origin="library")
 
 
-def pad(x, padding_value, padding_config):
-    """Pad ``x`` with the scalar ``padding_value``: per axis ``(low, high, interior)``
+def pad(operand, padding_value, padding_config):
+    """Pad ``operand`` with the scalar ``padding_value``: per axis ``(low, high, interior)``
     elements before, after and between the elements (all non-negative).
 
     >>> import numpy as np, functrans.lax as lax
@@ -103,7 +103,7 @@ def pad(x, padding_value, padding_config):
     array([0., 1., 0., 2., 0., 0.])
     """
     config = tuple((int(lo), int(hi), int(i)) for lo, hi, i in padding_config)
-    return pad_p.bind(x, padding_value, padding_config=config)
+    return pad_p.bind(operand, padding_value, padding_config=config)
 
 
 def _pad_abstract_eval(aval, pad_aval, *, padding_config):

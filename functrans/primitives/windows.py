@@ -772,7 +772,8 @@ def _computation_jaxpr(name: str, computation: Callable, tree, avals) -> tuple:
 
 
 def reduce_window(operand, init_value, computation: Callable, window_dimensions,
-                  window_strides, padding, base_dilation=None, window_dilation=None):
+                  window_strides=None, padding="VALID", base_dilation=None,
+                  window_dilation=None):
     """Reduce each window of ``operand`` with ``computation``, starting from ``init_value``
     (JAX's ``lax.reduce_window``).  ``padding`` is ``"SAME"``, ``"SAME_LOWER"``,
     ``"VALID"`` or one ``(low, high)`` pair per axis, filled with ``init_value``;
@@ -802,6 +803,8 @@ def reduce_window(operand, init_value, computation: Callable, window_dimensions,
     """
     name = "reduce_window"
     flat, tree, inits, avals = _flat_pair(name, operand, init_value)
+    if window_strides is None:  # JAX's default: every position
+        window_strides = (1,) * len(avals[0].shape)
     params = _window_params(name, avals[0].shape, window_dimensions, window_strides, padding,
                             base_dilation, window_dilation, negative=True)
     flat, params = _cropped(flat, params)

@@ -398,7 +398,8 @@ def entr(x):
 # -- reductions (shared with functrans.nn) -------------------------------------------------
 
 
-def logsumexp(a, axis=None, b=None, keepdims: bool = False, return_sign: bool = False):
+def logsumexp(a, axis=None, b=None, keepdims: bool = False, return_sign: bool = False,
+              where=None):
     """``log(sum(b * exp(a), axis))`` without overflow, ``-inf`` entries allowed.  With
     ``return_sign=True``, returns ``(log|s|, sign(s))`` for ``s = sum(b * exp(a))`` (``b``
     may then have negative entries; without it a negative sum gives nan, as in JAX).
@@ -408,7 +409,7 @@ def logsumexp(a, axis=None, b=None, keepdims: bool = False, return_sign: bool = 
     -1.0
     """
     return nn.logsumexp(inexact(a), axis=axis, b=b, keepdims=keepdims,
-                        return_sign=return_sign)
+                        return_sign=return_sign, where=where)
 
 
 def softmax(x, *, axis=None):
