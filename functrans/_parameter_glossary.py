@@ -1038,7 +1038,7 @@ _specific("functrans.numpy.linalg.cond",
                                                   "singular values), ``'fro'``, ``'nuc'``, "
                                                   "``inf``, ``-inf``, 1, -1, 2, -2."))
 _specific("functrans.numpy.linalg.matrix_rank",
-          A=(_ARRAY, "The matrix, or a stack of them."))
+          M=(_ARRAY, "The matrix, or a stack of them."))
 
 # --- functrans.lax ------------------------------------------------------------------------
 _PADDING = ("str or sequence of (int, int)",
@@ -1706,3 +1706,83 @@ _specific("functrans.scipy.interpolate.RegularGridInterpolator",
           fill_value=("scalar or None, optional", "The value outside the grid (NaN by "
                                                   "default); None extrapolates from the edge "
                                                   "cells."))
+
+
+# --- parameters that follow JAX's signatures ------------------------------------------------
+_ACCEPTED = ("Accepted for JAX's signature; functrans has one kernel for this, so the value "
+             "does not change the result.")
+_specific("functrans.checkpoint functrans.remat",
+          static_argnames=("str or sequence of str, optional",
+                           "Like ``static_argnums``, by parameter name: those arguments are "
+                           "passed as they are (hashable Python values) instead of traced."))
+_specific("functrans.custom_jvp functrans.custom_vjp",
+          nondiff_argnames=("sequence of str, optional",
+                            "Like ``nondiff_argnums``, by parameter name: arguments that get "
+                            "no derivative and reach the rules as they are (functions, "
+                            "Python values)."))
+_specific("functrans.jit",
+          donate_argnames=("str or sequence of str, optional",
+                           "Like ``donate_argnums``, by parameter name. " + _ACCEPTED[:-1]
+                           + " or which buffers are reused: NumPy results are new arrays."))
+_specific("functrans.vmap",
+          sum_match=("bool, optional",
+                     "With ``out_axes=None`` for an output that does depend on the batch: "
+                     "if True, that output is summed over the batch instead of refused."))
+_specific("functrans.numpy.array",
+          object=("array_like", "The data: an array, a nested sequence of numbers, a "
+                                "scalar, or a tracer."),
+          ndmin=("int, optional", "The least number of axes of the result: leading axes of "
+                                  "length 1 are added up to it (default 0)."))
+_specific("functrans.numpy.var functrans.numpy.std functrans.numpy.nanvar "
+          "functrans.numpy.nanstd",
+          mean=("array_like, optional", "The mean of ``a`` over ``axis``, if already known, "
+                                        "with ``keepdims=True``'s shape: it is used instead "
+                                        "of being computed again."))
+_specific("functrans.numpy.take_along_axis",
+          wrap_negative_indices=("bool or None, optional",
+                                 "Whether negative indices count from the end (None or "
+                                 "True, as NumPy); with False they are out of bounds and "
+                                 "``mode`` decides what they give."))
+_specific("functrans.numpy.linalg.cholesky functrans.numpy.linalg.eigh "
+          "functrans.numpy.linalg.eigvalsh",
+          symmetrize_input=("bool, optional",
+                            "If True (default), the input is replaced by ``(a + aᴴ) / 2`` "
+                            "first, so that the derivative is that of a function of "
+                            "symmetric matrices; with False only one triangle is read."))
+_specific("functrans.numpy.linalg.lstsq",
+          numpy_resid=("bool, optional",
+                       "If True, the residuals are empty when the rank is below ``N``, as "
+                       "NumPy returns them (the shape then depends on a value, so not under "
+                       "``jit``/``vmap``); by default they are always returned."))
+_specific("functrans.numpy.linalg.slogdet",
+          method=("str or None, optional", "The factorisation used: ``'lu'`` (None, the "
+                                           "default) or ``'qr'``."))
+_specific("functrans.numpy.linalg.svd functrans.lax.linalg.svd functrans.lax.linalg.eigh",
+          subset_by_index=("(int, int) or None, optional",
+                           "``(start, end)``: only the singular values (eigenvalues) of "
+                           "those positions in the sorted order, and their vectors."))
+_specific("functrans.lax.fori_loop",
+          unroll=("int or bool or None, optional",
+                  "How many iterations each step of the loop runs (with concrete bounds, "
+                  "where the loop is a ``scan``); the result is the same."))
+_specific("functrans.lax.mul",
+          out_dtype=("dtype, optional", "The dtype of the product: both operands are "
+                                        "converted to it first (None: their common "
+                                        "dtype)."))
+_specific("functrans.lax.expand_dims functrans.lax.squeeze",
+          array=("array_like", "The operand."))
+_specific("functrans.lax.linalg.eig",
+          implementation=("None or str, optional", _ACCEPTED),
+          use_magma=("None or bool, optional", _ACCEPTED))
+_specific("functrans.lax.linalg.eigh",
+          sort_eigenvalues=("bool, optional", "If True (default), eigenvalues in ascending "
+                                              "order, their vectors likewise."),
+          implementation=("None or str, optional", _ACCEPTED))
+_specific("functrans.lax.linalg.qr",
+          use_magma=("None or bool, optional", _ACCEPTED))
+_specific("functrans.lax.linalg.svd",
+          algorithm=("None or SvdAlgorithm, optional", _ACCEPTED))
+_specific("functrans.nn.standardize",
+          algorithm=("str, optional", "``'stable'`` (default: the variance as the mean of "
+                                      "squared deviations, accurate far from zero) or "
+                                      "``'fast'`` (``mean(x²) - mean(x)²``, JAX's default)."))
