@@ -61,24 +61,49 @@ IN_PLACE_OPERATORS = ("__iadd__", "__isub__", "__imul__", "__itruediv__", "__ifl
                       "__ilshift__", "__irshift__")
 
 
-def _rebinds(self, other):
-    return NotImplemented
+# Every array functrans hands out is a view (``x.view(Array)``).  An Array that owns its
+# memory was made by NumPy's own code from one (``x.copy()``, ``np.empty_like(x)``, the
+# working copy of ``np.sort(x)``), which fills it in place: such arrays keep NumPy's writing
+# methods, so that NumPy's functions keep working on Arrays.
+def _in_place_operator(name: str):
+    def make(base: type):
+        base_operator = getattr(base, name)
+
+        def operator(self, other):
+            if self.base is None:  # NumPy's own working array
+                return base_operator(self, other)
+            return NotImplemented  # Python then evaluates x = x op y
+        operator.__name__ = operator.__qualname__ = name
+        return operator
+    return make
 
 
-def _refuse_item_assignment(self, index, value):
-    raise TypeError(
-        f"functrans arrays are immutable and do not support item assignment "
-        f"(x[{index!r}] = ...), as JAX's arrays do not. Build a new array instead: "
-        f"x = x.at[{index!r}].set(value) (or .add, .multiply, .min, .max); "
-        f"np.array(x) gives a mutable NumPy copy.")
+def _item_assignment(base: type):
+    base_setitem = base.__setitem__
+
+    def __setitem__(self, index, value):
+        if self.base is None:  # NumPy's own working array
+            return base_setitem(self, index, value)
+        raise TypeError(
+            f"functrans arrays are immutable and do not support item assignment "
+            f"(x[{index!r}] = ...), as JAX's arrays do not. Build a new array instead: "
+            f"x = x.at[{index!r}].set(value) (or .add, .multiply, .min, .max); "
+            f"np.array(x) gives a mutable NumPy copy.")
+    return __setitem__
 
 
-def _refuses_writing(name: str, instead: str):
-    def method(self, *args, **kwargs):
-        raise TypeError(f"functrans arrays are immutable: x.{name}(...) would change x in "
-                        f"place. {instead}")
-    method.__name__ = method.__qualname__ = name
-    return method
+def _writing_method(name: str, instead: str):
+    def make(base: type):
+        base_method = getattr(base, name)
+
+        def method(self, *args, **kwargs):
+            if self.base is None:  # NumPy's own working array
+                return base_method(self, *args, **kwargs)
+            raise TypeError(f"functrans arrays are immutable: x.{name}(...) would change x "
+                            f"in place. {instead}")
+        method.__name__ = method.__qualname__ = name
+        return method
+    return make
 
 
 #: methods that write into the array, and what to do instead
@@ -92,11 +117,26 @@ _WRITING_METHODS = {
 }
 
 
-def _sorted_copy(base: type):
-    """``x.sort(...)`` as JAX's: a sorted new array (NumPy's sorts ``x`` in place)."""
+def _missing(base: type, name: str):
+    """The attribute ``name`` of an array type that lacks it: still lacking."""
+    def missing(self):
+        raise AttributeError(f"'{base.__name__}' object has no attribute '{name}'")
+    return property(missing)
+
+
+def _only_if_present(name: str, make: Callable[[type], Any]) -> Callable[[type], Any]:
+    return lambda base: make(base) if hasattr(base, name) else _missing(base, name)
+
+
+def _sort_of(base: type):
+    base_sort = base.sort
+
     def sort(self, axis=-1, *args, **kwargs):
+        """``x.sort(...)`` as JAX's: a sorted new array (NumPy's sorts ``x`` in place)."""
+        if self.base is None:  # NumPy's own working array: in place, as np.sort expects
+            return base_sort(self, axis, *args, **kwargs)
         out = self.view(type=base).copy()
-        out.sort(axis, *args, **kwargs)
+        base_sort(out, axis, *args, **kwargs)
         return _result_array(out)
     return sort
 
@@ -105,10 +145,10 @@ def _byteswap_of(base: type):
     base_byteswap = base.byteswap
 
     def byteswap(self, inplace=False):
-        if inplace:
+        if inplace and self.base is not None:
             raise TypeError("functrans arrays are immutable: x.byteswap(inplace=True) would "
                             "change x in place; use x.byteswap(), which returns a new array.")
-        return base_byteswap(self)
+        return base_byteswap(self, inplace)
     return byteswap
 
 
@@ -116,10 +156,11 @@ def _byteswap_of(base: type):
 #: taking tracers): attribute name -> function of the array type extended (``np.ndarray``
 #: for ``Array``, ``cupy.ndarray`` for its device counterpart) -> the attribute.
 result_type_attributes: dict[str, Callable[[type], Any]] = {
-    "__setitem__": lambda base: _refuse_item_assignment,
-    "sort": _sorted_copy, "byteswap": _byteswap_of,
-    **{name: (lambda base: _rebinds) for name in IN_PLACE_OPERATORS},
-    **{name: (lambda base, name=name, instead=instead: _refuses_writing(name, instead))
+    "__setitem__": _item_assignment,
+    "sort": _only_if_present("sort", _sort_of),
+    "byteswap": _only_if_present("byteswap", _byteswap_of),
+    **{name: _only_if_present(name, _in_place_operator(name)) for name in IN_PLACE_OPERATORS},
+    **{name: _only_if_present(name, _writing_method(name, instead))
        for name, instead in _WRITING_METHODS.items()}}
 for _name, _make in result_type_attributes.items():
     setattr(Array, _name, _make(np.ndarray))
