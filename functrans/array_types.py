@@ -47,10 +47,35 @@ class Array(np.ndarray, metaclass=abc.ABCMeta):
     def __repr__(self):
         return repr(self.view(type=np.ndarray))
 
+    def __array_function__(self, func, types, args, kwargs):
+        # NumPy's functions (np.sort, np.linspace, np.concatenate, ...) see plain ndarrays
+        # and give NumPy's results, as they do for JAX's arrays: their code may write into
+        # the arrays it makes from its inputs, which an Array refuses
+        for t in types:
+            if not issubclass(t, np.ndarray):  # a tracer's own dispatch takes it
+                return NotImplemented
+        return func._implementation(*_plain(args), **_plain(kwargs))
+
     def __array_wrap__(self, arr, context=None, return_scalar=False):
         # NumPy's own operations on an Array give Arrays, 0-d ones included (x.sum()), as
         # JAX's give 0-d arrays where NumPy gives scalars
         return arr.view(type=Array) if type(arr) is np.ndarray else arr
+
+
+def _plain(args):
+    """``args`` (a tuple, list or dict of arguments) with the Arrays in it, nested lists
+    and tuples included, viewed as plain ndarrays."""
+    if type(args) is dict:
+        return {k: _plain_value(v) for k, v in args.items()}
+    return type(args)(_plain_value(a) for a in args)
+
+
+def _plain_value(x):
+    if type(x) is Array:
+        return x.view(np.ndarray)
+    if type(x) in (list, tuple):
+        return _plain(x)
+    return x
 
 
 #: the in-place operators; on the arrays functrans hands out they return NotImplemented,
@@ -61,17 +86,9 @@ IN_PLACE_OPERATORS = ("__iadd__", "__isub__", "__imul__", "__itruediv__", "__ifl
                       "__ilshift__", "__irshift__")
 
 
-# Every array functrans hands out is a view (``x.view(Array)``).  An Array that owns its
-# memory was made by NumPy's own code from one (``x.copy()``, ``np.empty_like(x)``, the
-# working copy of ``np.sort(x)``), which fills it in place: such arrays keep NumPy's writing
-# methods, so that NumPy's functions keep working on Arrays.
 def _in_place_operator(name: str):
     def make(base: type):
-        base_operator = getattr(base, name)
-
         def operator(self, other):
-            if self.base is None:  # NumPy's own working array
-                return base_operator(self, other)
             return NotImplemented  # Python then evaluates x = x op y
         operator.__name__ = operator.__qualname__ = name
         return operator
@@ -79,11 +96,7 @@ def _in_place_operator(name: str):
 
 
 def _item_assignment(base: type):
-    base_setitem = base.__setitem__
-
     def __setitem__(self, index, value):
-        if self.base is None:  # NumPy's own working array
-            return base_setitem(self, index, value)
         raise TypeError(
             f"functrans arrays are immutable and do not support item assignment "
             f"(x[{index!r}] = ...), as JAX's arrays do not. Build a new array instead: "
@@ -94,11 +107,7 @@ def _item_assignment(base: type):
 
 def _writing_method(name: str, instead: str):
     def make(base: type):
-        base_method = getattr(base, name)
-
         def method(self, *args, **kwargs):
-            if self.base is None:  # NumPy's own working array
-                return base_method(self, *args, **kwargs)
             raise TypeError(f"functrans arrays are immutable: x.{name}(...) would change x "
                             f"in place. {instead}")
         method.__name__ = method.__qualname__ = name
@@ -133,8 +142,6 @@ def _sort_of(base: type):
 
     def sort(self, axis=-1, *args, **kwargs):
         """``x.sort(...)`` as JAX's: a sorted new array (NumPy's sorts ``x`` in place)."""
-        if self.base is None:  # NumPy's own working array: in place, as np.sort expects
-            return base_sort(self, axis, *args, **kwargs)
         out = self.view(type=base).copy()
         base_sort(out, axis, *args, **kwargs)
         return _result_array(out)
@@ -145,7 +152,7 @@ def _byteswap_of(base: type):
     base_byteswap = base.byteswap
 
     def byteswap(self, inplace=False):
-        if inplace and self.base is not None:
+        if inplace:
             raise TypeError("functrans arrays are immutable: x.byteswap(inplace=True) would "
                             "change x in place; use x.byteswap(), which returns a new array.")
         return base_byteswap(self, inplace)

@@ -13,10 +13,10 @@ Python ``print`` inside ``jit`` shows tracers, once.
 ...     return fnp.sum(x * x)
 >>> f(np.array([1.0, 2.0]))
 x = [1. 2.]
-np.float64(5.0)
+array(5.)
 >>> f(np.array([3.0, 4.0]))
 x = [3. 4.]
-np.float64(25.0)
+array(25.)
 """
 from __future__ import annotations
 

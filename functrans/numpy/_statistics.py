@@ -216,7 +216,7 @@ def nansum(a, axis=None, dtype=None, keepdims: bool = False):
 
     >>> import functrans.numpy as fnp
     >>> fnp.nansum(fnp.asarray([1.0, fnp.nan, 2.0]))
-    np.float64(3.0)
+    array(3.)
     """
     return sum(_filled(a, 0), axis, dtype, keepdims)
 
@@ -226,7 +226,7 @@ def nanprod(a, axis=None, dtype=None, keepdims: bool = False):
 
     >>> import functrans.numpy as fnp
     >>> fnp.nanprod(fnp.asarray([3.0, fnp.nan, 2.0]))
-    np.float64(6.0)
+    array(6.)
     """
     return prod(_filled(a, 1), axis, dtype, keepdims)
 
@@ -294,7 +294,7 @@ def nanstd(a, axis=None, dtype=None, ddof: int = 0, keepdims: bool = False, *,
 
     >>> import functrans.numpy as fnp
     >>> fnp.nanstd(fnp.asarray([1.0, fnp.nan, 3.0]))
-    np.float64(1.0)
+    array(1.)
     """
     ddof = _degrees_of_freedom("nanstd", ddof, correction)
     return sqrt(nanvar(a, axis, dtype, ddof, keepdims))

@@ -1007,7 +1007,7 @@ def vecdot(x1, x2, /, *, axis: int = -1):
 
     >>> import numpy as np, functrans.numpy as fnp
     >>> fnp.linalg.vecdot(np.array([1j, 1.0]), np.array([1j, 2.0]))
-    np.complex128(3+0j)
+    array(3.+0.j)
     """
     x1, x2 = arg(x1), arg(x2)
     shape1, shape2 = get_aval(x1).shape, get_aval(x2).shape
