@@ -434,9 +434,8 @@ def value_and_grad(fun: Callable[P, Any], argnums: int | Sequence[int] = 0,
                aval.dtype.type(1) if like is None else backend.ones((), aval.dtype, like=like))
         cts = pullback([one] + [Zero.from_value(a) for a in aux])
         flat = _hand_out([_zeros_for(p, c) for p, c in zip(leaves, cts)], leaves)
-        if len(core.trace_stack()) == 1:  # handed out as eager results are, however computed:
-            # arrays with `.at`, and NumPy scalars for 0-d ones
-            flat = [g[()] if type(g) is np.ndarray and not g.ndim else g for g in flat]
+        if len(core.trace_stack()) == 1:  # the value and aux are handed out as results are
+            value, *aux = array_types.hand_out([value, *aux])
         grads = _unflatten(in_tree, flat)
         g = grads[0] if isinstance(argnums, int) else grads
         if has_aux:
