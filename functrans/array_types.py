@@ -56,6 +56,16 @@ class Array(np.ndarray, metaclass=abc.ABCMeta):
                 return NotImplemented
         return func._implementation(*_plain(args), **_plain(kwargs))
 
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        # DLPack before 1.0 cannot mark memory read-only, and NumPy refuses to export
+        # read-only arrays through it: such a consumer gets a copy (unless copy=False)
+        plain = self.view(np.ndarray)
+        if (not plain.flags.writeable and copy is None
+                and (max_version is None or max_version[0] < 1)):
+            plain, copy = plain.copy(), None
+        return plain.__dlpack__(stream=stream, max_version=max_version, dl_device=dl_device,
+                                copy=copy)
+
     def __array_wrap__(self, arr, context=None, return_scalar=False):
         # NumPy's own operations on an Array give Arrays, 0-d ones included (x.sum()), as
         # JAX's give 0-d arrays where NumPy gives scalars

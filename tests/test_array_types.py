@@ -155,3 +155,11 @@ def test_library_never_writes_into_the_callers_arrays():
     ft.vmap(lambda v: fnp.take(v, i))(np.stack([x, x]))
     ft.jit(lambda a, b: a.at[b].set(0.0))(x, i)
     fnp.pad(x, 2), fnp.where(x > 0, x, 0.0), fnp.clip(x, -0.5, 0.5)
+
+
+def test_read_only_results_export_through_old_dlpack_as_copies():
+    a = fnp.asarray(np.arange(3.0))  # read-only: DLPack before 1.0 cannot say so
+    capsule = a.__dlpack__()  # NumPy alone refuses: "Cannot export readonly array"
+    assert capsule is not None
+    assert np.shares_memory(np.from_dlpack(a), a)  # DLPack 1.0 marks it read-only instead
+    np.testing.assert_array_equal(np.from_dlpack(a), [0.0, 1.0, 2.0])
