@@ -121,6 +121,7 @@ def _writing_method(name: str, instead: str):
             raise TypeError(f"functrans arrays are immutable: x.{name}(...) would change x "
                             f"in place. {instead}")
         method.__name__ = method.__qualname__ = name
+        method.__doc__ = f"Refused: NumPy's ``{name}`` writes in place. {instead}"
         return method
     return make
 
@@ -147,7 +148,7 @@ def _only_if_present(name: str, make: Callable[[type], Any]) -> Callable[[type],
     return lambda base: make(base) if hasattr(base, name) else _missing(base, name)
 
 
-def _sort_of(base: type):
+def _sort_of(base: Any):
     base_sort = base.sort
 
     def sort(self, axis=-1, *args, **kwargs):
@@ -158,10 +159,11 @@ def _sort_of(base: type):
     return sort
 
 
-def _byteswap_of(base: type):
+def _byteswap_of(base: Any):
     base_byteswap = base.byteswap
 
     def byteswap(self, inplace=False):
+        """The array with its bytes swapped, as a new array (``inplace=True`` is refused)."""
         if inplace:
             raise TypeError("functrans arrays are immutable: x.byteswap(inplace=True) would "
                             "change x in place; use x.byteswap(), which returns a new array.")
@@ -209,7 +211,7 @@ _set_flags = np.ndarray.setflags
 
 def _read_only(x: np.ndarray) -> Array:
     view = x.view(type=Array)
-    _set_flags(view, False)
+    _set_flags(view, write=False)
     return view
 
 
