@@ -6,6 +6,7 @@ CuPy arrays, in pure Python.
 array([1., 1., 1.])
 """
 from functrans import core
+from functrans.array_types import Array
 from functrans import primitives as _primitives  # registers every primitive's rules
 from functrans.api import (eval_shape, grad, hessian, jacfwd, jacobian, jacrev, jvp,
                            linear_transpose, linearize, make_jaxpr, value_and_grad, vjp, vmap)
@@ -41,7 +42,7 @@ from functrans.runtime import (block_until_ready, clear_caches, default_backend,
 __version__ = "0.1.0"
 
 __all__ = [
-    "ClosedJaxpr", "ConcretizationTypeError", "Jaxpr", "ShapeDtypeStruct",
+    "Array", "ClosedJaxpr", "ConcretizationTypeError", "Jaxpr", "ShapeDtypeStruct",
     "TracerArrayConversionError", "UnexpectedTracerError", "check_jaxpr", "checking_leaks",
     "ad_checkpoint", "checkpoint", "checkpoint_name", "config",
     "checkpoint_policies", "custom_jvp",

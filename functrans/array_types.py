@@ -8,40 +8,181 @@ handed to the user: by the bottom interpreter for an operation the user's code c
 outside transforms (``core.EvalTrace``), and by the public transforms for what they return
 (``hand_out``).  A backend whose arrays cannot be viewed as a subclass (``view(type=...)``),
 or whose arrays are lazy graphs (dask), hands out its own arrays unchanged.
+
+They are immutable values, as JAX's arrays are: item assignment and the other methods that
+write in place refuse, and in-place operators (``x += y``) return new arrays that the name
+is rebound to.  Handed-out arrays that may view memory the caller also holds (``asarray``
+of a NumPy array, the results of transforms) are moreover marked read-only, so that NumPy's
+``out=`` cannot write through them; the results of single operations outside transforms
+are fresh memory nobody else holds, and skip that flag (setting it costs about a tenth of
+the operation, docs/array_api.md).  ``isinstance(x, Array)`` is true for tracers too, as
+``isinstance(tracer, jax.Array)`` is, and for the device subclass.
 """
 from __future__ import annotations
 
+import abc
 from typing import Any, Callable
 
 import numpy as np
 
 from functrans import backend
 
-__all__ = ["Array", "result_type_attributes", "device_result_type", "user_result", "hand_out"]
+__all__ = ["Array", "result_type_attributes", "device_result_type", "user_result", "hand_out",
+           "IN_PLACE_OPERATORS"]
 
 _PY_SCALARS = frozenset({int, float, complex, bool})
 
 
-class Array(np.ndarray):
-    """The NumPy arrays functrans computes outside transforms: ndarrays in every way (repr
-    included) that also have JAX's ``x.at[index]`` updates, installed by functrans.numpy."""
+class Array(np.ndarray, metaclass=abc.ABCMeta):
+    """The arrays functrans hands out: NumPy arrays (repr included) that are immutable
+    values as JAX's are, with JAX's ``x.at[index]`` updates installed by functrans.numpy.
+
+    ``isinstance(x, Array)`` holds for these, for their device counterpart and for the
+    tracers that stand for arrays inside transforms (registered as virtual subclasses),
+    not for the NumPy arrays a user makes: ``isinstance(np.ones(3), Array)`` is false, as
+    for ``jax.Array``."""
 
     __slots__ = ()
 
     def __repr__(self):
         return repr(self.view(type=np.ndarray))
 
+    def __array_function__(self, func, types, args, kwargs):
+        # NumPy's functions (np.sort, np.linspace, np.concatenate, ...) see plain ndarrays
+        # and give NumPy's results, as they do for JAX's arrays: their code may write into
+        # the arrays it makes from its inputs, which an Array refuses
+        for t in types:
+            if not issubclass(t, np.ndarray):  # a tracer's own dispatch takes it
+                return NotImplemented
+        return func._implementation(*_plain(args), **_plain(kwargs))
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        # DLPack before 1.0 cannot mark memory read-only, and NumPy refuses to export
+        # read-only arrays through it: such a consumer gets a copy (unless copy=False)
+        plain = self.view(np.ndarray)
+        if (not plain.flags.writeable and copy is None
+                and (max_version is None or max_version[0] < 1)):
+            plain, copy = plain.copy(), None
+        return plain.__dlpack__(stream=stream, max_version=max_version, dl_device=dl_device,
+                                copy=copy)
+
     def __array_wrap__(self, arr, context=None, return_scalar=False):
-        # NumPy's own operations on an Array: scalars stay scalars (y.sum() as for ndarray)
-        if return_scalar:
-            return arr[()]
+        # NumPy's own operations on an Array give Arrays, 0-d ones included (x.sum()), as
+        # JAX's give 0-d arrays where NumPy gives scalars
         return arr.view(type=Array) if type(arr) is np.ndarray else arr
+
+
+def _plain(args):
+    """``args`` (a tuple, list or dict of arguments) with the Arrays in it, nested lists
+    and tuples included, viewed as plain ndarrays."""
+    if type(args) is dict:
+        return {k: _plain_value(v) for k, v in args.items()}
+    return type(args)(_plain_value(a) for a in args)
+
+
+def _plain_value(x):
+    if type(x) is Array:
+        return x.view(np.ndarray)
+    if type(x) in (list, tuple):
+        return _plain(x)
+    return x
+
+
+#: the in-place operators; on the arrays functrans hands out they return NotImplemented,
+#: so that Python evaluates ``x op= y`` as ``x = x op y``: a new array (broadcast, promoted
+#: as the operator is), the old one untouched, as for JAX's arrays
+IN_PLACE_OPERATORS = ("__iadd__", "__isub__", "__imul__", "__itruediv__", "__ifloordiv__",
+                      "__imod__", "__ipow__", "__imatmul__", "__iand__", "__ior__", "__ixor__",
+                      "__ilshift__", "__irshift__")
+
+
+def _in_place_operator(name: str):
+    def make(base: type):
+        def operator(self, other):
+            return NotImplemented  # Python then evaluates x = x op y
+        operator.__name__ = operator.__qualname__ = name
+        return operator
+    return make
+
+
+def _item_assignment(base: type):
+    def __setitem__(self, index, value):
+        raise TypeError(
+            f"functrans arrays are immutable and do not support item assignment "
+            f"(x[{index!r}] = ...), as JAX's arrays do not. Build a new array instead: "
+            f"x = x.at[{index!r}].set(value) (or .add, .multiply, .min, .max); "
+            f"np.array(x) gives a mutable NumPy copy.")
+    return __setitem__
+
+
+def _writing_method(name: str, instead: str):
+    def make(base: type):
+        def method(self, *args, **kwargs):
+            raise TypeError(f"functrans arrays are immutable: x.{name}(...) would change x "
+                            f"in place. {instead}")
+        method.__name__ = method.__qualname__ = name
+        method.__doc__ = f"Refused: NumPy's ``{name}`` writes in place. {instead}"
+        return method
+    return make
+
+
+#: methods that write into the array, and what to do instead
+_WRITING_METHODS = {
+    "fill": "Use functrans.numpy.full_like(x, value).",
+    "put": "Use x.at[indices].set(values) (on the flattened array: x.ravel().at[...]).",
+    "partition": "Use functrans.numpy.partition(x, kth), which returns a new array.",
+    "resize": "Use functrans.numpy.resize(x, shape) or reshape, which return new arrays.",
+    "setfield": "Build a new array.",
+    "itemset": "Use x.at[index].set(value).",
+}
+
+
+def _missing(base: type, name: str):
+    """The attribute ``name`` of an array type that lacks it: still lacking."""
+    def missing(self):
+        raise AttributeError(f"'{base.__name__}' object has no attribute '{name}'")
+    return property(missing)
+
+
+def _only_if_present(name: str, make: Callable[[type], Any]) -> Callable[[type], Any]:
+    return lambda base: make(base) if hasattr(base, name) else _missing(base, name)
+
+
+def _sort_of(base: Any):
+    base_sort = base.sort
+
+    def sort(self, axis=-1, *args, **kwargs):
+        """``x.sort(...)`` as JAX's: a sorted new array (NumPy's sorts ``x`` in place)."""
+        out = self.view(type=base).copy()
+        base_sort(out, axis, *args, **kwargs)
+        return _result_array(out)
+    return sort
+
+
+def _byteswap_of(base: Any):
+    base_byteswap = base.byteswap
+
+    def byteswap(self, inplace=False):
+        """The array with its bytes swapped, as a new array (``inplace=True`` is refused)."""
+        if inplace:
+            raise TypeError("functrans arrays are immutable: x.byteswap(inplace=True) would "
+                            "change x in place; use x.byteswap(), which returns a new array.")
+        return base_byteswap(self, inplace)
+    return byteswap
 
 
 #: What functrans.numpy adds to the arrays functrans hands out (``at``, a ``__getitem__``
 #: taking tracers): attribute name -> function of the array type extended (``np.ndarray``
 #: for ``Array``, ``cupy.ndarray`` for its device counterpart) -> the attribute.
-result_type_attributes: dict[str, Callable[[type], Any]] = {}
+result_type_attributes: dict[str, Callable[[type], Any]] = {
+    "__setitem__": _item_assignment,
+    "sort": _only_if_present("sort", _sort_of),
+    "byteswap": _only_if_present("byteswap", _byteswap_of),
+    **{name: _only_if_present(name, _in_place_operator(name)) for name in IN_PLACE_OPERATORS},
+    **{name: _only_if_present(name, _writing_method(name, instead))
+       for name, instead in _WRITING_METHODS.items()}}
+for _name, _make in result_type_attributes.items():
+    setattr(Array, _name, _make(np.ndarray))
 #: device array type -> its subclass that functrans hands out (the subclass maps to itself)
 _device_result_types: dict[type, type] = {}
 
@@ -61,35 +202,50 @@ def device_result_type(x) -> type:
             "__doc__": f"A {array_type.__name__} with JAX's ``x.at[index]`` updates.",
             **{name: make(array_type) for name, make in result_type_attributes.items()}})
         backend.register_array_library(sub, backend.library_of(x))
+        Array.register(sub)
         _device_result_types[array_type] = _device_result_types[sub] = sub
     return sub
+
+
+_set_flags = np.ndarray.setflags
+
+
+def _read_only(x: np.ndarray) -> Array:
+    view = x.view(type=Array)
+    _set_flags(view, write=False)
+    return view
 
 
 def _result_array(x):
     t = type(x)
     if t is np.ndarray:
-        return x.view(type=Array) if x.ndim else x
-    if t in _PY_SCALARS or t is Array or not backend.is_device_array(x):
+        return _read_only(x)
+    if t is Array:  # computed by the user's own call of an operation: fresh memory
+        _set_flags(x, False)
+        return x
+    if t in _PY_SCALARS:
+        return x
+    if isinstance(x, np.generic):  # a NumPy scalar: a 0-d Array, as JAX gives 0-d arrays
+        return _read_only(np.asarray(x))
+    if not backend.is_device_array(x):
         return x
     sub = device_result_type(x)
-    return x if sub is t or not x.ndim else x.view(type=sub)
+    return x if sub is t else x.view(type=sub)
 
 
 def user_result(out):
     """``out`` (an array or a list or tuple of them) with its arrays viewed as the types
-    functrans hands out: ``Array`` for NumPy arrays, ``device_result_type`` for device ones
-    (0-d ones stay as they are: they are scalars to the transforms' outputs)."""
+    functrans hands out: read-only ``Array`` for NumPy arrays and NumPy scalars (0-d ones
+    included), ``device_result_type`` for device ones.  Python scalars stay as they are."""
     if type(out) is np.ndarray:
-        return out.view(type=Array) if out.ndim else out
+        return _read_only(out)
     if type(out) in (list, tuple):
         return type(out)(_result_array(o) for o in out)
     return _result_array(out)
 
 
-
-
 def hand_out(values: list) -> list:
     """``values`` (a flat list of a public transform's results) as functrans hands results
-    out: arrays of one or more axes as ``Array`` (``DeviceArray``); 0-d arrays, scalars and
-    everything else as they are."""
+    out: arrays (0-d ones and NumPy scalars included) as read-only ``Array``
+    (``DeviceArray``); Python scalars and everything else as they are."""
     return [_result_array(v) for v in values]

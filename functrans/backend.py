@@ -235,11 +235,16 @@ def is_device_array(x) -> bool:
 def coerce(xp, *args) -> tuple:
     """``args`` ready for ``xp``: with a device module, host (NumPy) arrays among them, such
     as the constants that rules create, are moved to the device; with NumPy nothing
-    changes.  NumPy scalars stay scalars: device kernels take them as arguments, so
+    changes.  NumPy scalars stay scalars, and 0-d host arrays (the 0-d ``Array`` results
+    of functrans's own calls) become them: device kernels take scalars as arguments, so
     copying them to the device first would be a wasted transfer."""
     if xp is np:
         return args
-    return tuple(xp.asarray(a) if isinstance(a, np.ndarray) else a for a in args)
+    return tuple((xp.asarray(a) if a.ndim else _ndarray_getitem(a, ()))
+                 if isinstance(a, np.ndarray) else a for a in args)
+
+
+_ndarray_getitem = np.ndarray.__getitem__  # a 0-d array's scalar, for subclasses too
 
 
 def asarray(x, dtype=None, like=None):

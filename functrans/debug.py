@@ -16,10 +16,10 @@ tracers, once.
 ...
 >>> f(np.array([1.0, 2.0]))
 x = [1. 2.]
-np.float64(5.0)
+array(5.)
 >>> f(np.array([3.0, 4.0]))
 x = [3. 4.]
-np.float64(25.0)
+array(25.)
 """
 from __future__ import annotations
 

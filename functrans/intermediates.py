@@ -108,7 +108,7 @@ def intermediate_grads(fun: Callable, argnums: int | Sequence[int] = 0,
     ...     return h * h
     ...
     >>> ft.intermediate_grads(f)(1.0)  # d/dx = 18 x, d/dh = 2 h
-    (18.0, {'h': np.float64(6.0)})
+    (18.0, {'h': array(6.)})
     """
     single = isinstance(argnums, int)
 

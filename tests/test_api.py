@@ -1050,20 +1050,20 @@ def test_float32_gradient_values():
 
 
 # ------------------------------------------------------------------------------------------
-# Arrays returned by transforms belong to the caller: writable, and sharing no memory with
-# the caller's inputs or with each other (JAX's arrays are immutable, so code ported from it
-# never expects a gradient update like `g *= lr` to change anything else).
+# Arrays returned by transforms are immutable values (as JAX's are): read-only, sharing no
+# memory with the caller's inputs or with each other, so that the caller changing its own
+# inputs later cannot change a result; `g *= lr` rebinds `g` to a new array.
 # ------------------------------------------------------------------------------------------
 
 V = np.array([1.0, 2.0, 3.0])
 C = np.array([0.5, -1.0, 2.0])
 
 
-def _writable_and_unshared(outputs, inputs):
+def _read_only_and_unshared(outputs, inputs):
     leaves = [x for x in tree_leaves(outputs) if isinstance(x, np.ndarray)]
     assert leaves
     for i, a in enumerate(leaves):
-        assert a.flags.writeable, f"output {i} is read-only"
+        assert type(a) is ft.Array and not a.flags.writeable, f"output {i} is writeable"
         for b in leaves[:i] + [x for x in inputs if isinstance(x, np.ndarray)]:
             assert not np.shares_memory(a, b), f"output {i} shares memory"
 
@@ -1086,13 +1086,17 @@ def _writable_and_unshared(outputs, inputs):
     ("hessian", lambda: ft.hessian(lambda x: fnp.sum(x * x))(V), [V]),
     ("linear_transpose_identity", lambda: ft.linear_transpose(lambda x: x, V)(C), [V, C]),
 ])
-def test_transform_outputs_are_writable_and_unshared(name, run, inputs):
+def test_transform_outputs_are_read_only_and_unshared(name, run, inputs):
     before = [x.copy() for x in inputs]
     out = run()
-    _writable_and_unshared(out, inputs)
-    for leaf in tree_leaves(out):  # writing to an output changes nothing the caller had
+    _read_only_and_unshared(out, inputs)
+    for leaf in tree_leaves(out):
         if isinstance(leaf, np.ndarray):
-            leaf *= 3.0
+            kept = leaf
+            leaf *= 3.0  # rebinds `leaf`: the output itself is unchanged
+            assert leaf is not kept and np.array_equal(leaf, kept * 3.0)
+            with pytest.raises(ValueError, match="read-only"):
+                np.multiply(kept, 3.0, out=kept)
     for x, b in zip(inputs, before):
         np.testing.assert_array_equal(x, b)
 
@@ -1100,9 +1104,12 @@ def test_transform_outputs_are_writable_and_unshared(name, run, inputs):
 def test_gradient_update_in_place():
     params = {"w": np.ones(3), "b": np.zeros(())}
     grads = ft.grad(lambda p: fnp.sum(p["w"]) + p["b"])(params)
-    grads["w"] *= 0.1  # would raise "output array is read-only" on a broadcast view
+    w = grads["w"]
+    grads["w"] *= 0.1  # rebinds the entry to a new array, as with JAX's arrays
     grads["b"] *= 0.1
     np.testing.assert_allclose(grads["w"], 0.1)
+    np.testing.assert_allclose(grads["b"], 0.1)
+    np.testing.assert_allclose(w, 1.0)
     np.testing.assert_allclose(params["w"], 1.0)
 
 

@@ -223,8 +223,22 @@ def test_floor_division_operators_of_results_follow_the_standard():
     _same(z, [INF, -0.0, 3.0])
     i = fnp.asarray([7, -7])
     _same(i // 2, [3, -4])
-    with pytest.raises(TypeError, match="x //= y: the result's dtype float64 cannot be stored"):
-        i //= 2.5
+    i //= 2.5  # rebinds `i` to a new array of the promoted dtype, as JAX's //= does
+    assert i.dtype == np.float64
+    _same(i, [2.0, -3.0])
+
+
+def test_floor_division_of_zero_dimensional_results_follows_the_standard():
+    # 0-d results are Arrays too, so their // is functrans's floor_divide, not NumPy's
+    x = fnp.asarray(INF)
+    assert type(x) is ft.Array
+    _same(x // 2.0, INF)
+    _same(fnp.asarray(1.0) // -INF, -0.0)
+    _same(2.0 // fnp.asarray(-INF), -0.0)
+    _same(fnp.sum(fnp.asarray([INF])) // 2.0, INF)
+    z = fnp.asarray(-INF)
+    z //= 3.0
+    _same(z, -INF)
 
 
 # -- the standard's special cases where NumPy differs ----------------------------------------

@@ -28,7 +28,7 @@ import functrans.numpy._reductions as reductions
 import functrans.numpy._shape as shapes
 import functrans.numpy._sorting as sorting
 import functrans.numpy._statistics as statistics
-from functrans.array_types import Array, result_type_attributes
+from functrans.array_types import Array, result_type_attributes, user_result
 from functrans.core import Tracer, TracerArrayConversionError
 from functrans.numpy import fft, linalg
 from functrans.numpy._devices import device_of, move_to_device
@@ -212,7 +212,10 @@ def _getitem_of(base: Any):
     def __getitem__(self, index):
         if _holds_tracer(index):
             return getitem(self.view(type=base), index)
-        return base_getitem(self, index)
+        out = base_getitem(self, index)
+        if isinstance(out, np.generic):  # one element: a 0-d array, as JAX gives
+            return user_result(out)
+        return out
     return __getitem__
 
 
@@ -247,21 +250,9 @@ def _holds_tracer(index) -> bool:
     return isinstance(index, (tuple, list)) and builtins.any(_holds_tracer(i) for i in index)
 
 
-def _in_place_floor_divide(self, other):
-    """``x //= y`` on a result array: our ``floor_divide`` (the standard's infinities),
-    written into ``x`` under NumPy's same-kind casting rule."""
-    out = floor_divide(self, other)
-    if not np.can_cast(out.dtype, self.dtype, "same_kind"):
-        raise TypeError(f"x //= y: the result's dtype {out.dtype} cannot be stored into x of "
-                        f"dtype {self.dtype} (same-kind casting)")
-    self[...] = out
-    return self
-
-
 #: operators of the arrays functrans hands out that follow functrans.numpy where it
 #: differs from NumPy (floor division by infinities: docs/array_api.md)
-RESULT_OPERATORS = {"__floordiv__": floor_divide, "__rfloordiv__": _reflected(floor_divide),
-                    "__ifloordiv__": _in_place_floor_divide}
+RESULT_OPERATORS = {"__floordiv__": floor_divide, "__rfloordiv__": _reflected(floor_divide)}
 
 
 def _same_for_every_base(fn) -> Callable[[type], Any]:
@@ -291,5 +282,6 @@ def install_tracer_methods() -> None:
         result_type_attributes[name] = _same_for_every_base(fn)
     for name, make in result_type_attributes.items():
         setattr(Array, name, make(np.ndarray))
+    Array.register(Tracer)  # isinstance(tracer, Array), as for jax.Array
     Tracer.real = property(real)  # type: ignore[attr-defined]
     Tracer.imag = property(imag)  # type: ignore[attr-defined]

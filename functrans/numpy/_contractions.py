@@ -210,9 +210,9 @@ def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None,
     >>> fnp.einsum("ij,jk->ik", a, b)[0]
     array([20., 23., 26., 29.])
     >>> fnp.einsum(a, [0, 1], b, [1, 2], [0, 2])[1, 0]
-    np.float64(56.0)
+    array(56.)
     >>> fnp.einsum("ii", np.eye(3))
-    np.float64(3.0)
+    array(3.)
     """
     if out is not None:
         raise NotImplementedError("einsum: out= is not supported (arrays are not written in "

@@ -73,7 +73,7 @@ def result_type(*arrays_and_dtypes):
     >>> fnp.result_type(np.float32, 2.0)
     dtype('float32')
     >>> ft.grad(lambda x: x * np.result_type(x, np.int8).itemsize)(np.float32(1.0))
-    np.float32(4.0)
+    array(4., dtype=float32)
     """
     return np.result_type(*[_dtype_or_value(x) for x in arrays_and_dtypes])
 

@@ -1252,7 +1252,7 @@ def allclose(a, b, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = F
 
     >>> import functrans.numpy as fnp
     >>> fnp.allclose(fnp.asarray([1.0, 2.0]), fnp.asarray([1.0, 2.0 + 1e-9]))
-    np.True_
+    array(True)
     """
     return _all_true(isclose(a, b, rtol, atol, equal_nan))
 
@@ -1263,7 +1263,7 @@ def array_equal(a1, a2, equal_nan: bool = False):
 
     >>> import functrans.numpy as fnp
     >>> fnp.array_equal(fnp.asarray([1, 2]), fnp.asarray([1, 2]))
-    np.True_
+    array(True)
     >>> fnp.array_equal(fnp.asarray([1, 2]), fnp.asarray([[1, 2]]))
     array(False)
     """
@@ -1281,7 +1281,7 @@ def array_equiv(a1, a2):
 
     >>> import functrans.numpy as fnp
     >>> fnp.array_equiv(fnp.asarray([1, 2]), fnp.asarray([[1, 2], [1, 2]]))
-    np.True_
+    array(True)
     """
     a1, a2 = arg(a1), arg(a2)
     try:

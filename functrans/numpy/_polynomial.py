@@ -497,7 +497,7 @@ def trapezoid(y, x=None, dx=1.0, axis: int = -1):
 
     >>> import numpy as np, functrans.numpy as fnp
     >>> fnp.trapezoid(np.array([0.0, 1.0, 4.0]), np.array([0.0, 1.0, 3.0]))
-    np.float64(5.5)
+    array(5.5)
     """
     y = promote_inexact(arg(y))
     nd = len(shape_of(y))

@@ -224,7 +224,7 @@ def nansum(a, axis=None, dtype=None, out=None, keepdims: bool = False, initial=N
 
     >>> import functrans.numpy as fnp
     >>> fnp.nansum(fnp.asarray([1.0, fnp.nan, 2.0]))
-    np.float64(3.0)
+    array(3.)
     """
     return sum(_filled(a, 0), axis, dtype, out, keepdims, initial, where)
 
@@ -235,7 +235,7 @@ def nanprod(a, axis=None, dtype=None, out=None, keepdims: bool = False, initial=
 
     >>> import functrans.numpy as fnp
     >>> fnp.nanprod(fnp.asarray([3.0, fnp.nan, 2.0]))
-    np.float64(6.0)
+    array(6.)
     """
     return prod(_filled(a, 1), axis, dtype, out, keepdims, initial, where)
 
@@ -317,7 +317,7 @@ def nanstd(a, axis=None, dtype=None, out=None, ddof: int = 0, keepdims: bool = F
 
     >>> import functrans.numpy as fnp
     >>> fnp.nanstd(fnp.asarray([1.0, fnp.nan, 3.0]))
-    np.float64(1.0)
+    array(1.)
     """
     return sqrt(_nan_variance("nanstd", a, axis, dtype, out, ddof, keepdims, where, mean,
                               correction))

@@ -1029,7 +1029,7 @@ def vecdot(x1, x2, /, *, axis: int = -1, precision=None, preferred_element_type=
 
     >>> import numpy as np, functrans.numpy as fnp
     >>> fnp.linalg.vecdot(np.array([1j, 1.0]), np.array([1j, 2.0]))
-    np.complex128(3+0j)
+    array(3.+0.j)
     """
     x1, x2 = contractions.preferred_operands("vecdot", arg(x1), arg(x2), precision,
                                               preferred_element_type)

@@ -291,8 +291,10 @@ class Jitted(Generic[P, R]):
                             else entry.fn(*operands))
                     if entry.single:
                         out = outs[0]
-                        if type(out) is np.ndarray and out.ndim:
+                        if type(out) is np.ndarray:
                             out = out.view(Array)
+                        elif type(out) is not Array:
+                            out = user_result(out)
                         return cast(R, out)
                     return entry.unflatten(user_result(outs))
         return self._call(args, kwargs)
