@@ -168,8 +168,15 @@ def _choose(primals: Sequence, key, snapshot: bool) -> tuple[str, bool]:
                          f"{mode!r}")
     elif snapshot or mode == "compiled":
         return "compiled", False
-    batched = _recordable(primals)
+    batched = None if _any_lazy(primals) else _recordable(primals)
     return ("compiled", False) if batched is None else ("tape", batched)
+
+
+def _any_lazy(*groups: Sequence) -> bool:
+    """Whether a value is a lazy library's array (dask): compiled code is not run on those,
+    as the core-axes table (``primitives/chunked.py``) must see each primitive's call; the
+    interpreted transpose builds the same graph."""
+    return any(backend.is_lazy(x) for group in groups for x in group)
 
 
 def planned_vjp(fun: Callable, primals: Sequence, key=None, snapshot: bool = False
@@ -216,7 +223,7 @@ def _linear_pullback(jaxpr: Jaxpr, consts: Sequence, out_tangents: Sequence, thr
     def run(pullback: Pullback, cts: Sequence) -> list:
         assert len(cts) == len(out_tangents)
         live_cts = [ct for ct, t in zip(cts, out_tangents) if t is None]
-        if threshold:
+        if threshold and not _any_lazy(consts, live_cts):
             out = compiled_backward(jaxpr, consts, live_cts, threshold)
             if out is not None:
                 pullback.plan = "compiled"

@@ -387,7 +387,8 @@ def _selection(xp, x, select: str, params: dict, out_shape: tuple) -> list:
         best = combine(best, p[index])
     # A NaN is its window's extremum: looked for at each tap only where the fold met one
     # (one check of the result saves two operations per tap).
-    inexact = x.dtype.kind in "fc" and bool(xp.isnan(best).any())
+    # On a lazy (dask) array the check would compute: every tap looks for NaN there.
+    inexact = x.dtype.kind in "fc" and (backend.is_lazy(best) or bool(xp.isnan(best).any()))
     taken = None
     selection = []
     for index in indices:
