@@ -217,6 +217,73 @@ def test_random_programs_against_numpy(last, ulps, seed, monkeypatch):
                 _assert_close_bits(g, w, what, ulps)
 
 
+#: reductions that may end a fused region (over trailing axes)
+REDUCTIONS = {"sum": fnp.sum, "max": fnp.max, "min": fnp.min}
+#: shapes with at least one axis, some with broadcasting, a size-1 axis and empty kept axes
+REDUCED_SHAPES = [((7, 5), (5,)), ((7, 5), (7, 1)), ((3, 4, 5), (1, 4, 1)), ((6,), ()),
+                  ((0, 3), (3,)), ((2, 3), (2, 3)), ((4, 300), (300,)), ((1000,), (1,)),
+                  ((5, 1), (5, 1))]
+
+
+@pytest.mark.usefixtures("fuse_everything")
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("seed", range(2))
+def test_random_programs_with_trailing_reductions(seed, monkeypatch):
+    # A random program, then sum, max or min over its last axes, fused into the loop: the
+    # same bits as NumPy's reductions of the unfused program (sums of floats pairwise as
+    # NumPy's; max and min propagate NaN), the unreduced value beside it too.
+    rng = np.random.default_rng(100 + seed)
+    fused = cases = 0
+    for shapes in REDUCED_SHAPES:
+        for dtypes in DTYPES:
+            a, b = (_draw(rng, s, d) for s, d in zip(shapes, dtypes))
+            a[..., :1] = -0.0 if a.dtype.kind == "f" else a[..., :1]  # signed zeros
+            program, names = _program(rng, EXACT, int(rng.integers(1, 5)))
+            ndim = len(np.broadcast_shapes(a.shape, b.shape))
+            reduced = int(rng.integers(1, ndim + 1))  # trailing axes
+            kind = str(rng.choice(sorted(REDUCTIONS)))
+
+            def f(a, b, program=program, kind=kind, reduced=reduced):
+                last, previous = program(a, b)
+                n = last.ndim
+                return REDUCTIONS[kind](last, axis=tuple(range(max(n - reduced, 0), n))), previous
+
+            with np.errstate(all="ignore"):
+                try:
+                    with monkeypatch.context() as m:
+                        m.setattr(ft.config, "fusion", False)
+                        want = ft.jit(f)(a, b)
+                except (TypeError, ValueError):  # negating a boolean, max of nothing
+                    continue
+                jitted = ft.jit(f)
+                text = jitted.lower(a, b).as_text()
+                got = jitted(a, b)
+            what = f"{names} then {kind} over {reduced} axes on {shapes} {dtypes}"
+            fused += "r0 = np.empty(" in text  # the reduction is in the loop
+            cases += 1
+            for g, w in zip(got, want):
+                _assert_close_bits(g, w, what)
+    assert fused > cases // 3, (fused, cases)
+
+
+def test_a_trailing_reduction_ends_the_loop(monkeypatch):
+    monkeypatch.setattr(ft.config, "fusion", True)
+    x, y = np.linspace(-2, 2, 30000).reshape(100, 300), np.linspace(0, 1, 300)
+    x[3, 7] = np.nan
+    for reduce in (fnp.sum, fnp.max, fnp.min):
+        f = ft.jit(lambda x, y: reduce((x * y + 1.0) * x, axis=-1))
+        text = f.lower(x, y).as_text()
+        assert text.count("@njit(") >= 1 and ".sum(" not in text and "xp.max" not in text
+        want = reduce((x * y + 1.0) * x, axis=-1)
+        _assert_close_bits(f(x, y), want, reduce.__name__)
+    # a reduction over leading axes, or one whose result the loop reads, is NumPy's
+    text = ft.jit(lambda x, y: fnp.sum((x * y + 1.0) * x, axis=0)).lower(x, y).as_text()
+    assert ".sum(axis=(0,)" in text
+    g = ft.jit(lambda x, y: (x * y + 1.0) * x - fnp.max(x * y, axis=1, keepdims=True))
+    want = (x * y + 1.0) * x - np.max(x * y, axis=1, keepdims=True)
+    _assert_close_bits(g(x, y), want, "softmax-like")
+
+
 # ------------------------------------------------------------------------------------------
 # When regions are fused, the switch, the cache, introspection
 # ------------------------------------------------------------------------------------------

@@ -96,14 +96,18 @@ class Lowering:
     expressions of dtypes ``in_dtypes``; the result is converted to ``out_dtype``), or None
     where the scalar code would not give NumPy's values for these dtypes: an elementwise
     primitive that may join a fused region (see "Fusion" below).
+    ``reduction``: ``"sum"``, ``"max"`` or ``"min"`` for a reduction (parameter ``axes``)
+    that may end a fused region when it reduces the region's trailing axes.
     """
 
     __slots__ = ("rule", "fresh", "inline", "simplify", "numpy_broadcast", "broadcasting",
-                 "commutative", "rewrite", "splat", "ufunc", "augmented", "kernel")
+                 "commutative", "rewrite", "splat", "ufunc", "augmented", "kernel",
+                 "reduction")
 
     def __init__(self):
         self.rule = self.inline = self.simplify = self.numpy_broadcast = None
         self.rewrite = self.splat = self.ufunc = self.augmented = self.kernel = None
+        self.reduction = None
         self.fresh = self.broadcasting = self.commutative = False
 
     def __repr__(self):
@@ -600,6 +604,8 @@ def _member_kind(eqn: JaxprEqn, libm: bool = True):
     if np.dtype(out.dtype) not in _KERNEL_DTYPES:
         return None
     record = _lowering(prim)
+    if record.reduction is not None:
+        return "reduce" if _trailing_reduction(eqn) is not None else None
     if record.numpy_broadcast is not None:
         src = eqn.invars[0]
         if (type(src) is Var and np.dtype(src.aval.dtype) == np.dtype(out.dtype)
@@ -630,8 +636,26 @@ def _member_kind(eqn: JaxprEqn, libm: bool = True):
     return "op"
 
 
+def _trailing_reduction(eqn: JaxprEqn):
+    """For a reduction a fused loop can end with (``Lowering.reduction``): the number of
+    leading axes it keeps, the operand's axes from there on being the ones reduced (over
+    at least one element, so that max and min are defined); else None."""
+    src = eqn.invars[0]
+    if type(src) is not Var:
+        return None
+    dtype = np.dtype(src.aval.dtype)
+    if dtype != np.dtype(eqn.outvars[0].aval.dtype) or dtype.kind not in "iuf":
+        return None
+    shape = tuple(src.aval.shape)
+    axes = sorted(a % len(shape) for a in eqn.params.get("axes", ())) if shape else []
+    keep = len(shape) - len(axes)
+    if not axes or axes != list(range(keep, len(shape))) or not all(shape[keep:]):
+        return None
+    return keep
+
+
 class _Region:
-    __slots__ = ("shape", "eqns", "defined", "ops", "libm")
+    __slots__ = ("shape", "eqns", "defined", "ops", "libm", "reduced", "keep")
 
     def __init__(self, shape):
         self.shape = shape
@@ -639,6 +663,8 @@ class _Region:
         self.defined: set = set()
         self.ops = 0
         self.libm = False  # some operation calls a libm function
+        self.reduced: set = set()  # ids of the results of the region's reductions
+        self.keep = None  # the leading axes its reductions keep (all reduce alike)
 
 
 def _fuse(eqns: list, outs: list, uses: dict | None = None,
@@ -675,15 +701,30 @@ def _fuse(eqns: list, outs: list, uses: dict | None = None,
 
     for eqn in eqns:
         kind = _member_kind(eqn, libm)
-        shape = tuple(eqn.outvars[0].aval.shape) if kind else None
-        region = open_regions.get(shape) if kind else None
+        if kind == "reduce":
+            # a reduction joins the open region computing its operand, over its trailing
+            # axes (the region's other reductions keeping as many leading axes)
+            region = owner.get(id(eqn.invars[0]))
+            keep = _trailing_reduction(eqn)
+            if (region is None or region.keep not in (None, keep)
+                    or id(eqn.invars[0]) in region.reduced):
+                kind = region = None
+            shape = region.shape if region is not None else None
+        else:
+            shape = tuple(eqn.outvars[0].aval.shape) if kind else None
+            region = open_regions.get(shape) if kind else None
         if kind == "broadcast" and region is not None and id(eqn.invars[0]) in region.defined:
             kind = region = None  # a broadcast of the region's own result: not one loop
-        # Regions whose results this equation reads must be written first.
+        # Regions whose results this equation reads must be written first (a region's
+        # reduction is complete only after its loop).
         for x in eqn.invars:
             other = owner.get(id(x)) if type(x) is Var else None
-            if other is not None and other is not region and other.shape in open_regions:
+            if other is None or other.shape not in open_regions:
+                continue
+            if other is not region or id(x) in other.reduced:
                 close(other)
+                if other is region:
+                    region = None
         if not kind:
             result.append(eqn)
             continue
@@ -692,7 +733,11 @@ def _fuse(eqns: list, outs: list, uses: dict | None = None,
         region.eqns.append(eqn)
         region.defined.add(id(eqn.outvars[0]))
         owner[id(eqn.outvars[0])] = region
-        if kind == "op":
+        if kind == "reduce":
+            region.reduced.add(id(eqn.outvars[0]))
+            region.keep = keep
+            region.ops += 1
+        elif kind == "op":
             region.ops += 1
             region.libm = region.libm or _member_kind(eqn, libm=False) is None
     for region in list(open_regions.values()):
@@ -702,17 +747,50 @@ def _fuse(eqns: list, outs: list, uses: dict | None = None,
 
 def _fused_equation(region: _Region, uses: dict):
     """The fused equation computing ``region`` and its kernel's source, or None."""
+    plan = _kernel_plan(region, uses)
+    if plan is None:
+        return None
+    inputs, outputs, source = plan
+    kernel = _load_kernel(source)
+    if not _compiles(kernel, [np.dtype(x.aval.dtype) for x in inputs],
+                     [len(x.aval.shape) for x in inputs], len(region.shape)):
+        return None  # left to NumPy
+    scalar_inputs = frozenset(i for i, x in enumerate(inputs) if not x.aval.shape)
+    params = dict(kernel=kernel, shape=region.shape, scalar_inputs=scalar_inputs)
+    eqn = JaxprEqn(_FUSED, inputs, params, outputs)  # type: ignore[arg-type]
+    return eqn, source
+
+
+class _RegionBody:
+    """A fused region as scalar code: what the CPU (numba) and GPU (CUDA) kernels are
+    both written from.  ``inputs``: the atoms read from outside, in order (``x{i}`` in the
+    body); ``subscripts[i]``: the loop indices input ``i`` is read at (None where it is
+    broadcast); ``statements``: ``(name, dtype, expression)`` in order, each a scalar of
+    the region; ``reductions``: ``(kind, name, dtype, result)`` for each reduction ending
+    the region, over the trailing axes from ``keep`` on; ``outputs``: the region's
+    results the rest of the program reads, with the scalar names computing them."""
+
+    __slots__ = ("shape", "inputs", "subscripts", "statements", "reductions", "outputs",
+                 "keep")
+
+    def __init__(self, shape):
+        self.shape = shape
+        self.inputs: list = []
+        self.subscripts: list = []
+        self.statements: list = []
+        self.reductions: list = []
+        self.outputs: list = []  # (var, scalar name), full-shape results
+        self.keep = len(shape)
+
+
+def _region_body(region: _Region, uses: dict):
+    """``region`` as a ``_RegionBody``, or None where some operation has no scalar code."""
     members = {id(e) for e in region.eqns}
     shape = region.shape
     ndim = len(shape)
-    if ndim == 0:
-        return None
-    index = [f"i{d}" for d in range(ndim)]
-    inputs: list = []  # external atoms read, in order
+    body = _RegionBody(shape)
     input_pos: dict = {}
     local: dict = {}  # id(var) -> the scalar name in the loop body
-    body: list = []
-    loads: list = []
 
     def read(x, eqn):
         if type(x) is Var and id(x) in local:
@@ -722,65 +800,198 @@ def _fused_equation(region: _Region, uses: dict):
             return _scalar_literal_source(x.val, dtype), dtype
         key = id(x)
         if key not in input_pos:
-            input_pos[key] = len(inputs)
-            inputs.append(x)
+            input_pos[key] = len(body.inputs)
+            body.inputs.append(x)
             xshape = tuple(x.aval.shape)
             offset = ndim - len(xshape)
-            subscript = ", ".join(
-                "0" if n == 1 and shape[offset + d] != 1 else index[offset + d]
-                for d, n in enumerate(xshape))
-            dtype = np.dtype(x.aval.dtype)
-            name = f"a{input_pos[key]}"
-            loads.append(f"x{input_pos[key]} = np.{dtype.name}({name}[{subscript or '()'}])")
+            body.subscripts.append(tuple(
+                None if n == 1 and shape[offset + d] != 1 else offset + d
+                for d, n in enumerate(xshape)))
         return f"x{input_pos[key]}", np.dtype(x.aval.dtype)
 
-    outputs: list = []
-    signature = []  # the loop's structure, for the name of its file
     for k, eqn in enumerate(region.eqns):
         out = eqn.outvars[0]
         dtype = np.dtype(out.aval.dtype)
-        if _lowering(eqn.primitive).numpy_broadcast is not None:
+        lowering = _lowering(eqn.primitive)
+        if lowering.numpy_broadcast is not None:
             name, _ = read(eqn.invars[0], eqn)
             local[id(out)] = name
-        else:
-            pairs = [read(x, eqn) for x in eqn.invars]
-            expr = _kernel_expression(eqn, [p[0] for p in pairs], [p[1] for p in pairs])
-            if expr is None:
-                return None
-            body.append(f"t{k} = np.{dtype.name}({expr})")
-            local[id(out)] = f"t{k}"
+            continue
+        if lowering.reduction is not None:
+            name, _ = read(eqn.invars[0], eqn)
+            body.reductions.append((lowering.reduction, name, dtype, out))
+            body.keep = region.keep
+            continue
+        pairs = [read(x, eqn) for x in eqn.invars]
+        expr = _kernel_expression(eqn, [p[0] for p in pairs], [p[1] for p in pairs])
+        if expr is None:
+            return None
+        body.statements.append((f"t{k}", dtype, expr))
+        local[id(out)] = f"t{k}"
         if any(reader is None or id(reader) not in members for reader in uses.get(id(out), ())):
-            outputs.append(out)
-        signature.append(eqn.primitive.name)
-    if not outputs:
+            body.outputs.append((out, f"t{k}"))
+    # a result read outside that only forwards an input (a broadcast) is not fused
+    for eqn in region.eqns:
+        out = eqn.outvars[0]
+        if (_lowering(eqn.primitive).numpy_broadcast is not None
+                and any(reader is None or id(reader) not in members
+                        for reader in uses.get(id(out), ()))):
+            body.outputs.append((out, local[id(out)]))
+    return body
+
+
+#: the identity a max or min reduction starts from, by dtype kind
+def _reduction_start(kind: str, dtype: np.dtype) -> str:
+    if kind == "sum":
+        return f"np.{dtype.name}(0)"
+    if dtype.kind == "f":
+        return f"np.{dtype.name}({'-' if kind == 'max' else ''}np.inf)"
+    info = np.iinfo(dtype)
+    return f"np.{dtype.name}({info.min if kind == 'max' else info.max})"
+
+
+def _pairwise_helper(dtype: np.dtype) -> list:
+    """NumPy's pairwise summation of ``a[lo:lo + n]`` (its ``pairwise_sum``: eight
+    accumulators up to blocks of 128 elements, the two halves summed apart above), so
+    fused sums of floats give NumPy's bits.  The halving is a loop over an explicit stack:
+    numba's cache cannot load a recursive function (the process crashes)."""
+    t = f"np.{dtype.name}"
+    name = dtype.name
+    acc = ", ".join(f"r{j}" for j in range(8))
+    first = ", ".join(f"a[lo + {j}]" for j in range(8))
+    add = "; ".join(f"r{j} += a[lo + i + {j}]" for j in range(8))
+    return [
+        "@njit(cache=True, error_model='numpy', nogil=True)",
+        f"def block_{name}(a, lo, n):",
+        "    if n < 8:",
+        f"        res = {t}(0)",
+        "        for i in range(n):",
+        "            res += a[lo + i]",
+        "        return res",
+        f"    {acc} = {first}",
+        "    i = 8",
+        "    while i < n - n % 8:",
+        f"        {add}",
+        "        i += 8",
+        "    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))",
+        "    while i < n:",
+        "        res += a[lo + i]",
+        "        i += 1",
+        "    return res",
+        "", "",
+        "@njit(cache=True, error_model='numpy', nogil=True)",
+        f"def pairwise_{name}(a, n):",
+        "    if n <= 128:",
+        f"        return block_{name}(a, 0, n)",
+        "    starts = np.empty(64, np.int64)  # the halves still to sum, depth first",
+        "    sizes = np.empty(64, np.int64)",
+        "    stage = np.empty(64, np.int64)  # 0: left half next, 1: right half, 2: add",
+        f"    sums = np.empty(64, np.{name})",
+        "    starts[0], sizes[0], stage[0] = 0, n, 0",
+        "    top = 0",
+        "    done = 0",
+        "    while top >= 0:",
+        "        lo, k = starts[top], sizes[top]",
+        "        if k <= 128:",
+        f"            sums[done] = block_{name}(a, lo, k)",
+        "            done += 1",
+        "            top -= 1",
+        "            continue",
+        "        half = k // 2",
+        "        half -= half % 8",
+        "        if stage[top] == 2:",
+        "            done -= 1",
+        "            sums[done - 1] = sums[done - 1] + sums[done]",
+        "            top -= 1",
+        "            continue",
+        "        stage[top] += 1",
+        "        if stage[top] == 1:",
+        "            starts[top + 1], sizes[top + 1] = lo, half",
+        "        else:",
+        "            starts[top + 1], sizes[top + 1] = lo + half, k - half",
+        "        top += 1",
+        "        stage[top] = 0",
+        "    return sums[0]",
+        "", ""]
+
+
+def _kernel_plan(region: _Region, uses: dict):
+    """``(inputs, outputs, source)`` of the numba kernel computing ``region``, or None
+    where it has no scalar code, no result, or does not pay (the cost model)."""
+    shape = region.shape
+    ndim = len(shape)
+    if ndim == 0:
         return None
-    libm = len(_LIBM_CALL.findall("\n".join(body)))
-    if not _worth_fusing(int(np.prod(shape)), len(body), libm):
+    body = _region_body(region, uses)
+    if body is None or not (body.outputs or body.reductions):
         return None
-    args = [f"a{i}" for i in range(len(inputs))]
-    lines = ["import numpy as np", "from numba import njit", "",
-             "", "@njit(cache=True, error_model='numpy', nogil=True)",
-             f"def kernel({', '.join(args + ['shape'])}):"]
-    for j, out in enumerate(outputs):
+    text = "\n".join(expr for _, _, expr in body.statements)
+    libm = len(_LIBM_CALL.findall(text))
+    if not _worth_fusing(int(np.prod(shape)), len(body.statements) + len(body.reductions),
+                         libm):
+        return None
+    index = [f"i{d}" for d in range(ndim)]
+    keep = body.keep
+    pairwise = sorted({dtype.name for kind, _, dtype, _ in body.reductions
+                       if kind == "sum" and dtype.kind == "f"})
+    lines = ["import numpy as np", "from numba import njit", "", ""]
+    for name in pairwise:
+        lines += _pairwise_helper(np.dtype(name))
+    args = [f"a{i}" for i in range(len(body.inputs))]
+    lines += ["@njit(cache=True, error_model='numpy', nogil=True)",
+              f"def kernel({', '.join(args + ['shape'])}):"]
+    for j, (out, _) in enumerate(body.outputs):
         lines.append(f"    o{j} = np.empty(shape, np.{np.dtype(out.aval.dtype).name})")
+    kept_shape = ("(" + "".join(f"shape[{d}], " for d in range(keep)) + ")") if keep else "1"
+    for j, (kind, _, dtype, _) in enumerate(body.reductions):
+        lines.append(f"    r{j} = np.empty({kept_shape}, np.{dtype.name})")
+    if pairwise:
+        lines.append("    m = 1" + "".join(f" * shape[{d}]" for d in range(keep, ndim)))
+    for j, (kind, _, dtype, _) in enumerate(body.reductions):
+        if kind == "sum" and dtype.kind == "f":
+            lines.append(f"    b{j} = np.empty(m, np.{dtype.name})")
     indent = "    "
     for d in range(ndim):
+        if d == keep:
+            if pairwise:
+                lines.append(f"{indent}p = 0")
+            for j, (kind, _, dtype, _) in enumerate(body.reductions):
+                if not (kind == "sum" and dtype.kind == "f"):
+                    lines.append(f"{indent}s{j} = {_reduction_start(kind, dtype)}")
         lines.append(f"{indent}for i{d} in range(shape[{d}]):")
         indent += "    "
-    lines += [indent + line for line in loads + body]
-    subscript = ", ".join(index)
-    for j, out in enumerate(outputs):
-        lines.append(f"{indent}o{j}[{subscript}] = {local[id(out)]}")
-    lines.append(f"    return ({''.join(f'o{j}, ' for j in range(len(outputs)))})")
+    for i, (x, subscript) in enumerate(zip(body.inputs, body.subscripts)):
+        at = ", ".join("0" if d is None else index[d] for d in subscript) or "()"
+        lines.append(f"{indent}x{i} = np.{np.dtype(x.aval.dtype).name}(a{i}[{at}])")
+    lines += [f"{indent}{name} = np.{dtype.name}({expr})"
+              for name, dtype, expr in body.statements]
+    full = ", ".join(index)
+    for j, (_, name) in enumerate(body.outputs):
+        lines.append(f"{indent}o{j}[{full}] = {name}")
+    for j, (kind, name, dtype, _) in enumerate(body.reductions):
+        if kind == "sum" and dtype.kind == "f":
+            lines.append(f"{indent}b{j}[p] = {name}")
+        elif kind == "sum":
+            lines.append(f"{indent}s{j} = np.{dtype.name}(s{j} + {name})")
+        else:  # NumPy's maximum and minimum: the first NaN wins
+            op = ">" if kind == "max" else "<"
+            lines.append(f"{indent}s{j} = s{j} if s{j} {op} {name} or s{j} != s{j} "
+                         f"else {name}")
+    if pairwise:
+        lines.append(f"{indent}p += 1")
+    if body.reductions:
+        indent = "    " * (keep + 1)
+        kept = ", ".join(index[:keep]) or "0"
+        for j, (kind, _, dtype, _) in enumerate(body.reductions):
+            value = (f"np.{dtype.name}(0) + pairwise_{dtype.name}(b{j}, m)"
+                     if kind == "sum" and dtype.kind == "f" else f"s{j}")
+            lines.append(f"{indent}r{j}[{kept}] = {value}")
+    results = [f"o{j}" for j in range(len(body.outputs))]
+    results += [f"r{j}" if keep else f"r{j}.reshape(())" for j in range(len(body.reductions))]
+    lines.append(f"    return ({''.join(r + ', ' for r in results)})")
     source = "\n".join(lines) + "\n"
-    kernel = _load_kernel(source)
-    if not _compiles(kernel, [np.dtype(x.aval.dtype) for x in inputs],
-                     [len(x.aval.shape) for x in inputs], ndim):
-        return None  # left to NumPy
-    scalar_inputs = frozenset(i for i, x in enumerate(inputs) if not x.aval.shape)
-    params = dict(kernel=kernel, shape=shape, scalar_inputs=scalar_inputs)
-    eqn = JaxprEqn(_FUSED, inputs, params, outputs)  # type: ignore[arg-type]
-    return eqn, source
+    outputs = [out for out, _ in body.outputs] + [out for *_, out in body.reductions]
+    return body.inputs, outputs, source
 
 
 def _compiles(kernel, dtypes: list, ndims: list, ndim: int) -> bool:
