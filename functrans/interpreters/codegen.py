@@ -49,6 +49,7 @@ import functools
 import itertools
 import re
 import threading
+import time
 import weakref
 from typing import Callable
 
@@ -826,7 +827,10 @@ def _region_body(region: _Region, uses: dict):
         expr = _kernel_expression(eqn, [p[0] for p in pairs], [p[1] for p in pairs])
         if expr is None:
             return None
-        body.statements.append((f"t{k}", dtype, expr))
+        # numba types float64 arithmetic and libm calls on float64 as float64: no
+        # conversion to write (half of the typing work numba does for a long region)
+        typed = dtype == np.float64 and all(p[1] == np.float64 for p in pairs)
+        body.statements.append((f"t{k}", dtype, expr if typed else f"np.{dtype.name}({expr})"))
         local[id(out)] = f"t{k}"
         if any(reader is None or id(reader) not in members for reader in uses.get(id(out), ())):
             body.outputs.append((out, f"t{k}"))
@@ -962,9 +966,8 @@ def _kernel_plan(region: _Region, uses: dict):
         indent += "    "
     for i, (x, subscript) in enumerate(zip(body.inputs, body.subscripts)):
         at = ", ".join("0" if d is None else index[d] for d in subscript) or "()"
-        lines.append(f"{indent}x{i} = np.{np.dtype(x.aval.dtype).name}(a{i}[{at}])")
-    lines += [f"{indent}{name} = np.{dtype.name}({expr})"
-              for name, dtype, expr in body.statements]
+        lines.append(f"{indent}x{i} = a{i}[{at}]")  # an element has the array's dtype
+    lines += [f"{indent}{name} = {expr}" for name, _, expr in body.statements]
     full = ", ".join(index)
     for j, (_, name) in enumerate(body.outputs):
         lines.append(f"{indent}o{j}[{full}] = {name}")
@@ -1005,16 +1008,22 @@ def _compiles(kernel, dtypes: list, ndims: list, ndim: int) -> bool:
     key = (id(kernel), signature)
     if key in _compiled_signatures:
         return _compiled_signatures[key]
+    hits = sum(kernel.stats.cache_hits.values())
     try:
         kernel.compile(signature)
         ok = True
     except Exception:  # a typing or lowering error: the loop is not written
         ok = False
+    if ok:
+        loaded = sum(kernel.stats.cache_hits.values()) > hits
+        _kernel_counts["loaded" if loaded else "compiled"] += 1
     _compiled_signatures[key] = ok
     return ok
 
 
 _compiled_signatures: dict = {}
+#: fused loops made ready in this process: loaded from numba's disk cache, or compiled
+_kernel_counts = collections.Counter(loaded=0, compiled=0)
 
 #: a call of a NumPy function in a kernel's body that is not a conversion to a dtype
 _LIBM_CALL = re.compile(r"np\.(?!(?:float|u?int|bool_?)\d*\()\w+\(")
@@ -1141,13 +1150,19 @@ def _scalar_source(val) -> str | None:
 
 class CompiledFunction:
     """A jaxpr compiled to Python source: call it with the jaxpr's arguments; ``source``
-    is the generated code."""
+    is the generated code; ``compile_seconds`` the time writing it took (wall clock),
+    ``kernel_seconds`` the part spent on fused loops (numba compiling them, or loading
+    them from the disk cache), ``kernels_loaded``/``kernels_compiled`` how many loops
+    came from the disk cache and how many numba compiled."""
 
-    __slots__ = ("fn", "source", "__weakref__")
+    __slots__ = ("fn", "source", "compile_seconds", "kernel_seconds", "kernels_loaded",
+                 "kernels_compiled", "__weakref__")
 
     def __init__(self, fn: Callable, source: str):
         self.fn = fn
         self.source = source
+        self.compile_seconds = self.kernel_seconds = 0.0
+        self.kernels_loaded = self.kernels_compiled = 0
 
     def __call__(self, *args):
         return self.fn(*args)
@@ -1161,10 +1176,14 @@ _counter = itertools.count()
 
 def _generate(jaxpr: Jaxpr, library, name: str, owned_outputs: bool,
               fuse: bool = False) -> CompiledFunction:
+    start = time.perf_counter()
     invars, eqns, outs = optimize_jaxpr(jaxpr)
     kernels: list = []
+    kernel_seconds = 0.0
     if fuse:
+        before = dict(_kernel_counts)
         eqns, kernels = _fuse(eqns, outs)
+        kernel_seconds = time.perf_counter() - start
     xp = library.xp
     namespace: dict = {"xp": xp}
     ctx = LoweringContext(namespace, library)
@@ -1280,7 +1299,13 @@ def _generate(jaxpr: Jaxpr, library, name: str, owned_outputs: bool,
         bound = [k for k, v in namespace.items() if v is kernel]
         source += (f"\n\n# {', '.join(bound)}: a fused loop compiled by numba "
                    f"({kernel.py_file})\n" + kernel_source)
-    return CompiledFunction(namespace[name], source)
+    compiled = CompiledFunction(namespace[name], source)
+    compiled.compile_seconds = time.perf_counter() - start
+    compiled.kernel_seconds = kernel_seconds
+    if fuse:
+        compiled.kernels_loaded = _kernel_counts["loaded"] - before["loaded"]
+        compiled.kernels_compiled = _kernel_counts["compiled"] - before["compiled"]
+    return compiled
 
 
 def _scalar_operand_dtype(eqn: JaxprEqn):
