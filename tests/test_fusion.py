@@ -401,3 +401,86 @@ def test_integer_index_arithmetic_is_fused(monkeypatch):
     f = ft.jit(lambda i: fnp.where(i < 0, i + 10000, i) * 2)
     assert "@njit" in f.lower(i).as_text()
     np.testing.assert_array_equal(f(i), np.where(i < 0, i + 10000, i) * 2)
+
+
+# ------------------------------------------------------------------------------------------
+# GPU kernels: CUDA source from the same regions (checked as text: no GPU in CI), and the
+# CuPy stand-in running the regions' equations
+# ------------------------------------------------------------------------------------------
+
+def _standin(*arrays):
+    import cupy_standin
+    return [cupy_standin.asarray(a) for a in arrays]
+
+
+def test_cuda_elementwise_kernel_source():
+    x, y = _standin(np.linspace(-2, 2, 300).reshape(3, 100), np.linspace(0, 1, 100))
+    text = ft.jit(lambda x, y: (x * y + 1.0) * fnp.tanh(x) - y).lower(x, y).as_text()
+    assert re.search(r"v\d+, = _fk0\(v0, v1, \(3, 100\)\)", text)
+    assert "cupy.ElementwiseKernel(" in text and "numba" not in text
+    assert "in_params='float64 x0, float64 x1'" in text
+    assert "out_params='float64 o0'" in text
+    for line in ("double t0 = (x0 * x1);", "double t1 = (t0 + ((double)(1.0)));",
+                 "double t2 = tanh(x0);", "double t3 = (t1 * t2);"):
+        assert line in text, line
+    assert re.search(r"^o0 = t\d+;$", text, re.M)
+    # float32, a comparison and a select: C types and the conditional operator
+    x32 = _standin(np.linspace(-1, 1, 50).astype(np.float32))[0]
+    text = ft.jit(lambda x: fnp.where(x > 0, x * 2.0, -x) + 1.0).lower(x32).as_text()
+    assert "in_params='float32 x0'" in text and "float t" in text
+    assert re.search(r"bool t\d+ = .*\(x0 > ", text)
+    assert re.search(r"\(t\d+ \? t\d+ : t\d+\)", text)
+
+
+def test_cuda_reduction_kernel_source():
+    x, y = _standin(np.linspace(-2, 2, 300).reshape(3, 100), np.linspace(0, 1, 100))
+    text = ft.jit(lambda x, y: fnp.sum((x * y + 1.0) * x, axis=-1)).lower(x, y).as_text()
+    assert "cupy.ReductionKernel(" in text
+    assert "reduce_expr='a + b'" in text and "identity='0'" in text
+    assert re.search(r"__device__ double functrans_fused_\w+_map\(double x0, double x1\)",
+                     text)
+    assert re.search(r"map_expr='functrans_fused_\w+_map\(x0, x1\)'", text)
+    text = ft.jit(lambda x, y: fnp.max(x * y - 1.0, axis=1)).lower(x, y).as_text()
+    assert "(a != a) ? a : ((b != b) ? b : ((a > b) ? a : b))" in text  # NaN wins
+    assert "identity='-INFINITY'" in text
+    i = _standin(np.arange(12, dtype=np.int64).reshape(3, 4))[0]
+    text = ft.jit(lambda i: fnp.max(i * 3 + 1, axis=1)).lower(i).as_text()
+    assert "identity='(long long)(-9223372036854775807LL - 1)'" in text
+    # a reduction whose operand is read elsewhere too: one ReductionKernel cannot write
+    # both, so that region stays CuPy calls
+    text = ft.jit(lambda x, y: (fnp.sum(x * y + 1.0, axis=1), x * y + 1.0)).lower(
+        x, y).as_text()
+    assert "ReductionKernel" not in text
+
+
+def test_cuda_expression_translation():
+    assert codegen.cuda_expression("(x0 if x1 > x0 or x1 != x1 else x2)") == (
+        "(((x1 > x0) || (x1 != x1)) ? x0 : x2)")
+    assert codegen.cuda_expression("np.float32(np.power(x0, np.float32(3.0)))") == (
+        "((float)(pow(x0, ((float)(3.0)))))")
+    assert codegen.cuda_expression("np.float64(np.nan)") == "((double)(NAN))"
+    assert codegen.cuda_expression("(not x0)") == "(!x0)"
+    assert codegen.cuda_expression("np.arctan2(x0, -x1)") == "atan2(x0, (-x1))"
+    with pytest.raises(ValueError, match="no CUDA translation"):
+        codegen.cuda_expression("np.frexp(x0)")
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_the_cupy_standin_runs_the_regions_equations(monkeypatch):
+    import cupy_standin
+    rng = np.random.default_rng(3)
+    x, y = rng.standard_normal((4, 50)), rng.standard_normal(50)
+    x[1, 3] = np.nan
+    programs = [lambda x, y: (x * y + 1.0) * fnp.tanh(x) - y,
+                lambda x, y: fnp.sum((x * y + 1.0) * x, axis=-1),
+                lambda x, y: fnp.min(fnp.where(x > 0, x * y, -x), axis=(0, 1)),
+                lambda x, y: ft.grad(lambda x: fnp.sum(fnp.sin(x * y) * x))(x)]
+    for f in programs:
+        jitted = ft.jit(f)
+        assert "fused CuPy kernel" in jitted.lower(*_standin(x, y)).as_text()
+        got = jitted(*_standin(x, y))
+        assert ft.backend.is_device_array(got)  # never brought to the host
+        with monkeypatch.context() as m:
+            m.setattr(ft.config, "fusion", False)
+            want = ft.jit(f)(x, y)
+        _assert_close_bits(cupy_standin.asnumpy(got), want, "stand-in")

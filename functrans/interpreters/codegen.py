@@ -60,7 +60,8 @@ from functrans.core import (ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Primitive, Sh
                             Var, abstract_eval_out_avals, impl_rules)
 
 __all__ = ["Lowering", "deflowering", "Ref", "compile_jaxpr", "CompiledFunction",
-           "optimize_jaxpr", "literal_key", "params_key", "scalar_kernel", "fusion_active"]
+           "optimize_jaxpr", "literal_key", "params_key", "scalar_kernel", "fusion_active",
+           "CudaKernel", "cuda_expression"]
 
 
 class Lowering:
@@ -528,10 +529,20 @@ def _numba_installed() -> bool:
 
 
 def fusion_active(library=None) -> bool:
-    """Whether ``compile_jaxpr`` fuses elementwise regions for ``library`` now: on NumPy,
-    with numba installed and ``functrans.config.fusion`` on."""
-    library = library or backend.library_of()
-    return bool(config.fusion) and library.xp is np and _numba_installed()
+    """Whether ``compile_jaxpr`` fuses elementwise regions for ``library`` now: with
+    ``functrans.config.fusion`` on, into numba loops on NumPy (numba installed), into CuPy
+    kernels on CuPy (see "GPU kernels")."""
+    return _fusion_target(library or backend.library_of()) is not None
+
+
+def _fusion_target(library):
+    """``"cpu"`` (numba loops), ``"cuda"`` (CuPy kernels) or None (no fusion)."""
+    if not config.fusion:
+        return None
+    if library.xp is np:
+        return "cpu" if _numba_installed() else None
+    # CuPy (or its stand-in in the tests, which runs the regions' equations)
+    return "cuda" if getattr(library.xp, "__name__", "").startswith("cupy") else None
 
 
 class _Fused:
@@ -669,13 +680,15 @@ class _Region:
 
 
 def _fuse(eqns: list, outs: list, uses: dict | None = None,
-          libm: bool = True) -> tuple[list, list]:
+          libm: bool = True, target: str = "cpu") -> tuple[list, list]:
     """``eqns`` with maximal regions of elementwise equations of one output shape, worth
     fusing (``FUSION_MIN_OPS``, ``_worth_fusing``), each replaced by one fused equation
     placed where the region's first result is needed; and the kernels' sources.  A region
     with libm calls that does not pay is tried again with those calls left to NumPy (its
     arithmetic between them may still pay).  ``uses``: the readers of every variable of
-    the whole program (``_uses``); ``libm``: whether libm calls may join regions."""
+    the whole program (``_uses``); ``libm``: whether libm calls may join regions;
+    ``target``: ``"cpu"`` for numba loops (kernels: their sources), ``"cuda"`` for CuPy
+    kernels (kernels: ``CudaKernel`` objects; no cost model: every launch saved pays)."""
     if uses is None:
         uses = _uses(eqns, outs)
     result: list = []
@@ -688,12 +701,13 @@ def _fuse(eqns: list, outs: list, uses: dict | None = None,
         for e in region.eqns:
             owner.pop(id(e.outvars[0]), None)
         if region.ops >= FUSION_MIN_OPS:
-            fused = _fused_equation(region, uses)
+            fused = (_fused_equation(region, uses) if target == "cpu"
+                     else _cuda_fused_equation(region, uses))
             if fused is not None:
                 result.append(fused[0])
                 kernels.append(fused[1])
                 return
-            if libm and region.libm:
+            if libm and region.libm and target == "cpu":
                 inner, inner_kernels = _fuse(region.eqns, [], uses, libm=False)
                 result.extend(inner)
                 kernels.extend(inner_kernels)
@@ -1083,6 +1097,213 @@ def _load_kernel(source: str):
 
 
 # ------------------------------------------------------------------------------------------
+# GPU kernels
+# ------------------------------------------------------------------------------------------
+#
+# On CuPy arrays a fused region becomes one CuPy kernel written from the same scalar code
+# (``_RegionBody``): a ``cupy.ElementwiseKernel`` (its operands broadcast against the
+# outputs, allocated at the region's shape), or a ``cupy.ReductionKernel`` for a region
+# ending in one reduction over its trailing axes whose other values stay inside.  The
+# scalar expressions (numba's Python) are translated to CUDA C; a region with something
+# the translation does not know stays CuPy calls.  An array library without CuPy's kernel
+# classes (the CuPy stand-in of the tests) runs the region's equations one by one.
+
+#: CUDA C types of the dtypes kernels compute in
+_C_TYPES = {"bool": "bool", "int8": "signed char", "int16": "short", "int32": "int",
+            "int64": "long long", "uint8": "unsigned char", "uint16": "unsigned short",
+            "uint32": "unsigned int", "uint64": "unsigned long long", "float32": "float",
+            "float64": "double"}
+#: numba's NumPy functions in kernels -> CUDA's math functions (C++ overloads by type)
+_C_FUNCTIONS = {"exp": "exp", "exp2": "exp2", "expm1": "expm1", "log": "log", "log2": "log2",
+                "log10": "log10", "log1p": "log1p", "sqrt": "sqrt", "cbrt": "cbrt",
+                "sin": "sin", "cos": "cos", "tan": "tan", "arcsin": "asin", "arccos": "acos",
+                "arctan": "atan", "sinh": "sinh", "cosh": "cosh", "tanh": "tanh",
+                "arcsinh": "asinh", "arccosh": "acosh", "arctanh": "atanh", "floor": "floor",
+                "ceil": "ceil", "abs": "abs", "isfinite": "isfinite", "power": "pow",
+                "arctan2": "atan2"}
+_C_OPERATORS = {"Add": "+", "Sub": "-", "Mult": "*", "Div": "/", "BitAnd": "&",
+                "BitOr": "|", "Lt": "<", "LtE": "<=", "Gt": ">", "GtE": ">=", "Eq": "==",
+                "NotEq": "!=", "And": "&&", "Or": "||", "USub": "-", "Not": "!"}
+
+
+def cuda_expression(expr: str) -> str:
+    """A kernel's scalar expression (numba's Python: ``np.tanh(x0)``, ``(a if c else b)``)
+    as CUDA C; ValueError for anything it does not know."""
+    import ast
+
+    def c(node) -> str:
+        kind = type(node).__name__
+        if kind == "Name":
+            return node.id
+        if kind == "Constant" and type(node.value) in (int, float, bool):
+            if type(node.value) is bool:
+                return "true" if node.value else "false"
+            return repr(node.value)
+        if (kind == "Attribute" and isinstance(node.value, ast.Name)
+                and node.value.id == "np" and node.attr in ("nan", "inf")):
+            return "NAN" if node.attr == "nan" else "INFINITY"
+        if kind == "BinOp" and type(node.op).__name__ in _C_OPERATORS:
+            return f"({c(node.left)} {_C_OPERATORS[type(node.op).__name__]} {c(node.right)})"
+        if kind == "UnaryOp" and type(node.op).__name__ in _C_OPERATORS:
+            return f"({_C_OPERATORS[type(node.op).__name__]}{c(node.operand)})"
+        if kind == "BoolOp":
+            op = f" {_C_OPERATORS[type(node.op).__name__]} "
+            return "(" + op.join(c(v) for v in node.values) + ")"
+        if kind == "Compare" and len(node.ops) == 1:
+            op = _C_OPERATORS.get(type(node.ops[0]).__name__)
+            if op is not None:
+                return f"({c(node.left)} {op} {c(node.comparators[0])})"
+        if kind == "IfExp":
+            return f"({c(node.test)} ? {c(node.body)} : {c(node.orelse)})"
+        if (kind == "Call" and isinstance(node.func, ast.Attribute)
+                and isinstance(node.func.value, ast.Name) and node.func.value.id == "np"
+                and not node.keywords):
+            name, args = node.func.attr, [c(a) for a in node.args]
+            ctype = _C_TYPES.get("bool" if name == "bool_" else name)
+            if ctype is not None and len(args) == 1:
+                return f"(({ctype})({args[0]}))"
+            if name in _C_FUNCTIONS:
+                return f"{_C_FUNCTIONS[name]}({', '.join(args)})"
+        raise ValueError(f"no CUDA translation for {ast.dump(node)}")
+
+    return c(ast.parse(expr, mode="eval").body)
+
+
+class CudaKernel:
+    """A fused region as one CuPy kernel: ``source`` is the kernel as CuPy is given it;
+    calling it with the region's inputs and shape returns its outputs.  ``kind``:
+    ``"elementwise"`` or ``"reduction"``; ``fallback`` runs the region's equations one by
+    one (for array libraries without CuPy's kernel classes)."""
+
+    __slots__ = ("kind", "name", "in_params", "out_params", "operation", "preamble",
+                 "map_expr", "reduce_expr", "identity", "reduce_type", "out_dtypes",
+                 "axes", "eqns", "inputs", "outputs", "source", "_compiled")
+
+    def __init__(self, **fields):
+        for name in self.__slots__:
+            setattr(self, name, fields.get(name))
+        self._compiled = {}
+        self.source = self._source()
+
+    def _source(self) -> str:
+        if self.kind == "elementwise":
+            return (f"cupy.ElementwiseKernel(\n    in_params={self.in_params!r},\n"
+                    f"    out_params={self.out_params!r},\n    name={self.name!r},\n"
+                    f"    operation='''\n{self.operation}''')\n")
+        return (f"cupy.ReductionKernel(\n    in_params={self.in_params!r},\n"
+                f"    out_params={self.out_params!r},\n    map_expr={self.map_expr!r},\n"
+                f"    reduce_expr={self.reduce_expr!r},\n    post_map_expr='r0 = a',\n"
+                f"    identity={self.identity!r},\n    reduce_type={self.reduce_type!r},\n"
+                f"    name={self.name!r},\n    preamble='''\n{self.preamble}''')\n")
+
+    def _kernel(self, xp):
+        kernel = self._compiled.get(xp)
+        if kernel is None:
+            if self.kind == "elementwise":
+                kernel = xp.ElementwiseKernel(self.in_params, self.out_params,
+                                              self.operation, self.name)
+            else:
+                kernel = xp.ReductionKernel(self.in_params, self.out_params, self.map_expr,
+                                            self.reduce_expr, "r0 = a", self.identity,
+                                            self.name, reduce_type=self.reduce_type,
+                                            preamble=self.preamble)
+            self._compiled[xp] = kernel
+        return kernel
+
+    def __call__(self, *args):
+        *inputs, shape = args
+        xp = backend.array_module(*[x for x in inputs if backend.is_array(x)])
+        if not hasattr(xp, "ElementwiseKernel"):
+            return self.fallback(inputs)
+        kernel = self._kernel(xp)
+        if self.kind == "elementwise":
+            outs = tuple(xp.empty(shape, d) for d in self.out_dtypes)
+            kernel(*inputs, *outs)
+            return outs
+        inputs = [xp.broadcast_to(xp.asarray(x), shape) for x in inputs]
+        return (kernel(*inputs, axis=self.axes),)
+
+    def fallback(self, inputs) -> tuple:
+        """The region's equations one by one, by their impl rules."""
+        env = {id(v): x for v, x in zip(self.inputs, inputs)}
+
+        def read(x):
+            return x.val if type(x) is Literal else env[id(x)]
+
+        for eqn in self.eqns:
+            env[id(eqn.outvars[0])] = impl_rules[eqn.primitive](
+                *[read(x) for x in eqn.invars], **eqn.params)
+        return tuple(env[id(v)] for v in self.outputs)
+
+    def __repr__(self):
+        return f"CudaKernel({self.name})"
+
+
+def _cuda_fused_equation(region: _Region, uses: dict):
+    """The fused equation computing ``region`` with a CuPy kernel, and the kernel; or
+    None where the region has no CUDA translation or no result."""
+    if not region.shape:
+        return None
+    body = _region_body(region, uses)
+    if body is None or not (body.outputs or body.reductions):
+        return None
+    if body.reductions and (len(body.reductions) > 1 or body.outputs):
+        return None  # a ReductionKernel computes one value
+    try:
+        statements = [f"{_C_TYPES[dtype.name]} {name} = {cuda_expression(expr)};"
+                      for name, dtype, expr in body.statements]
+    except (ValueError, KeyError, SyntaxError):
+        return None
+    in_params = ", ".join(f"{np.dtype(x.aval.dtype).name} x{i}"
+                          for i, x in enumerate(body.inputs))
+    import hashlib
+    digest = hashlib.sha256("\n".join(statements).encode()).hexdigest()[:12]
+    name = f"functrans_fused_{digest}"
+    common = dict(name=name, in_params=in_params, eqns=list(region.eqns),
+                  inputs=list(body.inputs))
+    if not body.reductions:
+        outs = [out for out, _ in body.outputs]
+        operation = "\n".join(statements + [f"o{j} = {local};" for j, (_, local)
+                                           in enumerate(body.outputs)]) + "\n"
+        kernel = CudaKernel(kind="elementwise", operation=operation, outputs=outs,
+                            out_params=", ".join(f"{np.dtype(o.aval.dtype).name} o{j}"
+                                                 for j, o in enumerate(outs)),
+                            out_dtypes=[np.dtype(o.aval.dtype) for o in outs], **common)
+    else:
+        kind, local, dtype, out = body.reductions[0]
+        ctype = _C_TYPES[dtype.name]
+        if kind == "sum":
+            reduce_expr, identity = "a + b", "0"
+        else:  # NaN wins on whichever side it is, as in NumPy's max and min
+            op = ">" if kind == "max" else "<"
+            reduce_expr = f"(a != a) ? a : ((b != b) ? b : ((a {op} b) ? a : b))"
+            if dtype.kind == "f":
+                identity = f"{'-' if kind == 'max' else ''}INFINITY"
+            else:
+                info = np.iinfo(dtype)
+                value = info.min if kind == "max" else info.max
+                # C has no literal for the most negative long long: one more, less one
+                text = (f"{value + 1}LL - 1" if value < -2**31 else
+                        f"{value}ULL" if value >= 2**63 else f"{value}LL")
+                identity = f"({ctype})({text})"
+        params = ", ".join(f"{_C_TYPES[np.dtype(x.aval.dtype).name]} x{i}"
+                           for i, x in enumerate(body.inputs))
+        args = ", ".join(f"x{i}" for i in range(len(body.inputs)))
+        preamble = (f"__device__ {ctype} {name}_map({params}) {{\n"
+                    + "".join(f"    {line}\n" for line in statements)
+                    + f"    return {local};\n}}\n")
+        kernel = CudaKernel(kind="reduction", out_params=f"{dtype.name} r0",
+                            map_expr=f"{name}_map({args})", reduce_expr=reduce_expr,
+                            identity=identity, reduce_type=ctype, preamble=preamble,
+                            outputs=[out], out_dtypes=[dtype],
+                            axes=tuple(range(body.keep, len(region.shape))), **common)
+    scalar_inputs = frozenset(i for i, x in enumerate(body.inputs) if not x.aval.shape)
+    params = dict(kernel=kernel, shape=region.shape, scalar_inputs=scalar_inputs)
+    eqn = JaxprEqn(_FUSED, list(body.inputs), params, list(kernel.outputs))  # type: ignore
+    return eqn, kernel
+
+
+# ------------------------------------------------------------------------------------------
 # Writing the code
 # ------------------------------------------------------------------------------------------
 
@@ -1175,14 +1396,14 @@ _counter = itertools.count()
 
 
 def _generate(jaxpr: Jaxpr, library, name: str, owned_outputs: bool,
-              fuse: bool = False) -> CompiledFunction:
+              fuse: str | None = None) -> CompiledFunction:
     start = time.perf_counter()
     invars, eqns, outs = optimize_jaxpr(jaxpr)
     kernels: list = []
     kernel_seconds = 0.0
     if fuse:
         before = dict(_kernel_counts)
-        eqns, kernels = _fuse(eqns, outs)
+        eqns, kernels = _fuse(eqns, outs, target=fuse)
         kernel_seconds = time.perf_counter() - start
     xp = library.xp
     namespace: dict = {"xp": xp}
@@ -1295,6 +1516,11 @@ def _generate(jaxpr: Jaxpr, library, name: str, owned_outputs: bool,
     code = compile(source, f"<functrans.jit {name}>", "exec")
     exec(code, namespace)
     for kernel_source in kernels:  # shown after the function, as the files numba compiles
+        if isinstance(kernel_source, CudaKernel):
+            bound = [k for k, v in namespace.items() if v is kernel_source]
+            source += (f"\n\n# {', '.join(bound)}: a fused CuPy kernel\n"
+                       + kernel_source.source)
+            continue
         kernel = _load_kernel(kernel_source)
         bound = [k for k, v in namespace.items() if v is kernel]
         source += (f"\n\n# {', '.join(bound)}: a fused loop compiled by numba "
@@ -1414,8 +1640,8 @@ def compile_jaxpr(closed: ClosedJaxpr, library=None, name: str = "jitted",
         raise ValueError("compile_jaxpr: pass a closure-converted jaxpr (constants as "
                          "leading arguments)")
     library = library or backend.library_of()
-    fuse = fusion_active(library)
-    key = (library, owned_outputs, fuse and (FUSION_ALWAYS, FUSION_MIN_OPS))
+    fuse = _fusion_target(library)
+    key = (library, owned_outputs, fuse and (fuse, FUSION_ALWAYS, FUSION_MIN_OPS))
     with _lock:
         entry = _compiled.get(closed)
         if entry is not None and key in entry:
