@@ -484,3 +484,19 @@ def test_the_cupy_standin_runs_the_regions_equations(monkeypatch):
             m.setattr(ft.config, "fusion", False)
             want = ft.jit(f)(x, y)
         _assert_close_bits(cupy_standin.asnumpy(got), want, "stand-in")
+
+
+def test_the_kernel_on_the_jit_page_is_generated_today(monkeypatch):
+    # docs/jit.md shows the loop fused for (x * y + 1.0) * x - y: it must be today's
+    monkeypatch.setattr(ft.config, "fusion", True)
+    page = open(os.path.join(os.path.dirname(__file__), "..", "docs", "jit.md")).read()
+    start = page.index(">>> print(text)  # doctest: +SKIP\n") + len(
+        ">>> print(text)  # doctest: +SKIP\n")
+    shown = page[start:page.index("\n\n", start)].replace("<BLANKLINE>", "")
+
+    def f(x, y):
+        return (x * y + 1.0) * x - y
+
+    text = ft.jit(f).lower(np.ones((100, 100)), np.ones(100)).as_text()
+    text = re.sub(r"\(\S*/(fk_\w+\.py)\)", r"(~/.cache/functrans/kernels/\1)", text)
+    assert shown.strip() == text.strip()
