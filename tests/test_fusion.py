@@ -500,3 +500,47 @@ def test_the_kernel_on_the_jit_page_is_generated_today(monkeypatch):
     text = ft.jit(f).lower(np.ones((100, 100)), np.ones(100)).as_text()
     text = re.sub(r"\(\S*/(fk_\w+\.py)\)", r"(~/.cache/functrans/kernels/\1)", text)
     assert shown.strip() == text.strip()
+
+
+# ------------------------------------------------------------------------------------------
+# Scatter-add as one loop (gather's transpose)
+# ------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.int32])
+@pytest.mark.parametrize("mode", [None, "drop"])
+def test_scatter_add_loop_gives_numpys_bits(dtype, mode, monkeypatch):
+    # float targets with many updates: NumPy sums them through bincount (a float64
+    # accumulator); few updates, or integers: add.at in order.  The loop does the same.
+    rng = np.random.default_rng(7)
+    cases = [((500, 3), (20000, 1), 0, 500), ((10,), (40, 1), -3, 13),
+             ((4, 5, 2), (7, 2), -1, 6), ((1000, 4), (5, 1), 0, 1000), ((3, 2), (0, 1), 0, 3)]
+    for oshape, ishape, lo, hi in cases:
+        operand = (rng.standard_normal(oshape) * 3).astype(dtype)
+        indices = rng.integers(lo, hi, ishape)
+        updates = (rng.standard_normal(ishape[:-1] + oshape[ishape[-1]:]) * 3).astype(dtype)
+
+        def f(o, i, u):
+            return lax.scatter_add(o, i, u, mode=mode)
+
+        with monkeypatch.context() as m:
+            m.setattr(ft.config, "fusion", False)
+            want = ft.jit(f)(operand, indices, updates)
+        jitted = ft.jit(f)
+        assert re.search(r"= _scatter_add\d+\(v0, v1, v2\)", jitted.lower(
+            operand, indices, updates).as_text())
+        got = jitted(operand, indices, updates)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want, f"{oshape} {ishape}")
+        np.testing.assert_array_equal(operand, operand.copy())  # the operand is not written
+
+
+def test_gradients_through_gathers_use_the_loop(monkeypatch):
+    monkeypatch.setattr(ft.config, "fusion", True)
+    table = np.random.default_rng(0).standard_normal((100, 8))
+    idx = np.random.default_rng(1).integers(0, 100, (64, 4))
+    f = ft.jit(ft.grad(lambda t: fnp.sum(fnp.tanh(fnp.take(t, idx, axis=0)))))
+    assert "_scatter_add" in f.lower(table).as_text()
+    with monkeypatch.context() as m:
+        m.setattr(ft.config, "fusion", False)
+        want = ft.grad(lambda t: fnp.sum(fnp.tanh(fnp.take(t, idx, axis=0))))(table)
+    np.testing.assert_allclose(f(table), want, rtol=1e-14, atol=1e-15)

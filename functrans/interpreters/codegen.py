@@ -100,16 +100,19 @@ class Lowering:
     primitive that may join a fused region (see "Fusion" below).
     ``reduction``: ``"sum"``, ``"max"`` or ``"min"`` for a reduction (parameter ``axes``)
     that may end a fused region when it reduces the region's trailing axes.
+    ``scatter``: ``"add"`` for a scatter-add (operands ``operand, indices, updates``, shapes
+    as for ``lax.scatter_add``; parameter ``mode``: "clip" or "drop"), which fusion writes
+    as one loop.
     """
 
     __slots__ = ("rule", "fresh", "inline", "simplify", "numpy_broadcast", "broadcasting",
                  "commutative", "rewrite", "splat", "ufunc", "augmented", "kernel",
-                 "reduction")
+                 "reduction", "scatter")
 
     def __init__(self):
         self.rule = self.inline = self.simplify = self.numpy_broadcast = None
         self.rewrite = self.splat = self.ufunc = self.augmented = self.kernel = None
-        self.reduction = None
+        self.reduction = self.scatter = None
         self.fresh = self.broadcasting = self.commutative = False
 
     def __repr__(self):
@@ -715,6 +718,8 @@ def _fuse(eqns: list, outs: list, uses: dict | None = None,
         result.extend(region.eqns)
 
     for eqn in eqns:
+        if target == "cpu" and _lowering(eqn.primitive).scatter == "add":
+            eqn = _scatter_add_loop(eqn) or eqn
         kind = _member_kind(eqn, libm)
         if kind == "reduce":
             # a reduction joins the open region computing its operand, over its trailing
@@ -963,8 +968,9 @@ def _kernel_plan(region: _Region, uses: dict):
     kept_shape = ("(" + "".join(f"shape[{d}], " for d in range(keep)) + ")") if keep else "1"
     for j, (kind, _, dtype, _) in enumerate(body.reductions):
         lines.append(f"    r{j} = np.empty({kept_shape}, np.{dtype.name})")
-    if pairwise:
+    if pairwise:  # sums of fewer than 8 are sequential in NumPy too: no buffer then
         lines.append("    m = 1" + "".join(f" * shape[{d}]" for d in range(keep, ndim)))
+        lines.append("    small = m < 8")
     for j, (kind, _, dtype, _) in enumerate(body.reductions):
         if kind == "sum" and dtype.kind == "f":
             lines.append(f"    b{j} = np.empty(m, np.{dtype.name})")
@@ -974,8 +980,7 @@ def _kernel_plan(region: _Region, uses: dict):
             if pairwise:
                 lines.append(f"{indent}p = 0")
             for j, (kind, _, dtype, _) in enumerate(body.reductions):
-                if not (kind == "sum" and dtype.kind == "f"):
-                    lines.append(f"{indent}s{j} = {_reduction_start(kind, dtype)}")
+                lines.append(f"{indent}s{j} = {_reduction_start(kind, dtype)}")
         lines.append(f"{indent}for i{d} in range(shape[{d}]):")
         indent += "    "
     for i, (x, subscript) in enumerate(zip(body.inputs, body.subscripts)):
@@ -987,7 +992,10 @@ def _kernel_plan(region: _Region, uses: dict):
         lines.append(f"{indent}o{j}[{full}] = {name}")
     for j, (kind, name, dtype, _) in enumerate(body.reductions):
         if kind == "sum" and dtype.kind == "f":
-            lines.append(f"{indent}b{j}[p] = {name}")
+            lines.append(f"{indent}if small:")
+            lines.append(f"{indent}    s{j} += {name}")
+            lines.append(f"{indent}else:")
+            lines.append(f"{indent}    b{j}[p] = {name}")
         elif kind == "sum":
             lines.append(f"{indent}s{j} = np.{dtype.name}(s{j} + {name})")
         else:  # NumPy's maximum and minimum: the first NaN wins
@@ -1000,7 +1008,7 @@ def _kernel_plan(region: _Region, uses: dict):
         indent = "    " * (keep + 1)
         kept = ", ".join(index[:keep]) or "0"
         for j, (kind, _, dtype, _) in enumerate(body.reductions):
-            value = (f"np.{dtype.name}(0) + pairwise_{dtype.name}(b{j}, m)"
+            value = (f"s{j} if small else np.{dtype.name}(0) + pairwise_{dtype.name}(b{j}, m)"
                      if kind == "sum" and dtype.kind == "f" else f"s{j}")
             lines.append(f"{indent}r{j}[{kept}] = {value}")
     results = [f"o{j}" for j in range(len(body.outputs))]
@@ -1094,6 +1102,125 @@ def _load_kernel(source: str):
     with _lock:
         kernel = _kernels.setdefault(digest, kernel)
     return kernel
+
+
+# ------------------------------------------------------------------------------------------
+# Scatter-add as one loop
+# ------------------------------------------------------------------------------------------
+#
+# With fusion on NumPy, ``scatter_add`` (``Lowering.scatter == "add"``: the transpose of a
+# gather, e.g. the gradient of an embedding table or of rows picked by ``triu_indices``)
+# is one numba loop over the updates instead of NumPy's index arithmetic, ``bincount`` per
+# position and ``add.at``.  It adds in the order NumPy does (updates in row-major order;
+# where NumPy sums through ``bincount``, float targets receiving many updates, in a
+# float64 accumulator added to the operand at the end), so the bits are NumPy's.
+
+_SCATTER_ADD_SOURCE = '''import numpy as np
+from numba import njit
+
+
+@njit(cache=True, error_model='numpy', nogil=True)
+def kernel(out, dims, idx, upd, clamp, accumulate):
+    n, k = idx.shape
+    columns = out.shape[1]
+    rows = np.empty(n, np.int64)
+    kept = 0
+    for b in range(n):
+        row = 0
+        for j in range(k):
+            i = np.int64(idx[b, j])
+            d = dims[j]
+            if clamp:
+                i = min(max(i, 0), max(d - 1, 0))
+            elif i < 0 or i >= d:
+                row = -1
+                break
+            row = row * d + i
+        rows[b] = row
+        if row >= 0:
+            kept += 1
+    if accumulate and 8 * kept * columns >= out.size:
+        acc = np.zeros(out.shape, np.float64)
+        for b in range(n):
+            row = rows[b]
+            if row >= 0:
+                for c in range(columns):
+                    acc[row, c] += np.float64(upd[b, c])
+        total = acc.astype(out.dtype)  # NumPy adds the sums in the target's dtype
+        for r in range(out.shape[0]):
+            for c in range(columns):
+                out[r, c] += total[r, c]
+    else:
+        for b in range(n):
+            row = rows[b]
+            if row >= 0:
+                for c in range(columns):
+                    out[row, c] += upd[b, c]
+    return out
+'''
+
+
+def _scatter_add_call(operand, indices, updates, *, clamp: bool):
+    """``scatter_add(operand, indices, updates)`` by the loop above."""
+    k = indices.shape[-1]
+    dims = np.array(operand.shape[:k], dtype=np.int64)
+    rest = int(np.prod(operand.shape[k:], dtype=np.int64))
+    out = np.array(operand, copy=True).reshape(-1, rest)
+    if not out.size:
+        return out.reshape(operand.shape)
+    kernel = _load_kernel(_SCATTER_ADD_SOURCE)
+    kernel(out, dims, np.ascontiguousarray(indices).reshape(-1, k),
+           np.ascontiguousarray(updates).reshape(-1, rest), clamp,
+           out.dtype.kind == "f")
+    return out.reshape(operand.shape)
+
+
+def _scatter_add_rule(ctx, operand, indices, updates, *, clamp):
+    function = ctx.bind(functools.partial(_scatter_add_call, clamp=clamp), "scatter_add")
+    return f"{function}({operand}, {indices}, {updates})"
+
+
+class _ScatterAdd:
+    """The "primitive" of a scatter-add written as one loop (private to the code
+    generator)."""
+
+    __slots__ = ("name", "multiple_results", "lowering")
+
+    def __init__(self):
+        self.name = "scatter_add_loop"
+        self.multiple_results = False
+        self.lowering = Lowering()
+        self.lowering.rule = _scatter_add_rule
+        self.lowering.fresh = True
+
+    def __repr__(self):
+        return "scatter_add_loop"
+
+
+_SCATTER_ADD = _ScatterAdd()
+
+
+def _scatter_add_loop(eqn: JaxprEqn):
+    """``eqn`` (a scatter-add) as the loop above, or None where it is not one the loop
+    computes as NumPy does (the dtype, an update per index, a known mode)."""
+    if len(eqn.invars) != 3 or any(type(x) is not Var for x in eqn.invars):
+        return None
+    operand, indices, updates = (x.aval for x in eqn.invars)
+    mode = eqn.params.get("mode", "clip")
+    if set(eqn.params) - {"mode"} or mode not in ("clip", "drop"):
+        return None
+    dtype = np.dtype(operand.dtype)
+    if (dtype not in _KERNEL_DTYPES or dtype.kind not in "iuf" or dtype != updates.dtype
+            or np.dtype(indices.dtype).kind not in "iu" or not indices.shape
+            or indices.shape[-1] == 0 or indices.shape[-1] > len(operand.shape)):
+        return None
+    k = indices.shape[-1]
+    if tuple(updates.shape) != tuple(indices.shape[:-1]) + tuple(operand.shape[k:]):
+        return None
+    if 0 in operand.shape[:k]:
+        return None
+    return JaxprEqn(_SCATTER_ADD, list(eqn.invars), {"clamp": mode == "clip"},  # type: ignore
+                    eqn.outvars)
 
 
 # ------------------------------------------------------------------------------------------
