@@ -1140,16 +1140,32 @@ def kernel(out, dims, idx, upd, clamp, accumulate):
         if row >= 0:
             kept += 1
     if accumulate and 8 * kept * columns >= out.size:
-        acc = np.zeros(out.shape, np.float64)
+        # NumPy's bincount: float64 sums per position, added to the whole target in its
+        # dtype (0 where nothing was added: -0.0 becomes 0.0); sums kept for touched rows
+        slot = np.full(out.shape[0], -1, np.int64)
+        used = 0
+        for b in range(n):
+            row = rows[b]
+            if row >= 0 and slot[row] < 0:
+                slot[row] = used
+                used += 1
+        acc = np.zeros((used, columns), np.float64)
         for b in range(n):
             row = rows[b]
             if row >= 0:
+                s = slot[row]
                 for c in range(columns):
-                    acc[row, c] += np.float64(upd[b, c])
-        total = acc.astype(out.dtype)  # NumPy adds the sums in the target's dtype
+                    acc[s, c] += np.float64(upd[b, c])
+        total = acc.astype(out.dtype)
+        zero = np.zeros(1, out.dtype)[0]
         for r in range(out.shape[0]):
-            for c in range(columns):
-                out[r, c] += total[r, c]
+            s = slot[r]
+            if s >= 0:
+                for c in range(columns):
+                    out[r, c] += total[s, c]
+            else:
+                for c in range(columns):
+                    out[r, c] += zero
     else:
         for b in range(n):
             row = rows[b]
