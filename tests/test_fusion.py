@@ -539,9 +539,13 @@ def test_gradients_through_gathers_use_the_loop(monkeypatch):
     monkeypatch.setattr(ft.config, "fusion", True)
     table = np.random.default_rng(0).standard_normal((100, 8))
     idx = np.random.default_rng(1).integers(0, 100, (64, 4))
-    f = ft.jit(ft.grad(lambda t: fnp.sum(fnp.tanh(fnp.take(t, idx, axis=0)))))
-    assert "_scatter_add" in f.lower(table).as_text()
+    def g(t):
+        return fnp.sum(fnp.tanh(fnp.take(t, idx, axis=0)))
+
+    f = ft.jit(ft.grad(g))
+    # the table's zeros are made by the loop, which then writes only the rows it adds to
+    assert re.search(r"= _scatter_add\d+\(None, ", f.lower(table).as_text())
     with monkeypatch.context() as m:
         m.setattr(ft.config, "fusion", False)
-        want = ft.grad(lambda t: fnp.sum(fnp.tanh(fnp.take(t, idx, axis=0))))(table)
-    np.testing.assert_allclose(f(table), want, rtol=1e-14, atol=1e-15)
+        want = ft.jit(ft.grad(g))(table)
+    np.testing.assert_array_equal(f(table), want)

@@ -719,7 +719,14 @@ def _fuse(eqns: list, outs: list, uses: dict | None = None,
 
     for eqn in eqns:
         if target == "cpu" and _lowering(eqn.primitive).scatter == "add":
-            eqn = _scatter_add_loop(eqn) or eqn
+            operand = eqn.invars[0]
+            producer = next((e for e in reversed(result)
+                             if type(operand) is Var and e.outvars[0] is operand), None)
+            zeros = (_makes_zeros(producer) and uses.get(id(operand)) == [eqn])
+            loop = _scatter_add_loop(eqn, zeros)
+            if loop is not None and zeros:
+                result.remove(producer)  # the loop makes the zeros
+            eqn = loop or eqn
         kind = _member_kind(eqn, libm)
         if kind == "reduce":
             # a reduction joins the open region computing its operand, over its trailing
@@ -1120,7 +1127,7 @@ from numba import njit
 
 
 @njit(cache=True, error_model='numpy', nogil=True)
-def kernel(out, dims, idx, upd, clamp, accumulate):
+def kernel(out, dims, idx, upd, clamp, accumulate, zero):
     n, k = idx.shape
     columns = out.shape[1]
     rows = np.empty(n, np.int64)
@@ -1157,7 +1164,16 @@ def kernel(out, dims, idx, upd, clamp, accumulate):
                 for c in range(columns):
                     acc[s, c] += np.float64(upd[b, c])
         total = acc.astype(out.dtype)
-        zero = np.zeros(1, out.dtype)[0]
+        if zero:  # a target of zeros: 0.0 + 0.0 leaves the untouched rows as they are
+            for b in range(n):
+                row = rows[b]
+                if row >= 0 and slot[row] >= 0:
+                    s = slot[row]
+                    slot[row] = -1
+                    for c in range(columns):
+                        out[row, c] += total[s, c]
+            return out
+        nothing = np.zeros(1, out.dtype)[0]
         for r in range(out.shape[0]):
             s = slot[r]
             if s >= 0:
@@ -1165,7 +1181,7 @@ def kernel(out, dims, idx, upd, clamp, accumulate):
                     out[r, c] += total[s, c]
             else:
                 for c in range(columns):
-                    out[r, c] += zero
+                    out[r, c] += nothing
     else:
         for b in range(n):
             row = rows[b]
@@ -1176,24 +1192,30 @@ def kernel(out, dims, idx, upd, clamp, accumulate):
 '''
 
 
-def _scatter_add_call(operand, indices, updates, *, clamp: bool):
-    """``scatter_add(operand, indices, updates)`` by the loop above."""
+def _scatter_add_call(operand, indices, updates, *, clamp: bool, zeros=None):
+    """``scatter_add(operand, indices, updates)`` by the loop above; ``zeros``: the
+    ``(shape, dtype)`` of an operand of zeros, which is then None."""
+    shape, dtype = zeros if operand is None else (operand.shape, operand.dtype)
     k = indices.shape[-1]
-    dims = np.array(operand.shape[:k], dtype=np.int64)
-    rest = int(np.prod(operand.shape[k:], dtype=np.int64))
-    out = np.array(operand, copy=True).reshape(-1, rest)
+    dims = np.array(shape[:k], dtype=np.int64)
+    rest = int(np.prod(shape[k:], dtype=np.int64))
+    out = (np.zeros((int(np.prod(shape, dtype=np.int64)) // max(rest, 1), rest), dtype)
+           if operand is None else np.array(operand, copy=True).reshape(-1, rest))
     if not out.size:
-        return out.reshape(operand.shape)
+        return out.reshape(shape)
     kernel = _load_kernel(_SCATTER_ADD_SOURCE)
     kernel(out, dims, np.ascontiguousarray(indices).reshape(-1, k),
            np.ascontiguousarray(updates).reshape(-1, rest), clamp,
-           out.dtype.kind == "f")
-    return out.reshape(operand.shape)
+           out.dtype.kind == "f", operand is None)
+    return out.reshape(shape)
 
 
-def _scatter_add_rule(ctx, operand, indices, updates, *, clamp):
-    function = ctx.bind(functools.partial(_scatter_add_call, clamp=clamp), "scatter_add")
-    return f"{function}({operand}, {indices}, {updates})"
+def _scatter_add_rule(ctx, *operands, clamp, zeros=None):
+    function = ctx.bind(functools.partial(_scatter_add_call, clamp=clamp, zeros=zeros),
+                        "scatter_add")
+    if zeros is not None:
+        operands = ("None",) + operands
+    return f"{function}({', '.join(operands)})"
 
 
 class _ScatterAdd:
@@ -1216,9 +1238,10 @@ class _ScatterAdd:
 _SCATTER_ADD = _ScatterAdd()
 
 
-def _scatter_add_loop(eqn: JaxprEqn):
+def _scatter_add_loop(eqn: JaxprEqn, zeros: bool = False):
     """``eqn`` (a scatter-add) as the loop above, or None where it is not one the loop
-    computes as NumPy does (the dtype, an update per index, a known mode)."""
+    computes as NumPy does (the dtype, an update per index, a known mode).  ``zeros``:
+    the operand is zeros read by nothing else, which the loop then makes itself."""
     if len(eqn.invars) != 3 or any(type(x) is not Var for x in eqn.invars):
         return None
     operand, indices, updates = (x.aval for x in eqn.invars)
@@ -1235,8 +1258,18 @@ def _scatter_add_loop(eqn: JaxprEqn):
         return None
     if 0 in operand.shape[:k]:
         return None
+    if zeros:
+        params = {"clamp": mode == "clip",
+                  "zeros": (tuple(operand.shape), np.dtype(operand.dtype))}
+        return JaxprEqn(_SCATTER_ADD, list(eqn.invars[1:]), params,  # type: ignore
+                        eqn.outvars)
     return JaxprEqn(_SCATTER_ADD, list(eqn.invars), {"clamp": mode == "clip"},  # type: ignore
                     eqn.outvars)
+
+
+def _makes_zeros(eqn) -> bool:
+    """``eqn`` computes an array of zeros (the AD system's ``zeros_like``)."""
+    return eqn is not None and eqn.primitive.name == "zeros_like" and not eqn.invars[1:]
 
 
 # ------------------------------------------------------------------------------------------
