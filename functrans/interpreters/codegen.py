@@ -34,8 +34,10 @@ Before writing code, the equations pass through (each measured in benchmarks/):
 * on NumPy, Python scalars mixed with arrays written as 0-d arrays of the type NumPy
   converts them to (same results, no conversion per call);
 * on NumPy with numba installed, fusion: regions of elementwise equations (``Lowering.
-  kernel``) become one loop compiled by numba where a cost model says it pays (see
-  "Fusion" below).
+  kernel``), ended by reductions over their trailing axes (``Lowering.reduction``), become
+  one loop compiled by numba where a cost model says it pays, and scatter-adds
+  (``Lowering.scatter``) one loop each (see "Fusion" below); on CuPy the same regions
+  become CuPy kernels ("GPU kernels").
 
 Invariants the code keeps: it never writes into an argument or a constant (no operation
 works in place on a buffer it did not allocate), and an output that could share memory
