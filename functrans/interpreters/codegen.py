@@ -750,7 +750,7 @@ def _fuse(eqns: list, outs: list, uses: dict | None = None,
             other = owner.get(id(x)) if type(x) is Var else None
             if other is None or other.shape not in open_regions:
                 continue
-            if other is not region or id(x) in other.reduced:
+            if other is not region or id(x) in getattr(other, "reduced"):
                 close(other)
                 if other is region:
                     region = None
@@ -1328,9 +1328,9 @@ def cuda_expression(expr: str) -> str:
             op = f" {_C_OPERATORS[type(node.op).__name__]} "
             return "(" + op.join(c(v) for v in node.values) + ")"
         if kind == "Compare" and len(node.ops) == 1:
-            op = _C_OPERATORS.get(type(node.ops[0]).__name__)
-            if op is not None:
-                return f"({c(node.left)} {op} {c(node.comparators[0])})"
+            compare = _C_OPERATORS.get(type(node.ops[0]).__name__)
+            if compare is not None:
+                return f"({c(node.left)} {compare} {c(node.comparators[0])})"
         if kind == "IfExp":
             return f"({c(node.test)} ? {c(node.body)} : {c(node.orelse)})"
         if (kind == "Call" and isinstance(node.func, ast.Attribute)
@@ -1356,6 +1356,23 @@ class CudaKernel:
     __slots__ = ("kind", "name", "in_params", "out_params", "operation", "preamble",
                  "map_expr", "reduce_expr", "identity", "reduce_type", "out_dtypes",
                  "axes", "eqns", "inputs", "outputs", "source", "_compiled")
+    kind: str
+    name: str
+    in_params: str
+    out_params: str
+    operation: str
+    preamble: str
+    map_expr: str
+    reduce_expr: str
+    identity: str
+    reduce_type: str
+    out_dtypes: list
+    axes: tuple
+    eqns: list
+    inputs: list
+    outputs: list
+    source: str
+    _compiled: dict
 
     def __init__(self, **fields):
         for name in self.__slots__:
@@ -1464,10 +1481,10 @@ def _cuda_fused_equation(region: _Region, uses: dict):
                 text = (f"{value + 1}LL - 1" if value < -2**31 else
                         f"{value}ULL" if value >= 2**63 else f"{value}LL")
                 identity = f"({ctype})({text})"
-        params = ", ".join(f"{_C_TYPES[np.dtype(x.aval.dtype).name]} x{i}"
-                           for i, x in enumerate(body.inputs))
+        c_params = ", ".join(f"{_C_TYPES[np.dtype(x.aval.dtype).name]} x{i}"
+                             for i, x in enumerate(body.inputs))
         args = ", ".join(f"x{i}" for i in range(len(body.inputs)))
-        preamble = (f"__device__ {ctype} {name}_map({params}) {{\n"
+        preamble = (f"__device__ {ctype} {name}_map({c_params}) {{\n"
                     + "".join(f"    {line}\n" for line in statements)
                     + f"    return {local};\n}}\n")
         kernel = CudaKernel(kind="reduction", out_params=f"{dtype.name} r0",
