@@ -9,7 +9,10 @@ script re-executes itself with ``MALLOC_MMAP_THRESHOLD_`` and ``MALLOC_TRIM_THRE
 set) so that page faults from returning memory to the kernel do not decide the large
 workloads, and BLAS runs on one thread.
 
-    python benchmarks/run.py [--rounds 15] [--only mlp_grad,hvp] [--markdown]
+    python benchmarks/run.py [--rounds 15] [--only mlp_grad,hvp] [--markdown] [--no-compile]
+
+Each row also gives jit's first call (tracing and compiling) in a new process, with an
+empty kernel cache (cold) and with the cache the cold process filled (warm).
 
 Workloads:
   mlp_grad          grad of the MSE of a 128 x 256 -> 256 -> 256 -> 1 tanh MLP (all params)
@@ -342,7 +345,7 @@ def calibrate(fn, args) -> int:
         number *= 2
 
 
-def run(names, rounds: int, markdown: bool) -> list:
+def run(names, rounds: int, markdown: bool, compile_dir: str | None = None) -> list:
     rows = []
     for name in names:
         make = WORKLOADS[name]
@@ -381,10 +384,54 @@ def run(names, rounds: int, markdown: bool) -> list:
             for label in contenders:
                 times[label].append(round_times[label])
                 ratios[label].append(round_times[label] / round_times["numpy"])
-        rows.append((name, {label: (statistics.median(times[label]),
-                                    statistics.median(ratios[label])) for label in contenders}))
+        row = (name, {label: (statistics.median(times[label]),
+                              statistics.median(ratios[label])) for label in contenders})
+        if compile_dir is not None:
+            row += (compile_times(name, compile_dir),)
+        rows.append(row)
         _print_row(rows[-1], markdown)
     return rows
+
+
+_FIRST_CALL = """
+import sys, time
+sys.argv = ["run.py"]
+import numpy as np
+import functrans as ft
+import functrans.numpy as fnp
+import run
+name = {name!r}
+f, hand, args, kind = run.WORKLOADS[name](np.random.default_rng(0))
+g = run._transformed(f(fnp), kind, True)
+start = time.perf_counter()
+g(*args)
+first = time.perf_counter() - start
+start = time.perf_counter()
+g(*args)
+print(first - (time.perf_counter() - start))
+"""
+
+
+def compile_times(name: str, cache_dir: str) -> tuple:
+    """First-call cost of ``jit`` on workload ``name`` (tracing and compiling: the first
+    call's wall time less the second's), in a new process with the kernel cache in
+    ``cache_dir``: cold (the directory empty), then warm (a second process, the cache
+    filled by the first).  Each process imports functrans and numba before timing, so
+    the times include numba's start-up in the process (its first loop) but not imports."""
+    import subprocess
+    import tempfile
+    times = []
+    with tempfile.TemporaryDirectory(dir=cache_dir) as directory:
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        env = dict(os.environ, FUNCTRANS_CACHE_DIR=directory,
+                   PYTHONPATH=os.pathsep.join(filter(None, [root,
+                                                            os.environ.get("PYTHONPATH")])))
+        code = "import numba\n" + _FIRST_CALL.format(name=name)
+        for _ in range(2):
+            out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                                 text=True, cwd=os.path.dirname(os.path.abspath(__file__)))
+            times.append(float(out.stdout.split()[-1]) if out.returncode == 0 else float("nan"))
+    return tuple(times)
 
 
 def _fmt(seconds: float) -> str:
@@ -392,8 +439,11 @@ def _fmt(seconds: float) -> str:
 
 
 def _print_row(row, markdown: bool) -> None:
-    name, results = row
+    name, results = row[:2]
     cells = [f"{label} {_fmt(t)} ({r:.2f}x)" for label, (t, r) in results.items()]
+    if len(row) > 2:  # jit's first call, cold and warm kernel cache
+        cold, warm = row[2]
+        cells.append(f"jit first call cold {cold:.2f} s / warm {warm * 1e3:.0f} ms")
     print(f"| {name} | " + " | ".join(cells) + " |" if markdown else
           f"{name:<18} " + "   ".join(cells), flush=True)
 
@@ -436,11 +486,20 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--only", default="", help="comma-separated workload names")
     parser.add_argument("--markdown", action="store_true")
+    parser.add_argument("--no-compile", action="store_true",
+                        help="skip timing jit's first call in new processes (cold and "
+                             "warm kernel cache)")
     args = parser.parse_args()
     names = [n for n in args.only.split(",") if n] or list(WORKLOADS)
     print(f"Python {sys.version.split()[0]}, NumPy {np.__version__}; median of "
           f"{args.rounds} rounds of per-round ratios to hand-written NumPy (process CPU time)")
-    run(names, args.rounds, args.markdown)
+    from functrans.interpreters import codegen
+    print(f"jit fusion {'on' if codegen.fusion_active() else 'off'}")
+    compile_dir = None
+    if not args.no_compile:
+        import tempfile
+        compile_dir = tempfile.mkdtemp(prefix="functrans-bench-")
+    run(names, args.rounds, args.markdown, compile_dir)
     if not args.only:
         make_jaxpr_row(args.rounds)
         peak_memory_row()

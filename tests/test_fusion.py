@@ -217,6 +217,73 @@ def test_random_programs_against_numpy(last, ulps, seed, monkeypatch):
                 _assert_close_bits(g, w, what, ulps)
 
 
+#: reductions that may end a fused region (over trailing axes)
+REDUCTIONS = {"sum": fnp.sum, "max": fnp.max, "min": fnp.min}
+#: shapes with at least one axis, some with broadcasting, a size-1 axis and empty kept axes
+REDUCED_SHAPES = [((7, 5), (5,)), ((7, 5), (7, 1)), ((3, 4, 5), (1, 4, 1)), ((6,), ()),
+                  ((0, 3), (3,)), ((2, 3), (2, 3)), ((4, 300), (300,)), ((1000,), (1,)),
+                  ((5, 1), (5, 1))]
+
+
+@pytest.mark.usefixtures("fuse_everything")
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("seed", range(2))
+def test_random_programs_with_trailing_reductions(seed, monkeypatch):
+    # A random program, then sum, max or min over its last axes, fused into the loop: the
+    # same bits as NumPy's reductions of the unfused program (sums of floats pairwise as
+    # NumPy's; max and min propagate NaN), the unreduced value beside it too.
+    rng = np.random.default_rng(100 + seed)
+    fused = cases = 0
+    for shapes in REDUCED_SHAPES:
+        for dtypes in DTYPES:
+            a, b = (_draw(rng, s, d) for s, d in zip(shapes, dtypes))
+            a[..., :1] = -0.0 if a.dtype.kind == "f" else a[..., :1]  # signed zeros
+            program, names = _program(rng, EXACT, int(rng.integers(1, 5)))
+            ndim = len(np.broadcast_shapes(a.shape, b.shape))
+            reduced = int(rng.integers(1, ndim + 1))  # trailing axes
+            kind = str(rng.choice(sorted(REDUCTIONS)))
+
+            def f(a, b, program=program, kind=kind, reduced=reduced):
+                last, previous = program(a, b)
+                n = last.ndim
+                return REDUCTIONS[kind](last, axis=tuple(range(max(n - reduced, 0), n))), previous
+
+            with np.errstate(all="ignore"):
+                try:
+                    with monkeypatch.context() as m:
+                        m.setattr(ft.config, "fusion", False)
+                        want = ft.jit(f)(a, b)
+                except (TypeError, ValueError):  # negating a boolean, max of nothing
+                    continue
+                jitted = ft.jit(f)
+                text = jitted.lower(a, b).as_text()
+                got = jitted(a, b)
+            what = f"{names} then {kind} over {reduced} axes on {shapes} {dtypes}"
+            fused += "r0 = np.empty(" in text  # the reduction is in the loop
+            cases += 1
+            for g, w in zip(got, want):
+                _assert_close_bits(g, w, what)
+    assert fused > cases // 3, (fused, cases)
+
+
+def test_a_trailing_reduction_ends_the_loop(monkeypatch):
+    monkeypatch.setattr(ft.config, "fusion", True)
+    x, y = np.linspace(-2, 2, 30000).reshape(100, 300), np.linspace(0, 1, 300)
+    x[3, 7] = np.nan
+    for reduce in (fnp.sum, fnp.max, fnp.min):
+        f = ft.jit(lambda x, y: reduce((x * y + 1.0) * x, axis=-1))
+        text = f.lower(x, y).as_text()
+        assert text.count("@njit(") >= 1 and ".sum(" not in text and "xp.max" not in text
+        want = reduce((x * y + 1.0) * x, axis=-1)
+        _assert_close_bits(f(x, y), want, reduce.__name__)
+    # a reduction over leading axes, or one whose result the loop reads, is NumPy's
+    text = ft.jit(lambda x, y: fnp.sum((x * y + 1.0) * x, axis=0)).lower(x, y).as_text()
+    assert ".sum(axis=(0,)" in text
+    g = ft.jit(lambda x, y: (x * y + 1.0) * x - fnp.max(x * y, axis=1, keepdims=True))
+    want = (x * y + 1.0) * x - np.max(x * y, axis=1, keepdims=True)
+    _assert_close_bits(g(x, y), want, "softmax-like")
+
+
 # ------------------------------------------------------------------------------------------
 # When regions are fused, the switch, the cache, introspection
 # ------------------------------------------------------------------------------------------
@@ -261,7 +328,7 @@ def test_as_text_shows_the_kernel(monkeypatch):
     text = ft.jit(_arith).lower(big, big[0]).as_text()
     assert re.search(r"= _fk\d+\(v0, v1, v2, \(100, 100\)\)", text)
     assert "def kernel(a0, a1, a2, shape):" in text
-    assert "x1 = np.float64(a1[i1])" in text  # the row broadcasts along the first axis
+    assert "x1 = a1[i1]" in text  # the row broadcasts along the first axis
 
 
 def test_gradients_are_fused_too(monkeypatch):
@@ -334,3 +401,151 @@ def test_integer_index_arithmetic_is_fused(monkeypatch):
     f = ft.jit(lambda i: fnp.where(i < 0, i + 10000, i) * 2)
     assert "@njit" in f.lower(i).as_text()
     np.testing.assert_array_equal(f(i), np.where(i < 0, i + 10000, i) * 2)
+
+
+# ------------------------------------------------------------------------------------------
+# GPU kernels: CUDA source from the same regions (checked as text: no GPU in CI), and the
+# CuPy stand-in running the regions' equations
+# ------------------------------------------------------------------------------------------
+
+def _standin(*arrays):
+    import cupy_standin
+    return [cupy_standin.asarray(a) for a in arrays]
+
+
+def test_cuda_elementwise_kernel_source():
+    x, y = _standin(np.linspace(-2, 2, 300).reshape(3, 100), np.linspace(0, 1, 100))
+    text = ft.jit(lambda x, y: (x * y + 1.0) * fnp.tanh(x) - y).lower(x, y).as_text()
+    assert re.search(r"v\d+, = _fk0\(v0, v1, \(3, 100\)\)", text)
+    assert "cupy.ElementwiseKernel(" in text and "numba" not in text
+    assert "in_params='float64 x0, float64 x1'" in text
+    assert "out_params='float64 o0'" in text
+    for line in ("double t0 = (x0 * x1);", "double t1 = (t0 + ((double)(1.0)));",
+                 "double t2 = tanh(x0);", "double t3 = (t1 * t2);"):
+        assert line in text, line
+    assert re.search(r"^o0 = t\d+;$", text, re.M)
+    # float32, a comparison and a select: C types and the conditional operator
+    x32 = _standin(np.linspace(-1, 1, 50).astype(np.float32))[0]
+    text = ft.jit(lambda x: fnp.where(x > 0, x * 2.0, -x) + 1.0).lower(x32).as_text()
+    assert "in_params='float32 x0'" in text and "float t" in text
+    assert re.search(r"bool t\d+ = .*\(x0 > ", text)
+    assert re.search(r"\(t\d+ \? t\d+ : t\d+\)", text)
+
+
+def test_cuda_reduction_kernel_source():
+    x, y = _standin(np.linspace(-2, 2, 300).reshape(3, 100), np.linspace(0, 1, 100))
+    text = ft.jit(lambda x, y: fnp.sum((x * y + 1.0) * x, axis=-1)).lower(x, y).as_text()
+    assert "cupy.ReductionKernel(" in text
+    assert "reduce_expr='a + b'" in text and "identity='0'" in text
+    assert re.search(r"__device__ double functrans_fused_\w+_map\(double x0, double x1\)",
+                     text)
+    assert re.search(r"map_expr='functrans_fused_\w+_map\(x0, x1\)'", text)
+    text = ft.jit(lambda x, y: fnp.max(x * y - 1.0, axis=1)).lower(x, y).as_text()
+    assert "(a != a) ? a : ((b != b) ? b : ((a > b) ? a : b))" in text  # NaN wins
+    assert "identity='-INFINITY'" in text
+    i = _standin(np.arange(12, dtype=np.int64).reshape(3, 4))[0]
+    text = ft.jit(lambda i: fnp.max(i * 3 + 1, axis=1)).lower(i).as_text()
+    assert "identity='(long long)(-9223372036854775807LL - 1)'" in text
+    # a reduction whose operand is read elsewhere too: one ReductionKernel cannot write
+    # both, so that region stays CuPy calls
+    text = ft.jit(lambda x, y: (fnp.sum(x * y + 1.0, axis=1), x * y + 1.0)).lower(
+        x, y).as_text()
+    assert "ReductionKernel" not in text
+
+
+def test_cuda_expression_translation():
+    assert codegen.cuda_expression("(x0 if x1 > x0 or x1 != x1 else x2)") == (
+        "(((x1 > x0) || (x1 != x1)) ? x0 : x2)")
+    assert codegen.cuda_expression("np.float32(np.power(x0, np.float32(3.0)))") == (
+        "((float)(pow(x0, ((float)(3.0)))))")
+    assert codegen.cuda_expression("np.float64(np.nan)") == "((double)(NAN))"
+    assert codegen.cuda_expression("(not x0)") == "(!x0)"
+    assert codegen.cuda_expression("np.arctan2(x0, -x1)") == "atan2(x0, (-x1))"
+    with pytest.raises(ValueError, match="no CUDA translation"):
+        codegen.cuda_expression("np.frexp(x0)")
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_the_cupy_standin_runs_the_regions_equations(monkeypatch):
+    import cupy_standin
+    rng = np.random.default_rng(3)
+    x, y = rng.standard_normal((4, 50)), rng.standard_normal(50)
+    x[1, 3] = np.nan
+    programs = [lambda x, y: (x * y + 1.0) * fnp.tanh(x) - y,
+                lambda x, y: fnp.sum((x * y + 1.0) * x, axis=-1),
+                lambda x, y: fnp.min(fnp.where(x > 0, x * y, -x), axis=(0, 1)),
+                lambda x, y: ft.grad(lambda x: fnp.sum(fnp.sin(x * y) * x))(x)]
+    for f in programs:
+        jitted = ft.jit(f)
+        assert "fused CuPy kernel" in jitted.lower(*_standin(x, y)).as_text()
+        got = jitted(*_standin(x, y))
+        assert ft.backend.is_device_array(got)  # never brought to the host
+        with monkeypatch.context() as m:
+            m.setattr(ft.config, "fusion", False)
+            want = ft.jit(f)(x, y)
+        _assert_close_bits(cupy_standin.asnumpy(got), want, "stand-in")
+
+
+def test_the_kernel_on_the_jit_page_is_generated_today(monkeypatch):
+    # docs/jit.md shows the loop fused for (x * y + 1.0) * x - y: it must be today's
+    monkeypatch.setattr(ft.config, "fusion", True)
+    page = open(os.path.join(os.path.dirname(__file__), "..", "docs", "jit.md")).read()
+    start = page.index(">>> print(text)  # doctest: +SKIP\n") + len(
+        ">>> print(text)  # doctest: +SKIP\n")
+    shown = page[start:page.index("\n\n", start)].replace("<BLANKLINE>", "")
+
+    def f(x, y):
+        return (x * y + 1.0) * x - y
+
+    text = ft.jit(f).lower(np.ones((100, 100)), np.ones(100)).as_text()
+    text = re.sub(r"\(\S*/(fk_\w+\.py)\)", r"(~/.cache/functrans/kernels/\1)", text)
+    assert shown.strip() == text.strip()
+
+
+# ------------------------------------------------------------------------------------------
+# Scatter-add as one loop (gather's transpose)
+# ------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.int32])
+@pytest.mark.parametrize("mode", [None, "drop"])
+def test_scatter_add_loop_gives_numpys_bits(dtype, mode, monkeypatch):
+    # float targets with many updates: NumPy sums them through bincount (a float64
+    # accumulator); few updates, or integers: add.at in order.  The loop does the same.
+    rng = np.random.default_rng(7)
+    cases = [((500, 3), (20000, 1), 0, 500), ((10,), (40, 1), -3, 13),
+             ((4, 5, 2), (7, 2), -1, 6), ((1000, 4), (5, 1), 0, 1000), ((3, 2), (0, 1), 0, 3)]
+    for oshape, ishape, lo, hi in cases:
+        operand = (rng.standard_normal(oshape) * 3).astype(dtype)
+        operand.reshape(-1)[-2:] = -0.0  # NumPy's bincount sums make it 0.0
+        indices = rng.integers(lo, hi, ishape)
+        updates = (rng.standard_normal(ishape[:-1] + oshape[ishape[-1]:]) * 3).astype(dtype)
+
+        def f(o, i, u):
+            return lax.scatter_add(o, i, u, mode=mode)
+
+        with monkeypatch.context() as m:
+            m.setattr(ft.config, "fusion", False)
+            want = ft.jit(f)(operand, indices, updates)
+        jitted = ft.jit(f)
+        assert re.search(r"= _scatter_add\d+\(v0, v1, v2\)", jitted.lower(
+            operand, indices, updates).as_text())
+        got = jitted(operand, indices, updates)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want, f"{oshape} {ishape}")
+        np.testing.assert_array_equal(operand, operand.copy())  # the operand is not written
+
+
+def test_gradients_through_gathers_use_the_loop(monkeypatch):
+    monkeypatch.setattr(ft.config, "fusion", True)
+    table = np.random.default_rng(0).standard_normal((100, 8))
+    idx = np.random.default_rng(1).integers(0, 100, (64, 4))
+    def g(t):
+        return fnp.sum(fnp.tanh(fnp.take(t, idx, axis=0)))
+
+    f = ft.jit(ft.grad(g))
+    # the table's zeros are made by the loop, which then writes only the rows it adds to
+    assert re.search(r"= _scatter_add\d+\(None, ", f.lower(table).as_text())
+    with monkeypatch.context() as m:
+        m.setattr(ft.config, "fusion", False)
+        want = ft.jit(ft.grad(g))(table)
+    np.testing.assert_array_equal(f(table), want)

@@ -34,8 +34,10 @@ Before writing code, the equations pass through (each measured in benchmarks/):
 * on NumPy, Python scalars mixed with arrays written as 0-d arrays of the type NumPy
   converts them to (same results, no conversion per call);
 * on NumPy with numba installed, fusion: regions of elementwise equations (``Lowering.
-  kernel``) become one loop compiled by numba where a cost model says it pays (see
-  "Fusion" below).
+  kernel``), ended by reductions over their trailing axes (``Lowering.reduction``), become
+  one loop compiled by numba where a cost model says it pays, and scatter-adds
+  (``Lowering.scatter``) one loop each (see "Fusion" below); on CuPy the same regions
+  become CuPy kernels ("GPU kernels").
 
 Invariants the code keeps: it never writes into an argument or a constant (no operation
 works in place on a buffer it did not allocate), and an output that could share memory
@@ -49,6 +51,7 @@ import functools
 import itertools
 import re
 import threading
+import time
 import weakref
 from typing import Callable
 
@@ -59,7 +62,8 @@ from functrans.core import (ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Primitive, Sh
                             Var, abstract_eval_out_avals, eqn_has_effects, impl_rules)
 
 __all__ = ["Lowering", "deflowering", "Ref", "compile_jaxpr", "CompiledFunction",
-           "optimize_jaxpr", "literal_key", "params_key", "scalar_kernel", "fusion_active"]
+           "optimize_jaxpr", "literal_key", "params_key", "scalar_kernel", "fusion_active",
+           "CudaKernel", "cuda_expression"]
 
 
 class Lowering:
@@ -96,14 +100,21 @@ class Lowering:
     expressions of dtypes ``in_dtypes``; the result is converted to ``out_dtype``), or None
     where the scalar code would not give NumPy's values for these dtypes: an elementwise
     primitive that may join a fused region (see "Fusion" below).
+    ``reduction``: ``"sum"``, ``"max"`` or ``"min"`` for a reduction (parameter ``axes``)
+    that may end a fused region when it reduces the region's trailing axes.
+    ``scatter``: ``"add"`` for a scatter-add (operands ``operand, indices, updates``, shapes
+    as for ``lax.scatter_add``; parameter ``mode``: "clip" or "drop"), which fusion writes
+    as one loop.
     """
 
     __slots__ = ("rule", "fresh", "inline", "simplify", "numpy_broadcast", "broadcasting",
-                 "commutative", "rewrite", "splat", "ufunc", "augmented", "kernel")
+                 "commutative", "rewrite", "splat", "ufunc", "augmented", "kernel",
+                 "reduction", "scatter")
 
     def __init__(self):
         self.rule = self.inline = self.simplify = self.numpy_broadcast = None
         self.rewrite = self.splat = self.ufunc = self.augmented = self.kernel = None
+        self.reduction = self.scatter = None
         self.fresh = self.broadcasting = self.commutative = False
 
     def __repr__(self):
@@ -524,10 +535,20 @@ def _numba_installed() -> bool:
 
 
 def fusion_active(library=None) -> bool:
-    """Whether ``compile_jaxpr`` fuses elementwise regions for ``library`` now: on NumPy,
-    with numba installed and ``functrans.config.fusion`` on."""
-    library = library or backend.library_of()
-    return bool(config.fusion) and library.xp is np and _numba_installed()
+    """Whether ``compile_jaxpr`` fuses elementwise regions for ``library`` now: with
+    ``functrans.config.fusion`` on, into numba loops on NumPy (numba installed), into CuPy
+    kernels on CuPy (see "GPU kernels")."""
+    return _fusion_target(library or backend.library_of()) is not None
+
+
+def _fusion_target(library):
+    """``"cpu"`` (numba loops), ``"cuda"`` (CuPy kernels) or None (no fusion)."""
+    if not config.fusion:
+        return None
+    if library.xp is np:
+        return "cpu" if _numba_installed() else None
+    # CuPy (or its stand-in in the tests, which runs the regions' equations)
+    return "cuda" if getattr(library.xp, "__name__", "").startswith("cupy") else None
 
 
 class _Fused:
@@ -601,6 +622,8 @@ def _member_kind(eqn: JaxprEqn, libm: bool = True):
     if np.dtype(out.dtype) not in _KERNEL_DTYPES:
         return None
     record = _lowering(prim)
+    if record.reduction is not None:
+        return "reduce" if _trailing_reduction(eqn) is not None else None
     if record.numpy_broadcast is not None:
         src = eqn.invars[0]
         if (type(src) is Var and np.dtype(src.aval.dtype) == np.dtype(out.dtype)
@@ -631,8 +654,26 @@ def _member_kind(eqn: JaxprEqn, libm: bool = True):
     return "op"
 
 
+def _trailing_reduction(eqn: JaxprEqn):
+    """For a reduction a fused loop can end with (``Lowering.reduction``): the number of
+    leading axes it keeps, the operand's axes from there on being the ones reduced (over
+    at least one element, so that max and min are defined); else None."""
+    src = eqn.invars[0]
+    if type(src) is not Var:
+        return None
+    dtype = np.dtype(src.aval.dtype)
+    if dtype != np.dtype(eqn.outvars[0].aval.dtype) or dtype.kind not in "iuf":
+        return None
+    shape = tuple(src.aval.shape)
+    axes = sorted(a % len(shape) for a in eqn.params.get("axes", ())) if shape else []
+    keep = len(shape) - len(axes)
+    if not axes or axes != list(range(keep, len(shape))) or not all(shape[keep:]):
+        return None
+    return keep
+
+
 class _Region:
-    __slots__ = ("shape", "eqns", "defined", "ops", "libm")
+    __slots__ = ("shape", "eqns", "defined", "ops", "libm", "reduced", "keep")
 
     def __init__(self, shape):
         self.shape = shape
@@ -640,16 +681,20 @@ class _Region:
         self.defined: set = set()
         self.ops = 0
         self.libm = False  # some operation calls a libm function
+        self.reduced: set = set()  # ids of the results of the region's reductions
+        self.keep = None  # the leading axes its reductions keep (all reduce alike)
 
 
 def _fuse(eqns: list, outs: list, uses: dict | None = None,
-          libm: bool = True) -> tuple[list, list]:
+          libm: bool = True, target: str = "cpu") -> tuple[list, list]:
     """``eqns`` with maximal regions of elementwise equations of one output shape, worth
     fusing (``FUSION_MIN_OPS``, ``_worth_fusing``), each replaced by one fused equation
     placed where the region's first result is needed; and the kernels' sources.  A region
     with libm calls that does not pay is tried again with those calls left to NumPy (its
     arithmetic between them may still pay).  ``uses``: the readers of every variable of
-    the whole program (``_uses``); ``libm``: whether libm calls may join regions."""
+    the whole program (``_uses``); ``libm``: whether libm calls may join regions;
+    ``target``: ``"cpu"`` for numba loops (kernels: their sources), ``"cuda"`` for CuPy
+    kernels (kernels: ``CudaKernel`` objects; no cost model: every launch saved pays)."""
     if uses is None:
         uses = _uses(eqns, outs)
     result: list = []
@@ -662,12 +707,13 @@ def _fuse(eqns: list, outs: list, uses: dict | None = None,
         for e in region.eqns:
             owner.pop(id(e.outvars[0]), None)
         if region.ops >= FUSION_MIN_OPS:
-            fused = _fused_equation(region, uses)
+            fused = (_fused_equation(region, uses) if target == "cpu"
+                     else _cuda_fused_equation(region, uses))
             if fused is not None:
                 result.append(fused[0])
                 kernels.append(fused[1])
                 return
-            if libm and region.libm:
+            if libm and region.libm and target == "cpu":
                 inner, inner_kernels = _fuse(region.eqns, [], uses, libm=False)
                 result.extend(inner)
                 kernels.extend(inner_kernels)
@@ -675,16 +721,40 @@ def _fuse(eqns: list, outs: list, uses: dict | None = None,
         result.extend(region.eqns)
 
     for eqn in eqns:
+        if target == "cpu" and _lowering(eqn.primitive).scatter == "add":
+            operand = eqn.invars[0]
+            producer = next((e for e in reversed(result)
+                             if type(operand) is Var and e.outvars[0] is operand), None)
+            zeros = (_makes_zeros(producer) and uses.get(id(operand)) == [eqn])
+            loop = _scatter_add_loop(eqn, zeros)
+            if loop is not None and zeros:
+                result.remove(producer)  # the loop makes the zeros
+            eqn = loop or eqn
         kind = _member_kind(eqn, libm)
-        shape = tuple(eqn.outvars[0].aval.shape) if kind else None
-        region = open_regions.get(shape) if kind else None
+        if kind == "reduce":
+            # a reduction joins the open region computing its operand, over its trailing
+            # axes (the region's other reductions keeping as many leading axes)
+            region = owner.get(id(eqn.invars[0]))
+            keep = _trailing_reduction(eqn)
+            if (region is None or region.keep not in (None, keep)
+                    or id(eqn.invars[0]) in region.reduced):
+                kind = region = None
+            shape = region.shape if region is not None else None
+        else:
+            shape = tuple(eqn.outvars[0].aval.shape) if kind else None
+            region = open_regions.get(shape) if kind else None
         if kind == "broadcast" and region is not None and id(eqn.invars[0]) in region.defined:
             kind = region = None  # a broadcast of the region's own result: not one loop
-        # Regions whose results this equation reads must be written first.
+        # Regions whose results this equation reads must be written first (a region's
+        # reduction is complete only after its loop).
         for x in eqn.invars:
             other = owner.get(id(x)) if type(x) is Var else None
-            if other is not None and other is not region and other.shape in open_regions:
+            if other is None or other.shape not in open_regions:
+                continue
+            if other is not region or id(x) in getattr(other, "reduced"):
                 close(other)
+                if other is region:
+                    region = None
         if not kind:
             result.append(eqn)
             continue
@@ -693,7 +763,11 @@ def _fuse(eqns: list, outs: list, uses: dict | None = None,
         region.eqns.append(eqn)
         region.defined.add(id(eqn.outvars[0]))
         owner[id(eqn.outvars[0])] = region
-        if kind == "op":
+        if kind == "reduce":
+            region.reduced.add(id(eqn.outvars[0]))
+            region.keep = keep
+            region.ops += 1
+        elif kind == "op":
             region.ops += 1
             region.libm = region.libm or _member_kind(eqn, libm=False) is None
     for region in list(open_regions.values()):
@@ -703,17 +777,50 @@ def _fuse(eqns: list, outs: list, uses: dict | None = None,
 
 def _fused_equation(region: _Region, uses: dict):
     """The fused equation computing ``region`` and its kernel's source, or None."""
+    plan = _kernel_plan(region, uses)
+    if plan is None:
+        return None
+    inputs, outputs, source = plan
+    kernel = _load_kernel(source)
+    if not _compiles(kernel, [np.dtype(x.aval.dtype) for x in inputs],
+                     [len(x.aval.shape) for x in inputs], len(region.shape)):
+        return None  # left to NumPy
+    scalar_inputs = frozenset(i for i, x in enumerate(inputs) if not x.aval.shape)
+    params = dict(kernel=kernel, shape=region.shape, scalar_inputs=scalar_inputs)
+    eqn = JaxprEqn(_FUSED, inputs, params, outputs)  # type: ignore[arg-type]
+    return eqn, source
+
+
+class _RegionBody:
+    """A fused region as scalar code: what the CPU (numba) and GPU (CUDA) kernels are
+    both written from.  ``inputs``: the atoms read from outside, in order (``x{i}`` in the
+    body); ``subscripts[i]``: the loop indices input ``i`` is read at (None where it is
+    broadcast); ``statements``: ``(name, dtype, expression)`` in order, each a scalar of
+    the region; ``reductions``: ``(kind, name, dtype, result)`` for each reduction ending
+    the region, over the trailing axes from ``keep`` on; ``outputs``: the region's
+    results the rest of the program reads, with the scalar names computing them."""
+
+    __slots__ = ("shape", "inputs", "subscripts", "statements", "reductions", "outputs",
+                 "keep")
+
+    def __init__(self, shape):
+        self.shape = shape
+        self.inputs: list = []
+        self.subscripts: list = []
+        self.statements: list = []
+        self.reductions: list = []
+        self.outputs: list = []  # (var, scalar name), full-shape results
+        self.keep = len(shape)
+
+
+def _region_body(region: _Region, uses: dict):
+    """``region`` as a ``_RegionBody``, or None where some operation has no scalar code."""
     members = {id(e) for e in region.eqns}
     shape = region.shape
     ndim = len(shape)
-    if ndim == 0:
-        return None
-    index = [f"i{d}" for d in range(ndim)]
-    inputs: list = []  # external atoms read, in order
+    body = _RegionBody(shape)
     input_pos: dict = {}
     local: dict = {}  # id(var) -> the scalar name in the loop body
-    body: list = []
-    loads: list = []
 
     def read(x, eqn):
         if type(x) is Var and id(x) in local:
@@ -723,65 +830,203 @@ def _fused_equation(region: _Region, uses: dict):
             return _scalar_literal_source(x.val, dtype), dtype
         key = id(x)
         if key not in input_pos:
-            input_pos[key] = len(inputs)
-            inputs.append(x)
+            input_pos[key] = len(body.inputs)
+            body.inputs.append(x)
             xshape = tuple(x.aval.shape)
             offset = ndim - len(xshape)
-            subscript = ", ".join(
-                "0" if n == 1 and shape[offset + d] != 1 else index[offset + d]
-                for d, n in enumerate(xshape))
-            dtype = np.dtype(x.aval.dtype)
-            name = f"a{input_pos[key]}"
-            loads.append(f"x{input_pos[key]} = np.{dtype.name}({name}[{subscript or '()'}])")
+            body.subscripts.append(tuple(
+                None if n == 1 and shape[offset + d] != 1 else offset + d
+                for d, n in enumerate(xshape)))
         return f"x{input_pos[key]}", np.dtype(x.aval.dtype)
 
-    outputs: list = []
-    signature = []  # the loop's structure, for the name of its file
     for k, eqn in enumerate(region.eqns):
         out = eqn.outvars[0]
         dtype = np.dtype(out.aval.dtype)
-        if _lowering(eqn.primitive).numpy_broadcast is not None:
+        lowering = _lowering(eqn.primitive)
+        if lowering.numpy_broadcast is not None:
             name, _ = read(eqn.invars[0], eqn)
             local[id(out)] = name
-        else:
-            pairs = [read(x, eqn) for x in eqn.invars]
-            expr = _kernel_expression(eqn, [p[0] for p in pairs], [p[1] for p in pairs])
-            if expr is None:
-                return None
-            body.append(f"t{k} = np.{dtype.name}({expr})")
-            local[id(out)] = f"t{k}"
+            continue
+        if lowering.reduction is not None:
+            name, _ = read(eqn.invars[0], eqn)
+            body.reductions.append((lowering.reduction, name, dtype, out))
+            body.keep = region.keep
+            continue
+        pairs = [read(x, eqn) for x in eqn.invars]
+        expr = _kernel_expression(eqn, [p[0] for p in pairs], [p[1] for p in pairs])
+        if expr is None:
+            return None
+        # numba types float64 arithmetic and libm calls on float64 as float64: no
+        # conversion to write (half of the typing work numba does for a long region)
+        typed = dtype == np.float64 and all(p[1] == np.float64 for p in pairs)
+        body.statements.append((f"t{k}", dtype, expr if typed else f"np.{dtype.name}({expr})"))
+        local[id(out)] = f"t{k}"
         if any(reader is None or id(reader) not in members for reader in uses.get(id(out), ())):
-            outputs.append(out)
-        signature.append(eqn.primitive.name)
-    if not outputs:
+            body.outputs.append((out, f"t{k}"))
+    # a result read outside that only forwards an input (a broadcast) is not fused
+    for eqn in region.eqns:
+        out = eqn.outvars[0]
+        if (_lowering(eqn.primitive).numpy_broadcast is not None
+                and any(reader is None or id(reader) not in members
+                        for reader in uses.get(id(out), ()))):
+            body.outputs.append((out, local[id(out)]))
+    return body
+
+
+#: the identity a max or min reduction starts from, by dtype kind
+def _reduction_start(kind: str, dtype: np.dtype) -> str:
+    if kind == "sum":
+        return f"np.{dtype.name}(0)"
+    if dtype.kind == "f":
+        return f"np.{dtype.name}({'-' if kind == 'max' else ''}np.inf)"
+    info = np.iinfo(dtype)
+    return f"np.{dtype.name}({info.min if kind == 'max' else info.max})"
+
+
+def _pairwise_helper(dtype: np.dtype) -> list:
+    """NumPy's pairwise summation of ``a[lo:lo + n]`` (its ``pairwise_sum``: eight
+    accumulators up to blocks of 128 elements, the two halves summed apart above), so
+    fused sums of floats give NumPy's bits.  The halving is a loop over an explicit stack:
+    numba's cache cannot load a recursive function (the process crashes)."""
+    t = f"np.{dtype.name}"
+    name = dtype.name
+    acc = ", ".join(f"r{j}" for j in range(8))
+    first = ", ".join(f"a[lo + {j}]" for j in range(8))
+    add = "; ".join(f"r{j} += a[lo + i + {j}]" for j in range(8))
+    return [
+        "@njit(cache=True, error_model='numpy', nogil=True)",
+        f"def block_{name}(a, lo, n):",
+        "    if n < 8:",
+        f"        res = {t}(0)",
+        "        for i in range(n):",
+        "            res += a[lo + i]",
+        "        return res",
+        f"    {acc} = {first}",
+        "    i = 8",
+        "    while i < n - n % 8:",
+        f"        {add}",
+        "        i += 8",
+        "    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))",
+        "    while i < n:",
+        "        res += a[lo + i]",
+        "        i += 1",
+        "    return res",
+        "", "",
+        "@njit(cache=True, error_model='numpy', nogil=True)",
+        f"def pairwise_{name}(a, n):",
+        "    if n <= 128:",
+        f"        return block_{name}(a, 0, n)",
+        "    starts = np.empty(64, np.int64)  # the halves still to sum, depth first",
+        "    sizes = np.empty(64, np.int64)",
+        "    stage = np.empty(64, np.int64)  # 0: left half next, 1: right half, 2: add",
+        f"    sums = np.empty(64, np.{name})",
+        "    starts[0], sizes[0], stage[0] = 0, n, 0",
+        "    top = 0",
+        "    done = 0",
+        "    while top >= 0:",
+        "        lo, k = starts[top], sizes[top]",
+        "        if k <= 128:",
+        f"            sums[done] = block_{name}(a, lo, k)",
+        "            done += 1",
+        "            top -= 1",
+        "            continue",
+        "        half = k // 2",
+        "        half -= half % 8",
+        "        if stage[top] == 2:",
+        "            done -= 1",
+        "            sums[done - 1] = sums[done - 1] + sums[done]",
+        "            top -= 1",
+        "            continue",
+        "        stage[top] += 1",
+        "        if stage[top] == 1:",
+        "            starts[top + 1], sizes[top + 1] = lo, half",
+        "        else:",
+        "            starts[top + 1], sizes[top + 1] = lo + half, k - half",
+        "        top += 1",
+        "        stage[top] = 0",
+        "    return sums[0]",
+        "", ""]
+
+
+def _kernel_plan(region: _Region, uses: dict):
+    """``(inputs, outputs, source)`` of the numba kernel computing ``region``, or None
+    where it has no scalar code, no result, or does not pay (the cost model)."""
+    shape = region.shape
+    ndim = len(shape)
+    if ndim == 0:
         return None
-    libm = len(_LIBM_CALL.findall("\n".join(body)))
-    if not _worth_fusing(int(np.prod(shape)), len(body), libm):
+    body = _region_body(region, uses)
+    if body is None or not (body.outputs or body.reductions):
         return None
-    args = [f"a{i}" for i in range(len(inputs))]
-    lines = ["import numpy as np", "from numba import njit", "",
-             "", "@njit(cache=True, error_model='numpy', nogil=True)",
-             f"def kernel({', '.join(args + ['shape'])}):"]
-    for j, out in enumerate(outputs):
+    text = "\n".join(expr for _, _, expr in body.statements)
+    libm = len(_LIBM_CALL.findall(text))
+    if not _worth_fusing(int(np.prod(shape)), len(body.statements) + len(body.reductions),
+                         libm):
+        return None
+    index = [f"i{d}" for d in range(ndim)]
+    keep = body.keep
+    pairwise = sorted({dtype.name for kind, _, dtype, _ in body.reductions
+                       if kind == "sum" and dtype.kind == "f"})
+    lines = ["import numpy as np", "from numba import njit", "", ""]
+    for name in pairwise:
+        lines += _pairwise_helper(np.dtype(name))
+    args = [f"a{i}" for i in range(len(body.inputs))]
+    lines += ["@njit(cache=True, error_model='numpy', nogil=True)",
+              f"def kernel({', '.join(args + ['shape'])}):"]
+    for j, (out, _) in enumerate(body.outputs):
         lines.append(f"    o{j} = np.empty(shape, np.{np.dtype(out.aval.dtype).name})")
+    kept_shape = ("(" + "".join(f"shape[{d}], " for d in range(keep)) + ")") if keep else "1"
+    for j, (kind, _, dtype, _) in enumerate(body.reductions):
+        lines.append(f"    r{j} = np.empty({kept_shape}, np.{dtype.name})")
+    if pairwise:  # sums of fewer than 8 are sequential in NumPy too: no buffer then
+        lines.append("    m = 1" + "".join(f" * shape[{d}]" for d in range(keep, ndim)))
+        lines.append("    small = m < 8")
+    for j, (kind, _, dtype, _) in enumerate(body.reductions):
+        if kind == "sum" and dtype.kind == "f":
+            lines.append(f"    b{j} = np.empty(m, np.{dtype.name})")
     indent = "    "
     for d in range(ndim):
+        if d == keep:
+            if pairwise:
+                lines.append(f"{indent}p = 0")
+            for j, (kind, _, dtype, _) in enumerate(body.reductions):
+                lines.append(f"{indent}s{j} = {_reduction_start(kind, dtype)}")
         lines.append(f"{indent}for i{d} in range(shape[{d}]):")
         indent += "    "
-    lines += [indent + line for line in loads + body]
-    subscript = ", ".join(index)
-    for j, out in enumerate(outputs):
-        lines.append(f"{indent}o{j}[{subscript}] = {local[id(out)]}")
-    lines.append(f"    return ({''.join(f'o{j}, ' for j in range(len(outputs)))})")
+    for i, (x, subscript) in enumerate(zip(body.inputs, body.subscripts)):
+        at = ", ".join("0" if d is None else index[d] for d in subscript) or "()"
+        lines.append(f"{indent}x{i} = a{i}[{at}]")  # an element has the array's dtype
+    lines += [f"{indent}{name} = {expr}" for name, _, expr in body.statements]
+    full = ", ".join(index)
+    for j, (_, name) in enumerate(body.outputs):
+        lines.append(f"{indent}o{j}[{full}] = {name}")
+    for j, (kind, name, dtype, _) in enumerate(body.reductions):
+        if kind == "sum" and dtype.kind == "f":
+            lines.append(f"{indent}if small:")
+            lines.append(f"{indent}    s{j} += {name}")
+            lines.append(f"{indent}else:")
+            lines.append(f"{indent}    b{j}[p] = {name}")
+        elif kind == "sum":
+            lines.append(f"{indent}s{j} = np.{dtype.name}(s{j} + {name})")
+        else:  # NumPy's maximum and minimum: the first NaN wins
+            op = ">" if kind == "max" else "<"
+            lines.append(f"{indent}s{j} = s{j} if s{j} {op} {name} or s{j} != s{j} "
+                         f"else {name}")
+    if pairwise:
+        lines.append(f"{indent}p += 1")
+    if body.reductions:
+        indent = "    " * (keep + 1)
+        kept = ", ".join(index[:keep]) or "0"
+        for j, (kind, _, dtype, _) in enumerate(body.reductions):
+            value = (f"s{j} if small else np.{dtype.name}(0) + pairwise_{dtype.name}(b{j}, m)"
+                     if kind == "sum" and dtype.kind == "f" else f"s{j}")
+            lines.append(f"{indent}r{j}[{kept}] = {value}")
+    results = [f"o{j}" for j in range(len(body.outputs))]
+    results += [f"r{j}" if keep else f"r{j}.reshape(())" for j in range(len(body.reductions))]
+    lines.append(f"    return ({''.join(r + ', ' for r in results)})")
     source = "\n".join(lines) + "\n"
-    kernel = _load_kernel(source)
-    if not _compiles(kernel, [np.dtype(x.aval.dtype) for x in inputs],
-                     [len(x.aval.shape) for x in inputs], ndim):
-        return None  # left to NumPy
-    scalar_inputs = frozenset(i for i, x in enumerate(inputs) if not x.aval.shape)
-    params = dict(kernel=kernel, shape=shape, scalar_inputs=scalar_inputs)
-    eqn = JaxprEqn(_FUSED, inputs, params, outputs)  # type: ignore[arg-type]
-    return eqn, source
+    outputs = [out for out, _ in body.outputs] + [out for *_, out in body.reductions]
+    return body.inputs, outputs, source
 
 
 def _compiles(kernel, dtypes: list, ndims: list, ndim: int) -> bool:
@@ -795,16 +1040,22 @@ def _compiles(kernel, dtypes: list, ndims: list, ndim: int) -> bool:
     key = (id(kernel), signature)
     if key in _compiled_signatures:
         return _compiled_signatures[key]
+    hits = sum(kernel.stats.cache_hits.values())
     try:
         kernel.compile(signature)
         ok = True
     except Exception:  # a typing or lowering error: the loop is not written
         ok = False
+    if ok:
+        loaded = sum(kernel.stats.cache_hits.values()) > hits
+        _kernel_counts["loaded" if loaded else "compiled"] += 1
     _compiled_signatures[key] = ok
     return ok
 
 
 _compiled_signatures: dict = {}
+#: fused loops made ready in this process: loaded from numba's disk cache, or compiled
+_kernel_counts = collections.Counter(loaded=0, compiled=0)
 
 #: a call of a NumPy function in a kernel's body that is not a conversion to a dtype
 _LIBM_CALL = re.compile(r"np\.(?!(?:float|u?int|bool_?)\d*\()\w+\(")
@@ -861,6 +1112,391 @@ def _load_kernel(source: str):
     with _lock:
         kernel = _kernels.setdefault(digest, kernel)
     return kernel
+
+
+# ------------------------------------------------------------------------------------------
+# Scatter-add as one loop
+# ------------------------------------------------------------------------------------------
+#
+# With fusion on NumPy, ``scatter_add`` (``Lowering.scatter == "add"``: the transpose of a
+# gather, e.g. the gradient of an embedding table or of rows picked by ``triu_indices``)
+# is one numba loop over the updates instead of NumPy's index arithmetic, ``bincount`` per
+# position and ``add.at``.  It adds in the order NumPy does (updates in row-major order;
+# where NumPy sums through ``bincount``, float targets receiving many updates, in a
+# float64 accumulator added to the operand at the end), so the bits are NumPy's.
+
+_SCATTER_ADD_SOURCE = '''import numpy as np
+from numba import njit
+
+
+@njit(cache=True, error_model='numpy', nogil=True)
+def kernel(out, dims, idx, upd, clamp, accumulate, zero):
+    n, k = idx.shape
+    columns = out.shape[1]
+    rows = np.empty(n, np.int64)
+    kept = 0
+    for b in range(n):
+        row = 0
+        for j in range(k):
+            i = np.int64(idx[b, j])
+            d = dims[j]
+            if clamp:
+                i = min(max(i, 0), max(d - 1, 0))
+            elif i < 0 or i >= d:
+                row = -1
+                break
+            row = row * d + i
+        rows[b] = row
+        if row >= 0:
+            kept += 1
+    if accumulate and 8 * kept * columns >= out.size:
+        # NumPy's bincount: float64 sums per position, added to the whole target in its
+        # dtype (0 where nothing was added: -0.0 becomes 0.0); sums kept for touched rows
+        slot = np.full(out.shape[0], -1, np.int64)
+        used = 0
+        for b in range(n):
+            row = rows[b]
+            if row >= 0 and slot[row] < 0:
+                slot[row] = used
+                used += 1
+        acc = np.zeros((used, columns), np.float64)
+        for b in range(n):
+            row = rows[b]
+            if row >= 0:
+                s = slot[row]
+                for c in range(columns):
+                    acc[s, c] += np.float64(upd[b, c])
+        total = acc.astype(out.dtype)
+        if zero:  # a target of zeros: 0.0 + 0.0 leaves the untouched rows as they are
+            for b in range(n):
+                row = rows[b]
+                if row >= 0 and slot[row] >= 0:
+                    s = slot[row]
+                    slot[row] = -1
+                    for c in range(columns):
+                        out[row, c] += total[s, c]
+            return out
+        nothing = np.zeros(1, out.dtype)[0]
+        for r in range(out.shape[0]):
+            s = slot[r]
+            if s >= 0:
+                for c in range(columns):
+                    out[r, c] += total[s, c]
+            else:
+                for c in range(columns):
+                    out[r, c] += nothing
+    else:
+        for b in range(n):
+            row = rows[b]
+            if row >= 0:
+                for c in range(columns):
+                    out[row, c] += upd[b, c]
+    return out
+'''
+
+
+def _scatter_add_call(operand, indices, updates, *, clamp: bool, zeros=None):
+    """``scatter_add(operand, indices, updates)`` by the loop above; ``zeros``: the
+    ``(shape, dtype)`` of an operand of zeros, which is then None."""
+    shape, dtype = zeros if operand is None else (operand.shape, operand.dtype)
+    k = indices.shape[-1]
+    dims = np.array(shape[:k], dtype=np.int64)
+    rest = int(np.prod(shape[k:], dtype=np.int64))
+    out = (np.zeros((int(np.prod(shape, dtype=np.int64)) // max(rest, 1), rest), dtype)
+           if operand is None else np.array(operand, copy=True).reshape(-1, rest))
+    if not out.size:
+        return out.reshape(shape)
+    kernel = _load_kernel(_SCATTER_ADD_SOURCE)
+    kernel(out, dims, np.ascontiguousarray(indices).reshape(-1, k),
+           np.ascontiguousarray(updates).reshape(-1, rest), clamp,
+           out.dtype.kind == "f", operand is None)
+    return out.reshape(shape)
+
+
+def _scatter_add_rule(ctx, *operands, clamp, zeros=None):
+    function = ctx.bind(functools.partial(_scatter_add_call, clamp=clamp, zeros=zeros),
+                        "scatter_add")
+    if zeros is not None:
+        operands = ("None",) + operands
+    return f"{function}({', '.join(operands)})"
+
+
+class _ScatterAdd:
+    """The "primitive" of a scatter-add written as one loop (private to the code
+    generator)."""
+
+    __slots__ = ("name", "multiple_results", "lowering")
+
+    def __init__(self):
+        self.name = "scatter_add_loop"
+        self.multiple_results = False
+        self.lowering = Lowering()
+        self.lowering.rule = _scatter_add_rule
+        self.lowering.fresh = True
+
+    def __repr__(self):
+        return "scatter_add_loop"
+
+
+_SCATTER_ADD = _ScatterAdd()
+
+
+def _scatter_add_loop(eqn: JaxprEqn, zeros: bool = False):
+    """``eqn`` (a scatter-add) as the loop above, or None where it is not one the loop
+    computes as NumPy does (the dtype, an update per index, a known mode).  ``zeros``:
+    the operand is zeros read by nothing else, which the loop then makes itself."""
+    if len(eqn.invars) != 3 or any(type(x) is not Var for x in eqn.invars):
+        return None
+    operand, indices, updates = (x.aval for x in eqn.invars)
+    mode = eqn.params.get("mode", "clip")
+    if set(eqn.params) - {"mode"} or mode not in ("clip", "drop"):
+        return None
+    dtype = np.dtype(operand.dtype)
+    if (dtype not in _KERNEL_DTYPES or dtype.kind not in "iuf" or dtype != updates.dtype
+            or np.dtype(indices.dtype).kind not in "iu" or not indices.shape
+            or indices.shape[-1] == 0 or indices.shape[-1] > len(operand.shape)):
+        return None
+    k = indices.shape[-1]
+    if tuple(updates.shape) != tuple(indices.shape[:-1]) + tuple(operand.shape[k:]):
+        return None
+    if 0 in operand.shape[:k]:
+        return None
+    if zeros:
+        params = {"clamp": mode == "clip",
+                  "zeros": (tuple(operand.shape), np.dtype(operand.dtype))}
+        return JaxprEqn(_SCATTER_ADD, list(eqn.invars[1:]), params,  # type: ignore
+                        eqn.outvars)
+    return JaxprEqn(_SCATTER_ADD, list(eqn.invars), {"clamp": mode == "clip"},  # type: ignore
+                    eqn.outvars)
+
+
+def _makes_zeros(eqn) -> bool:
+    """``eqn`` computes an array of zeros (the AD system's ``zeros_like``)."""
+    return eqn is not None and eqn.primitive.name == "zeros_like" and not eqn.invars[1:]
+
+
+# ------------------------------------------------------------------------------------------
+# GPU kernels
+# ------------------------------------------------------------------------------------------
+#
+# On CuPy arrays a fused region becomes one CuPy kernel written from the same scalar code
+# (``_RegionBody``): a ``cupy.ElementwiseKernel`` (its operands broadcast against the
+# outputs, allocated at the region's shape), or a ``cupy.ReductionKernel`` for a region
+# ending in one reduction over its trailing axes whose other values stay inside.  The
+# scalar expressions (numba's Python) are translated to CUDA C; a region with something
+# the translation does not know stays CuPy calls.  An array library without CuPy's kernel
+# classes (the CuPy stand-in of the tests) runs the region's equations one by one.
+
+#: CUDA C types of the dtypes kernels compute in
+_C_TYPES = {"bool": "bool", "int8": "signed char", "int16": "short", "int32": "int",
+            "int64": "long long", "uint8": "unsigned char", "uint16": "unsigned short",
+            "uint32": "unsigned int", "uint64": "unsigned long long", "float32": "float",
+            "float64": "double"}
+#: numba's NumPy functions in kernels -> CUDA's math functions (C++ overloads by type)
+_C_FUNCTIONS = {"exp": "exp", "exp2": "exp2", "expm1": "expm1", "log": "log", "log2": "log2",
+                "log10": "log10", "log1p": "log1p", "sqrt": "sqrt", "cbrt": "cbrt",
+                "sin": "sin", "cos": "cos", "tan": "tan", "arcsin": "asin", "arccos": "acos",
+                "arctan": "atan", "sinh": "sinh", "cosh": "cosh", "tanh": "tanh",
+                "arcsinh": "asinh", "arccosh": "acosh", "arctanh": "atanh", "floor": "floor",
+                "ceil": "ceil", "abs": "abs", "isfinite": "isfinite", "power": "pow",
+                "arctan2": "atan2"}
+_C_OPERATORS = {"Add": "+", "Sub": "-", "Mult": "*", "Div": "/", "BitAnd": "&",
+                "BitOr": "|", "Lt": "<", "LtE": "<=", "Gt": ">", "GtE": ">=", "Eq": "==",
+                "NotEq": "!=", "And": "&&", "Or": "||", "USub": "-", "Not": "!"}
+
+
+def cuda_expression(expr: str) -> str:
+    """A kernel's scalar expression (numba's Python: ``np.tanh(x0)``, ``(a if c else b)``)
+    as CUDA C; ValueError for anything it does not know."""
+    import ast
+
+    def c(node) -> str:
+        kind = type(node).__name__
+        if kind == "Name":
+            return node.id
+        if kind == "Constant" and type(node.value) in (int, float, bool):
+            if type(node.value) is bool:
+                return "true" if node.value else "false"
+            return repr(node.value)
+        if (kind == "Attribute" and isinstance(node.value, ast.Name)
+                and node.value.id == "np" and node.attr in ("nan", "inf")):
+            return "NAN" if node.attr == "nan" else "INFINITY"
+        if kind == "BinOp" and type(node.op).__name__ in _C_OPERATORS:
+            return f"({c(node.left)} {_C_OPERATORS[type(node.op).__name__]} {c(node.right)})"
+        if kind == "UnaryOp" and type(node.op).__name__ in _C_OPERATORS:
+            return f"({_C_OPERATORS[type(node.op).__name__]}{c(node.operand)})"
+        if kind == "BoolOp":
+            op = f" {_C_OPERATORS[type(node.op).__name__]} "
+            return "(" + op.join(c(v) for v in node.values) + ")"
+        if kind == "Compare" and len(node.ops) == 1:
+            compare = _C_OPERATORS.get(type(node.ops[0]).__name__)
+            if compare is not None:
+                return f"({c(node.left)} {compare} {c(node.comparators[0])})"
+        if kind == "IfExp":
+            return f"({c(node.test)} ? {c(node.body)} : {c(node.orelse)})"
+        if (kind == "Call" and isinstance(node.func, ast.Attribute)
+                and isinstance(node.func.value, ast.Name) and node.func.value.id == "np"
+                and not node.keywords):
+            name, args = node.func.attr, [c(a) for a in node.args]
+            ctype = _C_TYPES.get("bool" if name == "bool_" else name)
+            if ctype is not None and len(args) == 1:
+                return f"(({ctype})({args[0]}))"
+            if name in _C_FUNCTIONS:
+                return f"{_C_FUNCTIONS[name]}({', '.join(args)})"
+        raise ValueError(f"no CUDA translation for {ast.dump(node)}")
+
+    return c(ast.parse(expr, mode="eval").body)
+
+
+class CudaKernel:
+    """A fused region as one CuPy kernel: ``source`` is the kernel as CuPy is given it;
+    calling it with the region's inputs and shape returns its outputs.  ``kind``:
+    ``"elementwise"`` or ``"reduction"``; ``fallback`` runs the region's equations one by
+    one (for array libraries without CuPy's kernel classes)."""
+
+    __slots__ = ("kind", "name", "in_params", "out_params", "operation", "preamble",
+                 "map_expr", "reduce_expr", "identity", "reduce_type", "out_dtypes",
+                 "axes", "eqns", "inputs", "outputs", "source", "_compiled")
+    kind: str
+    name: str
+    in_params: str
+    out_params: str
+    operation: str
+    preamble: str
+    map_expr: str
+    reduce_expr: str
+    identity: str
+    reduce_type: str
+    out_dtypes: list
+    axes: tuple
+    eqns: list
+    inputs: list
+    outputs: list
+    source: str
+    _compiled: dict
+
+    def __init__(self, **fields):
+        for name in self.__slots__:
+            setattr(self, name, fields.get(name))
+        self._compiled = {}
+        self.source = self._source()
+
+    def _source(self) -> str:
+        if self.kind == "elementwise":
+            return (f"cupy.ElementwiseKernel(\n    in_params={self.in_params!r},\n"
+                    f"    out_params={self.out_params!r},\n    name={self.name!r},\n"
+                    f"    operation='''\n{self.operation}''')\n")
+        return (f"cupy.ReductionKernel(\n    in_params={self.in_params!r},\n"
+                f"    out_params={self.out_params!r},\n    map_expr={self.map_expr!r},\n"
+                f"    reduce_expr={self.reduce_expr!r},\n    post_map_expr='r0 = a',\n"
+                f"    identity={self.identity!r},\n    reduce_type={self.reduce_type!r},\n"
+                f"    name={self.name!r},\n    preamble='''\n{self.preamble}''')\n")
+
+    def _kernel(self, xp):
+        kernel = self._compiled.get(xp)
+        if kernel is None:
+            if self.kind == "elementwise":
+                kernel = xp.ElementwiseKernel(self.in_params, self.out_params,
+                                              self.operation, self.name)
+            else:
+                kernel = xp.ReductionKernel(self.in_params, self.out_params, self.map_expr,
+                                            self.reduce_expr, "r0 = a", self.identity,
+                                            self.name, reduce_type=self.reduce_type,
+                                            preamble=self.preamble)
+            self._compiled[xp] = kernel
+        return kernel
+
+    def __call__(self, *args):
+        *inputs, shape = args
+        xp = backend.array_module(*[x for x in inputs if backend.is_array(x)])
+        if not hasattr(xp, "ElementwiseKernel"):
+            return self.fallback(inputs)
+        kernel = self._kernel(xp)
+        if self.kind == "elementwise":
+            outs = tuple(xp.empty(shape, d) for d in self.out_dtypes)
+            kernel(*inputs, *outs)
+            return outs
+        inputs = [xp.broadcast_to(xp.asarray(x), shape) for x in inputs]
+        return (kernel(*inputs, axis=self.axes),)
+
+    def fallback(self, inputs) -> tuple:
+        """The region's equations one by one, by their impl rules."""
+        env = {id(v): x for v, x in zip(self.inputs, inputs)}
+
+        def read(x):
+            return x.val if type(x) is Literal else env[id(x)]
+
+        for eqn in self.eqns:
+            env[id(eqn.outvars[0])] = impl_rules[eqn.primitive](
+                *[read(x) for x in eqn.invars], **eqn.params)
+        return tuple(env[id(v)] for v in self.outputs)
+
+    def __repr__(self):
+        return f"CudaKernel({self.name})"
+
+
+def _cuda_fused_equation(region: _Region, uses: dict):
+    """The fused equation computing ``region`` with a CuPy kernel, and the kernel; or
+    None where the region has no CUDA translation or no result."""
+    if not region.shape:
+        return None
+    body = _region_body(region, uses)
+    if body is None or not (body.outputs or body.reductions):
+        return None
+    if body.reductions and (len(body.reductions) > 1 or body.outputs):
+        return None  # a ReductionKernel computes one value
+    try:
+        statements = [f"{_C_TYPES[dtype.name]} {name} = {cuda_expression(expr)};"
+                      for name, dtype, expr in body.statements]
+    except (ValueError, KeyError, SyntaxError):
+        return None
+    in_params = ", ".join(f"{np.dtype(x.aval.dtype).name} x{i}"
+                          for i, x in enumerate(body.inputs))
+    import hashlib
+    digest = hashlib.sha256("\n".join(statements).encode()).hexdigest()[:12]
+    name = f"functrans_fused_{digest}"
+    common = dict(name=name, in_params=in_params, eqns=list(region.eqns),
+                  inputs=list(body.inputs))
+    if not body.reductions:
+        outs = [out for out, _ in body.outputs]
+        operation = "\n".join(statements + [f"o{j} = {local};" for j, (_, local)
+                                           in enumerate(body.outputs)]) + "\n"
+        kernel = CudaKernel(kind="elementwise", operation=operation, outputs=outs,
+                            out_params=", ".join(f"{np.dtype(o.aval.dtype).name} o{j}"
+                                                 for j, o in enumerate(outs)),
+                            out_dtypes=[np.dtype(o.aval.dtype) for o in outs], **common)
+    else:
+        kind, local, dtype, out = body.reductions[0]
+        ctype = _C_TYPES[dtype.name]
+        if kind == "sum":
+            reduce_expr, identity = "a + b", "0"
+        else:  # NaN wins on whichever side it is, as in NumPy's max and min
+            op = ">" if kind == "max" else "<"
+            reduce_expr = f"(a != a) ? a : ((b != b) ? b : ((a {op} b) ? a : b))"
+            if dtype.kind == "f":
+                identity = f"{'-' if kind == 'max' else ''}INFINITY"
+            else:
+                info = np.iinfo(dtype)
+                value = info.min if kind == "max" else info.max
+                # C has no literal for the most negative long long: one more, less one
+                text = (f"{value + 1}LL - 1" if value < -2**31 else
+                        f"{value}ULL" if value >= 2**63 else f"{value}LL")
+                identity = f"({ctype})({text})"
+        c_params = ", ".join(f"{_C_TYPES[np.dtype(x.aval.dtype).name]} x{i}"
+                             for i, x in enumerate(body.inputs))
+        args = ", ".join(f"x{i}" for i in range(len(body.inputs)))
+        preamble = (f"__device__ {ctype} {name}_map({c_params}) {{\n"
+                    + "".join(f"    {line}\n" for line in statements)
+                    + f"    return {local};\n}}\n")
+        kernel = CudaKernel(kind="reduction", out_params=f"{dtype.name} r0",
+                            map_expr=f"{name}_map({args})", reduce_expr=reduce_expr,
+                            identity=identity, reduce_type=ctype, preamble=preamble,
+                            outputs=[out], out_dtypes=[dtype],
+                            axes=tuple(range(body.keep, len(region.shape))), **common)
+    scalar_inputs = frozenset(i for i, x in enumerate(body.inputs) if not x.aval.shape)
+    params = dict(kernel=kernel, shape=region.shape, scalar_inputs=scalar_inputs)
+    eqn = JaxprEqn(_FUSED, list(body.inputs), params, list(kernel.outputs))  # type: ignore
+    return eqn, kernel
 
 
 # ------------------------------------------------------------------------------------------
@@ -931,13 +1567,19 @@ def _scalar_source(val) -> str | None:
 
 class CompiledFunction:
     """A jaxpr compiled to Python source: call it with the jaxpr's arguments; ``source``
-    is the generated code."""
+    is the generated code; ``compile_seconds`` the time writing it took (wall clock),
+    ``kernel_seconds`` the part spent on fused loops (numba compiling them, or loading
+    them from the disk cache), ``kernels_loaded``/``kernels_compiled`` how many loops
+    came from the disk cache and how many numba compiled."""
 
-    __slots__ = ("fn", "source", "__weakref__")
+    __slots__ = ("fn", "source", "compile_seconds", "kernel_seconds", "kernels_loaded",
+                 "kernels_compiled", "__weakref__")
 
     def __init__(self, fn: Callable, source: str):
         self.fn = fn
         self.source = source
+        self.compile_seconds = self.kernel_seconds = 0.0
+        self.kernels_loaded = self.kernels_compiled = 0
 
     def __call__(self, *args):
         return self.fn(*args)
@@ -950,11 +1592,15 @@ _counter = itertools.count()
 
 
 def _generate(jaxpr: Jaxpr, library, name: str, owned_outputs: bool,
-              fuse: bool = False) -> CompiledFunction:
+              fuse: str | None = None) -> CompiledFunction:
+    start = time.perf_counter()
     invars, eqns, outs = optimize_jaxpr(jaxpr)
     kernels: list = []
+    kernel_seconds = 0.0
     if fuse:
-        eqns, kernels = _fuse(eqns, outs)
+        before = dict(_kernel_counts)
+        eqns, kernels = _fuse(eqns, outs, target=fuse)
+        kernel_seconds = time.perf_counter() - start
     xp = library.xp
     namespace: dict = {"xp": xp}
     ctx = LoweringContext(namespace, library)
@@ -1066,11 +1712,22 @@ def _generate(jaxpr: Jaxpr, library, name: str, owned_outputs: bool,
     code = compile(source, f"<functrans.jit {name}>", "exec")
     exec(code, namespace)
     for kernel_source in kernels:  # shown after the function, as the files numba compiles
+        if isinstance(kernel_source, CudaKernel):
+            bound = [k for k, v in namespace.items() if v is kernel_source]
+            source += (f"\n\n# {', '.join(bound)}: a fused CuPy kernel\n"
+                       + kernel_source.source)
+            continue
         kernel = _load_kernel(kernel_source)
         bound = [k for k, v in namespace.items() if v is kernel]
         source += (f"\n\n# {', '.join(bound)}: a fused loop compiled by numba "
                    f"({kernel.py_file})\n" + kernel_source)
-    return CompiledFunction(namespace[name], source)
+    compiled = CompiledFunction(namespace[name], source)
+    compiled.compile_seconds = time.perf_counter() - start
+    compiled.kernel_seconds = kernel_seconds
+    if fuse:
+        compiled.kernels_loaded = _kernel_counts["loaded"] - before["loaded"]
+        compiled.kernels_compiled = _kernel_counts["compiled"] - before["compiled"]
+    return compiled
 
 
 def _scalar_operand_dtype(eqn: JaxprEqn):
@@ -1179,8 +1836,8 @@ def compile_jaxpr(closed: ClosedJaxpr, library=None, name: str = "jitted",
         raise ValueError("compile_jaxpr: pass a closure-converted jaxpr (constants as "
                          "leading arguments)")
     library = library or backend.library_of()
-    fuse = fusion_active(library)
-    key = (library, owned_outputs, fuse and (FUSION_ALWAYS, FUSION_MIN_OPS))
+    fuse = _fusion_target(library)
+    key = (library, owned_outputs, fuse and (fuse, FUSION_ALWAYS, FUSION_MIN_OPS))
     with _lock:
         entry = _compiled.get(closed)
         if entry is not None and key in entry:

@@ -44,7 +44,7 @@ import numpy as np
 from functrans import backend
 from functrans.backend import array_module, coerce
 from functrans.core import Primitive, ShapedArray, abstract_eval_rules, get_aval, impl_rules
-from functrans.interpreters import ad, batching, transpose
+from functrans.interpreters import ad, batching, codegen, transpose
 from functrans.interpreters.ad import Zero
 from functrans.interpreters.batching import not_mapped
 from functrans.interpreters.transpose import is_undefined_primal
@@ -408,6 +408,7 @@ def _scatter_primitive(name: str, op: str) -> Primitive:
 
 scatter_p = _scatter_primitive("scatter", "set")
 scatter_add_p = _scatter_primitive("scatter_add", "add")
+codegen.deflowering(scatter_add_p, scatter="add")  # jit's fusion: one loop
 scatter_mul_p = _scatter_primitive("scatter_mul", "multiply")
 scatter_min_p = _scatter_primitive("scatter_min", "minimum")
 scatter_max_p = _scatter_primitive("scatter_max", "maximum")

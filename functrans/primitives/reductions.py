@@ -8,7 +8,7 @@ import numpy as np
 
 from functrans.backend import array_module
 from functrans.core import Primitive, abstract_eval_rules, get_aval, impl_rules
-from functrans.interpreters import ad, batching
+from functrans.interpreters import ad, batching, codegen
 from functrans.primitives.conversion import convert_element_type
 from functrans.primitives.elementwise import div, eq, mul
 from functrans.primitives.shape import (broadcast_in_dim, kept_dims, normalize_axes,
@@ -57,6 +57,9 @@ def _chooser(name: str, numpy_name: str) -> Primitive:
 
 reduce_max_p = _chooser("reduce_max", "max")
 reduce_min_p = _chooser("reduce_min", "min")
+# jit's fusion may end an elementwise loop with them (NumPy's NaN semantics)
+codegen.deflowering(reduce_max_p, reduction="max")
+codegen.deflowering(reduce_min_p, reduction="min")
 
 
 def reduce_max(operand, axes: Sequence[int]):

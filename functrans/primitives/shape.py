@@ -439,7 +439,7 @@ codegen.deflowering(broadcast_in_dim_p, numpy_broadcast=(
 codegen.deflowering(transpose_p, _transpose_lowering, fresh=False)
 for _p in (reshape_p, squeeze_p, expand_dims_p):
     codegen.deflowering(_p, _reshape_lowering, fresh=False)
-codegen.deflowering(reduce_sum_p, _reduce_sum_lowering)
+codegen.deflowering(reduce_sum_p, _reduce_sum_lowering, reduction="sum")
 for _p in (broadcast_in_dim_p, reshape_p, squeeze_p, expand_dims_p):
     codegen.deflowering(_p, simplify=_same_type)  # same shape: these are the identity
 codegen.deflowering(transpose_p, simplify=lambda operands, out_aval, *, permutation: (
