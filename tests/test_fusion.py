@@ -46,7 +46,12 @@ def _kernels(f, *args) -> int:
 # own loops, which a fresh cache pays for, up to 10 s for a derivative case)
 # ------------------------------------------------------------------------------------------
 
-_STRIDE = 1 if os.environ.get("FUNCTRANS_FUSION_SWEEP") == "all" else 16
+_ALL = os.environ.get("FUNCTRANS_FUSION_SWEEP") == "all"
+_STRIDE = 1 if _ALL else 16
+# Random programs: each seed compiles new kernels (seconds each on a cold cache), so CI runs
+# a few seeds; FUNCTRANS_FUSION_SWEEP=all runs more.
+_SEEDS = range(6) if _ALL else range(3)
+_REDUCTION_SEEDS = range(2) if _ALL else range(1)
 _SWEEP = test_jit.SWEEP[::_STRIDE]
 
 
@@ -189,7 +194,7 @@ def _assert_close_bits(got, want, what, ulps=0):
 @pytest.mark.usefixtures("fuse_everything")
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
 @pytest.mark.parametrize("last,ulps", [(None, 0), (LIBM, 2)], ids=["exact", "libm"])
-@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("seed", _SEEDS)
 def test_random_programs_against_numpy(last, ulps, seed, monkeypatch):
     # Exact operations give NumPy's bits, so a libm operation ending the program sees
     # NumPy's operands and is within 2 ulp of NumPy's result.
@@ -227,7 +232,7 @@ REDUCED_SHAPES = [((7, 5), (5,)), ((7, 5), (7, 1)), ((3, 4, 5), (1, 4, 1)), ((6,
 
 @pytest.mark.usefixtures("fuse_everything")
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
-@pytest.mark.parametrize("seed", range(2))
+@pytest.mark.parametrize("seed", _REDUCTION_SEEDS)
 def test_random_programs_with_trailing_reductions(seed, monkeypatch):
     # A random program, then sum, max or min over its last axes, fused into the loop: the
     # same bits as NumPy's reductions of the unfused program (sums of floats pairwise as
