@@ -1786,10 +1786,3 @@ _specific("functrans.nn.standardize",
           algorithm=("str, optional", "``'stable'`` (default: the variance as the mean of "
                                       "squared deviations, accurate far from zero) or "
                                       "``'fast'`` (``mean(x²) - mean(x)²``, JAX's default)."))
-_specific("functrans.Array",
-          buffer=("buffer, optional", "NumPy's low-level constructor, inherited: memory to "
-                                      "view. functrans makes Arrays from results; build "
-                                      "one with ``functrans.numpy.asarray``."),
-          offset=("int, optional", "The byte offset into ``buffer`` (NumPy's constructor)."),
-          strides=("tuple of int, optional", "The byte step per axis in ``buffer`` (NumPy's "
-                                             "constructor)."))

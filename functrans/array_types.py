@@ -40,7 +40,16 @@ class Array(np.ndarray, metaclass=abc.ABCMeta):
     ``isinstance(x, Array)`` holds for these, for their device counterpart and for the
     tracers that stand for arrays inside transforms (registered as virtual subclasses),
     not for the NumPy arrays a user makes: ``isinstance(np.ones(3), Array)`` is false, as
-    for ``jax.Array``."""
+    for ``jax.Array``.  functrans makes them; build one with ``functrans.numpy.asarray``.
+
+    Attributes
+    ----------
+    at
+        JAX's indexed updates, each returning a new array: ``x.at[i].set(v)``, ``.add``,
+        ``.multiply``, ``.divide``, ``.power``, ``.min``, ``.max``, ``.apply`` and ``.get``.
+    shape, dtype, ndim, size, T, mT, device
+        As for NumPy arrays (``mT``: the matrix transpose of the last two axes).
+    """
 
     __slots__ = ()
 
@@ -63,8 +72,10 @@ class Array(np.ndarray, metaclass=abc.ABCMeta):
         if (not plain.flags.writeable and copy is None
                 and (max_version is None or max_version[0] < 1)):
             plain, copy = plain.copy(), None
-        return plain.__dlpack__(stream=stream, max_version=max_version, dl_device=dl_device,
-                                copy=copy)
+        # NumPy before 2.1 takes only ``stream``: pass the newer keywords only when given
+        extra = {k: v for k, v in (("max_version", max_version), ("dl_device", dl_device),
+                                   ("copy", copy)) if v is not None}
+        return plain.__dlpack__(stream=stream, **extra)
 
     def __array_wrap__(self, arr, context=None, return_scalar=False):
         # NumPy's own operations on an Array give Arrays, 0-d ones included (x.sum()), as

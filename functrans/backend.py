@@ -250,7 +250,10 @@ _ndarray_getitem = np.ndarray.__getitem__  # a 0-d array's scalar, for subclasse
 def asarray(x, dtype=None, like=None):
     """``x`` as an array on the device of ``like`` (NumPy when ``like`` is None or a host
     value).  A host value is copied to the device once; a device array stays put."""
-    return array_module(like).asarray(x, dtype=dtype)
+    out = array_module(like).asarray(x, dtype=dtype)
+    if dtype is not None and out.dtype != dtype:  # dask before 2024.9 keeps a dask array's
+        out = out.astype(dtype)                   # own dtype
+    return out
 
 
 def _placement(like, shape, square: bool = False) -> dict:

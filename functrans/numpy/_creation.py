@@ -87,9 +87,9 @@ def array(object, dtype=None, copy: bool = True, order: str | None = "K",  # noq
     else:
         out = move_to_device("array", user_result(backend.array_module(object).array(
             object, dtype=dtype, copy=copy, order=order or "K")), device)
-    ndim = len(get_aval(out).shape)
-    if ndmin > ndim:  # leading axes of size 1, as NumPy
-        out = shape_ops.reshape(out, (1,) * (ndmin - ndim) + get_aval(out).shape)
+    if ndmin and ndmin > len(get_aval(out).shape):  # leading axes of size 1, as NumPy
+        shape = get_aval(out).shape
+        out = shape_ops.reshape(out, (1,) * (ndmin - len(shape)) + shape)
     return out
 
 

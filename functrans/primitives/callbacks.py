@@ -114,7 +114,7 @@ def collecting_effects() -> Iterator[list]:
     sinks = _sinks()
     sinks.append(sink)
     try:
-        yield sink.tokens  # type: ignore[misc]  # a list here
+        yield sink.tokens  # type: ignore[misc, unused-ignore]  # a list here (mypy versions differ)
     finally:
         sinks.remove(sink)
 

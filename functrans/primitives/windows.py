@@ -387,8 +387,9 @@ def _selection(xp, x, select: str, params: dict, out_shape: tuple) -> list:
         best = combine(best, p[index])
     # A NaN is its window's extremum: looked for at each tap only where the fold met one
     # (one check of the result saves two operations per tap).
-    # On a lazy (dask) array the check would compute: every tap looks for NaN there.
-    inexact = x.dtype.kind in "fc" and (backend.is_lazy(best) or bool(xp.isnan(best).any()))
+    # On device and lazy (dask) arrays the check would synchronise or compute: every tap
+    # looks for NaN there.
+    inexact = x.dtype.kind in "fc" and (xp is not np or bool(np.isnan(best).any()))
     taken = None
     selection = []
     for index in indices:
