@@ -103,3 +103,14 @@ def test_forward_mode_through_custom_vjp_follows_jax():
     # stop_gradient before the call removes the tangent (JAX: 3.0 times the input tangent)
     tangent = ft.jvp(lambda x: x * g(2.0, lax.stop_gradient(x)), (1.5,), (1.0,))[1]
     assert tangent == pytest.approx(np.sin(2.0) * 2.0, rel=1e-14)
+
+
+def test_checkpointed_while_loop_forward_mode_batches_and_nests():
+    f = ft.checkpoint(_while_squares)
+    xs = np.array([0.9, 1.1, 1.3])
+    # vmap of forward mode against a loop, and a second derivative by forward over forward
+    batched = ft.vmap(lambda x: ft.jvp(f, (x,), (1.0,))[1])(xs)
+    np.testing.assert_allclose(batched, [ft.jvp(f, (x,), (1.0,))[1] for x in xs], rtol=1e-13)
+    np.testing.assert_allclose(batched, 8 * xs ** 7, rtol=1e-12)
+    second = ft.jacfwd(ft.jacfwd(f))(1.1)
+    assert second == pytest.approx(56 * 1.1 ** 6, rel=1e-12)
