@@ -10,7 +10,6 @@ import pytest
 
 da = pytest.importorskip("dask.array")
 import dask  # noqa: E402
-from dask.callbacks import Callback  # noqa: E402
 
 import functrans as ft  # noqa: E402
 import functrans.lax as lax  # noqa: E402
@@ -20,15 +19,7 @@ from functrans.interpreters import codegen  # noqa: E402
 from functrans.primitives.control_flow_dask import SCAN_TASK_PREFIX  # noqa: E402
 
 
-class Computes(Callback):
-    """Counts the dask computes started inside the ``with`` block."""
-
-    def __init__(self):
-        super().__init__()
-        self.count = 0
-
-    def _start(self, dsk):
-        self.count += 1
+from test_dask import Computes  # noqa: E402  (the counting callback, shared)
 
 
 def lazy_then_numpy(fn, lazy_args, host_args, rtol=1e-12, atol=1e-12):

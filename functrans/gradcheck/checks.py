@@ -297,13 +297,7 @@ def fast_checks(problem: Problem, opts: Options, rng,
         if any_lazy(problem.outs) and not opts.detect_nondifferentiable:
             return lazy_fast_checks(problem, opts, rng, order)  # dask data closed over
         if "fwd" in opts.modes:
-            try:
-                pushed["fwd"] = problem.push_linearized(u)
-            except FORWARD_REFUSALS as e:
-                reason = forward_refusal(e)
-                if reason is None or not opts.auto_modes:
-                    raise
-                skipped.append(skipped_check(problem, "fwd", order, reason))
+            _push_forward(problem, opts, u, order, pushed, skipped)
     v = random_direction(rng, problem.outs)
     xs = problem.cast(opts.dtype)
     eps = opts.eps_for(problem)
@@ -338,6 +332,22 @@ def fast_checks(problem: Problem, opts: Options, rng,
     return checks
 
 
+def _push_forward(problem: Problem, opts: Options, u, order: int, pushed: dict,
+                  skipped: list) -> bool:
+    """``u`` pushed forward through the linearization into ``pushed["fwd"]``; where the
+    function has no forward-mode rule (and the modes were not asked for explicitly), a
+    skipped check saying why goes into ``skipped`` instead, and the result is False."""
+    try:
+        pushed["fwd"] = problem.push_linearized(u)
+    except FORWARD_REFUSALS as e:
+        reason = forward_refusal(e)
+        if reason is None or not opts.auto_modes:
+            raise
+        skipped.append(skipped_check(problem, "fwd", order, reason))
+        return False
+    return True
+
+
 def lazy_fast_checks(problem: Problem, opts: Options, rng, order: int) -> list[Check]:
     """Fast mode on dask inputs: ``vᵀ J u`` numerically (two evaluations of f) and
     analytically (a pullback and a linearized jvp), with the tolerance's norms, all built as
@@ -349,15 +359,8 @@ def lazy_fast_checks(problem: Problem, opts: Options, rng, order: int) -> list[C
     pushed: dict = {}
     skipped: list[Check] = []
     problem.linearization()
-    if "fwd" in modes:
-        try:
-            pushed["fwd"] = problem.push_linearized(u)
-        except FORWARD_REFUSALS as e:
-            reason = forward_refusal(e)
-            if reason is None or not opts.auto_modes:
-                raise
-            skipped.append(skipped_check(problem, "fwd", order, reason))
-            modes.remove("fwd")
+    if "fwd" in modes and not _push_forward(problem, opts, u, order, pushed, skipped):
+        modes.remove("fwd")
     v = lazy_direction(rng, problem.outs)
     xs = problem.cast(opts.dtype)
     eps = opts.eps_for(problem)
