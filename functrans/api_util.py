@@ -16,7 +16,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-__all__ = ["argnums_tuple", "partial_over", "positional_names"]
+__all__ = ["argnums_tuple", "partial_over", "positional_names", "argnums_with_names"]
 
 
 def argnums_tuple(argnums: int | Sequence[int], nargs: int, name: str) -> tuple[int, ...]:
@@ -71,3 +71,25 @@ def positional_names(fun: Callable) -> list[str]:
     except TypeError:
         pass
     return list(names)
+
+
+def argnums_with_names(fun: Callable, nums: Sequence[int], names: str | Sequence[str],
+                       what: str, argument: str) -> tuple[int, ...]:
+    """``nums`` with the positions of the positional parameters ``names`` names, sorted
+    (``argument`` is the keyword that named them, e.g. ``static_argnames``, in the error
+    ``what`` raises for a name that is not a positional parameter of ``fun``).
+
+    >>> argnums_with_names(lambda x, n, k: None, (0,), "k", "checkpoint", "static_argnames")
+    (0, 2)
+    """
+    names = (names,) if isinstance(names, str) else tuple(names)
+    if not names:
+        return tuple(nums)
+    positional = positional_names(fun)
+    unknown = [n for n in names if n not in positional]
+    if unknown:
+        label = getattr(fun, "__name__", type(fun).__name__)
+        raise ValueError(f"{what}: {argument} {unknown} are not positional parameters of "
+                         f"{label}, whose are {positional}")
+    return tuple(sorted(set(nums) | {positional.index(n) for n in names}))
+

@@ -25,6 +25,7 @@ from functrans.interpreters import ad, batching, transpose
 from functrans.interpreters.ad import Zero
 from functrans.interpreters.batching import not_mapped
 from functrans import jaxpr_transforms
+from functrans.api_util import argnums_with_names
 from functrans.core import ClosedJaxpr, Jaxpr, eval_jaxpr
 from functrans.interpreters.partial_eval import dead_code_elimination
 
@@ -145,14 +146,8 @@ def checkpoint(fun: Callable, *, prevent_cse: bool = True, policy: Callable | No
     """
     static = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
     if static_argnames:
-        names = (static_argnames,) if isinstance(static_argnames, str) else static_argnames
-        positional = [p.name for p in inspect.signature(fun).parameters.values()
-                      if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-        unknown = [n for n in names if n not in positional]
-        if unknown:
-            raise ValueError(f"checkpoint: static_argnames {unknown} are not positional "
-                             f"parameters of the function, whose are {positional}")
-        static = tuple(sorted(set(static) | {positional.index(n) for n in names}))
+        static = argnums_with_names(fun, static, static_argnames, "checkpoint",
+                                    "static_argnames")
     policy = checkpoint_policies.nothing_saveable if policy is None else policy
 
     @functools.wraps(fun)

@@ -20,6 +20,7 @@ from typing import Any, Callable, Sequence
 
 
 from functrans import array_types, core
+from functrans.api_util import argnums_with_names
 from functrans.core import Primitive, Tracer, abstract_eval_rules, get_aval, impl_rules
 from functrans.interpreters import ad, batching, tape, transpose
 from functrans.interpreters.ad import Zero
@@ -77,17 +78,7 @@ def _resolve_args(fun, args, kwargs):
 def _nondiff_positions(kind: str, fun, nums: Sequence[int], names: Sequence[str]) -> tuple:
     """``nondiff_argnums`` with the positions of the parameters ``nondiff_argnames`` names
     (calls are resolved to positional arguments before they are split)."""
-    if isinstance(names, str):
-        names = (names,)
-    if not names:
-        return tuple(nums)
-    positional = [p.name for p in inspect.signature(fun).parameters.values()
-                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    unknown = [n for n in names if n not in positional]
-    if unknown:
-        raise ValueError(f"{kind}: nondiff_argnames {unknown} are not positional parameters "
-                         f"of {_fun_name(fun)}, whose are {positional}")
-    return tuple(sorted(set(nums) | {positional.index(n) for n in names}))
+    return argnums_with_names(fun, nums, names, kind, "nondiff_argnames")
 
 
 def _split_static(args, nondiff_argnums):
