@@ -303,11 +303,11 @@ class Jitted(Generic[P, R]):
                 a = args[0]
                 t = type(a)
                 if t is _ndarray or t is Array:
-                    entry = self._fast.get((a.shape, a.dtype))  # type: ignore[union-attr]
+                    entry = self._fast.get((a.shape, a.dtype))  # type: ignore[attr-defined]
                     if entry is not None:
                         self._hits += 1
                         if t is Array:  # NumPy's subclass handling would slow every op
-                            a = a.view(_ndarray)  # type: ignore[union-attr]
+                            a = a.view(_ndarray)  # type: ignore[attr-defined]
                         outs = entry.call(a)
                         if entry.single:
                             out = outs[0]
