@@ -4,6 +4,7 @@ the errors.  The sweeps themselves are in tests/cases_elementwise.py."""
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -67,6 +68,22 @@ def test_abs_has_the_symmetric_subgradient_zero_at_zero():
     assert d(fnp.abs)(0.0) == 0.0 == symmetric_difference(fnp.abs, 0.0)
     assert d(d(fnp.abs))(0.0) == 0.0
     assert d(fnp.abs)(-2.0) == -1.0
+
+
+def test_logaddexp_ties_get_half_each_infinite_ties_without_a_warning():
+    # logistic(x - y) would compute inf - inf for two equal infinities: NumPy warns (a
+    # test run with -W error fails); the rule takes the difference of zeros there.
+    grad2 = ft.grad(lambda a, b: fnp.logaddexp(a, b), (0, 1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for tie in (-np.inf, np.inf, 1.5):
+            assert grad2(tie, tie) == (0.5, 0.5)
+        assert grad2(np.inf, -np.inf) == (1.0, 0.0)
+        batched = ft.vmap(ft.grad(fnp.logaddexp))(np.array([-np.inf, 0.0]),
+                                                   np.array([-np.inf, 1.0]))
+    np.testing.assert_allclose(batched, [0.5, 1 / (1 + np.e)], rtol=1e-15)
+    # second order at a finite tie is the logistic's slope, 1/4 (the guard does not cut it)
+    assert ft.grad(ft.grad(fnp.logaddexp), 1)(0.5, 0.5) == -0.25
 
 
 @pytest.mark.parametrize("f", [lambda x: x ** 0.0, lambda x: fnp.power(x, 0.0),

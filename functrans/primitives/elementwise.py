@@ -570,13 +570,15 @@ atan2_p = binary("atan2", _np_binary("arctan2"), _atan2_derivatives(), real_only
 
 def _logaddexp_derivative(g, ans, x, y):
     # d/dx log(e^x + e^y) = e^x / (e^x + e^y) = logistic(x - y): bounded, no overflow.
-    # Where x - y is nan (both infinite of one sign), the inputs tie: each gets half.
-    # When one input is a finite constant (``logaddexp(0, z)``, softplus) they cannot tie
-    # that way and the guard is skipped: a nan input then gives a nan derivative.
-    delta = sub(x, y)
+    # Equal inputs get half each, infinite ones included (both -inf: the limit along
+    # x = y), where the difference is taken of zeros instead, so that inf - inf is never
+    # computed (NumPy would warn).  A nan input gives a nan derivative.  When one input
+    # is a finite constant (``logaddexp(0, z)``, softplus) they cannot both be infinite
+    # and the guard is skipped.
     if _finite_scalar(x) or _finite_scalar(y):
-        return mul(g, logistic(delta))
-    return mul(g, select(ne(delta, delta), 0.5, logistic(delta)))
+        return mul(g, logistic(sub(x, y)))
+    tie = and_p.bind(eq(x, y), not_p.bind(is_finite_p.bind(x)))
+    return mul(g, logistic(sub(select(tie, 0.0, x), select(tie, 0.0, y))))
 
 
 def _finite_scalar(x) -> bool:
