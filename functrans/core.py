@@ -788,7 +788,9 @@ def _param_has_effects(value) -> bool:
     if isinstance(value, (Jaxpr, ClosedJaxpr)):
         return has_effects(value)
     if isinstance(value, (tuple, list)):
-        return any(_param_has_effects(v) for v in value)
+        for v in value:
+            if _param_has_effects(v):
+                return True
     return False
 
 
@@ -800,7 +802,16 @@ def eqn_has_effects(eqn: JaxprEqn) -> bool:
 
 def binding_has_effects(prim: Primitive, params: dict) -> bool:
     """Whether binding ``prim`` with ``params`` has effects (``eqn_has_effects``)."""
-    return prim.effectful or any(_param_has_effects(v) for v in params.values())
+    if prim.effectful:
+        return True
+    for value in params.values():
+        if type(value) not in _PLAIN_PARAMS and _param_has_effects(value):
+            return True
+    return False
+
+
+#: parameter types that hold no jaxpr (the common ones, tested before the walk)
+_PLAIN_PARAMS = frozenset({int, float, bool, str, type(None)})
 
 
 def has_effects(jaxpr) -> bool:

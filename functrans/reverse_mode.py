@@ -176,7 +176,11 @@ def _any_lazy(*groups: Sequence) -> bool:
     """Whether a value is a lazy library's array (dask): compiled code is not run on those,
     as the core-axes table (``primitives/chunked.py``) must see each primitive's call; the
     interpreted transpose builds the same graph."""
-    return any(backend.is_lazy(x) for group in groups for x in group)
+    for group in groups:
+        for x in group:
+            if type(x) is not np.ndarray and backend.is_lazy(x):
+                return True
+    return False
 
 
 def planned_vjp(fun: Callable, primals: Sequence, key=None, snapshot: bool = False

@@ -75,16 +75,18 @@ def sum(a, axis=None, dtype=None, out=None, keepdims: bool = False,  # noqa: A00
     >>> fnp.sum(fnp.asarray([[1, 2], [3, 4]]), axis=0)
     array([4, 6])
     """
-    _no_out("sum", out)
+    if out is not None:
+        _no_out("sum", out)
     a = arg(a)
     aval = get_aval(a)
-    mask = _where_mask("sum", a, where)
-    if dtype is None:
+    if dtype is None and aval.dtype.kind in "biu":  # (a float sum calls no helper)
         dtype = _integer_sum_dtype(aval.dtype, promote_integers)
     if dtype is not None:
         a = lax.convert_element_type(a, dtype)
+    if where is not None:
+        a = _masked(a, _where_mask("sum", a, where), 0)
     axes = axis_tuple(axis, aval.ndim)
-    total = keep_dims(lax.reduce_sum(_masked(a, mask, 0), axes), aval.shape, axes, keepdims)
+    total = keep_dims(lax.reduce_sum(a, axes), aval.shape, axes, keepdims)
     if initial is None:
         return total
     return lax.add(total, lax.convert_element_type(initial, dtype_of(total)))
