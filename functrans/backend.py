@@ -256,11 +256,13 @@ def asarray(x, dtype=None, like=None):
     return out
 
 
-def _placement(like, shape, square: bool = False) -> dict:
+def _placement(like, shape, square: bool = False, meta: str = "meta") -> dict:
     """The keywords placing a new array of ``shape`` beside ``like``: none for NumPy and
     CuPy; for a lazy library (dask) its chunk policy (``like``'s chunks along the axes
     where the shapes agree, dask's "auto" along the others) and, for chunks that are not
-    NumPy arrays, ``like``'s meta.
+    NumPy arrays, ``like``'s meta, as the keyword ``meta`` (dask's ``zeros``, ``ones``,
+    ``full`` and ``empty`` take it; their ``like=`` makes chunks of functions on CuPy)
+    or ``like`` (``tri``, ``arange``).
     ``square``: dask takes one chunk size for both axes (eye, tri)."""
     like = _concrete_like(like)
     if like is None or not _kind_is_lazy(type(like)):
@@ -273,8 +275,10 @@ def _placement(like, shape, square: bool = False) -> dict:
         chunks = tuple(c if n == s else "auto" for c, n, s in zip(like.chunks, like.shape, shape))
     if square:  # one int; and none beyond the short side (dask's eye drops blocks then)
         chunks = min(*shape, max(like.chunksize) if chunks != "auto" else 4096) or 1
-    meta = like._meta
-    return {"chunks": chunks} if type(meta) is np.ndarray else {"chunks": chunks, "like": meta}
+    chunk_meta = like._meta
+    if type(chunk_meta) is np.ndarray:
+        return {"chunks": chunks}
+    return {"chunks": chunks, meta: chunk_meta}
 
 
 def _concrete_like(like):
@@ -318,22 +322,29 @@ def empty(shape, dtype=float, like=None):
 def arange(*args, dtype=None, like=None):
     """``arange(start, stop, step)`` on the device of ``like``."""
     xp = array_module(like)
-    if not _kind_is_lazy(type(_concrete_like(like))):
+    like = _concrete_like(like)
+    if not _kind_is_lazy(type(like)):
         return xp.arange(*args, dtype=dtype)
-    return xp.arange(*args, dtype=dtype, chunks="auto")
+    if type(like._meta) is np.ndarray:
+        return xp.arange(*args, dtype=dtype, chunks="auto")
+    return xp.arange(*args, dtype=dtype, chunks="auto", like=like._meta)
 
 
 def eye(n: int, m: int | None = None, k: int = 0, dtype=float, like=None):
     """The ``n x m`` identity (ones on diagonal ``k``) on the device of ``like``."""
     # By keyword: dask's eye takes chunks second, so eye(n, m) would be n x n.
-    return array_module(like).eye(n, M=m, k=k, dtype=dtype,
-                                  **_placement(like, (n, n if m is None else m), square=True))
+    placement = _placement(like, (n, n if m is None else m), square=True, meta="like")
+    if "like" in placement:  # dask's eye makes NumPy chunks only: tri's difference
+        xp = array_module(like)
+        return (xp.tri(n, M=m, k=k, dtype=dtype, **placement)
+                - xp.tri(n, M=m, k=k - 1, dtype=dtype, **placement))
+    return array_module(like).eye(n, M=m, k=k, dtype=dtype, **placement)
 
 
 def tri(n: int, m: int | None = None, k: int = 0, dtype=float, like=None):
     """Ones at and below diagonal ``k`` of an ``n x m`` array, on the device of ``like``."""
-    return array_module(like).tri(n, M=m, k=k, dtype=dtype,
-                                  **_placement(like, (n, n if m is None else m), square=True))
+    return array_module(like).tri(n, M=m, k=k, dtype=dtype, **_placement(
+        like, (n, n if m is None else m), square=True, meta="like"))
 
 
 def copy(x):
