@@ -18,9 +18,11 @@ NumPy or CuPy array of no elements) says where its chunks live (``chunk_library`
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 import math
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
@@ -279,6 +281,50 @@ def _placement(like, shape, square: bool = False, meta: str = "meta") -> dict:
     if type(chunk_meta) is np.ndarray:
         return {"chunks": chunks}
     return {"chunks": chunks, meta: chunk_meta}
+
+
+#: axis length -> the chunks along it of the lazy arrays a gradient is taken at
+_CHUNK_HINTS: contextvars.ContextVar = contextvars.ContextVar("functrans_chunk_hints",
+                                                             default=None)
+
+
+@contextlib.contextmanager
+def chunk_hints(values) -> Iterator[None]:
+    """Inside the block, a lazy broadcast to a new axis (``broadcast_chunks``) takes the
+    chunks that a dask array among ``values`` has along an axis of that length, so that it
+    meets them without a rechunk: a gradient's seed, broadcast back over the rows of the
+    data, arrives in the rows' chunks.  Chunks never change values, only the graph."""
+    hints: dict = {}
+    for x in values:
+        if is_lazy(x):
+            for n, c in zip(x.shape, x.chunks):
+                if len(c) > 1 and not math.isnan(n):
+                    hints.setdefault(int(n), tuple(int(k) for k in c))
+    token = _CHUNK_HINTS.set({**(_CHUNK_HINTS.get() or {}), **hints} if hints
+                             else _CHUNK_HINTS.get())
+    try:
+        yield
+    finally:
+        _CHUNK_HINTS.reset(token)
+
+
+def broadcast_chunks(chunks: tuple, shape: tuple):
+    """The chunks for broadcasting a lazy array of ``chunks`` (as many axes as ``shape``,
+    size 1 where it is broadcast) to ``shape``: its own along its axes, ``chunk_hints``'s
+    along the broadcast ones; None where no hint applies (dask's one chunk per new axis)."""
+    hints = _CHUNK_HINTS.get()
+    if not hints:
+        return None
+    out, hinted = [], False
+    for c, n in zip(chunks, shape):
+        if sum(c) == n:
+            out.append(c)
+        elif n in hints:
+            out.append(hints[n])
+            hinted = True
+        else:
+            out.append((n,))
+    return tuple(out) if hinted else None
 
 
 def _concrete_like(like):
