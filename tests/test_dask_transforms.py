@@ -147,10 +147,8 @@ def test_dask_regions_broadcast_and_give_several_outputs():
     assert layers(got[0], "jit-region") == 1  # the first three results: one task per chunk
 
 
-#: sweep cases whose jit lowering calls dask.array directly where eager evaluation takes the
-#: core-axes table's path (primitives/chunked.py): a reshape dask's own refuses, gcd (dask
-#: has no ufunc)
-JIT_CANNOT = {"lax-reshape", "lax-gcd"}
+#: sweep cases jit cannot run on dask arrays: a reshape lowered as dask's of a NumPy scalar
+JIT_CANNOT = {"numpy-array_with_pyfloat"}
 
 
 def test_jit_regions_on_the_sweep():

@@ -486,6 +486,10 @@ FUSION_ALWAYS = False
 #: on dask arrays, ``jit`` writes each elementwise region as one ``blockwise`` call (one
 #: task per chunk) instead of one dask call per operation ("Dask regions" below)
 DASK_REGIONS = True
+#: primitives whose impl, not their lowering, the code for a lazy library calls: those of
+#: the core-axes table (``primitives/chunked.py`` registers them), whose impl on dask
+#: arrays gathers core axes or maps chunks where dask's own function refuses or is missing
+LAZY_IMPL: set = set()
 
 # The cost model, in nanoseconds per call and per element (measured on x86-64, one thread:
 # a NumPy call on a small array ~500; an arithmetic ufunc ~0.3 per element while its
@@ -1855,7 +1859,8 @@ def _generate(jaxpr: Jaxpr, library, name: str, owned_outputs: bool,
         dtype = _scalar_operand_dtype(eqn) if xp is np else None
         operands = [atom(x, dtype) for x in eqn.invars]
         lowering = _lowering(prim)
-        rule = lowering.rule
+        lazy_impl = library.lazy and prim in LAZY_IMPL  # the core-axes table's way
+        rule = None if lazy_impl else lowering.rule
         if rule is not None:
             ctx.in_avals = [x.aval for x in eqn.invars]
             ctx.out_avals = [v.aval for v in eqn.outvars]
@@ -1867,12 +1872,12 @@ def _generate(jaxpr: Jaxpr, library, name: str, owned_outputs: bool,
             fn = functools.partial(impl, **eqn.params) if eqn.params else impl
             expr = f"{ctx.bind(fn, prim.name.replace('-', '_') + '_')}({', '.join(operands)})"
         augmented = None
-        if lowering.augmented:
+        if lowering.augmented and not lazy_impl:
             reuse = _reusable_operand(eqn, i, fresh, buffer_end, AUGMENTED_MIN_SIZE, arguments,
                                       xp is np)
             if reuse == 0 or reuse == 1 and lowering.commutative:
                 augmented = (operands[reuse], lowering.augmented, operands[1 - reuse])
-        if augmented is None and lowering.ufunc:
+        if augmented is None and lowering.ufunc and not lazy_impl:
             reuse = _reusable_operand(eqn, i, fresh, buffer_end, IN_PLACE_MIN_SIZE, arguments,
                                       xp is np)
             if reuse is not None:
