@@ -12,8 +12,9 @@ shuffled order, timed by wall clock (the work runs in the workers, so the client
 says nothing); the table gives the median over rounds of each contender's time divided by
 the hand-written gradient's time *of the same round* (benchmarks/run.py's method; its
 environment too: glibc's malloc thresholds fixed, BLAS on one thread, inherited by the
-workers), and the number of tasks of each graph over the persisted data.  Memory, in a separate pass where the data are generated inside the graph instead
-of persisted (so that what the workers hold is the computation's working set):
+workers), and the number of tasks of each graph over the persisted data.  Memory, in a
+separate pass where the data are generated inside the graph instead of persisted (so that
+what the workers hold is the computation's working set):
   client   peak of Python's traced allocations (tracemalloc, NumPy's included) while the
            gradient is built and computed, in the client process, which also hosts the
            scheduler;

@@ -44,8 +44,8 @@ import scipy.special
 
 from functrans import backend
 
-__all__ = ["ndarray", "Transfers", "transfers", "totals", "array_protocols", "asarray", "array", "asnumpy",
-           "scatter_add", "random", "linalg", "special", "scipy", "LIBRARY"]
+__all__ = ["ndarray", "Transfers", "transfers", "totals", "array_protocols", "asarray",
+           "array", "asnumpy", "scatter_add", "random", "linalg", "special", "scipy", "LIBRARY"]
 
 _IMPLICIT = ("Implicit conversion of a stand-in device array to a NumPy array is not allowed; "
              "call .get() or standin.asnumpy() to copy it explicitly")

@@ -161,6 +161,14 @@ def test_jit_regions_on_the_sweep():
         run_on_dask(ft.jit(case.fun), case.draw(_rng(case.id)), case.id)
 
 
+def test_a_dask_region_of_host_values_only_is_evaluated_at_once(rows):
+    host, (x, y) = rows
+    n = np.linspace(0.0, 1.0, 5)
+    lazy, eager = ft.jit(lambda x, n: (x * 2.0 + 1.0, fnp.sin(n) * 2.0 + n))(x, n)
+    assert type(lazy) is da.Array
+    np.testing.assert_allclose(np.asarray(eager), np.sin(n) * 2.0 + n, rtol=1e-15)
+
+
 # ------------------------------------------------------------------------------------------
 # grad's seed: no rechunk
 # ------------------------------------------------------------------------------------------
@@ -213,6 +221,19 @@ def test_transforms_on_dask_arrays_of_device_chunks():
         "jit_elementwise": ft.jit(lambda w, X: fnp.sin(X * w) + X * 2.0),
     }
     with standin.array_protocols():  # dask applies NumPy's functions to chunks, as on CuPy
+        made = {"zeros": backend.zeros((40, 3), like=X), "ones": backend.ones(3, like=X),
+                "full": backend.full((40, 3), 2.5, like=X), "eye": backend.eye(4, 3, k=-1, like=X),
+                "tri": backend.tri(3, like=X), "arange": backend.arange(5, like=X)}
+        want_made = {"zeros": np.zeros((40, 3)), "ones": np.ones(3), "full": np.full((40, 3), 2.5),
+                     "eye": np.eye(4, 3, k=-1), "tri": np.tri(3), "arange": np.arange(5)}
+        with standin.transfers() as moved:
+            (made_values,) = dask.compute(made)
+        assert moved.d2h == 0
+        for name, value in made.items():
+            assert type(value._meta) is standin.ndarray, name
+            assert type(made_values[name]) is standin.ndarray, name
+            np.testing.assert_array_equal(standin.asnumpy(made_values[name]), want_made[name])
+        assert made["zeros"].chunks == X.chunks
         for name, fn in transforms.items():
             with Computes() as during, standin.transfers() as moved:
                 got = fn(w, X)
