@@ -219,6 +219,7 @@ def test_transforms_on_dask_arrays_of_device_chunks():
         "vmap": ft.vmap(ft.grad(example), (None, 0)),
         "jit_grad": ft.jit(ft.grad(mean_loss)),
         "jit_elementwise": ft.jit(lambda w, X: fnp.sin(X * w) + X * 2.0),
+        "jit_two_results": ft.jit(lambda w, X: (fnp.sin(X * w), fnp.cos(X * w) + 1.0)),
     }
     with standin.array_protocols():  # dask applies NumPy's functions to chunks, as on CuPy
         made = {"zeros": backend.zeros((40, 3), like=X), "ones": backend.ones(3, like=X),
