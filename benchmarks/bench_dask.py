@@ -12,8 +12,9 @@ shuffled order, timed by wall clock (the work runs in the workers, so the client
 says nothing); the table gives the median over rounds of each contender's time divided by
 the hand-written gradient's time *of the same round* (benchmarks/run.py's method; its
 environment too: glibc's malloc thresholds fixed, BLAS on one thread, inherited by the
-workers).  Memory, in a separate pass where the data are generated inside the graph instead
-of persisted (so that what the workers hold is the computation's working set):
+workers), and the number of tasks of each graph over the persisted data.  Memory, in a
+separate pass where the data are generated inside the graph instead of persisted (so that
+what the workers hold is the computation's working set):
   client   peak of Python's traced allocations (tracemalloc, NumPy's included) while the
            gradient is built and computed, in the client process, which also hosts the
            scheduler;
@@ -112,6 +113,7 @@ def time_rows(client, da, rows: int, rounds: int) -> list:
         for label, fn in fns.items():
             np.testing.assert_allclose(fn(w, X, y).compute(), want, rtol=1e-9, atol=1e-12,
                                        err_msg=label)
+        tasks = {label: len(fn(w, X, y).__dask_graph__()) for label, fn in fns.items()}
         times: dict = {label: [] for label in fns}
         ratios: dict = {label: [] for label in fns}
         for _ in range(rounds):
@@ -123,7 +125,7 @@ def time_rows(client, da, rows: int, rounds: int) -> list:
                 ratios[label].append(measured[label] / measured["dask by hand"])
         for label in fns:
             out.append((name, rows, label, statistics.median(times[label]),
-                        statistics.median(ratios[label])))
+                        statistics.median(ratios[label]), tasks[label]))
     del X, y
     return out
 
@@ -228,10 +230,10 @@ def main() -> None:
     print(f"grad over N x {FEATURES} float64 on a LocalCluster of 2 workers, chunks of "
           f"{CHUNK_ROWS} rows ({CHUNK_BYTES / 1e6:.0f} MB); median of {opts.rounds} rounds")
     print()
-    print("| loss | N | contender | time | ratio to dask by hand |")
-    print("|---|---|---|---|---|")
-    for name, rows, label, t, ratio in timed:
-        print(f"| {name} | {rows:.0e} | {label} | {t * 1e3:.0f} ms | {ratio:.2f}x |")
+    print("| loss | N | contender | tasks | time | ratio to dask by hand |")
+    print("|---|---|---|---|---|---|")
+    for name, rows, label, t, ratio, tasks in timed:
+        print(f"| {name} | {rows:.0e} | {label} | {tasks} | {t * 1e3:.0f} ms | {ratio:.2f}x |")
     print(flush=True)
     memory = [row for n in sizes for row in memory_rows(da, n)]
     print("| loss | N | contender | client peak | worker peak growth | over persisted data |")

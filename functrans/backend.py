@@ -18,9 +18,11 @@ NumPy or CuPy array of no elements) says where its chunks live (``chunk_library`
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 import math
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
@@ -256,11 +258,13 @@ def asarray(x, dtype=None, like=None):
     return out
 
 
-def _placement(like, shape, square: bool = False) -> dict:
+def _placement(like, shape, square: bool = False, meta: str = "meta") -> dict:
     """The keywords placing a new array of ``shape`` beside ``like``: none for NumPy and
     CuPy; for a lazy library (dask) its chunk policy (``like``'s chunks along the axes
     where the shapes agree, dask's "auto" along the others) and, for chunks that are not
-    NumPy arrays, ``like``'s meta.
+    NumPy arrays, ``like``'s meta, as the keyword ``meta`` (dask's ``zeros``, ``ones``,
+    ``full`` and ``empty`` take it; their ``like=`` makes chunks of functions on CuPy)
+    or ``like`` (``tri``, ``arange``).
     ``square``: dask takes one chunk size for both axes (eye, tri)."""
     like = _concrete_like(like)
     if like is None or not _kind_is_lazy(type(like)):
@@ -273,8 +277,54 @@ def _placement(like, shape, square: bool = False) -> dict:
         chunks = tuple(c if n == s else "auto" for c, n, s in zip(like.chunks, like.shape, shape))
     if square:  # one int; and none beyond the short side (dask's eye drops blocks then)
         chunks = min(*shape, max(like.chunksize) if chunks != "auto" else 4096) or 1
-    meta = like._meta
-    return {"chunks": chunks} if type(meta) is np.ndarray else {"chunks": chunks, "like": meta}
+    chunk_meta = like._meta
+    if type(chunk_meta) is np.ndarray:
+        return {"chunks": chunks}
+    return {"chunks": chunks, meta: chunk_meta}
+
+
+#: axis length -> the chunks along it of the lazy arrays a gradient is taken at
+_CHUNK_HINTS: contextvars.ContextVar = contextvars.ContextVar("functrans_chunk_hints",
+                                                             default=None)
+
+
+@contextlib.contextmanager
+def chunk_hints(values) -> Iterator[None]:
+    """Inside the block, a lazy broadcast to a new axis (``broadcast_chunks``) takes the
+    chunks that a dask array among ``values`` has along an axis of that length, so that it
+    meets them without a rechunk: a gradient's seed, broadcast back over the rows of the
+    data, arrives in the rows' chunks.  Chunks never change values, only the graph."""
+    hints: dict = {}
+    for x in values:
+        if is_lazy(x):
+            for n, c in zip(x.shape, x.chunks):
+                if len(c) > 1 and not math.isnan(n):
+                    hints.setdefault(int(n), tuple(int(k) for k in c))
+    token = _CHUNK_HINTS.set({**(_CHUNK_HINTS.get() or {}), **hints} if hints
+                             else _CHUNK_HINTS.get())
+    try:
+        yield
+    finally:
+        _CHUNK_HINTS.reset(token)
+
+
+def broadcast_chunks(chunks: tuple, shape: tuple):
+    """The chunks for broadcasting a lazy array of ``chunks`` (as many axes as ``shape``,
+    size 1 where it is broadcast) to ``shape``: its own along its axes, ``chunk_hints``'s
+    along the broadcast ones; None where no hint applies (dask's one chunk per new axis)."""
+    hints = _CHUNK_HINTS.get()
+    if not hints:
+        return None
+    out, hinted = [], False
+    for c, n in zip(chunks, shape):
+        if sum(c) == n:
+            out.append(c)
+        elif n in hints:
+            out.append(hints[n])
+            hinted = True
+        else:
+            out.append((n,))
+    return tuple(out) if hinted else None
 
 
 def _concrete_like(like):
@@ -318,22 +368,29 @@ def empty(shape, dtype=float, like=None):
 def arange(*args, dtype=None, like=None):
     """``arange(start, stop, step)`` on the device of ``like``."""
     xp = array_module(like)
-    if not _kind_is_lazy(type(_concrete_like(like))):
+    like = _concrete_like(like)
+    if not _kind_is_lazy(type(like)):
         return xp.arange(*args, dtype=dtype)
-    return xp.arange(*args, dtype=dtype, chunks="auto")
+    if type(like._meta) is np.ndarray:
+        return xp.arange(*args, dtype=dtype, chunks="auto")
+    return xp.arange(*args, dtype=dtype, chunks="auto", like=like._meta)
 
 
 def eye(n: int, m: int | None = None, k: int = 0, dtype=float, like=None):
     """The ``n x m`` identity (ones on diagonal ``k``) on the device of ``like``."""
     # By keyword: dask's eye takes chunks second, so eye(n, m) would be n x n.
-    return array_module(like).eye(n, M=m, k=k, dtype=dtype,
-                                  **_placement(like, (n, n if m is None else m), square=True))
+    placement = _placement(like, (n, n if m is None else m), square=True, meta="like")
+    if "like" in placement:  # dask's eye makes NumPy chunks only: tri's difference
+        xp = array_module(like)
+        return (xp.tri(n, M=m, k=k, dtype=dtype, **placement)
+                - xp.tri(n, M=m, k=k - 1, dtype=dtype, **placement))
+    return array_module(like).eye(n, M=m, k=k, dtype=dtype, **placement)
 
 
 def tri(n: int, m: int | None = None, k: int = 0, dtype=float, like=None):
     """Ones at and below diagonal ``k`` of an ``n x m`` array, on the device of ``like``."""
-    return array_module(like).tri(n, M=m, k=k, dtype=dtype,
-                                  **_placement(like, (n, n if m is None else m), square=True))
+    return array_module(like).tri(n, M=m, k=k, dtype=dtype, **_placement(
+        like, (n, n if m is None else m), square=True, meta="like"))
 
 
 def copy(x):

@@ -233,6 +233,9 @@ def _linear_pullback(jaxpr: Jaxpr, consts: Sequence, out_tangents: Sequence, thr
                 pullback.plan = "compiled"
                 return out
         pullback.plan = "linearize"
+        if _any_lazy(consts):  # dask: broadcast cotangents meet the residuals' chunks
+            with backend.chunk_hints(consts):
+                return backward_pass(jaxpr, consts, undefined, live_cts)
         return backward_pass(jaxpr, consts, undefined, live_cts)
 
     return run

@@ -44,8 +44,8 @@ import scipy.special
 
 from functrans import backend
 
-__all__ = ["ndarray", "Transfers", "transfers", "totals", "asarray", "array", "asnumpy",
-           "scatter_add", "random", "linalg", "special", "scipy", "LIBRARY"]
+__all__ = ["ndarray", "Transfers", "transfers", "totals", "array_protocols", "asarray",
+           "array", "asnumpy", "scatter_add", "random", "linalg", "special", "scipy", "LIBRARY"]
 
 _IMPLICIT = ("Implicit conversion of a stand-in device array to a NumPy array is not allowed; "
              "call .get() or standin.asnumpy() to copy it explicitly")
@@ -105,6 +105,29 @@ def _record(direction: str, what: str) -> None:
     for counter in _active:
         setattr(counter, direction, getattr(counter, direction) + 1)
         getattr(counter, direction + "_log").append(what)
+
+
+# ------------------------------------------------------------------------------------------
+# NumPy's dispatch protocols (what dask relies on for CuPy chunks)
+# ------------------------------------------------------------------------------------------
+
+_PROTOCOLS = False
+
+
+@contextlib.contextmanager
+def array_protocols() -> Iterator[None]:
+    """Inside the block, NumPy functions and ufuncs applied to stand-in arrays run on the
+    device and return stand-in arrays, as CuPy's ``__array_function__`` and
+    ``__array_ufunc__`` do: dask applies ``np.sin``, ``np.matmul``, ``np.concatenate``... to
+    its chunks and relies on them to reach CuPy.  Outside it (the default) they raise, so
+    that functrans's own code is checked to call its array module.  Implicit conversion to
+    NumPy (``np.asarray(x)``) and NumPy arrays of rank >= 1 mixed in raise either way."""
+    global _PROTOCOLS
+    previous, _PROTOCOLS = _PROTOCOLS, True
+    try:
+        yield
+    finally:
+        _PROTOCOLS = previous
 
 
 # ------------------------------------------------------------------------------------------
@@ -291,6 +314,8 @@ class ndarray:
     def __array_function__(self, func, types_, args, kwargs):
         if func in _METADATA_FUNCTIONS:  # CuPy answers these without touching the data
             return func(*_unwrap(args, func.__name__), **kwargs)
+        if _PROTOCOLS:
+            return _call(func, func.__name__, args, kwargs)
         raise TypeError(f"numpy.{func.__name__} was applied to a stand-in device array; "
                         f"{_IMPLICIT}. Use the array's own module (functrans.backend."
                         "array_module) instead")
@@ -304,6 +329,8 @@ class ndarray:
                 isinstance(v, np.generic) or (isinstance(v, np.ndarray) and v.ndim == 0)
                 for v in others)):
             return _call(ufunc, ufunc.__name__, inputs, {})
+        if _PROTOCOLS and method in ("__call__", "reduce") and "out" not in kwargs:
+            return _call(getattr(ufunc, method), ufunc.__name__, inputs, kwargs)
         raise TypeError(f"numpy.{ufunc.__name__}{'' if method == '__call__' else '.' + method}"
                         f" was applied to a stand-in device array; {_IMPLICIT}")
 

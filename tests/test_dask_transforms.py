@@ -79,10 +79,173 @@ def test_transform_builds_a_graph_equal_to_numpy(data, name):
     lazy_then_numpy(TRANSFORMS[name], lazy, host)
 
 
-def test_jit_generates_dask_calls_without_fused_kernels(data):
-    _, (w, X, y) = data
-    assert not codegen.fusion_active(backend.library_of(X))
-    lazy_then_numpy(ft.jit(ft.grad(loss)), (w, X, y), data[0])
+# ------------------------------------------------------------------------------------------
+# jit: one blockwise task per chunk for each elementwise region
+# ------------------------------------------------------------------------------------------
+
+
+def long_loss(x, y):
+    """25 elementwise operations, then a mean."""
+    z = x * y
+    for _ in range(3):
+        z = fnp.tanh(z) * 0.5 + fnp.sin(z) - z * z * 0.1 + 1.0
+    return fnp.mean(z)
+
+
+def tasks(x) -> int:
+    return len(x.__dask_graph__())
+
+
+def layers(x, prefix: str) -> int:
+    """The number of layers of ``x``'s graph whose names start with ``prefix-<token>``."""
+    return sum(1 for k in x.__dask_graph__().layers if k.rsplit("-", 1)[0] == prefix)
+
+
+@pytest.fixture(scope="module")
+def rows():
+    rng = np.random.default_rng(2)
+    xh, yh = rng.standard_normal((400, 3)), rng.standard_normal(3)
+    return (xh, yh), (da.from_array(xh, chunks=(100, 3)), da.from_array(yh))
+
+
+def test_jit_is_one_task_per_chunk_per_elementwise_region(rows):
+    host, (x, y) = rows
+    chunks, inputs = x.npartitions, tasks(x) + tasks(y)
+    assert codegen.fusion_active(backend.library_of(x))
+    eager = ft.grad(long_loss)(x, y)
+    jitted = lazy_then_numpy(ft.jit(ft.grad(long_loss)), (x, y), host)
+    # forward and backward are one region: one task per chunk over the inputs' tasks,
+    # where the eager gradient has tasks per chunk for each of its ~50 operations
+    assert tasks(jitted) == inputs + chunks, tasks(jitted)
+    assert tasks(eager) > 25 * chunks
+    # both gradients: the region's two results picked out of its tuple, and the sum over
+    # the rows that y's gradient needs
+    gx, gy = lazy_then_numpy(ft.jit(ft.grad(long_loss, argnums=(0, 1))), (x, y), host)
+    assert layers(gy, "jit-region") == 1 and tasks(gy) <= inputs + 3 * chunks + 2
+    source = ft.jit(ft.grad(long_loss)).lower(x, y).as_text()
+    assert "region" in source
+
+
+def test_dask_regions_broadcast_and_give_several_outputs():
+    rng = np.random.default_rng(5)
+    Xh = rng.standard_normal((40, 6)).astype(np.float32)
+    vh, ch, nh = (rng.standard_normal(6).astype(np.float32), rng.standard_normal((40, 1)),
+                  rng.standard_normal(6))
+    X = da.from_array(Xh, chunks=(10, 3))                 # chunked along both axes
+    v, c = da.from_array(vh, chunks=3), da.from_array(ch, chunks=(10, 1))
+
+    def f(X, v, c, n, s):
+        a = X * v
+        return (fnp.sin(a + c) * s, a * c - n, fnp.cos(X) * X,
+                fnp.broadcast_to(v, (40, 6)) * 2.0 + 1.0)  # a broadcast no input spans
+    got = lazy_then_numpy(lambda X, v, c: ft.jit(f)(X, v, c, nh, 1.5), (X, v, c),
+                          (Xh, vh, ch), rtol=1e-6, atol=1e-6)
+    want = f(Xh, vh, ch, nh, 1.5)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and g.shape == w.shape and g._meta.dtype == w.dtype
+        assert g.chunks == X.chunks
+    assert layers(got[0], "jit-region") == 1  # the first three results: one task per chunk
+
+
+#: sweep cases jit cannot run on dask arrays: a reshape lowered as dask's of a NumPy scalar
+JIT_CANNOT = {"numpy-array_with_pyfloat"}
+
+
+def test_jit_regions_on_the_sweep():
+    """jit of a stride of the sweep's cases on dask arrays (regions wherever elementwise
+    operations meet) equals NumPy."""
+    from test_dask import DASK_CANNOT, HOST_DRIVEN, SLOW, SWEEP, _rng, run_on_dask
+    cases = [c for c in SWEEP[::12] if c.id not in SLOW and f"{c.id}-eval" not in DASK_CANNOT
+             and f"{c.id}-eval" not in HOST_DRIVEN and c.id not in JIT_CANNOT]
+    for case in cases:
+        run_on_dask(ft.jit(case.fun), case.draw(_rng(case.id)), case.id)
+
+
+def test_a_dask_region_of_host_values_only_is_evaluated_at_once(rows):
+    host, (x, y) = rows
+    n = np.linspace(0.0, 1.0, 5)
+    lazy, eager = ft.jit(lambda x, n: (x * 2.0 + 1.0, fnp.sin(n) * 2.0 + n))(x, n)
+    assert type(lazy) is da.Array
+    np.testing.assert_allclose(np.asarray(eager), np.sin(n) * 2.0 + n, rtol=1e-15)
+
+
+# ------------------------------------------------------------------------------------------
+# grad's seed: no rechunk
+# ------------------------------------------------------------------------------------------
+
+
+def test_grad_seed_meets_the_data_chunks_without_a_rechunk():
+    rng = da.random.default_rng(4)
+    X, y = dask.persist(rng.standard_normal((300, 8), chunks=(100, 8)),
+                        rng.standard_normal(300, chunks=100))
+    w = np.linspace(-1, 1, 8)
+
+    def least_squares(w, X, y):
+        return fnp.mean((X @ w - y) ** 2)
+
+    g = ft.grad(least_squares)(w, X, y)
+    by_hand = (2.0 / 300) * (X.T @ (X @ w - y))
+    assert not any(k.startswith("rechunk") for k in g.__dask_graph__().layers)
+    assert tasks(g) <= tasks(by_hand) + 7, (tasks(g), tasks(by_hand))
+    np.testing.assert_allclose(g.compute(), by_hand.compute(), rtol=1e-12)
+
+
+# ------------------------------------------------------------------------------------------
+# dask arrays of CuPy chunks (the CuPy stand-in)
+# ------------------------------------------------------------------------------------------
+
+
+def test_transforms_on_dask_arrays_of_device_chunks():
+    import cupy_standin as standin
+
+    rng = np.random.default_rng(6)
+    Xh, wh = rng.standard_normal((40, 3)), rng.standard_normal(3)
+
+    def on_device(a, chunks):
+        return da.from_array(standin.asarray(a), chunks=chunks, asarray=False,
+                             meta=standin.asarray(np.empty((0,) * a.ndim)))
+
+    X, w = on_device(Xh, (10, 3)), on_device(wh, 3)
+
+    def example(w, x):
+        return fnp.tanh(x @ w) ** 2
+
+    def mean_loss(w, X):
+        return fnp.mean(example(w, X))
+
+    transforms = {
+        "grad": ft.grad(mean_loss),
+        "jvp": lambda w, X: ft.jvp(lambda w: mean_loss(w, X), (w,), (w,)),
+        "vmap": ft.vmap(ft.grad(example), (None, 0)),
+        "jit_grad": ft.jit(ft.grad(mean_loss)),
+        "jit_elementwise": ft.jit(lambda w, X: fnp.sin(X * w) + X * 2.0),
+        "jit_two_results": ft.jit(lambda w, X: (fnp.sin(X * w), fnp.cos(X * w) + 1.0)),
+    }
+    with standin.array_protocols():  # dask applies NumPy's functions to chunks, as on CuPy
+        made = {"zeros": backend.zeros((40, 3), like=X), "ones": backend.ones(3, like=X),
+                "full": backend.full((40, 3), 2.5, like=X), "eye": backend.eye(4, 3, k=-1, like=X),
+                "tri": backend.tri(3, like=X), "arange": backend.arange(5, like=X)}
+        want_made = {"zeros": np.zeros((40, 3)), "ones": np.ones(3), "full": np.full((40, 3), 2.5),
+                     "eye": np.eye(4, 3, k=-1), "tri": np.tri(3), "arange": np.arange(5)}
+        with standin.transfers() as moved:
+            (made_values,) = dask.compute(made)
+        assert moved.d2h == 0
+        for name, value in made.items():
+            assert type(value._meta) is standin.ndarray, name
+            assert type(made_values[name]) is standin.ndarray, name
+            np.testing.assert_array_equal(standin.asnumpy(made_values[name]), want_made[name])
+        assert made["zeros"].chunks == X.chunks
+        for name, fn in transforms.items():
+            with Computes() as during, standin.transfers() as moved:
+                got = fn(w, X)
+                (values,) = dask.compute(got)
+            assert during.count == 1 and moved.d2h == 0, (name, moved.d2h_log)
+            want = fn(wh, Xh)
+            for g, c, h in zip(ft.tree_util.tree_leaves(got), ft.tree_util.tree_leaves(values),
+                               ft.tree_util.tree_leaves(want)):
+                assert type(g) is da.Array and type(g._meta) is standin.ndarray, name
+                assert type(c) is standin.ndarray, (name, type(c))
+                np.testing.assert_allclose(standin.asnumpy(c), h, rtol=1e-12, atol=1e-12)
 
 
 # ------------------------------------------------------------------------------------------
@@ -254,3 +417,19 @@ def test_full_gradcheck_on_small_dask_inputs_and_its_size_guard(big):
             ft.gradcheck(loss)(w, X, y)
     assert c.count == 0
     assert "fast_mode=True" in str(e.value) and "X in 4 x 1 chunks" in str(e.value)
+
+
+def test_fast_gradcheck_detecting_kinks_stays_one_compute_on_dask(big):
+    w, X, y = big
+    with Computes() as plain:
+        ft.gradcheck(loss, fast_mode=True)(w, X, y)
+    with Computes() as detecting:
+        assert ft.gradcheck(loss, fast_mode=True, detect_nondifferentiable=True)(w, X, y)
+    assert detecting.count == plain.count <= 3
+
+    Xs = da.from_array(np.array([[1.0, -1.0], [2.0, 1.0], [0.5, 0.5]]), chunks=(2, 2))
+    result = ft.gradcheck(lambda w, X: fnp.sum(fnp.maximum(X @ w, 0.0)), fast_mode=True,
+                          detect_nondifferentiable=True, raise_exception=False)(
+        np.array([1.0, 1.0]), Xs)
+    assert not result and "one-sided derivatives differ" in result.report()
+    assert "X[0, 1]" in result.report()

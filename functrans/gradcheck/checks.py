@@ -282,7 +282,7 @@ def fast_tolerance(problem: Problem, opts: Options) -> tuple[float, float]:
 
 def fast_checks(problem: Problem, opts: Options, rng,
                 order: int) -> list[Check]:
-    if any_lazy(problem.leaves) and not opts.detect_nondifferentiable:
+    if any_lazy(problem.leaves):
         return lazy_fast_checks(problem, opts, rng, order)
     u = random_direction(rng, problem.leaves)
     # Run the analytic side first: its primal outputs give v's shapes without an extra call.
@@ -294,7 +294,7 @@ def fast_checks(problem: Problem, opts: Options, rng,
         pushed["fwd"] = problem.push(u)
     else:
         problem.linearization()
-        if any_lazy(problem.outs) and not opts.detect_nondifferentiable:
+        if any_lazy(problem.outs):
             return lazy_fast_checks(problem, opts, rng, order)  # dask data closed over
         if "fwd" in opts.modes:
             _push_forward(problem, opts, u, order, pushed, skipped)
@@ -352,7 +352,10 @@ def lazy_fast_checks(problem: Problem, opts: Options, rng, order: int) -> list[C
     """Fast mode on dask inputs: ``vᵀ J u`` numerically (two evaluations of f) and
     analytically (a pullback and a linearized jvp), with the tolerance's norms, all built as
     one dask graph and computed together: one compute, however large the inputs, and
-    nothing gathered on the client but a handful of scalars."""
+    nothing gathered on the client but a handful of scalars.  With
+    ``detect_nondifferentiable``, the 5-point smoothness test along ``u`` joins the graph
+    as one more scalar (three more evaluations of f); only when it fails are more computes
+    spent, naming the coordinates as on NumPy."""
     import dask
     u = lazy_direction(rng, problem.leaves)
     modes = [m for m in opts.modes]
@@ -371,6 +374,8 @@ def lazy_fast_checks(problem: Problem, opts: Options, rng, order: int) -> list[C
             "magnitude": lazy_pairing([abs(t) for t in v],
                                       [abs(p) + abs(m) for p, m in zip(plus, minus)]),
             "norms": lazy_l1_norm(u) * lazy_l1_norm(v)}
+    if opts.detect_nondifferentiable:
+        lazy["kinked"] = lazy_not_smooth(problem, opts, xs, u, eps, plus, minus, real_dtype)
     if "rev" in modes:
         cts = [c.conj() if is_complex(get_aval(c).dtype) else c for c in v]
         grads = problem.pullback()(cts)
@@ -379,6 +384,8 @@ def lazy_fast_checks(problem: Problem, opts: Options, rng, order: int) -> list[C
     if "fwd" in modes:
         lazy["fwd"] = lazy_pairing(v, pushed["fwd"])
     (values,) = dask.compute(lazy)
+    if opts.detect_nondifferentiable and bool(values["kinked"]):
+        return [not_smooth_check(problem, opts, eps, order)]
     numeric = float(values["numeric"])
     noise = float(rounding_noise(float(values["magnitude"]), real_dtype,  # type: ignore[arg-type]
                                  2 * eps))
@@ -491,7 +498,39 @@ def fast_nondifferentiable(problem, opts, xs, u, eps, order, real_dtype):
         changed |= np.isfinite(val) != finite
     if not ((np.abs(right - left) > tol) | changed).any():
         return None
-    # Not smooth along u: find which coordinates are responsible.
+    return not_smooth_check(problem, opts, eps, order)
+
+
+def lazy_not_smooth(problem, opts, xs, u, eps, plus, minus, real_dtype):
+    """``fast_nondifferentiable``'s test on dask values, uncomputed: a 0-d dask boolean,
+    whether f is not smooth along ``u`` somewhere (``plus``, ``minus``: f at ``xs ± eps
+    u``; the stencil's other three points are built here)."""
+    import dask.array as da
+    half_plus = problem.fun(*shifted(xs, u, 0.5 * eps))
+    half_minus = problem.fun(*shifted(xs, u, -0.5 * eps))
+    f0 = problem.fun(*xs)
+    a_tol, r_tol = fast_tolerance(problem, opts)
+    kinked = da.zeros((), dtype=bool)
+    for point in zip(plus, minus, half_plus, half_minus, f0):
+        point = [da.asarray(y) for y in point]
+        parts = ([[y.real for y in point], [y.imag for y in point]]
+                 if is_complex(point[0].dtype) else [point])
+        for p, m, hp, hm, z in parts:
+            right = (4 * hp - 3 * z - p) / eps
+            left = (3 * z - 4 * hm + m) / eps
+            scale = abs(p) + 4 * abs(hp) + 6 * abs(z) + 4 * abs(hm) + abs(m)
+            tol = (a_tol + r_tol * da.maximum(abs(left), abs(right))
+                   + rounding_noise(scale, real_dtype, eps))
+            finite = da.isfinite(z)
+            changed = ((da.isfinite(p) != finite) | (da.isfinite(m) != finite)
+                       | (da.isfinite(hp) != finite) | (da.isfinite(hm) != finite))
+            kinked = kinked | ((abs(right - left) > tol) | changed).any()
+    return kinked
+
+
+def not_smooth_check(problem, opts, eps, order) -> Check:
+    """The failed check for f not smooth along the fast check's direction: the coordinates
+    responsible where the Jacobian is small enough to recheck in full, else a note."""
     if sum(problem.in_sizes) * sum(problem.out_sizes) <= FULL_RECHECK:
         num = numeric_jacobian(problem, eps, opts.dtype, opts.chunk_size, detect=True)
         check = nondifferentiable_check(problem, num, order, opts.atol, opts.rtol)

@@ -63,7 +63,7 @@ from functrans.core import (ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Primitive, Sh
 
 __all__ = ["Lowering", "deflowering", "Ref", "compile_jaxpr", "CompiledFunction",
            "optimize_jaxpr", "literal_key", "params_key", "scalar_kernel", "fusion_active",
-           "CudaKernel", "cuda_expression"]
+           "CudaKernel", "cuda_expression", "DaskRegion"]
 
 
 class Lowering:
@@ -483,6 +483,13 @@ def optimize_jaxpr(jaxpr: Jaxpr) -> tuple[list, list, list]:
 FUSION_MIN_OPS = 2
 #: fuse every region of FUSION_MIN_OPS operations, whatever the cost model says (tests)
 FUSION_ALWAYS = False
+#: on dask arrays, ``jit`` writes each elementwise region as one ``blockwise`` call (one
+#: task per chunk) instead of one dask call per operation ("Dask regions" below)
+DASK_REGIONS = True
+#: primitives whose impl, not their lowering, the code for a lazy library calls: those of
+#: the core-axes table (``primitives/chunked.py`` registers them), whose impl on dask
+#: arrays gathers core axes or maps chunks where dask's own function refuses or is missing
+LAZY_IMPL: set = set()
 
 # The cost model, in nanoseconds per call and per element (measured on x86-64, one thread:
 # a NumPy call on a small array ~500; an arithmetic ufunc ~0.3 per element while its
@@ -537,12 +544,16 @@ def _numba_installed() -> bool:
 def fusion_active(library=None) -> bool:
     """Whether ``compile_jaxpr`` fuses elementwise regions for ``library`` now: with
     ``functrans.config.fusion`` on, into numba loops on NumPy (numba installed), into CuPy
-    kernels on CuPy (see "GPU kernels")."""
+    kernels on CuPy (see "GPU kernels"); on dask, into one ``blockwise`` call per region
+    whatever ``config.fusion`` says (``DASK_REGIONS``: "Dask regions")."""
     return _fusion_target(library or backend.library_of()) is not None
 
 
 def _fusion_target(library):
-    """``"cpu"`` (numba loops), ``"cuda"`` (CuPy kernels) or None (no fusion)."""
+    """``"cpu"`` (numba loops), ``"cuda"`` (CuPy kernels), ``"dask"`` (one ``blockwise``
+    per region, on lazy libraries while ``DASK_REGIONS`` is on) or None (no fusion)."""
+    if library.lazy:
+        return "dask" if DASK_REGIONS else None
     if not config.fusion:
         return None
     if library.xp is np:
@@ -694,7 +705,9 @@ def _fuse(eqns: list, outs: list, uses: dict | None = None,
     arithmetic between them may still pay).  ``uses``: the readers of every variable of
     the whole program (``_uses``); ``libm``: whether libm calls may join regions;
     ``target``: ``"cpu"`` for numba loops (kernels: their sources), ``"cuda"`` for CuPy
-    kernels (kernels: ``CudaKernel`` objects; no cost model: every launch saved pays)."""
+    kernels (kernels: ``CudaKernel`` objects; no cost model: every launch saved pays),
+    ``"dask"`` for dask graphs (kernels: ``DaskRegion`` objects; no reductions, and no
+    cost model: every task saved pays)."""
     if uses is None:
         uses = _uses(eqns, outs)
     result: list = []
@@ -706,8 +719,9 @@ def _fuse(eqns: list, outs: list, uses: dict | None = None,
         del open_regions[region.shape]
         for e in region.eqns:
             owner.pop(id(e.outvars[0]), None)
-        if region.ops >= FUSION_MIN_OPS:
+        if region.ops >= FUSION_MIN_OPS or target == "dask" and len(region.eqns) > 1:
             fused = (_fused_equation(region, uses) if target == "cpu"
+                     else _dask_fused_equation(region, uses) if target == "dask"
                      else _cuda_fused_equation(region, uses))
             if fused is not None:
                 result.append(fused[0])
@@ -731,6 +745,8 @@ def _fuse(eqns: list, outs: list, uses: dict | None = None,
                 result.remove(producer)  # the loop makes the zeros
             eqn = loop or eqn
         kind = _member_kind(eqn, libm)
+        if kind == "reduce" and target == "dask":
+            kind = None  # dask's own reduction (a tree over the chunks) follows the region
         if kind == "reduce":
             # a reduction joins the open region computing its operand, over its trailing
             # axes (the region's other reductions keeping as many leading axes)
@@ -1500,6 +1516,196 @@ def _cuda_fused_equation(region: _Region, uses: dict):
 
 
 # ------------------------------------------------------------------------------------------
+# Dask regions
+# ------------------------------------------------------------------------------------------
+#
+# On dask arrays each operation the generated code calls adds a task per chunk.  With the
+# ``"dask"`` target, each maximal elementwise region of ``_fuse`` (without reductions: dask's
+# own tree reduction follows the region) becomes one ``dask.array.blockwise`` call instead,
+# whose task computes the region's equations on one chunk of each input with their impl
+# rules (NumPy calls on NumPy chunks, CuPy calls on CuPy chunks): one task per chunk per
+# region, and for a region read in several places one more per chunk and result, picking it
+# out of the task's tuple.
+
+
+class _DaskFused:
+    """The "primitive" of a dask region's equation (private to the code generator)."""
+
+    __slots__ = ("name", "multiple_results", "lowering")
+
+    def __init__(self):
+        self.name = "dask_region"
+        self.multiple_results = True
+        self.lowering = Lowering()
+        self.lowering.rule = _dask_region_rule
+        self.lowering.fresh = True  # new dask arrays: nothing for the caller to copy
+
+    def __repr__(self):
+        return "dask_region"
+
+
+def _dask_region_rule(ctx, *operands, region):
+    return f"{ctx.bind(region, 'region')}({', '.join(operands)})"
+
+
+_DASK_FUSED = _DaskFused()
+
+
+class DaskRegion:
+    """An elementwise region of a jitted program as one ``dask.array.blockwise`` call:
+    calling it with the region's inputs gives a tuple of its results as lazy dask arrays,
+    one task per chunk.  ``eqns``: the region's equations (all of result shape ``shape``);
+    ``inputs``: the atoms they read from outside, in order; ``outputs``: the results the
+    rest of the program reads.  Inputs align on the right, as NumPy broadcasts them (an
+    axis of size 1 is read for every chunk of the others); the results' chunks are the
+    inputs' and their meta (NumPy- or CuPy-backed chunks) the first dask input's.  Inputs
+    that are not dask arrays (NumPy arrays, Python scalars) are taken as dask takes them;
+    with no dask input at all the region is evaluated at once."""
+
+    __slots__ = ("eqns", "inputs", "outputs", "shape", "token", "source")
+
+    def __init__(self, eqns: list, inputs: list, outputs: list, shape: tuple,
+                 token: str | None = None):
+        import uuid
+        self.eqns = eqns
+        self.inputs = inputs
+        self.outputs = outputs
+        self.shape = tuple(shape)
+        self.token = token or uuid.uuid4().hex
+        names: dict = {}
+
+        def name(x):
+            if type(x) is Literal and not np.ndim(x.val):
+                return repr(x.val)
+            return names.setdefault(id(x), f"a{len(names)}")
+
+        ins = [name(x) for x in inputs]
+        lines = [f"a dask region: one blockwise task per chunk, shape {self.shape}, "
+                 f"inputs ({', '.join(ins)})"]
+        for eqn in eqns:
+            params = ", ".join(f"{k}={v!r}" for k, v in eqn.params.items())
+            args = ", ".join(name(x) for x in eqn.invars)
+            lines.append(f"#   {name(eqn.outvars[0])} = {eqn.primitive.name}({args}"
+                         f"{', ' if params and args else ''}{params})")
+        lines.append(f"#   -> ({', '.join(name(v) for v in outputs)})")
+        self.source = "\n".join(lines) + "\n"
+
+    def __reduce__(self):  # to the workers of a cluster
+        return (DaskRegion, (self.eqns, self.inputs, self.outputs, self.shape, self.token))
+
+    def __dask_tokenize__(self):
+        return ("functrans-dask-region", self.token)
+
+    def __repr__(self):
+        return f"DaskRegion({len(self.eqns)} equations, shape {self.shape})"
+
+    def evaluate(self, blocks) -> tuple:
+        """The region's results for one block of each input (NumPy or CuPy arrays, or the
+        scalars given), broadcast to the blocks' common shape."""
+        env = {id(x): b for x, b in zip(self.inputs, blocks)}
+
+        def read(x):
+            return x.val if type(x) is Literal and id(x) not in env else env[id(x)]
+
+        for eqn in self.eqns:
+            out = eqn.outvars[0]
+            if _lowering(eqn.primitive).numpy_broadcast is not None:
+                env[id(out)] = read(eqn.invars[0])  # NumPy broadcasting does it
+                continue
+            env[id(out)] = impl_rules[eqn.primitive](*[read(x) for x in eqn.invars],
+                                                     **eqn.params)
+        arrays = [b for b in blocks if backend.is_array(b)]
+        xp = backend.array_module(*arrays) if arrays else np
+        shape = np.broadcast_shapes(*(tuple(b.shape) for b in arrays))
+        results = []
+        for v in self.outputs:
+            r = env[id(v)]
+            dtype = np.dtype(v.aval.dtype)
+            if not backend.is_array(r) or r.dtype != dtype:
+                r = xp.asarray(r, dtype=dtype)
+            if tuple(r.shape) != shape:
+                r = xp.broadcast_to(r, shape)
+            results.append(r)
+        return tuple(results)
+
+    def __call__(self, *args) -> tuple:
+        if not any(backend.is_lazy(a) for a in args):
+            return self.evaluate(args)
+        import dask.array as da
+        from dask.array.utils import meta_from_array
+        lazy = next(a for a in args if backend.is_lazy(a))
+        n = len(self.shape)
+        index = tuple(range(n))
+        pairs: list = []
+        for a in args:
+            if backend.is_lazy(a):
+                backend.check_known_chunks(a, "jit")
+                pairs += [a, index[n - a.ndim:]]
+            elif backend.is_array(a) and a.ndim:
+                pairs += [backend.asarray(a, like=lazy), index[n - a.ndim:]]
+            else:
+                pairs += [a, None]
+        metas = [meta_from_array(lazy._meta, ndim=n, dtype=np.dtype(v.aval.dtype))
+                 for v in self.outputs]
+        if len(self.outputs) == 1:
+            return (da.blockwise(functools.partial(_region_block, self), index, *pairs,
+                                 token="jit-region", dtype=metas[0].dtype,
+                                 meta=metas[0]),)
+        tuples = da.blockwise(functools.partial(_region_blocks, self), index, *pairs,
+                              token="jit-region", dtype=object,
+                              meta=np.empty((0,) * n, dtype=object))
+        return tuple(tuples.map_blocks(_region_pick, j, token="jit-region-result",
+                                       dtype=meta.dtype, meta=meta)
+                     for j, meta in enumerate(metas))
+
+
+def _region_blocks(region: DaskRegion, *blocks) -> tuple:
+    return region.evaluate(blocks)
+
+
+def _region_block(region: DaskRegion, *blocks):
+    return region.evaluate(blocks)[0]
+
+
+def _region_pick(results: tuple, j: int):
+    return results[j]
+
+
+def _dask_fused_equation(region: _Region, uses: dict):
+    """The equation computing ``region`` as one ``DaskRegion``, and the region; or None
+    for a 0-d region, and for one that broadcasts its inputs to a larger shape by itself
+    (no input spans some axis of its shape: blockwise takes the chunks from the inputs)."""
+    shape = region.shape
+    if not shape:
+        return None
+    members = {id(e) for e in region.eqns}
+    defined: set = set()
+    inputs: list = []
+    seen: set = set()
+    for eqn in region.eqns:
+        for x in eqn.invars:
+            if type(x) is Literal and not np.ndim(x.val):
+                continue  # a scalar constant: written into the task
+            if id(x) not in defined and id(x) not in seen:
+                seen.add(id(x))
+                inputs.append(x)
+        defined.add(id(eqn.outvars[0]))
+    outputs = [e.outvars[0] for e in region.eqns
+               if any(r is None or id(r) not in members for r in uses.get(id(e.outvars[0]), ()))]
+    if not outputs:
+        return None
+    n = len(shape)
+    for d, size in enumerate(shape):
+        if size != 1 and not any(
+                len(x.aval.shape) >= n - d and x.aval.shape[d - n + len(x.aval.shape)] == size
+                for x in inputs):
+            return None
+    dask_region = DaskRegion(list(region.eqns), inputs, outputs, shape)
+    eqn = JaxprEqn(_DASK_FUSED, inputs, dict(region=dask_region), outputs)  # type: ignore
+    return eqn, dask_region
+
+
+# ------------------------------------------------------------------------------------------
 # Writing the code
 # ------------------------------------------------------------------------------------------
 
@@ -1653,7 +1859,8 @@ def _generate(jaxpr: Jaxpr, library, name: str, owned_outputs: bool,
         dtype = _scalar_operand_dtype(eqn) if xp is np else None
         operands = [atom(x, dtype) for x in eqn.invars]
         lowering = _lowering(prim)
-        rule = lowering.rule
+        lazy_impl = library.lazy and prim in LAZY_IMPL  # the core-axes table's way
+        rule = None if lazy_impl else lowering.rule
         if rule is not None:
             ctx.in_avals = [x.aval for x in eqn.invars]
             ctx.out_avals = [v.aval for v in eqn.outvars]
@@ -1665,12 +1872,12 @@ def _generate(jaxpr: Jaxpr, library, name: str, owned_outputs: bool,
             fn = functools.partial(impl, **eqn.params) if eqn.params else impl
             expr = f"{ctx.bind(fn, prim.name.replace('-', '_') + '_')}({', '.join(operands)})"
         augmented = None
-        if lowering.augmented:
+        if lowering.augmented and not lazy_impl:
             reuse = _reusable_operand(eqn, i, fresh, buffer_end, AUGMENTED_MIN_SIZE, arguments,
                                       xp is np)
             if reuse == 0 or reuse == 1 and lowering.commutative:
                 augmented = (operands[reuse], lowering.augmented, operands[1 - reuse])
-        if augmented is None and lowering.ufunc:
+        if augmented is None and lowering.ufunc and not lazy_impl:
             reuse = _reusable_operand(eqn, i, fresh, buffer_end, IN_PLACE_MIN_SIZE, arguments,
                                       xp is np)
             if reuse is not None:
@@ -1712,6 +1919,10 @@ def _generate(jaxpr: Jaxpr, library, name: str, owned_outputs: bool,
     code = compile(source, f"<functrans.jit {name}>", "exec")
     exec(code, namespace)
     for kernel_source in kernels:  # shown after the function, as the files numba compiles
+        if isinstance(kernel_source, DaskRegion):
+            bound = [k for k, v in namespace.items() if v is kernel_source]
+            source += f"\n\n# {', '.join(bound)}: " + kernel_source.source
+            continue
         if isinstance(kernel_source, CudaKernel):
             bound = [k for k, v in namespace.items() if v is kernel_source]
             source += (f"\n\n# {', '.join(bound)}: a fused CuPy kernel\n"

@@ -22,6 +22,7 @@ import numpy as np
 
 from functrans import backend
 from functrans.core import Primitive, abstract_eval_rules, get_aval, impl_rules
+from functrans.interpreters import codegen
 from functrans.primitives import (decompositions, elementwise, fft, gather, indexing,
                                   matrix_functions, shape, sorting, special)
 
@@ -156,3 +157,4 @@ def _chunked_impl(prim: Primitive, impl: Callable) -> Callable:
 
 for _prim in CORE_AXES:
     impl_rules[_prim] = _chunked_impl(_prim, impl_rules[_prim])
+    codegen.LAZY_IMPL.add(_prim)  # jit on dask calls this impl too
