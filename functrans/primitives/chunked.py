@@ -10,12 +10,24 @@ primitive's own impl then runs on NumPy (or CuPy) chunks, once per chunk of the 
 ``array.chunk-size``, ``backend.ChunkedAxisError`` names the primitive and the axis before
 anything is computed.
 
-The table is the one place that decides this: a primitive's impl never tests for dask.
+The gather and the scatters need no gathering when their positions are lazy or their
+operand is split along the indexed axes: ``PER_CHUNK`` plans them chunk by chunk.  A
+scatter computes, for every pair of an updates chunk and an operand chunk, the updates
+whose positions fall in that operand chunk combined into the operation's identity (a
+*partial* of one chunk), and combines the partials of each operand chunk with dask's tree
+reduction (sum, product, minimum, maximum) and then with the operand; ``scatter`` (the
+last write wins) folds the updates chunks into each operand chunk in row-major order
+instead.  A gather folds the operand chunks into each chunk of its result, each position
+read from the chunk that holds it.  Every task holds about one chunk of each operand.
+
+The tables are the one place that decides this: a primitive's impl never tests for dask.
 On NumPy and CuPy arrays the impl runs as it is (one type lookup more per call).
 """
 from __future__ import annotations
 
 import functools
+import itertools
+import math
 from typing import Callable
 
 import numpy as np
@@ -25,7 +37,7 @@ from functrans.core import Primitive, abstract_eval_rules, get_aval, impl_rules
 from functrans.primitives import (decompositions, elementwise, fft, gather, indexing,
                                   matrix_functions, shape, sorting, special)
 
-__all__ = ["CORE_AXES", "DASK_FIRST", "ELEMENTWISE"]
+__all__ = ["CORE_AXES", "DASK_FIRST", "ELEMENTWISE", "PER_CHUNK"]
 
 #: A rule: (input avals, output avals, params) -> (core axes per input, per output)
 CoreRule = Callable[..., tuple]
@@ -117,7 +129,216 @@ DASK_FIRST: dict[Primitive, Callable] = {
 }
 
 
+# -- positions in chunked axes: the gather and the scatters chunk by chunk ----------------
+# The form of gather.py: an operand (d0, ..., d{k-1}, *rest), indices (*batch, k), updates
+# and gathered results (*batch, *rest).  Each task sees one chunk of the indices (all k
+# columns), the matching chunk of the updates or result, and one chunk of the operand; it
+# shifts the positions by that chunk's start and keeps those that fall inside it.
+
+
+def _shifted(indices, starts: tuple, dims: tuple, clip: bool):
+    """The positions of a chunk of indices relative to an operand chunk starting at
+    ``starts``, as int64 (unsigned ones may go negative); clamped into the whole operand
+    (``dims``) first for a clamping primitive, so each lands in exactly one chunk."""
+    xp = backend.array_module(indices)
+    columns = []
+    for j, (start, d) in enumerate(zip(starts, dims)):
+        column = indices[..., j].astype(np.int64)
+        if clip:
+            column = xp.clip(column, 0, d - 1)
+        columns.append(column - start)
+    return xp.stack(columns, axis=-1)
+
+
+def _scatter_partial(scatter, identity, indices, updates, starts, dims, clip, shape, dtype):
+    """One partial: the updates of one chunk whose positions fall in one operand chunk (of
+    ``shape``, starting at ``starts``), combined into ``identity``; a leading axis of one
+    for the reduction over the updates chunks."""
+    xp = backend.array_module(updates)
+    acc = xp.full(shape, identity, dtype=dtype)
+    return scatter(acc, _shifted(indices, starts, dims, clip), updates, mode="drop")[None]
+
+
+def _scatter_step(scatter, acc, indices, updates, starts, dims, clip):
+    """One step of a fold: the updates of one chunk written into one operand chunk."""
+    return scatter(acc, _shifted(indices, starts, dims, clip), updates, mode="drop")
+
+
+def _gather_step(gather, acc, block, indices, starts, dims, clip, fill, shape):
+    """One step of a gather's fold: the positions of a chunk of indices that fall in the
+    operand chunk ``block`` read from it; the others keep ``acc`` (``fill`` at the start:
+    a result chunk of ``shape``)."""
+    xp = backend.array_module(block)
+    positions = _shifted(indices, starts, dims, clip)
+    inside = None
+    for j in range(positions.shape[-1]):
+        here = (positions[..., j] >= 0) & (positions[..., j] < block.shape[j])
+        inside = here if inside is None else inside & here
+    if acc is None:
+        acc = xp.full(shape, fill, dtype=block.dtype)
+    values = gather(block, positions)  # clamped reads, masked below
+    inside = inside.reshape(inside.shape + (1,) * (values.ndim - inside.ndim))
+    return xp.where(inside, values, acc)
+
+
+def _as_lazy(args: list) -> list:
+    """``args`` as dask arrays: host arrays (and scalars) as one chunk."""
+    import dask.array as da
+    meta = next(a for a in args if backend.is_lazy(a))._meta
+    return [a if backend.is_lazy(a) else da.from_array(np.asarray(a), chunks=-1, meta=meta)
+            for a in args]
+
+
+def _blocks(numblocks) -> list:
+    return list(itertools.product(*(range(n) for n in numblocks)))
+
+
+def _starts(chunks: tuple) -> list:
+    return [np.cumsum((0,) + c[:-1]).tolist() for c in chunks]
+
+
+def _align(indices, updates, nb: int, operand_rest_chunks: tuple, ordered: bool):
+    """Indices and updates with equal chunks along the batch axes (those of the one split
+    more finely), all ``k`` positions in one chunk, and the updates' other axes chunked as
+    the operand's.  ``ordered`` (a last-write-wins scatter): the batch axes after the first
+    in one chunk, so that a row-major walk over the chunks is one over the updates."""
+    batch = max(indices.chunks[:nb], updates.chunks[:nb],
+                key=lambda c: math.prod(len(n) for n in c))
+    if ordered:
+        batch = batch[:1] + tuple((sum(c),) for c in batch[1:])
+    indices = indices.rechunk(batch + (indices.shape[-1:],))
+    updates = updates.rechunk(batch + tuple(operand_rest_chunks))
+    return indices, updates
+
+
+#: a scatter's operation -> (the identity of its partials, dask's reduction over them,
+#: how the reduced partials combine with the operand); ``scatter`` (set) folds instead
+_REDUCIBLE = {
+    "add": (lambda dtype: 0, "sum", np.add),
+    "multiply": (lambda dtype: 1, "prod", np.multiply),
+    "minimum": (lambda dtype: np.inf if dtype.kind == "f" else np.iinfo(dtype).max, "min",
+                np.minimum),
+    "maximum": (lambda dtype: -np.inf if dtype.kind == "f" else np.iinfo(dtype).min, "max",
+                np.maximum),
+}
+
+
+def _scatter_per_chunk(prim: Primitive, impl: Callable) -> Callable:
+    """The plan of a scatter on dask arrays (see the module's docstring), or None where the
+    table's way is taken: no positions (``k == 0``), an axis of size zero, booleans, and
+    the extrema of complex numbers."""
+    op = gather.SCATTER_OPS[prim]
+
+    def plan(operand, indices, updates, *, mode="clip"):
+        import dask.array as da
+        from dask.base import tokenize
+        from dask.highlevelgraph import HighLevelGraph
+
+        dtype = np.dtype(get_aval(operand).dtype)
+        k, nb = get_aval(indices).shape[-1], get_aval(indices).ndim - 1
+        shape = get_aval(operand).shape
+        if (k == 0 or 0 in shape or dtype.kind == "b"
+                or (dtype.kind == "c" and op in ("minimum", "maximum"))):
+            return None
+        if not backend.is_array(updates):
+            updates = np.asarray(updates, dtype=dtype)
+        operand, indices, updates = _as_lazy([operand, indices, updates])
+        indices, updates = _align(indices, updates, nb, operand.chunks[k:], op == "set")
+        clip, dims, starts = mode == "clip", shape[:k], _starts(operand.chunks[:k])
+        token = tokenize(prim.name, operand, indices, updates, mode)
+        batch_blocks = _blocks(updates.numblocks[:nb])
+        dsk: dict = {}
+
+        def keys(b, o):
+            return ((indices.name, *b, 0), (updates.name, *b, *o[k:]),
+                    tuple(starts[j][o[j]] for j in range(k)))
+
+        if op == "set":  # last write wins: fold the updates chunks in row-major order
+            name = f"{prim.name}-{token}"
+            step = functools.partial(_scatter_step, impl)
+            for o in _blocks(operand.numblocks):
+                previous = (operand.name, *o)
+                for u, b in enumerate(batch_blocks):
+                    key = ((name, *o) if u == len(batch_blocks) - 1
+                           else (f"{name}-step", u, *o))
+                    ix, up, start = keys(b, o)
+                    dsk[key] = (step, previous, ix, up, start, dims, clip)
+                    previous = key
+            graph = HighLevelGraph.from_collections(name, dsk,
+                                                    dependencies=[operand, indices, updates])
+            return da.Array(graph, name, chunks=operand.chunks, dtype=dtype,
+                            meta=operand._meta)
+        identity, reduction, combine = _REDUCIBLE[op]
+        name = f"{prim.name}-partial-{token}"
+        partial = functools.partial(_scatter_partial, impl, identity(dtype))
+        for u, b in enumerate(batch_blocks):
+            for o in _blocks(operand.numblocks):
+                ix, up, start = keys(b, o)
+                block = tuple(operand.chunks[d][o[d]] for d in range(operand.ndim))
+                dsk[(name, u, *o)] = (partial, ix, up, start, dims, clip, block, dtype)
+        graph = HighLevelGraph.from_collections(name, dsk, dependencies=[indices, updates])
+        partials = da.Array(graph, name, chunks=((1,) * len(batch_blocks),) + operand.chunks,
+                            dtype=dtype, meta=operand._meta)
+        reduced = getattr(partials, reduction)(axis=0, **(
+            {"dtype": dtype} if reduction in ("sum", "prod") else {}))
+        return combine(operand, reduced)
+    return plan
+
+
+def _gather_per_chunk(impl: Callable) -> Callable:
+    """The plan of a gather on dask arrays (see the module's docstring), or None where the
+    table's way is taken (no positions, an axis of size zero)."""
+    def plan(operand, indices, *, mode="clip", fill_value=None):
+        import dask.array as da
+        from dask.base import tokenize
+        from dask.highlevelgraph import HighLevelGraph
+
+        dtype = np.dtype(get_aval(operand).dtype)
+        k, nb = get_aval(indices).shape[-1], get_aval(indices).ndim - 1
+        shape = get_aval(operand).shape
+        if k == 0 or 0 in shape:
+            return None
+        operand, indices = _as_lazy([operand, indices])
+        indices = indices.rechunk({nb: -1})
+        clip, dims, starts = mode == "clip", shape[:k], _starts(operand.chunks[:k])
+        fill = 0 if clip else gather.default_fill_value(dtype) if fill_value is None \
+            else fill_value
+        name = f"gather-{tokenize(operand, indices, mode, fill_value)}"
+        step = functools.partial(_gather_step, impl)
+        dsk: dict = {}
+        position_blocks = _blocks(operand.numblocks[:k])
+        for b in _blocks(indices.numblocks[:nb]):
+            for r in _blocks(operand.numblocks[k:]):
+                out = (tuple(indices.chunks[d][b[d]] for d in range(nb))
+                       + tuple(operand.chunks[k + d][r[d]] for d in range(len(r))))
+                previous = None
+                for s, o in enumerate(position_blocks):
+                    key = ((name, *b, *r) if s == len(position_blocks) - 1
+                           else (f"{name}-step", s, *b, *r))
+                    start = tuple(starts[j][o[j]] for j in range(k))
+                    dsk[key] = (step, previous, (operand.name, *o, *r), (indices.name, *b, 0),
+                                start, dims, clip, fill, out)
+                    previous = key
+        graph = HighLevelGraph.from_collections(name, dsk, dependencies=[operand, indices])
+        return da.Array(graph, name, chunks=indices.chunks[:nb] + operand.chunks[k:],
+                        dtype=dtype, meta=operand._meta)
+    return plan
+
+
+#: Primitives of CORE_AXES planned chunk by chunk on dask arrays (after DASK_FIRST, before
+#: the table): a function of the primitive's impl giving the plan, which returns the
+#: result, or None to take the table's way.
+PER_CHUNK: dict[Primitive, Callable] = {
+    gather.gather_p: _gather_per_chunk,
+    **{p: functools.partial(_scatter_per_chunk, p) for p in (
+        gather.scatter_p, gather.scatter_add_p, gather.scatter_mul_p, gather.scatter_min_p,
+        gather.scatter_max_p)},
+}
+
+
 def _chunked_impl(prim: Primitive, impl: Callable) -> Callable:
+    per_chunk = PER_CHUNK[prim](impl) if prim in PER_CHUNK else None
+
     @functools.wraps(impl)  # with its attributes (jit reads an elementwise impl's ufunc)
     def chunked(*args, **params):
         for a in args:  # NumPy's fast path: a type test per operand more
@@ -134,6 +355,10 @@ def _chunked_impl(prim: Primitive, impl: Callable) -> Callable:
         for a in args:
             if backend.is_lazy(a):
                 backend.check_known_chunks(a, prim.name)
+        if per_chunk is not None:
+            out = per_chunk(*args, **params)
+            if out is not None:
+                return out
         avals_in = [get_aval(a) for a in args]
         avals_out = abstract_eval_rules[prim](*avals_in, **params)
         avals_out = list(avals_out) if prim.multiple_results else [avals_out]
