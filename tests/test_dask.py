@@ -484,10 +484,6 @@ DASK_CANNOT = {
         "geomspace", "geomspace_array_ends", "kaiser_beta", "logspace", "logspace_array_base",
         "logspace_array_ends", "logspace_base2")},
     "lax-random_gamma-eval": "unknown_sizes",
-    "lax-random_shuffle-eval": "argsort",
-    "lax-split-vjp": "empty_assignment",
-    **{f"numpy-{case}_indices_from-{mode}": "nan_shape" for case in ("tril", "triu")
-       for mode in ("jvp", "vjp")},
 }
 
 # Cases whose graphs take over a second to build (long elementwise chains: random bits,

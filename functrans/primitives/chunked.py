@@ -35,7 +35,7 @@ import numpy as np
 from functrans import backend
 from functrans.core import Primitive, abstract_eval_rules, get_aval, impl_rules
 from functrans.primitives import (decompositions, elementwise, fft, gather, indexing,
-                                  matrix_functions, shape, sorting, special)
+                                  matrix_functions, prng, shape, sorting, special)
 
 __all__ = ["CORE_AXES", "DASK_FIRST", "ELEMENTWISE", "PER_CHUNK"]
 
@@ -88,6 +88,8 @@ CORE_AXES: dict[Primitive, CoreRule] = {
     matrix_functions.expm_p: _matrices,
     matrix_functions.expm_frechet_p: _matrices,
     fft.fft_p: _leading_batch(lambda avals, params: avals[0].ndim - len(params["fft_lengths"])),
+    # a permutation is drawn whole (a stable argsort of random keys): one per key
+    prng.random_shuffle_p: _leading_batch(lambda avals, params: avals[0].ndim - 1),
     gather.gather_p: _whole,
     gather.scatter_p: _whole,
     gather.scatter_add_p: _whole,
@@ -336,6 +338,26 @@ PER_CHUNK: dict[Primitive, Callable] = {
 }
 
 
+def _check_results_fit(what: str, args, avals_out, out_core) -> None:
+    """Raise ``backend.ChunkedAxisError`` where a result's core axes alone (a random
+    permutation drawn whole) would make a chunk over dask's ``array.chunk-size`` and
+    larger than every chunk of the arguments (so nothing the caller chunked grows)."""
+    import dask
+    from dask.utils import parse_bytes
+    limit = parse_bytes(dask.config.get("array.chunk-size"))
+    largest = max((a.dtype.itemsize * math.prod(a.chunksize) for a in args
+                   if backend.is_lazy(a)), default=0)
+    for aval, core in zip(avals_out, out_core):
+        size = aval.dtype.itemsize * math.prod(aval.shape[d] for d in core)
+        if size > max(limit, largest):
+            raise backend.ChunkedAxisError(
+                f"{what}: its result of shape {aval.shape} ({aval.dtype}) is computed whole "
+                f"along axes {tuple(core)}: one chunk of {size} bytes, over dask's "
+                f"array.chunk-size of {limit} bytes. Raise the limit with "
+                "dask.config.set({'array.chunk-size': ...}) or make smaller results. "
+                "Nothing was computed.")
+
+
 def _chunked_impl(prim: Primitive, impl: Callable) -> Callable:
     per_chunk = PER_CHUNK[prim](impl) if prim in PER_CHUNK else None
 
@@ -368,6 +390,7 @@ def _chunked_impl(prim: Primitive, impl: Callable) -> Callable:
             return backend.map_elementwise(prim.name, functools.partial(impl, **params), args,
                                            avals_out[0].dtype)
         in_core, out_core = rule(avals_in, avals_out, params)
+        _check_results_fit(prim.name, args, avals_out, out_core)
 
         def block(*blocks):
             out = impl(*blocks, **params)
