@@ -483,7 +483,6 @@ DASK_CANNOT = {
     **{f"numpy-{case}-eval": "missing" for case in (
         "geomspace", "geomspace_array_ends", "kaiser_beta", "logspace", "logspace_array_base",
         "logspace_array_ends", "logspace_base2")},
-    "lax-random_gamma-eval": "unknown_sizes",
 }
 
 # Cases whose graphs take over a second to build (long elementwise chains: random bits,

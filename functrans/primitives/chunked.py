@@ -90,6 +90,8 @@ CORE_AXES: dict[Primitive, CoreRule] = {
     fft.fft_p: _leading_batch(lambda avals, params: avals[0].ndim - len(params["fft_lengths"])),
     # a permutation is drawn whole (a stable argsort of random keys): one per key
     prng.random_shuffle_p: _leading_batch(lambda avals, params: avals[0].ndim - 1),
+    # gamma draws: rejection rounds over the whole draw, per key
+    prng.random_gamma_p: _leading_batch(lambda avals, params: avals[0].ndim - 1),
     gather.gather_p: _whole,
     gather.scatter_p: _whole,
     gather.scatter_add_p: _whole,
