@@ -156,7 +156,15 @@ def test_a_distributed_sort_along_a_chunked_axis_beyond_the_limit_is_refused():
         with pytest.raises(backend.ChunkedAxisError, match="^eigh: axis 0"):
             fnp.linalg.eigh(da.eye(2000, chunks=500))
         fnp.sort(x, axis=1)  # along the one-chunk axis: chunk by chunk, no gathering
+        key = da.from_array(np.asarray(ft.random.PRNGKey(0)))
+        with pytest.raises(backend.ChunkedAxisError, match=(
+                r"^random_shuffle: its result of shape \(200000,\) \(int64\) is computed "
+                r"whole.*1600000 bytes.*1048576 bytes")):
+            ft.random.permutation(key, 200_000)  # drawn whole: refused before drawing
+        drawn = ft.random.permutation(key, 1000)
     assert counted.count == 0
+    np.testing.assert_array_equal(drawn.compute(),
+                                  ft.random.permutation(ft.random.PRNGKey(0), 1000))
 
 
 # ------------------------------------------------------------------------------------------
@@ -459,13 +467,6 @@ REASONS = {
                "__getitem__: no nd fancy indexing with integer arrays",
     "missing": "dask.array has no such function (logspace, geomspace, kaiser with like= a "
                "dask array)",
-    "unknown_sizes": "the impl compacts its values by a mask (random_gamma's rejection "
-                     "rounds), giving chunks of unknown size",
-    "argsort": "the impl calls argsort, which dask.array lacks (random permutations)",
-    "empty_assignment": "the impl fills an empty interior by item assignment, which dask "
-                        "refuses for arrays of size 0",
-    "nan_shape": "tril/triu_indices_from read the shape of a dask array of unknown chunk "
-                 "sizes made by the derivative of an index computation",
 }
 
 # The sweep checks dask cannot express, each with its reason.  The list only shrinks: a

@@ -392,7 +392,6 @@ def _chunked_impl(prim: Primitive, impl: Callable) -> Callable:
             return backend.map_elementwise(prim.name, functools.partial(impl, **params), args,
                                            avals_out[0].dtype)
         in_core, out_core = rule(avals_in, avals_out, params)
-        _check_results_fit(prim.name, args, avals_out, out_core)
 
         def block(*blocks):
             out = impl(*blocks, **params)
@@ -400,6 +399,8 @@ def _chunked_impl(prim: Primitive, impl: Callable) -> Callable:
         outs = backend.map_chunked(prim.name, block, list(args), in_core,
                                    [a.shape for a in avals_out], [a.dtype for a in avals_out],
                                    out_core)
+        # (after the arguments' check, whose error names the axis to rechunk)
+        _check_results_fit(prim.name, args, avals_out, out_core)
         return outs if prim.multiple_results else outs[0]
     return chunked
 
