@@ -154,13 +154,27 @@ def _shifted(indices, starts: tuple, dims: tuple, clip: bool):
     return xp.stack(columns, axis=-1)
 
 
-def _scatter_partial(scatter, identity, indices, updates, starts, dims, clip, shape, dtype):
+def _inside(positions, shape: tuple):
+    """Where the shifted ``positions`` fall inside a chunk of ``shape``."""
+    inside = None
+    for j in range(positions.shape[-1]):
+        here = (positions[..., j] >= 0) & (positions[..., j] < shape[j])
+        inside = here if inside is None else inside & here
+    return inside
+
+
+def _scatter_partial(op, identity, indices, updates, starts, dims, clip, shape, dtype):
     """One partial: the updates of one chunk whose positions fall in one operand chunk (of
-    ``shape``, starting at ``starts``), combined into ``identity``; a leading axis of one
-    for the reduction over the updates chunks."""
+    ``shape``, starting at ``starts``), combined into ``identity`` by ``op`` (in place: the
+    buffer is the task's own); a leading axis of one for the reduction over the updates
+    chunks."""
     xp = backend.array_module(updates)
     acc = xp.full(shape, identity, dtype=dtype)
-    return scatter(acc, _shifted(indices, starts, dims, clip), updates, mode="drop")[None]
+    positions = _shifted(indices, starts, dims, clip)
+    index = tuple(xp.clip(positions[..., j], 0, shape[j] - 1)
+                  for j in range(positions.shape[-1]))
+    backend.scatter_apply(op, acc, index, updates, keep=_inside(positions, shape))
+    return acc[None]
 
 
 def _scatter_step(scatter, acc, indices, updates, starts, dims, clip):
@@ -174,10 +188,7 @@ def _gather_step(gather, acc, block, indices, starts, dims, clip, fill, shape):
     a result chunk of ``shape``)."""
     xp = backend.array_module(block)
     positions = _shifted(indices, starts, dims, clip)
-    inside = None
-    for j in range(positions.shape[-1]):
-        here = (positions[..., j] >= 0) & (positions[..., j] < block.shape[j])
-        inside = here if inside is None else inside & here
+    inside = _inside(positions, block.shape)
     if acc is None:
         acc = xp.full(shape, fill, dtype=block.dtype)
     values = gather(block, positions)  # clamped reads, masked below
@@ -274,7 +285,7 @@ def _scatter_per_chunk(prim: Primitive, impl: Callable) -> Callable:
                             meta=operand._meta)
         identity, reduction, combine = _REDUCIBLE[op]
         name = f"{prim.name}-partial-{token}"
-        partial = functools.partial(_scatter_partial, impl, identity(dtype))
+        partial = functools.partial(_scatter_partial, op, identity(dtype))
         for u, b in enumerate(batch_blocks):
             for o in _blocks(operand.numblocks):
                 ix, up, start = keys(b, o)
