@@ -290,7 +290,8 @@ def _scatter_per_chunk(prim: Primitive, impl: Callable) -> Callable:
             for o in _blocks(operand.numblocks):
                 ix, up, start = keys(b, o)
                 block = tuple(operand.chunks[d][o[d]] for d in range(operand.ndim))
-                dsk[(name, u, *o)] = (partial, ix, up, start, dims, clip, block, dtype)
+                key = (name, u, *o)
+                dsk[key] = (partial, ix, up, start, dims, clip, block, dtype)
         graph = HighLevelGraph.from_collections(name, dsk, dependencies=[indices, updates])
         partials = da.Array(graph, name, chunks=((1,) * len(batch_blocks),) + operand.chunks,
                             dtype=dtype, meta=operand._meta)
