@@ -182,6 +182,10 @@ def test_creation_is_by_keyword_and_follows_the_operands_chunks():
         assert type(out) is da.Array and out.chunks == like.chunks and out.dtype != np.float64
     other = backend.zeros((5,), np.int64, like=like)
     assert other.dtype == np.int64 and other.shape == (5,)
+    # along an axis of another size: as finely as like splits it, else dask's "auto"
+    longer = backend.zeros((20, 4), like=like)
+    assert longer.chunks == ((3,) * 6 + (2,), (4,))
+    assert backend.zeros((20, 4), like=da.ones((6, 4), chunks=(6, 2))).chunks == ((20,), (2, 2))
     eye = backend.eye(3, 5, 1, np.int64, like=like)
     np.testing.assert_array_equal(eye.compute(), np.eye(3, 5, 1, dtype=np.int64))
     tri = backend.tri(4, 2, -1, np.int8, like=like)
