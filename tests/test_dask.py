@@ -469,8 +469,6 @@ REASONS = {
     "getitem": "the case (or the function: map_coordinates, RegularGridInterpolator) indexes "
                "a concrete array with Python's [], which on a dask array is dask's own "
                "__getitem__: no nd fancy indexing with integer arrays",
-    "missing": "dask.array has no such function (logspace, geomspace, kaiser with like= a "
-               "dask array)",
 }
 
 # The sweep checks dask cannot express, each with its reason.  The list only shrinks: a
@@ -485,9 +483,6 @@ DASK_CANNOT = {
             "3d_linear", "order0_constant", "order0_mirror", "order0_nearest",
             "order0_reflect", "order0_wrap", "order1_constant", "order1_mirror",
             "order1_nearest", "order1_reflect", "order1_wrap")))},
-    **{f"numpy-{case}-eval": "missing" for case in (
-        "geomspace", "geomspace_array_ends", "kaiser_beta", "logspace", "logspace_array_base",
-        "logspace_array_ends", "logspace_base2")},
 }
 
 # Cases whose graphs take over a second to build (long elementwise chains: random bits,
