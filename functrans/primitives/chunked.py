@@ -17,8 +17,9 @@ whose positions fall in that operand chunk combined into the operation's identit
 *partial* of one chunk), and combines the partials of each operand chunk with dask's tree
 reduction (sum, product, minimum, maximum) and then with the operand; ``scatter`` (the
 last write wins) folds the updates chunks into each operand chunk in row-major order
-instead.  A gather folds the operand chunks into each chunk of its result, each position
-read from the chunk that holds it.  Every task holds about one chunk of each operand.
+instead.  A gather reads, for every pair of a chunk of positions and an operand chunk, the
+positions that fall in that operand chunk, and assembles each chunk of its result from
+those reads.  Every task holds about one chunk of each operand.
 
 The tables are the one place that decides this: a primitive's impl never tests for dask.
 On NumPy and CuPy arrays the impl runs as it is (one type lookup more per call).
@@ -182,18 +183,26 @@ def _scatter_step(scatter, acc, indices, updates, starts, dims, clip):
     return scatter(acc, _shifted(indices, starts, dims, clip), updates, mode="drop")
 
 
-def _gather_step(gather, acc, block, indices, starts, dims, clip, fill, shape):
-    """One step of a gather's fold: the positions of a chunk of indices that fall in the
-    operand chunk ``block`` read from it; the others keep ``acc`` (``fill`` at the start:
-    a result chunk of ``shape``)."""
+def _gather_partial(gather, block, indices, starts, dims, clip):
+    """The positions of a chunk of indices that fall in the operand chunk ``block``, read
+    from it: their flat numbers in the chunk of indices, and the values read there."""
     xp = backend.array_module(block)
     positions = _shifted(indices, starts, dims, clip)
-    inside = _inside(positions, block.shape)
-    if acc is None:
-        acc = xp.full(shape, fill, dtype=block.dtype)
-    values = gather(block, positions)  # clamped reads, masked below
-    inside = inside.reshape(inside.shape + (1,) * (values.ndim - inside.ndim))
-    return xp.where(inside, values, acc)
+    where = xp.nonzero(_inside(positions, block.shape).reshape(-1))[0]
+    positions = positions.reshape(-1, positions.shape[-1])[where]
+    return where, gather(block, positions)
+
+
+def _gather_assemble(partials, fill, shape, dtype):
+    """A chunk of a gather's result (of ``shape``) from the partials of every operand
+    chunk; positions that none of them holds (out of bounds, in fill mode) read ``fill``."""
+    like = partials[0][1]
+    xp = backend.array_module(like)
+    nbatch = len(shape) - (like.ndim - 1)
+    out = xp.full((math.prod(shape[:nbatch]),) + tuple(shape[nbatch:]), fill, dtype=dtype)
+    for where, values in partials:
+        out[where] = values
+    return out.reshape(shape)
 
 
 def _as_lazy(args: list) -> list:
@@ -320,21 +329,22 @@ def _gather_per_chunk(impl: Callable) -> Callable:
         fill = 0 if clip else gather.default_fill_value(dtype) if fill_value is None \
             else fill_value
         name = f"gather-{tokenize(operand, indices, mode, fill_value)}"
-        step = functools.partial(_gather_step, impl)
+        partial = functools.partial(_gather_partial, impl)
         dsk: dict = {}
         position_blocks = _blocks(operand.numblocks[:k])
         for b in _blocks(indices.numblocks[:nb]):
             for r in _blocks(operand.numblocks[k:]):
                 out = (tuple(indices.chunks[d][b[d]] for d in range(nb))
                        + tuple(operand.chunks[k + d][r[d]] for d in range(len(r))))
-                previous = None
+                parts = []
                 for s, o in enumerate(position_blocks):
-                    key = ((name, *b, *r) if s == len(position_blocks) - 1
-                           else (f"{name}-step", s, *b, *r))
+                    key = (f"{name}-partial", s, *b, *r)
                     start = tuple(starts[j][o[j]] for j in range(k))
-                    dsk[key] = (step, previous, (operand.name, *o, *r), (indices.name, *b, 0),
-                                start, dims, clip, fill, out)
-                    previous = key
+                    dsk[key] = (partial, (operand.name, *o, *r), (indices.name, *b, 0), start,
+                                dims, clip)
+                    parts.append(key)
+                key = (name, *b, *r)
+                dsk[key] = (_gather_assemble, parts, fill, out, dtype)
         graph = HighLevelGraph.from_collections(name, dsk, dependencies=[operand, indices])
         return da.Array(graph, name, chunks=indices.chunks[:nb] + operand.chunks[k:],
                         dtype=dtype, meta=operand._meta)
