@@ -370,6 +370,21 @@ def test_gathers_by_lazy_positions_read_each_chunk_once(mode):
     np.testing.assert_array_equal(got.compute(), ft.lax.gather(operand, positions, mode=mode))
 
 
+def test_take_along_axis_and_its_gradient_by_lazy_positions():
+    rng = np.random.default_rng(10)
+    x, positions = rng.standard_normal((40, 30)), rng.integers(0, 30, (40, 7))
+    lazy = da.from_array(x, chunks=(10, 10)), da.from_array(positions, chunks=(20, 7))
+
+    def f(x, i):
+        return fnp.sum(fnp.take_along_axis(x, i, axis=1) ** 3)
+    with Computes() as counted:
+        taken = fnp.take_along_axis(*lazy, axis=1)
+        g = ft.grad(f)(*lazy)
+    assert counted.count == 0 and not gathered(taken, g)
+    np.testing.assert_array_equal(taken.compute(), np.take_along_axis(x, positions, 1))
+    np.testing.assert_allclose(g.compute(), ft.grad(f)(x, positions), rtol=1e-12)
+
+
 @pytest.mark.parametrize("method", ["set", "add", "multiply", "min", "max"])
 def test_index_updates_by_lazy_positions(method):
     rng = np.random.default_rng(9)
