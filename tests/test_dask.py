@@ -481,23 +481,15 @@ HOST_DRIVEN = {f"lax-sparse.linalg.{case}-{mode}" for case in (
 
 # Why dask cannot express a sweep check (the keys of DASK_CANNOT's values).
 REASONS = {
-    "getitem": "the case (or the function: map_coordinates, RegularGridInterpolator) indexes "
-               "a concrete array with Python's [], which on a dask array is dask's own "
-               "__getitem__: no nd fancy indexing with integer arrays",
+    "getitem": "the case indexes a concrete array with Python's [], which on a dask array "
+               "is dask's own __getitem__: no nd fancy indexing with integer arrays",
 }
 
 # The sweep checks dask cannot express, each with its reason.  The list only shrinks: a
 # listed check that passes fails the suite (strict xfail); delete its entry then.
 DASK_CANNOT = {
     **{f"numpy-{case}-eval": "getitem" for case in (
-        "diag_indices_from", "diag_indices_from_3d", "tril_indices_from", "triu_indices_from",
-        *(f"scipy.interpolate.RegularGridInterpolator_{grid}" for grid in (
-            "linear_fill0.5", "linear_fillNone", "linear_fillNone_trailing",
-            "nearest_fill0.5")),
-        *(f"scipy.ndimage.map_coordinates_{mode}" for mode in (
-            "3d_linear", "order0_constant", "order0_mirror", "order0_nearest",
-            "order0_reflect", "order0_wrap", "order1_constant", "order1_mirror",
-            "order1_nearest", "order1_reflect", "order1_wrap")))},
+        "diag_indices_from", "diag_indices_from_3d", "tril_indices_from", "triu_indices_from")},
 }
 
 # Cases whose graphs take over a second to build (long elementwise chains: random bits,
