@@ -261,10 +261,11 @@ def asarray(x, dtype=None, like=None):
 def _placement(like, shape, square: bool = False, meta: str = "meta") -> dict:
     """The keywords placing a new array of ``shape`` beside ``like``: none for NumPy and
     CuPy; for a lazy library (dask) its chunk policy (``like``'s chunks along the axes
-    where the shapes agree, dask's "auto" along the others) and, for chunks that are not
-    NumPy arrays, ``like``'s meta, as the keyword ``meta`` (dask's ``zeros``, ``ones``,
-    ``full`` and ``empty`` take it; their ``like=`` makes chunks of functions on CuPy)
-    or ``like`` (``tri``, ``arange``).
+    where the shapes agree, chunks as long as like's along the others that like splits,
+    dask's "auto" along the rest) and, for chunks that are not NumPy arrays, ``like``'s
+    meta, as the keyword ``meta`` (dask's ``zeros``, ``ones``, ``full`` and ``empty``
+    take it; their ``like=`` makes chunks of functions on CuPy) or ``like`` (``tri``,
+    ``arange``).
     ``square``: dask takes one chunk size for both axes (eye, tri)."""
     like = _concrete_like(like)
     if like is None or not _kind_is_lazy(type(like)):
@@ -274,7 +275,8 @@ def _placement(like, shape, square: bool = False, meta: str = "meta") -> dict:
     if tuple(like.shape) == shape:
         chunks = like.chunks
     elif like.ndim == len(shape):  # like's chunks along the axes of like's size
-        chunks = tuple(c if n == s else "auto" for c, n, s in zip(like.chunks, like.shape, shape))
+        chunks = tuple(c if n == s else _chunk_length(c, s)
+                       for c, n, s in zip(like.chunks, like.shape, shape))
     if square:  # one int; and none beyond the short side (dask's eye drops blocks then)
         chunks = min(*shape, max(like.chunksize) if chunks != "auto" else 4096) or 1
     chunk_meta = like._meta
@@ -325,6 +327,16 @@ def broadcast_chunks(chunks: tuple, shape: tuple):
         else:
             out.append((n,))
     return tuple(out) if hinted else None
+
+
+def _chunk_length(like_chunks: tuple, size: int):
+    """The chunk length along an axis of ``size`` beside one that ``like_chunks`` split:
+    as long as like's longest chunk (at most 1000 chunks), so that a result indexed by
+    like's positions (a gather's transpose) is split as finely as its operand; dask's
+    "auto" where like is one chunk."""
+    if len(like_chunks) < 2:
+        return "auto"
+    return max(max(like_chunks), -(-size // 1000), 1)
 
 
 def _concrete_like(like):

@@ -156,7 +156,15 @@ def test_a_distributed_sort_along_a_chunked_axis_beyond_the_limit_is_refused():
         with pytest.raises(backend.ChunkedAxisError, match="^eigh: axis 0"):
             fnp.linalg.eigh(da.eye(2000, chunks=500))
         fnp.sort(x, axis=1)  # along the one-chunk axis: chunk by chunk, no gathering
+        key = da.from_array(np.asarray(ft.random.PRNGKey(0)))
+        with pytest.raises(backend.ChunkedAxisError, match=(
+                r"^random_shuffle: its result of shape \(200000,\) \(int64\) is computed "
+                r"whole.*1600000 bytes.*1048576 bytes")):
+            ft.random.permutation(key, 200_000)  # drawn whole: refused before drawing
+        drawn = ft.random.permutation(key, 1000)
     assert counted.count == 0
+    np.testing.assert_array_equal(drawn.compute(),
+                                  ft.random.permutation(ft.random.PRNGKey(0), 1000))
 
 
 # ------------------------------------------------------------------------------------------
@@ -174,6 +182,10 @@ def test_creation_is_by_keyword_and_follows_the_operands_chunks():
         assert type(out) is da.Array and out.chunks == like.chunks and out.dtype != np.float64
     other = backend.zeros((5,), np.int64, like=like)
     assert other.dtype == np.int64 and other.shape == (5,)
+    # along an axis of another size: as finely as like splits it, else dask's "auto"
+    longer = backend.zeros((20, 4), like=like)
+    assert longer.chunks == ((3,) * 6 + (2,), (4,))
+    assert backend.zeros((20, 4), like=da.ones((6, 4), chunks=(6, 2))).chunks == ((20,), (2, 2))
     eye = backend.eye(3, 5, 1, np.int64, like=like)
     np.testing.assert_array_equal(eye.compute(), np.eye(3, 5, 1, dtype=np.int64))
     tri = backend.tri(4, 2, -1, np.int8, like=like)
@@ -225,7 +237,7 @@ def test_core_axes_table_batches_over_the_other_axes():
     assert not missing, f"docs/dask.md's fallback table lacks {missing}"
 
 
-def test_indexing_by_host_positions_is_dasks_own_and_its_transpose_is_gathered():
+def test_indexing_by_host_positions_is_dasks_own_and_its_transpose_is_per_chunk():
     host = np.random.default_rng(4).standard_normal((12, 3))
     x = da.from_array(host, chunks=(4, 3))
     idx = np.array([0, 5, 11, 5])
@@ -234,11 +246,165 @@ def test_indexing_by_host_positions_is_dasks_own_and_its_transpose_is_gathered()
         return fnp.sum(fnp.take(x, idx, axis=0) ** 2)
     with Computes() as counted:
         picked = fnp.take(x, idx, axis=0)  # dask's own indexing: no gathering of x
-        g = ft.grad(f)(x)  # a scatter-add: the core-axes table, x's rows in one chunk
+        g = ft.grad(f)(x)  # a scatter-add chunk by chunk
     assert counted.count == 0
     assert picked.chunks[1] == (3,) and len(picked.chunks[0]) >= 1
     np.testing.assert_array_equal(picked.compute(), host[idx])
     np.testing.assert_allclose(g.compute(), ft.grad(f)(host), atol=1e-12)
+
+
+# ------------------------------------------------------------------------------------------
+# Positions in chunked axes: gathers and scatters chunk by chunk (chunked.PER_CHUNK)
+# ------------------------------------------------------------------------------------------
+
+
+class TaskSizes(Callback):
+    """The number of tasks run inside the ``with`` block and the largest array one of them
+    gives (a broadcast view counts as its base; the final concatenation is not counted)."""
+
+    def __init__(self):
+        super().__init__()
+        self.tasks = self.largest = 0
+
+    def _posttask(self, key, result, dsk, state, worker_id):
+        self.tasks += 1
+        if not str(key).startswith("finalize"):
+            owned = getattr(result, "base", None) if 0 in getattr(result, "strides", ()) \
+                else result
+            self.largest = max(self.largest, getattr(owned, "nbytes", 0))
+
+
+def gathered(*arrays) -> list:
+    """The layers of the graphs of ``arrays`` that gather core axes into one chunk
+    (``backend.map_chunked``'s tasks)."""
+    return [name for a in arrays for name in a.dask.layers if name.startswith("block-")]
+
+
+def embedding_loss(table, idx):
+    return fnp.sum(table[idx] ** 2)
+
+
+def test_the_gradient_of_a_lookup_scatters_per_chunk_of_the_table():
+    rng = np.random.default_rng(5)
+    host, host_idx = rng.standard_normal((10 ** 5, 8)), rng.integers(0, 10 ** 5, 20_000)
+    table = da.from_array(host, chunks=(10 ** 4, 8))  # 10 chunks of 640 kB
+    idx = da.from_array(host_idx, chunks=5_000)  # lazy positions, 4 chunks
+    with Computes() as counted:
+        g = ft.grad(embedding_loss)(table, idx)
+        looked_up = table[idx]
+    assert counted.count == 0 and not gathered(g, looked_up)
+    assert looked_up.chunks == ((5_000,) * 4, (8,))
+    assert max(g.chunks[0]) < host.shape[0]
+    with TaskSizes() as sizes:
+        got = g.compute()
+    # no task holds the whole table: the largest result is one chunk of the gradient
+    assert sizes.largest <= 5_000 * 8 * 8 < host.nbytes, sizes.largest  # 320 kB < 6.4 MB
+    want = np.zeros_like(host)
+    np.add.at(want, host_idx, 2 * host[host_idx])
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    with TaskSizes() as sizes:
+        np.testing.assert_array_equal(looked_up.compute(), host[host_idx])
+    assert sizes.largest <= 5_000 * 8 * 8, sizes.largest
+
+
+def test_per_example_gradients_of_an_embedding_stay_chunked():
+    rng = np.random.default_rng(6)
+    host = rng.standard_normal((400, 4))
+    host_idx, host_y = rng.integers(0, 400, (6, 5)), rng.standard_normal(6)
+    table = da.from_array(host, chunks=(100, 4))
+    idx, y = da.from_array(host_idx, chunks=(3, 5)), da.from_array(host_y, chunks=3)
+
+    def loss(table, idx, y):  # one example: the mean of its looked-up rows against y
+        return (fnp.mean(table[idx]) - y) ** 2
+
+    def batch_loss(table, idx, y):
+        return fnp.mean(ft.vmap(loss, in_axes=(None, 0, 0))(table, idx, y))
+    per_example = ft.vmap(ft.grad(loss), in_axes=(None, 0, 0))
+    with Computes() as counted:
+        g = ft.grad(batch_loss)(table, idx, y)
+        each = per_example(table, idx, y)
+    assert counted.count == 0 and not gathered(g, each)
+    assert each.shape == (6, 400, 4)
+    got_g, got_each = compute([g, each])
+    np.testing.assert_allclose(got_g, ft.grad(batch_loss)(host, host_idx, host_y),
+                               rtol=1e-12, atol=1e-12)
+    loop = np.stack([ft.grad(loss)(host, host_idx[b], host_y[b]) for b in range(6)])
+    np.testing.assert_allclose(got_each, loop, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(got_g, loop.mean(0), rtol=1e-12, atol=1e-12)
+
+
+SCATTERS = ["scatter", "scatter_add", "scatter_mul", "scatter_min", "scatter_max"]
+
+
+@pytest.mark.parametrize("mode", [None, "drop"])
+@pytest.mark.parametrize("name", SCATTERS)
+def test_scatters_on_chunked_operands_match_numpy(name, mode):
+    rng = np.random.default_rng(7)
+    fun = getattr(ft.lax, name)
+    operand = rng.standard_normal((30, 4))
+    positions = rng.integers(-3, 33, (5, 6, 1))  # repeats, and out of bounds both sides
+    updates = rng.standard_normal((5, 6, 4))
+    # every axis split, and unevenly: operand, positions and updates each their own way
+    lazy = (da.from_array(operand, chunks=(7, 3)), da.from_array(positions, chunks=(2, 4, 1)),
+            da.from_array(updates, chunks=(3, 2, 2)))
+    cube = rng.integers(-9, 9, (6, 5, 4)).astype(np.int32)  # two positions per update
+    pairs, rows = rng.integers(0, 6, (9, 2)), rng.integers(-9, 9, (9, 4)).astype(np.int32)
+    with Computes() as counted:
+        got = fun(*lazy, mode=mode)
+        got_cube = fun(da.from_array(cube, chunks=(4, 2, 3)), da.from_array(pairs, chunks=4),
+                       rows, mode=mode)
+    assert counted.count == 0 and got.chunks == lazy[0].chunks and not gathered(got, got_cube)
+    np.testing.assert_allclose(got.compute(), fun(operand, positions, updates, mode=mode),
+                               rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(got_cube.compute(), fun(cube, pairs, rows, mode=mode))
+
+
+@pytest.mark.parametrize("mode", [None, "fill"])
+def test_gathers_by_lazy_positions_read_each_chunk_once(mode):
+    rng = np.random.default_rng(8)
+    operand, positions = rng.standard_normal((6, 5, 4)), rng.integers(-2, 8, (3, 3, 2))
+    lazy = da.from_array(operand, chunks=(4, 2, 3))
+    with Computes() as counted:
+        got = ft.lax.gather(lazy, da.from_array(positions, chunks=(2, 2, 1)), mode=mode)
+    assert counted.count == 0 and got.chunks == ((2, 1), (2, 1), (3, 1)) and not gathered(got)
+    np.testing.assert_array_equal(got.compute(), ft.lax.gather(operand, positions, mode=mode))
+
+
+def test_take_along_axis_and_its_gradient_by_lazy_positions():
+    rng = np.random.default_rng(10)
+    x, positions = rng.standard_normal((40, 30)), rng.integers(0, 30, (40, 7))
+    lazy = da.from_array(x, chunks=(10, 10)), da.from_array(positions, chunks=(20, 7))
+
+    def f(x, i):
+        return fnp.sum(fnp.take_along_axis(x, i, axis=1) ** 3)
+    with Computes() as counted:
+        taken = fnp.take_along_axis(*lazy, axis=1)
+        g = ft.grad(f)(*lazy)
+    assert counted.count == 0 and not gathered(taken, g)
+    np.testing.assert_array_equal(taken.compute(), np.take_along_axis(x, positions, 1))
+    np.testing.assert_allclose(g.compute(), ft.grad(f)(x, positions), rtol=1e-12)
+
+
+@pytest.mark.parametrize("method", ["set", "add", "multiply", "min", "max"])
+def test_index_updates_by_lazy_positions(method):
+    rng = np.random.default_rng(9)
+    x, values = rng.standard_normal((40, 3)), rng.standard_normal((10, 3))
+    rows = rng.integers(0, 40, 10)
+
+    def update(x, rows, values):
+        return getattr(x.at[rows], method)(values)
+    lazy = (da.from_array(x, chunks=(10, 3)), da.from_array(rows, chunks=5),
+            da.from_array(values, chunks=(5, 3)))
+    with Computes() as counted:
+        got = ft.jit(update)(*lazy)
+        g = ft.grad(lambda x, v: fnp.sum(update(x, lazy[1], v) ** 2), (0, 1))(lazy[0], lazy[2])
+    assert counted.count == 0
+    # (multiply sorts the updates by position, gathered under the size limit; x never is)
+    assert not gathered(got, *g) or method == "multiply"
+    np.testing.assert_allclose(got.compute(), ft.jit(update)(x, rows, values), rtol=1e-12)
+    want = ft.grad(lambda x, v: fnp.sum(update(x, rows, v) ** 2), (0, 1))(x, values)
+    for a, b in zip(compute(g), want):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
 
 
 # ------------------------------------------------------------------------------------------
@@ -315,40 +481,15 @@ HOST_DRIVEN = {f"lax-sparse.linalg.{case}-{mode}" for case in (
 
 # Why dask cannot express a sweep check (the keys of DASK_CANNOT's values).
 REASONS = {
-    "getitem": "the case (or the function: map_coordinates, RegularGridInterpolator) indexes "
-               "a concrete array with Python's [], which on a dask array is dask's own "
-               "__getitem__: no nd fancy indexing with integer arrays",
-    "missing": "dask.array has no such function (logspace, geomspace, kaiser with like= a "
-               "dask array)",
-    "unknown_sizes": "the impl compacts its values by a mask (random_gamma's rejection "
-                     "rounds), giving chunks of unknown size",
-    "argsort": "the impl calls argsort, which dask.array lacks (random permutations)",
-    "empty_assignment": "the impl fills an empty interior by item assignment, which dask "
-                        "refuses for arrays of size 0",
-    "nan_shape": "tril/triu_indices_from read the shape of a dask array of unknown chunk "
-                 "sizes made by the derivative of an index computation",
+    "getitem": "the case indexes a concrete array with Python's [], which on a dask array "
+               "is dask's own __getitem__: no nd fancy indexing with integer arrays",
 }
 
 # The sweep checks dask cannot express, each with its reason.  The list only shrinks: a
 # listed check that passes fails the suite (strict xfail); delete its entry then.
 DASK_CANNOT = {
     **{f"numpy-{case}-eval": "getitem" for case in (
-        "diag_indices_from", "diag_indices_from_3d", "tril_indices_from", "triu_indices_from",
-        *(f"scipy.interpolate.RegularGridInterpolator_{grid}" for grid in (
-            "linear_fill0.5", "linear_fillNone", "linear_fillNone_trailing",
-            "nearest_fill0.5")),
-        *(f"scipy.ndimage.map_coordinates_{mode}" for mode in (
-            "3d_linear", "order0_constant", "order0_mirror", "order0_nearest",
-            "order0_reflect", "order0_wrap", "order1_constant", "order1_mirror",
-            "order1_nearest", "order1_reflect", "order1_wrap")))},
-    **{f"numpy-{case}-eval": "missing" for case in (
-        "geomspace", "geomspace_array_ends", "kaiser_beta", "logspace", "logspace_array_base",
-        "logspace_array_ends", "logspace_base2")},
-    "lax-random_gamma-eval": "unknown_sizes",
-    "lax-random_shuffle-eval": "argsort",
-    "lax-split-vjp": "empty_assignment",
-    **{f"numpy-{case}_indices_from-{mode}": "nan_shape" for case in ("tril", "triu")
-       for mode in ("jvp", "vjp")},
+        "diag_indices_from", "diag_indices_from_3d", "tril_indices_from", "triu_indices_from")},
 }
 
 # Cases whose graphs take over a second to build (long elementwise chains: random bits,

@@ -459,6 +459,12 @@ def _scalar_of(x, dtype):
     return dtype.type(x) if np.ndim(x) == 0 else np.asarray(x, dtype)
 
 
+def _by_primitives(x) -> bool:
+    """Whether a line's end or parameter is computed with primitives: a tracer, or a lazy
+    (dask) array, whose library has no logspace, geomspace or kaiser."""
+    return isinstance(x, Tracer) or backend.is_lazy(x)
+
+
 def logspace(start, stop, num: int = 50, endpoint: bool = True, base=10.0, dtype=None,
              axis: int = 0):
     """``base ** linspace(start, stop, num)``: ``num`` points spaced evenly on a log scale.
@@ -468,7 +474,7 @@ def logspace(start, stop, num: int = 50, endpoint: bool = True, base=10.0, dtype
     >>> fnp.logspace(0.0, 2.0, 3)
     array([  1.,  10., 100.])
     """
-    if not any(isinstance(x, Tracer) for x in (start, stop, base)):
+    if not any(_by_primitives(x) for x in (start, stop, base)):
         return backend.array_module(start, stop, base).logspace(start, stop, num, endpoint,
                                                                  base, dtype, axis)
     exponents, _ = _traced_line("logspace", start, stop, num, endpoint)
@@ -493,7 +499,7 @@ def geomspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None, axi
     >>> fnp.geomspace(1.0, 1000.0, 4)
     array([   1.,   10.,  100., 1000.])
     """
-    if not any(isinstance(x, Tracer) for x in (start, stop)):
+    if not any(_by_primitives(x) for x in (start, stop)):
         return backend.array_module(start, stop).geomspace(start, stop, num, endpoint, dtype,
                                                             axis)
     start, stop = arg(start), arg(stop)
@@ -583,7 +589,7 @@ def kaiser(M: int, beta):  # noqa: N803
     array([0.4387, 1.    , 0.4387])
     """
     M = static_int(M, "kaiser", "M")
-    if not isinstance(beta, Tracer):
+    if not _by_primitives(beta):
         return backend.array_module(beta).kaiser(M, beta)
     if M < 2:
         return np.ones(M)

@@ -672,6 +672,10 @@ def _triangle_indices_of(name: str, arr, k, lower: bool) -> tuple:
     library = backend.library_of(arg(arr))
     if library is backend.NUMPY:
         return _triangle_indices(name, n, k, m, lower)
+    if library.lazy:  # from the shape alone: a graph's constants, of known size (its
+        # nonzero would give chunks of unknown size)
+        return tuple(backend.asarray(i, like=arg(arr))
+                     for i in _triangle_indices(name, n, k, m, lower))
     k = static_int(k, name, "k")
     inside = backend.tri(n, m, k if lower else k - 1, dtype=bool, like=arr)
     if not lower:

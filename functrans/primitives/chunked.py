@@ -10,12 +10,25 @@ primitive's own impl then runs on NumPy (or CuPy) chunks, once per chunk of the 
 ``array.chunk-size``, ``backend.ChunkedAxisError`` names the primitive and the axis before
 anything is computed.
 
-The table is the one place that decides this: a primitive's impl never tests for dask.
+The gather and the scatters need no gathering when their positions are lazy or their
+operand is split along the indexed axes: ``PER_CHUNK`` plans them chunk by chunk.  A
+scatter computes, for every pair of an updates chunk and an operand chunk, the updates
+whose positions fall in that operand chunk combined into the operation's identity (a
+*partial* of one chunk), and combines the partials of each operand chunk with dask's tree
+reduction (sum, product, minimum, maximum) and then with the operand; ``scatter`` (the
+last write wins) folds the updates chunks into each operand chunk in row-major order
+instead.  A gather reads, for every pair of a chunk of positions and an operand chunk, the
+positions that fall in that operand chunk, and assembles each chunk of its result from
+those reads.  Every task holds about one chunk of each operand.
+
+The tables are the one place that decides this: a primitive's impl never tests for dask.
 On NumPy and CuPy arrays the impl runs as it is (one type lookup more per call).
 """
 from __future__ import annotations
 
 import functools
+import itertools
+import math
 from typing import Callable
 
 import numpy as np
@@ -24,9 +37,9 @@ from functrans import backend
 from functrans.core import Primitive, abstract_eval_rules, get_aval, impl_rules
 from functrans.interpreters import codegen
 from functrans.primitives import (decompositions, elementwise, fft, gather, indexing,
-                                  matrix_functions, shape, sorting, special)
+                                  matrix_functions, prng, shape, sorting, special)
 
-__all__ = ["CORE_AXES", "DASK_FIRST", "ELEMENTWISE"]
+__all__ = ["CORE_AXES", "DASK_FIRST", "ELEMENTWISE", "PER_CHUNK"]
 
 #: A rule: (input avals, output avals, params) -> (core axes per input, per output)
 CoreRule = Callable[..., tuple]
@@ -77,6 +90,10 @@ CORE_AXES: dict[Primitive, CoreRule] = {
     matrix_functions.expm_p: _matrices,
     matrix_functions.expm_frechet_p: _matrices,
     fft.fft_p: _leading_batch(lambda avals, params: avals[0].ndim - len(params["fft_lengths"])),
+    # a permutation is drawn whole (a stable argsort of random keys): one per key
+    prng.random_shuffle_p: _leading_batch(lambda avals, params: avals[0].ndim - 1),
+    # gamma draws: rejection rounds over the whole draw, per key
+    prng.random_gamma_p: _leading_batch(lambda avals, params: avals[0].ndim - 1),
     gather.gather_p: _whole,
     gather.scatter_p: _whole,
     gather.scatter_add_p: _whole,
@@ -118,7 +135,257 @@ DASK_FIRST: dict[Primitive, Callable] = {
 }
 
 
+# -- positions in chunked axes: the gather and the scatters chunk by chunk ----------------
+# The form of gather.py: an operand (d0, ..., d{k-1}, *rest), indices (*batch, k), updates
+# and gathered results (*batch, *rest).  Each task sees one chunk of the indices (all k
+# columns), the matching chunk of the updates or result, and one chunk of the operand; it
+# shifts the positions by that chunk's start and keeps those that fall inside it.
+
+
+def _shifted(indices, starts: tuple, dims: tuple, clip: bool):
+    """The positions of a chunk of indices relative to an operand chunk starting at
+    ``starts``, as int64 (unsigned ones may go negative); clamped into the whole operand
+    (``dims``) first for a clamping primitive, so each lands in exactly one chunk."""
+    xp = backend.array_module(indices)
+    columns = []
+    for j, (start, d) in enumerate(zip(starts, dims)):
+        column = indices[..., j].astype(np.int64)
+        if clip:
+            column = xp.clip(column, 0, d - 1)
+        columns.append(column - start)
+    return xp.stack(columns, axis=-1)
+
+
+def _inside(positions, shape: tuple):
+    """Where the shifted ``positions`` fall inside a chunk of ``shape``."""
+    inside = None
+    for j in range(positions.shape[-1]):
+        here = (positions[..., j] >= 0) & (positions[..., j] < shape[j])
+        inside = here if inside is None else inside & here
+    return inside
+
+
+def _scatter_partial(op, identity, indices, updates, starts, dims, clip, shape, dtype):
+    """One partial: the updates of one chunk whose positions fall in one operand chunk (of
+    ``shape``, starting at ``starts``), combined into ``identity`` by ``op`` (in place: the
+    buffer is the task's own); a leading axis of one for the reduction over the updates
+    chunks."""
+    xp = backend.array_module(updates)
+    acc = xp.full(shape, identity, dtype=dtype)
+    positions = _shifted(indices, starts, dims, clip)
+    index = tuple(xp.clip(positions[..., j], 0, shape[j] - 1)
+                  for j in range(positions.shape[-1]))
+    backend.scatter_apply(op, acc, index, updates, keep=_inside(positions, shape))
+    return acc[None]
+
+
+def _scatter_step(scatter, acc, indices, updates, starts, dims, clip):
+    """One step of a fold: the updates of one chunk written into one operand chunk."""
+    return scatter(acc, _shifted(indices, starts, dims, clip), updates, mode="drop")
+
+
+def _gather_partial(gather, block, indices, starts, dims, clip):
+    """The positions of a chunk of indices that fall in the operand chunk ``block``, read
+    from it: their flat numbers in the chunk of indices, and the values read there."""
+    xp = backend.array_module(block)
+    positions = _shifted(indices, starts, dims, clip)
+    where = xp.nonzero(_inside(positions, block.shape).reshape(-1))[0]
+    positions = positions.reshape(-1, positions.shape[-1])[where]
+    return where, gather(block, positions)
+
+
+def _gather_assemble(partials, fill, shape, dtype):
+    """A chunk of a gather's result (of ``shape``) from the partials of every operand
+    chunk; positions that none of them holds (out of bounds, in fill mode) read ``fill``."""
+    like = partials[0][1]
+    xp = backend.array_module(like)
+    nbatch = len(shape) - (like.ndim - 1)
+    out = xp.full((math.prod(shape[:nbatch]),) + tuple(shape[nbatch:]), fill, dtype=dtype)
+    for where, values in partials:
+        out[where] = values
+    return out.reshape(shape)
+
+
+def _as_lazy(args: list) -> list:
+    """``args`` as dask arrays: host arrays (and scalars) as one chunk."""
+    import dask.array as da
+    meta = next(a for a in args if backend.is_lazy(a))._meta
+    return [a if backend.is_lazy(a) else da.from_array(np.asarray(a), chunks=-1, meta=meta)
+            for a in args]
+
+
+def _blocks(numblocks) -> list:
+    return list(itertools.product(*(range(n) for n in numblocks)))
+
+
+def _starts(chunks: tuple) -> list:
+    return [np.cumsum((0,) + c[:-1]).tolist() for c in chunks]
+
+
+def _align(indices, updates, nb: int, operand_rest_chunks: tuple, ordered: bool):
+    """Indices and updates with equal chunks along the batch axes (those of the one split
+    more finely), all ``k`` positions in one chunk, and the updates' other axes chunked as
+    the operand's.  ``ordered`` (a last-write-wins scatter): the batch axes after the first
+    in one chunk, so that a row-major walk over the chunks is one over the updates."""
+    batch = max(indices.chunks[:nb], updates.chunks[:nb],
+                key=lambda c: math.prod(len(n) for n in c))
+    if ordered:
+        batch = batch[:1] + tuple((sum(c),) for c in batch[1:])
+    indices = indices.rechunk(batch + (indices.shape[-1:],))
+    updates = updates.rechunk(batch + tuple(operand_rest_chunks))
+    return indices, updates
+
+
+#: a scatter's operation -> (the identity of its partials, dask's reduction over them,
+#: how the reduced partials combine with the operand); ``scatter`` (set) folds instead
+_REDUCIBLE = {
+    "add": (lambda dtype: 0, "sum", np.add),
+    "multiply": (lambda dtype: 1, "prod", np.multiply),
+    "minimum": (lambda dtype: np.inf if dtype.kind == "f" else np.iinfo(dtype).max, "min",
+                np.minimum),
+    "maximum": (lambda dtype: -np.inf if dtype.kind == "f" else np.iinfo(dtype).min, "max",
+                np.maximum),
+}
+
+
+def _scatter_per_chunk(prim: Primitive, impl: Callable) -> Callable:
+    """The plan of a scatter on dask arrays (see the module's docstring), or None where the
+    table's way is taken: no positions (``k == 0``), an axis of size zero, booleans, and
+    the extrema of complex numbers."""
+    op = gather.SCATTER_OPS[prim]
+
+    def plan(operand, indices, updates, *, mode="clip"):
+        import dask.array as da
+        from dask.base import tokenize
+        from dask.highlevelgraph import HighLevelGraph
+
+        dtype = np.dtype(get_aval(operand).dtype)
+        k, nb = get_aval(indices).shape[-1], get_aval(indices).ndim - 1
+        shape = get_aval(operand).shape
+        if (k == 0 or 0 in shape or dtype.kind == "b"
+                or (dtype.kind == "c" and op in ("minimum", "maximum"))):
+            return None
+        if not backend.is_array(updates):
+            updates = np.asarray(updates, dtype=dtype)
+        operand, indices, updates = _as_lazy([operand, indices, updates])
+        indices, updates = _align(indices, updates, nb, operand.chunks[k:], op == "set")
+        clip, dims, starts = mode == "clip", shape[:k], _starts(operand.chunks[:k])
+        token = tokenize(prim.name, operand, indices, updates, mode)
+        batch_blocks = _blocks(updates.numblocks[:nb])
+        dsk: dict = {}
+
+        def keys(b, o):
+            return ((indices.name, *b, 0), (updates.name, *b, *o[k:]),
+                    tuple(starts[j][o[j]] for j in range(k)))
+
+        if op == "set":  # last write wins: fold the updates chunks in row-major order
+            name = f"{prim.name}-{token}"
+            step = functools.partial(_scatter_step, impl)
+            for o in _blocks(operand.numblocks):
+                previous = (operand.name, *o)
+                for u, b in enumerate(batch_blocks):
+                    key = ((name, *o) if u == len(batch_blocks) - 1
+                           else (f"{name}-step", u, *o))
+                    ix, up, start = keys(b, o)
+                    dsk[key] = (step, previous, ix, up, start, dims, clip)
+                    previous = key
+            graph = HighLevelGraph.from_collections(name, dsk,
+                                                    dependencies=[operand, indices, updates])
+            return da.Array(graph, name, chunks=operand.chunks, dtype=dtype,
+                            meta=operand._meta)
+        identity, reduction, combine = _REDUCIBLE[op]
+        name = f"{prim.name}-partial-{token}"
+        partial = functools.partial(_scatter_partial, op, identity(dtype))
+        for u, b in enumerate(batch_blocks):
+            for o in _blocks(operand.numblocks):
+                ix, up, start = keys(b, o)
+                block = tuple(operand.chunks[d][o[d]] for d in range(operand.ndim))
+                key = (name, u, *o)
+                dsk[key] = (partial, ix, up, start, dims, clip, block, dtype)
+        graph = HighLevelGraph.from_collections(name, dsk, dependencies=[indices, updates])
+        partials = da.Array(graph, name, chunks=((1,) * len(batch_blocks),) + operand.chunks,
+                            dtype=dtype, meta=operand._meta)
+        reduced = getattr(partials, reduction)(axis=0, **(
+            {"dtype": dtype} if reduction in ("sum", "prod") else {}))
+        return combine(operand, reduced)
+    return plan
+
+
+def _gather_per_chunk(impl: Callable) -> Callable:
+    """The plan of a gather on dask arrays (see the module's docstring), or None where the
+    table's way is taken (no positions, an axis of size zero)."""
+    def plan(operand, indices, *, mode="clip", fill_value=None):
+        import dask.array as da
+        from dask.base import tokenize
+        from dask.highlevelgraph import HighLevelGraph
+
+        dtype = np.dtype(get_aval(operand).dtype)
+        k, nb = get_aval(indices).shape[-1], get_aval(indices).ndim - 1
+        shape = get_aval(operand).shape
+        if k == 0 or 0 in shape:
+            return None
+        operand, indices = _as_lazy([operand, indices])
+        indices = indices.rechunk({nb: -1})
+        clip, dims, starts = mode == "clip", shape[:k], _starts(operand.chunks[:k])
+        fill = 0 if clip else gather.default_fill_value(dtype) if fill_value is None \
+            else fill_value
+        name = f"gather-{tokenize(operand, indices, mode, fill_value)}"
+        partial = functools.partial(_gather_partial, impl)
+        dsk: dict = {}
+        position_blocks = _blocks(operand.numblocks[:k])
+        for b in _blocks(indices.numblocks[:nb]):
+            for r in _blocks(operand.numblocks[k:]):
+                out = (tuple(indices.chunks[d][b[d]] for d in range(nb))
+                       + tuple(operand.chunks[k + d][r[d]] for d in range(len(r))))
+                parts = []
+                for s, o in enumerate(position_blocks):
+                    key = (f"{name}-partial", s, *b, *r)
+                    start = tuple(starts[j][o[j]] for j in range(k))
+                    dsk[key] = (partial, (operand.name, *o, *r), (indices.name, *b, 0), start,
+                                dims, clip)
+                    parts.append(key)
+                key = (name, *b, *r)
+                dsk[key] = (_gather_assemble, parts, fill, out, dtype)
+        graph = HighLevelGraph.from_collections(name, dsk, dependencies=[operand, indices])
+        return da.Array(graph, name, chunks=indices.chunks[:nb] + operand.chunks[k:],
+                        dtype=dtype, meta=operand._meta)
+    return plan
+
+
+#: Primitives of CORE_AXES planned chunk by chunk on dask arrays (after DASK_FIRST, before
+#: the table): a function of the primitive's impl giving the plan, which returns the
+#: result, or None to take the table's way.
+PER_CHUNK: dict[Primitive, Callable] = {
+    gather.gather_p: _gather_per_chunk,
+    **{p: functools.partial(_scatter_per_chunk, p) for p in (
+        gather.scatter_p, gather.scatter_add_p, gather.scatter_mul_p, gather.scatter_min_p,
+        gather.scatter_max_p)},
+}
+
+
+def _check_results_fit(what: str, args, avals_out, out_core) -> None:
+    """Raise ``backend.ChunkedAxisError`` where a result's core axes alone (a random
+    permutation drawn whole) would make a chunk over dask's ``array.chunk-size`` and
+    larger than every chunk of the arguments (so nothing the caller chunked grows)."""
+    import dask
+    from dask.utils import parse_bytes
+    limit = parse_bytes(dask.config.get("array.chunk-size"))
+    largest = max((a.dtype.itemsize * math.prod(a.chunksize) for a in args
+                   if backend.is_lazy(a)), default=0)
+    for aval, core in zip(avals_out, out_core):
+        size = aval.dtype.itemsize * math.prod(aval.shape[d] for d in core)
+        if size > max(limit, largest):
+            raise backend.ChunkedAxisError(
+                f"{what}: its result of shape {aval.shape} ({aval.dtype}) is computed whole "
+                f"along axes {tuple(core)}: one chunk of {size} bytes, over dask's "
+                f"array.chunk-size of {limit} bytes. Raise the limit with "
+                "dask.config.set({'array.chunk-size': ...}) or make smaller results. "
+                "Nothing was computed.")
+
+
 def _chunked_impl(prim: Primitive, impl: Callable) -> Callable:
+    per_chunk = PER_CHUNK[prim](impl) if prim in PER_CHUNK else None
+
     @functools.wraps(impl)  # with its attributes (jit reads an elementwise impl's ufunc)
     def chunked(*args, **params):
         for a in args:  # NumPy's fast path: a type test per operand more
@@ -135,6 +402,10 @@ def _chunked_impl(prim: Primitive, impl: Callable) -> Callable:
         for a in args:
             if backend.is_lazy(a):
                 backend.check_known_chunks(a, prim.name)
+        if per_chunk is not None:
+            out = per_chunk(*args, **params)
+            if out is not None:
+                return out
         avals_in = [get_aval(a) for a in args]
         avals_out = abstract_eval_rules[prim](*avals_in, **params)
         avals_out = list(avals_out) if prim.multiple_results else [avals_out]
@@ -151,6 +422,8 @@ def _chunked_impl(prim: Primitive, impl: Callable) -> Callable:
         outs = backend.map_chunked(prim.name, block, list(args), in_core,
                                    [a.shape for a in avals_out], [a.dtype for a in avals_out],
                                    out_core)
+        # (after the arguments' check, whose error names the axis to rechunk)
+        _check_results_fit(prim.name, args, avals_out, out_core)
         return outs if prim.multiple_results else outs[0]
     return chunked
 

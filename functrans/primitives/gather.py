@@ -335,7 +335,7 @@ batching.batching_rules[gather_p] = _gather_batch
 # One impl, abstract eval and batching rule for all five; they differ in how an update
 # combines with what is there (backend.scatter_apply's operation) and in their derivatives.
 
-_SCATTER_OPS: dict = {}  # primitive -> backend.scatter_apply's operation
+SCATTER_OPS: dict = {}  # primitive -> backend.scatter_apply's operation
 
 
 def _scatter_abstract_eval(name):
@@ -354,7 +354,7 @@ def _scatter_abstract_eval(name):
 
 
 def _scatter_impl(prim):
-    op = _SCATTER_OPS[prim]
+    op = SCATTER_OPS[prim]
     check = _scatter_abstract_eval(prim.name)
 
     def impl(operand, indices, updates, *, mode="clip"):
@@ -399,7 +399,7 @@ def _scatter_batch(prim):
 
 def _scatter_primitive(name: str, op: str) -> Primitive:
     prim = Primitive(name, origin="library")
-    _SCATTER_OPS[prim] = op
+    SCATTER_OPS[prim] = op
     impl_rules[prim] = _scatter_impl(prim)
     abstract_eval_rules[prim] = _scatter_abstract_eval(name)
     batching.batching_rules[prim] = _scatter_batch(prim)

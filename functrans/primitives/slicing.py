@@ -129,7 +129,8 @@ def _pad_impl(x, padding_value, *, padding_config):
     x, padding_value = coerce(xp, as_operand(x, xp), padding_value)
     shape = [lo + hi + n + max(n - 1, 0) * i for (lo, hi, i), n in zip(padding_config, x.shape)]
     out = backend.full(shape, padding_value, x.dtype, like=x)
-    out[_interior_slices(padding_config, x.shape)] = x
+    if x.size:  # nothing to write (dask refuses to assign an empty array)
+        out[_interior_slices(padding_config, x.shape)] = x
     return out
 
 

@@ -16,6 +16,7 @@ import itertools
 import numpy as np
 
 import functrans.numpy as fnp
+from functrans import backend, lax
 from functrans.core import get_aval
 from functrans.scipy._util import inexact
 from functrans.tree_util import register_pytree_node
@@ -160,8 +161,7 @@ class RegularGridInterpolator:
             for upper, fraction in zip(corner, fractions):
                 w = fraction if upper else 1 - fraction
                 weight = w if weight is None else weight * w
-            value = fnp.asarray(self.values)[tuple(i + upper for i, upper in
-                                                   zip(indices, corner))]
+            value = _at(self.values, [i + upper for i, upper in zip(indices, corner)])
             term = value * self._trailing(weight, trailing)
             result = term if result is None else result + term
         return result
@@ -169,7 +169,16 @@ class RegularGridInterpolator:
     def _nearest(self, indices, fractions):
         picked = tuple(fnp.where(f <= 0.5, i, i + 1) if get_aval(self.grid[a]).shape[0] > 1
                        else i for a, (i, f) in enumerate(zip(indices, fractions)))
-        return fnp.asarray(self.values)[picked]  # a NumPy array takes no traced index
+        return _at(self.values, picked)
+
+
+def _at(values, indices):
+    """``values[indices]`` for in-range integer arrays of one shape indexing the leading
+    axes (a NumPy array takes no traced index: functrans's indexing); a dask array's own
+    ``[]`` takes at most one integer array, so there the positions go to one gather."""
+    if backend.is_lazy(values):
+        return lax.gather(values, fnp.stack(list(indices), axis=-1))
+    return fnp.asarray(values)[tuple(indices)]
 
 
 register_pytree_node(

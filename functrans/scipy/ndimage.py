@@ -16,7 +16,7 @@ import operator
 import numpy as np
 
 import functrans.numpy as fnp
-from functrans import lax
+from functrans import backend, lax
 from functrans.core import get_aval
 
 __all__ = ["map_coordinates"]
@@ -62,6 +62,15 @@ def _linear(coordinate):
     upper_weight = coordinate - lower
     index = lax.convert_element_type(lower, np.int64)
     return [(index, 1 - upper_weight), (index + 1, upper_weight)]
+
+
+def _at(values, indices: tuple):
+    """``values[indices]`` for in-range integer arrays of one shape indexing the leading
+    axes: a dask array's own ``[]`` takes at most one integer array, so there the positions
+    go to one gather (chunk by chunk)."""
+    if backend.is_lazy(values):
+        return lax.gather(values, fnp.stack(list(indices), axis=-1))
+    return values[tuple(indices)]
 
 
 def map_coordinates(input, coordinates, order: int, mode: str = "constant", cval=0.0):
@@ -122,7 +131,7 @@ def map_coordinates(input, coordinates, order: int, mode: str = "constant", cval
         indices = tuple(index for index, _, _ in corner)
         valids = [valid for _, valid, _ in corner if valid is not None]
         weights = [weight for _, _, weight in corner if weight is not None]
-        value = input[indices]
+        value = _at(input, indices)
         if valids:
             value = fnp.where(functools.reduce(operator.and_, valids), value, cval)
         if weights:
