@@ -1,0 +1,576 @@
+"""Fused regions compiled by LLVM (llvmlite) into NumPy ufuncs.
+
+The code generator's fusion pass (codegen, "Fusion") describes a region as a scalar
+program: inputs ``x0, x1, ...`` of given dtypes, statements ``(name, dtype, expression)``
+whose expressions are the small Python-expression language of ``Lowering.kernel``
+templates, and the names of its outputs.  This module translates such a program into
+LLVM IR (``llvmlite.ir``), a NumPy inner loop::
+
+    void loop(char **args, npy_intp *dims, npy_intp *steps, void *data)
+
+and makes it a real ``numpy.ufunc`` with ``PyUFunc_FromFuncAndData`` (taken from NumPy's
+``_UFUNC_API`` capsule): NumPy then broadcasts, strides, converts scalars, allocates the
+outputs and checks the floating-point flags after the loop, as for its own ufuncs, and a
+call costs what a call of ``np.add`` does.
+
+The loop has two bodies: one for contiguous operands (indexed by the element, which LLVM
+vectorises) and one for any strides; inputs that are one element for the whole region
+(0-d, or broadcast along every axis) are read once before the loop.
+
+The expression language and its semantics (NumPy's, by dtype):
+``np.<dtype>(constant)`` (``np.nan``, ``np.inf`` and ``-`` allowed inside) a typed
+constant; ``np.<dtype>(expression)`` a conversion (integers wrap; floats to integers are
+not translated: NumPy's result there is the platform's); ``+ - *`` (integers wrap), ``/``
+on floats, unary ``-``; comparisons (ordered, ``!=`` unordered, as IEEE and NumPy); ``a if
+c else b``; ``not``, ``and``, ``or``, ``&``, ``|`` on booleans; ``np.abs``, ``np.sqrt``,
+``np.floor``, ``np.ceil`` as LLVM's exact intrinsics; ``np.isfinite``; the libm functions
+(``np.sin`` -> ``sin`` or ``sinf`` by dtype, ``np.power`` -> ``pow``, ``np.arctan2`` ->
+``atan2``, ...).  Anything else makes the translation fail (``kernel`` returns None), and
+the region stays with the other fusion compiler or NumPy: never a wrong loop.
+
+Object code is cached on disk in the directory the caller names, in a file named by the
+hash of the IR text, llvmlite's version, the target triple and the host CPU's name and
+features; a new process loads it into one process-wide MCJIT engine instead of compiling.
+Files are written atomically (a temporary file, then ``os.replace``) and carry a checksum
+of the object code, so that a truncated or corrupt file is compiled again, never loaded.
+"""
+from __future__ import annotations
+
+import ast
+import ctypes
+import hashlib
+import os
+import threading
+import time
+
+import numpy as np
+
+__all__ = ["UfuncKernel", "ufunc_kernel", "installed"]
+
+
+def installed() -> bool:
+    """Whether llvmlite can be imported (without importing it)."""
+    import importlib.util
+    return importlib.util.find_spec("llvmlite") is not None
+
+
+class _Untranslatable(Exception):
+    """Something of a scalar program this module has no exact translation for."""
+
+
+#: the dtypes loops compute in, by name
+_DTYPES = frozenset(np.dtype(t) for t in (
+    np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
+    np.uint64, np.float32, np.float64))
+#: NumPy functions that are libm calls: the C name for float64 (float32 adds ``f``)
+_LIBM = {"exp": "exp", "exp2": "exp2", "expm1": "expm1", "log": "log", "log2": "log2",
+         "log10": "log10", "log1p": "log1p", "cbrt": "cbrt", "sin": "sin", "cos": "cos",
+         "tan": "tan", "arcsin": "asin", "arccos": "acos", "arctan": "atan", "sinh": "sinh",
+         "cosh": "cosh", "tanh": "tanh", "arcsinh": "asinh", "arccosh": "acosh",
+         "arctanh": "atanh", "power": "pow", "arctan2": "atan2"}
+#: NumPy functions that LLVM computes exactly (correctly rounded or exact)
+_INTRINSICS = {"abs": "llvm.fabs", "sqrt": "llvm.sqrt", "floor": "llvm.floor",
+               "ceil": "llvm.ceil"}
+_COMPARISONS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==",
+                ast.NotEq: "!="}
+
+
+def _dtype_of_name(name: str):
+    """The dtype ``np.<name>`` converts to, or None."""
+    if name in ("bool", "bool_"):
+        return np.dtype(np.bool_)
+    try:
+        dtype = np.dtype(name)
+    except TypeError:
+        return None
+    return dtype if dtype in _DTYPES and dtype.name == name else None
+
+
+def _constant_value(node):
+    """The Python number ``node`` spells (literals, ``np.nan``, ``np.inf``, unary minus),
+    or raise ``_Untranslatable``."""
+    if isinstance(node, ast.Constant) and type(node.value) in (int, float, bool):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return -_constant_value(node.operand)
+    if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+            and node.value.id == "np" and node.attr in ("nan", "inf")):
+        return float(node.attr)
+    raise _Untranslatable(ast.dump(node))
+
+
+class _Translator:
+    """Emits the scalar program's expressions with an ``llvmlite.ir.IRBuilder``; values
+    are ``(llvm value, dtype)``, booleans ``i1``."""
+
+    def __init__(self, module, builder, env: dict):
+        from llvmlite import ir
+        self.ir = ir
+        self.module = module
+        self.b = builder
+        self.env = env
+
+    def type(self, dtype: np.dtype):
+        ir = self.ir
+        if dtype.kind == "b":
+            return ir.IntType(1)
+        if dtype.kind == "f":
+            return ir.DoubleType() if dtype.itemsize == 8 else ir.FloatType()
+        return ir.IntType(8 * dtype.itemsize)
+
+    def constant(self, value, dtype: np.dtype):
+        typed = np.array(value, dtype=dtype)  # NumPy's conversion of the Python number
+        if dtype.kind in "iu" and typed.item() != value:
+            raise _Untranslatable(f"{value!r} as {dtype}")
+        if dtype.kind == "f":
+            return self.ir.Constant(self.type(dtype), float(typed.item()))
+        return self.ir.Constant(self.type(dtype), int(typed.item()))
+
+    def function(self, name: str, dtype: np.dtype, nargs: int):
+        ir = self.ir
+        symbol = name + ("f" if dtype.itemsize == 4 else "")
+        fn = self.module.globals.get(symbol)
+        if fn is None:
+            t = self.type(dtype)
+            fn = ir.Function(self.module, ir.FunctionType(t, [t] * nargs), name=symbol)
+        return fn
+
+    def emit(self, node):
+        method = getattr(self, "emit_" + type(node).__name__, None)
+        if method is None:
+            raise _Untranslatable(ast.dump(node))
+        return method(node)
+
+    def emit_Name(self, node):
+        if node.id not in self.env:
+            raise _Untranslatable(node.id)
+        return self.env[node.id]
+
+    def emit_Call(self, node):
+        func = node.func
+        if (not isinstance(func, ast.Attribute) or not isinstance(func.value, ast.Name)
+                or func.value.id != "np" or node.keywords):
+            raise _Untranslatable(ast.dump(node))
+        name = func.attr
+        target = _dtype_of_name(name)
+        if target is not None:
+            if len(node.args) != 1:
+                raise _Untranslatable(name)
+            try:
+                return self.constant(_constant_value(node.args[0]), target), target
+            except _Untranslatable:
+                return self.convert(self.emit(node.args[0]), target)
+        args = [self.emit(a) for a in node.args]
+        dtype = args[0][1] if args else None
+        if dtype is None or dtype.kind != "f" or any(d != dtype for _, d in args):
+            raise _Untranslatable(name)
+        values = [v for v, _ in args]
+        b = self.b
+        if name == "isfinite" and len(values) == 1:  # the exponent's bits: no flags
+            t = self.ir.IntType(8 * dtype.itemsize)
+            exponent = t(0x7FF0000000000000 if dtype.itemsize == 8 else 0x7F800000)
+            masked = b.and_(b.bitcast(values[0], t), exponent)
+            return b.icmp_unsigned("!=", masked, exponent), np.dtype(np.bool_)
+        if name in _INTRINSICS and len(values) == 1:
+            fn = self.module.declare_intrinsic(_INTRINSICS[name], [self.type(dtype)])
+            return b.call(fn, values), dtype
+        if name in _LIBM:
+            nargs = 2 if name in ("power", "arctan2") else 1
+            if len(values) != nargs:
+                raise _Untranslatable(name)
+            return b.call(self.function(_LIBM[name], dtype, nargs), values), dtype
+        raise _Untranslatable(name)
+
+    def convert(self, pair, target: np.dtype):
+        value, source = pair
+        b = self.b
+        if source == target:
+            return value, target
+        t = self.type(target)
+        if target.kind == "b":
+            if source.kind == "f":
+                return b.fcmp_unordered("!=", value, self.ir.Constant(value.type, 0.0)), target
+            return b.icmp_unsigned("!=", value, self.ir.Constant(value.type, 0)), target
+        if source.kind == "b":
+            return (b.uitofp(value, t) if target.kind == "f" else b.zext(value, t)), target
+        if source.kind in "iu":
+            if target.kind == "f":
+                return (b.sitofp(value, t) if source.kind == "i" else b.uitofp(value, t)), target
+            if target.itemsize < source.itemsize:
+                return b.trunc(value, t), target
+            if target.itemsize > source.itemsize:
+                return (b.sext(value, t) if source.kind == "i" else b.zext(value, t)), target
+            return value, target  # the same bits
+        if target.kind == "f":  # float to float
+            if target.itemsize > source.itemsize:
+                return b.fpext(value, t), target
+            return b.fptrunc(value, t), target
+        raise _Untranslatable(f"{source} to {target}")  # float to integer
+
+    def emit_BinOp(self, node):
+        (a, da), (c, dc) = self.emit(node.left), self.emit(node.right)
+        if da != dc:
+            raise _Untranslatable("operands of different dtypes")
+        b = self.b
+        op = type(node.op)
+        if op in (ast.BitAnd, ast.BitOr):
+            if da.kind not in "biu":
+                raise _Untranslatable("bitwise operation on floats")
+            return (b.and_(a, c) if op is ast.BitAnd else b.or_(a, c)), da
+        if da.kind == "b":
+            raise _Untranslatable("arithmetic on booleans")
+        if da.kind == "f":
+            ops = {ast.Add: b.fadd, ast.Sub: b.fsub, ast.Mult: b.fmul, ast.Div: b.fdiv}
+        else:  # integers wrap around, as NumPy's
+            ops = {ast.Add: b.add, ast.Sub: b.sub, ast.Mult: b.mul}
+        if op not in ops:
+            raise _Untranslatable(type(node.op).__name__)
+        return ops[op](a, c), da
+
+    def emit_UnaryOp(self, node):
+        value, dtype = self.emit(node.operand)
+        b = self.b
+        if isinstance(node.op, ast.Not):
+            if dtype.kind != "b":
+                raise _Untranslatable("not of a number")
+            return b.not_(value), dtype
+        if isinstance(node.op, ast.USub):
+            if dtype.kind == "f":
+                return b.fneg(value), dtype
+            if dtype.kind in "iu":
+                return b.neg(value), dtype
+        raise _Untranslatable(ast.dump(node))
+
+    def emit_Compare(self, node):
+        if len(node.ops) != 1 or type(node.ops[0]) not in _COMPARISONS:
+            raise _Untranslatable(ast.dump(node))
+        (a, da), (c, dc) = self.emit(node.left), self.emit(node.comparators[0])
+        if da != dc:
+            raise _Untranslatable("comparison of different dtypes")
+        op = _COMPARISONS[type(node.ops[0])]
+        b = self.b
+        if da.kind == "f" and op in ("==", "!="):  # quiet comparisons: no flag for NaN
+            result = (b.fcmp_unordered(op, a, c) if op == "!=" else b.fcmp_ordered(op, a, c))
+        elif da.kind == "f":
+            # An ordered comparison may be a signalling instruction (x86's cmpltpd, maxsd),
+            # which raises "invalid" for a NaN operand where NumPy's comparisons raise
+            # nothing: compare the floats' bits as integers instead (ordered as the floats,
+            # -0.0 made +0.0 first), under a quiet test that neither operand is NaN.
+            ordered = b.fcmp_ordered("ord", a, c)
+            result = b.and_(ordered, b.icmp_signed(op, self.key(a, da), self.key(c, da)))
+        elif da.kind == "i":
+            result = b.icmp_signed(op, a, c)
+        else:
+            result = b.icmp_unsigned(op, a, c)
+        return result, np.dtype(np.bool_)
+
+    def key(self, value, dtype: np.dtype):
+        """An integer ordered as the non-NaN float ``value`` (zeros equal)."""
+        b = self.b
+        bits = 8 * dtype.itemsize
+        t = self.ir.IntType(bits)
+        x = b.bitcast(b.fadd(value, self.ir.Constant(value.type, 0.0)), t)
+        magnitude = b.lshr(b.ashr(x, t(bits - 1)), t(1))  # negatives: the magnitude bits
+        return b.xor(x, magnitude)
+
+    def emit_IfExp(self, node):
+        test, dt = self.emit(node.test)
+        (a, da), (c, dc) = self.emit(node.body), self.emit(node.orelse)
+        if dt.kind != "b" or da != dc:
+            raise _Untranslatable("select")
+        return self.b.select(test, a, c), da
+
+    def emit_BoolOp(self, node):
+        values = [self.emit(v) for v in node.values]
+        if any(d.kind != "b" for _, d in values):
+            raise _Untranslatable("and/or of numbers")
+        combine = self.b.and_ if isinstance(node.op, ast.And) else self.b.or_
+        result = values[0][0]
+        for v, _ in values[1:]:
+            result = combine(result, v)
+        return result, np.dtype(np.bool_)
+
+
+# ------------------------------------------------------------------------------------------
+# The inner loop
+# ------------------------------------------------------------------------------------------
+
+def _loop_ir(symbol: str, inputs: list, statements: list, outputs: list) -> str:
+    """The IR text of the NumPy inner loop ``symbol`` computing the scalar program, or
+    raise ``_Untranslatable``.  ``inputs``: ``(dtype, scalar)``, ``scalar`` where the
+    input is one element for the whole loop; ``statements``: ``(name, dtype, expression)``;
+    ``outputs``: ``(name, dtype)``."""
+    from llvmlite import ir
+    parsed = []
+    for name, dtype, expr in statements:
+        try:
+            tree = ast.parse(expr, mode="eval").body
+        except SyntaxError as error:
+            raise _Untranslatable(expr) from error
+        parsed.append((name, np.dtype(dtype), tree))
+    module = ir.Module(name=symbol)
+    i8, i64 = ir.IntType(8), ir.IntType(64)
+    i8p = i8.as_pointer()
+    fnty = ir.FunctionType(ir.VoidType(), [i8p.as_pointer(), i64.as_pointer(),
+                                           i64.as_pointer(), i8p])
+    fn = ir.Function(module, fnty, name=symbol)
+    args, dims, steps, _ = fn.args
+    entry = fn.append_basic_block("entry")
+    setup = fn.append_basic_block("setup")
+    done = fn.append_basic_block("done")
+    b = ir.IRBuilder(entry)
+    n = b.load(dims)
+    b.cbranch(b.icmp_signed("<=", n, i64(0)), done, setup)
+    b.position_at_end(setup)
+    operands = [(np.dtype(d), s) for d, s in inputs] + [(np.dtype(d), False) for _, d in outputs]
+    pointers = [b.load(b.gep(args, [i64(k)])) for k in range(len(operands))]
+    strides = [b.load(b.gep(steps, [i64(k)])) for k in range(len(operands))]
+    probe = _Translator(module, b, {})
+
+    def memory_type(dtype):
+        return i8 if dtype.kind == "b" else probe.type(dtype)
+
+    def load(b, address, dtype):
+        value = b.load(b.bitcast(address, memory_type(dtype).as_pointer()))
+        return b.icmp_unsigned("!=", value, i8(0)) if dtype.kind == "b" else value
+
+    env = {}
+    for k, (dtype, scalar) in enumerate(operands[:len(inputs)]):
+        if scalar:
+            env[f"x{k}"] = (load(b, pointers[k], dtype), dtype)
+    contiguous = ir.Constant(ir.IntType(1), 1)
+    for k, (dtype, scalar) in enumerate(operands):
+        if not scalar:
+            contiguous = b.and_(contiguous, b.icmp_signed("==", strides[k], i64(dtype.itemsize)))
+    fast = fn.append_basic_block("contiguous")
+    slow = fn.append_basic_block("strided")
+    b.cbranch(contiguous, fast, slow)
+    for block, packed in ((fast, True), (slow, False)):
+        b.position_at_end(block)
+        i = b.phi(i64)
+        i.add_incoming(i64(0), setup)
+
+        def address(k, dtype):
+            if packed:
+                return b.gep(b.bitcast(pointers[k], memory_type(dtype).as_pointer()), [i])
+            return b.gep(pointers[k], [b.mul(i, strides[k])])
+
+        local = dict(env)
+        for k, (dtype, scalar) in enumerate(operands[:len(inputs)]):
+            if not scalar:
+                local[f"x{k}"] = (load(b, address(k, dtype), dtype), dtype)
+        translator = _Translator(module, b, local)
+        for name, dtype, tree in parsed:
+            value = translator.emit(tree)
+            if value[1] != dtype:
+                raise _Untranslatable(f"{name}: {value[1]}, not {dtype}")
+            local[name] = value
+        for j, (name, dtype) in enumerate(outputs):
+            if name not in local or local[name][1] != np.dtype(dtype):
+                raise _Untranslatable(f"output {name}")
+            value = local[name][0]
+            if np.dtype(dtype).kind == "b":
+                value = b.zext(value, i8)
+            k = len(inputs) + j
+            b.store(value, b.bitcast(address(k, np.dtype(dtype)),
+                                      memory_type(np.dtype(dtype)).as_pointer()))
+        following = b.add(i, i64(1))
+        i.add_incoming(following, b.block)
+        b.cbranch(b.icmp_signed("<", following, n), block, done)
+    b.position_at_end(done)
+    b.ret_void()
+    return str(module)
+
+
+# ------------------------------------------------------------------------------------------
+# The engine, the disk cache, the ufuncs
+# ------------------------------------------------------------------------------------------
+
+_lock = threading.RLock()
+_MAGIC = b"functrans-llvm-object-1\n"
+
+
+class _Engine:
+    """The process-wide LLVM state: the host's target machine and one MCJIT engine that
+    every kernel's object code is loaded into (kept for the life of the process)."""
+
+    def __init__(self):
+        import llvmlite
+        import llvmlite.binding as llvm
+        self.llvm = llvm
+        llvm.initialize_native_target()
+        llvm.initialize_native_asmprinter()
+        self.triple = llvm.get_process_triple()
+        cpu = llvm.get_host_cpu_name()
+        features = llvm.get_host_cpu_features().flatten()
+        target = llvm.Target.from_triple(self.triple)
+        self.machine = target.create_target_machine(cpu=cpu, features=features, opt=2,
+                                                    codemodel="jitdefault")
+        self.identity = f"{llvmlite.__version__}\n{self.triple}\n{cpu}\n{features}\n"
+        self.engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), self.machine)
+        self.objects: list = []  # what the engine holds, kept alive
+
+    def compile(self, text: str) -> bytes:
+        llvm = self.llvm
+        module = llvm.parse_assembly(text)
+        module.triple = self.triple
+        module.data_layout = str(self.machine.target_data)
+        module.verify()
+        options = llvm.create_pipeline_tuning_options(speed_level=2)
+        options.loop_vectorization = True
+        options.slp_vectorization = True
+        builder = llvm.create_pass_builder(self.machine, options)
+        builder.getModulePassManager().run(module, builder)
+        return self.machine.emit_object(module)
+
+    def load(self, code: bytes, symbol: str) -> int:
+        obj = self.llvm.ObjectFileRef.from_data(code)
+        self.engine.add_object_file(obj)
+        self.objects.append(obj)
+        self.engine.finalize_object()
+        address = self.engine.get_function_address(symbol)
+        if not address:
+            raise RuntimeError(f"llvm_kernels: {symbol} not in its object code")
+        return address
+
+
+_engine_instance: list = []
+
+
+def _engine() -> _Engine:
+    with _lock:
+        if not _engine_instance:
+            _engine_instance.append(_Engine())
+        return _engine_instance[0]
+
+
+def _ufunc_api():
+    """NumPy's ufunc C-API table (a ``void **``)."""
+    try:
+        from numpy._core import _multiarray_umath as umath
+    except ImportError:  # NumPy 1.x
+        from numpy.core import _multiarray_umath as umath  # type: ignore[no-redef]
+    get = ctypes.pythonapi.PyCapsule_GetPointer
+    get.restype = ctypes.c_void_p
+    get.argtypes = [ctypes.py_object, ctypes.c_char_p]
+    return ctypes.cast(get(umath._UFUNC_API, None), ctypes.POINTER(ctypes.c_void_p))
+
+
+#: PyUFunc_FromFuncAndData(funcs, data, types, ntypes, nin, nout, identity, name, doc, unused)
+_FROM_FUNC_AND_DATA = 1
+
+
+def _make_ufunc(address: int, dtypes: list, nin: int, nout: int, name: bytes, doc: bytes):
+    """A ``numpy.ufunc`` with one loop (the function at ``address``) for ``dtypes``, and
+    the ctypes objects NumPy keeps pointers into (to keep alive with it)."""
+    table = _ufunc_api()
+    signature = ctypes.PYFUNCTYPE(
+        ctypes.py_object, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int,
+        ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p,
+        ctypes.c_int)
+    create = signature(table[_FROM_FUNC_AND_DATA])
+    funcs = (ctypes.c_void_p * 1)(address)
+    data = (ctypes.c_void_p * 1)(None)
+    types = (ctypes.c_char * len(dtypes))(*[bytes([np.dtype(d).num]) for d in dtypes])
+    name_buffer = ctypes.create_string_buffer(name)
+    doc_buffer = ctypes.create_string_buffer(doc)
+    ufunc = create(ctypes.addressof(funcs), ctypes.addressof(data), ctypes.addressof(types),
+                   1, nin, nout, -1, ctypes.addressof(name_buffer),
+                   ctypes.addressof(doc_buffer), 0)
+    return ufunc, (funcs, data, types, name_buffer, doc_buffer)
+
+
+class UfuncKernel:
+    """A fused region compiled by LLVM: ``ufunc`` (nin inputs, nout outputs; a tuple of
+    results where nout > 1), ``program`` (the scalar program it computes, as text), ``ir``
+    (the LLVM IR it was compiled from), ``path`` (its object code's file), ``loaded``
+    (True where the object code came from the disk cache), ``seconds`` (making it ready)."""
+
+    __slots__ = ("ufunc", "program", "ir", "path", "loaded", "seconds", "_keep")
+
+    def __repr__(self):
+        return f"UfuncKernel({self.ufunc.__name__}, {self.path})"
+
+
+_kernels: dict = {}  # digest of the IR and the host -> UfuncKernel
+#: kernels made ready in this process: loaded from the disk cache, or compiled
+counts = {"loaded": 0, "compiled": 0}
+
+
+def _program_text(inputs, statements, outputs) -> str:
+    lines = [f"x{k}: {np.dtype(d).name}{' (one element)' if s else ''}"
+             for k, (d, s) in enumerate(inputs)]
+    lines += [f"{name} = {expr}" for name, _, expr in statements]
+    lines += [f"out{j} = {name}" for j, (name, _) in enumerate(outputs)]
+    return "\n".join(lines)
+
+
+def _read_object(path: str):
+    """The object code in ``path`` when the file is whole (its checksum), else None."""
+    try:
+        with open(path, "rb") as f:
+            blob = f.read()
+    except OSError:
+        return None
+    head = len(_MAGIC) + 32
+    if not blob.startswith(_MAGIC) or len(blob) <= head:
+        return None
+    code = blob[head:]
+    if hashlib.sha256(code).digest() != blob[len(_MAGIC):head]:
+        return None
+    return code
+
+
+def _write_object(path: str, code: bytes) -> None:
+    temporary = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
+    try:
+        with open(temporary, "wb") as f:
+            f.write(_MAGIC + hashlib.sha256(code).digest() + code)
+        os.replace(temporary, path)
+    except OSError:  # a read-only cache: the kernel still works in this process
+        try:
+            os.remove(temporary)
+        except OSError:
+            pass
+
+
+def ufunc_kernel(inputs: list, statements: list, outputs: list, directory: str):
+    """The ``UfuncKernel`` computing the scalar program (see ``_loop_ir``) for every
+    element, its object code loaded from or cached in ``directory``; None where some
+    expression has no exact translation."""
+    start = time.perf_counter()
+    inputs = [(np.dtype(d), bool(s)) for d, s in inputs]
+    outputs = [(name, np.dtype(d)) for name, d in outputs]
+    if any(d not in _DTYPES for d, _ in inputs) or any(d not in _DTYPES for _, d in outputs):
+        return None
+    program = _program_text(inputs, statements, outputs)
+    symbol = "fk_" + hashlib.sha256(program.encode()).hexdigest()[:24]
+    try:
+        text = _loop_ir(symbol, inputs, statements, outputs)
+    except _Untranslatable:
+        return None
+    engine = _engine()
+    digest = hashlib.sha256((engine.identity + text).encode()).hexdigest()[:32]
+    with _lock:  # one compilation and one load per kernel and process
+        kernel = _kernels.get(digest)
+        if kernel is not None:
+            return kernel
+        path = os.path.join(directory, f"lk_{digest}.o")
+        code = _read_object(path)
+        loaded = code is not None
+        if code is None:
+            code = engine.compile(text)
+            _write_object(path, code)
+        address = engine.load(code, symbol)
+        dtypes = [d for d, _ in inputs] + [d for _, d in outputs]
+        ufunc, keep = _make_ufunc(address, dtypes, len(inputs), len(outputs),
+                                  b"fused_" + symbol[3:11].encode(),
+                                  b"A fused region compiled by functrans.jit.")
+        kernel = UfuncKernel()
+        kernel.ufunc, kernel._keep = ufunc, keep
+        kernel.program, kernel.ir, kernel.path = program, text, path
+        kernel.loaded = loaded
+        kernel.seconds = time.perf_counter() - start
+        counts["loaded" if loaded else "compiled"] += 1
+        _kernels[digest] = kernel
+        return kernel
