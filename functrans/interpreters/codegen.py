@@ -49,6 +49,7 @@ from __future__ import annotations
 import collections
 import functools
 import itertools
+import os
 import re
 import threading
 import time
@@ -469,20 +470,28 @@ def optimize_jaxpr(jaxpr: Jaxpr) -> tuple[list, list, list]:
 # Fusion
 # ------------------------------------------------------------------------------------------
 #
-# With numba installed (``pip install functrans[fast]``) and ``functrans.config.fusion`` on,
-# maximal regions of elementwise equations of one output shape (primitives with a
-# ``Lowering.kernel``, and broadcasts NumPy broadcasting expresses) become one equation: a
-# loop over the output, compiled by numba, that reads each operand once and writes each
-# result the rest of the program reads once, instead of one NumPy call and one temporary
-# array per operation.  The kernel's source is a file in the user's cache directory named
-# by the hash of its text, compiled with numba's ``cache=True``: a new process loads the
-# machine code instead of compiling it again.
+# With llvmlite or numba installed (``pip install functrans[fast]``) and
+# ``functrans.config.fusion`` on, maximal regions of elementwise equations of one output
+# shape (primitives with a ``Lowering.kernel``, and broadcasts NumPy broadcasting
+# expresses) become one equation: a loop over the output that reads each operand once and
+# writes each result the rest of the program reads once, instead of one NumPy call and one
+# temporary array per operation.  The region's scalar program (``_RegionBody``) is compiled
+# by LLVM into a NumPy ufunc (``llvm_kernels``: NumPy broadcasts, allocates and checks the
+# floating-point flags as for its own ufuncs; the object code is cached in the user's cache
+# directory, keyed by the IR and the host CPU, so a new process loads it instead of
+# compiling).  Regions ending in reductions, and regions LLVM's translation does not take,
+# are numba loops (``_kernel_plan``: a source file in the same directory named by the hash
+# of its text, compiled with numba's ``cache=True``) where numba is installed.
 
 #: a region is fused when it computes at least this many operations (broadcasts do not
 #: count) and the cost model below expects the loop to be faster than NumPy's calls
 FUSION_MIN_OPS = 2
 #: fuse every region of FUSION_MIN_OPS operations, whatever the cost model says (tests)
 FUSION_ALWAYS = False
+#: ``"llvm"``: regions compiled by LLVM into NumPy ufuncs where the translation takes them,
+#: the others by numba; ``"numba"``: every region by numba (the environment variable
+#: ``FUNCTRANS_FUSION_COMPILER`` sets it at start-up)
+FUSION_COMPILER = "numba" if os.environ.get("FUNCTRANS_FUSION_COMPILER") == "numba" else "llvm"
 
 # The cost model, in nanoseconds per call and per element (measured on x86-64, one thread:
 # a NumPy call on a small array ~500; an arithmetic ufunc ~0.3 per element while its
@@ -534,19 +543,34 @@ def _numba_installed() -> bool:
     return importlib.util.find_spec("numba") is not None
 
 
+@functools.lru_cache(maxsize=1)
+def _llvmlite_installed() -> bool:
+    import importlib.util
+    return importlib.util.find_spec("llvmlite") is not None
+
+
+def _fusion_compilers() -> tuple:
+    """The compilers of fused loops on the CPU, in the order they are tried: ``"llvm"``
+    (regions as NumPy ufuncs, ``llvm_kernels``) and ``"numba"`` (the loops of
+    ``_kernel_plan``), those installed and chosen by ``FUSION_COMPILER``."""
+    chosen = ("llvm", "numba") if FUSION_COMPILER == "llvm" else ("numba",)
+    installed = {"llvm": _llvmlite_installed(), "numba": _numba_installed()}
+    return tuple(c for c in chosen if installed[c])
+
+
 def fusion_active(library=None) -> bool:
     """Whether ``compile_jaxpr`` fuses elementwise regions for ``library`` now: with
-    ``functrans.config.fusion`` on, into numba loops on NumPy (numba installed), into CuPy
-    kernels on CuPy (see "GPU kernels")."""
+    ``functrans.config.fusion`` on, into loops compiled by LLVM or numba on NumPy (llvmlite
+    or numba installed), into CuPy kernels on CuPy (see "GPU kernels")."""
     return _fusion_target(library or backend.library_of()) is not None
 
 
 def _fusion_target(library):
-    """``"cpu"`` (numba loops), ``"cuda"`` (CuPy kernels) or None (no fusion)."""
+    """``"cpu"`` (LLVM or numba loops), ``"cuda"`` (CuPy kernels) or None (no fusion)."""
     if not config.fusion:
         return None
     if library.xp is np:
-        return "cpu" if _numba_installed() else None
+        return "cpu" if _fusion_compilers() else None
     # CuPy (or its stand-in in the tests, which runs the regions' equations)
     return "cuda" if getattr(library.xp, "__name__", "").startswith("cupy") else None
 
@@ -776,7 +800,15 @@ def _fuse(eqns: list, outs: list, uses: dict | None = None,
 
 
 def _fused_equation(region: _Region, uses: dict):
-    """The fused equation computing ``region`` and its kernel's source, or None."""
+    """The fused equation computing ``region`` and its kernel (a ``UfuncKernel``, or a
+    numba kernel's source), or None."""
+    compilers = _fusion_compilers()
+    if "llvm" in compilers:
+        fused = _ufunc_equation(region, uses)
+        if fused is not None:
+            return fused
+    if "numba" not in compilers:
+        return None
     plan = _kernel_plan(region, uses)
     if plan is None:
         return None
@@ -789,6 +821,72 @@ def _fused_equation(region: _Region, uses: dict):
     params = dict(kernel=kernel, shape=region.shape, scalar_inputs=scalar_inputs)
     eqn = JaxprEqn(_FUSED, inputs, params, outputs)  # type: ignore[arg-type]
     return eqn, source
+
+
+class _Ufunc:
+    """The "primitive" of a region computed by a ufunc compiled by LLVM (private to the
+    code generator)."""
+
+    __slots__ = ("name", "multiple_results", "lowering")
+
+    def __init__(self):
+        self.name = "fused_ufunc"
+        self.multiple_results = True
+        self.lowering = Lowering()
+        self.lowering.rule = _ufunc_rule
+        self.lowering.fresh = True
+
+    def __repr__(self):
+        return "fused_ufunc"
+
+
+def _ufunc_rule(ctx, *operands, kernel, shape, allocate):
+    # Python scalars (arguments) are given the loop's dtype; without ``allocate`` the
+    # inputs broadcast to the region's shape and NumPy allocates the outputs
+    args = [f"{ctx.xp}.asarray({x}, {ctx.bind(ctx.in_avals[i].dtype, 'dtype')})"
+            if ctx.is_literal[i] and not ctx.in_avals[i].shape else x
+            for i, x in enumerate(operands)]
+    if allocate:
+        outs = "".join(f"{ctx.xp}.empty({tuple(shape)!r}, {ctx.bind(d, 'dtype')}), "
+                       for d in allocate)
+        args.append(f"out=({outs})")
+    call = f"{ctx.bind(kernel.ufunc, 'fk')}({', '.join(args)})"
+    return f"({call},)" if len(ctx.out_avals) == 1 else call
+
+
+_UFUNC = _Ufunc()
+
+
+def _ufunc_equation(region: _Region, uses: dict):
+    """The equation computing ``region`` (no reductions) with a NumPy ufunc compiled by
+    LLVM, and its ``UfuncKernel``; or None (no exact translation, no gain)."""
+    shape = tuple(region.shape)
+    if not shape:
+        return None
+    body = _region_body(region, uses)
+    if body is None or body.reductions or not body.outputs:
+        return None
+    text = "\n".join(expr for _, _, expr in body.statements)
+    if not _worth_fusing(int(np.prod(shape)), len(body.statements),
+                         len(_LIBM_CALL.findall(text))):
+        return None
+    from functrans.interpreters import llvm_kernels
+    inputs = [(np.dtype(x.aval.dtype), all(d is None for d in subscript))
+              for x, subscript in zip(body.inputs, body.subscripts)]
+    outputs = [(name, np.dtype(out.aval.dtype)) for out, name in body.outputs]
+    before = dict(llvm_kernels.counts)
+    kernel = llvm_kernels.ufunc_kernel(inputs, body.statements, outputs, _kernel_directory())
+    if kernel is None:
+        return None
+    for key, count in llvm_kernels.counts.items():
+        _kernel_counts[key] += count - before[key]
+    in_shape = np.broadcast_shapes(*(tuple(x.aval.shape) for x in body.inputs))
+    allocate = (None if in_shape == shape
+                else tuple(np.dtype(out.aval.dtype) for out, _ in body.outputs))
+    params = dict(kernel=kernel, shape=shape, allocate=allocate)
+    eqn = JaxprEqn(_UFUNC, list(body.inputs), params,  # type: ignore[arg-type]
+                   [out for out, _ in body.outputs])
+    return eqn, kernel
 
 
 class _RegionBody:
@@ -1245,7 +1343,8 @@ def _scatter_add_loop(eqn: JaxprEqn, zeros: bool = False):
     """``eqn`` (a scatter-add) as the loop above, or None where it is not one the loop
     computes as NumPy does (the dtype, an update per index, a known mode).  ``zeros``:
     the operand is zeros read by nothing else, which the loop then makes itself."""
-    if len(eqn.invars) != 3 or any(type(x) is not Var for x in eqn.invars):
+    if (len(eqn.invars) != 3 or any(type(x) is not Var for x in eqn.invars)
+            or not _numba_installed()):
         return None
     operand, indices, updates = (x.aval for x in eqn.invars)
     mode = eqn.params.get("mode", "clip")
@@ -1712,6 +1811,12 @@ def _generate(jaxpr: Jaxpr, library, name: str, owned_outputs: bool,
     code = compile(source, f"<functrans.jit {name}>", "exec")
     exec(code, namespace)
     for kernel_source in kernels:  # shown after the function, as the files numba compiles
+        if hasattr(kernel_source, "ufunc"):  # a UfuncKernel: its scalar program
+            bound = [k for k, v in namespace.items() if v is kernel_source.ufunc]
+            program = "\n".join("#   " + line for line in kernel_source.program.splitlines())
+            source += (f"\n\n# {', '.join(bound)}: a fused loop compiled by LLVM into a NumPy "
+                       f"ufunc ({kernel_source.path}), for each element:\n" + program + "\n")
+            continue
         if isinstance(kernel_source, CudaKernel):
             bound = [k for k, v in namespace.items() if v is kernel_source]
             source += (f"\n\n# {', '.join(bound)}: a fused CuPy kernel\n"
@@ -1837,7 +1942,8 @@ def compile_jaxpr(closed: ClosedJaxpr, library=None, name: str = "jitted",
                          "leading arguments)")
     library = library or backend.library_of()
     fuse = _fusion_target(library)
-    key = (library, owned_outputs, fuse and (fuse, FUSION_ALWAYS, FUSION_MIN_OPS))
+    key = (library, owned_outputs,
+           fuse and (fuse, FUSION_ALWAYS, FUSION_MIN_OPS, _fusion_compilers()))
     with _lock:
         entry = _compiled.get(closed)
         if entry is not None and key in entry:
