@@ -840,15 +840,15 @@ class _Ufunc:
         return "fused_ufunc"
 
 
-def _ufunc_rule(ctx, *operands, kernel, shape, allocate):
-    # Python scalars (arguments) are given the loop's dtype; without ``allocate`` the
-    # inputs broadcast to the region's shape and NumPy allocates the outputs
+def _ufunc_rule(ctx, *operands, kernel, allocate):
+    # Python scalars (arguments) are given the loop's dtype; without ``allocate`` (the
+    # outputs' shapes and dtypes) NumPy allocates the outputs
     args = [f"{ctx.xp}.asarray({x}, {ctx.bind(ctx.in_avals[i].dtype, 'dtype')})"
             if ctx.is_literal[i] and not ctx.in_avals[i].shape else x
             for i, x in enumerate(operands)]
     if allocate:
-        outs = "".join(f"{ctx.xp}.empty({tuple(shape)!r}, {ctx.bind(d, 'dtype')}), "
-                       for d in allocate)
+        outs = "".join(f"{ctx.xp}.empty({shape!r}, {ctx.bind(d, 'dtype')}), "
+                       for shape, d in allocate)
         args.append(f"out=({outs})")
     call = f"{ctx.bind(kernel.ufunc, 'fk')}({', '.join(args)})"
     return f"({call},)" if len(ctx.out_avals) == 1 else call
@@ -858,34 +858,55 @@ _UFUNC = _Ufunc()
 
 
 def _ufunc_equation(region: _Region, uses: dict):
-    """The equation computing ``region`` (no reductions) with a NumPy ufunc compiled by
-    LLVM, and its ``UfuncKernel``; or None (no exact translation, no gain)."""
+    """The equation computing ``region`` with a NumPy ufunc compiled by LLVM (a
+    generalised ufunc over the reduced axes for a region ending in reductions), and its
+    ``UfuncKernel``; or None (no exact translation, no gain)."""
     shape = tuple(region.shape)
+    ndim = len(shape)
     if not shape:
         return None
     body = _region_body(region, uses)
-    if body is None or body.reductions or not body.outputs:
+    if body is None or not (body.outputs or body.reductions):
         return None
     text = "\n".join(expr for _, _, expr in body.statements)
-    if not _worth_fusing(int(np.prod(shape)), len(body.statements),
+    if not _worth_fusing(int(np.prod(shape)), len(body.statements) + len(body.reductions),
                          len(_LIBM_CALL.findall(text))):
         return None
     from functrans.interpreters import llvm_kernels
-    inputs = [(np.dtype(x.aval.dtype), all(d is None for d in subscript))
-              for x, subscript in zip(body.inputs, body.subscripts)]
     outputs = [(name, np.dtype(out.aval.dtype)) for out, name in body.outputs]
+    results = [out for out, _ in body.outputs] + [out for *_, out in body.reductions]
+    keep = body.keep if body.reductions else ndim
+    loop_shapes = []  # the inputs' shapes outside the core (reduced) axes
+    inputs: list = []
+    for x, subscript in zip(body.inputs, body.subscripts):
+        xshape = tuple(x.aval.shape)
+        offset = ndim - len(xshape)
+        if not body.reductions:
+            inputs.append((np.dtype(x.aval.dtype), all(d is None for d in subscript)))
+            loop_shapes.append(xshape)
+            continue
+        core = tuple(None if a - offset < 0 else
+                     ("broadcast" if subscript[a - offset] is None else "span")
+                     for a in range(keep, ndim))
+        inputs.append((np.dtype(x.aval.dtype), core))
+        loop_shapes.append(xshape[:max(keep - offset, 0)])
     before = dict(llvm_kernels.counts)
-    kernel = llvm_kernels.ufunc_kernel(inputs, body.statements, outputs, _kernel_directory())
+    directory = _kernel_directory()
+    if body.reductions:
+        reductions = [(kind, name, dtype) for kind, name, dtype, _ in body.reductions]
+        kernel = llvm_kernels.gufunc_kernel(inputs, body.statements, outputs, reductions,
+                                            ndim - keep, directory)
+    else:
+        kernel = llvm_kernels.ufunc_kernel(inputs, body.statements, outputs, directory)
     if kernel is None:
         return None
     for key, count in llvm_kernels.counts.items():
         _kernel_counts[key] += count - before[key]
-    in_shape = np.broadcast_shapes(*(tuple(x.aval.shape) for x in body.inputs))
-    allocate = (None if in_shape == shape
-                else tuple(np.dtype(out.aval.dtype) for out, _ in body.outputs))
-    params = dict(kernel=kernel, shape=shape, allocate=allocate)
-    eqn = JaxprEqn(_UFUNC, list(body.inputs), params,  # type: ignore[arg-type]
-                   [out for out, _ in body.outputs])
+    allocate = None
+    if np.broadcast_shapes(*loop_shapes) != shape[:keep] or keep == 0:
+        allocate = tuple((tuple(out.aval.shape), np.dtype(out.aval.dtype)) for out in results)
+    params = dict(kernel=kernel, allocate=allocate)
+    eqn = JaxprEqn(_UFUNC, list(body.inputs), params, results)  # type: ignore[arg-type]
     return eqn, kernel
 
 
@@ -1814,8 +1835,9 @@ def _generate(jaxpr: Jaxpr, library, name: str, owned_outputs: bool,
         if hasattr(kernel_source, "ufunc"):  # a UfuncKernel: its scalar program
             bound = [k for k, v in namespace.items() if v is kernel_source.ufunc]
             program = "\n".join("#   " + line for line in kernel_source.program.splitlines())
+            kind = "generalised ufunc" if kernel_source.ufunc.signature else "ufunc"
             source += (f"\n\n# {', '.join(bound)}: a fused loop compiled by LLVM into a NumPy "
-                       f"ufunc ({kernel_source.path}), for each element:\n" + program + "\n")
+                       f"{kind} ({kernel_source.path}), for each element:\n" + program + "\n")
             continue
         if isinstance(kernel_source, CudaKernel):
             bound = [k for k, v in namespace.items() if v is kernel_source]

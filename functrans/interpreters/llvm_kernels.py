@@ -45,7 +45,7 @@ import time
 
 import numpy as np
 
-__all__ = ["UfuncKernel", "ufunc_kernel", "installed"]
+__all__ = ["UfuncKernel", "ufunc_kernel", "gufunc_kernel", "installed"]
 
 
 def installed() -> bool:
@@ -382,6 +382,285 @@ def _loop_ir(symbol: str, inputs: list, statements: list, outputs: list) -> str:
     return str(module)
 
 
+def _pairwise_function(module, dtype: np.dtype):
+    """``T pairwise_<dtype>(T *a, i64 n)``: NumPy's pairwise summation of ``a[:n]`` (its
+    ``pairwise_sum``: below 8 elements one by one from 0; up to 128 eight accumulators,
+    combined as a tree, then the rest one by one; above, the two halves (the first a
+    multiple of 8 elements) summed apart and added), so that fused sums give NumPy's bits."""
+    from llvmlite import ir
+    name = f"pairwise_{dtype.name}"
+    if name in module.globals:
+        return module.globals[name]
+    t = ir.DoubleType() if dtype.itemsize == 8 else ir.FloatType()
+    i64 = ir.IntType(64)
+    fn = ir.Function(module, ir.FunctionType(t, [t.as_pointer(), i64]), name=name)
+    fn.linkage = "internal"
+    a, n = fn.args
+    slots = _Slots(fn)
+    entry = fn.append_basic_block("entry")
+    b = slots.b = ir.IRBuilder(entry)
+    zero = t(0.0)
+    small, block, split = (fn.append_basic_block(x) for x in ("small", "block", "split"))
+    choose = fn.append_basic_block("choose")
+    b.cbranch(b.icmp_signed("<", n, i64(8)), small, choose)
+    b.position_at_end(choose)
+    b.cbranch(b.icmp_signed("<=", n, i64(128)), block, split)
+    # fewer than 8: one by one from 0
+    b.position_at_end(small)
+    res = slots.new(t, zero)
+    _counted_loop(b, slots, i64(0), n, lambda i: b.store(b.fadd(b.load(res), b.load(b.gep(a, [i]))), res))
+    b.ret(b.load(res))
+    # up to 128: eight accumulators
+    b.position_at_end(block)
+    r = [slots.new(t, b.load(b.gep(a, [i64(j)]))) for j in range(8)]
+    whole = b.sub(n, b.srem(n, i64(8)))
+    i = slots.new(i64, i64(8))
+    head, body, tail = (fn.append_basic_block(x) for x in ("eights", "eights_body", "rest"))
+    b.branch(head)
+    b.position_at_end(head)
+    b.cbranch(b.icmp_signed("<", b.load(i), whole), body, tail)
+    b.position_at_end(body)
+    at = b.load(i)
+    for j in range(8):
+        b.store(b.fadd(b.load(r[j]), b.load(b.gep(a, [b.add(at, i64(j))]))), r[j])
+    b.store(b.add(at, i64(8)), i)
+    b.branch(head)
+    b.position_at_end(tail)
+    v = [b.load(x) for x in r]
+    total = slots.new(t, b.fadd(b.fadd(b.fadd(v[0], v[1]), b.fadd(v[2], v[3])),
+                                b.fadd(b.fadd(v[4], v[5]), b.fadd(v[6], v[7]))))
+    _counted_loop(b, slots, b.load(i), n,
+                  lambda k: b.store(b.fadd(b.load(total), b.load(b.gep(a, [k]))), total))
+    b.ret(b.load(total))
+    # above: the halves
+    b.position_at_end(split)
+    half = b.sdiv(n, i64(2))
+    half = b.sub(half, b.srem(half, i64(8)))
+    left = b.call(fn, [a, half])
+    right = b.call(fn, [b.gep(a, [half]), b.sub(n, half)])
+    b.ret(b.fadd(left, right))
+    slots.close(entry)
+    return fn
+
+
+class _Slots:
+    """Stack slots (LLVM promotes them to registers), made in a function's first block,
+    ``slots``, which ``close`` ends with a branch to the next."""
+
+    def __init__(self, fn):
+        from llvmlite import ir
+        self.block = fn.append_basic_block("slots")  # before any other block
+        self.entry = ir.IRBuilder(self.block)
+        self.b = None  # the builder writing the function, which stores initial values
+
+    def new(self, t, initial=None):
+        slot = self.entry.alloca(t)
+        if initial is not None:
+            self.b.store(initial, slot)
+        return slot
+
+    def close(self, following):
+        self.entry.branch(following)
+
+
+def _counted_loop(b, slots, start, stop, body):
+    """``for i in range(start, stop): body(i)`` at the builder's position; the builder
+    ends after the loop."""
+    from llvmlite import ir
+    fn = b.function
+    i64 = ir.IntType(64)
+    counter = slots.new(i64, start)
+    head, inside, after = (fn.append_basic_block(x) for x in ("for", "for_body", "for_end"))
+    b.branch(head)
+    b.position_at_end(head)
+    i = b.load(counter)
+    b.cbranch(b.icmp_signed("<", i, stop), inside, after)
+    b.position_at_end(inside)
+    body(i)
+    b.store(b.add(b.load(counter), i64(1)), counter)
+    b.branch(head)
+    b.position_at_end(after)
+
+
+def _reduction_ir(symbol: str, inputs: list, statements: list, outputs: list,
+                  reductions: list, ndim: int) -> tuple:
+    """The IR text of the generalised-ufunc loop ``symbol`` computing the scalar program
+    over ``ndim`` core axes (the region's reduced axes), and the gufunc's signature; or
+    raise ``_Untranslatable``.  ``inputs``: ``(dtype, core)``, ``core[d]`` for each core
+    axis ``d``: None (the input has no axis there), ``"span"`` or ``"broadcast"`` (an axis
+    of one element); ``outputs``: ``(name, dtype)`` over all core axes; ``reductions``:
+    ``(kind, name, dtype)``, ``kind`` "sum", "max" or "min" over all core axes."""
+    from llvmlite import ir
+    parsed = [(name, np.dtype(dtype), _parse(expr)) for name, dtype, expr in statements]
+    # the signature: core axis d is "n{d}" where an input spans it, else untranslatable
+    names: list = []  # unique core dimension names, in order of first appearance
+    operand_core: list = []  # for each operand: [(axis d or None, name)]
+    parts = []
+    for k, (dtype, core) in enumerate(inputs):
+        dims = []
+        for d, kind in enumerate(core):
+            if kind is None:
+                continue
+            dims.append((d if kind == "span" else None, f"n{d}" if kind == "span" else f"b{k}_{d}"))
+        operand_core.append(dims)
+        parts.append("(" + ",".join(nm for _, nm in dims) + ")")
+    spanned = {d for dims in operand_core for d, _ in dims if d is not None}
+    if spanned != set(range(ndim)):
+        raise _Untranslatable("a reduced axis no input spans")
+    full = [(d, f"n{d}") for d in range(ndim)]
+    for _ in outputs:
+        operand_core.append(full)
+    for _ in reductions:
+        operand_core.append([])
+    signature = (",".join(parts) + "->" + ",".join(
+        ["(" + ",".join(f"n{d}" for d in range(ndim)) + ")"] * len(outputs) + ["()"] * len(reductions)))
+    for dims in operand_core:
+        for _, nm in dims:
+            if nm not in names:
+                names.append(nm)
+    module = ir.Module(name=symbol)
+    i8, i64 = ir.IntType(8), ir.IntType(64)
+    i8p = i8.as_pointer()
+    fnty = ir.FunctionType(ir.VoidType(), [i8p.as_pointer(), i64.as_pointer(),
+                                           i64.as_pointer(), i8p])
+    fn = ir.Function(module, fnty, name=symbol)
+    args, dims_arg, steps, _ = fn.args
+    slots = _Slots(fn)
+    entry = fn.append_basic_block("entry")
+    b = slots.b = ir.IRBuilder(entry)
+    probe = _Translator(module, b, {})
+    nargs = len(operand_core)
+    outer = b.load(dims_arg)
+    sizes = {nm: b.load(b.gep(dims_arg, [i64(1 + j)])) for j, nm in enumerate(names)}
+    pointers = [b.load(b.gep(args, [i64(k)])) for k in range(nargs)]
+    outer_steps = [b.load(b.gep(steps, [i64(k)])) for k in range(nargs)]
+    core_steps = []
+    position = nargs
+    for dims in operand_core:
+        core_steps.append([b.load(b.gep(steps, [i64(position + j)])) for j in range(len(dims))])
+        position += len(dims)
+    extent = [sizes[f"n{d}"] for d in range(ndim)]
+    m = i64(1)
+    for e in extent:
+        m = b.mul(m, e)
+    dtypes = [np.dtype(d) for d, _ in inputs] + [np.dtype(d) for _, d in outputs] + [
+        np.dtype(d) for _, _, d in reductions]
+
+    def memory_type(dtype):
+        return i8 if dtype.kind == "b" else probe.type(dtype)
+
+    buffers = {}
+    pairwise = [j for j, (kind, _, dtype) in enumerate(reductions)
+                if kind == "sum" and np.dtype(dtype).kind == "f"]
+    if pairwise:
+        malloc = ir.Function(module, ir.FunctionType(i8p, [i64]), name="malloc")
+        free = ir.Function(module, ir.FunctionType(ir.VoidType(), [i8p]), name="free")
+        for j in pairwise:
+            dtype = np.dtype(reductions[j][2])
+            raw = b.call(malloc, [b.mul(b.add(m, i64(1)), i64(dtype.itemsize))])
+            buffers[j] = b.bitcast(raw, memory_type(dtype).as_pointer())
+
+    def outer_body(o):
+        base = [b.gep(pointers[k], [b.mul(o, outer_steps[k])]) for k in range(nargs)]
+        accumulators = []
+        for kind, _, dtype in reductions:
+            dtype = np.dtype(dtype)
+            t = probe.type(dtype)
+            if kind == "sum":
+                start = t(0.0) if dtype.kind == "f" else t(0)
+            elif dtype.kind == "f":
+                start = t(float("-inf") if kind == "max" else float("inf"))
+            else:
+                info = np.iinfo(dtype)
+                start = t(int(info.min if kind == "max" else info.max))
+            accumulators.append(slots.new(t, start))
+        p = slots.new(i64, i64(0))
+        index = [None] * ndim
+
+        def address(k):
+            at = base[k]
+            for (d, _), step in zip(operand_core[k], core_steps[k]):
+                if d is not None:
+                    at = b.gep(at, [b.mul(index[d], step)])
+            return b.bitcast(at, memory_type(dtypes[k]).as_pointer())
+
+        def innermost():
+            local = {}
+            for k, (dtype, _) in enumerate(inputs):
+                value = b.load(address(k))
+                local[f"x{k}"] = ((b.icmp_unsigned("!=", value, i8(0)), dtype)
+                                  if np.dtype(dtype).kind == "b" else (value, np.dtype(dtype)))
+            translator = _Translator(module, b, local)
+            for name, dtype, tree in parsed:
+                value = translator.emit(tree)
+                if value[1] != dtype:
+                    raise _Untranslatable(f"{name}: {value[1]}, not {dtype}")
+                local[name] = value
+            for j, (name, dtype) in enumerate(outputs):
+                if name not in local or local[name][1] != np.dtype(dtype):
+                    raise _Untranslatable(f"output {name}")
+                value = local[name][0]
+                if np.dtype(dtype).kind == "b":
+                    value = b.zext(value, i8)
+                b.store(value, address(len(inputs) + j))
+            for j, (kind, name, dtype) in enumerate(reductions):
+                dtype = np.dtype(dtype)
+                if name not in local or local[name][1] != dtype or dtype.kind not in "iuf":
+                    raise _Untranslatable(f"reduction of {name}")
+                value = local[name][0]
+                slot = accumulators[j]
+                if j in buffers:
+                    b.store(value, b.gep(buffers[j], [b.load(p)]))
+                elif kind == "sum":
+                    b.store(b.add(b.load(slot), value), slot)
+                else:  # NumPy's maximum and minimum: the first NaN wins
+                    acc = b.load(slot)
+                    op = ">" if kind == "max" else "<"
+                    if dtype.kind == "f":
+                        better = b.and_(b.fcmp_ordered("ord", acc, value), b.icmp_signed(
+                            op, translator.key(acc, dtype), translator.key(value, dtype)))
+                        keep = b.or_(better, b.fcmp_unordered("uno", acc, acc))
+                    elif dtype.kind == "i":
+                        keep = b.icmp_signed(op, acc, value)
+                    else:
+                        keep = b.icmp_unsigned(op, acc, value)
+                    b.store(b.select(keep, acc, value), slot)
+            b.store(b.add(b.load(p), i64(1)), p)
+
+        def nest(d):
+            if d == ndim:
+                innermost()
+                return
+
+            def level(i):
+                index[d] = i
+                nest(d + 1)
+            _counted_loop(b, slots, i64(0), extent[d], level)
+
+        nest(0)
+        for j, (kind, name, dtype) in enumerate(reductions):
+            dtype = np.dtype(dtype)
+            result = b.load(accumulators[j])
+            if j in buffers:
+                total = b.call(_pairwise_function(module, dtype), [buffers[j], m])
+                result = b.fadd(probe.type(dtype)(0.0), total)
+            b.store(result, address(len(inputs) + len(outputs) + j))
+
+    _counted_loop(b, slots, i64(0), outer, outer_body)
+    for j in buffers:
+        b.call(free, [b.bitcast(buffers[j], i8p)])
+    b.ret_void()
+    slots.close(entry)
+    return str(module), signature
+
+
+def _parse(expr: str):
+    try:
+        return ast.parse(expr, mode="eval").body
+    except SyntaxError as error:
+        raise _Untranslatable(expr) from error
+
+
 # ------------------------------------------------------------------------------------------
 # The engine, the disk cache, the ufuncs
 # ------------------------------------------------------------------------------------------
@@ -460,24 +739,37 @@ def _ufunc_api():
 _FROM_FUNC_AND_DATA = 1
 
 
-def _make_ufunc(address: int, dtypes: list, nin: int, nout: int, name: bytes, doc: bytes):
-    """A ``numpy.ufunc`` with one loop (the function at ``address``) for ``dtypes``, and
-    the ctypes objects NumPy keeps pointers into (to keep alive with it)."""
+#: PyUFunc_FromFuncAndDataAndSignature(the same..., signature)
+_FROM_FUNC_AND_DATA_AND_SIGNATURE = 31
+
+
+def _make_ufunc(address: int, dtypes: list, nin: int, nout: int, name: bytes, doc: bytes,
+                core: str | None = None):
+    """A ``numpy.ufunc`` with one loop (the function at ``address``) for ``dtypes`` (a
+    generalised ufunc of signature ``core`` where given), and the ctypes objects NumPy
+    keeps pointers into (to keep alive with it)."""
     table = _ufunc_api()
-    signature = ctypes.PYFUNCTYPE(
-        ctypes.py_object, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int,
-        ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p,
-        ctypes.c_int)
-    create = signature(table[_FROM_FUNC_AND_DATA])
+    c = ctypes
+    arguments = [c.c_void_p, c.c_void_p, c.c_void_p, c.c_int, c.c_int, c.c_int, c.c_int,
+                 c.c_void_p, c.c_void_p, c.c_int]
+    signature_buffer = None
+    if core is not None:
+        signature_buffer = ctypes.create_string_buffer(core.encode())
+        create = ctypes.PYFUNCTYPE(c.py_object, *arguments, c.c_void_p)(
+            table[_FROM_FUNC_AND_DATA_AND_SIGNATURE])
+    else:
+        create = ctypes.PYFUNCTYPE(c.py_object, *arguments)(table[_FROM_FUNC_AND_DATA])
     funcs = (ctypes.c_void_p * 1)(address)
     data = (ctypes.c_void_p * 1)(None)
     types = (ctypes.c_char * len(dtypes))(*[bytes([np.dtype(d).num]) for d in dtypes])
     name_buffer = ctypes.create_string_buffer(name)
     doc_buffer = ctypes.create_string_buffer(doc)
-    ufunc = create(ctypes.addressof(funcs), ctypes.addressof(data), ctypes.addressof(types),
-                   1, nin, nout, -1, ctypes.addressof(name_buffer),
-                   ctypes.addressof(doc_buffer), 0)
-    return ufunc, (funcs, data, types, name_buffer, doc_buffer)
+    fields = [ctypes.addressof(funcs), ctypes.addressof(data), ctypes.addressof(types),
+              1, nin, nout, -1, ctypes.addressof(name_buffer), ctypes.addressof(doc_buffer), 0]
+    if signature_buffer is not None:
+        fields.append(ctypes.addressof(signature_buffer))
+    ufunc = create(*fields)
+    return ufunc, (funcs, data, types, name_buffer, doc_buffer, signature_buffer)
 
 
 class UfuncKernel:
@@ -498,8 +790,7 @@ counts = {"loaded": 0, "compiled": 0}
 
 
 def _program_text(inputs, statements, outputs) -> str:
-    lines = [f"x{k}: {np.dtype(d).name}{' (one element)' if s else ''}"
-             for k, (d, s) in enumerate(inputs)]
+    lines = [f"x{k}: {np.dtype(d).name}{note}" for k, (d, note) in enumerate(inputs)]
     lines += [f"{name} = {expr}" for name, _, expr in statements]
     lines += [f"out{j} = {name}" for j, (name, _) in enumerate(outputs)]
     return "\n".join(lines)
@@ -543,12 +834,45 @@ def ufunc_kernel(inputs: list, statements: list, outputs: list, directory: str):
     outputs = [(name, np.dtype(d)) for name, d in outputs]
     if any(d not in _DTYPES for d, _ in inputs) or any(d not in _DTYPES for _, d in outputs):
         return None
-    program = _program_text(inputs, statements, outputs)
+    program = _program_text([(d, " (one element)" if s else "") for d, s in inputs],
+                            statements, outputs)
     symbol = "fk_" + hashlib.sha256(program.encode()).hexdigest()[:24]
     try:
         text = _loop_ir(symbol, inputs, statements, outputs)
     except _Untranslatable:
         return None
+    dtypes = [d for d, _ in inputs] + [d for _, d in outputs]
+    return _ready(symbol, text, program, dtypes, len(inputs), None, directory, start)
+
+
+def gufunc_kernel(inputs: list, statements: list, outputs: list, reductions: list,
+                  ndim: int, directory: str):
+    """The ``UfuncKernel`` (a generalised ufunc over the ``ndim`` trailing axes a region
+    reduces) computing the scalar program (see ``_reduction_ir``): its full outputs and
+    its reductions; None where some expression has no exact translation."""
+    start = time.perf_counter()
+    inputs = [(np.dtype(d), tuple(core)) for d, core in inputs]
+    outputs = [(name, np.dtype(d)) for name, d in outputs]
+    reductions = [(kind, name, np.dtype(d)) for kind, name, d in reductions]
+    dtypes = ([d for d, _ in inputs] + [d for _, d in outputs]
+              + [d for _, _, d in reductions])
+    if any(d not in _DTYPES for d in dtypes) or ndim < 1:
+        return None
+    program = _program_text(
+        [(d, " at (" + ", ".join("1" if c == "broadcast" else f"n{a}" for a, c in
+                                 enumerate(core) if c is not None) + ")")
+         for d, core in inputs], statements, outputs)
+    program += "".join(f"\nred{j} = {kind}({name}) over ({', '.join(f'n{a}' for a in range(ndim))})"
+                       for j, (kind, name, _) in enumerate(reductions))
+    symbol = "gk_" + hashlib.sha256(program.encode()).hexdigest()[:24]
+    try:
+        text, signature = _reduction_ir(symbol, inputs, statements, outputs, reductions, ndim)
+    except _Untranslatable:
+        return None
+    return _ready(symbol, text, program, dtypes, len(inputs), signature, directory, start)
+
+
+def _ready(symbol, text, program, dtypes, nin, signature, directory, start):
     engine = _engine()
     digest = hashlib.sha256((engine.identity + text).encode()).hexdigest()[:32]
     with _lock:  # one compilation and one load per kernel and process
@@ -562,10 +886,9 @@ def ufunc_kernel(inputs: list, statements: list, outputs: list, directory: str):
             code = engine.compile(text)
             _write_object(path, code)
         address = engine.load(code, symbol)
-        dtypes = [d for d, _ in inputs] + [d for _, d in outputs]
-        ufunc, keep = _make_ufunc(address, dtypes, len(inputs), len(outputs),
+        ufunc, keep = _make_ufunc(address, dtypes, nin, len(dtypes) - nin,
                                   b"fused_" + symbol[3:11].encode(),
-                                  b"A fused region compiled by functrans.jit.")
+                                  b"A fused region compiled by functrans.jit.", signature)
         kernel = UfuncKernel()
         kernel.ufunc, kernel._keep = ufunc, keep
         kernel.program, kernel.ir, kernel.path = program, text, path
