@@ -2,7 +2,7 @@
 (codegen's "Fusion"): the jit sweep with every region fused, seeded random programs
 against NumPy (broadcasting, mixed dtypes, NaN and infinities, 0-d and empty arrays), the
 switch, the disk cache and what ``lower(...).as_text()`` shows.  Skipped without llvmlite
-(fusion is then off); the regions ending in reductions and the scatter-add loop need numba.
+(fusion is then off).
 ``FUNCTRANS_FUSION_COMPILER=numba`` runs the file with every region compiled by numba."""
 from __future__ import annotations
 
@@ -20,7 +20,6 @@ from functrans import lax
 from functrans.interpreters import codegen
 
 pytest.importorskip("llvmlite")
-needs_numba = pytest.mark.skipif(not codegen._numba_installed(), reason="numba not installed")
 #: whether regions are compiled by LLVM (else numba)
 LLVM = codegen.FUSION_COMPILER == "llvm"
 #: what ``as_text()`` writes above each fused loop
@@ -382,6 +381,9 @@ def test_a_new_process_loads_kernels_from_the_disk_cache(tmp_path):
 _STATS = ("import sys, numpy as np, functrans as ft\n"
           "f = ft.jit(lambda x: (x * 2.0 + 1.0) * x - 3.0)\n"
           "s = f.lower(np.ones((100, 100))).compile_stats()\n"
+          "idx = np.arange(200).reshape(50, 4) % 30\n"  # a scatter-add loop: gather's transpose
+          "g = ft.jit(ft.grad(lambda t: (ft.numpy.take(t, idx, axis=0) ** 2).sum()))\n"
+          "g(np.ones((30, 8)))\n"
           "print(s['kernels_loaded'], s['kernels_compiled'], 'numba' in sys.modules)\n")
 
 
@@ -628,7 +630,6 @@ def test_the_kernel_on_the_jit_page_is_generated_today(monkeypatch):
 # Scatter-add as one loop (gather's transpose)
 # ------------------------------------------------------------------------------------------
 
-@needs_numba
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.int32])
 @pytest.mark.parametrize("mode", [None, "drop"])
 def test_scatter_add_loop_gives_numpys_bits(dtype, mode, monkeypatch):
@@ -658,7 +659,6 @@ def test_scatter_add_loop_gives_numpys_bits(dtype, mode, monkeypatch):
         np.testing.assert_array_equal(operand, operand.copy())  # the operand is not written
 
 
-@needs_numba
 def test_gradients_through_gathers_use_the_loop(monkeypatch):
     monkeypatch.setattr(ft.config, "fusion", True)
     table = np.random.default_rng(0).standard_normal((100, 8))

@@ -1239,10 +1239,12 @@ def _load_kernel(source: str):
 #
 # With fusion on NumPy, ``scatter_add`` (``Lowering.scatter == "add"``: the transpose of a
 # gather, e.g. the gradient of an embedding table or of rows picked by ``triu_indices``)
-# is one numba loop over the updates instead of NumPy's index arithmetic, ``bincount`` per
+# is one loop over the updates instead of NumPy's index arithmetic, ``bincount`` per
 # position and ``add.at``.  It adds in the order NumPy does (updates in row-major order;
 # where NumPy sums through ``bincount``, float targets receiving many updates, in a
-# float64 accumulator added to the operand at the end), so the bits are NumPy's.
+# float64 accumulator added to the operand at the end), so the bits are NumPy's.  The
+# loop is compiled by LLVM (``llvm_kernels.scatter_add_kernel``, a generalised ufunc
+# writing into the target it is given), or by numba from the source below.
 
 _SCATTER_ADD_SOURCE = '''import numpy as np
 from numba import njit
@@ -1325,10 +1327,18 @@ def _scatter_add_call(operand, indices, updates, *, clamp: bool, zeros=None):
            if operand is None else np.array(operand, copy=True).reshape(-1, rest))
     if not out.size:
         return out.reshape(shape)
+    indices = np.ascontiguousarray(indices).reshape(-1, k)
+    updates = np.ascontiguousarray(updates).reshape(-1, rest)
+    accumulate = out.dtype.kind == "f"
+    if "llvm" in _fusion_compilers():
+        from functrans.interpreters import llvm_kernels
+        loop = llvm_kernels.scatter_add_kernel(out.dtype, indices.dtype, _kernel_directory())
+        if loop is not None:
+            flags = np.int64(clamp + 2 * accumulate + 4 * (operand is None))
+            loop.ufunc(dims, indices, updates, flags, out=out)
+            return out.reshape(shape)
     kernel = _load_kernel(_SCATTER_ADD_SOURCE)
-    kernel(out, dims, np.ascontiguousarray(indices).reshape(-1, k),
-           np.ascontiguousarray(updates).reshape(-1, rest), clamp,
-           out.dtype.kind == "f", operand is None)
+    kernel(out, dims, indices, updates, clamp, accumulate, operand is None)
     return out.reshape(shape)
 
 
@@ -1364,8 +1374,7 @@ def _scatter_add_loop(eqn: JaxprEqn, zeros: bool = False):
     """``eqn`` (a scatter-add) as the loop above, or None where it is not one the loop
     computes as NumPy does (the dtype, an update per index, a known mode).  ``zeros``:
     the operand is zeros read by nothing else, which the loop then makes itself."""
-    if (len(eqn.invars) != 3 or any(type(x) is not Var for x in eqn.invars)
-            or not _numba_installed()):
+    if len(eqn.invars) != 3 or any(type(x) is not Var for x in eqn.invars):
         return None
     operand, indices, updates = (x.aval for x in eqn.invars)
     mode = eqn.params.get("mode", "clip")

@@ -45,7 +45,7 @@ import time
 
 import numpy as np
 
-__all__ = ["UfuncKernel", "ufunc_kernel", "gufunc_kernel", "installed"]
+__all__ = ["UfuncKernel", "ufunc_kernel", "gufunc_kernel", "scatter_add_kernel", "installed"]
 
 
 def installed() -> bool:
@@ -652,6 +652,208 @@ def _reduction_ir(symbol: str, inputs: list, statements: list, outputs: list,
     b.ret_void()
     slots.close(entry)
     return str(module), signature
+
+
+def _scatter_add_ir(symbol: str, value: np.dtype, index: np.dtype) -> str:
+    """The IR text of the generalised-ufunc loop ``symbol``, signature
+    ``(k),(n,k),(n,c),()->(r,c)``: operands ``dims`` (int64: the sizes of the ``k``
+    indexed axes), ``idx`` (``index``), ``upd`` (``value``), ``flags`` (int64: 1 clamp
+    the indices, else drop those out of bounds; 2 accumulate float sums in float64, as
+    NumPy's ``bincount`` does, where many updates arrive; 4 the target is zeros) and the
+    target ``out`` (``value``, rows of ``c``), given filled and added to in place: the
+    scatter-add loop codegen describes ("Scatter-add as one loop")."""
+    from llvmlite import ir
+    module = ir.Module(name=symbol)
+    i1, i8, i64 = ir.IntType(1), ir.IntType(8), ir.IntType(64)
+    f64 = ir.DoubleType()
+    i8p = i8.as_pointer()
+    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [i8p.as_pointer(), i64.as_pointer(),
+                                                             i64.as_pointer(), i8p]),
+                     name=symbol)
+    args, dims_arg, steps, _ = fn.args
+    slots = _Slots(fn)
+    entry = fn.append_basic_block("entry")
+    b = slots.b = ir.IRBuilder(entry)
+    probe = _Translator(module, b, {})
+    vt, it = probe.type(value), probe.type(index)
+    malloc = ir.Function(module, ir.FunctionType(i8p, [i64]), name="malloc")
+    calloc = ir.Function(module, ir.FunctionType(i8p, [i64, i64]), name="calloc")
+    free = ir.Function(module, ir.FunctionType(ir.VoidType(), [i8p]), name="free")
+    # core dimensions in order of appearance: k, n, c, r
+    outer = b.load(dims_arg)
+    k_, n_, c_, r_ = (b.load(b.gep(dims_arg, [i64(j)])) for j in range(1, 5))
+    pointers = [b.load(b.gep(args, [i64(j)])) for j in range(5)]
+    outer_steps = [b.load(b.gep(steps, [i64(j)])) for j in range(5)]
+    # core strides: dims (k); idx (n, k); upd (n, c); out (r, c)
+    core = [b.load(b.gep(steps, [i64(5 + j)])) for j in range(7)]
+    s_dims, s_idx_n, s_idx_k, s_upd_n, s_upd_c, s_out_r, s_out_c = core
+
+    def at(base, t, *offsets):
+        for index_, step in offsets:
+            base = b.gep(base, [b.mul(index_, step)])
+        return b.bitcast(base, t.as_pointer())
+
+    def loop(stop, body, start=i64(0)):
+        _counted_loop(b, slots, start, stop, body)
+
+    def outer_body(o):
+        dims_p, idx_p, upd_p, flags_p, out_p = (
+            b.gep(pointers[j], [b.mul(o, outer_steps[j])]) for j in range(5))
+        flags = b.load(b.bitcast(flags_p, i64.as_pointer()))
+        clamp = b.icmp_unsigned("!=", b.and_(flags, i64(1)), i64(0))
+        accumulate = b.icmp_unsigned("!=", b.and_(flags, i64(2)), i64(0))
+        zero = b.icmp_unsigned("!=", b.and_(flags, i64(4)), i64(0))
+        rows = b.bitcast(b.call(malloc, [b.mul(b.add(n_, i64(1)), i64(8))]), i64.as_pointer())
+        kept = slots.new(i64, i64(0))
+        row = slots.new(i64)
+        # the row of out each update goes to (-1: dropped)
+        def find_row(u):
+            b.store(i64(0), row)
+
+            def axis(j):
+                with b.if_then(b.icmp_signed(">=", b.load(row), i64(0))):
+                    raw = b.load(at(idx_p, it, (u, s_idx_n), (j, s_idx_k)))
+                    i = (b.sext(raw, i64) if index.kind == "i" and index.itemsize < 8 else
+                         b.zext(raw, i64) if index.itemsize < 8 else raw)
+                    d = b.load(at(dims_p, i64, (j, s_dims)))
+                    with b.if_else(clamp) as (then, otherwise):
+                        with then:
+                            top = b.sub(d, i64(1))
+                            top = b.select(b.icmp_signed(">", top, i64(0)), top, i64(0))
+                            low = b.select(b.icmp_signed(">", i, i64(0)), i, i64(0))
+                            clamped = b.select(b.icmp_signed("<", low, top), low, top)
+                            b.store(b.add(b.mul(b.load(row), d), clamped), row)
+                        with otherwise:
+                            outside = b.or_(b.icmp_signed("<", i, i64(0)),
+                                            b.icmp_signed(">=", i, d))
+                            b.store(b.select(outside, i64(-1),
+                                             b.add(b.mul(b.load(row), d), i)), row)
+            loop(k_, axis)
+            found = b.load(row)
+            b.store(found, b.gep(rows, [u]))
+            with b.if_then(b.icmp_signed(">=", found, i64(0))):
+                b.store(b.add(b.load(kept), i64(1)), kept)
+        loop(n_, find_row)
+        size = b.mul(r_, c_)
+        many = b.icmp_signed(">=", b.mul(b.mul(i64(8), b.load(kept)), c_), size)
+        def sums_in_float64():  # NumPy's bincount: float64 sums per position, then added
+            slot = b.bitcast(b.call(malloc, [b.mul(b.add(r_, i64(1)), i64(8))]),
+                             i64.as_pointer())
+            loop(r_, lambda q: b.store(i64(-1), b.gep(slot, [q])))
+            used = slots.new(i64, i64(0))
+
+            def number(u):
+                target = b.load(b.gep(rows, [u]))
+                with b.if_then(b.icmp_signed(">=", target, i64(0))):
+                    place = b.gep(slot, [target])
+                    with b.if_then(b.icmp_signed("<", b.load(place), i64(0))):
+                        b.store(b.load(used), place)
+                        b.store(b.add(b.load(used), i64(1)), used)
+            loop(n_, number)
+            acc = b.bitcast(b.call(calloc, [b.add(b.mul(b.load(used), c_), i64(1)),
+                                            i64(8)]), f64.as_pointer())
+
+            def gather(u):
+                target = b.load(b.gep(rows, [u]))
+                with b.if_then(b.icmp_signed(">=", target, i64(0))):
+                    base = b.mul(b.load(b.gep(slot, [target])), c_)
+
+                    def column(c):
+                        cell = b.gep(acc, [b.add(base, c)])
+                        update = b.load(at(upd_p, vt, (u, s_upd_n), (c, s_upd_c)))
+                        if value.itemsize < 8:
+                            update = b.fpext(update, f64)
+                        b.store(b.fadd(b.load(cell), update), cell)
+                    loop(c_, column)
+            loop(n_, gather)
+
+            def total(s_, c):  # the float64 sum in the target's dtype
+                v = b.load(b.gep(acc, [b.add(b.mul(s_, c_), c)]))
+                return b.fptrunc(v, vt) if value.itemsize < 8 else v
+
+            def add_row(target, s_):
+                def column(c):
+                    cell = at(out_p, vt, (target, s_out_r), (c, s_out_c))
+                    b.store(b.fadd(b.load(cell), total(s_, c)), cell)
+                loop(c_, column)
+
+            with b.if_else(zero) as (zeros, filled):
+                with zeros:  # only the rows added to (0.0 + 0.0 leaves the others)
+                    def first_time(u):
+                        target = b.load(b.gep(rows, [u]))
+                        with b.if_then(b.icmp_signed(">=", target, i64(0))):
+                            place = b.gep(slot, [target])
+                            s_ = b.load(place)
+                            with b.if_then(b.icmp_signed(">=", s_, i64(0))):
+                                b.store(i64(-1), place)
+                                add_row(target, s_)
+                    loop(n_, first_time)
+                with filled:  # every row: 0 added where nothing was (-0.0 becomes 0.0)
+                    def every(q):
+                        s_ = b.load(b.gep(slot, [q]))
+                        with b.if_else(b.icmp_signed(">=", s_, i64(0))) as (yes, no):
+                            with yes:
+                                add_row(q, s_)
+                            with no:
+                                def column(c):
+                                    cell = at(out_p, vt, (q, s_out_r), (c, s_out_c))
+                                    b.store(b.fadd(b.load(cell), vt(0.0)), cell)
+                                loop(c_, column)
+                    loop(r_, every)
+            b.call(free, [b.bitcast(acc, i8p)])
+            b.call(free, [b.bitcast(slot, i8p)])
+
+        def in_order():  # in the target's dtype (integers wrap)
+            def scatter(u):
+                target = b.load(b.gep(rows, [u]))
+                with b.if_then(b.icmp_signed(">=", target, i64(0))):
+                    def column(c):
+                        cell = at(out_p, vt, (target, s_out_r), (c, s_out_c))
+                        update = b.load(at(upd_p, vt, (u, s_upd_n), (c, s_upd_c)))
+                        add = b.fadd if value.kind == "f" else b.add
+                        b.store(add(b.load(cell), update), cell)
+                    loop(c_, column)
+            loop(n_, scatter)
+
+        if value.kind == "f":
+            with b.if_else(b.and_(accumulate, many)) as (then, otherwise):
+                with then:
+                    sums_in_float64()
+                with otherwise:
+                    in_order()
+        else:
+            in_order()
+        b.call(free, [b.bitcast(rows, i8p)])
+
+    loop(outer, outer_body)
+    b.ret_void()
+    slots.close(entry)
+    del i1
+    return str(module)
+
+
+#: the scatter-add loops made in this process, by (value dtype, index dtype)
+_scatter_kernels: dict = {}
+
+
+def scatter_add_kernel(value, index, directory: str):
+    """The ``UfuncKernel`` of the scatter-add loop (``_scatter_add_ir``) for targets of
+    dtype ``value`` and indices of dtype ``index``, or None for dtypes it does not take."""
+    value, index = np.dtype(value), np.dtype(index)
+    key = (value, index)
+    kernel = _scatter_kernels.get(key)
+    if kernel is not None:
+        return kernel
+    if value.kind not in "iuf" or value not in _DTYPES or index.kind not in "iu":
+        return None
+    start = time.perf_counter()
+    symbol = f"sk_{value.name}_{index.name}"
+    text = _scatter_add_ir(symbol, value, index)
+    dtypes = [np.dtype(np.int64), index, value, np.dtype(np.int64), value]
+    kernel = _ready(symbol, text, f"scatter-add of {value.name} at {index.name} indices",
+                    dtypes, 4, "(k),(n,k),(n,c),()->(r,c)", directory, start)
+    _scatter_kernels[key] = kernel
+    return kernel
 
 
 def _parse(expr: str):
