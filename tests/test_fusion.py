@@ -401,14 +401,17 @@ def test_object_code_cache_loaded_or_compiled_again(tmp_path):
     # a corrupt (or truncated) file, or a missing one, is compiled again
     assert _stats_in_new_process(tmp_path) == ["0", "1", "False"]
     assert _stats_in_new_process(tmp_path) == ["1", "0", "False"]
-    path, = (tmp_path / "kernels").glob("lk_*.o")
-    blob = path.read_bytes()
-    path.write_bytes(blob[:-100] + bytes(100))
+    paths = sorted((tmp_path / "kernels").glob("lk_*.o"))
+    blobs = [path.read_bytes() for path in paths]
+    for path, blob in zip(paths, blobs):
+        path.write_bytes(blob[:-100] + bytes(100))
     assert _stats_in_new_process(tmp_path) == ["0", "1", "False"]
-    path.write_bytes(blob[:len(blob) // 2])
+    for path, blob in zip(paths, blobs):
+        path.write_bytes(blob[:len(blob) // 2])
     assert _stats_in_new_process(tmp_path) == ["0", "1", "False"]
-    assert path.read_bytes() == blob  # written again, whole
-    path.unlink()
+    assert [path.read_bytes() for path in paths] == blobs  # written again, whole
+    for path in paths:
+        path.unlink()
     assert _stats_in_new_process(tmp_path) == ["0", "1", "False"]
     assert _stats_in_new_process(tmp_path) == ["1", "0", "False"]
 
