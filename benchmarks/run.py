@@ -416,8 +416,10 @@ def compile_times(name: str, cache_dir: str) -> tuple:
     """First-call cost of ``jit`` on workload ``name`` (tracing and compiling: the first
     call's wall time less the second's), in a new process with the kernel cache in
     ``cache_dir``: cold (the directory empty), then warm (a second process, the cache
-    filled by the first).  Each process imports functrans and numba before timing, so
-    the times include numba's start-up in the process (its first loop) but not imports."""
+    filled by the first).  Each process imports functrans before timing (and numba where
+    the regions are numba's, ``FUNCTRANS_FUSION_COMPILER=numba``, so that the times include
+    numba's start-up in the process, its first loop, but not its import); with LLVM's
+    loops the times include importing llvmlite."""
     import subprocess
     import tempfile
     times = []
@@ -426,7 +428,9 @@ def compile_times(name: str, cache_dir: str) -> tuple:
         env = dict(os.environ, FUNCTRANS_CACHE_DIR=directory,
                    PYTHONPATH=os.pathsep.join(filter(None, [root,
                                                             os.environ.get("PYTHONPATH")])))
-        code = "import numba\n" + _FIRST_CALL.format(name=name)
+        from functrans.interpreters import codegen
+        code = (("import numba\n" if codegen.FUSION_COMPILER == "numba" else "")
+                + _FIRST_CALL.format(name=name))
         for _ in range(2):
             out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                                  text=True, cwd=os.path.dirname(os.path.abspath(__file__)))

@@ -29,8 +29,11 @@ c else b``; ``not``, ``and``, ``or``, ``&``, ``|`` on booleans; ``np.abs``, ``np
 the region stays with the other fusion compiler or NumPy: never a wrong loop.
 
 Object code is cached on disk in the directory the caller names, in a file named by the
-hash of the IR text, llvmlite's version, the target triple and the host CPU's name and
-features; a new process loads it into one process-wide MCJIT engine instead of compiling.
+hash of what determines the IR (the scalar program with its dtypes, and this module's
+source, which writes the IR), llvmlite's version, the target triple and the host CPU's
+name and features; a new process loads it into one process-wide MCJIT engine instead of
+compiling, without writing the IR (for a region of hundreds of operations that alone
+would take longer than loading).
 Files are written atomically (a temporary file, then ``os.replace``) and carry a checksum
 of the object code, so that a truncated or corrupt file is compiled again, never loaded.
 """
@@ -492,28 +495,8 @@ def _reduction_ir(symbol: str, inputs: list, statements: list, outputs: list,
     ``(kind, name, dtype)``, ``kind`` "sum", "max" or "min" over all core axes."""
     from llvmlite import ir
     parsed = [(name, np.dtype(dtype), _parse(expr)) for name, dtype, expr in statements]
-    # the signature: core axis d is "n{d}" where an input spans it, else untranslatable
+    signature, operand_core = _core_dimensions(inputs, len(outputs), len(reductions), ndim)
     names: list = []  # unique core dimension names, in order of first appearance
-    operand_core: list = []  # for each operand: [(axis d or None, name)]
-    parts = []
-    for k, (dtype, core) in enumerate(inputs):
-        dims = []
-        for d, kind in enumerate(core):
-            if kind is None:
-                continue
-            dims.append((d if kind == "span" else None, f"n{d}" if kind == "span" else f"b{k}_{d}"))
-        operand_core.append(dims)
-        parts.append("(" + ",".join(nm for _, nm in dims) + ")")
-    spanned = {d for dims in operand_core for d, _ in dims if d is not None}
-    if spanned != set(range(ndim)):
-        raise _Untranslatable("a reduced axis no input spans")
-    full = [(d, f"n{d}") for d in range(ndim)]
-    for _ in outputs:
-        operand_core.append(full)
-    for _ in reductions:
-        operand_core.append([])
-    signature = (",".join(parts) + "->" + ",".join(
-        ["(" + ",".join(f"n{d}" for d in range(ndim)) + ")"] * len(outputs) + ["()"] * len(reductions)))
     for dims in operand_core:
         for _, nm in dims:
             if nm not in names:
@@ -847,13 +830,34 @@ def scatter_add_kernel(value, index, directory: str):
     if value.kind not in "iuf" or value not in _DTYPES or index.kind not in "iu":
         return None
     start = time.perf_counter()
-    symbol = f"sk_{value.name}_{index.name}"
-    text = _scatter_add_ir(symbol, value, index)
+    program = f"scatter-add of {value.name} at {index.name} indices"
     dtypes = [np.dtype(np.int64), index, value, np.dtype(np.int64), value]
-    kernel = _ready(symbol, text, f"scatter-add of {value.name} at {index.name} indices",
-                    dtypes, 4, "(k),(n,k),(n,c),()->(r,c)", directory, start)
+    kernel = _ready("sk_", program, lambda symbol: _scatter_add_ir(symbol, value, index),
+                    program, dtypes, 4, "(k),(n,k),(n,c),()->(r,c)", directory, start)
     _scatter_kernels[key] = kernel
     return kernel
+
+
+def _core_dimensions(inputs: list, nout: int, nred: int, ndim: int) -> tuple:
+    """The gufunc signature of a region over ``ndim`` core axes (axis ``d`` named
+    ``n{d}``; an input's axis of one element broadcast there ``b{k}_{d}``), and for each
+    operand its core axes ``[(axis d or None, name)]``; raise ``_Untranslatable`` where
+    no input spans an axis (NumPy could not tell its size)."""
+    operand_core: list = []
+    parts = []
+    for k, (_, core) in enumerate(inputs):
+        dims = [(d, f"n{d}") if kind == "span" else (None, f"b{k}_{d}")
+                for d, kind in enumerate(core) if kind is not None]
+        operand_core.append(dims)
+        parts.append("(" + ",".join(nm for _, nm in dims) + ")")
+    spanned = {d for dims in operand_core for d, _ in dims if d is not None}
+    if spanned != set(range(ndim)):
+        raise _Untranslatable("a reduced axis no input spans")
+    full = [(d, f"n{d}") for d in range(ndim)]
+    operand_core += [full] * nout + [[]] * nred
+    signature = (",".join(parts) + "->" + ",".join(
+        ["(" + ",".join(nm for _, nm in full) + ")"] * nout + ["()"] * nred))
+    return signature, operand_core
 
 
 def _parse(expr: str):
@@ -980,13 +984,20 @@ class UfuncKernel:
     (the LLVM IR it was compiled from), ``path`` (its object code's file), ``loaded``
     (True where the object code came from the disk cache), ``seconds`` (making it ready)."""
 
-    __slots__ = ("ufunc", "program", "ir", "path", "loaded", "seconds", "_keep")
+    __slots__ = ("ufunc", "program", "path", "loaded", "seconds", "_keep", "_ir", "_build",
+                 "_symbol")
+
+    @property
+    def ir(self) -> str:
+        if self._ir is None:  # loaded from the disk cache: written again on demand
+            self._ir = self._build(self._symbol)
+        return self._ir
 
     def __repr__(self):
         return f"UfuncKernel({self.ufunc.__name__}, {self.path})"
 
 
-_kernels: dict = {}  # digest of the IR and the host -> UfuncKernel
+_kernels: dict = {}  # the digest keying a kernel (see _ready) -> its UfuncKernel
 #: kernels made ready in this process: loaded from the disk cache, or compiled
 counts = {"loaded": 0, "compiled": 0}
 
@@ -1038,13 +1049,10 @@ def ufunc_kernel(inputs: list, statements: list, outputs: list, directory: str):
         return None
     program = _program_text([(d, " (one element)" if s else "") for d, s in inputs],
                             statements, outputs)
-    symbol = "fk_" + hashlib.sha256(program.encode()).hexdigest()[:24]
-    try:
-        text = _loop_ir(symbol, inputs, statements, outputs)
-    except _Untranslatable:
-        return None
+    key = "ufunc\n" + program + repr([np.dtype(d).name for _, d, _ in statements])
     dtypes = [d for d, _ in inputs] + [d for _, d in outputs]
-    return _ready(symbol, text, program, dtypes, len(inputs), None, directory, start)
+    return _ready("fk_", key, lambda symbol: _loop_ir(symbol, inputs, statements, outputs),
+                  program, dtypes, len(inputs), None, directory, start)
 
 
 def gufunc_kernel(inputs: list, statements: list, outputs: list, reductions: list,
@@ -1060,23 +1068,47 @@ def gufunc_kernel(inputs: list, statements: list, outputs: list, reductions: lis
               + [d for _, _, d in reductions])
     if any(d not in _DTYPES for d in dtypes) or ndim < 1:
         return None
+    try:
+        signature, _ = _core_dimensions(inputs, len(outputs), len(reductions), ndim)
+    except _Untranslatable:
+        return None
     program = _program_text(
         [(d, " at (" + ", ".join("1" if c == "broadcast" else f"n{a}" for a, c in
                                  enumerate(core) if c is not None) + ")")
          for d, core in inputs], statements, outputs)
-    program += "".join(f"\nred{j} = {kind}({name}) over ({', '.join(f'n{a}' for a in range(ndim))})"
+    axes = ", ".join(f"n{a}" for a in range(ndim))
+    program += "".join(f"\nred{j} = {kind}({name}) over ({axes})"
                        for j, (kind, name, _) in enumerate(reductions))
-    symbol = "gk_" + hashlib.sha256(program.encode()).hexdigest()[:24]
-    try:
-        text, signature = _reduction_ir(symbol, inputs, statements, outputs, reductions, ndim)
-    except _Untranslatable:
-        return None
-    return _ready(symbol, text, program, dtypes, len(inputs), signature, directory, start)
+    key = ("gufunc\n" + program + repr([np.dtype(d).name for _, d, _ in statements])
+           + repr([d.name for _, _, d in reductions]))
+
+    def build(symbol):
+        return _reduction_ir(symbol, inputs, statements, outputs, reductions, ndim)[0]
+    return _ready("gk_", key, build, program, dtypes, len(inputs), signature, directory,
+                  start)
 
 
-def _ready(symbol, text, program, dtypes, nin, signature, directory, start):
+_source_digest: list = []
+
+
+def _translator_digest() -> str:
+    """The hash of this module's source: a cached kernel was made by today's translation."""
+    if not _source_digest:
+        with open(__file__, "rb") as f:
+            _source_digest.append(hashlib.sha256(f.read()).hexdigest())
+    return _source_digest[0]
+
+
+def _ready(prefix, key, build, program, dtypes, nin, signature, directory, start):
+    """The kernel for ``key`` (what determines its IR: the scalar program, with dtypes),
+    from this process's kernels, the disk cache, or compiled (``build(symbol)`` writes its
+    IR); None where ``build`` finds no exact translation.  The cache is keyed by ``key``,
+    this module's source, llvmlite's version and the host (triple, CPU and its features),
+    so that a warm process never writes the IR of a kernel it loads."""
     engine = _engine()
-    digest = hashlib.sha256((engine.identity + text).encode()).hexdigest()[:32]
+    digest = hashlib.sha256((engine.identity + _translator_digest() + key).encode()
+                            ).hexdigest()[:32]
+    symbol = prefix + digest[:24]
     with _lock:  # one compilation and one load per kernel and process
         kernel = _kernels.get(digest)
         if kernel is not None:
@@ -1084,7 +1116,12 @@ def _ready(symbol, text, program, dtypes, nin, signature, directory, start):
         path = os.path.join(directory, f"lk_{digest}.o")
         code = _read_object(path)
         loaded = code is not None
+        text = None
         if code is None:
+            try:
+                text = build(symbol)
+            except _Untranslatable:
+                return None
             code = engine.compile(text)
             _write_object(path, code)
         address = engine.load(code, symbol)
@@ -1093,7 +1130,8 @@ def _ready(symbol, text, program, dtypes, nin, signature, directory, start):
                                   b"A fused region compiled by functrans.jit.", signature)
         kernel = UfuncKernel()
         kernel.ufunc, kernel._keep = ufunc, keep
-        kernel.program, kernel.ir, kernel.path = program, text, path
+        kernel.program, kernel.path = program, path
+        kernel._ir, kernel._build, kernel._symbol = text, build, symbol
         kernel.loaded = loaded
         kernel.seconds = time.perf_counter() - start
         counts["loaded" if loaded else "compiled"] += 1
