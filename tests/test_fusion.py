@@ -612,6 +612,7 @@ def test_the_cupy_standin_runs_the_regions_equations(monkeypatch):
         _assert_close_bits(cupy_standin.asnumpy(got), want, "stand-in")
 
 
+@pytest.mark.skipif(not LLVM, reason="the page shows LLVM's loop")
 def test_the_kernel_on_the_jit_page_is_generated_today(monkeypatch):
     # docs/jit.md shows the loop fused for (x * y + 1.0) * x - y: it must be today's
     monkeypatch.setattr(ft.config, "fusion", True)
@@ -624,8 +625,8 @@ def test_the_kernel_on_the_jit_page_is_generated_today(monkeypatch):
         return (x * y + 1.0) * x - y
 
     text = ft.jit(f).lower(np.ones((100, 100)), np.ones(100)).as_text()
-    text = re.sub(r"\(\S*/((?:fk_\w+\.py)|(?:lk_\w+\.o))\)", r"(~/.cache/functrans/kernels/\1)",
-                  text)
+    text = re.sub(r"\(\S*/lk_\w+\.o\)", "(~/.cache/functrans/kernels/lk_<hash>.o)", text)
+    text = re.sub(r"\(\S*/(fk_\w+\.py)\)", r"(~/.cache/functrans/kernels/\1)", text)
     assert shown.strip() == text.strip()
 
 

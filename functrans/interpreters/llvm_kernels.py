@@ -901,11 +901,21 @@ class _Engine:
         module.triple = self.triple
         module.data_layout = str(self.machine.target_data)
         module.verify()
-        options = llvm.create_pipeline_tuning_options(speed_level=2)
-        options.loop_vectorization = True
-        options.slp_vectorization = True
-        builder = llvm.create_pass_builder(self.machine, options)
-        builder.getModulePassManager().run(module, builder)
+        if hasattr(llvm, "create_pass_builder"):  # llvmlite 0.44 on: LLVM's new passes
+            options = llvm.create_pipeline_tuning_options(speed_level=2)
+            options.loop_vectorization = True
+            options.slp_vectorization = True
+            builder = llvm.create_pass_builder(self.machine, options)
+            builder.getModulePassManager().run(module, builder)
+        else:  # the legacy pass manager (llvmlite 0.43, numba 0.60's)
+            manager_builder = llvm.create_pass_manager_builder()
+            manager_builder.opt_level = 2
+            manager_builder.loop_vectorize = True
+            manager_builder.slp_vectorize = True
+            manager = llvm.create_module_pass_manager()
+            self.machine.add_analysis_passes(manager)
+            manager_builder.populate(manager)
+            manager.run(module)
         return self.machine.emit_object(module)
 
     def load(self, code: bytes, symbol: str) -> int:
