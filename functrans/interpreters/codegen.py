@@ -59,6 +59,7 @@ from typing import Callable
 import numpy as np
 
 from functrans import backend, config
+from functrans.interpreters import llvm_kernels
 from functrans.core import (ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Primitive, ShapedArray,
                             Var, abstract_eval_out_avals, eqn_has_effects, impl_rules)
 
@@ -872,7 +873,6 @@ def _ufunc_equation(region: _Region, uses: dict):
     if not _worth_fusing(int(np.prod(shape)), len(body.statements) + len(body.reductions),
                          len(_LIBM_CALL.findall(text))):
         return None
-    from functrans.interpreters import llvm_kernels
     outputs = [(name, np.dtype(out.aval.dtype)) for out, name in body.outputs]
     results = [out for out, _ in body.outputs] + [out for *_, out in body.reductions]
     keep = body.keep if body.reductions else ndim
@@ -1331,7 +1331,6 @@ def _scatter_add_call(operand, indices, updates, *, clamp: bool, zeros=None):
     updates = np.ascontiguousarray(updates).reshape(-1, rest)
     accumulate = out.dtype.kind == "f"
     if "llvm" in _fusion_compilers():
-        from functrans.interpreters import llvm_kernels
         loop = llvm_kernels.scatter_add_kernel(out.dtype, indices.dtype, _kernel_directory())
         if loop is not None:
             flags = np.int64(clamp + 2 * accumulate + 4 * (operand is None))

@@ -40,7 +40,6 @@ of the object code, so that a truncated or corrupt file is compiled again, never
 from __future__ import annotations
 
 import ast
-import ctypes
 import hashlib
 import os
 import threading
@@ -941,6 +940,7 @@ def _engine() -> _Engine:
 
 def _ufunc_api():
     """NumPy's ufunc C-API table (a ``void **``)."""
+    import ctypes
     try:
         from numpy._core import _multiarray_umath as umath
     except ImportError:  # NumPy 1.x
@@ -964,6 +964,7 @@ def _make_ufunc(address: int, dtypes: list, nin: int, nout: int, name: bytes, do
     """A ``numpy.ufunc`` with one loop (the function at ``address``) for ``dtypes`` (a
     generalised ufunc of signature ``core`` where given), and the ctypes objects NumPy
     keeps pointers into (to keep alive with it)."""
+    import ctypes
     table = _ufunc_api()
     c = ctypes
     arguments = [c.c_void_p, c.c_void_p, c.c_void_p, c.c_int, c.c_int, c.c_int, c.c_int,
