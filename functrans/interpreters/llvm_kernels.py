@@ -135,6 +135,10 @@ class _Translator:
         if fn is None:
             t = self.type(dtype)
             fn = ir.Function(self.module, ir.FunctionType(t, [t] * nargs), name=symbol)
+            # pure as far as LLVM cares (it models neither errno nor the flags here): so
+            # it may schedule the calls, and join sin and cos of one value into sincos
+            fn.attributes.add("nounwind")
+            fn.attributes.add("readnone")
         return fn
 
     def emit(self, node):
