@@ -858,6 +858,11 @@ def _ufunc_rule(ctx, *operands, kernel, allocate):
 _UFUNC = _Ufunc()
 
 
+#: an elementwise region whose last axis has at most this many elements is a generalised
+#: ufunc over that axis (see ``_ufunc_equation``)
+_SHORT_AXIS = 16
+
+
 def _ufunc_equation(region: _Region, uses: dict):
     """The equation computing ``region`` with a NumPy ufunc compiled by LLVM (a
     generalised ufunc over the reduced axes for a region ending in reductions), and its
@@ -875,29 +880,35 @@ def _ufunc_equation(region: _Region, uses: dict):
         return None
     outputs = [(name, np.dtype(out.aval.dtype)) for out, name in body.outputs]
     results = [out for out, _ in body.outputs] + [out for *_, out in body.reductions]
-    keep = body.keep if body.reductions else ndim
-    loop_shapes = []  # the inputs' shapes outside the core (reduced) axes
-    inputs: list = []
-    for x, subscript in zip(body.inputs, body.subscripts):
-        xshape = tuple(x.aval.shape)
-        offset = ndim - len(xshape)
-        if not body.reductions:
-            inputs.append((np.dtype(x.aval.dtype), all(d is None for d in subscript)))
-            loop_shapes.append(xshape)
-            continue
-        core = tuple(None if a - offset < 0 else
-                     ("broadcast" if subscript[a - offset] is None else "span")
-                     for a in range(keep, ndim))
-        inputs.append((np.dtype(x.aval.dtype), core))
-        loop_shapes.append(xshape[:max(keep - offset, 0)])
-    before = dict(llvm_kernels.counts)
+    reductions = [(kind, name, dtype) for kind, name, dtype, _ in body.reductions]
     directory = _kernel_directory()
-    if body.reductions:
-        reductions = [(kind, name, dtype) for kind, name, dtype, _ in body.reductions]
-        kernel = llvm_kernels.gufunc_kernel(inputs, body.statements, outputs, reductions,
-                                            ndim - keep, directory)
-    else:
-        kernel = llvm_kernels.ufunc_kernel(inputs, body.statements, outputs, directory)
+    before = dict(llvm_kernels.counts)
+    kernel = None
+    # An elementwise region whose last axis is short is a generalised ufunc over it too:
+    # where an operand's strides keep NumPy from joining the axes (a broadcast along the
+    # last one), a ufunc's loop would be called once per row.
+    for keep in ((body.keep,) if body.reductions else
+                 (ndim - 1, ndim) if ndim >= 2 and shape[-1] <= _SHORT_AXIS else (ndim,)):
+        loop_shapes = []  # the inputs' shapes outside the core axes
+        inputs: list = []
+        for x, subscript in zip(body.inputs, body.subscripts):
+            xshape = tuple(x.aval.shape)
+            offset = ndim - len(xshape)
+            loop_shapes.append(xshape[:max(keep - offset, 0)])
+            if keep == ndim:
+                inputs.append((np.dtype(x.aval.dtype), all(d is None for d in subscript)))
+                continue
+            core = tuple(None if a - offset < 0 else
+                         ("broadcast" if subscript[a - offset] is None else "span")
+                         for a in range(keep, ndim))
+            inputs.append((np.dtype(x.aval.dtype), core))
+        if keep == ndim:
+            kernel = llvm_kernels.ufunc_kernel(inputs, body.statements, outputs, directory)
+        else:
+            kernel = llvm_kernels.gufunc_kernel(inputs, body.statements, outputs, reductions,
+                                                ndim - keep, directory)
+        if kernel is not None:
+            break
     if kernel is None:
         return None
     for key, count in llvm_kernels.counts.items():

@@ -42,6 +42,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import os
+import re
 import threading
 import time
 
@@ -105,12 +106,54 @@ class _Translator:
     """Emits the scalar program's expressions with an ``llvmlite.ir.IRBuilder``; values
     are ``(llvm value, dtype)``, booleans ``i1``."""
 
-    def __init__(self, module, builder, env: dict):
+    def __init__(self, module, builder, env: dict, strict: bool = False):
         from llvmlite import ir
         self.ir = ir
         self.module = module
         self.b = builder
         self.env = env
+        self.strict = strict
+
+    # Floating-point operations.  LLVM assumes that no one reads the floating-point flags,
+    # so it may speculate an operation a select guards (``sin(s) / s`` with ``s = x == 0 ?
+    # 1 : x`` computed at ``x`` itself, 0 / 0), raising a flag NumPy's calls never raise;
+    # in ``strict`` loops (those with selects) every operation that may raise a flag is
+    # LLVM's constrained intrinsic, which keeps the flags of the program as written.
+
+    def _constrained(self, name: str, result, operands: list, types: list,
+                     rounding: bool = True, predicate: str | None = None):
+        ir = self.ir
+        md = ir.MetaDataType()
+        suffix = ".".join(_type_suffix(t) for t in types)
+        symbol = f"llvm.experimental.constrained.{name}.{suffix}"
+        extra = ([ir.MetaDataString(self.module, predicate)] if predicate else []) + (
+            [ir.MetaDataString(self.module, "round.tonearest")] if rounding else []) + [
+            ir.MetaDataString(self.module, "fpexcept.strict")]
+        fn = self.module.globals.get(symbol)
+        if fn is None:
+            fn = ir.Function(self.module, ir.FunctionType(
+                result, [v.type for v in operands] + [md] * len(extra)), name=symbol)
+        return self.b.call(fn, list(operands) + extra)  # strictfp: see _strict
+
+    def arith(self, op: str, a, c):
+        """``op`` ("fadd", "fsub", "fmul", "fdiv") of two floats."""
+        if self.strict:
+            return self._constrained(op, a.type, [a, c], [a.type])
+        return getattr(self.b, op)(a, c)
+
+    def fcmp(self, predicate: str, a, c):
+        """A quiet comparison (``"ord"``, ``"uno"``) of two floats."""
+        if self.strict:
+            return self._constrained("fcmp", self.ir.IntType(1), [a, c], [a.type],
+                                     rounding=False, predicate=predicate)
+        return self.b.fcmp_unordered(predicate, a, c)
+
+    def cast(self, op: str, value, t):
+        """``op`` ("sitofp", "uitofp", "fpext", "fptrunc") of ``value`` to ``t``."""
+        if self.strict:
+            return self._constrained(op, t, [value], [t, value.type],
+                                     rounding=op != "fpext")
+        return getattr(self.b, op)(value, t)
 
     def type(self, dtype: np.dtype):
         ir = self.ir
@@ -137,8 +180,10 @@ class _Translator:
             fn = ir.Function(self.module, ir.FunctionType(t, [t] * nargs), name=symbol)
             # pure as far as LLVM cares (it models neither errno nor the flags here): so
             # it may schedule the calls, and join sin and cos of one value into sincos
+            # (not in strict loops, where a call stays where it is written)
             fn.attributes.add("nounwind")
-            fn.attributes.add("readnone")
+            if not self.strict:
+                fn.attributes.add("readnone")
         return fn
 
     def emit(self, node):
@@ -178,13 +223,17 @@ class _Translator:
             masked = b.and_(b.bitcast(values[0], t), exponent)
             return b.icmp_unsigned("!=", masked, exponent), np.dtype(np.bool_)
         if name in _INTRINSICS and len(values) == 1:
+            if self.strict and name != "abs":
+                return self._constrained(name, values[0].type, values, [values[0].type],
+                                         rounding=name == "sqrt"), dtype
             fn = self.module.declare_intrinsic(_INTRINSICS[name], [self.type(dtype)])
             return b.call(fn, values), dtype
         if name in _LIBM:
             nargs = 2 if name in ("power", "arctan2") else 1
             if len(values) != nargs:
                 raise _Untranslatable(name)
-            return b.call(self.function(_LIBM[name], dtype, nargs), values), dtype
+            fn = self.function(_LIBM[name], dtype, nargs)
+            return b.call(fn, values), dtype
         raise _Untranslatable(name)
 
     def convert(self, pair, target: np.dtype):
@@ -195,13 +244,15 @@ class _Translator:
         t = self.type(target)
         if target.kind == "b":
             if source.kind == "f":
-                return b.fcmp_unordered("!=", value, self.ir.Constant(value.type, 0.0)), target
+                zero = self.ir.Constant(value.type, 0.0)
+                return self.compare_floats("!=", value, zero, source), target
             return b.icmp_unsigned("!=", value, self.ir.Constant(value.type, 0)), target
         if source.kind == "b":
-            return (b.uitofp(value, t) if target.kind == "f" else b.zext(value, t)), target
+            return (self.cast("uitofp", value, t) if target.kind == "f"
+                    else b.zext(value, t)), target
         if source.kind in "iu":
             if target.kind == "f":
-                return (b.sitofp(value, t) if source.kind == "i" else b.uitofp(value, t)), target
+                return self.cast("sitofp" if source.kind == "i" else "uitofp", value, t), target
             if target.itemsize < source.itemsize:
                 return b.trunc(value, t), target
             if target.itemsize > source.itemsize:
@@ -209,8 +260,8 @@ class _Translator:
             return value, target  # the same bits
         if target.kind == "f":  # float to float
             if target.itemsize > source.itemsize:
-                return b.fpext(value, t), target
-            return b.fptrunc(value, t), target
+                return self.cast("fpext", value, t), target
+            return self.cast("fptrunc", value, t), target
         raise _Untranslatable(f"{source} to {target}")  # float to integer
 
     def emit_BinOp(self, node):
@@ -226,7 +277,9 @@ class _Translator:
         if da.kind == "b":
             raise _Untranslatable("arithmetic on booleans")
         if da.kind == "f":
-            ops = {ast.Add: b.fadd, ast.Sub: b.fsub, ast.Mult: b.fmul, ast.Div: b.fdiv}
+            names = {ast.Add: "fadd", ast.Sub: "fsub", ast.Mult: "fmul", ast.Div: "fdiv"}
+            ops = {k: (lambda a, c, name=name: self.arith(name, a, c))
+                   for k, name in names.items()}
         else:  # integers wrap around, as NumPy's
             ops = {ast.Add: b.add, ast.Sub: b.sub, ast.Mult: b.mul}
         if op not in ops:
@@ -255,27 +308,33 @@ class _Translator:
             raise _Untranslatable("comparison of different dtypes")
         op = _COMPARISONS[type(node.ops[0])]
         b = self.b
-        if da.kind == "f" and op in ("==", "!="):  # quiet comparisons: no flag for NaN
-            result = (b.fcmp_unordered(op, a, c) if op == "!=" else b.fcmp_ordered(op, a, c))
-        elif da.kind == "f":
-            # An ordered comparison may be a signalling instruction (x86's cmpltpd, maxsd),
-            # which raises "invalid" for a NaN operand where NumPy's comparisons raise
-            # nothing: compare the floats' bits as integers instead (ordered as the floats,
-            # -0.0 made +0.0 first), under a quiet test that neither operand is NaN.
-            ordered = b.fcmp_ordered("ord", a, c)
-            result = b.and_(ordered, b.icmp_signed(op, self.key(a, da), self.key(c, da)))
+        if da.kind == "f":
+            result = self.compare_floats(op, a, c, da)
         elif da.kind == "i":
             result = b.icmp_signed(op, a, c)
         else:
             result = b.icmp_unsigned(op, a, c)
         return result, np.dtype(np.bool_)
 
+    def compare_floats(self, op: str, a, c, dtype: np.dtype):
+        """``a op c`` on floats, as IEEE (NaN unequal to everything) without raising a
+        flag: LLVM may compile a comparison into a signalling instruction (x86's cmpltpd,
+        ``x == inf`` as ``x >= inf``), which raises "invalid" for a NaN operand where
+        NumPy's comparisons raise nothing.  So the floats' bits are compared as integers
+        (ordered as the floats, -0.0 made +0.0 first), under a quiet test that neither
+        operand is NaN."""
+        b = self.b
+        ka, kc = self.key(a, dtype), self.key(c, dtype)
+        if op == "!=":
+            return b.or_(self.fcmp("uno", a, c), b.icmp_signed("!=", ka, kc))
+        return b.and_(self.fcmp("ord", a, c), b.icmp_signed(op, ka, kc))
+
     def key(self, value, dtype: np.dtype):
         """An integer ordered as the non-NaN float ``value`` (zeros equal)."""
         b = self.b
         bits = 8 * dtype.itemsize
         t = self.ir.IntType(bits)
-        x = b.bitcast(b.fadd(value, self.ir.Constant(value.type, 0.0)), t)
+        x = b.bitcast(self.arith("fadd", value, self.ir.Constant(value.type, 0.0)), t)
         magnitude = b.lshr(b.ashr(x, t(bits - 1)), t(1))  # negatives: the magnitude bits
         return b.xor(x, magnitude)
 
@@ -320,6 +379,7 @@ def _loop_ir(symbol: str, inputs: list, statements: list, outputs: list) -> str:
     fnty = ir.FunctionType(ir.VoidType(), [i8p.as_pointer(), i64.as_pointer(),
                                            i64.as_pointer(), i8p])
     fn = ir.Function(module, fnty, name=symbol)
+    strict = _selects(parsed)
     args, dims, steps, _ = fn.args
     entry = fn.append_basic_block("entry")
     setup = fn.append_basic_block("setup")
@@ -365,7 +425,7 @@ def _loop_ir(symbol: str, inputs: list, statements: list, outputs: list) -> str:
         for k, (dtype, scalar) in enumerate(operands[:len(inputs)]):
             if not scalar:
                 local[f"x{k}"] = (load(b, address(k, dtype), dtype), dtype)
-        translator = _Translator(module, b, local)
+        translator = _Translator(module, b, local, strict)
         for name, dtype, tree in parsed:
             value = translator.emit(tree)
             if value[1] != dtype:
@@ -385,7 +445,7 @@ def _loop_ir(symbol: str, inputs: list, statements: list, outputs: list) -> str:
         b.cbranch(b.icmp_signed("<", following, n), block, done)
     b.position_at_end(done)
     b.ret_void()
-    return str(module)
+    return _strict(str(module)) if strict else str(module)
 
 
 def _pairwise_function(module, dtype: np.dtype):
@@ -510,6 +570,7 @@ def _reduction_ir(symbol: str, inputs: list, statements: list, outputs: list,
     fnty = ir.FunctionType(ir.VoidType(), [i8p.as_pointer(), i64.as_pointer(),
                                            i64.as_pointer(), i8p])
     fn = ir.Function(module, fnty, name=symbol)
+    strict = _selects(parsed)
     args, dims_arg, steps, _ = fn.args
     slots = _Slots(fn)
     entry = fn.append_basic_block("entry")
@@ -538,6 +599,9 @@ def _reduction_ir(symbol: str, inputs: list, statements: list, outputs: list,
     buffers = {}
     pairwise = [j for j, (kind, _, dtype) in enumerate(reductions)
                 if kind == "sum" and np.dtype(dtype).kind == "f"]
+    # fewer than 8 values: NumPy's pairwise sum adds them one by one from 0, which the
+    # accumulator does without the buffer
+    small = b.icmp_signed("<", m, i64(8))
     if pairwise:
         malloc = ir.Function(module, ir.FunctionType(i8p, [i64]), name="malloc")
         free = ir.Function(module, ir.FunctionType(ir.VoidType(), [i8p]), name="free")
@@ -576,7 +640,7 @@ def _reduction_ir(symbol: str, inputs: list, statements: list, outputs: list,
                 value = b.load(address(k))
                 local[f"x{k}"] = ((b.icmp_unsigned("!=", value, i8(0)), dtype)
                                   if np.dtype(dtype).kind == "b" else (value, np.dtype(dtype)))
-            translator = _Translator(module, b, local)
+            translator = _Translator(module, b, local, strict)
             for name, dtype, tree in parsed:
                 value = translator.emit(tree)
                 if value[1] != dtype:
@@ -596,16 +660,20 @@ def _reduction_ir(symbol: str, inputs: list, statements: list, outputs: list,
                 value = local[name][0]
                 slot = accumulators[j]
                 if j in buffers:
-                    b.store(value, b.gep(buffers[j], [b.load(p)]))
+                    with b.if_else(small) as (few, many):
+                        with few:
+                            b.store(translator.arith("fadd", b.load(slot), value), slot)
+                        with many:
+                            b.store(value, b.gep(buffers[j], [b.load(p)]))
                 elif kind == "sum":
                     b.store(b.add(b.load(slot), value), slot)
                 else:  # NumPy's maximum and minimum: the first NaN wins
                     acc = b.load(slot)
                     op = ">" if kind == "max" else "<"
                     if dtype.kind == "f":
-                        better = b.and_(b.fcmp_ordered("ord", acc, value), b.icmp_signed(
+                        better = b.and_(translator.fcmp("ord", acc, value), b.icmp_signed(
                             op, translator.key(acc, dtype), translator.key(value, dtype)))
-                        keep = b.or_(better, b.fcmp_unordered("uno", acc, acc))
+                        keep = b.or_(better, translator.fcmp("uno", acc, acc))
                     elif dtype.kind == "i":
                         keep = b.icmp_signed(op, acc, value)
                     else:
@@ -627,9 +695,13 @@ def _reduction_ir(symbol: str, inputs: list, statements: list, outputs: list,
         for j, (kind, name, dtype) in enumerate(reductions):
             dtype = np.dtype(dtype)
             result = b.load(accumulators[j])
-            if j in buffers:
-                total = b.call(_pairwise_function(module, dtype), [buffers[j], m])
-                result = b.fadd(probe.type(dtype)(0.0), total)
+            if j in buffers:  # (a branch: the buffer is not written when small)
+                with b.if_then(b.not_(small)):
+                    total = b.call(_pairwise_function(module, dtype), [buffers[j], m])
+                    zero = probe.type(dtype)(0.0)
+                    b.store(_Translator(module, b, {}, strict).arith("fadd", zero, total),
+                            accumulators[j])
+                result = b.load(accumulators[j])
             b.store(result, address(len(inputs) + len(outputs) + j))
 
     _counted_loop(b, slots, i64(0), outer, outer_body)
@@ -637,7 +709,7 @@ def _reduction_ir(symbol: str, inputs: list, statements: list, outputs: list,
         b.call(free, [b.bitcast(buffers[j], i8p)])
     b.ret_void()
     slots.close(entry)
-    return str(module), signature
+    return (_strict(str(module)) if strict else str(module)), signature
 
 
 def _scatter_add_ir(symbol: str, value: np.dtype, index: np.dtype) -> str:
@@ -863,6 +935,28 @@ def _core_dimensions(inputs: list, nout: int, nred: int, ndim: int) -> tuple:
     return signature, operand_core
 
 
+def _selects(parsed: list) -> bool:
+    """Whether a parsed program has a select (``a if c else b``): its loop is strict."""
+    return any(isinstance(node, ast.IfExp) for _, _, tree in parsed for node in ast.walk(tree))
+
+
+def _strict(text: str) -> str:
+    """The IR ``text`` with its functions and calls marked ``strictfp`` (which llvmlite's
+    builder does not know): LLVM then keeps the floating-point flags of the program."""
+    lines = []
+    for line in text.splitlines():
+        if (line.startswith("define ") and "pairwise" not in line) or " call " in line:
+            line += " strictfp"
+        lines.append(line)
+    return "\n".join(lines) + "\n"
+
+
+def _type_suffix(t) -> str:
+    """LLVM's name of an IR type in an overloaded intrinsic's name (``f64``, ``i32``)."""
+    text = str(t)
+    return {"double": "f64", "float": "f32"}.get(text, text)
+
+
 def _parse(expr: str):
     try:
         return ast.parse(expr, mode="eval").body
@@ -875,6 +969,14 @@ def _parse(expr: str):
 # ------------------------------------------------------------------------------------------
 
 _lock = threading.RLock()
+#: the functions a module declares
+_DECLARATION = re.compile(r'^declare [^@]*@"?([\w.]+)', re.M)
+
+
+def _calls_libm(text: str) -> bool:
+    """Whether the IR ``text`` calls a libm function (not an intrinsic or the allocator)."""
+    return any(not name.startswith("llvm.") and name not in ("malloc", "calloc", "free")
+               for name in _DECLARATION.findall(text))
 _MAGIC = b"functrans-llvm-object-1\n"
 
 
@@ -904,16 +1006,19 @@ class _Engine:
         module.triple = self.triple
         module.data_layout = str(self.machine.target_data)
         module.verify()
+        # The loop vectoriser replicates scalar libm calls in a wide body (no gain, and
+        # seconds of code generation for a long region): only loops without them.
+        vectorize = not _calls_libm(text)
         if hasattr(llvm, "create_pass_builder"):  # llvmlite 0.44 on: LLVM's new passes
             options = llvm.create_pipeline_tuning_options(speed_level=2)
-            options.loop_vectorization = True
+            options.loop_vectorization = vectorize
             options.slp_vectorization = True
             builder = llvm.create_pass_builder(self.machine, options)
             builder.getModulePassManager().run(module, builder)
         else:  # the legacy pass manager (llvmlite 0.43, numba 0.60's)
             manager_builder = llvm.create_pass_manager_builder()
             manager_builder.opt_level = 2
-            manager_builder.loop_vectorize = True
+            manager_builder.loop_vectorize = vectorize
             manager_builder.slp_vectorize = True
             manager = llvm.create_module_pass_manager()
             self.machine.add_analysis_passes(manager)
