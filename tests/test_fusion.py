@@ -453,6 +453,26 @@ def test_two_threads_compile_one_kernel(tmp_path):
     np.testing.assert_array_equal(results[0].ufunc(x), x * 3.25 - x)
 
 
+@pytest.mark.usefixtures("fuse_everything")
+def test_long_libm_regions_compute_several_elements_at_once(monkeypatch):
+    # a region of many libm calls computes four elements at a time in its contiguous loop,
+    # the strided loop finishing the rest: every size, contiguous or strided, as NumPy's
+    def chain(x):
+        for _ in range(20):
+            x = fnp.tanh(fnp.sin(x)) * 0.9 + 0.1
+        return x
+
+    x = np.linspace(-2, 2, 23)
+    jitted = ft.jit(chain)
+    for n in range(10):
+        for operand in (x[:n], x[::2][:n]):
+            with monkeypatch.context() as m:
+                m.setattr(ft.config, "fusion", False)
+                want = ft.jit(chain)(operand)
+            _assert_close_bits(jitted(operand), want, f"{n} elements", ulps=4)
+    assert FUSED in jitted.lower(x).as_text()
+
+
 def test_import_loads_no_compiler():
     code = "import sys, functrans, functrans.numpy; print('numba' in sys.modules, " \
            "'llvmlite' in sys.modules)"

@@ -408,41 +408,71 @@ def _loop_ir(symbol: str, inputs: list, statements: list, outputs: list) -> str:
     for k, (dtype, scalar) in enumerate(operands):
         if not scalar:
             contiguous = b.and_(contiguous, b.icmp_signed("==", strides[k], i64(dtype.itemsize)))
+    # A long program of libm calls is not vectorised (see _Engine.compile): its contiguous
+    # loop computes ``lanes`` elements at once instead, statement by statement, so that
+    # the calls of neighbouring elements overlap in the processor; the strided loop then
+    # finishes the last elements.
+    lanes = 4 if _libm_program(parsed) and len(parsed) >= _LANE_STATEMENTS else 1
     fast = fn.append_basic_block("contiguous")
     slow = fn.append_basic_block("strided")
     b.cbranch(contiguous, fast, slow)
+    rest = None  # the element the strided loop starts at, where the contiguous one stops
     for block, packed in ((fast, True), (slow, False)):
+        width = lanes if packed else 1
         b.position_at_end(block)
+        if packed and lanes > 1:  # enter only with a whole group of lanes
+            group = fn.append_basic_block("lanes")
+            b.cbranch(b.icmp_signed(">=", n, i64(lanes)), group, slow)
+            b.position_at_end(group)
+            entry_block, block = block, group
+        else:
+            entry_block = setup
         i = b.phi(i64)
-        i.add_incoming(i64(0), setup)
+        i.add_incoming(i64(0), entry_block)
+        if not packed and rest is not None:
+            for value, source in rest:
+                i.add_incoming(value, source)
 
-        def address(k, dtype):
+        def address(k, dtype, lane):
+            at = b.add(i, i64(lane)) if lane else i
             if packed:
-                return b.gep(b.bitcast(pointers[k], memory_type(dtype).as_pointer()), [i])
-            return b.gep(pointers[k], [b.mul(i, strides[k])])
+                return b.gep(b.bitcast(pointers[k], memory_type(dtype).as_pointer()), [at])
+            return b.gep(pointers[k], [b.mul(at, strides[k])])
 
-        local = dict(env)
-        for k, (dtype, scalar) in enumerate(operands[:len(inputs)]):
-            if not scalar:
-                local[f"x{k}"] = (load(b, address(k, dtype), dtype), dtype)
-        translator = _Translator(module, b, local, strict)
+        envs = []
+        for lane in range(width):
+            local = dict(env)
+            for k, (dtype, scalar) in enumerate(operands[:len(inputs)]):
+                if not scalar:
+                    local[f"x{k}"] = (load(b, address(k, dtype, lane), dtype), dtype)
+            envs.append(local)
+        translators = [_Translator(module, b, local, strict) for local in envs]
         for name, dtype, tree in parsed:
-            value = translator.emit(tree)
-            if value[1] != dtype:
-                raise _Untranslatable(f"{name}: {value[1]}, not {dtype}")
-            local[name] = value
-        for j, (name, dtype) in enumerate(outputs):
-            if name not in local or local[name][1] != np.dtype(dtype):
-                raise _Untranslatable(f"output {name}")
-            value = local[name][0]
-            if np.dtype(dtype).kind == "b":
-                value = b.zext(value, i8)
-            k = len(inputs) + j
-            b.store(value, b.bitcast(address(k, np.dtype(dtype)),
-                                      memory_type(np.dtype(dtype)).as_pointer()))
-        following = b.add(i, i64(1))
+            for local, translator in zip(envs, translators):
+                value = translator.emit(tree)
+                if value[1] != dtype:
+                    raise _Untranslatable(f"{name}: {value[1]}, not {dtype}")
+                local[name] = value
+        for lane, local in enumerate(envs):
+            for j, (name, dtype) in enumerate(outputs):
+                if name not in local or local[name][1] != np.dtype(dtype):
+                    raise _Untranslatable(f"output {name}")
+                value = local[name][0]
+                if np.dtype(dtype).kind == "b":
+                    value = b.zext(value, i8)
+                k = len(inputs) + j
+                b.store(value, b.bitcast(address(k, np.dtype(dtype), lane),
+                                          memory_type(np.dtype(dtype)).as_pointer()))
+        following = b.add(i, i64(width))
         i.add_incoming(following, b.block)
-        b.cbranch(b.icmp_signed("<", following, n), block, done)
+        if width > 1:  # another whole group, else the rest one by one (or nothing)
+            after = fn.append_basic_block("after_lanes")
+            b.cbranch(b.icmp_signed("<=", b.add(following, i64(width)), n), block, after)
+            b.position_at_end(after)
+            rest = [(i64(0), entry_block), (following, after)]
+            b.cbranch(b.icmp_signed("<", following, n), slow, done)
+        else:
+            b.cbranch(b.icmp_signed("<", following, n), block, done)
     b.position_at_end(done)
     b.ret_void()
     return _strict(str(module)) if strict else str(module)
@@ -957,6 +987,17 @@ def _type_suffix(t) -> str:
     return {"double": "f64", "float": "f32"}.get(text, text)
 
 
+def _libm_program(parsed: list) -> bool:
+    """Whether a parsed program calls a libm function."""
+    return any(isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+               and node.func.attr in _LIBM for _, _, tree in parsed for node in ast.walk(tree))
+
+
+#: a program of this many statements or more calling libm functions computes several
+#: elements at once in its contiguous loop (see ``_loop_ir``)
+_LANE_STATEMENTS = 64
+
+
 def _parse(expr: str):
     try:
         return ast.parse(expr, mode="eval").body
@@ -969,6 +1010,9 @@ def _parse(expr: str):
 # ------------------------------------------------------------------------------------------
 
 _lock = threading.RLock()
+#: a loop calling libm functions is vectorised when its IR has fewer lines than this
+_VECTORISED_LIBM_LINES = 400
+
 #: the functions a module declares
 _DECLARATION = re.compile(r'^declare [^@]*@"?([\w.]+)', re.M)
 
@@ -1006,9 +1050,10 @@ class _Engine:
         module.triple = self.triple
         module.data_layout = str(self.machine.target_data)
         module.verify()
-        # The loop vectoriser replicates scalar libm calls in a wide body (no gain, and
-        # seconds of code generation for a long region): only loops without them.
-        vectorize = not _calls_libm(text)
+        # The loop vectoriser replicates scalar libm calls in a wide body: for a short
+        # one that pays (the calls of neighbouring elements overlap in the processor), for
+        # a long one it costs seconds of code generation.
+        vectorize = not _calls_libm(text) or text.count("\n") < _VECTORISED_LIBM_LINES
         if hasattr(llvm, "create_pass_builder"):  # llvmlite 0.44 on: LLVM's new passes
             options = llvm.create_pipeline_tuning_options(speed_level=2)
             options.loop_vectorization = vectorize
