@@ -858,11 +858,6 @@ def _ufunc_rule(ctx, *operands, kernel, allocate):
 _UFUNC = _Ufunc()
 
 
-#: an elementwise region whose last axis has at most this many elements is a generalised
-#: ufunc over that axis (see ``_ufunc_equation``)
-_SHORT_AXIS = 16
-
-
 def _ufunc_equation(region: _Region, uses: dict):
     """The equation computing ``region`` with a NumPy ufunc compiled by LLVM (a
     generalised ufunc over the reduced axes for a region ending in reductions), and its
@@ -883,32 +878,25 @@ def _ufunc_equation(region: _Region, uses: dict):
     reductions = [(kind, name, dtype) for kind, name, dtype, _ in body.reductions]
     directory = _kernel_directory()
     before = dict(llvm_kernels.counts)
-    kernel = None
-    # An elementwise region whose last axis is short is a generalised ufunc over it too:
-    # where an operand's strides keep NumPy from joining the axes (a broadcast along the
-    # last one), a ufunc's loop would be called once per row.
-    for keep in ((body.keep,) if body.reductions else
-                 (ndim - 1, ndim) if ndim >= 2 and shape[-1] <= _SHORT_AXIS else (ndim,)):
-        loop_shapes = []  # the inputs' shapes outside the core axes
-        inputs: list = []
-        for x, subscript in zip(body.inputs, body.subscripts):
-            xshape = tuple(x.aval.shape)
-            offset = ndim - len(xshape)
-            loop_shapes.append(xshape[:max(keep - offset, 0)])
-            if keep == ndim:
-                inputs.append((np.dtype(x.aval.dtype), all(d is None for d in subscript)))
-                continue
-            core = tuple(None if a - offset < 0 else
-                         ("broadcast" if subscript[a - offset] is None else "span")
-                         for a in range(keep, ndim))
-            inputs.append((np.dtype(x.aval.dtype), core))
+    keep = body.keep if body.reductions else ndim  # the axes outside the core (reduced) ones
+    loop_shapes = []  # the inputs' shapes there
+    inputs: list = []
+    for x, subscript in zip(body.inputs, body.subscripts):
+        xshape = tuple(x.aval.shape)
+        offset = ndim - len(xshape)
+        loop_shapes.append(xshape[:max(keep - offset, 0)])
         if keep == ndim:
-            kernel = llvm_kernels.ufunc_kernel(inputs, body.statements, outputs, directory)
-        else:
-            kernel = llvm_kernels.gufunc_kernel(inputs, body.statements, outputs, reductions,
-                                                ndim - keep, directory)
-        if kernel is not None:
-            break
+            inputs.append((np.dtype(x.aval.dtype), all(d is None for d in subscript)))
+            continue
+        core = tuple(None if a - offset < 0 else
+                     ("broadcast" if subscript[a - offset] is None else "span")
+                     for a in range(keep, ndim))
+        inputs.append((np.dtype(x.aval.dtype), core))
+    if keep == ndim:
+        kernel = llvm_kernels.ufunc_kernel(inputs, body.statements, outputs, directory)
+    else:
+        kernel = llvm_kernels.gufunc_kernel(inputs, body.statements, outputs, reductions,
+                                            ndim - keep, directory)
     if kernel is None:
         return None
     for key, count in llvm_kernels.counts.items():
