@@ -1315,9 +1315,11 @@ def kernel(out, dims, idx, upd, clamp, accumulate, zero):
 '''
 
 
-def _scatter_add_call(operand, indices, updates, *, clamp: bool, zeros=None):
+def _scatter_add_call(operand, indices, updates, *, clamp: bool, zeros=None,
+                      llvm: bool = True):
     """``scatter_add(operand, indices, updates)`` by the loop above; ``zeros``: the
-    ``(shape, dtype)`` of an operand of zeros, which is then None."""
+    ``(shape, dtype)`` of an operand of zeros, which is then None; ``llvm``: LLVM's loop
+    (the compiler chosen when the program was compiled), else numba's."""
     shape, dtype = zeros if operand is None else (operand.shape, operand.dtype)
     k = indices.shape[-1]
     dims = np.array(shape[:k], dtype=np.int64)
@@ -1329,7 +1331,7 @@ def _scatter_add_call(operand, indices, updates, *, clamp: bool, zeros=None):
     indices = np.ascontiguousarray(indices).reshape(-1, k)
     updates = np.ascontiguousarray(updates).reshape(-1, rest)
     accumulate = out.dtype.kind == "f"
-    if "llvm" in _fusion_compilers():
+    if llvm:
         loop = llvm_kernels.scatter_add_kernel(out.dtype, indices.dtype, _kernel_directory())
         if loop is not None:
             flags = np.int64(clamp + 2 * accumulate + 4 * (operand is None))
@@ -1341,7 +1343,8 @@ def _scatter_add_call(operand, indices, updates, *, clamp: bool, zeros=None):
 
 
 def _scatter_add_rule(ctx, *operands, clamp, zeros=None):
-    function = ctx.bind(functools.partial(_scatter_add_call, clamp=clamp, zeros=zeros),
+    function = ctx.bind(functools.partial(_scatter_add_call, clamp=clamp, zeros=zeros,
+                                          llvm="llvm" in _fusion_compilers()),
                         "scatter_add")
     if zeros is not None:
         operands = ("None",) + operands
