@@ -774,12 +774,19 @@ def _scatter_add_ir(symbol: str, value: np.dtype, index: np.dtype) -> str:
     outer_steps = [b.load(b.gep(steps, [i64(j)])) for j in range(5)]
     # core strides: dims (k); idx (n, k); upd (n, c); out (r, c)
     core = [b.load(b.gep(steps, [i64(5 + j)])) for j in range(7)]
-    s_dims, s_idx_n, s_idx_k, s_upd_n, s_upd_c, s_out_r, s_out_c = core
+    # strides in elements (the operands are aligned): typed indexing, which LLVM's
+    # vectoriser specialises for unit strides
+    sizes = [8, index.itemsize, index.itemsize, value.itemsize, value.itemsize,
+             value.itemsize, value.itemsize]
+    s_dims, s_idx_n, s_idx_k, s_upd_n, s_upd_c, s_out_r, s_out_c = (
+        b.sdiv(step, i64(size)) for step, size in zip(core, sizes))
 
     def at(base, t, *offsets):
+        element = None
         for index_, step in offsets:
-            base = b.gep(base, [b.mul(index_, step)])
-        return b.bitcast(base, t.as_pointer())
+            term = b.mul(index_, step)
+            element = term if element is None else b.add(element, term)
+        return b.gep(b.bitcast(base, t.as_pointer()), [element])
 
     def loop(stop, body, start=i64(0)):
         _counted_loop(b, slots, start, stop, body)
