@@ -45,6 +45,7 @@ import os
 import re
 import threading
 import time
+from typing import Callable
 
 import numpy as np
 
@@ -1158,6 +1159,15 @@ class UfuncKernel:
 
     __slots__ = ("ufunc", "program", "path", "loaded", "seconds", "_keep", "_ir", "_build",
                  "_symbol")
+    ufunc: np.ufunc
+    program: str
+    path: str
+    loaded: bool
+    seconds: float
+    _keep: tuple
+    _ir: str | None
+    _build: Callable[[str], str]
+    _symbol: str
 
     @property
     def ir(self) -> str:
