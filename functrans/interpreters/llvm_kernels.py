@@ -90,6 +90,13 @@ def _dtype_of_name(name: str):
     return dtype if dtype in _DTYPES and dtype.name == name else None
 
 
+def _is_number(node) -> bool:
+    """Whether ``node`` is a bare Python number (``0``, ``-1.5``)."""
+    while isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        node = node.operand
+    return isinstance(node, ast.Constant) and type(node.value) in (int, float)
+
+
 def _constant_value(node):
     """The Python number ``node`` spells (literals, ``np.nan``, ``np.inf``, unary minus),
     or raise ``_Untranslatable``."""
@@ -165,8 +172,11 @@ class _Translator:
         return ir.IntType(8 * dtype.itemsize)
 
     def constant(self, value, dtype: np.dtype):
-        typed = np.array(value, dtype=dtype)  # NumPy's conversion of the Python number
-        if dtype.kind in "iu" and typed.item() != value:
+        try:
+            typed = np.array(value, dtype=dtype)  # NumPy's conversion of the Python number
+        except (OverflowError, ValueError, TypeError) as error:
+            raise _Untranslatable(f"{value!r} as {dtype}") from error
+        if dtype.kind in "biu" and typed.item() != value:
             raise _Untranslatable(f"{value!r} as {dtype}")
         if dtype.kind == "f":
             return self.ir.Constant(self.type(dtype), float(typed.item()))
@@ -265,8 +275,23 @@ class _Translator:
             return self.cast("fptrunc", value, t), target
         raise _Untranslatable(f"{source} to {target}")  # float to integer
 
+    def pair(self, left, right):
+        """Two operands; a bare Python number beside a value takes the value's dtype (as
+        ``x != 0`` compares), where it converts exactly."""
+        bare = [isinstance(n, (ast.Constant, ast.UnaryOp)) and _is_number(n)
+                for n in (left, right)]
+        if bare[0] and bare[1]:
+            raise _Untranslatable("two bare numbers")
+        if bare[0]:
+            c, dc = self.emit(right)
+            return (self.constant(_constant_value(left), dc), dc), (c, dc)
+        if bare[1]:
+            a, da = self.emit(left)
+            return (a, da), (self.constant(_constant_value(right), da), da)
+        return self.emit(left), self.emit(right)
+
     def emit_BinOp(self, node):
-        (a, da), (c, dc) = self.emit(node.left), self.emit(node.right)
+        (a, da), (c, dc) = self.pair(node.left, node.right)
         if da != dc:
             raise _Untranslatable("operands of different dtypes")
         b = self.b
@@ -304,7 +329,7 @@ class _Translator:
     def emit_Compare(self, node):
         if len(node.ops) != 1 or type(node.ops[0]) not in _COMPARISONS:
             raise _Untranslatable(ast.dump(node))
-        (a, da), (c, dc) = self.emit(node.left), self.emit(node.comparators[0])
+        (a, da), (c, dc) = self.pair(node.left, node.comparators[0])
         if da != dc:
             raise _Untranslatable("comparison of different dtypes")
         op = _COMPARISONS[type(node.ops[0])]
