@@ -999,8 +999,15 @@ def _core_dimensions(inputs: list, nout: int, nred: int, ndim: int) -> tuple:
 
 
 def _selects(parsed: list) -> bool:
-    """Whether a parsed program has a select (``a if c else b``): its loop is strict."""
-    return any(isinstance(node, ast.IfExp) for _, _, tree in parsed for node in ast.walk(tree))
+    """Whether a parsed program's loop is strict: two selects (``a if c else b``) test one
+    condition.  LLVM may then compute a value the second select picks from as if the first
+    had chosen by the condition (``sin(s) / s`` with ``s = x == 0 ? 1 : x`` computed at
+    ``x`` itself in ``x == 0 ? series : sin(s) / s``), raising flags NumPy's calls do not.
+    A select alone (``maximum``, ``where``) leaves nothing to substitute, and its loop stays
+    vectorisable."""
+    tests = [ast.dump(node.test) for _, _, tree in parsed for node in ast.walk(tree)
+             if isinstance(node, ast.IfExp)]
+    return len(tests) != len(set(tests))
 
 
 def _strict(text: str) -> str:
