@@ -116,7 +116,7 @@ def fusion_set(on: bool) -> Iterator[None]:
 
     >>> import numpy as np, functrans as ft
     >>> with ft.config.fusion_set(False):
-    ...     "@njit" in ft.jit(lambda x: x * 2.0 + 1.0).lower(np.ones(3)).as_text()
+    ...     "fused loop" in ft.jit(lambda x: x * 2.0 + 1.0).lower(np.ones(3)).as_text()
     ...
     False
     """
