@@ -12,7 +12,9 @@ workloads, and BLAS runs on one thread.
     python benchmarks/run.py [--rounds 15] [--only mlp_grad,hvp] [--markdown] [--no-compile]
 
 Each row also gives jit's first call (tracing and compiling) in a new process, with an
-empty kernel cache (cold) and with the cache the cold process filled (warm).
+empty kernel cache (cold) and with the cache the cold process filled (warm).  With
+``FUNCTRANS_BENCH_NUMBA=1`` a contender "jit numba" runs beside "jit": the same program
+with every fused region compiled by numba instead of LLVM, in the same rounds.
 
 Workloads:
   mlp_grad          grad of the MSE of a 128 x 256 -> 256 -> 256 -> 1 tanh MLP (all params)
@@ -345,6 +347,18 @@ def calibrate(fn, args) -> int:
         number *= 2
 
 
+def _numba_loops(g, args):
+    """The jitted ``g`` compiled now for ``args`` with every fused region numba's."""
+    from functrans.interpreters import codegen
+    previous = codegen.FUSION_COMPILER
+    codegen.FUSION_COMPILER = "numba"
+    try:
+        g(*args)
+    finally:
+        codegen.FUSION_COMPILER = previous
+    return g
+
+
 def run(names, rounds: int, markdown: bool, compile_dir: str | None = None) -> list:
     rows = []
     for name in names:
@@ -353,6 +367,8 @@ def run(names, rounds: int, markdown: bool, compile_dir: str | None = None) -> l
         f = f(fnp)
         contenders = {"numpy": hand, "eager": _transformed(f, kind, False),
                       "jit": _transformed(f, kind, True), **_others(make, kind)}
+        if os.environ.get("FUNCTRANS_BENCH_NUMBA") == "1":
+            contenders["jit numba"] = _numba_loops(_transformed(f, kind, True), args)
         inputs = {}
         for label, fn in list(contenders.items()):
             convert = None
@@ -416,8 +432,10 @@ def compile_times(name: str, cache_dir: str) -> tuple:
     """First-call cost of ``jit`` on workload ``name`` (tracing and compiling: the first
     call's wall time less the second's), in a new process with the kernel cache in
     ``cache_dir``: cold (the directory empty), then warm (a second process, the cache
-    filled by the first).  Each process imports functrans and numba before timing, so
-    the times include numba's start-up in the process (its first loop) but not imports."""
+    filled by the first).  Each process imports functrans before timing (and numba where
+    the regions are numba's, ``FUNCTRANS_FUSION_COMPILER=numba``, so that the times include
+    numba's start-up in the process, its first loop, but not its import); with LLVM's
+    loops the times include importing llvmlite."""
     import subprocess
     import tempfile
     times = []
@@ -426,7 +444,9 @@ def compile_times(name: str, cache_dir: str) -> tuple:
         env = dict(os.environ, FUNCTRANS_CACHE_DIR=directory,
                    PYTHONPATH=os.pathsep.join(filter(None, [root,
                                                             os.environ.get("PYTHONPATH")])))
-        code = "import numba\n" + _FIRST_CALL.format(name=name)
+        from functrans.interpreters import codegen
+        code = (("import numba\n" if codegen.FUSION_COMPILER == "numba" else "")
+                + _FIRST_CALL.format(name=name))
         for _ in range(2):
             out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                                  text=True, cwd=os.path.dirname(os.path.abspath(__file__)))

@@ -56,11 +56,12 @@ __all__ = ["check_tracer_leaks", "checking_leaks", "fusion", "fusion_set", "jit_
 check_tracer_leaks: bool = False
 reverse_mode: str = "auto"
 jit_disabled: bool = False
-#: ``jit`` fuses elementwise regions into loops compiled by numba (on when numba is
-#: installed, ``pip install functrans[fast]``, unless the environment variable
+#: ``jit`` fuses elementwise regions into loops compiled by LLVM or numba (on when llvmlite
+#: or numba is installed, ``pip install functrans[fast]``, unless the environment variable
 #: ``FUNCTRANS_FUSION`` is ``0``; docs/jit.md, "Fusion")
 fusion: bool = (os.environ.get("FUNCTRANS_FUSION", "1") != "0"
-                and importlib.util.find_spec("numba") is not None)
+                and (importlib.util.find_spec("llvmlite") is not None
+                     or importlib.util.find_spec("numba") is not None))
 
 
 @contextmanager
@@ -111,11 +112,11 @@ def fusion_set(on: bool) -> Iterator[None]:
     """Turn ``fusion`` on or off for the block: code ``jit`` compiles inside it is written
     so (a jitted function keeps the code it compiled for a signature; the switch matters
     when a signature is first seen).  The switch is process-wide, not per thread.  Turning
-    it on without numba installed changes nothing.
+    it on without llvmlite or numba installed changes nothing.
 
     >>> import numpy as np, functrans as ft
     >>> with ft.config.fusion_set(False):
-    ...     "@njit" in ft.jit(lambda x: x * 2.0 + 1.0).lower(np.ones(3)).as_text()
+    ...     "fused loop" in ft.jit(lambda x: x * 2.0 + 1.0).lower(np.ones(3)).as_text()
     ...
     False
     """

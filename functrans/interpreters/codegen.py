@@ -49,6 +49,7 @@ from __future__ import annotations
 import collections
 import functools
 import itertools
+import os
 import re
 import threading
 import time
@@ -58,6 +59,7 @@ from typing import Callable
 import numpy as np
 
 from functrans import backend, config
+from functrans.interpreters import llvm_kernels
 from functrans.core import (ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Primitive, ShapedArray,
                             Var, abstract_eval_out_avals, eqn_has_effects, impl_rules)
 
@@ -469,14 +471,18 @@ def optimize_jaxpr(jaxpr: Jaxpr) -> tuple[list, list, list]:
 # Fusion
 # ------------------------------------------------------------------------------------------
 #
-# With numba installed (``pip install functrans[fast]``) and ``functrans.config.fusion`` on,
-# maximal regions of elementwise equations of one output shape (primitives with a
-# ``Lowering.kernel``, and broadcasts NumPy broadcasting expresses) become one equation: a
-# loop over the output, compiled by numba, that reads each operand once and writes each
-# result the rest of the program reads once, instead of one NumPy call and one temporary
-# array per operation.  The kernel's source is a file in the user's cache directory named
-# by the hash of its text, compiled with numba's ``cache=True``: a new process loads the
-# machine code instead of compiling it again.
+# With llvmlite or numba installed (``pip install functrans[fast]``) and
+# ``functrans.config.fusion`` on, maximal regions of elementwise equations of one output
+# shape (primitives with a ``Lowering.kernel``, and broadcasts NumPy broadcasting
+# expresses) become one equation: a loop over the output that reads each operand once and
+# writes each result the rest of the program reads once, instead of one NumPy call and one
+# temporary array per operation.  The region's scalar program (``_RegionBody``) is compiled
+# by LLVM into a NumPy ufunc (``llvm_kernels``: NumPy broadcasts, allocates and checks the
+# floating-point flags as for its own ufuncs; the object code is cached in the user's cache
+# directory, keyed by the IR and the host CPU, so a new process loads it instead of
+# compiling).  Regions ending in reductions, and regions LLVM's translation does not take,
+# are numba loops (``_kernel_plan``: a source file in the same directory named by the hash
+# of its text, compiled with numba's ``cache=True``) where numba is installed.
 
 #: a region is fused when it computes at least this many operations (broadcasts do not
 #: count) and the cost model below expects the loop to be faster than NumPy's calls
@@ -490,6 +496,10 @@ DASK_REGIONS = True
 #: the core-axes table (``primitives/chunked.py`` registers them), whose impl on dask
 #: arrays gathers core axes or maps chunks where dask's own function refuses or is missing
 LAZY_IMPL: set = set()
+#: ``"llvm"``: regions compiled by LLVM into NumPy ufuncs where the translation takes them,
+#: the others by numba; ``"numba"``: every region by numba (the environment variable
+#: ``FUNCTRANS_FUSION_COMPILER`` sets it at start-up)
+FUSION_COMPILER = "numba" if os.environ.get("FUNCTRANS_FUSION_COMPILER") == "numba" else "llvm"
 
 # The cost model, in nanoseconds per call and per element (measured on x86-64, one thread:
 # a NumPy call on a small array ~500; an arithmetic ufunc ~0.3 per element while its
@@ -541,23 +551,40 @@ def _numba_installed() -> bool:
     return importlib.util.find_spec("numba") is not None
 
 
+@functools.lru_cache(maxsize=1)
+def _llvmlite_installed() -> bool:
+    import importlib.util
+    return importlib.util.find_spec("llvmlite") is not None
+
+
+def _fusion_compilers() -> tuple:
+    """The compilers of fused loops on the CPU, in the order they are tried: ``"llvm"``
+    (regions as NumPy ufuncs, ``llvm_kernels``) and ``"numba"`` (the loops of
+    ``_kernel_plan``), those installed and chosen by ``FUSION_COMPILER``."""
+    chosen = ("llvm", "numba") if FUSION_COMPILER == "llvm" else ("numba",)
+    installed = {"llvm": _llvmlite_installed(), "numba": _numba_installed()}
+    return tuple(c for c in chosen if installed[c])
+
+
 def fusion_active(library=None) -> bool:
     """Whether ``compile_jaxpr`` fuses elementwise regions for ``library`` now: with
-    ``functrans.config.fusion`` on, into numba loops on NumPy (numba installed), into CuPy
-    kernels on CuPy (see "GPU kernels"); on dask, into one ``blockwise`` call per region
-    whatever ``config.fusion`` says (``DASK_REGIONS``: "Dask regions")."""
+    ``functrans.config.fusion`` on, into loops compiled by LLVM or numba on NumPy (llvmlite
+    or numba installed), into CuPy kernels on CuPy (see "GPU kernels"); on dask, into one
+    ``blockwise`` call per region whatever ``config.fusion`` says (``DASK_REGIONS``: "Dask
+    regions")."""
     return _fusion_target(library or backend.library_of()) is not None
 
 
 def _fusion_target(library):
-    """``"cpu"`` (numba loops), ``"cuda"`` (CuPy kernels), ``"dask"`` (one ``blockwise``
-    per region, on lazy libraries while ``DASK_REGIONS`` is on) or None (no fusion)."""
+    """``"cpu"`` (LLVM or numba loops), ``"cuda"`` (CuPy kernels), ``"dask"`` (one
+    ``blockwise`` per region, on lazy libraries while ``DASK_REGIONS`` is on) or None (no
+    fusion)."""
     if library.lazy:
         return "dask" if DASK_REGIONS else None
     if not config.fusion:
         return None
     if library.xp is np:
-        return "cpu" if _numba_installed() else None
+        return "cpu" if _fusion_compilers() else None
     # CuPy (or its stand-in in the tests, which runs the regions' equations)
     return "cuda" if getattr(library.xp, "__name__", "").startswith("cupy") else None
 
@@ -792,7 +819,15 @@ def _fuse(eqns: list, outs: list, uses: dict | None = None,
 
 
 def _fused_equation(region: _Region, uses: dict):
-    """The fused equation computing ``region`` and its kernel's source, or None."""
+    """The fused equation computing ``region`` and its kernel (a ``UfuncKernel``, or a
+    numba kernel's source), or None."""
+    compilers = _fusion_compilers()
+    if "llvm" in compilers:
+        fused = _ufunc_equation(region, uses)
+        if fused is not None:
+            return fused
+    if "numba" not in compilers:
+        return None
     plan = _kernel_plan(region, uses)
     if plan is None:
         return None
@@ -805,6 +840,91 @@ def _fused_equation(region: _Region, uses: dict):
     params = dict(kernel=kernel, shape=region.shape, scalar_inputs=scalar_inputs)
     eqn = JaxprEqn(_FUSED, inputs, params, outputs)  # type: ignore[arg-type]
     return eqn, source
+
+
+class _Ufunc:
+    """The "primitive" of a region computed by a ufunc compiled by LLVM (private to the
+    code generator)."""
+
+    __slots__ = ("name", "multiple_results", "lowering")
+
+    def __init__(self):
+        self.name = "fused_ufunc"
+        self.multiple_results = True
+        self.lowering = Lowering()
+        self.lowering.rule = _ufunc_rule
+        self.lowering.fresh = True
+
+    def __repr__(self):
+        return "fused_ufunc"
+
+
+def _ufunc_rule(ctx, *operands, kernel, allocate):
+    # Python scalars (arguments) are given the loop's dtype; without ``allocate`` (the
+    # outputs' shapes and dtypes) NumPy allocates the outputs
+    args = [f"{ctx.xp}.asarray({x}, {ctx.bind(ctx.in_avals[i].dtype, 'dtype')})"
+            if ctx.is_literal[i] and not ctx.in_avals[i].shape else x
+            for i, x in enumerate(operands)]
+    if allocate:
+        outs = "".join(f"{ctx.xp}.empty({shape!r}, {ctx.bind(d, 'dtype')}), "
+                       for shape, d in allocate)
+        args.append(f"out=({outs})")
+    call = f"{ctx.bind(kernel.ufunc, 'fk')}({', '.join(args)})"
+    return f"({call},)" if len(ctx.out_avals) == 1 else call
+
+
+_UFUNC = _Ufunc()
+
+
+def _ufunc_equation(region: _Region, uses: dict):
+    """The equation computing ``region`` with a NumPy ufunc compiled by LLVM (a
+    generalised ufunc over the reduced axes for a region ending in reductions), and its
+    ``UfuncKernel``; or None (no exact translation, no gain)."""
+    shape = tuple(region.shape)
+    ndim = len(shape)
+    if not shape:
+        return None
+    body = _region_body(region, uses)
+    if body is None or not (body.outputs or body.reductions):
+        return None
+    text = "\n".join(expr for _, _, expr in body.statements)
+    if not _worth_fusing(int(np.prod(shape)), len(body.statements) + len(body.reductions),
+                         len(_LIBM_CALL.findall(text))):
+        return None
+    outputs = [(name, np.dtype(out.aval.dtype)) for out, name in body.outputs]
+    results = [out for out, _ in body.outputs] + [out for *_, out in body.reductions]
+    reductions = [(kind, name, dtype) for kind, name, dtype, _ in body.reductions]
+    directory = _kernel_directory()
+    before = dict(llvm_kernels.counts)
+    keep = body.keep if body.reductions else ndim  # the axes outside the core (reduced) ones
+    loop_shapes = []  # the inputs' shapes there
+    inputs: list = []
+    for x, subscript in zip(body.inputs, body.subscripts):
+        xshape = tuple(x.aval.shape)
+        offset = ndim - len(xshape)
+        loop_shapes.append(xshape[:max(keep - offset, 0)])
+        if keep == ndim:
+            inputs.append((np.dtype(x.aval.dtype), all(d is None for d in subscript)))
+            continue
+        core = tuple(None if a - offset < 0 else
+                     ("broadcast" if subscript[a - offset] is None else "span")
+                     for a in range(keep, ndim))
+        inputs.append((np.dtype(x.aval.dtype), core))
+    if keep == ndim:
+        kernel = llvm_kernels.ufunc_kernel(inputs, body.statements, outputs, directory)
+    else:
+        kernel = llvm_kernels.gufunc_kernel(inputs, body.statements, outputs, reductions,
+                                            ndim - keep, directory)
+    if kernel is None:
+        return None
+    for key, count in llvm_kernels.counts.items():
+        _kernel_counts[key] += count - before[key]
+    allocate = None
+    if np.broadcast_shapes(*loop_shapes) != shape[:keep] or keep == 0:
+        allocate = tuple((tuple(out.aval.shape), np.dtype(out.aval.dtype)) for out in results)
+    params = dict(kernel=kernel, allocate=allocate)
+    eqn = JaxprEqn(_UFUNC, list(body.inputs), params, results)  # type: ignore[arg-type]
+    return eqn, kernel
 
 
 class _RegionBody:
@@ -1136,10 +1256,12 @@ def _load_kernel(source: str):
 #
 # With fusion on NumPy, ``scatter_add`` (``Lowering.scatter == "add"``: the transpose of a
 # gather, e.g. the gradient of an embedding table or of rows picked by ``triu_indices``)
-# is one numba loop over the updates instead of NumPy's index arithmetic, ``bincount`` per
+# is one loop over the updates instead of NumPy's index arithmetic, ``bincount`` per
 # position and ``add.at``.  It adds in the order NumPy does (updates in row-major order;
 # where NumPy sums through ``bincount``, float targets receiving many updates, in a
-# float64 accumulator added to the operand at the end), so the bits are NumPy's.
+# float64 accumulator added to the operand at the end), so the bits are NumPy's.  The
+# loop is compiled by LLVM (``llvm_kernels.scatter_add_kernel``, a generalised ufunc
+# writing into the target it is given), or by numba from the source below.
 
 _SCATTER_ADD_SOURCE = '''import numpy as np
 from numba import njit
@@ -1211,9 +1333,11 @@ def kernel(out, dims, idx, upd, clamp, accumulate, zero):
 '''
 
 
-def _scatter_add_call(operand, indices, updates, *, clamp: bool, zeros=None):
+def _scatter_add_call(operand, indices, updates, *, clamp: bool, zeros=None,
+                      llvm: bool = True):
     """``scatter_add(operand, indices, updates)`` by the loop above; ``zeros``: the
-    ``(shape, dtype)`` of an operand of zeros, which is then None."""
+    ``(shape, dtype)`` of an operand of zeros, which is then None; ``llvm``: LLVM's loop
+    (the compiler chosen when the program was compiled), else numba's."""
     shape, dtype = zeros if operand is None else (operand.shape, operand.dtype)
     k = indices.shape[-1]
     dims = np.array(shape[:k], dtype=np.int64)
@@ -1222,15 +1346,23 @@ def _scatter_add_call(operand, indices, updates, *, clamp: bool, zeros=None):
            if operand is None else np.array(operand, copy=True).reshape(-1, rest))
     if not out.size:
         return out.reshape(shape)
+    indices = np.ascontiguousarray(indices).reshape(-1, k)
+    updates = np.ascontiguousarray(updates).reshape(-1, rest)
+    accumulate = out.dtype.kind == "f"
+    if llvm:
+        loop = llvm_kernels.scatter_add_kernel(out.dtype, indices.dtype, _kernel_directory())
+        if loop is not None:
+            flags = np.int64(clamp + 2 * accumulate + 4 * (operand is None))
+            loop.ufunc(dims, indices, updates, flags, out=out)
+            return out.reshape(shape)
     kernel = _load_kernel(_SCATTER_ADD_SOURCE)
-    kernel(out, dims, np.ascontiguousarray(indices).reshape(-1, k),
-           np.ascontiguousarray(updates).reshape(-1, rest), clamp,
-           out.dtype.kind == "f", operand is None)
+    kernel(out, dims, indices, updates, clamp, accumulate, operand is None)
     return out.reshape(shape)
 
 
 def _scatter_add_rule(ctx, *operands, clamp, zeros=None):
-    function = ctx.bind(functools.partial(_scatter_add_call, clamp=clamp, zeros=zeros),
+    function = ctx.bind(functools.partial(_scatter_add_call, clamp=clamp, zeros=zeros,
+                                          llvm="llvm" in _fusion_compilers()),
                         "scatter_add")
     if zeros is not None:
         operands = ("None",) + operands
@@ -1923,6 +2055,13 @@ def _generate(jaxpr: Jaxpr, library, name: str, owned_outputs: bool,
             bound = [k for k, v in namespace.items() if v is kernel_source]
             source += f"\n\n# {', '.join(bound)}: " + kernel_source.source
             continue
+        if hasattr(kernel_source, "ufunc"):  # a UfuncKernel: its scalar program
+            bound = [k for k, v in namespace.items() if v is kernel_source.ufunc]
+            program = "\n".join("#   " + line for line in kernel_source.program.splitlines())
+            kind = "generalised ufunc" if kernel_source.ufunc.signature else "ufunc"
+            source += (f"\n\n# {', '.join(bound)}: a fused loop compiled by LLVM into a NumPy "
+                       f"{kind} ({kernel_source.path}), for each element:\n" + program + "\n")
+            continue
         if isinstance(kernel_source, CudaKernel):
             bound = [k for k, v in namespace.items() if v is kernel_source]
             source += (f"\n\n# {', '.join(bound)}: a fused CuPy kernel\n"
@@ -2048,7 +2187,8 @@ def compile_jaxpr(closed: ClosedJaxpr, library=None, name: str = "jitted",
                          "leading arguments)")
     library = library or backend.library_of()
     fuse = _fusion_target(library)
-    key = (library, owned_outputs, fuse and (fuse, FUSION_ALWAYS, FUSION_MIN_OPS))
+    key = (library, owned_outputs,
+           fuse and (fuse, FUSION_ALWAYS, FUSION_MIN_OPS, _fusion_compilers()))
     with _lock:
         entry = _compiled.get(closed)
         if entry is not None and key in entry:
