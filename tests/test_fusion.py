@@ -707,3 +707,13 @@ def test_gradients_through_gathers_use_the_loop(monkeypatch):
         m.setattr(ft.config, "fusion", False)
         want = ft.jit(ft.grad(g))(table)
     np.testing.assert_array_equal(f(table), want)
+
+
+def test_a_loop_used_twice_is_shown_once(fuse_everything):
+    # the same region on two inputs (an index normalisation of i and of j) is one loop
+    def f(x, i, j):
+        return fnp.sum((fnp.take(x, i) - fnp.take(x, j)) ** 2)
+    x, i, j = np.arange(5.0), np.array([0, -1, 2]), np.array([1, 3, -2])
+    text = ft.jit(ft.grad(f)).lower(x, i, j).as_text()
+    headers = [line for line in text.splitlines() if FUSED in line]
+    assert len(headers) == len(set(headers)), text

@@ -2050,7 +2050,12 @@ def _generate(jaxpr: Jaxpr, library, name: str, owned_outputs: bool,
     source = "\n".join(lines) + "\n"
     code = compile(source, f"<functrans.jit {name}>", "exec")
     exec(code, namespace)
+    shown: set = set()
     for kernel_source in kernels:  # shown after the function, as the files numba compiles
+        if id(kernel_source) in shown or (hasattr(kernel_source, "ufunc")
+                                          and id(kernel_source.ufunc) in shown):
+            continue  # one loop used twice (the same region twice) is shown once
+        shown.add(id(getattr(kernel_source, "ufunc", kernel_source)))
         if isinstance(kernel_source, DaskRegion):
             bound = [k for k, v in namespace.items() if v is kernel_source]
             source += f"\n\n# {', '.join(bound)}: " + kernel_source.source
