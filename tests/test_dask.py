@@ -473,11 +473,12 @@ def mark_known(request, key: str):
         request.applymarker(pytest.mark.xfail(strict=True, reason=REASONS[reason]))
 
 
-# Checks that compute while functrans builds the graph, by design: the Krylov solvers are
-# while_loops, whose condition is read on the host each iteration (as it synchronises on
-# CuPy).
+# Checks that compute while functrans builds the graph, by design: the Krylov solvers and
+# odeint's adaptive steps are while_loops, whose condition is read on the host each
+# iteration (as it synchronises on CuPy).
 HOST_DRIVEN = {f"lax-sparse.linalg.{case}-{mode}" for case in (
-    "bicgstab", "cg", "cg_preconditioned", "gmres") for mode in ("eval", "jvp", "vjp")}
+    "bicgstab", "cg", "cg_preconditioned", "gmres") for mode in ("eval", "jvp", "vjp")} | {
+    "lax-odeint-eval"}
 
 # Why dask cannot express a sweep check (the keys of DASK_CANNOT's values).
 REASONS = {

@@ -147,16 +147,12 @@ def test_dask_regions_broadcast_and_give_several_outputs():
     assert layers(got[0], "jit-region") == 1  # the first three results: one task per chunk
 
 
-#: sweep cases jit cannot run on dask arrays: a reshape lowered as dask's of a NumPy scalar
-JIT_CANNOT = {"numpy-array_with_pyfloat"}
-
-
 def test_jit_regions_on_the_sweep():
     """jit of a stride of the sweep's cases on dask arrays (regions wherever elementwise
     operations meet) equals NumPy."""
     from test_dask import DASK_CANNOT, HOST_DRIVEN, SLOW, SWEEP, _rng, run_on_dask
     cases = [c for c in SWEEP[::12] if c.id not in SLOW and f"{c.id}-eval" not in DASK_CANNOT
-             and f"{c.id}-eval" not in HOST_DRIVEN and c.id not in JIT_CANNOT]
+             and f"{c.id}-eval" not in HOST_DRIVEN]
     for case in cases:
         run_on_dask(ft.jit(case.fun), case.draw(_rng(case.id)), case.id)
 
@@ -433,3 +429,12 @@ def test_fast_gradcheck_detecting_kinks_stays_one_compute_on_dask(big):
         np.array([1.0, 1.0]), Xs)
     assert not result and "one-sided derivatives differ" in result.report()
     assert "X[0, 1]" in result.report()
+
+
+def test_jit_reshapes_a_scalar_constant_beside_dask_arrays():
+    # the constant 1.0 is reshaped to (1,) in the generated code: as a dask array
+    x = da.from_array(np.array(2.0))
+    with Computes() as counted:
+        got = ft.jit(lambda x: fnp.array([x, 1.0, x]))(x)
+    assert counted.count == 0 and isinstance(got, da.Array)
+    np.testing.assert_array_equal(got.compute(), [2.0, 1.0, 2.0])

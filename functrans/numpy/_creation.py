@@ -84,6 +84,8 @@ def array(object, dtype=None, copy: bool = True, order: str | None = "K",  # noq
         raise ValueError(f"array: order must be 'K', 'A', 'C' or 'F', got order={order!r}")
     if isinstance(object, (Tracer, list, tuple)):
         out = asarray(object, dtype, device=device)
+    elif backend.is_lazy(object):  # a dask array: a value (no layout, nothing to copy)
+        out = object if dtype is None else object.astype(dtype)
     else:
         out = move_to_device("array", user_result(backend.array_module(object).array(
             object, dtype=dtype, copy=copy, order=order or "K")), device)

@@ -435,8 +435,9 @@ def _reshape_lowering(ctx, x, **params):
     # reshape, squeeze and expand_dims all give the output's shape; the array method is
     # several times cheaper than the module functions, which are Python wrappers.
     shape = tuple(ctx.out_avals[0].shape)
-    if ctx.is_literal[0]:
-        return f"{ctx.xp}.reshape({x}, {shape!r})"
+    if ctx.is_literal[0]:  # a scalar constant: an array of the library first (dask's
+        # reshape takes dask arrays only)
+        return f"{ctx.xp}.reshape({ctx.xp}.asarray({x}), {shape!r})"
     return f"{x}.reshape({shape!r})"
 
 
