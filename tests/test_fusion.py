@@ -64,7 +64,7 @@ def test_jit_sweep_fused(case):
     test_jit.test_jit_matches_eager(case)
 
 
-_DIFF = test_jit.SWEEP_DIFF[::_STRIDE * 4]
+_DIFF = test_jit.SWEEP_DIFF[::1 if _ALL else _STRIDE * 4]
 
 
 @pytest.mark.usefixtures("fuse_everything")
