@@ -18,7 +18,7 @@ from functrans.tree_util import tree_map
 # a cold cache, numba: about a second): thousands of jitted tests on a fresh machine would
 # add minutes.  The
 # suite runs jit unfused unless FUNCTRANS_FUSION says otherwise; tests/test_fusion.py fuses
-# on purpose (the jit sweep too: every eighth case, all with FUNCTRANS_FUSION_SWEEP=all).
+# on purpose (the jit sweep too: every sixteenth case, all with FUNCTRANS_FUSION_SWEEP=all).
 if "FUNCTRANS_FUSION" not in os.environ:
     config.fusion = False
 
