@@ -1786,8 +1786,10 @@ class DaskRegion:
         tuples = da.blockwise(functools.partial(_region_blocks, self), index, *pairs,
                               token="jit-region", dtype=object,
                               meta=np.empty((0,) * n, dtype=object))
-        return tuple(tuples.map_blocks(_region_pick, j, token="jit-region-result",
-                                       dtype=meta.dtype, meta=meta)
+        # blockwise, not map_blocks: the latter's name=/token= changed meaning across
+        # dask's versions (2024.8 warns of token=, newer ones take name= as the whole key)
+        return tuple(da.blockwise(functools.partial(_region_pick, j=j), index, tuples, index,
+                                  token="jit-region-result", dtype=meta.dtype, meta=meta)
                      for j, meta in enumerate(metas))
 
 

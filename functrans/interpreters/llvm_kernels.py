@@ -1135,10 +1135,7 @@ def _engine() -> _Engine:
 def _ufunc_api():
     """NumPy's ufunc C-API table (a ``void **``)."""
     import ctypes
-    try:
-        from numpy._core import _multiarray_umath as umath
-    except ImportError:  # NumPy 1.x
-        from numpy.core import _multiarray_umath as umath  # type: ignore[no-redef]
+    from numpy._core import _multiarray_umath as umath  # NumPy >= 2.0 (the floor)
     get = ctypes.pythonapi.PyCapsule_GetPointer
     get.restype = ctypes.c_void_p
     get.argtypes = [ctypes.py_object, ctypes.c_char_p]
