@@ -305,7 +305,8 @@ def test_max_and_min_among_zeros_of_both_signs():
     x[3, :] = -0.0
     for reduce in (fnp.max, fnp.min):
         f = ft.jit(lambda x: reduce(x * 2.0, axis=-1))
-        assert "r0 = np.empty(" in f.lower(x).as_text()
+        text = f.lower(x).as_text()
+        assert "red0 = " in text or "r0 = np.empty(" in text  # in the loop (LLVM, numba)
         got, want = f(x), reduce(x * 2.0, axis=-1)
         _assert_close_bits(got, want, reduce.__name__, zero_signs=False)
         assert np.isnan(got[2]) and np.signbit(got[3])  # NaN wins; all -0.0: -0.0
