@@ -626,7 +626,8 @@ def _literal_dtype(eqn: JaxprEqn, x):
 
 
 def _scalar_literal_source(val, dtype: np.dtype) -> str | None:
-    """Source for the scalar ``val`` converted to ``dtype`` inside a kernel, or None."""
+    """Source for the scalar ``val`` converted to ``dtype`` inside a kernel, or None.
+    (Not memoised: -0.0 equals 0.0, and a cache keyed by value would confuse them.)"""
     try:
         typed = np.array(val, dtype=dtype)
     except (TypeError, OverflowError, ValueError):
@@ -680,11 +681,13 @@ def _member_kind(eqn: JaxprEqn, libm: bool = True):
             dtype = np.dtype(x.aval.dtype)
         if dtype not in _KERNEL_DTYPES:
             return None
-        try:
-            if np.broadcast_shapes(tuple(x.aval.shape), tuple(out.shape)) != tuple(out.shape):
+        shape = tuple(x.aval.shape)
+        if shape != tuple(out.shape):  # (the common case, equal shapes, tested first)
+            try:
+                if np.broadcast_shapes(shape, tuple(out.shape)) != tuple(out.shape):
+                    return None
+            except ValueError:
                 return None
-        except ValueError:
-            return None
         dtypes.append(dtype)
     expr = _kernel_expression(eqn, [f"x{i}" for i in range(len(dtypes))], dtypes)
     if expr is None or not libm and _LIBM_CALL.search(expr):
