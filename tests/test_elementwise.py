@@ -345,3 +345,16 @@ def test_i0_and_its_derivative_match_scipy_across_the_series_and_expansion_range
                                          out=np.full(5, 0.5))
     np.testing.assert_allclose(h, want, rtol=1e-12)
     assert fnp.i0(np.float32(1.0)).dtype == np.float32
+
+
+def test_a_value_times_itself_has_one_tangent_term_with_the_same_bits():
+    # x * x: the tangent is (x + x) * t, not t * x + x * t (a pass fewer in the pullback,
+    # a task per chunk fewer on dask); doubling is exact, so the bits are the same.
+    rng = np.random.default_rng(3)
+    x, t = rng.normal(size=50), rng.normal(size=50)
+    jaxpr = ft.make_jaxpr(lambda x, t: ft.jvp(lambda x: x * x, (x,), (t,)))(x, t)
+    assert [e.primitive.name for e in jaxpr.eqns].count("mul") == 2  # the value, the tangent
+    _, tangent = ft.jvp(lambda x: x * x, (x,), (t,))
+    np.testing.assert_array_equal(tangent, t * x + x * t)
+    np.testing.assert_array_equal(ft.grad(lambda x: fnp.sum(x * x))(x), x + x)
+    assert ft.hessian(lambda x: x * x)(1.5) == 2.0

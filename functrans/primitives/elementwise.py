@@ -503,6 +503,21 @@ def _div_transpose(ct, x, y):
 mul_p = binary("mul", _np_binary("multiply"),
                (lambda g, ans, x, y: mul(g, y), lambda g, ans, x, y: mul(x, g)),
                transpose_rule=_mul_transpose)
+_mul_jvp_two_terms = ad.jvp_rules[mul_p]
+
+
+def _mul_jvp(primals, tangents, **params):
+    # x * x (one value twice, ``r * r`` in a loss): one tangent term, (x + x) * t, instead
+    # of t * x + x * t: one operation fewer in the pullback (a task per chunk on dask),
+    # and the same bits, doubling being exact.
+    x, y = primals
+    t = tangents[0]
+    if x is y and t is tangents[1] and type(t) is not Zero:
+        return mul_p.bind(x, y), mul(t, add(x, x))
+    return _mul_jvp_two_terms(primals, tangents, **params)
+
+
+ad.jvp_rules[mul_p] = _mul_jvp
 def _div_impl(x, y):
     xp = array_module(x, y)
     if xp is not np:
