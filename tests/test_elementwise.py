@@ -358,3 +358,4 @@ def test_a_value_times_itself_has_one_tangent_term_with_the_same_bits():
     np.testing.assert_array_equal(tangent, t * x + x * t)
     np.testing.assert_array_equal(ft.grad(lambda x: fnp.sum(x * x))(x), x + x)
     assert ft.hessian(lambda x: x * x)(1.5) == 2.0
+    np.testing.assert_array_equal(ft.vmap(ft.grad(lambda x: x * x))(x), x + x)
