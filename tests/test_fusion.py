@@ -741,3 +741,16 @@ def test_a_loop_used_twice_is_shown_once(fuse_everything):
     text = ft.jit(ft.grad(f)).lower(x, i, j).as_text()
     headers = [line for line in text.splitlines() if FUSED in line]
     assert len(headers) == len(set(headers)), text
+
+
+def test_a_region_of_more_operands_than_a_numpy_ufunc_takes(fuse_everything):
+    # NumPy's ufuncs take at most 64 operands: such a region is numba's loop (or NumPy
+    # code), never an error (the backward pass of a 50-step chain reads 100 residuals)
+    xs = [np.linspace(1.0, 2.0, 5) + i / 100 for i in range(70)]
+
+    def f(*xs):
+        out = xs[0]
+        for x in xs[1:]:
+            out = out * x + 0.5
+        return out
+    np.testing.assert_allclose(ft.jit(f)(*xs), f(*xs), rtol=1e-15)

@@ -877,6 +877,8 @@ def _ufunc_rule(ctx, *operands, kernel, allocate):
 
 
 _UFUNC = _Ufunc()
+#: the most operands (inputs and outputs) a NumPy ufunc takes (NPY_MAXARGS, NumPy >= 2.0)
+_UFUNC_MAX_OPERANDS = 64
 
 
 def _ufunc_equation(region: _Region, uses: dict):
@@ -896,6 +898,8 @@ def _ufunc_equation(region: _Region, uses: dict):
         return None
     outputs = [(name, np.dtype(out.aval.dtype)) for out, name in body.outputs]
     results = [out for out, _ in body.outputs] + [out for *_, out in body.reductions]
+    if len(body.inputs) + len(results) > _UFUNC_MAX_OPERANDS:
+        return None  # NumPy refuses such a ufunc: numba's loop (or NumPy code) then
     reductions = [(kind, name, dtype) for kind, name, dtype, _ in body.reductions]
     directory = _kernel_directory()
     before = dict(llvm_kernels.counts)
