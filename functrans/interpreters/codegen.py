@@ -589,20 +589,22 @@ def _fusion_target(library):
     return "cuda" if getattr(library.xp, "__name__", "").startswith("cupy") else None
 
 
-class _Fused:
-    """The "primitive" of a fused region's equation (private to the code generator)."""
+class _CodePrimitive:
+    """The "primitive" of an equation only the code generator writes (a fused region, a
+    ufunc compiled by LLVM, a scatter-add loop, a dask region): its name and its lowering
+    rule, whose results are new arrays (``fresh``)."""
 
     __slots__ = ("name", "multiple_results", "lowering")
 
-    def __init__(self):
-        self.name = "fused"
-        self.multiple_results = True
+    def __init__(self, name: str, rule: Callable, multiple_results: bool = True):
+        self.name = name
+        self.multiple_results = multiple_results
         self.lowering = Lowering()
-        self.lowering.rule = _fused_rule
+        self.lowering.rule = rule
         self.lowering.fresh = True
 
     def __repr__(self):
-        return "fused"
+        return self.name
 
 
 def _fused_rule(ctx, *operands, kernel, shape, scalar_inputs):
@@ -611,7 +613,7 @@ def _fused_rule(ctx, *operands, kernel, shape, scalar_inputs):
     return f"{ctx.bind(kernel, 'fk')}({', '.join(args + [repr(tuple(shape))])})"
 
 
-_FUSED = _Fused()
+_FUSED = _CodePrimitive("fused", _fused_rule)
 
 
 def _literal_dtype(eqn: JaxprEqn, x):
@@ -845,23 +847,6 @@ def _fused_equation(region: _Region, uses: dict):
     return eqn, source
 
 
-class _Ufunc:
-    """The "primitive" of a region computed by a ufunc compiled by LLVM (private to the
-    code generator)."""
-
-    __slots__ = ("name", "multiple_results", "lowering")
-
-    def __init__(self):
-        self.name = "fused_ufunc"
-        self.multiple_results = True
-        self.lowering = Lowering()
-        self.lowering.rule = _ufunc_rule
-        self.lowering.fresh = True
-
-    def __repr__(self):
-        return "fused_ufunc"
-
-
 def _ufunc_rule(ctx, *operands, kernel, allocate):
     # Python scalars (arguments) are given the loop's dtype; without ``allocate`` (the
     # outputs' shapes and dtypes) NumPy allocates the outputs
@@ -876,7 +861,7 @@ def _ufunc_rule(ctx, *operands, kernel, allocate):
     return f"({call},)" if len(ctx.out_avals) == 1 else call
 
 
-_UFUNC = _Ufunc()
+_UFUNC = _CodePrimitive("fused_ufunc", _ufunc_rule)
 #: the most operands (inputs and outputs) a NumPy ufunc takes (NPY_MAXARGS, NumPy >= 2.0)
 _UFUNC_MAX_OPERANDS = 64
 
@@ -1376,24 +1361,7 @@ def _scatter_add_rule(ctx, *operands, clamp, zeros=None):
     return f"{function}({', '.join(operands)})"
 
 
-class _ScatterAdd:
-    """The "primitive" of a scatter-add written as one loop (private to the code
-    generator)."""
-
-    __slots__ = ("name", "multiple_results", "lowering")
-
-    def __init__(self):
-        self.name = "scatter_add_loop"
-        self.multiple_results = False
-        self.lowering = Lowering()
-        self.lowering.rule = _scatter_add_rule
-        self.lowering.fresh = True
-
-    def __repr__(self):
-        return "scatter_add_loop"
-
-
-_SCATTER_ADD = _ScatterAdd()
+_SCATTER_ADD = _CodePrimitive("scatter_add_loop", _scatter_add_rule, multiple_results=False)
 
 
 def _scatter_add_loop(eqn: JaxprEqn, zeros: bool = False):
@@ -1667,27 +1635,11 @@ def _cuda_fused_equation(region: _Region, uses: dict):
 # out of the task's tuple.
 
 
-class _DaskFused:
-    """The "primitive" of a dask region's equation (private to the code generator)."""
-
-    __slots__ = ("name", "multiple_results", "lowering")
-
-    def __init__(self):
-        self.name = "dask_region"
-        self.multiple_results = True
-        self.lowering = Lowering()
-        self.lowering.rule = _dask_region_rule
-        self.lowering.fresh = True  # new dask arrays: nothing for the caller to copy
-
-    def __repr__(self):
-        return "dask_region"
-
-
 def _dask_region_rule(ctx, *operands, region):
     return f"{ctx.bind(region, 'region')}({', '.join(operands)})"
 
 
-_DASK_FUSED = _DaskFused()
+_DASK_FUSED = _CodePrimitive("dask_region", _dask_region_rule)
 
 
 class DaskRegion:

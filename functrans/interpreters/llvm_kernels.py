@@ -386,25 +386,25 @@ class _Translator:
 # The inner loop
 # ------------------------------------------------------------------------------------------
 
+def _inner_loop(symbol: str):
+    """A module with one function of NumPy's inner-loop signature, ``void symbol(char
+    **args, npy_intp *dims, npy_intp *steps, void *data)``: ``(module, function)``."""
+    from llvmlite import ir
+    module = ir.Module(name=symbol)
+    i8p, i64p = ir.IntType(8).as_pointer(), ir.IntType(64).as_pointer()
+    fnty = ir.FunctionType(ir.VoidType(), [i8p.as_pointer(), i64p, i64p, i8p])
+    return module, ir.Function(module, fnty, name=symbol)
+
+
 def _loop_ir(symbol: str, inputs: list, statements: list, outputs: list) -> str:
     """The IR text of the NumPy inner loop ``symbol`` computing the scalar program, or
     raise ``_Untranslatable``.  ``inputs``: ``(dtype, scalar)``, ``scalar`` where the
     input is one element for the whole loop; ``statements``: ``(name, dtype, expression)``;
     ``outputs``: ``(name, dtype)``."""
     from llvmlite import ir
-    parsed = []
-    for name, dtype, expr in statements:
-        try:
-            tree = ast.parse(expr, mode="eval").body
-        except SyntaxError as error:
-            raise _Untranslatable(expr) from error
-        parsed.append((name, np.dtype(dtype), tree))
-    module = ir.Module(name=symbol)
+    parsed = [(name, np.dtype(dtype), _parse(expr)) for name, dtype, expr in statements]
+    module, fn = _inner_loop(symbol)
     i8, i64 = ir.IntType(8), ir.IntType(64)
-    i8p = i8.as_pointer()
-    fnty = ir.FunctionType(ir.VoidType(), [i8p.as_pointer(), i64.as_pointer(),
-                                           i64.as_pointer(), i8p])
-    fn = ir.Function(module, fnty, name=symbol)
     strict = _selects(parsed)
     args, dims, steps, _ = fn.args
     entry = fn.append_basic_block("entry")
@@ -620,12 +620,9 @@ def _reduction_ir(symbol: str, inputs: list, statements: list, outputs: list,
         for _, nm in dims:
             if nm not in names:
                 names.append(nm)
-    module = ir.Module(name=symbol)
+    module, fn = _inner_loop(symbol)
     i8, i64 = ir.IntType(8), ir.IntType(64)
     i8p = i8.as_pointer()
-    fnty = ir.FunctionType(ir.VoidType(), [i8p.as_pointer(), i64.as_pointer(),
-                                           i64.as_pointer(), i8p])
-    fn = ir.Function(module, fnty, name=symbol)
     strict = _selects(parsed)
     args, dims_arg, steps, _ = fn.args
     slots = _Slots(fn)
@@ -777,13 +774,10 @@ def _scatter_add_ir(symbol: str, value: np.dtype, index: np.dtype) -> str:
     target ``out`` (``value``, rows of ``c``), given filled and added to in place: the
     scatter-add loop codegen describes ("Scatter-add as one loop")."""
     from llvmlite import ir
-    module = ir.Module(name=symbol)
+    module, fn = _inner_loop(symbol)
     i1, i8, i64 = ir.IntType(1), ir.IntType(8), ir.IntType(64)
     f64 = ir.DoubleType()
     i8p = i8.as_pointer()
-    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [i8p.as_pointer(), i64.as_pointer(),
-                                                             i64.as_pointer(), i8p]),
-                     name=symbol)
     args, dims_arg, steps, _ = fn.args
     slots = _Slots(fn)
     entry = fn.append_basic_block("entry")
