@@ -717,6 +717,41 @@ def test_scatter_add_loop_gives_numpys_bits(dtype, mode, monkeypatch):
         np.testing.assert_array_equal(operand, operand.copy())  # the operand is not written
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.int32])
+@pytest.mark.parametrize("mode", [None, "drop"])
+def test_scatter_add_into_zeros_gives_numpys_bits(dtype, mode, monkeypatch):
+    # Into zeros the loop adds in one pass, keeping the row it adds to in registers
+    # while the updates go to it (rows of one to four elements by name): runs of one
+    # row (sorted indices), alternating rows, out-of-bounds and negative indices, -0.0
+    # updates (NumPy's sums make +0.0), one and two indexed axes, rows of 1-6 elements.
+    rng = np.random.default_rng(11)
+    for columns in (1, 2, 3, 4, 6):
+        for ishape, lo, hi, oshape in [((3000, 1), -2, 40, (37, columns)),
+                                       ((500, 1), 0, 37, (37, columns)),
+                                       ((400, 2), -1, 8, (6, 7, columns))]:
+            indices = rng.integers(lo, hi, ishape)
+            if ishape[0] == 500:
+                indices = np.sort(indices, axis=0)  # long runs of one row
+            k = ishape[1]
+            updates = (rng.standard_normal(ishape[:-1] + oshape[k:]) * 3).astype(dtype)
+            updates[::7] = -0.0 if np.dtype(dtype).kind == "f" else 0
+            operand = np.ones(oshape, dtype)
+
+            def f(o, i, u):
+                return lax.scatter_add(fnp.zeros_like(o), i, u, mode=mode)
+
+            with monkeypatch.context() as m:
+                m.setattr(ft.config, "fusion", False)
+                want = ft.jit(f)(operand, indices, updates)
+            jitted = ft.jit(f)
+            assert re.search(r"= _scatter_add\d+\(None, ", jitted.lower(
+                operand, indices, updates).as_text())
+            got = jitted(operand, indices, updates)
+            assert got.dtype == want.dtype
+            np.testing.assert_array_equal(got, want, f"{columns} {ishape}")
+            assert not (np.signbit(got) & (got == 0)).any()  # no -0.0
+
+
 def test_gradients_through_gathers_use_the_loop(monkeypatch):
     monkeypatch.setattr(ft.config, "fusion", True)
     table = np.random.default_rng(0).standard_normal((100, 8))

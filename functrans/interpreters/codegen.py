@@ -1251,7 +1251,9 @@ def _load_kernel(source: str):
 # is one loop over the updates instead of NumPy's index arithmetic, ``bincount`` per
 # position and ``add.at``.  It adds in the order NumPy does (updates in row-major order;
 # where NumPy sums through ``bincount``, float targets receiving many updates, in a
-# float64 accumulator added to the operand at the end), so the bits are NumPy's.  The
+# float64 accumulator added to the operand at the end), so the bits are NumPy's.  Into
+# zeros (a gather's transpose) float64 and integer updates are added in one pass, since
+# adding them in order to the zeros gives the bits of NumPy's sums.  The
 # loop is compiled by LLVM (``llvm_kernels.scatter_add_kernel``, a generalised ufunc
 # writing into the target it is given), or by numba from the source below.
 

@@ -818,11 +818,12 @@ def _scatter_add_ir(symbol: str, value: np.dtype, index: np.dtype) -> str:
         clamp = b.icmp_unsigned("!=", b.and_(flags, i64(1)), i64(0))
         accumulate = b.icmp_unsigned("!=", b.and_(flags, i64(2)), i64(0))
         zero = b.icmp_unsigned("!=", b.and_(flags, i64(4)), i64(0))
-        rows = b.bitcast(b.call(malloc, [b.mul(b.add(n_, i64(1)), i64(8))]), i64.as_pointer())
         kept = slots.new(i64, i64(0))
         row = slots.new(i64)
-        # the row of out each update goes to (-1: dropped)
-        def find_row(u):
+
+        def locate(u, single=False):
+            """The row of out update u goes to (-1: dropped), into ``row``; ``single``:
+            for one indexed axis."""
             b.store(i64(0), row)
 
             def axis(j):
@@ -843,102 +844,182 @@ def _scatter_add_ir(symbol: str, value: np.dtype, index: np.dtype) -> str:
                                             b.icmp_signed(">=", i, d))
                             b.store(b.select(outside, i64(-1),
                                              b.add(b.mul(b.load(row), d), i)), row)
-            loop(k_, axis)
-            found = b.load(row)
-            b.store(found, b.gep(rows, [u]))
-            with b.if_then(b.icmp_signed(">=", found, i64(0))):
-                b.store(b.add(b.load(kept), i64(1)), kept)
-        loop(n_, find_row)
-        size = b.mul(r_, c_)
-        many = b.icmp_signed(">=", b.mul(b.mul(i64(8), b.load(kept)), c_), size)
-        def sums_in_float64():  # NumPy's bincount: float64 sums per position, then added
-            slot = b.bitcast(b.call(malloc, [b.mul(b.add(r_, i64(1)), i64(8))]),
-                             i64.as_pointer())
-            loop(r_, lambda q: b.store(i64(-1), b.gep(slot, [q])))
-            used = slots.new(i64, i64(0))
+            if single:
+                axis(i64(0))
+            else:
+                loop(k_, axis)
 
-            def number(u):
-                target = b.load(b.gep(rows, [u]))
-                with b.if_then(b.icmp_signed(">=", target, i64(0))):
-                    place = b.gep(slot, [target])
-                    with b.if_then(b.icmp_signed("<", b.load(place), i64(0))):
-                        b.store(b.load(used), place)
-                        b.store(b.add(b.load(used), i64(1)), used)
-            loop(n_, number)
-            acc = b.bitcast(b.call(calloc, [b.add(b.mul(b.load(used), c_), i64(1)),
-                                            i64(8)]), f64.as_pointer())
+        def add_update(target, u):  # out[target, :] += upd[u, :]
+            def column(c):
+                cell = at(out_p, vt, (target, s_out_r), (c, s_out_c))
+                update = b.load(at(upd_p, vt, (u, s_upd_n), (c, s_upd_c)))
+                add = b.fadd if value.kind == "f" else b.add
+                b.store(add(b.load(cell), update), cell)
+            loop(c_, column)
 
-            def gather(u):
-                target = b.load(b.gep(rows, [u]))
-                with b.if_then(b.icmp_signed(">=", target, i64(0))):
-                    base = b.mul(b.load(b.gep(slot, [target])), c_)
-
-                    def column(c):
-                        cell = b.gep(acc, [b.add(base, c)])
-                        update = b.load(at(upd_p, vt, (u, s_upd_n), (c, s_upd_c)))
-                        if value.itemsize < 8:
-                            update = b.fpext(update, f64)
-                        b.store(b.fadd(b.load(cell), update), cell)
-                    loop(c_, column)
-            loop(n_, gather)
-
-            def total(s_, c):  # the float64 sum in the target's dtype
-                v = b.load(b.gep(acc, [b.add(b.mul(s_, c_), c)]))
-                return b.fptrunc(v, vt) if value.itemsize < 8 else v
-
-            def add_row(target, s_):
-                def column(c):
-                    cell = at(out_p, vt, (target, s_out_r), (c, s_out_c))
-                    b.store(b.fadd(b.load(cell), total(s_, c)), cell)
-                loop(c_, column)
-
-            with b.if_else(zero) as (zeros, filled):
-                with zeros:  # only the rows added to (0.0 + 0.0 leaves the others)
-                    def first_time(u):
-                        target = b.load(b.gep(rows, [u]))
-                        with b.if_then(b.icmp_signed(">=", target, i64(0))):
-                            place = b.gep(slot, [target])
-                            s_ = b.load(place)
-                            with b.if_then(b.icmp_signed(">=", s_, i64(0))):
-                                b.store(i64(-1), place)
-                                add_row(target, s_)
-                    loop(n_, first_time)
-                with filled:  # every row: 0 added where nothing was (-0.0 becomes 0.0)
-                    def every(q):
-                        s_ = b.load(b.gep(slot, [q]))
-                        with b.if_else(b.icmp_signed(">=", s_, i64(0))) as (yes, no):
-                            with yes:
-                                add_row(q, s_)
-                            with no:
-                                def column(c):
-                                    cell = at(out_p, vt, (q, s_out_r), (c, s_out_c))
-                                    b.store(b.fadd(b.load(cell), vt(0.0)), cell)
-                                loop(c_, column)
-                    loop(r_, every)
-            b.call(free, [b.bitcast(acc, i8p)])
-            b.call(free, [b.bitcast(slot, i8p)])
-
-        def in_order():  # in the target's dtype (integers wrap)
+        def direct():  # one pass, each update added where it goes
             def scatter(u):
-                target = b.load(b.gep(rows, [u]))
+                locate(u)
+                target = b.load(row)
                 with b.if_then(b.icmp_signed(">=", target, i64(0))):
-                    def column(c):
-                        cell = at(out_p, vt, (target, s_out_r), (c, s_out_c))
-                        update = b.load(at(upd_p, vt, (u, s_upd_n), (c, s_upd_c)))
-                        add = b.fadd if value.kind == "f" else b.add
-                        b.store(add(b.load(cell), update), cell)
-                    loop(c_, column)
+                    add_update(target, u)
             loop(n_, scatter)
 
-        if value.kind == "f":
+        def direct_rows(columns: int):
+            """``direct`` for one indexed axis and rows of ``columns`` elements: the row
+            being added to stays in registers while consecutive updates go to it (the
+            same additions in the same order, without a store and load between them)."""
+            add = b.fadd if value.kind == "f" else b.add
+            current = slots.new(i64, i64(-1))
+            sums = [slots.new(vt) for _ in range(columns)]
+
+            def cell(target, c):
+                return at(out_p, vt, (target, s_out_r), (i64(c), s_out_c))
+
+            def write_back():
+                target = b.load(current)
+                with b.if_then(b.icmp_signed(">=", target, i64(0))):
+                    for c, total in enumerate(sums):
+                        b.store(b.load(total), cell(target, c))
+
+            def scatter(u):
+                locate(u, single=True)
+                target = b.load(row)
+                with b.if_then(b.icmp_signed(">=", target, i64(0))):
+                    with b.if_then(b.icmp_signed("!=", target, b.load(current))):
+                        write_back()
+                        b.store(target, current)
+                        for c, total in enumerate(sums):
+                            b.store(b.load(cell(target, c)), total)
+                    for c, total in enumerate(sums):
+                        update = b.load(at(upd_p, vt, (u, s_upd_n), (i64(c), s_upd_c)))
+                        b.store(add(b.load(total), update), total)
+            loop(n_, scatter)
+            write_back()
+
+        def one_pass(columns: int = 1):  # direct, rows of up to four elements by name
+            if columns > 4:
+                direct()
+                return
+            known = b.and_(b.icmp_signed("==", k_, i64(1)),
+                           b.icmp_signed("==", c_, i64(columns)))
+            with b.if_else(known) as (then, otherwise):
+                with then:
+                    direct_rows(columns)
+                with otherwise:
+                    one_pass(columns + 1)
+
+        def through_rows():  # the rows first: their number decides how floats are summed
+            rows = b.bitcast(b.call(malloc, [b.mul(b.add(n_, i64(1)), i64(8))]),
+                             i64.as_pointer())
+
+            def find_row(u):
+                locate(u)
+                found = b.load(row)
+                b.store(found, b.gep(rows, [u]))
+                with b.if_then(b.icmp_signed(">=", found, i64(0))):
+                    b.store(b.add(b.load(kept), i64(1)), kept)
+            loop(n_, find_row)
+            summed(rows)
+            b.call(free, [b.bitcast(rows, i8p)])
+
+        def summed(rows):
+            size = b.mul(r_, c_)
+            many = b.icmp_signed(">=", b.mul(b.mul(i64(8), b.load(kept)), c_), size)
+            def sums_in_float64():  # NumPy's bincount: float64 sums per position, then added
+                slot = b.bitcast(b.call(malloc, [b.mul(b.add(r_, i64(1)), i64(8))]),
+                                 i64.as_pointer())
+                loop(r_, lambda q: b.store(i64(-1), b.gep(slot, [q])))
+                used = slots.new(i64, i64(0))
+
+                def number(u):
+                    target = b.load(b.gep(rows, [u]))
+                    with b.if_then(b.icmp_signed(">=", target, i64(0))):
+                        place = b.gep(slot, [target])
+                        with b.if_then(b.icmp_signed("<", b.load(place), i64(0))):
+                            b.store(b.load(used), place)
+                            b.store(b.add(b.load(used), i64(1)), used)
+                loop(n_, number)
+                acc = b.bitcast(b.call(calloc, [b.add(b.mul(b.load(used), c_), i64(1)),
+                                                i64(8)]), f64.as_pointer())
+
+                def gather(u):
+                    target = b.load(b.gep(rows, [u]))
+                    with b.if_then(b.icmp_signed(">=", target, i64(0))):
+                        base = b.mul(b.load(b.gep(slot, [target])), c_)
+
+                        def column(c):
+                            cell = b.gep(acc, [b.add(base, c)])
+                            update = b.load(at(upd_p, vt, (u, s_upd_n), (c, s_upd_c)))
+                            if value.itemsize < 8:
+                                update = b.fpext(update, f64)
+                            b.store(b.fadd(b.load(cell), update), cell)
+                        loop(c_, column)
+                loop(n_, gather)
+
+                def total(s_, c):  # the float64 sum in the target's dtype
+                    v = b.load(b.gep(acc, [b.add(b.mul(s_, c_), c)]))
+                    return b.fptrunc(v, vt) if value.itemsize < 8 else v
+
+                def add_row(target, s_):
+                    def column(c):
+                        cell = at(out_p, vt, (target, s_out_r), (c, s_out_c))
+                        b.store(b.fadd(b.load(cell), total(s_, c)), cell)
+                    loop(c_, column)
+
+                with b.if_else(zero) as (zeros, filled):
+                    with zeros:  # only the rows added to (0.0 + 0.0 leaves the others)
+                        def first_time(u):
+                            target = b.load(b.gep(rows, [u]))
+                            with b.if_then(b.icmp_signed(">=", target, i64(0))):
+                                place = b.gep(slot, [target])
+                                s_ = b.load(place)
+                                with b.if_then(b.icmp_signed(">=", s_, i64(0))):
+                                    b.store(i64(-1), place)
+                                    add_row(target, s_)
+                        loop(n_, first_time)
+                    with filled:  # every row: 0 added where nothing was (-0.0 becomes 0.0)
+                        def every(q):
+                            s_ = b.load(b.gep(slot, [q]))
+                            with b.if_else(b.icmp_signed(">=", s_, i64(0))) as (yes, no):
+                                with yes:
+                                    add_row(q, s_)
+                                with no:
+                                    def column(c):
+                                        cell = at(out_p, vt, (q, s_out_r), (c, s_out_c))
+                                        b.store(b.fadd(b.load(cell), vt(0.0)), cell)
+                                    loop(c_, column)
+                        loop(r_, every)
+                b.call(free, [b.bitcast(acc, i8p)])
+                b.call(free, [b.bitcast(slot, i8p)])
+
+            def in_order():  # in the target's dtype
+                def scatter(u):
+                    target = b.load(b.gep(rows, [u]))
+                    with b.if_then(b.icmp_signed(">=", target, i64(0))):
+                        add_update(target, u)
+                loop(n_, scatter)
+
             with b.if_else(b.and_(accumulate, many)) as (then, otherwise):
                 with then:
                     sums_in_float64()
                 with otherwise:
                     in_order()
+
+        # Zeros receiving float64 updates: NumPy's float64 sum per position, added to
+        # +0.0, has the bits of the updates added in order to the zeros themselves.
+        # Integers wrap in either order.  Only narrower floats (summed in float64) and
+        # filled targets (the sum added to them at the end) need the rows first.
+        if value.kind != "f":
+            one_pass()
+        elif value.itemsize == 8:
+            with b.if_else(zero) as (then, otherwise):
+                with then:
+                    one_pass()
+                with otherwise:
+                    through_rows()
         else:
-            in_order()
-        b.call(free, [b.bitcast(rows, i8p)])
+            through_rows()
 
     loop(outer, outer_body)
     b.ret_void()
