@@ -417,12 +417,14 @@ _STATS = ("import sys, numpy as np, functrans as ft\n"
           "s = f.lower(np.ones((100, 100))).compile_stats()\n"
           "idx = np.arange(200).reshape(50, 4) % 30\n"  # a scatter-add loop: gather's transpose
           "g = ft.jit(ft.grad(lambda t: (ft.numpy.take(t, idx, axis=0) ** 2).sum()))\n"
-          "g(np.ones((30, 8)))\n"
-          "print(s['kernels_loaded'], s['kernels_compiled'], 'numba' in sys.modules)\n")
+          "assert np.array_equal(g(np.ones((30, 8))), np.bincount(idx.ravel(), minlength=30)"
+          "[:, None] * 2.0 * np.ones((30, 8)))\n"
+          "print(s['kernels_loaded'], s['kernels_compiled'], 'numba' in sys.modules,"
+          " 'llvmlite' in sys.modules)\n")
 
 
-def _stats_in_new_process(directory) -> list:
-    env = dict(os.environ, FUNCTRANS_CACHE_DIR=str(directory), FUNCTRANS_FUSION="1")
+def _stats_in_new_process(directory, **env) -> list:
+    env = dict(os.environ, FUNCTRANS_CACHE_DIR=str(directory), FUNCTRANS_FUSION="1", **env)
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     out = subprocess.run([sys.executable, "-c", _STATS], env=env, check=True,
                          capture_output=True, text=True, cwd=root).stdout
@@ -431,23 +433,47 @@ def _stats_in_new_process(directory) -> list:
 
 @pytest.mark.skipif(not LLVM, reason="the LLVM compiler's cache")
 def test_object_code_cache_loaded_or_compiled_again(tmp_path):
-    # a new process loads the object code (compile_stats says so) without importing numba;
+    # a new process loads the object code (compile_stats says so) without importing numba,
+    # and where the system has a linker, from shared libraries without importing LLVM;
     # a corrupt (or truncated) file, or a missing one, is compiled again
-    assert _stats_in_new_process(tmp_path) == ["0", "1", "False"]
-    assert _stats_in_new_process(tmp_path) == ["1", "0", "False"]
-    paths = sorted((tmp_path / "kernels").glob("lk_*.o"))
+    from functrans.interpreters import llvm_kernels
+    linked = llvm_kernels._linker() is not None
+    assert _stats_in_new_process(tmp_path) == ["0", "1", "False", "True"]
+    assert _stats_in_new_process(tmp_path) == ["1", "0", "False", str(not linked)]
+    objects = sorted((tmp_path / "kernels").glob("lk_*.o"))
+    libraries = sorted((tmp_path / "kernels").glob("lk_*.so"))
+    assert len(libraries) == (len(objects) if linked else 0)
+    paths = objects + libraries
     blobs = [path.read_bytes() for path in paths]
+    for path, blob in zip(libraries, blobs[len(objects):]):  # the object code still loads
+        path.write_bytes(blob[:-100] + bytes(100))
+    assert _stats_in_new_process(tmp_path) == ["1", "0", "False", "True"]
     for path, blob in zip(paths, blobs):
         path.write_bytes(blob[:-100] + bytes(100))
-    assert _stats_in_new_process(tmp_path) == ["0", "1", "False"]
+    assert _stats_in_new_process(tmp_path) == ["0", "1", "False", "True"]
     for path, blob in zip(paths, blobs):
         path.write_bytes(blob[:len(blob) // 2])
-    assert _stats_in_new_process(tmp_path) == ["0", "1", "False"]
-    assert [path.read_bytes() for path in paths] == blobs  # written again, whole
+    assert _stats_in_new_process(tmp_path) == ["0", "1", "False", "True"]
+    assert [path.read_bytes() for path in objects] == blobs[:len(objects)]  # whole again
     for path in paths:
         path.unlink()
-    assert _stats_in_new_process(tmp_path) == ["0", "1", "False"]
-    assert _stats_in_new_process(tmp_path) == ["1", "0", "False"]
+    assert _stats_in_new_process(tmp_path) == ["0", "1", "False", "True"]
+    assert _stats_in_new_process(tmp_path) == ["1", "0", "False", str(not linked)]
+    # a record of the host naming another engine (llvmlite upgraded): the kernels are
+    # those of the engine this process has
+    for path in (tmp_path / "kernels").glob("host_*"):
+        path.write_text("another engine\n")
+    assert _stats_in_new_process(tmp_path) == ["1", "0", "False", "True"]
+    assert _stats_in_new_process(tmp_path) == ["1", "0", "False", str(not linked)]
+
+
+@pytest.mark.skipif(not LLVM, reason="the LLVM compiler's cache")
+def test_without_a_linker_the_engine_loads_the_object_code(tmp_path):
+    assert _stats_in_new_process(tmp_path, FUNCTRANS_NO_LINKER="1") == [
+        "0", "1", "False", "True"]
+    assert _stats_in_new_process(tmp_path, FUNCTRANS_NO_LINKER="1") == [
+        "1", "0", "False", "True"]
+    assert not list((tmp_path / "kernels").glob("lk_*.so"))
 
 
 @pytest.mark.skipif(not LLVM, reason="the LLVM compiler")

@@ -36,6 +36,8 @@ compiling, without writing the IR (for a region of hundreds of operations that a
 would take longer than loading).
 Files are written atomically (a temporary file, then ``os.replace``) and carry a checksum
 of the object code, so that a truncated or corrupt file is compiled again, never loaded.
+Where the system has a linker, the object code is also a shared library that a process
+loads without LLVM ("Shared libraries" below).
 """
 from __future__ import annotations
 
@@ -1153,9 +1155,11 @@ class _Engine:
         cpu = llvm.get_host_cpu_name()
         features = llvm.get_host_cpu_features().flatten()
         target = llvm.Target.from_triple(self.triple)
+        # position-independent code: the engine loads it, and the system's linker makes
+        # it a shared library that later processes load without LLVM (``_shared``)
         self.machine = target.create_target_machine(cpu=cpu, features=features, opt=2,
-                                                    codemodel="jitdefault")
-        self.identity = f"{llvmlite.__version__}\n{self.triple}\n{cpu}\n{features}\n"
+                                                    reloc="pic", codemodel="default")
+        self.identity = f"{llvmlite.__version__}\n{self.triple}\n{cpu}\n{features}\npic\n"
         self.engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), self.machine)
         self.objects: list = []  # what the engine holds, kept alive
 
@@ -1312,10 +1316,14 @@ def _read_object(path: str):
 
 
 def _write_object(path: str, code: bytes) -> None:
+    _write_atomically(path, _MAGIC + hashlib.sha256(code).digest() + code)
+
+
+def _write_atomically(path: str, blob: bytes) -> None:
     temporary = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
     try:
         with open(temporary, "wb") as f:
-            f.write(_MAGIC + hashlib.sha256(code).digest() + code)
+            f.write(blob)
         os.replace(temporary, path)
     except OSError:  # a read-only cache: the kernel still works in this process
         try:
@@ -1385,14 +1393,143 @@ def _translator_digest() -> str:
     return _source_digest[0]
 
 
+# ------------------------------------------------------------------------------------------
+# Shared libraries: warm processes without LLVM
+# ------------------------------------------------------------------------------------------
+#
+# Loading llvmlite costs a process 30-50 ms (LLVM's shared library and its start-up), more
+# than tracing and compiling a program whose kernels are all cached.  So where the system
+# has a linker (``ld``, on Linux), each kernel's object code is also linked into a shared
+# library beside it, ``lk_<digest>.so`` with its checksum appended (which the dynamic
+# loader ignores), and a process loads that with ``ctypes`` instead.  The digest needs the
+# engine's identity (llvmlite's version, the host's CPU and features, as LLVM names them):
+# a file ``host_<key>`` keeps it under a key read without LLVM (the processor's model and
+# flags, the machine, llvmlite's files), written by the first process that loads LLVM.
+# Anything missing, corrupt or refused by the loader falls back to the engine.
+
+_SHARED_MAGIC = b"functrans-llvm-shared-1\n"
+_host: list = []  # this process's host key, once read
+
+
+def _host_key() -> str:
+    """What names the host without LLVM: the platform, the processor's model and flags
+    (Linux's /proc/cpuinfo), and llvmlite's files (its version); "" where unknown."""
+    if not _host:
+        import importlib.util
+        import platform
+        import sys
+        parts = [sys.platform, platform.machine()]
+        try:
+            with open("/proc/cpuinfo") as f:
+                seen = set()
+                for line in f:
+                    field = line.split(":", 1)[0].strip()
+                    if field in ("model name", "flags", "vendor_id") and field not in seen:
+                        seen.add(field)
+                        parts.append(line.strip())
+            spec = importlib.util.find_spec("llvmlite")
+            folder = os.path.dirname(spec.origin) if spec and spec.origin else None
+            if folder is None:
+                raise OSError("llvmlite")
+            for root in (folder, os.path.join(folder, "binding")):
+                for entry in sorted(os.scandir(root), key=lambda e: e.name):
+                    if entry.is_file() and entry.name.endswith((".py", ".so", ".dylib")):
+                        stat = entry.stat()
+                        parts.append(f"{entry.name} {stat.st_size} {stat.st_mtime_ns}")
+            _host.append(hashlib.sha256("\n".join(parts).encode()).hexdigest()[:32]
+                         if len(seen) == 3 else "")
+        except OSError:
+            _host.append("")
+    return _host[0]
+
+
+def _known_identity(directory: str) -> str | None:
+    """The engine's identity another process recorded for this host, or None."""
+    key = _host_key()
+    if not key:
+        return None
+    try:
+        with open(os.path.join(directory, f"host_{key}"), encoding="utf-8") as f:
+            text = f.read()
+    except OSError:
+        return None
+    return text if text.endswith("\n") else None  # whole: written atomically, ends so
+
+
+def _record_identity(directory: str, identity: str) -> None:
+    key = _host_key()
+    if key and _known_identity(directory) != identity:
+        _write_atomically(os.path.join(directory, f"host_{key}"), identity.encode())
+
+
+def _linker() -> str | None:
+    """The system's linker making shared libraries of object code, or None."""
+    import shutil
+    import sys
+    if not sys.platform.startswith("linux") or os.environ.get("FUNCTRANS_NO_LINKER"):
+        return None
+    return shutil.which("ld")
+
+
+def _link(path: str, code: bytes) -> None:
+    """Link object code into the shared library ``path`` (with its checksum appended);
+    nothing where there is no linker or it fails."""
+    import subprocess
+    linker = _linker()
+    if linker is None:
+        return
+    stem = f"{path}.{os.getpid()}.{threading.get_ident()}"
+    try:
+        with open(stem + ".o", "wb") as f:
+            f.write(code)
+        done = subprocess.run([linker, "-shared", "-o", stem + ".tmp", stem + ".o"],
+                              capture_output=True, timeout=60)
+        if done.returncode == 0:
+            with open(stem + ".tmp", "rb") as f:
+                library = f.read()
+            _write_atomically(path, library + _SHARED_MAGIC + hashlib.sha256(library).digest())
+    except (OSError, subprocess.SubprocessError):
+        pass
+    finally:
+        for leftover in (stem + ".o", stem + ".tmp"):
+            try:
+                os.remove(leftover)
+            except OSError:
+                pass
+
+
+def _load_shared(path: str, symbol: str):
+    """The address of ``symbol`` in the shared library ``path`` and the library (to keep
+    loaded), or None where the file is missing, not whole, or refused."""
+    import ctypes
+    try:
+        with open(path, "rb") as f:
+            blob = f.read()
+    except OSError:
+        return None
+    tail = len(_SHARED_MAGIC) + 32
+    library = blob[:-tail]
+    if (len(blob) <= tail or blob[-tail:-32] != _SHARED_MAGIC
+            or hashlib.sha256(library).digest() != blob[-32:]):
+        return None
+    try:
+        handle = ctypes.CDLL(path)
+        return ctypes.cast(getattr(handle, symbol), ctypes.c_void_p).value, handle
+    except (OSError, AttributeError):
+        return None
+
+
 def _ready(prefix, key, build, program, dtypes, nin, signature, directory, start):
     """The kernel for ``key`` (what determines its IR: the scalar program, with dtypes),
     from this process's kernels, the disk cache, or compiled (``build(symbol)`` writes its
     IR); None where ``build`` finds no exact translation.  The cache is keyed by ``key``,
     this module's source, llvmlite's version and the host (triple, CPU and its features),
     so that a warm process never writes the IR of a kernel it loads."""
-    engine = _engine()
-    digest = hashlib.sha256((engine.identity + _translator_digest() + key).encode()
+    identity = _known_identity(directory) if not _engine_instance else None
+    if identity is None:
+        identity = _engine().identity
+        _record_identity(directory, identity)
+    digest = hashlib.sha256((identity + _translator_digest() + key).encode()
                             ).hexdigest()[:32]
     symbol = prefix + digest[:24]
     with _lock:  # one compilation and one load per kernel and process
@@ -1400,24 +1537,35 @@ def _ready(prefix, key, build, program, dtypes, nin, signature, directory, start
         if kernel is not None:
             return kernel
         path = os.path.join(directory, f"lk_{digest}.o")
-        code = _read_object(path)
-        loaded = code is not None
         text = None
-        if code is None:
-            try:
-                text = build(symbol)
-            except _Untranslatable:
-                return None
-            # -O3 for the generalised ufuncs: it takes the loop-invariant tests out of
-            # their inner loops (short rows: 40% faster), for a third more compile time
-            code = engine.compile(text, 2 if prefix == "fk_" else 3)
-            _write_object(path, code)
-        address = engine.load(code, symbol)
+        shared = _load_shared(path[:-2] + ".so", symbol)
+        if shared is not None:
+            address, library = shared
+            loaded = True
+        else:
+            engine = _engine()
+            if engine.identity != identity:  # a stale record: the digest LLVM's names give
+                return _ready(prefix, key, build, program, dtypes, nin, signature,
+                              directory, start)
+            code = _read_object(path)
+            loaded = code is not None
+            if code is None:
+                try:
+                    text = build(symbol)
+                except _Untranslatable:
+                    return None
+                # -O3 for the generalised ufuncs: it takes the loop-invariant tests out
+                # of their inner loops (short rows: 40% faster), for a third more compile
+                # time
+                code = engine.compile(text, 2 if prefix == "fk_" else 3)
+                _write_object(path, code)
+            _link(path[:-2] + ".so", code)
+            address, library = engine.load(code, symbol), None
         ufunc, keep = _make_ufunc(address, dtypes, nin, len(dtypes) - nin,
                                   b"fused_" + symbol[3:11].encode(),
                                   b"A fused region compiled by functrans.jit.", signature)
         kernel = UfuncKernel()
-        kernel.ufunc, kernel._keep = ufunc, keep
+        kernel.ufunc, kernel._keep = ufunc, keep + (library,)
         kernel.program, kernel.path = program, path
         kernel._ir, kernel._build, kernel._symbol = text, build, symbol
         kernel.loaded = loaded
