@@ -815,3 +815,19 @@ def test_a_region_of_more_operands_than_a_numpy_ufunc_takes(fuse_everything):
             out = out * x + 0.5
         return out
     np.testing.assert_allclose(ft.jit(f)(*xs), f(*xs), rtol=1e-15)
+
+
+def test_a_long_region_compiles_in_pieces(fuse_everything, monkeypatch):
+    # compile time grows faster than a loop's length: a region is closed at
+    # FUSION_MAX_OPS operations and the next one reads its results
+    monkeypatch.setattr(codegen, "FUSION_MAX_OPS", 10)
+
+    def f(x):
+        for k in range(12):
+            x = x * (1.0 + k / 100) - 0.25  # 24 operations
+        return x
+    x = np.linspace(-1.0, 1.0, 7)
+    text = ft.jit(f).lower(x).as_text()
+    calls = re.findall(r"\(_fk\d+\(v", text)
+    assert len(calls) == 3, text  # 10 + 10 + 3 operations (x * 1.0 is x)
+    np.testing.assert_array_equal(ft.jit(f)(x), f(x))
