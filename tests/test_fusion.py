@@ -355,6 +355,14 @@ def test_which_regions_are_fused(monkeypatch):
     # on large arrays the libm calls stay NumPy's and the arithmetic between them is fused
     text = ft.jit(many).lower(big).as_text()
     assert text.count(FUSED) == 1 and "xp.tanh(" in text and "np.tanh(" not in text
+    # one tanh among much arithmetic: NumPy's vectorised tanh beats the loop's scalar
+    # calls from a few hundred elements on, the arithmetic around it is fused either way
+    hvp = ft.jit(lambda x, v: ft.jvp(ft.grad(lambda x: fnp.sum(fnp.tanh(x) ** 2 * x)),
+                                     (x,), (v,))[1])
+    text = hvp.lower(np.ones(1000), np.ones(1000)).as_text()
+    assert text.count(FUSED) >= 1 and "xp.tanh(" in text and "np.tanh(" not in text
+    text = hvp.lower(np.ones(8), np.ones(8)).as_text()
+    assert text.count(FUSED) == 1 and "xp.tanh(" not in text and "np.tanh(" in text
 
 
 def test_the_switch_turns_fusion_off(monkeypatch):

@@ -517,18 +517,57 @@ FUSION_COMPILER = "numba" if os.environ.get("FUNCTRANS_FUSION_COMPILER") == "num
 # only where NumPy's per-call cost dominates (small arrays, many operations).
 _NUMPY_CALL, _NUMPY_ELEMENT, _NUMPY_MEMORY, _NUMPY_LIBM = 500.0, 0.3, 2.0, 2.0
 _LOOP_CALL, _LOOP_ELEMENT, _LOOP_LIBM = 1500.0, 0.15, 8.0
+#: a loop LLVM compiled is a NumPy ufunc: a call costs about what NumPy's own cost
+_UFUNC_CALL = 600.0
+#: per element beyond an addition, NumPy's function (most vectorised with AVX-512) and
+#: the loop's scalar libm call, by name (``python benchmarks/bench_libm.py``, 4,096
+#: float64 elements); others are taken at ``_NUMPY_LIBM`` and ``_LOOP_LIBM``
+_LIBM_COSTS = {"tanh": (1.5, 8.5), "exp": (0.6, 3.8), "sin": (7.9, 7.9), "cos": (7.9, 7.8),
+               "log": (0.7, 3.0), "log1p": (0.8, 4.7), "expm1": (1.0, 4.1),
+               "arctan": (1.0, 7.7), "sinh": (1.0, 8.1), "cosh": (0.8, 5.8),
+               "log2": (0.9, 3.0), "log10": (0.7, 5.6), "exp2": (0.5, 2.4),
+               "arcsin": (1.1, 3.9), "cbrt": (0.8, 10.1), "tan": (1.2, 8.5),
+               "arctanh": (1.4, 9.1),
+               # LLVM's intrinsics, vectorised like NumPy's loops
+               "abs": (0.0, 0.0), "sqrt": (0.0, 0.0), "floor": (0.0, 0.0),
+               "ceil": (0.0, 0.0), "isfinite": (0.0, 0.0)}
 #: arrays of more elements than this leave the caches between NumPy calls
 _CACHED_ELEMENTS = 1 << 16
 
 
-def _worth_fusing(size: int, ops: int, libm: int) -> bool:
-    """The cost model above: the loop is expected to beat NumPy's calls."""
+def _libm_cost(names: list, which: int) -> float:
+    """Per element, the libm functions ``names``: NumPy's (``which`` 0) or the loop's (1)."""
+    default = (_NUMPY_LIBM, _LOOP_LIBM)
+    return sum(_LIBM_COSTS.get(name, default)[which] for name in names)
+
+
+def _worth_fusing(size: int, ops: int, libm: list, call: float = _LOOP_CALL) -> bool:
+    """The cost model above: the loop (``call`` to call it) is expected to beat NumPy's
+    calls; ``libm``: the names of the libm functions among the ``ops`` operations."""
     if FUSION_ALWAYS:
         return True
     element = _NUMPY_ELEMENT + (_NUMPY_MEMORY if size > _CACHED_ELEMENTS else 0.0)
-    numpy_cost = ops * (_NUMPY_CALL + size * element) + libm * size * _NUMPY_LIBM
-    loop_cost = _LOOP_CALL + size * (ops * _LOOP_ELEMENT + libm * _LOOP_LIBM)
+    numpy_cost = ops * (_NUMPY_CALL + size * element) + size * _libm_cost(libm, 0)
+    loop_cost = call + size * (ops * _LOOP_ELEMENT + _libm_cost(libm, 1))
     return loop_cost < numpy_cost
+
+
+def _libm_apart_pays(region) -> bool:
+    """Whether ``region``'s libm functions are better left to NumPy (vectorised) and the
+    arithmetic between them fused, than all of it in one loop calling scalar libm
+    functions; the arithmetic may then be several loops, one more than the libm calls at
+    most."""
+    if FUSION_ALWAYS:
+        return False
+    names = [e.primitive.name for e in region.eqns
+             if _member_kind(e, libm=False) is None]
+    size = int(np.prod(region.shape, dtype=np.int64))
+    call = _UFUNC_CALL if "llvm" in _fusion_compilers() else _LOOP_CALL
+    element = _NUMPY_ELEMENT + (_NUMPY_MEMORY if size > _CACHED_ELEMENTS else 0.0)
+    together = call + size * (region.ops * _LOOP_ELEMENT + _libm_cost(names, 1))
+    apart = (len(names) * (_NUMPY_CALL + size * element) + size * _libm_cost(names, 0)
+             + (len(names) + 1) * call + size * (region.ops - len(names)) * _LOOP_ELEMENT)
+    return apart < together
 
 
 #: the dtypes fused loops compute in (numba has no float16; complex stays with NumPy)
@@ -757,6 +796,11 @@ def _fuse(eqns: list, outs: list, uses: dict | None = None,
         for e in region.eqns:
             owner.pop(id(e.outvars[0]), None)
         if region.ops >= FUSION_MIN_OPS or target == "dask" and len(region.eqns) > 1:
+            if libm and region.libm and target == "cpu" and _libm_apart_pays(region):
+                inner, inner_kernels = _fuse(region.eqns, [], uses, libm=False)
+                result.extend(inner)
+                kernels.extend(inner_kernels)
+                return
             fused = (_fused_equation(region, uses) if target == "cpu"
                      else _dask_fused_equation(region, uses) if target == "dask"
                      else _cuda_fused_equation(region, uses))
@@ -884,9 +928,8 @@ def _ufunc_equation(region: _Region, uses: dict):
     body = _region_body(region, uses)
     if body is None or not (body.outputs or body.reductions):
         return None
-    text = "\n".join(expr for _, _, expr in body.statements)
     if not _worth_fusing(int(np.prod(shape)), len(body.statements) + len(body.reductions),
-                         len(_LIBM_CALL.findall(text))):
+                         _libm_names(body), _UFUNC_CALL):
         return None
     outputs = [(name, np.dtype(out.aval.dtype)) for out, name in body.outputs]
     results = [out for out, _ in body.outputs] + [out for *_, out in body.reductions]
@@ -1093,10 +1136,8 @@ def _kernel_plan(region: _Region, uses: dict):
     body = _region_body(region, uses)
     if body is None or not (body.outputs or body.reductions):
         return None
-    text = "\n".join(expr for _, _, expr in body.statements)
-    libm = len(_LIBM_CALL.findall(text))
     if not _worth_fusing(int(np.prod(shape)), len(body.statements) + len(body.reductions),
-                         libm):
+                         _libm_names(body)):
         return None
     index = [f"i{d}" for d in range(ndim)]
     keep = body.keep
@@ -1193,7 +1234,12 @@ _compiled_signatures: dict = {}
 _kernel_counts = collections.Counter(loaded=0, compiled=0)
 
 #: a call of a NumPy function in a kernel's body that is not a conversion to a dtype
-_LIBM_CALL = re.compile(r"np\.(?!(?:float|u?int|bool_?)\d*\()\w+\(")
+_LIBM_CALL = re.compile(r"np\.(?!(?:float|u?int|bool_?)\d*\()(\w+)\(")
+
+
+def _libm_names(body) -> list:
+    """The libm functions a region body's statements call, a name per call."""
+    return _LIBM_CALL.findall("\n".join(expr for _, _, expr in body.statements))
 
 _kernels: dict = {}  # hash of a kernel's source -> its compiled function
 
