@@ -1427,6 +1427,8 @@ def _host_key() -> str:
                     if field in ("model name", "flags", "vendor_id") and field not in seen:
                         seen.add(field)
                         parts.append(line.strip())
+                        if len(seen) == 3:  # the first processor's: enough
+                            break
             spec = importlib.util.find_spec("llvmlite")
             folder = os.path.dirname(spec.origin) if spec and spec.origin else None
             if folder is None:
