@@ -739,16 +739,23 @@ def test_scatter_add_loop_gives_numpys_bits(dtype, mode, monkeypatch):
         def f(o, i, u):
             return lax.scatter_add(o, i, u, mode=mode)
 
-        with monkeypatch.context() as m:
-            m.setattr(ft.config, "fusion", False)
-            want = ft.jit(f)(operand, indices, updates)
-        jitted = ft.jit(f)
-        assert re.search(r"= _scatter_add\d+\(v0, v1, v2\)", jitted.lower(
-            operand, indices, updates).as_text())
-        got = jitted(operand, indices, updates)
-        assert got.dtype == want.dtype
-        np.testing.assert_array_equal(got, want, f"{oshape} {ishape}")
+        _assert_scatter_loop_bits(f, (operand, indices, updates), r"v0, v1, v2\)",
+                                  monkeypatch, f"{oshape} {ishape}")
         np.testing.assert_array_equal(operand, operand.copy())  # the operand is not written
+
+
+def _assert_scatter_loop_bits(f, args, call: str, monkeypatch, note: str):
+    """``jit(f)`` calls the scatter-add loop (its arguments matching ``call``) and gives
+    the bits of the code without fusion (NumPy's); returns the result."""
+    with monkeypatch.context() as m:
+        m.setattr(ft.config, "fusion", False)
+        want = ft.jit(f)(*args)
+    jitted = ft.jit(f)
+    assert re.search(r"= _scatter_add\d+\(" + call, jitted.lower(*args).as_text())
+    got = jitted(*args)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want, note)
+    return got
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.int32])
@@ -774,15 +781,8 @@ def test_scatter_add_into_zeros_gives_numpys_bits(dtype, mode, monkeypatch):
             def f(o, i, u):
                 return lax.scatter_add(fnp.zeros_like(o), i, u, mode=mode)
 
-            with monkeypatch.context() as m:
-                m.setattr(ft.config, "fusion", False)
-                want = ft.jit(f)(operand, indices, updates)
-            jitted = ft.jit(f)
-            assert re.search(r"= _scatter_add\d+\(None, ", jitted.lower(
-                operand, indices, updates).as_text())
-            got = jitted(operand, indices, updates)
-            assert got.dtype == want.dtype
-            np.testing.assert_array_equal(got, want, f"{columns} {ishape}")
+            got = _assert_scatter_loop_bits(f, (operand, indices, updates), "None, ",
+                                            monkeypatch, f"{columns} {ishape}")
             assert not (np.signbit(got) & (got == 0)).any()  # no -0.0
 
 

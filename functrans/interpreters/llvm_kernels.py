@@ -1299,12 +1299,18 @@ def _program_text(inputs, statements, outputs) -> str:
     return "\n".join(lines)
 
 
-def _read_object(path: str):
-    """The object code in ``path`` when the file is whole (its checksum), else None."""
+def _read_bytes(path: str) -> bytes | None:
     try:
         with open(path, "rb") as f:
-            blob = f.read()
+            return f.read()
     except OSError:
+        return None
+
+
+def _read_object(path: str):
+    """The object code in ``path`` when the file is whole (its checksum), else None."""
+    blob = _read_bytes(path)
+    if blob is None:
         return None
     head = len(_MAGIC) + 32
     if not blob.startswith(_MAGIC) or len(blob) <= head:
@@ -1504,10 +1510,8 @@ def _load_shared(path: str, symbol: str):
     """The address of ``symbol`` in the shared library ``path`` and the library (to keep
     loaded), or None where the file is missing, not whole, or refused."""
     import ctypes
-    try:
-        with open(path, "rb") as f:
-            blob = f.read()
-    except OSError:
+    blob = _read_bytes(path)
+    if blob is None:
         return None
     tail = len(_SHARED_MAGIC) + 32
     library = blob[:-tail]
