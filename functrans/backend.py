@@ -329,6 +329,38 @@ def broadcast_chunks(chunks: tuple, shape: tuple):
     return tuple(out) if hinted else None
 
 
+def _broadcast_block(shape: tuple, block, dims: tuple):
+    """One chunk of ``lazy_broadcast``: ``block``, its axis ``i`` placed at axis
+    ``dims[i]``, as a read-only view of ``shape``."""
+    expanded = [1] * len(shape)
+    for i, d in enumerate(dims):
+        expanded[d] = block.shape[i]
+    # CuPy's own broadcast_to for a CuPy block (__array_function__)
+    return np.broadcast_to(block.reshape(expanded), shape)
+
+
+def lazy_broadcast(x, shape: tuple, dims: tuple, chunks: tuple | None = None):
+    """A lazy ``x`` broadcast to ``shape``, its axis ``i`` becoming axis ``dims[i]``
+    (``lax.broadcast_in_dim``), in ``chunks`` (default: ``x``'s own along its axes, one
+    chunk along the others).  One blockwise task per chunk, each a view of one chunk of
+    ``x`` (of one element for a gradient's seed): unlike ``dask.array.broadcast_to``,
+    whose graph is a materialised layer, dask's optimizer fuses it into the elementwise
+    operation that reads it, so the broadcast costs no task and no array of its own."""
+    import dask.array
+    from dask.array.utils import meta_from_array
+    from dask.layers import ArrayChunkShapeDep
+
+    shape, dims = tuple(int(n) for n in shape), tuple(int(d) for d in dims)
+    own = dict(zip(dims, x.chunks))
+    chunks = tuple(own[d] if d in own and sum(own[d]) == n
+                   else (chunks[d] if chunks is not None else (n,))
+                   for d, n in enumerate(shape))
+    index = tuple(range(len(shape)))
+    return dask.array.blockwise(
+        _broadcast_block, index, ArrayChunkShapeDep(chunks), index, x, dims, dims=dims,
+        dtype=x.dtype, meta=meta_from_array(x._meta, ndim=len(shape)), align_arrays=False)
+
+
 def _chunk_length(like_chunks: tuple, size: int):
     """The chunk length along an axis of ``size`` beside one that ``like_chunks`` split:
     as long as like's longest chunk (at most 1000 chunks), so that a result indexed by
