@@ -25,7 +25,7 @@ what the workers hold is the computation's working set):
            with X and y persisted first (the working set a training step adds).
 
     python benchmarks/bench_dask.py [--rounds 5] [--min-rows 1e5] [--max-rows 1e6] [--memory-only]
-                                    [--threads 1]
+                                    [--threads 1] [--saturation 1.1]
 
 The largest size, 10^7 rows (2.6 GB persisted), takes a few minutes: pass --max-rows 1e7
 (and --min-rows 1e7 for it alone).
@@ -177,7 +177,7 @@ class WorkerPeaks:
         self.peak = max(self.client.run(_stop_sampler).values(), default=0.0)
 
 
-def memory_rows(da, rows: int, threads: int = 1) -> list:
+def memory_rows(da, rows: int, threads: int = 1, saturation=None) -> list:
     """Client and worker memory of each gradient, each on a fresh cluster (so that the
     workers' memory holds nothing of earlier runs), with the data generated inside the
     graph, then the workers' growth once the data are persisted."""
@@ -186,7 +186,7 @@ def memory_rows(da, rows: int, threads: int = 1) -> list:
     w = np.linspace(0.1, -0.1, FEATURES)
     for name in LOSSES:
         for label in ("dask by hand", "functrans grad"):
-            with cluster(RELEASING_MALLOC, threads) as client:
+            with cluster(RELEASING_MALLOC, threads, saturation) as client:
                 fn = contenders(da, name)[label]
                 X, y = make_data(da, rows, seed=1)
                 with WorkerPeaks(client) as workers:
@@ -210,12 +210,16 @@ RELEASING_MALLOC = {"MALLOC_MMAP_THRESHOLD_": "131072", "MALLOC_TRIM_THRESHOLD_"
 
 
 @contextlib.contextmanager
-def cluster(environ=None, threads: int = 1):
+def cluster(environ=None, threads: int = 1, saturation=None):
     """A client of a LocalCluster of two worker processes of ``threads`` threads each
-    (``environ``: variables set in the workers' environment before they start)."""
+    (``environ``: variables set in the workers' environment before they start;
+    ``saturation``: the scheduler's worker-saturation, how many root tasks, such as the
+    generation of a chunk, a worker is given per thread; dask's default 1.1)."""
     import dask
     from dask.distributed import Client, LocalCluster
     settings = {f"distributed.nanny.pre-spawn-environ.{k}": v for k, v in (environ or {}).items()}
+    if saturation is not None:
+        settings["distributed.scheduler.worker-saturation"] = saturation
     with dask.config.set(settings), LocalCluster(
                 n_workers=2, threads_per_worker=threads, processes=True, host="127.0.0.1",
                 dashboard_address=None, memory_limit="6GB") as local, \
@@ -231,6 +235,9 @@ def main() -> None:
     parser.add_argument("--memory-only", action="store_true")
     parser.add_argument("--threads", type=int, default=1,
                         help="threads per worker (default 1)")
+    parser.add_argument("--saturation", type=float, default=None,
+                        help="the scheduler's worker-saturation in the memory pass "
+                             "(default: dask's, 1.1)")
     opts = parser.parse_args()
     import dask.array as da
 
@@ -249,7 +256,9 @@ def main() -> None:
         print(f"| {name} | {rows:.0e} | {label} | {built} / {run_} | {t * 1e3:.0f} ms | "
               f"{ratio:.2f}x |")
     print(flush=True)
-    memory = [row for n in sizes for row in memory_rows(da, n, opts.threads)]
+    memory = [row for n in sizes for row in memory_rows(da, n, opts.threads, opts.saturation)]
+    if opts.saturation is not None:
+        print(f"(memory pass: worker-saturation {opts.saturation})")
     print("| loss | N | contender | client peak | worker peak growth | over persisted data |")
     print("|---|---|---|---|---|---|")
     for name, rows, label, client_peak, worker_peak, persisted_peak in memory:
