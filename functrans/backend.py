@@ -329,23 +329,16 @@ def broadcast_chunks(chunks: tuple, shape: tuple):
     return tuple(out) if hinted else None
 
 
-def _broadcast_block(shape: tuple, block, dims: tuple):
-    """One chunk of ``lazy_broadcast``: ``block``, its axis ``i`` placed at axis
-    ``dims[i]``, as a read-only view of ``shape``."""
-    expanded = [1] * len(shape)
-    for i, d in enumerate(dims):
-        expanded[d] = block.shape[i]
-    # CuPy's own broadcast_to for a CuPy block (__array_function__)
-    return np.broadcast_to(block.reshape(expanded), shape)
-
-
 def lazy_broadcast(x, shape: tuple, dims: tuple, chunks: tuple | None = None):
     """A lazy ``x`` broadcast to ``shape``, its axis ``i`` becoming axis ``dims[i]``
     (``lax.broadcast_in_dim``), in ``chunks`` (default: ``x``'s own along its axes, one
-    chunk along the others).  One blockwise task per chunk, each a view of one chunk of
-    ``x`` (of one element for a gradient's seed): unlike ``dask.array.broadcast_to``,
-    whose graph is a materialised layer, dask's optimizer fuses it into the elementwise
-    operation that reads it, so the broadcast costs no task and no array of its own."""
+    chunk along the others).  Blockwise layers only, one task per chunk, each a view of one
+    chunk of ``x`` (of one element for a gradient's seed): unlike
+    ``dask.array.broadcast_to``, whose graph is a materialised layer, dask's optimizer
+    fuses them into the elementwise operation that reads them, so the broadcast costs no
+    task and no array of its own.  The tasks call NumPy's ``expand_dims`` and
+    ``broadcast_to`` (CuPy's for CuPy chunks, through ``__array_function__``): the workers
+    need no functrans for them."""
     import dask.array
     from dask.array.utils import meta_from_array
     from dask.layers import ArrayChunkShapeDep
@@ -356,9 +349,20 @@ def lazy_broadcast(x, shape: tuple, dims: tuple, chunks: tuple | None = None):
                    else (chunks[d] if chunks is not None else (n,))
                    for d, n in enumerate(shape))
     index = tuple(range(len(shape)))
-    return dask.array.blockwise(
-        _broadcast_block, index, ArrayChunkShapeDep(chunks), index, x, dims, dims=dims,
-        dtype=x.dtype, meta=meta_from_array(x._meta, ndim=len(shape)), align_arrays=False)
+    meta = meta_from_array(x._meta, ndim=len(shape))
+    if dims != index[len(index) - len(dims):]:  # size-1 axes where x has none, in place
+        # (dask's reshape, a task per chunk; trailing axes need none, a 0-d x above all:
+        # NumPy's broadcast_to adds leading axes itself.  Not a blockwise np.expand_dims:
+        # dask's culling loses blocks of a chain from a blockwise with new axes)
+        expanded = [1] * len(shape)
+        for i, d in enumerate(dims):
+            expanded[d] = x.shape[i]
+        x, dims = x.reshape(tuple(expanded)), index
+    # (adjust_chunks: where x and the chunk shapes have a block each, blockwise would take
+    # x's chunks of one element)
+    return dask.array.blockwise(np.broadcast_to, index, x, dims, ArrayChunkShapeDep(chunks),
+                                index, dtype=x.dtype, meta=meta, align_arrays=False,
+                                adjust_chunks=dict(zip(index, chunks)))
 
 
 def _chunk_length(like_chunks: tuple, size: int):
