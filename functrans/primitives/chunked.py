@@ -486,6 +486,10 @@ def _dynamic_update_slice_per_chunk(impl: Callable) -> Callable:
         refs, known = _lazy_starts(starts, dims, sizes)
         up_starts, op_starts = _starts(update.chunks), _starts(operand.chunks)
         name = f"dynamic_update_slice-{tokenize(operand, update, *starts)}"
+        # per axis: update chunk -> the operand chunks it can reach
+        reach = [[set(_reachable(known[j], dims[j], sizes[j], up_starts[j][i], c,
+                                 op_starts[j], operand.chunks[j]))
+                  for i, c in enumerate(update.chunks[j])] for j in range(len(dims))]
         dsk: dict = {}
         for o in _blocks(operand.numblocks):
             c0 = tuple(op_starts[j][o[j]] for j in range(len(o)))
@@ -493,9 +497,7 @@ def _dynamic_update_slice_per_chunk(impl: Callable) -> Callable:
             parts = []
             for u in _blocks(update.numblocks):
                 offsets = tuple(up_starts[j][u[j]] for j in range(len(u)))
-                if all(o[j] in _reachable(known[j], dims[j], sizes[j], offsets[j],
-                                          update.chunks[j][u[j]], op_starts[j],
-                                          operand.chunks[j]) for j in range(len(o))):
+                if all(o[j] in reach[j][u[j]] for j in range(len(o))):
                     key = (f"{name}-read", *o, *u)
                     dsk[key] = (_update_read, (update.name, *u), list(refs), dims, sizes,
                                 offsets, c0, shape)
