@@ -336,9 +336,9 @@ def lazy_broadcast(x, shape: tuple, dims: tuple, chunks: tuple | None = None):
     chunk of ``x`` (of one element for a gradient's seed): unlike
     ``dask.array.broadcast_to``, whose graph is a materialised layer, dask's optimizer
     fuses them into the elementwise operation that reads them, so the broadcast costs no
-    task and no array of its own.  The tasks call NumPy's ``expand_dims`` and
-    ``broadcast_to`` (CuPy's for CuPy chunks, through ``__array_function__``): the workers
-    need no functrans for them."""
+    task and no array of its own.  The tasks call NumPy's ``reshape`` and ``broadcast_to``
+    (CuPy's for CuPy chunks, through ``__array_function__``): the workers need no
+    functrans for them."""
     import dask.array
     from dask.array.utils import meta_from_array
     from dask.layers import ArrayChunkShapeDep
@@ -351,13 +351,16 @@ def lazy_broadcast(x, shape: tuple, dims: tuple, chunks: tuple | None = None):
     index = tuple(range(len(shape)))
     meta = meta_from_array(x._meta, ndim=len(shape))
     if dims != index[len(index) - len(dims):]:  # size-1 axes where x has none, in place
-        # (dask's reshape, a task per chunk; trailing axes need none, a 0-d x above all:
-        # NumPy's broadcast_to adds leading axes itself.  Not a blockwise np.expand_dims:
-        # dask's culling loses blocks of a chain from a blockwise with new axes)
-        expanded = [1] * len(shape)
-        for i, d in enumerate(dims):
-            expanded[d] = x.shape[i]
-        x, dims = x.reshape(tuple(expanded)), index
+        # (NumPy's reshape of each chunk, its shape from a chunk-shape argument that spans
+        # every axis; not a blockwise with new_axes: dask's culling loses blocks of a chain
+        # from one.  Trailing axes need none, a 0-d x above all: broadcast_to adds leading
+        # axes itself)
+        own = dict(zip(dims, x.chunks))
+        expanded = tuple(own.get(d, (1,)) for d in index)
+        x = dask.array.blockwise(np.reshape, index, x, dims, ArrayChunkShapeDep(expanded), index,
+                                 dtype=x.dtype, meta=meta, align_arrays=False,
+                                 adjust_chunks=dict(zip(index, expanded)))
+        dims = index
     # (adjust_chunks: where x and the chunk shapes have a block each, blockwise would take
     # x's chunks of one element)
     return dask.array.blockwise(np.broadcast_to, index, x, dims, ArrayChunkShapeDep(chunks),

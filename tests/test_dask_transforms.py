@@ -222,6 +222,23 @@ def test_eager_grad_runs_as_many_tasks_as_the_gradient_written_by_hand(name):
     np.testing.assert_allclose(g.compute(), by_hand.compute(), rtol=1e-12)
 
 
+def test_a_broadcast_along_a_new_trailing_axis_fuses_too():
+    rng = da.random.default_rng(9)
+    X, y = dask.persist(rng.standard_normal((400, 8), chunks=(100, 8)),
+                        rng.standard_normal(400, chunks=100))
+
+    def loss(X, y):  # the pullback of the row sums broadcasts (N,) over (N, d)
+        return fnp.mean((fnp.sum(X * X, axis=1) - y) ** 2)
+    g = ft.grad(loss)(X, y)
+    by_hand = (2.0 / 400) * ((X * X).sum(1) - y)[:, None] * 2 * X
+    assert all(type(layer).__name__ == "Blockwise" for key, layer in g.dask.layers.items()
+               if key.startswith(("broadcast", "reshape")))
+    # fewer than by hand, whose r[:, None] runs as tasks of its own
+    assert optimized_tasks(g) < optimized_tasks(by_hand), (
+        optimized_tasks(g), optimized_tasks(by_hand))
+    np.testing.assert_allclose(g.compute(), by_hand.compute(), rtol=1e-12)
+
+
 # ------------------------------------------------------------------------------------------
 # dask arrays of CuPy chunks (the CuPy stand-in)
 # ------------------------------------------------------------------------------------------
