@@ -355,7 +355,6 @@ def lazy_broadcast(x, shape: tuple, dims: tuple, chunks: tuple | None = None):
         # every axis; not a blockwise with new_axes: dask's culling loses blocks of a chain
         # from one.  Trailing axes need none, a 0-d x above all: broadcast_to adds leading
         # axes itself)
-        own = dict(zip(dims, x.chunks))
         expanded = tuple(own.get(d, (1,)) for d in index)
         x = dask.array.blockwise(np.reshape, index, x, dims, ArrayChunkShapeDep(expanded), index,
                                  dtype=x.dtype, meta=meta, align_arrays=False,
