@@ -25,6 +25,7 @@ what the workers hold is the computation's working set):
            with X and y persisted first (the working set a training step adds).
 
     python benchmarks/bench_dask.py [--rounds 5] [--min-rows 1e5] [--max-rows 1e6] [--memory-only]
+                                    [--threads 1] [--saturation 1.1]
 
 The largest size, 10^7 rows (2.6 GB persisted), takes a few minutes: pass --max-rows 1e7
 (and --min-rows 1e7 for it alone).
@@ -93,6 +94,14 @@ def contenders(da, name: str) -> dict:
             "functrans jit(grad)": ft.jit(ft.grad(f))}
 
 
+def graph_tasks(result) -> tuple:
+    """The tasks of ``result``'s graph as built, and after dask's optimization (the
+    blockwise fusion that ``compute`` applies before the scheduler sees the graph)."""
+    import dask
+    (optimized,) = dask.optimize(result)
+    return len(result.__dask_graph__()), len(optimized.__dask_graph__())
+
+
 def wall_time(fn, args) -> float:
     """Wall seconds to build ``fn(*args)``'s graph and compute it on the cluster."""
     start = time.perf_counter()
@@ -113,7 +122,7 @@ def time_rows(client, da, rows: int, rounds: int) -> list:
         for label, fn in fns.items():
             np.testing.assert_allclose(fn(w, X, y).compute(), want, rtol=1e-9, atol=1e-12,
                                        err_msg=label)
-        tasks = {label: len(fn(w, X, y).__dask_graph__()) for label, fn in fns.items()}
+        tasks = {label: graph_tasks(fn(w, X, y)) for label, fn in fns.items()}
         times: dict = {label: [] for label in fns}
         ratios: dict = {label: [] for label in fns}
         for _ in range(rounds):
@@ -168,7 +177,7 @@ class WorkerPeaks:
         self.peak = max(self.client.run(_stop_sampler).values(), default=0.0)
 
 
-def memory_rows(da, rows: int) -> list:
+def memory_rows(da, rows: int, threads: int = 1, saturation=None) -> list:
     """Client and worker memory of each gradient, each on a fresh cluster (so that the
     workers' memory holds nothing of earlier runs), with the data generated inside the
     graph, then the workers' growth once the data are persisted."""
@@ -177,7 +186,7 @@ def memory_rows(da, rows: int) -> list:
     w = np.linspace(0.1, -0.1, FEATURES)
     for name in LOSSES:
         for label in ("dask by hand", "functrans grad"):
-            with cluster(RELEASING_MALLOC) as client:
+            with cluster(RELEASING_MALLOC, threads, saturation) as client:
                 fn = contenders(da, name)[label]
                 X, y = make_data(da, rows, seed=1)
                 with WorkerPeaks(client) as workers:
@@ -201,14 +210,19 @@ RELEASING_MALLOC = {"MALLOC_MMAP_THRESHOLD_": "131072", "MALLOC_TRIM_THRESHOLD_"
 
 
 @contextlib.contextmanager
-def cluster(environ=None):
-    """A client of a LocalCluster of two single-threaded worker processes (``environ``:
-    variables set in the workers' environment before they start)."""
+def cluster(environ=None, threads: int = 1, saturation=None):
+    """A client of a LocalCluster of two worker processes of ``threads`` threads each
+    (``environ``: variables set in the workers' environment before they start;
+    ``saturation``: the scheduler's worker-saturation, how many root tasks, such as the
+    generation of a chunk, a worker is given per thread; dask's default 1.1)."""
     import dask
     from dask.distributed import Client, LocalCluster
     settings = {f"distributed.nanny.pre-spawn-environ.{k}": v for k, v in (environ or {}).items()}
-    with dask.config.set(settings), LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                      dashboard_address=None, memory_limit="6GB") as local, \
+    if saturation is not None:
+        settings["distributed.scheduler.worker-saturation"] = saturation
+    with dask.config.set(settings), LocalCluster(
+                n_workers=2, threads_per_worker=threads, processes=True, host="127.0.0.1",
+                dashboard_address=None, memory_limit="6GB") as local, \
             Client(local) as client:
         yield client
 
@@ -219,23 +233,32 @@ def main() -> None:
     parser.add_argument("--max-rows", type=float, default=1e6)
     parser.add_argument("--min-rows", type=float, default=1e5)
     parser.add_argument("--memory-only", action="store_true")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="threads per worker (default 1)")
+    parser.add_argument("--saturation", type=float, default=None,
+                        help="the scheduler's worker-saturation in the memory pass "
+                             "(default: dask's, 1.1)")
     opts = parser.parse_args()
     import dask.array as da
 
     sizes = [n for n in (100_000, 1_000_000, 10_000_000) if opts.min_rows <= n <= opts.max_rows]
     timed = []
     if not opts.memory_only:
-        with cluster() as client:
+        with cluster(threads=opts.threads) as client:
             timed = [row for n in sizes for row in time_rows(client, da, n, opts.rounds)]
-    print(f"grad over N x {FEATURES} float64 on a LocalCluster of 2 workers, chunks of "
+    print(f"grad over N x {FEATURES} float64 on a LocalCluster of 2 workers of {opts.threads} "
+          f"thread(s), chunks of "
           f"{CHUNK_ROWS} rows ({CHUNK_BYTES / 1e6:.0f} MB); median of {opts.rounds} rounds")
     print()
-    print("| loss | N | contender | tasks | time | ratio to dask by hand |")
+    print("| loss | N | contender | tasks built / run | time | ratio to dask by hand |")
     print("|---|---|---|---|---|---|")
-    for name, rows, label, t, ratio, tasks in timed:
-        print(f"| {name} | {rows:.0e} | {label} | {tasks} | {t * 1e3:.0f} ms | {ratio:.2f}x |")
+    for name, rows, label, t, ratio, (built, run_) in timed:
+        print(f"| {name} | {rows:.0e} | {label} | {built} / {run_} | {t * 1e3:.0f} ms | "
+              f"{ratio:.2f}x |")
     print(flush=True)
-    memory = [row for n in sizes for row in memory_rows(da, n)]
+    memory = [row for n in sizes for row in memory_rows(da, n, opts.threads, opts.saturation)]
+    if opts.saturation is not None:
+        print(f"(memory pass: worker-saturation {opts.saturation})")
     print("| loss | N | contender | client peak | worker peak growth | over persisted data |")
     print("|---|---|---|---|---|---|")
     for name, rows, label, client_peak, worker_peak, persisted_peak in memory:

@@ -329,6 +329,44 @@ def broadcast_chunks(chunks: tuple, shape: tuple):
     return tuple(out) if hinted else None
 
 
+def lazy_broadcast(x, shape: tuple, dims: tuple, chunks: tuple | None = None):
+    """A lazy ``x`` broadcast to ``shape``, its axis ``i`` becoming axis ``dims[i]``
+    (``lax.broadcast_in_dim``), in ``chunks`` (default: ``x``'s own along its axes, one
+    chunk along the others).  Blockwise layers only, one task per chunk, each a view of one
+    chunk of ``x`` (of one element for a gradient's seed): unlike
+    ``dask.array.broadcast_to``, whose graph is a materialised layer, dask's optimizer
+    fuses them into the elementwise operation that reads them, so the broadcast costs no
+    task and no array of its own.  The tasks call NumPy's ``reshape`` and ``broadcast_to``
+    (CuPy's for CuPy chunks, through ``__array_function__``): the workers need no
+    functrans for them."""
+    import dask.array
+    from dask.array.utils import meta_from_array
+    from dask.layers import ArrayChunkShapeDep
+
+    shape, dims = tuple(int(n) for n in shape), tuple(int(d) for d in dims)
+    own = dict(zip(dims, x.chunks))
+    chunks = tuple(own[d] if d in own and sum(own[d]) == n
+                   else (chunks[d] if chunks is not None else (n,))
+                   for d, n in enumerate(shape))
+    index = tuple(range(len(shape)))
+    meta = meta_from_array(x._meta, ndim=len(shape))
+    if dims != index[len(index) - len(dims):]:  # size-1 axes where x has none, in place
+        # (NumPy's reshape of each chunk, its shape from a chunk-shape argument that spans
+        # every axis; not a blockwise with new_axes: dask's culling loses blocks of a chain
+        # from one.  Trailing axes need none, a 0-d x above all: broadcast_to adds leading
+        # axes itself)
+        expanded = tuple(own.get(d, (1,)) for d in index)
+        x = dask.array.blockwise(np.reshape, index, x, dims, ArrayChunkShapeDep(expanded), index,
+                                 dtype=x.dtype, meta=meta, align_arrays=False,
+                                 adjust_chunks=dict(zip(index, expanded)))
+        dims = index
+    # (adjust_chunks: where x and the chunk shapes have a block each, blockwise would take
+    # x's chunks of one element)
+    return dask.array.blockwise(np.broadcast_to, index, x, dims, ArrayChunkShapeDep(chunks),
+                                index, dtype=x.dtype, meta=meta, align_arrays=False,
+                                adjust_chunks=dict(zip(index, chunks)))
+
+
 def _chunk_length(like_chunks: tuple, size: int):
     """The chunk length along an axis of ``size`` beside one that ``like_chunks`` split:
     as long as like's longest chunk (at most 1000 chunks), so that a result indexed by

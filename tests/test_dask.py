@@ -407,6 +407,70 @@ def test_index_updates_by_lazy_positions(method):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
 
 
+# Slices at lazy starts: each chunk reads or writes its part once the start is known
+
+
+@pytest.mark.parametrize("start", [(3, 1), (-2, 0), (45, 9), (17, 2)])
+def test_dynamic_slices_at_lazy_starts_match_numpy(start):
+    rng = np.random.default_rng(11)
+    x, u = rng.standard_normal((50, 6)), rng.standard_normal((13, 4))
+    X, U = da.from_array(x, chunks=(7, 4)), da.from_array(u, chunks=(5, 3))  # uneven
+    lazy = (da.from_array(np.int64(start[0])), da.from_array(np.int32(start[1])))
+    with Computes() as counted:
+        got = [ft.lax.dynamic_slice(X, lazy, (13, 4)),
+               ft.lax.dynamic_slice(X, (lazy[0], 2), (13, 4)),  # a host start beside
+               ft.lax.dynamic_update_slice(X, U, lazy),
+               ft.lax.dynamic_update_slice(X, u, (lazy[0], 1))]
+    assert counted.count == 0 and not gathered(*got)
+    want = [ft.lax.dynamic_slice(x, start, (13, 4)),
+            ft.lax.dynamic_slice(x, (start[0], 2), (13, 4)),
+            ft.lax.dynamic_update_slice(x, u, start),
+            ft.lax.dynamic_update_slice(x, u, (start[0], 1))]
+    for g, w in zip(compute(got), want):
+        np.testing.assert_array_equal(g, w)
+
+
+def window_loss(x, update, at):
+    """A loss through both slices at the position ``at`` of the largest row sum."""
+    i = fnp.argmax(fnp.sum(x, axis=1)) - at
+    window = ft.lax.dynamic_slice(x, (i, 0), (3_000, x.shape[1]))
+    written = ft.lax.dynamic_update_slice(x, update * window, (i, 0))
+    return fnp.sum(fnp.sin(written)) + fnp.sum(window ** 2)
+
+
+def test_grad_and_vmap_through_slices_at_lazy_starts_stay_chunked():
+    import dask
+    rng = np.random.default_rng(12)
+    x, update = rng.standard_normal((20_000, 8)), rng.standard_normal((3_000, 8))
+    X = da.from_array(x, chunks=(2_000, 8))  # 10 chunks of 128 kB
+    U = da.from_array(update, chunks=(1_000, 8))
+    at = np.arange(3) * 700
+    # new arrays (the zero cotangent of x per example) in chunks of 128 kB, as x's: at
+    # scale, dask's own limit of 128 MiB
+    with Computes() as counted, dask.config.set({"array.chunk-size": "128kB"}):
+        g = ft.grad(window_loss, (0, 1))(X, U, 500)
+        each = ft.vmap(ft.grad(window_loss), (None, None, 0))(X, U, da.from_array(at))
+        rows = ft.vmap(lambda x: ft.lax.dynamic_slice(x, (fnp.argmax(x[:2_000]),), (5,)),
+                       in_axes=1)(X)  # a batched operand at a lazy start
+    assert counted.count == 0 and not gathered(*g, each, rows)
+    with TaskSizes() as sizes:
+        got = compute([g, rows])
+    # no task holds the whole operand: the largest result is one chunk of it
+    assert sizes.largest <= 2_000 * 8 * 8 < x.nbytes, sizes.largest
+    with TaskSizes() as sizes:
+        got.append(each.compute())
+    # per example, batched starts are a gather and a scatter at the positions of the
+    # window's elements (three int64 per element); no task holds the operand of all three
+    assert sizes.largest <= 3 * 3_000 * 8 * 3 * 8 < 3 * x.nbytes, sizes.largest
+    want = ft.grad(window_loss, (0, 1))(x, update, 500)
+    for a, b in zip(got[0], want):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+    loop = np.stack([ft.grad(window_loss)(x, update, a) for a in at])
+    np.testing.assert_allclose(got[2], loop, rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(
+        got[1], np.stack([x[np.argmax(x[:2_000, k]):][:5, k] for k in range(8)]))
+
+
 # ------------------------------------------------------------------------------------------
 # The primitive and functrans.numpy sweeps, on dask arrays
 # ------------------------------------------------------------------------------------------

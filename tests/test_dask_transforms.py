@@ -186,6 +186,59 @@ def test_grad_seed_meets_the_data_chunks_without_a_rechunk():
     np.testing.assert_allclose(g.compute(), by_hand.compute(), rtol=1e-12)
 
 
+def optimized_tasks(x) -> int:
+    """The tasks ``compute`` runs: ``x``'s graph after dask's optimization (blockwise
+    layers fused into the elementwise operations that read them)."""
+    (optimized,) = dask.optimize(x)
+    return len(optimized.__dask_graph__())
+
+
+@pytest.mark.parametrize("name", ["least_squares", "logistic"])
+def test_eager_grad_runs_as_many_tasks_as_the_gradient_written_by_hand(name):
+    from test_dask import Computes
+    rng = da.random.default_rng(8)
+    X, y = dask.persist(rng.standard_normal((400, 8), chunks=(100, 8)),
+                        da.sign(rng.standard_normal(400, chunks=100)))
+    w = np.linspace(-1, 1, 8)
+    losses = {
+        "least_squares": (lambda w, X, y: fnp.mean((X @ w - y) ** 2),
+                          lambda w, X, y: (2.0 / 400) * (X.T @ (X @ w - y))),
+        "logistic": (lambda w, X, y: fnp.mean(fnp.logaddexp(0.0, -y * (X @ w))),
+                     lambda w, X, y: (-1.0 / 400) * (X.T @ (y / (1.0 + da.exp(y * (X @ w)))))),
+    }
+    loss, hand = losses[name]
+    with Computes() as counted:
+        g, by_hand = ft.grad(loss)(w, X, y), hand(w, X, y)
+    assert counted.count == 0
+    # the seed's broadcast over the rows is a blockwise view that dask fuses into the
+    # pullback's first product: no layer of its own (dask.array.broadcast_to's would be)
+    assert all(type(layer).__name__ == "Blockwise" for key, layer in g.dask.layers.items()
+               if "broadcast" in key)
+    assert optimized_tasks(g) == optimized_tasks(by_hand), (
+        optimized_tasks(g), optimized_tasks(by_hand))
+    # the functions in the tasks are dask's and NumPy's: the workers need no functrans
+    import cloudpickle
+    assert b"functrans" not in cloudpickle.dumps(dict(g.__dask_graph__()))
+    np.testing.assert_allclose(g.compute(), by_hand.compute(), rtol=1e-12)
+
+
+def test_a_broadcast_along_a_new_trailing_axis_fuses_too():
+    rng = da.random.default_rng(9)
+    X, y = dask.persist(rng.standard_normal((400, 8), chunks=(100, 8)),
+                        rng.standard_normal(400, chunks=100))
+
+    def loss(X, y):  # the pullback of the row sums broadcasts (N,) over (N, d)
+        return fnp.mean((fnp.sum(X * X, axis=1) - y) ** 2)
+    g = ft.grad(loss)(X, y)
+    by_hand = (2.0 / 400) * ((X * X).sum(1) - y)[:, None] * 2 * X
+    assert all(type(layer).__name__ == "Blockwise" for key, layer in g.dask.layers.items()
+               if key.startswith(("broadcast", "reshape")))
+    # fewer than by hand, whose r[:, None] runs as tasks of its own
+    assert optimized_tasks(g) < optimized_tasks(by_hand), (
+        optimized_tasks(g), optimized_tasks(by_hand))
+    np.testing.assert_allclose(g.compute(), by_hand.compute(), rtol=1e-12)
+
+
 # ------------------------------------------------------------------------------------------
 # dask arrays of CuPy chunks (the CuPy stand-in)
 # ------------------------------------------------------------------------------------------

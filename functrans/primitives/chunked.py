@@ -19,7 +19,10 @@ reduction (sum, product, minimum, maximum) and then with the operand; ``scatter`
 last write wins) folds the updates chunks into each operand chunk in row-major order
 instead.  A gather reads, for every pair of a chunk of positions and an operand chunk, the
 positions that fall in that operand chunk, and assembles each chunk of its result from
-those reads.  Every task holds about one chunk of each operand.
+those reads.  Every task holds about one chunk of each operand.  ``dynamic_slice`` and
+``dynamic_update_slice`` at lazy starts are planned the same way: each task pairs a chunk
+of the slice (or of the update) with an operand chunk it may meet, reads the start, and
+keeps their overlap.
 
 The tables are the one place that decides this: a primitive's impl never tests for dask.
 On NumPy and CuPy arrays the impl runs as it is (one type lookup more per call).
@@ -352,11 +355,169 @@ def _gather_per_chunk(impl: Callable) -> Callable:
     return plan
 
 
+# -- slices at lazy starts: dynamic_slice and dynamic_update_slice chunk by chunk ---------
+# A start that is a dask 0-d array is known only inside a task.  Each task pairs one piece
+# that moves with the starts (a chunk of the slice, or of the update) with one operand
+# chunk that may overlap it for some start in the clamped range, reads the start, and
+# keeps the overlap (None where there is none this time).  A final task per result chunk
+# writes the overlaps it received into the chunk.
+
+
+def _overlap(starts, dims, sizes, offsets, lengths, chunk_starts, chunk_shape):
+    """Where a piece at ``offsets`` (of ``lengths``) of a block of ``sizes`` placed at the
+    clamped ``starts`` meets the operand chunk at ``chunk_starts`` (of ``chunk_shape``):
+    (the slices of the piece, those of the chunk), or None where they do not meet."""
+    piece, chunk = [], []
+    for s, d, n, off, length, c0, c in zip(starts, dims, sizes, offsets, lengths,
+                                            chunk_starts, chunk_shape):
+        at = min(max(int(s), 0), d - n) + off
+        lo, hi = max(at, c0), min(at + length, c0 + c)
+        if hi <= lo:
+            return None
+        piece.append(slice(lo - at, hi - at))
+        chunk.append(slice(lo - c0, hi - c0))
+    return tuple(piece), tuple(chunk)
+
+
+def _slice_read(block, starts, dims, sizes, offsets, lengths, chunk_starts):
+    """The part of operand chunk ``block`` that a chunk of the slice reads: (where in the
+    slice's chunk, the values copied), or None."""
+    where = _overlap(starts, dims, sizes, offsets, lengths, chunk_starts, block.shape)
+    return None if where is None else (where[0], block[where[1]].copy())
+
+
+def _update_read(block, starts, dims, sizes, offsets, chunk_starts, chunk_shape):
+    """The part of update chunk ``block`` written into one operand chunk: (where in that
+    chunk, the values copied), or None."""
+    where = _overlap(starts, dims, sizes, offsets, block.shape, chunk_starts, chunk_shape)
+    return None if where is None else (where[1], block[where[0]].copy())
+
+
+def _write_parts(out, parts):
+    for part in parts:
+        if part is not None:
+            out[part[0]] = part[1]
+    return out
+
+
+def _slice_assemble(parts, shape, dtype):
+    """A chunk of the slice from its parts, which cover it exactly once."""
+    like = next(p for p in parts if p is not None)[1]
+    return _write_parts(backend.array_module(like).empty(shape, dtype=dtype), parts)
+
+
+def _update_assemble(block, parts, dtype):
+    """An operand chunk with the parts of the update that fall in it written over."""
+    return _write_parts(block.astype(dtype, copy=True), parts)
+
+
+def _reachable(start, d: int, n: int, offset: int, length: int, chunk_starts, chunks):
+    """The operand chunks along one axis that a piece at ``offset`` (of ``length``) of a
+    block of ``n`` may meet: all starts of the clamped range, or the host start's own."""
+    lo, hi = (0, d - n) if start is None else (start, start)
+    return [i for i, (c0, c) in enumerate(zip(chunk_starts, chunks))
+            if c0 < hi + offset + length and c0 + c > lo + offset]
+
+
+def _lazy_starts(starts, dims, sizes) -> tuple:
+    """The starts as graph arguments (the key of a dask 0-d array, a host int clamped
+    now) and as known values (None for a lazy one)."""
+    refs, known = [], []
+    for s, d, n in zip(starts, dims, sizes):
+        if backend.is_lazy(s):
+            refs.append(s.__dask_keys__()[0])
+            known.append(None)
+        else:
+            refs.append(min(max(int(s), 0), d - n))
+            known.append(refs[-1])
+    return refs, known
+
+
+def _dynamic_slice_per_chunk(impl: Callable) -> Callable:
+    """The plan of a dynamic_slice at lazy starts (see above): the slice chunked as finely
+    as its operand; None (the table's way) for an empty operand or slice."""
+    def plan(operand, *starts, slice_sizes):
+        import dask.array as da
+        from dask.base import tokenize
+        from dask.highlevelgraph import HighLevelGraph
+
+        dtype, dims = np.dtype(get_aval(operand).dtype), get_aval(operand).shape
+        if 0 in dims or 0 in slice_sizes:
+            return None
+        (operand,) = _as_lazy([operand, *starts])[:1]
+        refs, known = _lazy_starts(starts, dims, slice_sizes)
+        out_chunks = tuple(da.core.normalize_chunks(max(c), (n,))[0]
+                           for c, n in zip(operand.chunks, slice_sizes))
+        out_starts, op_starts = _starts(out_chunks), _starts(operand.chunks)
+        name = f"dynamic_slice-{tokenize(operand, *starts, slice_sizes)}"
+        dsk: dict = {}
+        for b in _blocks(tuple(len(c) for c in out_chunks)):
+            offsets = tuple(out_starts[j][b[j]] for j in range(len(b)))
+            lengths = tuple(out_chunks[j][b[j]] for j in range(len(b)))
+            parts = []
+            for o in itertools.product(*(
+                    _reachable(known[j], dims[j], slice_sizes[j], offsets[j], lengths[j],
+                               op_starts[j], operand.chunks[j]) for j in range(len(b)))):
+                key = (f"{name}-read", *b, *o)
+                dsk[key] = (_slice_read, (operand.name, *o), list(refs), dims, slice_sizes,
+                            offsets, lengths, tuple(op_starts[j][o[j]] for j in range(len(o))))
+                parts.append(key)
+            dsk[(name, *b)] = (_slice_assemble, parts, lengths, dtype)
+        graph = HighLevelGraph.from_collections(
+            name, dsk, dependencies=[operand, *(s for s in starts if backend.is_lazy(s))])
+        return da.Array(graph, name, chunks=out_chunks, dtype=dtype, meta=operand._meta)
+    return plan
+
+
+def _dynamic_update_slice_per_chunk(impl: Callable) -> Callable:
+    """The plan of a dynamic_update_slice at lazy starts (see above): the operand's
+    chunks, each with the parts of the update chunks that may fall in it; None (the
+    table's way) for an empty operand or update."""
+    def plan(operand, update, *starts):
+        import dask.array as da
+        from dask.base import tokenize
+        from dask.highlevelgraph import HighLevelGraph
+
+        dtype, dims = np.dtype(get_aval(operand).dtype), get_aval(operand).shape
+        sizes = get_aval(update).shape
+        if 0 in dims or 0 in sizes:
+            return None
+        operand, update = _as_lazy([operand, update, *starts])[:2]
+        refs, known = _lazy_starts(starts, dims, sizes)
+        up_starts, op_starts = _starts(update.chunks), _starts(operand.chunks)
+        name = f"dynamic_update_slice-{tokenize(operand, update, *starts)}"
+        # per axis: update chunk -> the operand chunks it can reach
+        reach = [[set(_reachable(known[j], dims[j], sizes[j], up_starts[j][i], c,
+                                 op_starts[j], operand.chunks[j]))
+                  for i, c in enumerate(update.chunks[j])] for j in range(len(dims))]
+        dsk: dict = {}
+        for o in _blocks(operand.numblocks):
+            c0 = tuple(op_starts[j][o[j]] for j in range(len(o)))
+            shape = tuple(operand.chunks[j][o[j]] for j in range(len(o)))
+            parts = []
+            for u in _blocks(update.numblocks):
+                offsets = tuple(up_starts[j][u[j]] for j in range(len(u)))
+                if all(o[j] in reach[j][u[j]] for j in range(len(o))):
+                    key = (f"{name}-read", *o, *u)
+                    dsk[key] = (_update_read, (update.name, *u), list(refs), dims, sizes,
+                                offsets, c0, shape)
+                    parts.append(key)
+            dsk[(name, *o)] = ((_update_assemble, (operand.name, *o), parts, dtype) if parts
+                               else (operand.name, *o))
+        graph = HighLevelGraph.from_collections(
+            name, dsk,
+            dependencies=[operand, update, *(s for s in starts if backend.is_lazy(s))])
+        return da.Array(graph, name, chunks=operand.chunks, dtype=dtype, meta=operand._meta)
+    return plan
+
+
 #: Primitives of CORE_AXES planned chunk by chunk on dask arrays (after DASK_FIRST, before
 #: the table): a function of the primitive's impl giving the plan, which returns the
 #: result, or None to take the table's way.
 PER_CHUNK: dict[Primitive, Callable] = {
     gather.gather_p: _gather_per_chunk,
+    indexing.dynamic_slice_p: _dynamic_slice_per_chunk,
+    indexing.dynamic_update_slice_p: _dynamic_update_slice_per_chunk,
     **{p: functools.partial(_scatter_per_chunk, p) for p in (
         gather.scatter_p, gather.scatter_add_p, gather.scatter_mul_p, gather.scatter_min_p,
         gather.scatter_max_p)},

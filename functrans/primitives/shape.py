@@ -116,14 +116,11 @@ def _broadcast_in_dim_impl(x, *, shape, broadcast_dimensions):
     for i, d in enumerate(broadcast_dimensions):
         expanded[d] = x.shape[i]
     if is_lazy(x):
-        # trailing-aligned (a 0-d seed, say): dask's broadcast_to adds the leading axes
-        # itself; new axes in the chunks of the data being differentiated (chunk_hints)
-        if tuple(expanded[len(shape) - x.ndim:]) != tuple(x.shape):
-            x = x.reshape(expanded)
+        # new axes in the chunks of the data being differentiated (chunk_hints)
+        own = dict(zip(broadcast_dimensions, x.chunks))
         chunks = backend.broadcast_chunks(
-            ((1,),) * (len(shape) - x.ndim) + tuple(x.chunks), tuple(shape))
-        return (xp.broadcast_to(x, shape) if chunks is None
-                else xp.broadcast_to(x, shape, chunks=chunks))
+            tuple(own.get(d, (1,)) for d in range(len(shape))), tuple(shape))
+        return backend.lazy_broadcast(x, shape, broadcast_dimensions, chunks)
     if math.prod(shape) <= _FILL_MAX_SIZE:
         out = xp.empty(shape, dtype=x.dtype)
         out[...] = x.reshape(expanded)
