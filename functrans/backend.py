@@ -339,9 +339,7 @@ def lazy_broadcast(x, shape: tuple, dims: tuple, chunks: tuple | None = None):
     task and no array of its own.  The tasks call NumPy's ``reshape`` and ``broadcast_to``
     (CuPy's for CuPy chunks, through ``__array_function__``): the workers need no
     functrans for them."""
-    import dask.array
     from dask.array.utils import meta_from_array
-    from dask.layers import ArrayChunkShapeDep
 
     shape, dims = tuple(int(n) for n in shape), tuple(int(d) for d in dims)
     own = dict(zip(dims, x.chunks))
@@ -356,15 +354,28 @@ def lazy_broadcast(x, shape: tuple, dims: tuple, chunks: tuple | None = None):
         # from one.  Trailing axes need none, a 0-d x above all: broadcast_to adds leading
         # axes itself)
         expanded = tuple(own.get(d, (1,)) for d in index)
-        x = dask.array.blockwise(np.reshape, index, x, dims, ArrayChunkShapeDep(expanded), index,
-                                 dtype=x.dtype, meta=meta, align_arrays=False,
-                                 adjust_chunks=dict(zip(index, expanded)))
+        x = _chunk_shaped(np.reshape, x, dims, expanded, meta)
         dims = index
-    # (adjust_chunks: where x and the chunk shapes have a block each, blockwise would take
-    # x's chunks of one element)
-    return dask.array.blockwise(np.broadcast_to, index, x, dims, ArrayChunkShapeDep(chunks),
-                                index, dtype=x.dtype, meta=meta, align_arrays=False,
-                                adjust_chunks=dict(zip(index, chunks)))
+    return _chunk_shaped(np.broadcast_to, x, dims, chunks, meta)
+
+
+def _chunk_shaped(func, x, dims: tuple, chunks: tuple, meta):
+    """The dask array of ``chunks`` whose block ``b`` is ``func(block of x, shape of block
+    b)``, ``x``'s axis ``i`` along axis ``dims[i]``: one blockwise layer (dask's
+    graph-level ``blockwise``, which takes the chunk shapes as a dependency computed from
+    the block index; ``dask.array.blockwise`` only does from dask 2025 on)."""
+    import dask.array
+    from dask.base import tokenize
+    from dask.blockwise import blockwise
+    from dask.highlevelgraph import HighLevelGraph
+    from dask.layers import ArrayChunkShapeDep
+
+    index = tuple(range(len(chunks)))
+    name = f"{func.__name__}-{tokenize(func, x.name, dims, chunks)}"
+    layer = blockwise(func, name, index, x.name, dims, ArrayChunkShapeDep(chunks), index,
+                      numblocks={x.name: x.numblocks})
+    graph = HighLevelGraph.from_collections(name, layer, dependencies=[x])
+    return dask.array.Array(graph, name, chunks, dtype=x.dtype, meta=meta)
 
 
 def _chunk_length(like_chunks: tuple, size: int):
