@@ -231,6 +231,21 @@ def test_traces_once_per_signature():
     assert f.cache_info().size == 1
 
 
+def test_one_array_signatures_alternate():
+    # one array argument: the last call's signature is tried first, then the cache
+    f = ft.jit(lambda x: x * 2.0)
+    a, b, c = np.ones(3), np.ones(4), np.ones(3, np.float32)
+    for x in (a, b, a, c, a, b.view(ft.Array), c):
+        out = f(x)
+        assert out.shape == x.shape and out.dtype == x.dtype
+        np.testing.assert_array_equal(out, np.asarray(x) * 2.0)
+    assert f.cache_info().size == 3
+    f.clear_cache()
+    assert f.cache_info().size == 0
+    np.testing.assert_array_equal(f(c), c * 2)
+    assert f.cache_info().size == 1  # compiled again, not the last call's entry
+
+
 def test_static_arguments():
     @ft.jit(static_argnums=1, static_argnames="mode")
     def f(x, n, mode="sum"):

@@ -280,6 +280,7 @@ class Jitted(Generic[P, R]):
         self._simple = not static_argnums and not static_argnames
         self._cache: dict = {}
         self._fast: dict = {}  # plain array arguments: (shape, dtype, ...) -> entry
+        self._last: tuple = ((), None, None)  # one array's (shape, dtype, entry), last hit
         self._fast_trees: dict = {}  # pytrees of arrays: (in_tree, (shape, dtype, ...))
         self._lock = threading.Lock()
         self._hits = 0
@@ -303,7 +304,15 @@ class Jitted(Generic[P, R]):
                 a = args[0]
                 t = type(a)
                 if t is _ndarray or t is Array:
-                    entry = self._fast.get((a.shape, a.dtype))  # type: ignore[attr-defined]
+                    # the signature of the last call first (no hashing: a dtype is
+                    # compared by identity, NumPy's builtin dtypes being singletons)
+                    last = self._last
+                    if a.dtype is last[1] and a.shape == last[0]:  # type: ignore
+                        entry = last[2]
+                    else:
+                        entry = self._fast.get((a.shape, a.dtype))  # type: ignore
+                        if entry is not None:
+                            self._last = (a.shape, a.dtype, entry)  # type: ignore
                     if entry is not None:
                         self._hits += 1
                         if t is Array:  # NumPy's subclass handling would slow every op
@@ -451,6 +460,7 @@ class Jitted(Generic[P, R]):
         with self._lock:
             self._cache.clear()
             self._fast.clear()
+            self._last = ((), None, None)
             self._fast_trees.clear()
             self._hits = self._misses = 0
 
