@@ -1527,10 +1527,11 @@ def _load_shared(path: str, symbol: str):
 
 def _ready(prefix, key, build, program, dtypes, nin, signature, directory, start):
     """The kernel for ``key`` (what determines its IR: the scalar program, with dtypes),
-    from this process's kernels, the disk cache, or compiled (``build(symbol)`` writes its
-    IR); None where ``build`` finds no exact translation.  The cache is keyed by ``key``,
-    this module's source, llvmlite's version and the host (triple, CPU and its features),
-    so that a warm process never writes the IR of a kernel it loads."""
+    from this process's kernels, the disk cache (its shared library, loaded without LLVM,
+    else its object code), or compiled (``build(symbol)`` writes its IR); None where
+    ``build`` finds no exact translation.  The cache is keyed by ``key``, this module's
+    source, llvmlite's version and the host (triple, CPU and its features), so that a warm
+    process never writes the IR of a kernel it loads."""
     identity = _known_identity(directory) if not _engine_instance else None
     if identity is None:
         identity = _engine().identity
