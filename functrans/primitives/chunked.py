@@ -422,7 +422,8 @@ def _reachable(start, d: int, n: int, offset: int, length: int, chunk_starts, ch
 def _lazy_starts(starts, dims, sizes) -> tuple:
     """The starts as graph arguments (the key of a dask 0-d array, a host int clamped
     now) and as known values (None for a lazy one)."""
-    refs, known = [], []
+    refs: list = []
+    known: list[int | None] = []
     for s, d, n in zip(starts, dims, sizes):
         if backend.is_lazy(s):
             refs.append(s.__dask_keys__()[0])
@@ -462,7 +463,8 @@ def _dynamic_slice_per_chunk(impl: Callable) -> Callable:
                 dsk[key] = (_slice_read, (operand.name, *o), list(refs), dims, slice_sizes,
                             offsets, lengths, tuple(op_starts[j][o[j]] for j in range(len(o))))
                 parts.append(key)
-            dsk[(name, *b)] = (_slice_assemble, parts, lengths, dtype)
+            out_key = (name, *b)
+            dsk[out_key] = (_slice_assemble, parts, lengths, dtype)
         graph = HighLevelGraph.from_collections(
             name, dsk, dependencies=[operand, *(s for s in starts if backend.is_lazy(s))])
         return da.Array(graph, name, chunks=out_chunks, dtype=dtype, meta=operand._meta)
@@ -502,8 +504,9 @@ def _dynamic_update_slice_per_chunk(impl: Callable) -> Callable:
                     dsk[key] = (_update_read, (update.name, *u), list(refs), dims, sizes,
                                 offsets, c0, shape)
                     parts.append(key)
-            dsk[(name, *o)] = ((_update_assemble, (operand.name, *o), parts, dtype) if parts
-                               else (operand.name, *o))
+            out_key = (name, *o)
+            dsk[out_key] = ((_update_assemble, (operand.name, *o), parts, dtype) if parts
+                            else (operand.name, *o))
         graph = HighLevelGraph.from_collections(
             name, dsk,
             dependencies=[operand, update, *(s for s in starts if backend.is_lazy(s))])
