@@ -39,6 +39,13 @@ a warm call unless told otherwise.
 ...
 6.0
 
+``fusion`` and ``fusion_parallel``: whether ``jit`` fuses elementwise regions into
+compiled loops, and whether such a loop over a large array runs on several threads
+(docs/jit.md, "Fusion").
+
+>>> ft.config.fusion_parallel  # off unless FUNCTRANS_FUSION_PARALLEL=1
+False
+
 ``jit_disabled``: when true, ``functrans.jit`` calls the function it wraps directly, so that
 it runs eagerly (prints show values, breakpoints stop in it); ``functrans.disable_jit()``
 turns it on for a block.
@@ -50,8 +57,8 @@ import os
 from contextlib import contextmanager
 from typing import Iterator
 
-__all__ = ["check_tracer_leaks", "checking_leaks", "fusion", "fusion_set", "jit_disabled",
-           "reverse_mode", "reverse_mode_set"]
+__all__ = ["check_tracer_leaks", "checking_leaks", "fusion", "fusion_parallel", "fusion_set",
+           "jit_disabled", "reverse_mode", "reverse_mode_set"]
 
 check_tracer_leaks: bool = False
 reverse_mode: str = "auto"
@@ -62,6 +69,12 @@ jit_disabled: bool = False
 fusion: bool = (os.environ.get("FUNCTRANS_FUSION", "1") != "0"
                 and (importlib.util.find_spec("llvmlite") is not None
                      or importlib.util.find_spec("numba") is not None))
+#: a fused loop LLVM compiled over a large array (``codegen.PARALLEL_ELEMENTS`` elements or
+#: more) runs on every core, its leading axis cut into one block of rows per thread (the
+#: same bits as on one thread); off by default, so that a process's cores stay its
+#: caller's to use and benchmarks compare single-threaded code.  Read when ``jit`` first
+#: sees a signature; the environment variable ``FUNCTRANS_FUSION_PARALLEL=1`` turns it on.
+fusion_parallel: bool = os.environ.get("FUNCTRANS_FUSION_PARALLEL", "0") == "1"
 
 
 @contextmanager

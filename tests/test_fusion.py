@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import warnings
 import subprocess
 import sys
 
@@ -839,3 +840,37 @@ def test_a_long_region_compiles_in_pieces(fuse_everything, monkeypatch):
     calls = re.findall(r"\(_fk\d+\(v", text)
     assert len(calls) == 3, text  # 10 + 10 + 3 operations (x * 1.0 is x)
     np.testing.assert_array_equal(ft.jit(f)(x), f(x))
+
+
+@pytest.mark.skipif(not LLVM, reason="LLVM's loops are the ones split")
+def test_parallel_loops_give_the_same_bits(monkeypatch):
+    # config.fusion_parallel: a large region's leading axis is cut into a block of rows
+    # per thread; elementwise results and reductions over trailing axes keep their bits,
+    # operands broadcast along the leading axis are passed whole, np.errstate applies
+    monkeypatch.setattr(codegen, "PARALLEL_ELEMENTS", 64)
+    monkeypatch.setattr(codegen, "_threads", lambda: 3)
+    x = np.random.default_rng(0).normal(size=(50, 40))
+    row, column = np.linspace(0.5, 1.5, 40), np.linspace(-1.0, 1.0, 50)[:, None]
+
+    def f(x, row, column):
+        z = fnp.sin(x) * row + fnp.cos(x * 0.5) - column * x
+        return z, fnp.sum(z * z, axis=1), fnp.max(fnp.log(fnp.abs(z) + 1.0))
+
+    want = ft.jit(f)(x, row, column)
+    monkeypatch.setattr(ft.config, "fusion_parallel", True)
+    split = ft.jit(lambda x, row, column: f(x, row, column))
+    text = split.lower(x, row, column).as_text()
+    assert "_split" in text, text
+    for got, expected in zip(split(x, row, column), want):
+        np.testing.assert_array_equal(got, expected)
+    small = ft.jit(lambda x: fnp.sin(x) * x + 1.0)
+    assert "_split" not in small.lower(x[:2, :10]).as_text()  # 20 elements: one call
+
+    def g(x):
+        return fnp.log(x) * 2.0 + x
+    with np.errstate(invalid="raise"):
+        with pytest.raises(FloatingPointError):
+            ft.jit(g)(-np.ones((60, 8)))  # every block meets log(-1)
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("error")  # no block warns: each has the caller's errstate
+        assert np.isnan(ft.jit(g)(-np.ones((60, 8)))).all()

@@ -898,18 +898,82 @@ def _fused_equation(region: _Region, uses: dict):
     return eqn, source
 
 
-def _ufunc_rule(ctx, *operands, kernel, allocate):
+def _ufunc_rule(ctx, *operands, kernel, allocate, split=None):
     # Python scalars (arguments) are given the loop's dtype; without ``allocate`` (the
-    # outputs' shapes and dtypes) NumPy allocates the outputs
+    # outputs' shapes and dtypes) NumPy allocates the outputs.  ``split``: the region's
+    # shape, whose leading axis the call splits among threads (``_split_call``)
     args = [f"{ctx.xp}.asarray({x}, {ctx.bind(ctx.in_avals[i].dtype, 'dtype')})"
             if ctx.is_literal[i] and not ctx.in_avals[i].shape else x
             for i, x in enumerate(operands)]
     if allocate:
         outs = "".join(f"{ctx.xp}.empty({shape!r}, {ctx.bind(d, 'dtype')}), "
                        for shape, d in allocate)
+        if split is not None:
+            return (f"{ctx.bind(_split_call, 'split')}({ctx.bind(kernel.ufunc, 'fk')}, "
+                    f"({', '.join(args)}{',' if len(args) == 1 else ''}), ({outs}), "
+                    f"{len(split)})")
         args.append(f"out=({outs})")
     call = f"{ctx.bind(kernel.ufunc, 'fk')}({', '.join(args)})"
     return f"({call},)" if len(ctx.out_avals) == 1 else call
+
+
+# ------------------------------------------------------------------------------------------
+# Fused loops on several threads (``functrans.config.fusion_parallel``)
+# ------------------------------------------------------------------------------------------
+#
+# NumPy runs a ufunc's loop without the GIL, so a fused loop over a large array can run on
+# several threads: the region's leading axis (never one its reductions reduce) is cut into
+# one block of rows per thread, each thread calling the ufunc on its rows of the operands
+# that span that axis (the others, broadcast along it, whole) and of the outputs.  Every
+# element, and every reduction over trailing axes, is computed as on one thread: the same
+# bits.  Each block runs in the caller's context (``contextvars``), so ``np.errstate``
+# applies; an error raised in a block is raised by the call once every block is done.
+
+#: a fused loop over at least this many elements runs on several threads when
+#: ``config.fusion_parallel`` is on (below, a thread's start costs more than it saves)
+PARALLEL_ELEMENTS = 1 << 17
+_pool: list = []  # the process's thread pool, made at first use
+
+
+def _threads() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def _split_call(ufunc, operands: tuple, outputs: tuple, ndim: int) -> tuple:
+    """``ufunc(*operands, out=outputs)`` by blocks of the leading axis, one per thread."""
+    import contextvars
+    from concurrent.futures import ThreadPoolExecutor
+    rows = outputs[0].shape[0]
+    parts = min(_threads(), rows)
+    if parts < 2:
+        ufunc(*operands, out=outputs)
+        return outputs
+    if not _pool:
+        _pool.append(ThreadPoolExecutor(_threads(), thread_name_prefix="functrans-fused"))
+    bounds = [rows * k // parts for k in range(parts + 1)]
+
+    def block(lo, hi):
+        ufunc(*(x[lo:hi] if getattr(x, "ndim", 0) == ndim and x.shape[0] == rows else x
+                for x in operands), out=tuple(o[lo:hi] for o in outputs))
+
+    futures = [_pool[0].submit(contextvars.copy_context().run, block, lo, hi)
+               for lo, hi in zip(bounds[1:-1], bounds[2:])]
+    error = None
+    try:
+        block(bounds[0], bounds[1])
+    except BaseException as e:  # raised once every block is done
+        error = e
+    for future in futures:
+        try:
+            future.result()
+        except BaseException as e:
+            error = error or e
+    if error is not None:
+        raise error
+    return outputs
 
 
 _UFUNC = _CodePrimitive("fused_ufunc", _ufunc_rule)
@@ -962,9 +1026,13 @@ def _ufunc_equation(region: _Region, uses: dict):
     for key, count in llvm_kernels.counts.items():
         _kernel_counts[key] += count - before[key]
     allocate = None
-    if np.broadcast_shapes(*loop_shapes) != shape[:keep] or keep == 0:
+    split = (config.fusion_parallel and keep > 0 and shape[0] > 1
+             and int(np.prod(shape)) >= PARALLEL_ELEMENTS)
+    if np.broadcast_shapes(*loop_shapes) != shape[:keep] or keep == 0 or split:
         allocate = tuple((tuple(out.aval.shape), np.dtype(out.aval.dtype)) for out in results)
     params = dict(kernel=kernel, allocate=allocate)
+    if split:
+        params["split"] = shape
     eqn = JaxprEqn(_UFUNC, list(body.inputs), params, results)  # type: ignore[arg-type]
     return eqn, kernel
 
