@@ -543,13 +543,25 @@ def _libm_cost(names: list, which: int) -> float:
 
 def _worth_fusing(size: int, ops: int, libm: list, call: float = _LOOP_CALL) -> bool:
     """The cost model above: the loop (``call`` to call it) is expected to beat NumPy's
-    calls; ``libm``: the names of the libm functions among the ``ops`` operations."""
+    calls; ``libm``: the names of the libm functions among the ``ops`` operations.  (On
+    one thread: ``config.fusion_parallel`` splits the loops this model chose, and never
+    changes the program, so that its bits are those of one thread.)"""
     if FUSION_ALWAYS:
         return True
     element = _NUMPY_ELEMENT + (_NUMPY_MEMORY if size > _CACHED_ELEMENTS else 0.0)
     numpy_cost = ops * (_NUMPY_CALL + size * element) + size * _libm_cost(libm, 0)
     loop_cost = call + size * (ops * _LOOP_ELEMENT + _libm_cost(libm, 1))
     return loop_cost < numpy_cost
+
+
+def _lanes(shape: tuple, keep) -> int:
+    """The threads a loop LLVM compiles over ``shape`` runs on (``config.fusion_parallel``:
+    its leading axis, where its reductions, over the axes from ``keep`` on, keep it)."""
+    if (not config.fusion_parallel or keep == 0 or not shape or shape[0] < 2
+            or int(np.prod(shape, dtype=np.int64)) < PARALLEL_ELEMENTS
+            or "llvm" not in _fusion_compilers()):
+        return 1
+    return min(_threads(), shape[0])
 
 
 def _libm_apart_pays(region) -> bool:
@@ -995,6 +1007,7 @@ def _ufunc_equation(region: _Region, uses: dict):
     if not _worth_fusing(int(np.prod(shape)), len(body.statements) + len(body.reductions),
                          _libm_names(body), _UFUNC_CALL):
         return None
+    keep = body.keep if body.reductions else ndim  # the axes outside the core (reduced) ones
     outputs = [(name, np.dtype(out.aval.dtype)) for out, name in body.outputs]
     results = [out for out, _ in body.outputs] + [out for *_, out in body.reductions]
     if len(body.inputs) + len(results) > _UFUNC_MAX_OPERANDS:
@@ -1002,7 +1015,6 @@ def _ufunc_equation(region: _Region, uses: dict):
     reductions = [(kind, name, dtype) for kind, name, dtype, _ in body.reductions]
     directory = _kernel_directory()
     before = dict(llvm_kernels.counts)
-    keep = body.keep if body.reductions else ndim  # the axes outside the core (reduced) ones
     loop_shapes = []  # the inputs' shapes there
     inputs: list = []
     for x, subscript in zip(body.inputs, body.subscripts):
@@ -1026,8 +1038,7 @@ def _ufunc_equation(region: _Region, uses: dict):
     for key, count in llvm_kernels.counts.items():
         _kernel_counts[key] += count - before[key]
     allocate = None
-    split = (config.fusion_parallel and keep > 0 and shape[0] > 1
-             and int(np.prod(shape)) >= PARALLEL_ELEMENTS)
+    split = _lanes(shape, keep) > 1
     if np.broadcast_shapes(*loop_shapes) != shape[:keep] or keep == 0 or split:
         allocate = tuple((tuple(out.aval.shape), np.dtype(out.aval.dtype)) for out in results)
     params = dict(kernel=kernel, allocate=allocate)
@@ -2277,7 +2288,8 @@ def compile_jaxpr(closed: ClosedJaxpr, library=None, name: str = "jitted",
     library = library or backend.library_of()
     fuse = _fusion_target(library)
     key = (library, owned_outputs,
-           fuse and (fuse, FUSION_ALWAYS, FUSION_MIN_OPS, _fusion_compilers()))
+           fuse and (fuse, FUSION_ALWAYS, FUSION_MIN_OPS, FUSION_MAX_OPS, _fusion_compilers(),
+                     config.fusion_parallel and (PARALLEL_ELEMENTS, _threads())))
     with _lock:
         entry = _compiled.get(closed)
         if entry is not None and key in entry:
