@@ -388,6 +388,17 @@ class _Translator:
 # The inner loop
 # ------------------------------------------------------------------------------------------
 
+def _output_value(b, local: dict, name: str, dtype):
+    """The value the scalar program computed for output ``name`` of ``dtype``, as stored
+    in memory (booleans as bytes); raise ``_Untranslatable`` where it has none of that
+    dtype."""
+    from llvmlite import ir
+    if name not in local or local[name][1] != np.dtype(dtype):
+        raise _Untranslatable(f"output {name}")
+    value = local[name][0]
+    return b.zext(value, ir.IntType(8)) if np.dtype(dtype).kind == "b" else value
+
+
 def _inner_loop(symbol: str):
     """A module with one function of NumPy's inner-loop signature, ``void symbol(char
     **args, npy_intp *dims, npy_intp *steps, void *data)``: ``(module, function)``."""
@@ -483,11 +494,7 @@ def _loop_ir(symbol: str, inputs: list, statements: list, outputs: list) -> str:
                 local[name] = value
         for lane, local in enumerate(envs):
             for j, (name, dtype) in enumerate(outputs):
-                if name not in local or local[name][1] != np.dtype(dtype):
-                    raise _Untranslatable(f"output {name}")
-                value = local[name][0]
-                if np.dtype(dtype).kind == "b":
-                    value = b.zext(value, i8)
+                value = _output_value(b, local, name, dtype)
                 k = len(inputs) + j
                 b.store(value, b.bitcast(address(k, np.dtype(dtype), lane),
                                           memory_type(np.dtype(dtype)).as_pointer()))
@@ -702,12 +709,7 @@ def _reduction_ir(symbol: str, inputs: list, statements: list, outputs: list,
                     raise _Untranslatable(f"{name}: {value[1]}, not {dtype}")
                 local[name] = value
             for j, (name, dtype) in enumerate(outputs):
-                if name not in local or local[name][1] != np.dtype(dtype):
-                    raise _Untranslatable(f"output {name}")
-                value = local[name][0]
-                if np.dtype(dtype).kind == "b":
-                    value = b.zext(value, i8)
-                b.store(value, address(len(inputs) + j))
+                b.store(_output_value(b, local, name, dtype), address(len(inputs) + j))
             for j, (kind, name, dtype) in enumerate(reductions):
                 dtype = np.dtype(dtype)
                 if name not in local or local[name][1] != dtype or dtype.kind not in "iuf":
