@@ -26,6 +26,7 @@ what the workers hold is the computation's working set):
 
     python benchmarks/bench_dask.py [--rounds 5] [--min-rows 1e5] [--max-rows 1e6] [--memory-only]
                                     [--threads 1] [--saturation 1.1]
+    python benchmarks/bench_dask.py --graph-sizes     # the tasks of each graph, no cluster
 
 The largest size, 10^7 rows (2.6 GB persisted), takes a few minutes: pass --max-rows 1e7
 (and --min-rows 1e7 for it alone).
@@ -185,7 +186,7 @@ def memory_rows(da, rows: int, threads: int = 1, saturation=None) -> list:
     out = []
     w = np.linspace(0.1, -0.1, FEATURES)
     for name in LOSSES:
-        for label in ("dask by hand", "functrans grad"):
+        for label in ("dask by hand", "functrans grad", "functrans jit(grad)"):
             with cluster(RELEASING_MALLOC, threads, saturation) as client:
                 fn = contenders(da, name)[label]
                 X, y = make_data(da, rows, seed=1)
@@ -227,6 +228,37 @@ def cluster(environ=None, threads: int = 1, saturation=None):
         yield client
 
 
+def tanh_regression(w, X, y):
+    return fnp.mean((fnp.tanh(X @ w) - y) ** 2)
+
+
+def hand_tanh_regression(da, w, X, y):
+    t = da.tanh(X @ w)
+    return (2.0 / X.shape[0]) * (X.T @ ((t - y) * (1.0 - t ** 2)))
+
+
+def graph_sizes() -> None:
+    """docs/scaling.md's table of graph sizes: tasks of each gradient as built / run, over
+    persisted data (chunks of 100 rows, no cluster: the local scheduler persists)."""
+    import dask
+    import dask.array as da
+    losses = dict(LOSSES, tanh_regression=(tanh_regression, hand_tanh_regression))
+    print("| loss | chunks | `grad` | `jit(grad)` | by hand with dask.array |")
+    print("|---|---|---|---|---|")
+    for chunks in (3, 8):
+        rng = da.random.default_rng(0)
+        X, y = dask.persist(rng.standard_normal((100 * chunks, FEATURES), chunks=(100, FEATURES)),
+                            da.sign(rng.standard_normal(100 * chunks, chunks=100)))
+        w = np.linspace(-0.1, 0.1, FEATURES)
+        for name, (f, hand) in losses.items():
+            results = [ft.grad(f)(w, X, y), ft.jit(ft.grad(f))(w, X, y), hand(da, w, X, y)]
+            want = results[-1].compute()
+            for r in results:
+                np.testing.assert_allclose(r.compute(), want, rtol=1e-10, atol=1e-13)
+            cells = " | ".join("%d / %d" % graph_tasks(r) for r in results)
+            print(f"| {name.replace('_', ' ')} | {chunks} | {cells} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
@@ -238,7 +270,12 @@ def main() -> None:
     parser.add_argument("--saturation", type=float, default=None,
                         help="the scheduler's worker-saturation in the memory pass "
                              "(default: dask's, 1.1)")
+    parser.add_argument("--graph-sizes", action="store_true",
+                        help="only the table of graph sizes (docs/scaling.md), no cluster")
     opts = parser.parse_args()
+    if opts.graph_sizes:
+        graph_sizes()
+        return
     import dask.array as da
 
     sizes = [n for n in (100_000, 1_000_000, 10_000_000) if opts.min_rows <= n <= opts.max_rows]

@@ -95,9 +95,9 @@ def test_gradient_on_the_cluster(cluster, data):
     assert peak < CHUNK_BYTES, (peak, CHUNK_BYTES)
     Xn, yn = client.compute([X, y], sync=True)
     np.testing.assert_allclose(g, numpy_grad(W, Xn, yn), rtol=1e-10, atol=1e-13)
-    # jit's elementwise regions: tasks that carry their equations to the workers
+    # jit's row region: tasks that carry their equations to the workers
     jitted = ft.jit(ft.grad(loss))(W, X, y)
-    assert any(k.startswith("jit-region") for k in jitted.__dask_graph__().layers)
+    assert any(k.startswith("jit-rows") for k in jitted.__dask_graph__().layers)
     np.testing.assert_allclose(jitted.compute(), g, rtol=1e-12, atol=1e-15)
 
 

@@ -108,7 +108,13 @@ def rows():
     return (xh, yh), (da.from_array(xh, chunks=(100, 3)), da.from_array(yh))
 
 
-def test_jit_is_one_task_per_chunk_per_elementwise_region(rows):
+@pytest.fixture
+def without_row_regions(monkeypatch):
+    """jit's elementwise regions alone (row regions, below, take whole programs over rows)."""
+    monkeypatch.setattr(codegen, "ROW_REGIONS", False)
+
+
+def test_jit_is_one_task_per_chunk_per_elementwise_region(rows, without_row_regions):
     host, (x, y) = rows
     chunks, inputs = x.npartitions, tasks(x) + tasks(y)
     assert codegen.fusion_active(backend.library_of(x))
@@ -491,3 +497,163 @@ def test_jit_reshapes_a_scalar_constant_beside_dask_arrays():
         got = ft.jit(lambda x: fnp.array([x, 1.0, x]))(x)
     assert counted.count == 0 and isinstance(got, da.Array)
     np.testing.assert_array_equal(got.compute(), [2.0, 1.0, 2.0])
+
+
+# ------------------------------------------------------------------------------------------
+# jit: row regions, one task per chunk of rows for a whole program over the rows
+# ------------------------------------------------------------------------------------------
+
+
+def mlp_loss(p, X, y):
+    h = fnp.tanh(X @ p["W1"] + p["b1"])
+    return fnp.mean((h @ p["W2"] - y) ** 2)
+
+
+def xent_loss(W, X, y):
+    logits = X @ W
+    labels = ft.nn.one_hot((fnp.abs(y) * 3).astype(int) % 3, 3)
+    return -fnp.mean(fnp.sum(ft.nn.log_softmax(logits) * labels, axis=1))
+
+
+def within_rows(w, X, y):
+    pairs = X.reshape(X.shape[0], 2, 2).sum(-1)            # reshape within each row
+    head = fnp.transpose(X[:, :2])[::-1].T                  # a slice and transposes of columns
+    return (fnp.max(X @ w), fnp.min(fnp.tanh(X), axis=0),   # partials combined by max, min
+            fnp.expand_dims(pairs * head, 1) - y[:, None, None], fnp.sum(X * y[:, None]))
+
+
+ROW_PROGRAMS = {
+    "least_squares_grad": lambda p, X, y: ft.grad(
+        lambda w: fnp.mean((X @ w - y) ** 2))(p["w"]),
+    "logistic_value_and_grad": lambda p, X, y: ft.value_and_grad(
+        lambda w: fnp.mean(fnp.logaddexp(0.0, -y * (X @ w))))(p["w"]),
+    "mlp_grad": lambda p, X, y: ft.grad(mlp_loss)(
+        {k: p[k] for k in ("W1", "b1", "W2")}, X, y),
+    "softmax_cross_entropy_grad": lambda p, X, y: ft.grad(xent_loss)(p["W"], X, y),
+    "per_example_grads": lambda p, X, y: ft.vmap(ft.grad(example_loss), (None, 0, 0))(
+        p["w"], X, y),
+    "hvp": lambda p, X, y: ft.jvp(ft.grad(lambda w: loss(w, X, y)), (p["w"],), (p["w"],))[1],
+    "within_rows": lambda p, X, y: within_rows(p["w"], X, y),
+}
+
+
+@pytest.fixture(scope="module")
+def row_data():
+    rng = np.random.default_rng(11)
+    X, y = rng.standard_normal((96, 4)), rng.standard_normal(96)
+    params = {"w": rng.standard_normal(4), "W": rng.standard_normal((4, 3)),
+              "W1": rng.standard_normal((4, 5)), "b1": rng.standard_normal(5),
+              "W2": rng.standard_normal(5)}
+    # uneven chunks, and y's not X's: the region brings y to X's chunks of rows
+    lazy = (da.from_array(X, chunks=((30, 30, 36), 4)), da.from_array(y, chunks=50))
+    return params, (X, y), lazy
+
+
+@pytest.mark.parametrize("name", ROW_PROGRAMS)
+def test_row_regions_compute_numpys_values(row_data, name):
+    params, host, lazy = row_data
+    fn = ft.jit(ROW_PROGRAMS[name])
+    got = lazy_then_numpy(fn, (params,) + lazy, (params,) + host, rtol=1e-11, atol=1e-12)
+    for leaf in ft.tree_util.tree_leaves(got):
+        assert layers(leaf, "jit-rows") + layers(leaf, "jit-rows-result") >= 1, (
+            name, list(leaf.__dask_graph__().layers))
+    assert "a row region" in fn.lower(params, *lazy).as_text()
+
+
+def test_a_chunk_of_data_is_read_by_one_task():
+    """jit(grad) of a least-squares loss over persisted data: one task per chunk of rows
+    reads that chunk of X and of y, once, and returns the chunk's part of the gradient; by
+    hand (and eagerly) X's chunks are read twice (``X w`` and ``Xᵀ r``), so a worker holds
+    a chunk until the residual is back.  Fewer tasks in all, the same gradient."""
+    rng = da.random.default_rng(12)
+    X, y = dask.persist(rng.standard_normal((800, 8), chunks=(100, 8)),
+                        rng.standard_normal(800, chunks=100))
+    w = np.linspace(-1.0, 1.0, 8)
+
+    def least_squares(w, X, y):
+        return fnp.mean((X @ w - y) ** 2)
+
+    jitted = ft.jit(ft.grad(least_squares))(w, X, y)
+    by_hand = (2.0 / 800) * (X.T @ (X @ w - y))
+    np.testing.assert_allclose(jitted.compute(), by_hand.compute(), rtol=1e-12)
+
+    def readers(result, array) -> list:
+        (optimized,) = dask.optimize(result)
+        graph = dict(optimized.__dask_graph__())
+        deps = {k: dask.core.get_dependencies(graph, k) for k in graph}
+        keys = set(dask.core.flatten(array.__dask_keys__()))
+        return [sum(key in d for d in deps.values()) for key in sorted(keys)]
+
+    assert readers(jitted, X) == [1] * 8 and readers(jitted, y) == [1] * 8
+    assert readers(by_hand, X) == [2] * 8
+    assert optimized_tasks(jitted) < optimized_tasks(by_hand), (
+        optimized_tasks(jitted), optimized_tasks(by_hand))
+
+
+def test_row_regions_take_other_splits_as_dask_calls(row_data):
+    """Data split along columns too, or rows that are not dask arrays: the region's
+    equations become dask calls as without regions (elementwise regions still fused),
+    with the same values."""
+    params, (Xh, yh), _ = row_data
+    fn = ft.jit(ROW_PROGRAMS["mlp_grad"])
+    both = da.from_array(Xh, chunks=(24, 2))
+    got = lazy_then_numpy(fn, (params, both, da.from_array(yh, chunks=24)),
+                          (params, Xh, yh), rtol=1e-11, atol=1e-12)
+    assert not any(layers(g, "jit-rows") for g in ft.tree_util.tree_leaves(got))
+    lazy_params = {k: da.from_array(v) for k, v in params.items()}
+    lazy_then_numpy(fn, (lazy_params, Xh, yh), (params, Xh, yh), rtol=1e-11, atol=1e-12)
+
+
+def test_row_regions_off_give_the_same_values(row_data, monkeypatch):
+    params, host, lazy = row_data
+    fn = ROW_PROGRAMS["softmax_cross_entropy_grad"]
+    on = ft.jit(fn)(params, *lazy).compute()
+    monkeypatch.setattr(codegen, "ROW_REGIONS", False)
+    off = ft.jit(fn)(params, *lazy)
+    assert not layers(off, "jit-rows")
+    np.testing.assert_allclose(on, off.compute(), rtol=1e-12, atol=1e-14)
+
+
+def shapes_within_rows(w, X, y):
+    """Primitives along other axes than the rows: reversal, padding, concatenation,
+    cumulative sums, argmax."""
+    Z = fnp.concatenate([X[:, ::-1], fnp.cumsum(X, axis=1)], axis=1) * w[0]
+    padded = fnp.pad(Z, ((0, 0), (1, 2)))
+    return padded * y[:, None], fnp.argmax(Z, axis=1), fnp.sum(padded ** 2)
+
+
+def test_row_regions_over_shapes_within_rows(row_data):
+    params, host, lazy = row_data
+    fn = ft.jit(lambda p, X, y: shapes_within_rows(p["w"], X, y))
+    got = lazy_then_numpy(fn, (params,) + lazy, (params,) + host)
+    text = fn.lower(params, *lazy).as_text()
+    assert text.count("a row region") == 1, text
+
+
+def test_row_regions_take_zero_dimensional_dask_inputs(row_data):
+    params, (Xh, yh), (X, y) = row_data
+    scale = da.from_array(np.array(1.5))
+
+    def f(s, X, y):
+        return fnp.sum(fnp.tanh(X) * s), fnp.tanh(X) * s + y[:, None]
+    lazy_then_numpy(ft.jit(f), (scale, X, y), (1.5, Xh, yh))
+    lazy_then_numpy(ft.jit(ft.grad(lambda s, X, y: f(s, X, y)[0])), (scale, X, y), (1.5, Xh, yh))
+
+
+def test_a_row_region_task_reads_its_chunk_in_place():
+    """The tasks get the persisted chunks themselves: a copy of one (dask's concatenation
+    of an input's blocks along axes the result lacks) would be a chunk more per task."""
+    import tracemalloc
+    rng = da.random.default_rng(13)
+    X, y = dask.persist(rng.standard_normal((200_000, 16), chunks=(50_000, 16)),
+                        rng.standard_normal(200_000, chunks=50_000), scheduler="sync")
+    chunk_bytes = 50_000 * 16 * 8
+    w = np.linspace(-1.0, 1.0, 16)
+    g = ft.jit(ft.grad(lambda w, X, y: fnp.mean((X @ w - y) ** 2)))(w, X, y)
+    tracemalloc.start()
+    try:
+        g.compute(scheduler="sync")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < chunk_bytes / 2, (peak, chunk_bytes)

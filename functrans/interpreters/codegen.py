@@ -49,6 +49,7 @@ from __future__ import annotations
 import collections
 import functools
 import itertools
+import math
 import os
 import re
 import threading
@@ -65,7 +66,8 @@ from functrans.core import (ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Primitive, Sh
 
 __all__ = ["Lowering", "deflowering", "Ref", "compile_jaxpr", "CompiledFunction",
            "optimize_jaxpr", "literal_key", "params_key", "scalar_kernel", "fusion_active",
-           "CudaKernel", "cuda_expression", "DaskRegion"]
+           "CudaKernel", "cuda_expression", "DaskRegion", "RowRegion", "rows_elementwise",
+           "rows_reduction", "rowed"]
 
 
 class Lowering:
@@ -107,16 +109,26 @@ class Lowering:
     ``scatter``: ``"add"`` for a scatter-add (operands ``operand, indices, updates``, shapes
     as for ``lax.scatter_add``; parameter ``mode``: "clip" or "drop"), which fusion writes
     as one loop.
+    ``rows(n, in_avals, out_aval, **params) -> (kind, sized) or None``: how the primitive
+    acts on arrays split into chunks of rows, an array being *rowed* when its leading axis
+    has the program's row count ``n`` (see "Row regions"): ``kind`` ``"rows"`` when each
+    chunk of rows of the result is the primitive of the same chunk of the rowed operands
+    (and of the others whole), the names ``sized`` of the parameters whose first entry is
+    the row count, set to a chunk's; ``"sum"``, ``"max"`` or ``"min"`` when the result
+    (not rowed) is that combination of the primitive's results for each chunk; ``"same"``
+    when it is not rowed and every chunk gives all of it (``iota`` placed beside a chunk);
+    None otherwise.  Primitives with a ``kernel``, ``broadcasting`` or a ``ufunc`` are
+    elementwise (``rows_elementwise``) unless they say otherwise.
     """
 
     __slots__ = ("rule", "fresh", "inline", "simplify", "numpy_broadcast", "broadcasting",
                  "commutative", "rewrite", "splat", "ufunc", "augmented", "kernel",
-                 "reduction", "scatter")
+                 "reduction", "scatter", "rows")
 
     def __init__(self):
         self.rule = self.inline = self.simplify = self.numpy_broadcast = None
         self.rewrite = self.splat = self.ufunc = self.augmented = self.kernel = None
-        self.reduction = self.scatter = None
+        self.reduction = self.scatter = self.rows = None
         self.fresh = self.broadcasting = self.commutative = False
 
     def __repr__(self):
@@ -497,6 +509,9 @@ FUSION_ALWAYS = False
 #: on dask arrays, ``jit`` writes each elementwise region as one ``blockwise`` call (one
 #: task per chunk) instead of one dask call per operation ("Dask regions" below)
 DASK_REGIONS = True
+#: on dask arrays, ``jit`` writes each stretch of equations that keep chunks of rows apart
+#: as one ``blockwise`` call over the chunks of rows ("Row regions" below)
+ROW_REGIONS = True
 #: primitives whose impl, not their lowering, the code for a lazy library calls: those of
 #: the core-axes table (``primitives/chunked.py`` registers them), whose impl on dask
 #: arrays gathers core axes or maps chunks where dask's own function refuses or is missing
@@ -1797,23 +1812,8 @@ class DaskRegion:
         self.outputs = outputs
         self.shape = tuple(shape)
         self.token = token or uuid.uuid4().hex
-        names: dict = {}
-
-        def name(x):
-            if type(x) is Literal and not np.ndim(x.val):
-                return repr(x.val)
-            return names.setdefault(id(x), f"a{len(names)}")
-
-        ins = [name(x) for x in inputs]
-        lines = [f"a dask region: one blockwise task per chunk, shape {self.shape}, "
-                 f"inputs ({', '.join(ins)})"]
-        for eqn in eqns:
-            params = ", ".join(f"{k}={v!r}" for k, v in eqn.params.items())
-            args = ", ".join(name(x) for x in eqn.invars)
-            lines.append(f"#   {name(eqn.outvars[0])} = {eqn.primitive.name}({args}"
-                         f"{', ' if params and args else ''}{params})")
-        lines.append(f"#   -> ({', '.join(name(v) for v in outputs)})")
-        self.source = "\n".join(lines) + "\n"
+        self.source = _describe(f"a dask region: one blockwise task per chunk, shape "
+                                f"{self.shape}", eqns, inputs, outputs)
 
     def __reduce__(self):  # to the workers of a cluster
         return (DaskRegion, (self.eqns, self.inputs, self.outputs, self.shape, self.token))
@@ -1933,6 +1933,386 @@ def _dask_fused_equation(region: _Region, uses: dict):
 
 
 # ------------------------------------------------------------------------------------------
+# Row regions
+# ------------------------------------------------------------------------------------------
+#
+# Data split into chunks of rows (dask arrays chunked along their first axis only) meets
+# parameters small enough to be whole in every task: a loss over the rows, its gradient,
+# per-example gradients.  Most of such a program acts on each chunk of rows by itself
+# (elementwise work, products with the parameters, reductions along other axes), and its
+# reductions over the rows (``sum(r)``, ``Xᵀ r``) are sums of one *partial* per chunk.  On
+# dask, ``jit`` writes each maximal stretch of those equations as one ``blockwise`` call
+# (a ``RowRegion``): one task per chunk of rows computes all of them on that chunk (the
+# impl rules on NumPy or CuPy chunks) and returns the chunk's rows of the results read
+# later and its partials of the reductions, which dask's tree reduction then combines.  A
+# chunk of data is then read by one task, once: fewer tasks than one dask call per
+# operation, and a worker drops each chunk as soon as that task ran.
+#
+# Which arrays are rowed is decided by shapes when the program is compiled: the leading
+# axis of the largest argument gives the row count ``n``, and every array whose leading
+# axis has ``n`` elements is rowed.  The primitives' ``rows`` rules say which equations
+# keep chunks of rows apart.  The arguments' chunks are seen only when the region is
+# called: rowed dask inputs are brought to the first one's row chunks; NumPy inputs are
+# split alike; a rowed dask input split along another axis as well makes the region
+# compute its equations one dask call each instead (as without regions).
+
+
+def rowed(aval, n: int) -> bool:
+    """Whether an array of type ``aval`` is rowed for the row count ``n``."""
+    return bool(len(aval.shape)) and aval.shape[0] == n
+
+
+def rows_elementwise(n, in_avals, out_aval, **params):
+    """``Lowering.rows`` of an elementwise primitive whose operands broadcast as NumPy's
+    do: rowed result, each operand rowed (of the result's rank) or reaching the result's
+    rows only through broadcasting (a lower rank, or a leading axis of one element)."""
+    if not rowed(out_aval, n):
+        return None
+    rank = len(out_aval.shape)
+    for a in in_avals:
+        if len(a.shape) == rank:
+            if a.shape[0] not in (n, 1):
+                return None
+        elif rowed(a, n):
+            return None  # its leading axis lines up with a later axis of the result
+    return "rows", ()
+
+
+def rows_reduction(kind: str) -> Callable:
+    """``Lowering.rows`` of a reduction (parameter ``axes``) that combines as ``kind``
+    (``"sum"``, ``"max"``, ``"min"``): over the rows, partials; along other axes only, a
+    rowed result."""
+    def rule(n, in_avals, out_aval, *, axes, **params):
+        if not rowed(in_avals[0], n):
+            return None
+        return (kind, ()) if 0 in axes else ("rows", ())
+    return rule
+
+
+def _row_rule(prim: Primitive):
+    record = _lowering(prim)
+    if record.rows is not None:
+        return record.rows
+    if record.kernel is not None or record.broadcasting or record.ufunc is not None:
+        return rows_elementwise
+    return None
+
+
+def _row_kind(eqn: JaxprEqn, n: int):
+    """``(kind, sized)`` of ``Lowering.rows`` for ``eqn``, or None."""
+    prim = eqn.primitive
+    if prim.multiple_results or len(eqn.outvars) != 1 or prim.effectful:
+        return None
+    rule = _row_rule(prim)
+    if rule is None:
+        return None
+    in_avals = []
+    for x in eqn.invars:
+        if type(x) is Literal and np.ndim(x.val) and rowed(x.aval, n):
+            return None  # a rowed constant: not split into chunks
+        in_avals.append(x.aval)
+    out = eqn.outvars[0].aval
+    found = rule(n, in_avals, out, **eqn.params)
+    if found is None:
+        return None
+    kind, sized = found
+    assert kind in ("rows", "sum", "max", "min", "same"), kind
+    assert kind != "rows" or rowed(out, n), (eqn, "a rows rule must give a rowed result")
+    if kind != "rows" and rowed(out, n):
+        return None  # a reduction whose result happens to have n leading elements
+    return kind, tuple(sized)
+
+
+def _row_count(invars: list) -> int | None:
+    """The row count of a program with arguments ``invars``: the leading length of its
+    largest argument (None: no argument of two rows or more)."""
+    best = None
+    for v in invars:
+        shape = tuple(v.aval.shape)
+        if shape and shape[0] > 1 and (best is None or math.prod(shape) > math.prod(best)):
+            best = shape
+    return None if best is None else best[0]
+
+
+def _row_regions(eqns: list, outs: list, n: int) -> tuple[list, list]:
+    """``eqns`` with maximal stretches of equations that keep chunks of rows apart (their
+    ``Lowering.rows``) each replaced by one ``RowRegion`` equation, placed where the
+    first equation outside it reads one of its results; and the regions.  A region ends
+    where an equation reads one of its reductions (the partials must be combined first)
+    or an equation outside it reads one of its results."""
+    uses = _uses(eqns, outs)
+    result: list = []
+    regions: list = []
+    members: list = []
+    kinds: list = []
+    defined: set = set()
+    reduced: set = set()
+    same: set = set()  # results every task computes whole
+
+    def close():
+        if len(members) >= 2:
+            region = _row_region(list(members), list(kinds), uses, n)
+            result.append(JaxprEqn(_ROWS, region.inputs, dict(region=region),
+                                   region.outputs))
+            regions.append(region)
+        else:
+            result.extend(members)
+        members.clear()
+        kinds.clear()
+        defined.clear()
+        reduced.clear()
+        same.clear()
+
+    for eqn in eqns:
+        kind = _row_kind(eqn, n)
+        reads = [id(x) for x in eqn.invars if type(x) is Var and id(x) in defined]
+        if (kind is None and reads and all(r in same for r in reads)
+                and len(eqn.outvars) == 1 and not rowed(eqn.outvars[0].aval, n)
+                and not eqn.primitive.multiple_results and not eqn.primitive.effectful
+                and _row_rule(eqn.primitive) is not None):
+            kind = ("same", ())  # reshaping or combining values every task has whole
+        if reads and (kind is None or any(r in reduced for r in reads)):
+            close()
+            reads = []
+        if kind is not None and kind[0] == "same" and not reads:
+            kind = None  # the same whole value in every task: only beside the region's rows
+        if kind is None:
+            result.append(eqn)
+            continue
+        members.append(eqn)
+        kinds.append(kind)
+        defined.add(id(eqn.outvars[0]))
+        if kind[0] in ("sum", "max", "min"):
+            reduced.add(id(eqn.outvars[0]))
+        elif kind[0] == "same":
+            same.add(id(eqn.outvars[0]))
+    close()
+    return result, regions
+
+
+def _row_region(eqns: list, kinds: list, uses: dict, n: int) -> RowRegion:
+    members = {id(e) for e in eqns}
+    defined: set = set()
+    inputs: list = []
+    seen: set = set()
+    for eqn in eqns:
+        for x in eqn.invars:
+            if type(x) is Literal:
+                continue  # a constant (a small one, or folding would not have made it)
+            if id(x) not in defined and id(x) not in seen:
+                seen.add(id(x))
+                inputs.append(x)
+        defined.add(id(eqn.outvars[0]))
+    outputs, combine = [], []
+    for eqn, (kind, _) in zip(eqns, kinds):
+        v = eqn.outvars[0]
+        if any(r is None or id(r) not in members for r in uses.get(id(v), ())):
+            outputs.append(v)
+            combine.append({"rows": None, "same": "first"}.get(kind, kind))
+    return RowRegion(eqns, [k[1] for k in kinds], inputs, outputs, combine, n)
+
+
+def _rows_rule(ctx, *operands, region):
+    return f"{ctx.bind(region, 'rows')}({', '.join(operands)})"
+
+
+_ROWS = _CodePrimitive("row_region", _rows_rule)
+
+
+def _describe(header: str, eqns: list, inputs: list, outputs: list) -> str:
+    """A region's text for ``as_text``: the header, its equations, its results."""
+    names: dict = {}
+
+    def name(x):
+        if type(x) is Literal and not np.ndim(x.val):
+            return repr(x.val)
+        if type(x) is Literal and id(x) not in names:
+            return f"<a constant of shape {x.aval.shape}>"
+        return names.setdefault(id(x), f"a{len(names)}")
+
+    ins = [name(x) for x in inputs]
+    lines = [f"{header}, inputs ({', '.join(ins)})"]
+    for eqn in eqns:
+        params = ", ".join(f"{k}={v!r}" for k, v in eqn.params.items())
+        args = ", ".join(name(x) for x in eqn.invars)
+        lines.append(f"#   {name(eqn.outvars[0])} = {eqn.primitive.name}({args}"
+                     f"{', ' if params and args else ''}{params})")
+    lines.append(f"#   -> ({', '.join(name(v) for v in outputs)})")
+    return "\n".join(lines) + "\n"
+
+
+class RowRegion:
+    """Equations of a jitted program that keep chunks of rows apart, as one
+    ``dask.array.blockwise`` call over the chunks of rows: calling it with the region's
+    inputs gives a tuple of its results as lazy dask arrays.  ``eqns``: the equations;
+    ``sized``: for each, the names of its parameters whose first entry is the row count;
+    ``inputs``: the atoms they read from outside; ``outputs``: the results the rest of the
+    program reads; ``combine``: for each output, None (rowed: one chunk of rows per task)
+    or how the tasks' partials combine (``"sum"``, ``"max"``, ``"min"``; ``"first"``: each
+    task gives all of it, the first is taken); ``n``: the row
+    count.  With no dask input at all the region is evaluated at once."""
+
+    __slots__ = ("eqns", "sized", "inputs", "outputs", "combine", "n", "token", "source",
+                 "_programs")
+
+    def __init__(self, eqns: list, sized: list, inputs: list, outputs: list, combine: list,
+                 n: int, token: str | None = None):
+        import uuid
+        self.eqns, self.sized, self.inputs, self.outputs = eqns, sized, inputs, outputs
+        self.combine, self.n = combine, n
+        self.token = token or uuid.uuid4().hex
+        self._programs: dict = {}  # library -> the equations as a program of their own
+        parts = sum(c is not None for c in combine)
+        self.source = _describe(
+            f"a row region: one blockwise task per chunk of the {n} rows"
+            + (f", {parts} result{'s' * (parts > 1)} combined over the chunks" if parts
+               else ""), eqns, inputs, outputs)
+
+    def __reduce__(self):  # to the workers of a cluster
+        return (RowRegion, (self.eqns, self.sized, self.inputs, self.outputs, self.combine,
+                            self.n, self.token))
+
+    def __dask_tokenize__(self):
+        return ("functrans-row-region", self.token)
+
+    def __repr__(self):
+        return f"RowRegion({len(self.eqns)} equations, {self.n} rows)"
+
+    def _rowed_inputs(self) -> list:
+        return [rowed(x.aval, self.n) for x in self.inputs]
+
+    def _as_program(self, args) -> tuple:
+        """The equations compiled as a program of their own, without row regions (one dask
+        call per equation, elementwise regions as ``DaskRegion``s), called on ``args``:
+        for inputs split along other axes than the rows, or with no rowed dask input."""
+        library = backend.library_of(*args)
+        program = self._programs.get(library)
+        if program is None:
+            jaxpr = Jaxpr([], list(self.inputs), list(self.eqns), list(self.outputs))
+            program = self._programs[library] = _generate(
+                jaxpr, library, "row_region", False, _fusion_target(library), rows=False)
+        return tuple(program(*args))
+
+    def evaluate(self, args, rows: int | None = None) -> tuple:
+        """The region's equations on ``args`` (whole arrays, lazy or not, for ``rows``
+        None; else one chunk of ``rows`` rows of each rowed input, the others whole): its
+        outputs, a chunk's partials (with a leading axis of one) for the combined ones."""
+        env = {id(x): b for x, b in zip(self.inputs, args)}
+
+        def read(x):
+            return x.val if type(x) is Literal and id(x) not in env else env[id(x)]
+
+        for eqn, sized in zip(self.eqns, self.sized):
+            params = eqn.params
+            if rows is not None and sized:
+                params = dict(params)
+                for key in sized:
+                    params[key] = (rows,) + tuple(params[key][1:])
+            env[id(eqn.outvars[0])] = impl_rules[eqn.primitive](
+                *[read(x) for x in eqn.invars], **params)
+        arrays = [b for b in args if backend.is_array(b)]
+        xp = backend.array_module(*arrays) if arrays else np
+        results = []
+        for v, combine in zip(self.outputs, self.combine):
+            r = env[id(v)]
+            dtype = np.dtype(v.aval.dtype)
+            if not backend.is_array(r) or r.dtype != dtype:
+                r = backend.asarray(r, dtype=dtype, like=arrays[0] if arrays else None)
+            shape = tuple(v.aval.shape)
+            if rows is not None:
+                shape = (1,) + shape if combine else (rows,) + shape[1:]
+                r = r.reshape(shape) if combine else r
+            if tuple(r.shape) != shape:
+                r = xp.broadcast_to(r, shape)
+            results.append(r)
+        return tuple(results)
+
+    def __call__(self, *args) -> tuple:
+        if not any(backend.is_lazy(a) for a in args):
+            return self.evaluate(args)
+        import dask.array as da
+        from dask.array.utils import meta_from_array
+        lazy = next(a for a in args if backend.is_lazy(a))
+        rowed_inputs = self._rowed_inputs()
+        chunks = None
+        for a, is_rowed in zip(args, rowed_inputs):
+            if is_rowed and backend.is_lazy(a):
+                backend.check_known_chunks(a, "jit")
+                if any(len(c) > 1 for c in a.chunks[1:]):
+                    return self._as_program(args)  # split along another axis as well
+                chunks = chunks or a.chunks[0]
+        if chunks is None:  # no dask input is rowed: the rows are NumPy's or whole dask
+            return self._as_program(args)  # arrays broadcast
+        letters = (f"x{i}" for i in itertools.count())
+        pairs: list = []
+        for a, is_rowed in zip(args, rowed_inputs):
+            if not backend.is_array(a) or not a.ndim:
+                pairs += [a, () if backend.is_lazy(a) else None]
+                continue
+            if not backend.is_lazy(a):
+                a = backend.asarray(a, like=lazy)
+            if is_rowed:
+                target = (chunks,) + tuple((d,) for d in a.shape[1:])
+                if a.chunks != target:
+                    a = a.rechunk(target)
+                pairs += [a, ("rows",) + tuple(itertools.islice(letters, a.ndim - 1))]
+            else:
+                if any(len(c) > 1 for c in a.chunks):
+                    a = a.rechunk(tuple((d,) for d in a.shape))
+                pairs += [a, tuple(itertools.islice(letters, a.ndim))]
+        single = len(self.outputs) == 1
+        if not single:
+            tuples = da.blockwise(functools.partial(_rows_blocks, self), ("rows",), *pairs,
+                                  token="jit-rows", dtype=object,
+                                  meta=np.empty((0,), dtype=object))
+        results = []
+        for j, (v, combine) in enumerate(zip(self.outputs, self.combine)):
+            shape = tuple(v.aval.shape)
+            dtype = np.dtype(v.aval.dtype)
+            rest = shape if combine else shape[1:]
+            axes = tuple(f"y{i}" for i in range(len(rest)))
+            meta = meta_from_array(lazy._meta, ndim=len(axes) + 1, dtype=dtype)
+            layout = dict(new_axes=dict(zip(axes, rest)), dtype=dtype, meta=meta,
+                          adjust_chunks={"rows": 1} if combine else None)
+            if single:  # the task's one result as it is
+                picked = da.blockwise(functools.partial(_rows_block, self), ("rows",) + axes,
+                                      *pairs, token="jit-rows", **layout)
+            else:
+                picked = da.blockwise(functools.partial(_region_pick, j=j), ("rows",) + axes,
+                                      tuples, ("rows",), token="jit-rows-result", **layout)
+            if combine == "sum":
+                picked = picked.sum(axis=0, dtype=dtype)
+            elif combine == "max":
+                picked = picked.max(axis=0)
+            elif combine == "min":
+                picked = picked.min(axis=0)
+            elif combine == "first":
+                picked = picked[0]
+            results.append(picked)
+        return tuple(results)
+
+
+def _rows_blocks(region: RowRegion, *blocks) -> tuple:
+    # The axes of an input that the result lacks come as nested lists of their one
+    # block each (blockwise's concatenate=True would copy the block: a chunk per task).
+    blocks = tuple(map(_only_block, blocks))
+    rows = next(b.shape[0] for b, is_rowed in zip(blocks, region._rowed_inputs())
+                if is_rowed and backend.is_array(b))
+    return region.evaluate(blocks, rows)
+
+
+def _only_block(block):
+    while type(block) is list:
+        assert len(block) == 1, len(block)
+        (block,) = block
+    return block
+
+
+def _rows_block(region: RowRegion, *blocks):
+    return _rows_blocks(region, *blocks)[0]
+
+
+# ------------------------------------------------------------------------------------------
 # Writing the code
 # ------------------------------------------------------------------------------------------
 
@@ -2025,14 +2405,19 @@ _counter = itertools.count()
 
 
 def _generate(jaxpr: Jaxpr, library, name: str, owned_outputs: bool,
-              fuse: str | None = None) -> CompiledFunction:
+              fuse: str | None = None, rows: bool = True) -> CompiledFunction:
     start = time.perf_counter()
     invars, eqns, outs = optimize_jaxpr(jaxpr)
     kernels: list = []
     kernel_seconds = 0.0
     if fuse:
         before = dict(_kernel_counts)
+        n = _row_count(invars) if fuse == "dask" and ROW_REGIONS and rows else None
+        regions: list = []
+        if n is not None:
+            eqns, regions = _row_regions(eqns, outs, n)
         eqns, kernels = _fuse(eqns, outs, target=fuse)
+        kernels = regions + kernels
         kernel_seconds = time.perf_counter() - start
     xp = library.xp
     namespace: dict = {"xp": xp}
@@ -2151,7 +2536,7 @@ def _generate(jaxpr: Jaxpr, library, name: str, owned_outputs: bool,
                                           and id(kernel_source.ufunc) in shown):
             continue  # one loop used twice (the same region twice) is shown once
         shown.add(id(getattr(kernel_source, "ufunc", kernel_source)))
-        if isinstance(kernel_source, DaskRegion):
+        if isinstance(kernel_source, (DaskRegion, RowRegion)):
             bound = [k for k, v in namespace.items() if v is kernel_source]
             source += f"\n\n# {', '.join(bound)}: " + kernel_source.source
             continue
@@ -2287,7 +2672,7 @@ def compile_jaxpr(closed: ClosedJaxpr, library=None, name: str = "jitted",
                          "leading arguments)")
     library = library or backend.library_of()
     fuse = _fusion_target(library)
-    key = (library, owned_outputs,
+    key = (library, owned_outputs, fuse == "dask" and ROW_REGIONS,
            fuse and (fuse, FUSION_ALWAYS, FUSION_MIN_OPS, FUSION_MAX_OPS, _fusion_compilers(),
                      config.fusion_parallel and (PARALLEL_ELEMENTS, _threads())))
     with _lock:

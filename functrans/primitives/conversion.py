@@ -117,6 +117,7 @@ def stop_gradient(x):
 
 
 impl_rules[stop_gradient_p] = lambda x: x
+codegen.deflowering(stop_gradient_p, rows=codegen.rows_elementwise)
 abstract_eval_rules[stop_gradient_p] = lambda aval: aval
 ad.defjvp_zero(stop_gradient_p)
 batching.defvectorized(stop_gradient_p)
@@ -161,3 +162,7 @@ abstract_eval_rules[zeros_like_p] = lambda aval, *, shape, dtype, weak_type: Sha
 ad.defjvp_zero(zeros_like_p)
 transpose.deftranspose(zeros_like_p, lambda ct, x, **params: [None])
 batching.batching_rules[zeros_like_p] = _zeros_like_batch
+# on chunks of rows (codegen's "Row regions"): a chunk's zeros, beside a chunk of the operand
+codegen.deflowering(zeros_like_p, rows=lambda n, in_avals, out_aval, **params: (
+    ("rows", ("shape",)) if codegen.rowed(in_avals[0], n) and codegen.rowed(out_aval, n)
+    else None))

@@ -23,7 +23,7 @@ import numpy as np
 from functrans import backend
 from functrans.backend import array_module
 from functrans.core import Primitive, ShapedArray, abstract_eval_rules, get_aval, impl_rules
-from functrans.interpreters import ad, batching, transpose
+from functrans.interpreters import ad, batching, codegen, transpose
 from functrans.interpreters.ad import Zero
 from functrans.primitives.conversion import convert_element_type
 from functrans.primitives.elementwise import add, ge, gt, le, lt, mul, sub
@@ -125,6 +125,9 @@ def _cumulative(name: str, accumulate, *, ordered: bool = False) -> Primitive:
     impl_rules[prim] = impl
     abstract_eval_rules[prim] = abstract_eval
     batching.batching_rules[prim] = batch
+    # on chunks of rows (codegen's "Row regions"): along another axis than the rows
+    codegen.deflowering(prim, rows=lambda n, in_avals, out_aval, *, axis, reverse: (
+        ("rows", ()) if codegen.rowed(in_avals[0], n) and axis != 0 else None))
     return prim
 
 

@@ -188,6 +188,7 @@ def unary(name: str, impl: Callable, derivative: Callable | None, *,
     else:
         ad.defjvp(prim, derivative)
     batching.defvectorized(prim)
+    codegen.deflowering(prim, rows=codegen.rows_elementwise)
     ufunc = getattr(impl, "ufunc_name", None)
     if ufunc is not None:
         codegen.deflowering(prim, lambda ctx, x: f"{ctx.xp}.{ufunc}({x})", ufunc=ufunc,
@@ -400,7 +401,7 @@ def binary(name: str, impl: Callable, derivatives, *, out_dtype=None,
         transpose.deftranspose(prim, transpose_rule)
     batching.batching_rules[prim] = broadcasting_batcher(prim)
     ufunc = getattr(impl, "ufunc_name", None)
-    codegen.deflowering(prim, broadcasting=True, ufunc=ufunc,
+    codegen.deflowering(prim, broadcasting=True, ufunc=ufunc, rows=codegen.rows_elementwise,
                         kernel=_BINARY_KERNELS.get(ufunc) if ufunc else None)
     if ufunc in _OPERATORS:
         operator = _OPERATORS[ufunc]
@@ -433,7 +434,7 @@ def nary(name: str, impl: Callable, derivatives, *, real_only: bool = True) -> P
                        match_tangent(d(g, ans, *xs, **params), ans))(d)
                       for d in derivatives])
     batching.batching_rules[prim] = broadcasting_batcher(prim)
-    codegen.deflowering(prim, broadcasting=True)
+    codegen.deflowering(prim, broadcasting=True, rows=codegen.rows_elementwise)
     return prim
 
 

@@ -86,6 +86,8 @@ ad.defjvp_zero(iota_p)
 transpose.deftranspose(iota_p, lambda ct, like, **params: [None])
 batching.batching_rules[iota_p] = lambda vals, dims, **params: (
     iota_p.bind(vals[0], **params), not_mapped)
+# on chunks of rows (codegen's "Row regions"): the same values placed beside every chunk
+codegen.deflowering(iota_p, rows=lambda n, in_avals, out_aval, **params: ("same", ()))
 
 
 # -- modes -------------------------------------------------------------------------------

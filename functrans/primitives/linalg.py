@@ -215,7 +215,27 @@ def _dot_general_lowering(ctx, lhs, rhs, *, dimension_numbers):
     return f"{impl}({lhs}, {rhs}, dimension_numbers={dimension_numbers!r})"
 
 
-codegen.deflowering(dot_general_p, _dot_general_lowering)
+
+
+def _dot_general_rows(n, in_avals, out_aval, *, dimension_numbers, **params):
+    """On chunks of rows (codegen's "Row regions"): a product of rowed operands over the
+    rows is the sum of the chunks' products; rows as a batch axis of both, or a rowed
+    operand's rows left free against a whole operand, give a rowed result."""
+    (lc, rc), (lb, rb) = dimension_numbers
+    lhs, rhs = (codegen.rowed(a, n) for a in in_avals)
+    if lhs and rhs:
+        if 0 in lc and 0 in rc and lc.index(0) == rc.index(0) and not lb:
+            return "sum", ()
+        return ("rows", ()) if lb and lb[0] == 0 and rb[0] == 0 else None
+    if lhs:
+        return None if 0 in lc or lb else ("rows", ())
+    if rhs:  # its rows come first only when the lhs has no free axis
+        free = len(in_avals[0].shape) - len(lc) - len(lb)
+        return None if 0 in rc or rb or free else ("rows", ())
+    return None
+
+
+codegen.deflowering(dot_general_p, _dot_general_lowering, rows=_dot_general_rows)
 impl_rules[dot_general_p] = _dot_general_impl
 abstract_eval_rules[dot_general_p] = _dot_general_abstract_eval
 ad.defjvp(dot_general_p, _dot_general_jvp_lhs, _dot_general_jvp_rhs)

@@ -58,8 +58,8 @@ def _chooser(name: str, numpy_name: str) -> Primitive:
 reduce_max_p = _chooser("reduce_max", "max")
 reduce_min_p = _chooser("reduce_min", "min")
 # jit's fusion may end an elementwise loop with them (NumPy's NaN semantics)
-codegen.deflowering(reduce_max_p, reduction="max")
-codegen.deflowering(reduce_min_p, reduction="min")
+codegen.deflowering(reduce_max_p, reduction="max", rows=codegen.rows_reduction("max"))
+codegen.deflowering(reduce_min_p, reduction="min", rows=codegen.rows_reduction("min"))
 
 
 def reduce_max(operand, axes: Sequence[int]):
@@ -103,6 +103,9 @@ def _arg_chooser(name: str, numpy_name: str) -> Primitive:
     abstract_eval_rules[prim] = abstract_eval
     ad.defjvp_zero(prim)
     batching.batching_rules[prim] = reduction_batcher(prim)
+    # on chunks of rows (codegen's "Row regions"): along another axis than the rows
+    codegen.deflowering(prim, rows=lambda n, in_avals, out_aval, *, axes, index_dtype: (
+        ("rows", ()) if codegen.rowed(in_avals[0], n) and 0 not in axes else None))
     return prim
 
 

@@ -452,6 +452,48 @@ for _p in (broadcast_in_dim_p, reshape_p, squeeze_p, expand_dims_p):
 codegen.deflowering(transpose_p, simplify=lambda operands, out_aval, *, permutation: (
     0 if tuple(permutation) == tuple(range(len(permutation))) else None))
 
+
+# -- jit on dask: how each acts on chunks of rows (codegen's "Row regions") ----------------
+
+
+def _broadcast_in_dim_rows(n, in_avals, out_aval, *, shape, broadcast_dimensions):
+    # the operand's rows are the result's, or it reaches the result's rows by broadcasting
+    operand = in_avals[0]
+    if not codegen.rowed(out_aval, n):
+        return None
+    for axis, d in enumerate(broadcast_dimensions):
+        if axis == 0 and codegen.rowed(operand, n):
+            if d != 0:
+                return None
+        elif d == 0 and operand.shape[axis] != 1:
+            return None
+    return "rows", ("shape",)
+
+
+def _reshape_rows(n, in_avals, out_aval, *, new_sizes):
+    # within each row: the rows stay apart
+    operand = in_avals[0]
+    if not (codegen.rowed(operand, n) and codegen.rowed(out_aval, n)):
+        return None
+    return ("rows", ("new_sizes",)) if operand.shape[0] == new_sizes[0] else None
+
+
+def _keeps_axis_zero(n, in_avals, out_aval, *, dimensions):
+    # squeeze and expand_dims of other axes than the first
+    ok = codegen.rowed(in_avals[0], n) and codegen.rowed(out_aval, n) and 0 not in dimensions
+    return ("rows", ()) if ok else None
+
+
+codegen.deflowering(broadcast_in_dim_p, rows=_broadcast_in_dim_rows)
+codegen.deflowering(reshape_p, rows=_reshape_rows)
+codegen.deflowering(squeeze_p, rows=_keeps_axis_zero)
+codegen.deflowering(expand_dims_p, rows=_keeps_axis_zero)
+codegen.deflowering(transpose_p, rows=lambda n, in_avals, out_aval, *, permutation: (
+    ("rows", ()) if codegen.rowed(in_avals[0], n) and permutation[0] == 0 else None))
+codegen.deflowering(reduce_sum_p, rows=codegen.rows_reduction("sum"))
+codegen.deflowering(rev_p, rows=lambda n, in_avals, out_aval, *, dimensions: (
+    ("rows", ()) if codegen.rowed(in_avals[0], n) and 0 not in dimensions else None))
+
 # -- batching helpers ----------------------------------------------------------------------
 
 

@@ -12,7 +12,7 @@ import numpy as np
 from functrans import backend, core
 from functrans.backend import array_module, coerce
 from functrans.core import Primitive, ShapedArray, abstract_eval_rules, get_aval, impl_rules
-from functrans.interpreters import ad, batching, transpose
+from functrans.interpreters import ad, batching, codegen, transpose
 from functrans.interpreters.batching import not_mapped
 from functrans.interpreters.transpose import is_undefined_primal
 from functrans.primitives.conversion import convert_element_type
@@ -85,6 +85,25 @@ def _slice_batch(vals, dims, *, start_indices, limit_indices, strides):
 
 
 impl_rules[slice_p] = _slice_impl
+
+
+def _pad_rows(n, in_avals, out_aval, *, padding_config):
+    # on chunks of rows (codegen's "Row regions"): no padding along the rows
+    ok = codegen.rowed(in_avals[0], n) and tuple(padding_config[0]) == (0, 0, 0)
+    return ("rows", ()) if ok else None
+
+
+def _concatenate_rows(n, in_avals, out_aval, *, dimension):
+    # on chunks of rows: along another axis, of rowed operands
+    ok = dimension != 0 and all(codegen.rowed(a, n) for a in in_avals)
+    return ("rows", ()) if ok else None
+
+
+# on chunks of rows (codegen's "Row regions"): all of the rows, each chunk's end its own
+codegen.deflowering(slice_p, rows=lambda n, in_avals, out_aval, *, start_indices,
+                    limit_indices, strides: (
+    ("rows", ("limit_indices",)) if codegen.rowed(in_avals[0], n) and start_indices[0] == 0
+    and limit_indices[0] == n and (strides is None or strides[0] == 1) else None))
 abstract_eval_rules[slice_p] = _slice_abstract_eval
 transpose.deflinear(slice_p, _slice_transpose)
 batching.batching_rules[slice_p] = _slice_batch
@@ -168,6 +187,7 @@ def _pad_batch(vals, dims, *, padding_config):
 
 
 impl_rules[pad_p] = _pad_impl
+codegen.deflowering(pad_p, rows=_pad_rows)
 abstract_eval_rules[pad_p] = _pad_abstract_eval
 transpose.deflinear(pad_p, _pad_transpose)
 batching.batching_rules[pad_p] = _pad_batch
@@ -238,6 +258,7 @@ def _concatenate_batch(vals, dims, *, dimension):
 
 
 impl_rules[concatenate_p] = _concatenate_impl
+codegen.deflowering(concatenate_p, rows=_concatenate_rows)
 abstract_eval_rules[concatenate_p] = _concatenate_abstract_eval
 transpose.deflinear(concatenate_p, _concatenate_transpose)
 batching.batching_rules[concatenate_p] = _concatenate_batch
