@@ -27,6 +27,7 @@ what the workers hold is the computation's working set):
     python benchmarks/bench_dask.py [--rounds 5] [--min-rows 1e5] [--max-rows 1e6] [--memory-only]
                                     [--threads 1] [--saturation 1.1]
     python benchmarks/bench_dask.py --graph-sizes     # the tasks of each graph, no cluster
+    python benchmarks/bench_dask.py --chunk-bodies    # a row region's task, compiled or not
 
 The largest size, 10^7 rows (2.6 GB persisted), takes a few minutes: pass --max-rows 1e7
 (and --min-rows 1e7 for it alone).
@@ -259,6 +260,45 @@ def graph_sizes() -> None:
             print(f"| {name.replace('_', ' ')} | {chunks} | {cells} |")
 
 
+def chunk_bodies(rounds: int) -> None:
+    """One task of a row region on one chunk of CHUNK_ROWS x 32: its equations compiled for
+    the chunk (``RowRegion.run_chunk``) against one impl call each (``evaluate``), process
+    CPU time, interleaved, the median of the per-round ratios."""
+    import dask.array as da
+    from functrans.interpreters import codegen
+    rng = np.random.default_rng(0)
+    rows = CHUNK_ROWS
+    Xh, yh = rng.standard_normal((2 * rows, FEATURES)), np.sign(rng.standard_normal(2 * rows))
+    X, y = da.from_array(Xh, chunks=(rows, FEATURES)), da.from_array(yh, chunks=rows)
+    w, W = np.linspace(-0.1, 0.1, FEATURES), rng.standard_normal((FEATURES, 16)) * 0.1
+    programs = {"least_squares grad": (ft.grad(least_squares), w),
+                "logistic grad": (ft.grad(logistic), w),
+                "tanh layer grad": (ft.grad(lambda W, X, y: fnp.mean(
+                    (fnp.tanh(X @ W).sum(1) - y) ** 2)), W)}
+    print(f"| program (one chunk of {rows} x {FEATURES}) | impl calls | compiled | ratio |")
+    print("|---|---|---|---|")
+    for name, (fn, p) in programs.items():
+        source = ft.jit(fn).lower(p, X, y)
+        region = next(v for v in source._entry.compiled.fn.__globals__.values()
+                      if isinstance(v, codegen.RowRegion))
+        chunk = {(2 * rows, FEATURES): Xh[:rows], (2 * rows,): yh[:rows]}
+        args = [chunk.get(tuple(x.aval.shape), p) for x in region.inputs]
+        contenders = {"impl": lambda: region.evaluate(args, rows),
+                      "compiled": lambda: region.run_chunk(args, rows)}
+        for a, b in zip(*(f() for f in contenders.values())):
+            np.testing.assert_allclose(a, b, rtol=1e-10)
+        times: dict = {k: [] for k in contenders}
+        for _ in range(rounds):
+            for label in random.sample(list(contenders), len(contenders)):
+                start = time.process_time()
+                for _ in range(5):
+                    contenders[label]()
+                times[label].append((time.process_time() - start) / 5)
+        ratio = statistics.median(c / i for c, i in zip(times["compiled"], times["impl"]))
+        print(f"| {name} | {statistics.median(times['impl']) * 1e3:.1f} ms | "
+              f"{statistics.median(times['compiled']) * 1e3:.1f} ms | {ratio:.2f}x |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
@@ -272,9 +312,15 @@ def main() -> None:
                              "(default: dask's, 1.1)")
     parser.add_argument("--graph-sizes", action="store_true",
                         help="only the table of graph sizes (docs/scaling.md), no cluster")
+    parser.add_argument("--chunk-bodies", action="store_true",
+                        help="only a row region's task on one chunk, compiled against impl "
+                             "calls, no cluster")
     opts = parser.parse_args()
     if opts.graph_sizes:
         graph_sizes()
+        return
+    if opts.chunk_bodies:
+        chunk_bodies(max(opts.rounds, 9))
         return
     import dask.array as da
 

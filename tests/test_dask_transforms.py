@@ -657,3 +657,22 @@ def test_a_row_region_task_reads_its_chunk_in_place():
     finally:
         tracemalloc.stop()
     assert peak < chunk_bytes / 2, (peak, chunk_bytes)
+
+
+@pytest.mark.parametrize("name", ROW_PROGRAMS)
+def test_row_region_tasks_compiled_or_by_impl_agree(row_data, name, monkeypatch):
+    """A region's task runs its equations compiled for the chunk (fused loops where fusion
+    is on), once per region and row count in a process; with ROW_CHUNKS_COMPILED off, one
+    impl call each: the same values."""
+    params, _, lazy = row_data
+    monkeypatch.setattr(codegen, "_chunk_programs", {})
+    compiled = ft.tree_util.tree_leaves(ft.jit(ROW_PROGRAMS[name])(params, *lazy))
+    (compiled,) = dask.compute(compiled, scheduler="sync")
+    # chunks of 30 and 36 rows (X's), one program each per region
+    rows = sorted({key[1] for key in codegen._chunk_programs})
+    assert rows == [30, 36] and len(codegen._chunk_programs) <= 2 * 4, codegen._chunk_programs
+    monkeypatch.setattr(codegen, "ROW_CHUNKS_COMPILED", False)
+    (by_impl,) = dask.compute(ft.tree_util.tree_leaves(ft.jit(ROW_PROGRAMS[name])(
+        params, *lazy)), scheduler="sync")
+    for a, b in zip(compiled, by_impl):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)

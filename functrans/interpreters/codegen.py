@@ -512,6 +512,9 @@ DASK_REGIONS = True
 #: on dask arrays, ``jit`` writes each stretch of equations that keep chunks of rows apart
 #: as one ``blockwise`` call over the chunks of rows ("Row regions" below)
 ROW_REGIONS = True
+#: a row region's task runs its equations compiled for the chunk's array library and row
+#: count (NumPy code with fused loops where fusion is on), not one impl call each
+ROW_CHUNKS_COMPILED = True
 #: primitives whose impl, not their lowering, the code for a lazy library calls: those of
 #: the core-axes table (``primitives/chunked.py`` registers them), whose impl on dask
 #: arrays gathers core axes or maps chunks where dask's own function refuses or is missing
@@ -2193,6 +2196,50 @@ class RowRegion:
                 jaxpr, library, "row_region", False, _fusion_target(library), rows=False)
         return tuple(program(*args))
 
+    def _retyped(self, rows: int) -> Jaxpr:
+        """The region's equations as a jaxpr over chunks of ``rows`` rows: rowed variables
+        with that many, the parameters that hold the row count set to it."""
+        mapping: dict = {}
+
+        def var(x):
+            if type(x) is Literal:
+                return x
+            v = mapping.get(id(x))
+            if v is None:
+                aval = x.aval
+                if rowed(aval, self.n):
+                    aval = aval.update(shape=(rows,) + tuple(aval.shape[1:]))
+                v = mapping[id(x)] = Var(aval)
+            return v
+
+        ins = [var(x) for x in self.inputs]
+        eqns = [JaxprEqn(e.primitive, [var(x) for x in e.invars],
+                         _sized_params(e.params, sized, rows), [var(v) for v in e.outvars])
+                for e, sized in zip(self.eqns, self.sized)]
+        return Jaxpr([], ins, eqns, [var(v) for v in self.outputs])
+
+    def run_chunk(self, blocks, rows: int) -> tuple:
+        """The region on one chunk of ``rows`` rows of each rowed input (the others whole),
+        by its equations compiled for the chunks' library and that row count (once per
+        process: the tasks of one region share it) or, with ``ROW_CHUNKS_COMPILED`` off,
+        one impl call each."""
+        if not ROW_CHUNKS_COMPILED:
+            return self.evaluate(blocks, rows)
+        arrays = [b for b in blocks if backend.is_array(b)]
+        library = backend.library_of(*arrays)
+        key = (self.token, rows, library)
+        program = _chunk_programs.get(key)
+        if program is None:
+            with _chunk_lock:
+                program = _chunk_programs.get(key)
+                if program is None:
+                    if len(_chunk_programs) >= 256:
+                        _chunk_programs.clear()
+                    program = _chunk_programs[key] = _generate(
+                        self._retyped(rows), library, "row_chunk", False,
+                        _fusion_target(library))
+        return self._shaped(blocks, list(program(*blocks)), rows)
+
     def evaluate(self, args, rows: int | None = None) -> tuple:
         """The region's equations on ``args`` (whole arrays, lazy or not, for ``rows``
         None; else one chunk of ``rows`` rows of each rowed input, the others whole): its
@@ -2203,18 +2250,18 @@ class RowRegion:
             return x.val if type(x) is Literal and id(x) not in env else env[id(x)]
 
         for eqn, sized in zip(self.eqns, self.sized):
-            params = eqn.params
-            if rows is not None and sized:
-                params = dict(params)
-                for key in sized:
-                    params[key] = (rows,) + tuple(params[key][1:])
+            params = eqn.params if rows is None else _sized_params(eqn.params, sized, rows)
             env[id(eqn.outvars[0])] = impl_rules[eqn.primitive](
                 *[read(x) for x in eqn.invars], **params)
+        return self._shaped(args, [env[id(v)] for v in self.outputs], rows)
+
+    def _shaped(self, args, values: list, rows: int | None) -> tuple:
+        """The outputs' ``values`` as arrays of their dtypes and shapes (for a chunk of
+        ``rows`` rows, a combined output with a leading axis of one)."""
         arrays = [b for b in args if backend.is_array(b)]
         xp = backend.array_module(*arrays) if arrays else np
         results = []
-        for v, combine in zip(self.outputs, self.combine):
-            r = env[id(v)]
+        for v, combine, r in zip(self.outputs, self.combine, values):
             dtype = np.dtype(v.aval.dtype)
             if not backend.is_array(r) or r.dtype != dtype:
                 r = backend.asarray(r, dtype=dtype, like=arrays[0] if arrays else None)
@@ -2292,13 +2339,28 @@ class RowRegion:
         return tuple(results)
 
 
+#: (region token, row count, library) -> the region's equations compiled for such chunks
+_chunk_programs: dict = {}
+_chunk_lock = threading.Lock()
+
+
+def _sized_params(params: dict, sized: tuple, rows: int) -> dict:
+    """``params`` with the parameters named in ``sized`` holding ``rows`` rows."""
+    if not sized:
+        return params
+    params = dict(params)
+    for key in sized:
+        params[key] = (rows,) + tuple(params[key][1:])
+    return params
+
+
 def _rows_blocks(region: RowRegion, *blocks) -> tuple:
     # The axes of an input that the result lacks come as nested lists of their one
     # block each (blockwise's concatenate=True would copy the block: a chunk per task).
     blocks = tuple(map(_only_block, blocks))
     rows = next(b.shape[0] for b, is_rowed in zip(blocks, region._rowed_inputs())
                 if is_rowed and backend.is_array(b))
-    return region.evaluate(blocks, rows)
+    return region.run_chunk(blocks, rows)
 
 
 def _only_block(block):
