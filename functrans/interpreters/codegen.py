@@ -1845,16 +1845,7 @@ class DaskRegion:
         arrays = [b for b in blocks if backend.is_array(b)]
         xp = backend.array_module(*arrays) if arrays else np
         shape = np.broadcast_shapes(*(tuple(b.shape) for b in arrays))
-        results = []
-        for v in self.outputs:
-            r = env[id(v)]
-            dtype = np.dtype(v.aval.dtype)
-            if not backend.is_array(r) or r.dtype != dtype:
-                r = xp.asarray(r, dtype=dtype)
-            if tuple(r.shape) != shape:
-                r = xp.broadcast_to(r, shape)
-            results.append(r)
-        return tuple(results)
+        return tuple(_output_value(xp, env[id(v)], v.aval.dtype, shape) for v in self.outputs)
 
     def __call__(self, *args) -> tuple:
         if not any(backend.is_lazy(a) for a in args):
@@ -1887,6 +1878,17 @@ class DaskRegion:
         return tuple(da.blockwise(functools.partial(_region_pick, j=j), index, tuples, index,
                                   token="jit-region-result", dtype=meta.dtype, meta=meta)
                      for j, meta in enumerate(metas))
+
+
+def _output_value(xp, r, dtype, shape: tuple):
+    """A region's result ``r`` (an array, or a scalar) as an array of ``xp`` of ``dtype``,
+    broadcast to ``shape``."""
+    dtype = np.dtype(dtype)
+    if not backend.is_array(r) or r.dtype != dtype:
+        r = xp.asarray(r, dtype=dtype)
+    if tuple(r.shape) != shape:
+        r = xp.broadcast_to(r, shape)
+    return r
 
 
 def _region_blocks(region: DaskRegion, *blocks) -> tuple:
@@ -2262,15 +2264,12 @@ class RowRegion:
         xp = backend.array_module(*arrays) if arrays else np
         results = []
         for v, combine, r in zip(self.outputs, self.combine, values):
-            dtype = np.dtype(v.aval.dtype)
-            if not backend.is_array(r) or r.dtype != dtype:
-                r = backend.asarray(r, dtype=dtype, like=arrays[0] if arrays else None)
             shape = tuple(v.aval.shape)
-            if rows is not None:
-                shape = (1,) + shape if combine else (rows,) + shape[1:]
-                r = r.reshape(shape) if combine else r
-            if tuple(r.shape) != shape:
-                r = xp.broadcast_to(r, shape)
+            if rows is not None and combine:  # a partial: a leading axis of one
+                r = _output_value(xp, r, v.aval.dtype, shape).reshape((1,) + shape)
+            else:
+                r = _output_value(xp, r, v.aval.dtype,
+                                  shape if rows is None else (rows,) + shape[1:])
             results.append(r)
         return tuple(results)
 
