@@ -28,6 +28,7 @@ what the workers hold is the computation's working set):
                                     [--threads 1] [--saturation 1.1]
     python benchmarks/bench_dask.py --graph-sizes     # the tasks of each graph, no cluster
     python benchmarks/bench_dask.py --chunk-bodies    # a row region's task, compiled or not
+    python benchmarks/bench_dask.py --static-order    # peak memory in dask's static order
 
 The largest size, 10^7 rows (2.6 GB persisted), takes a few minutes: pass --max-rows 1e7
 (and --min-rows 1e7 for it alone).
@@ -260,6 +261,33 @@ def graph_sizes() -> None:
             print(f"| {name.replace('_', ' ')} | {chunks} | {cells} |")
 
 
+def static_order_peaks() -> None:
+    """Each gradient over 20 chunks of data generated inside the graph (10,000 x 32, y made
+    from X as in the memory pass), computed in this process by dask's synchronous scheduler
+    (its static order), the second time (the first compiles jit's chunk programs): the
+    peak of Python's traced allocations, in chunks."""
+    import dask.array as da
+    rows = 10_000
+    w = np.linspace(0.1, -0.1, FEATURES)
+    print("| loss | contender | peak, in chunks |")
+    print("|---|---|---|")
+    for name in LOSSES:
+        for label, fn in contenders(da, name).items():
+            rng = da.random.default_rng(1)
+            X = rng.standard_normal((20 * rows, FEATURES), chunks=(rows, FEATURES))
+            y = da.sign(X @ np.linspace(-1.0, 1.0, FEATURES)
+                        + rng.standard_normal(20 * rows, chunks=rows))
+            fn(w, X, y).compute(scheduler="sync")  # jit's chunk programs compiled first
+            g = fn(w, X, y)
+            tracemalloc.start()
+            try:
+                g.compute(scheduler="sync")
+                peak = tracemalloc.get_traced_memory()[1]
+            finally:
+                tracemalloc.stop()
+            print(f"| {name} | {label} | {peak / (rows * FEATURES * 8):.1f} |")
+
+
 def chunk_bodies(rounds: int) -> None:
     """One task of a row region on one chunk of CHUNK_ROWS x 32: its equations compiled for
     the chunk (``RowRegion.run_chunk``) against one impl call each (``evaluate``), process
@@ -315,7 +343,13 @@ def main() -> None:
     parser.add_argument("--chunk-bodies", action="store_true",
                         help="only a row region's task on one chunk, compiled against impl "
                              "calls, no cluster")
+    parser.add_argument("--static-order", action="store_true",
+                        help="only each gradient's peak memory in dask's static order, "
+                             "in this process, no cluster")
     opts = parser.parse_args()
+    if opts.static_order:
+        static_order_peaks()
+        return
     if opts.graph_sizes:
         graph_sizes()
         return
