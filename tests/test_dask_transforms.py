@@ -163,6 +163,28 @@ def test_jit_regions_on_the_sweep():
         run_on_dask(ft.jit(case.fun), case.draw(_rng(case.id)), case.id)
 
 
+def test_jit_of_pullbacks_on_the_sweep():
+    """jit of the value and pullback of a stride of the derivative sweep's cases on dask
+    arrays split in two along their first axis (row regions wherever equations keep rows
+    apart, the rest dask calls and elementwise regions) equals jit on NumPy."""
+    from test_dask import (DASK_CANNOT, HOST_DRIVEN, SLOW, SWEEP_DIFF, _on_device_split,
+                           _random_like, _rng, run_on_dask)
+    cases = [c for c in SWEEP_DIFF[5::12] if c.id not in SLOW
+             and f"{c.id}-vjp" not in DASK_CANNOT and f"{c.id}-vjp" not in HOST_DRIVEN]
+    for case in cases:
+        rng = _rng(case.id + "/jit-vjp")
+        args = case.draw(rng)
+        f, primals = _on_device_split(case, args)
+        cts = _random_like(rng, f(*primals))
+
+        @ft.jit
+        def value_and_pullback(args, cts, case=case):
+            f, primals = _on_device_split(case, args)
+            out, pullback = ft.vjp(f, *primals)
+            return out, pullback(cts)
+        run_on_dask(value_and_pullback, [args, cts], case.id)
+
+
 def test_a_dask_region_of_host_values_only_is_evaluated_at_once(rows):
     host, (x, y) = rows
     n = np.linspace(0.0, 1.0, 5)
