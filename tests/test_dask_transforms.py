@@ -698,3 +698,22 @@ def test_row_region_tasks_compiled_or_by_impl_agree(row_data, name, monkeypatch)
         params, *lazy)), scheduler="sync")
     for a, b in zip(compiled, by_impl):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+
+
+def negative_axes(w, X, y):
+    """Axes counted from the end, all of them other axes than the rows."""
+    Z = fnp.concatenate([fnp.flip(X, axis=-1), fnp.cumsum(X, axis=-1)], axis=-1)
+    col = fnp.expand_dims(fnp.max(Z, axis=-1) + fnp.argmax(Z, axis=-1), -1)
+    return fnp.sum(fnp.squeeze(col * Z[:, :1], -1) * y) + fnp.sum(fnp.sum(X, axis=-1) * w[0])
+
+
+@pytest.mark.parametrize("fn", [
+    negative_axes,
+    ft.grad(lambda w, X, y: fnp.sum(X / fnp.linalg.norm(X, axis=1, keepdims=True) @ w * y)),
+    ft.grad(lambda w, X, y: fnp.mean((fnp.tanh(X @ w) - y) ** 2)),
+], ids=["negative_axes", "grad_normalized_rows", "grad_tanh_regression"])
+def test_a_program_over_rows_is_one_row_region(row_data, fn):
+    params, host, lazy = row_data
+    lazy_then_numpy(ft.jit(fn), (params["w"],) + lazy, (params["w"],) + host)
+    text = ft.jit(fn).lower(params["w"], *lazy).as_text()
+    assert text.count("a row region") == 1 and "a dask region" not in text, text

@@ -67,7 +67,7 @@ from functrans.core import (ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Primitive, Sh
 __all__ = ["Lowering", "deflowering", "Ref", "compile_jaxpr", "CompiledFunction",
            "optimize_jaxpr", "literal_key", "params_key", "scalar_kernel", "fusion_active",
            "CudaKernel", "cuda_expression", "DaskRegion", "RowRegion", "rows_elementwise",
-           "rows_reduction", "rowed"]
+           "rows_reduction", "rowed", "along"]
 
 
 class Lowering:
@@ -1990,8 +1990,15 @@ def rows_reduction(kind: str) -> Callable:
     def rule(n, in_avals, out_aval, *, axes, **params):
         if not rowed(in_avals[0], n):
             return None
-        return (kind, ()) if 0 in axes else ("rows", ())
+        return (kind, ()) if along(0, axes, in_avals[0]) else ("rows", ())
     return rule
+
+
+def along(axis: int, axes, aval) -> bool:
+    """Whether ``axes`` (of an array of type ``aval``; negative ones count from the end)
+    include ``axis``."""
+    rank = len(aval.shape)
+    return any(a % rank == axis for a in axes) if rank else False
 
 
 def _row_rule(prim: Primitive):

@@ -127,7 +127,8 @@ def _cumulative(name: str, accumulate, *, ordered: bool = False) -> Primitive:
     batching.batching_rules[prim] = batch
     # on chunks of rows (codegen's "Row regions"): along another axis than the rows
     codegen.deflowering(prim, rows=lambda n, in_avals, out_aval, *, axis, reverse: (
-        ("rows", ()) if codegen.rowed(in_avals[0], n) and axis != 0 else None))
+        ("rows", ()) if codegen.rowed(in_avals[0], n)
+        and not codegen.along(0, (axis,), in_avals[0]) else None))
     return prim
 
 

@@ -105,7 +105,8 @@ def _arg_chooser(name: str, numpy_name: str) -> Primitive:
     batching.batching_rules[prim] = reduction_batcher(prim)
     # on chunks of rows (codegen's "Row regions"): along another axis than the rows
     codegen.deflowering(prim, rows=lambda n, in_avals, out_aval, *, axes, index_dtype: (
-        ("rows", ()) if codegen.rowed(in_avals[0], n) and 0 not in axes else None))
+        ("rows", ()) if codegen.rowed(in_avals[0], n)
+        and not codegen.along(0, axes, in_avals[0]) else None))
     return prim
 
 

@@ -478,21 +478,26 @@ def _reshape_rows(n, in_avals, out_aval, *, new_sizes):
     return ("rows", ("new_sizes",)) if operand.shape[0] == new_sizes[0] else None
 
 
-def _keeps_axis_zero(n, in_avals, out_aval, *, dimensions):
-    # squeeze and expand_dims of other axes than the first
-    ok = codegen.rowed(in_avals[0], n) and codegen.rowed(out_aval, n) and 0 not in dimensions
-    return ("rows", ()) if ok else None
+def _keeps_axis_zero(of_result: bool):
+    # squeeze (``dimensions``: axes of the operand) and expand_dims (axes of the result)
+    # of other axes than the first
+    def rule(n, in_avals, out_aval, *, dimensions):
+        ok = (codegen.rowed(in_avals[0], n) and codegen.rowed(out_aval, n) and not
+              codegen.along(0, dimensions, out_aval if of_result else in_avals[0]))
+        return ("rows", ()) if ok else None
+    return rule
 
 
 codegen.deflowering(broadcast_in_dim_p, rows=_broadcast_in_dim_rows)
 codegen.deflowering(reshape_p, rows=_reshape_rows)
-codegen.deflowering(squeeze_p, rows=_keeps_axis_zero)
-codegen.deflowering(expand_dims_p, rows=_keeps_axis_zero)
+codegen.deflowering(squeeze_p, rows=_keeps_axis_zero(of_result=False))
+codegen.deflowering(expand_dims_p, rows=_keeps_axis_zero(of_result=True))
 codegen.deflowering(transpose_p, rows=lambda n, in_avals, out_aval, *, permutation: (
     ("rows", ()) if codegen.rowed(in_avals[0], n) and permutation[0] == 0 else None))
 codegen.deflowering(reduce_sum_p, rows=codegen.rows_reduction("sum"))
 codegen.deflowering(rev_p, rows=lambda n, in_avals, out_aval, *, dimensions: (
-    ("rows", ()) if codegen.rowed(in_avals[0], n) and 0 not in dimensions else None))
+    ("rows", ()) if codegen.rowed(in_avals[0], n)
+    and not codegen.along(0, dimensions, in_avals[0]) else None))
 
 # -- batching helpers ----------------------------------------------------------------------
 

@@ -95,7 +95,8 @@ def _pad_rows(n, in_avals, out_aval, *, padding_config):
 
 def _concatenate_rows(n, in_avals, out_aval, *, dimension):
     # on chunks of rows: along another axis, of rowed operands
-    ok = dimension != 0 and all(codegen.rowed(a, n) for a in in_avals)
+    ok = (not codegen.along(0, (dimension,), out_aval)
+          and all(codegen.rowed(a, n) for a in in_avals))
     return ("rows", ()) if ok else None
 
 
