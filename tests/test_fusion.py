@@ -485,6 +485,37 @@ def test_without_a_linker_the_engine_loads_the_object_code(tmp_path):
     assert not list((tmp_path / "kernels").glob("lk_*.so"))
 
 
+_ENGINE = ("import numpy as np, functrans as ft\n"
+           "from functrans.interpreters import llvm_kernels as lk\n"
+           "ft.jit(lambda x: (x * 2.0 + 1.0) * x - 3.0)(np.ones((100, 100)))\n"
+           "print(len(lk._engine().objects), lk._engine().machine.target_data is not None,"
+           " lk._engine().identity.splitlines()[-1])\n")
+
+
+@pytest.mark.skipif(not LLVM, reason="the LLVM compiler")
+@pytest.mark.parametrize("linker", ["", "1"], ids=["linker", "no_linker"])
+def test_compiled_loops_never_need_32_bit_offsets_between_sections(tmp_path, linker):
+    """LLVM's engine maps an object's sections one by one; in a process whose address
+    space has grown (this test suite on a cold cache did it) the small code model's 32-bit
+    offsets from a loop's code to its constants overflow and LLVM aborts the process.
+    With the system's linker a freshly compiled loop is loaded as a shared library by the
+    system's loader, as a warm process loads it (the engine holds no object); without one
+    the engine loads code of the large code model."""
+    if linker == "" and llvm_kernels_linker() is None:
+        pytest.skip("no system linker here")
+    env = dict(os.environ, FUNCTRANS_CACHE_DIR=str(tmp_path), FUNCTRANS_FUSION="1",
+               FUNCTRANS_NO_LINKER=linker)
+    out = subprocess.run([sys.executable, "-c", _ENGINE], env=env, check=True,
+                         capture_output=True, text=True).stdout.split()
+    want = ["0", "True", "pic"] if linker == "" else ["1", "True", "static", "large"]
+    assert out == want, out
+
+
+def llvm_kernels_linker():
+    from functrans.interpreters import llvm_kernels
+    return llvm_kernels._linker()
+
+
 @pytest.mark.skipif(not LLVM, reason="the LLVM compiler")
 def test_two_threads_compile_one_kernel(tmp_path):
     import threading

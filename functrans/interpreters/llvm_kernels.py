@@ -1157,11 +1157,21 @@ class _Engine:
         cpu = llvm.get_host_cpu_name()
         features = llvm.get_host_cpu_features().flatten()
         target = llvm.Target.from_triple(self.triple)
-        # position-independent code: the engine loads it, and the system's linker makes
-        # it a shared library that later processes load without LLVM (``_shared``)
-        self.machine = target.create_target_machine(cpu=cpu, features=features, opt=2,
-                                                    reloc="pic", codemodel="default")
-        self.identity = f"{llvmlite.__version__}\n{self.triple}\n{cpu}\n{features}\npic\n"
+        # With the system's linker: position-independent code of the small code model,
+        # which the linker makes a shared library that this process and later ones load
+        # with the system's loader (``_link``, ``_load_shared``).  Without one, LLVM's
+        # engine loads the object code itself, and it maps each section apart: in a process
+        # whose address space has grown (a test suite, a notebook that loaded torch and
+        # dask) a loop's code and its constants can land more than 2 GB apart, beyond the
+        # small code model's 32-bit offsets (an assertion in LLVM's RuntimeDyldELF aborts
+        # the process); the large code model's 64-bit addresses reach anywhere.
+        linked = _linker() is not None
+        model = "default" if linked else "large"
+        self.machine = target.create_target_machine(
+            cpu=cpu, features=features, opt=2, reloc="pic" if linked else "static",
+            codemodel=model)
+        self.identity = (f"{llvmlite.__version__}\n{self.triple}\n{cpu}\n{features}\n"
+                         + ("pic\n" if linked else "static large\n"))
         self.engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), self.machine)
         self.objects: list = []  # what the engine holds, kept alive
 
@@ -1421,12 +1431,14 @@ _host: list = []  # this process's host key, once read
 
 def _host_key() -> str:
     """What names the host without LLVM: the platform, the processor's model and flags
-    (Linux's /proc/cpuinfo), and llvmlite's files (its version); "" where unknown."""
+    (Linux's /proc/cpuinfo), llvmlite's files (its version) and whether the system's linker
+    is used; "" where unknown."""
     if not _host:
         import importlib.util
         import platform
         import sys
-        parts = [sys.platform, platform.machine()]
+        # with or without the linker: the engine's code model differs (``_Engine``)
+        parts = [sys.platform, platform.machine(), "linked" if _linker() else "unlinked"]
         try:
             with open("/proc/cpuinfo") as f:
                 seen = set()
@@ -1569,7 +1581,11 @@ def _ready(prefix, key, build, program, dtypes, nin, signature, directory, start
                 code = engine.compile(text, 2 if prefix == "fk_" else 3)
                 _write_object(path, code)
             _link(path[:-2] + ".so", code)
-            address, library = engine.load(code, symbol), None
+            # the system's loader where the linker made a library (as a warm process does),
+            # else the engine
+            shared = _load_shared(path[:-2] + ".so", symbol)
+            address, library = shared if shared is not None else (engine.load(code, symbol),
+                                                                  None)
         ufunc, keep = _make_ufunc(address, dtypes, nin, len(dtypes) - nin,
                                   b"fused_" + symbol[3:11].encode(),
                                   b"A fused region compiled by functrans.jit.", signature)
