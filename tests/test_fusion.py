@@ -391,6 +391,20 @@ def test_as_text_shows_the_kernel(monkeypatch):
     assert "x1 = a1[i1]" in text  # the row broadcasts along the first axis
 
 
+def test_custom_jvp_functions_are_inlined_and_fused(monkeypatch):
+    """jit evaluates a custom_jvp function (relu, softplus, gelu) as its jaxpr: inlined,
+    its operations join the loop of their neighbours."""
+    monkeypatch.setattr(ft.config, "fusion", True)
+    monkeypatch.setattr(codegen, "FUSION_ALWAYS", True)
+    x = np.linspace(-3, 3, 1001)
+
+    def f(x):
+        return ft.nn.relu(x * 2.0 - 1.0) + ft.nn.softplus(x) * ft.nn.gelu(x + 0.5)
+    text = ft.jit(f).lower(x).as_text()
+    assert "custom_jvp" not in text and text.count(FUSED) >= 1, text
+    np.testing.assert_allclose(ft.jit(f)(x), f(x), rtol=1e-14, atol=1e-15)
+
+
 def test_gradients_are_fused_too(monkeypatch):
     monkeypatch.setattr(ft.config, "fusion", True)
     x, y = np.linspace(-2, 2, 10000).reshape(100, 100), np.linspace(0, 1, 100)

@@ -22,7 +22,7 @@ from typing import Any, Callable, Sequence
 from functrans import array_types, core
 from functrans.api_util import argnums_with_names
 from functrans.core import Primitive, Tracer, abstract_eval_rules, get_aval, impl_rules
-from functrans.interpreters import ad, batching, tape, transpose
+from functrans.interpreters import ad, batching, codegen, tape, transpose
 from functrans.interpreters.ad import Zero
 from functrans.interpreters.batching import not_mapped
 from functrans.core import eval_jaxpr
@@ -426,6 +426,9 @@ abstract_eval_rules[custom_jvp_call_p] = lambda *avals, call_jaxpr, jvp, num_con
     call_jaxpr.out_avals)
 ad.jvp_rules[custom_jvp_call_p] = _custom_jvp_call_jvp
 batching.batching_rules[custom_jvp_call_p] = _custom_jvp_call_batch
+# jit evaluates it as its function's jaxpr (the rule only matters to differentiation, which
+# happened before the program was staged): inlined, its equations fuse with their neighbours
+codegen.deflowering(custom_jvp_call_p, inline=lambda call_jaxpr, jvp, num_consts: call_jaxpr)
 
 class library_custom_jvp(custom_jvp):
     """A ``custom_jvp`` function of the library's own (``nn.relu``, ``scipy.special.xlogy``):
