@@ -707,11 +707,17 @@ def negative_axes(w, X, y):
     return fnp.sum(fnp.squeeze(col * Z[:, :1], -1) * y) + fnp.sum(fnp.sum(X, axis=-1) * w[0])
 
 
+def sorts_within_rows(w, X, y):
+    """Primitives of several results (sort with its permutation) along the rows' axes."""
+    return (fnp.argsort(X * w, axis=1), lax.top_k(X * w, 2),
+            fnp.sort(X, axis=-1) * y[:, None])
+
+
 @pytest.mark.parametrize("fn", [
-    negative_axes,
+    negative_axes, sorts_within_rows,
     ft.grad(lambda w, X, y: fnp.sum(X / fnp.linalg.norm(X, axis=1, keepdims=True) @ w * y)),
     ft.grad(lambda w, X, y: fnp.mean((fnp.tanh(X @ w) - y) ** 2)),
-], ids=["negative_axes", "grad_normalized_rows", "grad_tanh_regression"])
+], ids=["negative_axes", "sorts", "grad_normalized_rows", "grad_tanh_regression"])
 def test_a_program_over_rows_is_one_row_region(row_data, fn):
     params, host, lazy = row_data
     lazy_then_numpy(ft.jit(fn), (params["w"],) + lazy, (params["w"],) + host)

@@ -109,7 +109,8 @@ class Lowering:
     ``scatter``: ``"add"`` for a scatter-add (operands ``operand, indices, updates``, shapes
     as for ``lax.scatter_add``; parameter ``mode``: "clip" or "drop"), which fusion writes
     as one loop.
-    ``rows(n, in_avals, out_aval, **params) -> (kind, sized) or None``: how the primitive
+    ``rows(n, in_avals, out_aval, **params) -> (kind, sized) or None`` (``out_aval``: the
+    list of result types for a primitive of several results): how the primitive
     acts on arrays split into chunks of rows, an array being *rowed* when its leading axis
     has the program's row count ``n`` (see "Row regions"): ``kind`` ``"rows"`` when each
     chunk of rows of the result is the primitive of the same chunk of the rowed operands
@@ -2013,7 +2014,7 @@ def _row_rule(prim: Primitive):
 def _row_kind(eqn: JaxprEqn, n: int):
     """``(kind, sized)`` of ``Lowering.rows`` for ``eqn``, or None."""
     prim = eqn.primitive
-    if prim.multiple_results or len(eqn.outvars) != 1 or prim.effectful:
+    if prim.effectful or not prim.multiple_results and len(eqn.outvars) != 1:
         return None
     rule = _row_rule(prim)
     if rule is None:
@@ -2023,14 +2024,15 @@ def _row_kind(eqn: JaxprEqn, n: int):
         if type(x) is Literal and np.ndim(x.val) and rowed(x.aval, n):
             return None  # a rowed constant: not split into chunks
         in_avals.append(x.aval)
-    out = eqn.outvars[0].aval
-    found = rule(n, in_avals, out, **eqn.params)
+    outs = [v.aval for v in eqn.outvars]
+    found = rule(n, in_avals, outs if prim.multiple_results else outs[0], **eqn.params)
     if found is None:
         return None
     kind, sized = found
     assert kind in ("rows", "sum", "max", "min", "same"), kind
-    assert kind != "rows" or rowed(out, n), (eqn, "a rows rule must give a rowed result")
-    if kind != "rows" and rowed(out, n):
+    assert kind != "rows" or all(rowed(out, n) for out in outs), (
+        eqn, "a rows rule must give rowed results")
+    if kind != "rows" and (prim.multiple_results or rowed(outs[0], n)):
         return None  # a reduction whose result happens to have n leading elements
     return kind, tuple(sized)
 
@@ -2093,7 +2095,7 @@ def _row_regions(eqns: list, outs: list, n: int) -> tuple[list, list]:
             continue
         members.append(eqn)
         kinds.append(kind)
-        defined.add(id(eqn.outvars[0]))
+        defined.update(id(v) for v in eqn.outvars)
         if kind[0] in ("sum", "max", "min"):
             reduced.add(id(eqn.outvars[0]))
         elif kind[0] == "same":
@@ -2114,13 +2116,13 @@ def _row_region(eqns: list, kinds: list, uses: dict, n: int) -> RowRegion:
             if id(x) not in defined and id(x) not in seen:
                 seen.add(id(x))
                 inputs.append(x)
-        defined.add(id(eqn.outvars[0]))
+        defined.update(id(v) for v in eqn.outvars)
     outputs, combine = [], []
     for eqn, (kind, _) in zip(eqns, kinds):
-        v = eqn.outvars[0]
-        if any(r is None or id(r) not in members for r in uses.get(id(v), ())):
-            outputs.append(v)
-            combine.append({"rows": None, "same": "first"}.get(kind, kind))
+        for v in eqn.outvars:
+            if any(r is None or id(r) not in members for r in uses.get(id(v), ())):
+                outputs.append(v)
+                combine.append({"rows": None, "same": "first"}.get(kind, kind))
     return RowRegion(eqns, [k[1] for k in kinds], inputs, outputs, combine, n)
 
 
@@ -2147,7 +2149,8 @@ def _describe(header: str, eqns: list, inputs: list, outputs: list) -> str:
     for eqn in eqns:
         params = ", ".join(f"{k}={v!r}" for k, v in eqn.params.items())
         args = ", ".join(name(x) for x in eqn.invars)
-        lines.append(f"#   {name(eqn.outvars[0])} = {eqn.primitive.name}({args}"
+        results = ", ".join(name(v) for v in eqn.outvars)
+        lines.append(f"#   {results} = {eqn.primitive.name}({args}"
                      f"{', ' if params and args else ''}{params})")
     lines.append(f"#   -> ({', '.join(name(v) for v in outputs)})")
     return "\n".join(lines) + "\n"
@@ -2260,8 +2263,11 @@ class RowRegion:
 
         for eqn, sized in zip(self.eqns, self.sized):
             params = eqn.params if rows is None else _sized_params(eqn.params, sized, rows)
-            env[id(eqn.outvars[0])] = impl_rules[eqn.primitive](
-                *[read(x) for x in eqn.invars], **params)
+            out = impl_rules[eqn.primitive](*[read(x) for x in eqn.invars], **params)
+            if eqn.primitive.multiple_results:
+                env.update(zip(map(id, eqn.outvars), out))
+            else:
+                env[id(eqn.outvars[0])] = out
         return self._shaped(args, [env[id(v)] for v in self.outputs], rows)
 
     def _shaped(self, args, values: list, rows: int | None) -> tuple:

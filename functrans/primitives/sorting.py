@@ -25,7 +25,7 @@ import numpy as np
 
 from functrans.backend import array_module, coerce
 from functrans.core import Primitive, ShapedArray, abstract_eval_rules, get_aval, impl_rules
-from functrans.interpreters import ad, batching
+from functrans.interpreters import ad, batching, codegen
 from functrans.interpreters.ad import Zero
 from functrans.interpreters.batching import not_mapped
 from functrans.primitives.elementwise import sub
@@ -124,6 +124,10 @@ def _sort_batch(vals, dims, *, dimension, is_stable, num_keys):
 
 impl_rules[sort_p] = _sort_impl
 abstract_eval_rules[sort_p] = _sort_abstract_eval
+# on chunks of rows (codegen's "Row regions"): along another axis, of rowed operands
+codegen.deflowering(sort_p, rows=lambda n, in_avals, out_avals, *, dimension, is_stable,
+                    num_keys: ("rows", ()) if all(codegen.rowed(a, n) for a in in_avals)
+                    and not codegen.along(0, (dimension,), in_avals[0]) else None)
 ad.jvp_rules[sort_p] = _sort_jvp
 batching.batching_rules[sort_p] = _sort_batch
 
