@@ -259,6 +259,16 @@ def graph_sizes() -> None:
                 np.testing.assert_allclose(r.compute(), want, rtol=1e-10, atol=1e-13)
             cells = " | ".join("%d / %d" % graph_tasks(r) for r in results)
             print(f"| {name.replace('_', ' ')} | {chunks} | {cells} |")
+        # per-example gradients of the logistic loss: a rowed result, (N, d)
+        per_example = ft.vmap(ft.grad(lambda w, x, t: fnp.logaddexp(0.0, -t * (x @ w))),
+                              (None, 0, 0))
+        results = [per_example(w, X, y), ft.jit(per_example)(w, X, y),
+                   (-y / (1.0 + da.exp(y * (X @ w))))[:, None] * X]
+        want = results[-1].compute()
+        for r in results:
+            np.testing.assert_allclose(r.compute(), want, rtol=1e-10, atol=1e-13)
+        cells = " | ".join("%d / %d" % graph_tasks(r) for r in results)
+        print(f"| per-example logistic (`vmap(grad)`) | {chunks} | {cells} |")
 
 
 def static_order_peaks() -> None:
