@@ -5,6 +5,8 @@ dask.array, and the memory of the client and of the workers.
 Workloads (d = 32, float64, row chunks of ~50 MB, N = 10^5 ... --max-rows):
   least_squares  mean((X w - y)^2);      by hand: 2/N X^T (X w - y)
   logistic       mean(log(1 + exp(-y X w)));  by hand: -1/N X^T (y sigmoid(-y X w))
+  labels_cross_entropy (with --losses)   -mean(log_softmax(X W)[arange(N), labels]), 3
+                 classes, labels = (y > 0); by hand: 1/N X^T (softmax(X W) - onehot)
 
 Method: a LocalCluster of two worker processes (one thread each) holds X and y, generated
 and persisted on the workers.  Every round builds and computes each contender once, in a
@@ -26,6 +28,7 @@ what the workers hold is the computation's working set):
 
     python benchmarks/bench_dask.py [--rounds 5] [--min-rows 1e5] [--max-rows 1e6] [--memory-only]
                                     [--threads 1] [--saturation 1.1]
+                                    [--losses least_squares,logistic,labels_cross_entropy]
     python benchmarks/bench_dask.py --graph-sizes     # the tasks of each graph, no cluster
     python benchmarks/bench_dask.py --chunk-bodies    # a row region's task, compiled or not
     python benchmarks/bench_dask.py --static-order    # peak memory in dask's static order
@@ -78,8 +81,32 @@ def hand_logistic(da, w, X, y):
     return (-1.0 / X.shape[0]) * (X.T @ (y / (1.0 + da.exp(-margin))))
 
 
+def labels_cross_entropy(W, X, y):
+    """Softmax cross-entropy with integer labels, picked at ``[arange(N), labels]``."""
+    logp = ft.nn.log_softmax(X @ W)
+    return -fnp.mean(logp[fnp.arange(X.shape[0]), (y > 0).astype(np.int64)])
+
+
+def hand_labels_cross_entropy(da, W, X, y):
+    logits = X @ W
+    p = da.exp(logits - logits.max(axis=1, keepdims=True))
+    p = p / p.sum(axis=1, keepdims=True)
+    onehot = (y > 0).astype(np.int64)[:, None] == np.arange(W.shape[1])
+    return X.T @ (p - onehot) / X.shape[0]
+
+
 LOSSES = {"least_squares": (least_squares, hand_least_squares),
           "logistic": (logistic, hand_logistic)}
+#: timed only when asked for (--losses)
+MORE_LOSSES = {"labels_cross_entropy": (labels_cross_entropy, hand_labels_cross_entropy)}
+
+
+def parameters(name: str):
+    """The parameters of loss ``name``: a vector of weights, or a matrix of them (one
+    column per class)."""
+    if name == "labels_cross_entropy":
+        return np.linspace(0.1, -0.1, FEATURES * 3).reshape(FEATURES, 3)
+    return np.linspace(0.1, -0.1, FEATURES)
 
 
 def make_data(da, rows: int, seed: int = 0):
@@ -91,7 +118,7 @@ def make_data(da, rows: int, seed: int = 0):
 
 
 def contenders(da, name: str) -> dict:
-    f, hand = LOSSES[name]
+    f, hand = {**LOSSES, **MORE_LOSSES}[name]
     return {"dask by hand": lambda w, X, y: hand(da, w, X, y),
             "functrans grad": ft.grad(f),
             "functrans jit(grad)": ft.jit(ft.grad(f))}
@@ -112,14 +139,14 @@ def wall_time(fn, args) -> float:
     return time.perf_counter() - start
 
 
-def time_rows(client, da, rows: int, rounds: int) -> list:
+def time_rows(client, da, rows: int, rounds: int, losses=tuple(LOSSES)) -> list:
     X, y = make_data(da, rows)
     X, y = client.persist([X, y])
     from dask.distributed import wait
     wait([X, y])
-    w = np.linspace(0.1, -0.1, FEATURES)
     out = []
-    for name in LOSSES:
+    for name in losses:
+        w = parameters(name)
         fns = contenders(da, name)
         want = fns["dask by hand"](w, X, y).compute()
         for label, fn in fns.items():
@@ -180,14 +207,15 @@ class WorkerPeaks:
         self.peak = max(self.client.run(_stop_sampler).values(), default=0.0)
 
 
-def memory_rows(da, rows: int, threads: int = 1, saturation=None) -> list:
+def memory_rows(da, rows: int, threads: int = 1, saturation=None,
+                losses=tuple(LOSSES)) -> list:
     """Client and worker memory of each gradient, each on a fresh cluster (so that the
     workers' memory holds nothing of earlier runs), with the data generated inside the
     graph, then the workers' growth once the data are persisted."""
     from dask.distributed import wait
     out = []
-    w = np.linspace(0.1, -0.1, FEATURES)
-    for name in LOSSES:
+    for name in losses:
+        w = parameters(name)
         for label in ("dask by hand", "functrans grad", "functrans jit(grad)"):
             with cluster(RELEASING_MALLOC, threads, saturation) as client:
                 fn = contenders(da, name)[label]
@@ -269,6 +297,15 @@ def graph_sizes() -> None:
             np.testing.assert_allclose(r.compute(), want, rtol=1e-10, atol=1e-13)
         cells = " | ".join("%d / %d" % graph_tasks(r) for r in results)
         print(f"| per-example logistic (`vmap(grad)`) | {chunks} | {cells} |")
+        W = parameters("labels_cross_entropy")
+        results = [ft.grad(labels_cross_entropy)(W, X, y),
+                   ft.jit(ft.grad(labels_cross_entropy))(W, X, y),
+                   hand_labels_cross_entropy(da, W, X, y)]
+        want = results[-1].compute()
+        for r in results:
+            np.testing.assert_allclose(r.compute(), want, rtol=1e-10, atol=1e-13)
+        cells = " | ".join("%d / %d" % graph_tasks(r) for r in results)
+        print(f"| cross-entropy with integer labels | {chunks} | {cells} |")
 
 
 def static_order_peaks() -> None:
@@ -348,6 +385,9 @@ def main() -> None:
     parser.add_argument("--saturation", type=float, default=None,
                         help="the scheduler's worker-saturation in the memory pass "
                              "(default: dask's, 1.1)")
+    parser.add_argument("--losses", default=",".join(LOSSES),
+                        help="the losses timed, comma-separated, of "
+                             f"{', '.join({**LOSSES, **MORE_LOSSES})} (default: the first two)")
     parser.add_argument("--graph-sizes", action="store_true",
                         help="only the table of graph sizes (docs/scaling.md), no cluster")
     parser.add_argument("--chunk-bodies", action="store_true",
@@ -368,11 +408,16 @@ def main() -> None:
         return
     import dask.array as da
 
+    losses = opts.losses.split(",")
+    unknown = set(losses) - set(LOSSES) - set(MORE_LOSSES)
+    if unknown:
+        parser.error(f"--losses: unknown {', '.join(sorted(unknown))}")
     sizes = [n for n in (100_000, 1_000_000, 10_000_000) if opts.min_rows <= n <= opts.max_rows]
     timed = []
     if not opts.memory_only:
         with cluster(threads=opts.threads) as client:
-            timed = [row for n in sizes for row in time_rows(client, da, n, opts.rounds)]
+            timed = [row for n in sizes
+                     for row in time_rows(client, da, n, opts.rounds, losses)]
     print(f"grad over N x {FEATURES} float64 on a LocalCluster of 2 workers of {opts.threads} "
           f"thread(s), chunks of "
           f"{CHUNK_ROWS} rows ({CHUNK_BYTES / 1e6:.0f} MB); median of {opts.rounds} rounds")
@@ -383,7 +428,8 @@ def main() -> None:
         print(f"| {name} | {rows:.0e} | {label} | {built} / {run_} | {t * 1e3:.0f} ms | "
               f"{ratio:.2f}x |")
     print(flush=True)
-    memory = [row for n in sizes for row in memory_rows(da, n, opts.threads, opts.saturation)]
+    memory = [row for n in sizes
+              for row in memory_rows(da, n, opts.threads, opts.saturation, losses)]
     if opts.saturation is not None:
         print(f"(memory pass: worker-saturation {opts.saturation})")
     print("| loss | N | contender | client peak | worker peak growth | over persisted data |")

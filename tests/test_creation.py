@@ -90,3 +90,20 @@ def test_traced_geomspace_ends_exactly():
     assert got[0] == 0.5 and got[-1] == 7.3
     got = ft.jit(lambda a, b: fnp.geomspace(a, b, 4))(np.float64(1.0), np.float64(np.inf))
     assert_same_bits(got, np.geomspace(1.0, np.inf, 4), "geomspace(1, inf)")
+
+
+def test_arange_of_one_integer_is_an_iota_when_staged():
+    """As JAX's: under jit (and make_jaxpr) ``arange(n)`` is an ``iota`` equation, not a
+    constant of n elements baked into the program; eagerly it is NumPy's array."""
+    text = str(ft.make_jaxpr(lambda x: x + fnp.arange(4))(np.zeros(4)))
+    assert "iota[dtype=int64, size=4]" in text.replace("i64", "int64"), text
+    for args, dtype in [((5,), None), ((np.int32(3),), None), ((4,), np.float32),
+                        ((0,), None), ((-2,), None)]:
+        want = np.arange(*args, dtype=dtype)
+        got = ft.jit(lambda: fnp.arange(*args, dtype=dtype))()
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(got, want)
+    eager = fnp.arange(3)
+    assert type(eager) is ft.Array and eager.dtype == np.arange(3).dtype
+    # other forms stay constants, as JAX's
+    assert "iota" not in str(ft.make_jaxpr(lambda x: x + fnp.arange(1, 5))(np.zeros(4)))

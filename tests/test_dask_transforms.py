@@ -544,6 +544,27 @@ def within_rows(w, X, y):
             fnp.expand_dims(pairs * head, 1) - y[:, None, None], fnp.sum(X * y[:, None]))
 
 
+def labels_of(y, classes: int):
+    return (fnp.abs(y) * classes).astype(int) % classes
+
+
+def labels_loss(W, X, y):
+    """Cross-entropy with integer labels, picked at ``[arange(n), labels]``."""
+    logp = ft.nn.log_softmax(X @ W)
+    return -fnp.mean(logp[fnp.arange(X.shape[0]), labels_of(y, 3)])
+
+
+def embedding_loss(W, x, y):
+    """One example: the embedding row of its label against the example's features."""
+    return fnp.tanh(W.T[labels_of(y, 3)] @ x) ** 2
+
+
+def row_numbers(w, X, y):
+    """The rows' numbers as values: weights by position, an output of its own."""
+    n = X.shape[0]
+    return fnp.sum(X * fnp.arange(n)[:, None], axis=1) * y, fnp.arange(n) * 2
+
+
 ROW_PROGRAMS = {
     "least_squares_grad": lambda p, X, y: ft.grad(
         lambda w: fnp.mean((X @ w - y) ** 2))(p["w"]),
@@ -556,6 +577,13 @@ ROW_PROGRAMS = {
         p["w"], X, y),
     "hvp": lambda p, X, y: ft.jvp(ft.grad(lambda w: loss(w, X, y)), (p["w"],), (p["w"],))[1],
     "within_rows": lambda p, X, y: within_rows(p["w"], X, y),
+    "labels_cross_entropy_grad": lambda p, X, y: ft.grad(labels_loss)(p["W"], X, y),
+    "take_along_axis_value_and_grad": lambda p, X, y: ft.value_and_grad(
+        lambda W: -fnp.mean(fnp.take_along_axis(ft.nn.log_softmax(X @ W),
+                                                labels_of(y, 3)[:, None], axis=1)))(p["W"]),
+    "embedding_per_example_grads": lambda p, X, y: ft.vmap(
+        ft.grad(embedding_loss), (None, 0, 0))(p["W"], X, y),
+    "row_numbers": lambda p, X, y: row_numbers(p["w"], X, y),
 }
 
 
@@ -698,6 +726,78 @@ def test_row_region_tasks_compiled_or_by_impl_agree(row_data, name, monkeypatch)
         params, *lazy)), scheduler="sync")
     for a, b in zip(compiled, by_impl):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("name", ["labels_cross_entropy_grad", "take_along_axis_value_and_grad",
+                                  "embedding_per_example_grads", "row_numbers"])
+def test_gathers_at_each_rows_own_number_stay_in_one_row_region(row_data, name):
+    """``x[arange(n), labels]``, ``take_along_axis`` and vmap's batched gathers read each
+    row at its own number, and their gradients' scatter-adds write there: one region, its
+    positions in the rows' axis renumbered for each chunk; ``arange(n)`` is computed by
+    each task for its rows (uneven chunks: 30, 30, 36 rows)."""
+    params, host, lazy = row_data
+    text = ft.jit(ROW_PROGRAMS[name]).lower(params, *lazy).as_text()
+    assert text.count("a row region") == 1 and "a dask region" not in text, text
+    assert "row_index(first_row" in text or "gather(" in text, text
+    for primitive in ("gather", "scatter_add", "iota"):  # none outside the region
+        assert f"_{primitive}_" not in text.split("# _rows")[0], text
+
+
+def test_a_loss_value_beside_its_gradient_is_the_same_region(row_data):
+    """value_and_grad: the value's division by n reads the region's combined sum; it comes
+    after the region rather than ending it, so the gradient's backward pass stays in the
+    region (X read once).  Callbacks after it keep their order."""
+    params, host, lazy = row_data
+    order = []
+
+    def logistic(w, X, y):
+        value = fnp.mean(fnp.logaddexp(0.0, -y * (X @ w)))
+        ft.debug.callback(lambda v: order.append("value"), value)
+        ft.debug.callback(lambda v: order.append("w"), w)  # reads nothing of the region
+        return value
+
+    fn = ft.jit(ft.value_and_grad(logistic))
+    text = fn.lower(params["w"], *lazy).as_text()
+    assert text.count("a row region") == 1, text
+    order.clear()
+    lazy_then_numpy(fn, (params["w"],) + lazy, (params["w"],) + host)
+    assert order == ["value", "w", "value", "w"], order  # on dask, then on NumPy
+
+
+def shifted_rows(w, X, y):
+    n = X.shape[0]
+    return (fnp.tanh(X)[(fnp.arange(n) + 1) % n, labels_of(y, 4)],    # the next row's
+            fnp.tanh(X)[n - 1 - fnp.arange(n), 0],                     # rows reversed
+            fnp.zeros_like(X).at[fnp.arange(n) // 2, 1].add(y),        # pairs of rows
+            fnp.take_along_axis(X, fnp.argsort(X[:, :1], axis=0), axis=0))  # sorted rows
+
+
+def test_gathers_across_rows_stay_outside_row_regions(row_data):
+    """Positions in the rows' axis that are not each row's own number move data between
+    chunks: those gathers and scatters are dask calls over the whole arrays, and the
+    values are NumPy's."""
+    params, host, lazy = row_data
+    fn = ft.jit(lambda p, X, y: shifted_rows(p["w"], X, y))
+    lazy_then_numpy(fn, (params,) + lazy, (params,) + host)
+    text = fn.lower(params, *lazy).as_text()
+    program = text.split("# _rows")[0]
+    assert program.count("_gather_") >= 2 and "_scatter_add_" in program, text
+
+
+def test_arange_over_the_rows_adds_no_constant_to_the_graph():
+    """Under jit, ``arange(n)`` is an iota (as JAX's): each task makes its own rows'
+    numbers, and the graph holds no array of n elements."""
+    import pickle
+    n = 200_000
+    X = da.from_array(np.ones((n, 2)), chunks=(50_000, 2))
+    y = da.from_array(np.zeros(n, dtype=np.int64), chunks=50_000)
+    fn = ft.jit(lambda X, y: fnp.sum(X[fnp.arange(X.shape[0]), y] * fnp.arange(n)))
+    got = fn(X, y)
+    graph = dict(got.__dask_graph__())
+    data = {k: v for k, v in graph.items()  # without X's and y's own chunks
+            if not any(name in str(k) for name in (X.name, y.name))}
+    assert len(pickle.dumps(data)) < n, len(pickle.dumps(data))
+    assert got.compute() == n * (n - 1) / 2
 
 
 def negative_axes(w, X, y):

@@ -67,7 +67,8 @@ from functrans.core import (ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Primitive, Sh
 __all__ = ["Lowering", "deflowering", "Ref", "compile_jaxpr", "CompiledFunction",
            "optimize_jaxpr", "literal_key", "params_key", "scalar_kernel", "fusion_active",
            "CudaKernel", "cuda_expression", "DaskRegion", "RowRegion", "rows_elementwise",
-           "rows_reduction", "rowed", "along"]
+           "rows_reduction", "rowed", "along", "ROW_NUMBERS", "NEVER", "row_columns",
+           "numbers_kept"]
 
 
 class Lowering:
@@ -119,17 +120,27 @@ class Lowering:
     (not rowed) is that combination of the primitive's results for each chunk; ``"same"``
     when it is not rowed and every chunk gives all of it (``iota`` placed beside a chunk);
     None otherwise.  Primitives with a ``kernel``, ``broadcasting`` or a ``ufunc`` are
-    elementwise (``rows_elementwise``) unless they say otherwise.
+    elementwise (``rows_elementwise``) unless they say otherwise.  Kind ``"row_index"``
+    (``iota``): a rowed result whose row ``r`` holds the number ``r``, which a chunk
+    computes from its first row's number.
+    ``numbers(n, in_avals, out_aval, facts, **params) -> fact or None``: what the result
+    is known to hold in terms of the rows' numbers (``ROW_NUMBERS``, ``NEVER``, or a
+    frozenset of columns: see "Row regions") given the operands' ``facts`` (each such a
+    fact, the value of a scalar constant, or None).
+    ``positions``: the index of the operand whose last axis holds positions in the
+    leading axes of operand 0 (gather's and the scatters' form): where the positions in
+    axis 0 are provably each row's own number, the equation acts on each chunk of rows
+    alone.
     """
 
     __slots__ = ("rule", "fresh", "inline", "simplify", "numpy_broadcast", "broadcasting",
                  "commutative", "rewrite", "splat", "ufunc", "augmented", "kernel",
-                 "reduction", "scatter", "rows")
+                 "reduction", "scatter", "rows", "numbers", "positions")
 
     def __init__(self):
         self.rule = self.inline = self.simplify = self.numpy_broadcast = None
         self.rewrite = self.splat = self.ufunc = self.augmented = self.kernel = None
-        self.reduction = self.scatter = self.rows = None
+        self.reduction = self.scatter = self.rows = self.numbers = self.positions = None
         self.fresh = self.broadcasting = self.commutative = False
 
     def __repr__(self):
@@ -669,17 +680,31 @@ class _CodePrimitive:
     ufunc compiled by LLVM, a scatter-add loop, a dask region): its name and its lowering
     rule, whose results are new arrays (``fresh``)."""
 
-    __slots__ = ("name", "multiple_results", "lowering")
+    __slots__ = ("name", "multiple_results", "lowering", "impl")
+    effectful = False  # as a Primitive's: optimize_jaxpr may drop or merge its equations
 
-    def __init__(self, name: str, rule: Callable, multiple_results: bool = True):
+    def __init__(self, name: str, rule: Callable, multiple_results: bool = True,
+                 impl: Callable | None = None):
         self.name = name
         self.multiple_results = multiple_results
+        self.impl = impl  # for RowRegion.evaluate, where there is one
         self.lowering = Lowering()
         self.lowering.rule = rule
         self.lowering.fresh = True
+        assert _code_primitives.setdefault(name, self) is self, name
 
     def __repr__(self):
         return self.name
+
+    def __reduce__(self):  # by name (row regions go to a cluster's workers)
+        return _code_primitive, (self.name,)
+
+
+_code_primitives: dict = {}
+
+
+def _code_primitive(name: str) -> _CodePrimitive:
+    return _code_primitives[name]
 
 
 def _fused_rule(ctx, *operands, kernel, shape, scalar_inputs):
@@ -1958,9 +1983,23 @@ def _dask_fused_equation(region: _Region, uses: dict):
 # axis of the largest argument gives the row count ``n``, and every array whose leading
 # axis has ``n`` elements is rowed.  The primitives' ``rows`` rules say which equations
 # keep chunks of rows apart.  The arguments' chunks are seen only when the region is
-# called: rowed dask inputs are brought to the first one's row chunks; NumPy inputs are
+# called: rowed dask inputs are brought to the largest one's row chunks; NumPy inputs are
 # split alike; a rowed dask input split along another axis as well makes the region
 # compute its equations one dask call each instead (as without regions).
+#
+# Gathers and scatters usually move data between rows, but not when the positions they
+# use in the first axis are each row's own number: ``x[arange(n), labels]``,
+# ``take_along_axis(x, labels[:, None], 1)``, a batched gather of ``vmap`` (a column of the
+# batch members' numbers put in front of the positions), and the scatter-adds of their
+# gradients.  A pass before the regions (``_row_facts``) follows facts about the rows'
+# numbers through the program (``Lowering.numbers``): ``ROW_NUMBERS`` (every element is
+# its row's number: ``iota`` over the rows, broadcast, reshaped, converted), a frozenset
+# of columns (those columns of the last axis hold it: a concatenation of positions),
+# ``NEVER`` (an array of False: ``i < 0`` for row numbers, the wrap of negative positions
+# that indexing adds).  Such a gather or scatter (``Lowering.positions``) joins a region
+# with its positions in axis 0 replaced by the chunk's own row numbers (``local_rows``),
+# and an ``iota`` over the rows is computed by each task from its chunk's first row
+# (``row_index``, reading the region's row ``offset``).
 
 
 def rowed(aval, n: int) -> bool:
@@ -2002,6 +2041,77 @@ def along(axis: int, axes, aval) -> bool:
     return any(a % rank == axis for a in axes) if rank else False
 
 
+#: ``Lowering.numbers`` facts: every element is its row's number ...
+ROW_NUMBERS = "row numbers"
+#: ... a boolean array of False only
+NEVER = "never"
+
+
+def row_columns(fact, aval) -> frozenset:
+    """The columns (positions along the last axis) of an array of type ``aval`` of rank 2
+    or more that hold their rows' numbers, by ``fact``."""
+    if len(aval.shape) < 2:
+        return frozenset()
+    if fact == ROW_NUMBERS:
+        return frozenset(range(aval.shape[-1]))
+    return fact if isinstance(fact, frozenset) else frozenset()
+
+
+def numbers_kept(fact, operand_aval, out_aval, n: int, last_kept: bool):
+    """``Lowering.numbers`` of a primitive that moves each row's elements within that row
+    (a reshape, a broadcast, an added or removed axis) and, if ``last_kept``, each
+    column of the last axis to the same column: the operand's ``fact``, where it still
+    holds."""
+    if fact is None or not (rowed(operand_aval, n) and rowed(out_aval, n)):
+        return None
+    if fact == ROW_NUMBERS:
+        return fact
+    if last_kept and len(out_aval.shape) >= 2:
+        return row_columns(fact, operand_aval) or None
+    return None
+
+
+def _row_facts(eqns: list, n: int) -> dict:
+    """``id(var) -> fact`` for the variables of ``eqns`` that the primitives' ``numbers``
+    rules know something about."""
+    facts: dict = {}
+    for eqn in eqns:
+        rule = _lowering(eqn.primitive).numbers
+        if rule is None or eqn.primitive.multiple_results:
+            continue
+        ins = [(np.asarray(x.val).item() if not np.ndim(x.val) else None)
+               if type(x) is Literal else facts.get(id(x)) for x in eqn.invars]
+        fact = rule(n, [x.aval for x in eqn.invars], eqn.outvars[0].aval, ins,
+                    **eqn.params)
+        if fact is not None:
+            facts[id(eqn.outvars[0])] = fact
+    return facts
+
+
+def _row_positions(eqn: JaxprEqn, n: int, facts: dict) -> str | None:
+    """How ``eqn``, of a primitive with ``Lowering.positions``, keeps chunks of rows apart:
+    ``"local"`` when it reads and writes each row of operand 0 at that row alone (operand
+    0 rowed, positions of at least one batch axis whose first column holds the rows'
+    numbers); ``"whole"`` when each row of the result reads operand 0 whole at that row's
+    positions (a gather of an operand that is not rowed by rowed positions); else None.
+    The other array operands are rowed."""
+    at = _lowering(eqn.primitive).positions
+    if at is None or eqn.primitive.multiple_results:
+        return None
+    positions = eqn.invars[at]
+    shape = positions.aval.shape
+    if (type(positions) is Literal or len(shape) < 2 or not rowed(positions.aval, n)
+            or not rowed(eqn.outvars[0].aval, n)
+            or not all(rowed(x.aval, n) or not x.aval.shape
+                       for i, x in enumerate(eqn.invars) if i not in (0, at))):
+        return None
+    if not rowed(eqn.invars[0].aval, n):
+        return "whole" if type(eqn.invars[0]) is not Literal else None
+    if shape[-1] >= 1 and 0 in row_columns(facts.get(id(positions)), positions.aval):
+        return "local"
+    return None
+
+
 def _row_rule(prim: Primitive):
     record = _lowering(prim)
     if record.rows is not None:
@@ -2011,11 +2121,17 @@ def _row_rule(prim: Primitive):
     return None
 
 
-def _row_kind(eqn: JaxprEqn, n: int):
-    """``(kind, sized)`` of ``Lowering.rows`` for ``eqn``, or None."""
+def _row_kind(eqn: JaxprEqn, n: int, facts: dict):
+    """``(kind, sized)`` of ``Lowering.rows`` for ``eqn`` (kind ``"positions"``: a gather
+    or scatter at each row's own number), or None."""
     prim = eqn.primitive
     if prim.effectful or not prim.multiple_results and len(eqn.outvars) != 1:
         return None
+    how = _row_positions(eqn, n, facts)
+    if how == "whole":
+        return "rows", ()
+    if how == "local":
+        return "positions", ()
     rule = _row_rule(prim)
     if rule is None:
         return None
@@ -2029,9 +2145,12 @@ def _row_kind(eqn: JaxprEqn, n: int):
     if found is None:
         return None
     kind, sized = found
-    assert kind in ("rows", "sum", "max", "min", "same"), kind
-    assert kind != "rows" or all(rowed(out, n) for out in outs), (
+    assert kind in ("rows", "sum", "max", "min", "same", "row_index"), kind
+    assert kind not in ("rows", "row_index") or all(rowed(out, n) for out in outs), (
         eqn, "a rows rule must give rowed results")
+    if kind == "row_index":
+        assert not prim.multiple_results and len(outs[0].shape) == 1, eqn
+        return kind, ()
     if kind != "rows" and (prim.multiple_results or rowed(outs[0], n)):
         return None  # a reduction whose result happens to have n leading elements
     return kind, tuple(sized)
@@ -2050,27 +2169,38 @@ def _row_count(invars: list) -> int | None:
 
 def _row_regions(eqns: list, outs: list, n: int) -> tuple[list, list]:
     """``eqns`` with maximal stretches of equations that keep chunks of rows apart (their
-    ``Lowering.rows``) each replaced by one ``RowRegion`` equation, placed where the
-    first equation outside it reads one of its results; and the regions.  A region ends
-    where an equation reads one of its reductions (the partials must be combined first)
-    or an equation outside it reads one of its results."""
+    ``Lowering.rows``) each replaced by one ``RowRegion`` equation; and the regions.  The
+    equations outside a region that read its results (or what those compute) come right
+    after it, in their order (a loss's value beside its gradient); a region ends where
+    one of its own equations would read one of its reductions (the partials must be
+    combined first) or a result of those equations after it."""
     uses = _uses(eqns, outs)
+    facts = _row_facts(eqns, n)
+    offset = Var(ShapedArray((), np.dtype(np.int64)))  # a chunk's first row's number
     result: list = []
     regions: list = []
-    members: list = []
+    originals: list = []  # the equations of the region being formed, as in the program
+    members: list = []  # the same as the region computes them on chunks
     kinds: list = []
     defined: set = set()
     reduced: set = set()
     same: set = set()  # results every task computes whole
+    deferred: list = []  # equations outside the region that read its results, in order
+    later: set = set()  # their results
 
     def close():
-        if len(members) >= 2:
-            region = _row_region(list(members), list(kinds), uses, n)
+        if len(originals) >= 2:
+            region = _row_region(list(members), list(kinds), uses, n, offset,
+                                 {id(e) for e in originals})
             result.append(JaxprEqn(_ROWS, region.inputs, dict(region=region),
                                    region.outputs))
             regions.append(region)
         else:
-            result.extend(members)
+            result.extend(originals)
+        result.extend(deferred)
+        deferred.clear()
+        later.clear()
+        originals.clear()
         members.clear()
         kinds.clear()
         defined.clear()
@@ -2078,21 +2208,43 @@ def _row_regions(eqns: list, outs: list, n: int) -> tuple[list, list]:
         same.clear()
 
     for eqn in eqns:
-        kind = _row_kind(eqn, n)
+        kind = _row_kind(eqn, n, facts)
         reads = [id(x) for x in eqn.invars if type(x) is Var and id(x) in defined]
         if (kind is None and reads and all(r in same for r in reads)
                 and len(eqn.outvars) == 1 and not rowed(eqn.outvars[0].aval, n)
                 and not eqn.primitive.multiple_results and not eqn.primitive.effectful
                 and _row_rule(eqn.primitive) is not None):
             kind = ("same", ())  # reshaping or combining values every task has whole
-        if reads and (kind is None or any(r in reduced for r in reads)):
-            close()
+        late = any(type(x) is Var and id(x) in later for x in eqn.invars)
+        if kind is None and (reads or late or deferred and eqn.primitive.effectful):
+            # after the region (the loss's value beside the gradient); effects keep order
+            deferred.append(eqn)
+            later.update(id(v) for v in eqn.outvars)
+            continue
+        if kind is not None and (late or any(r in reduced for r in reads)):
+            close()  # it needs the region's partials combined, or what comes after it
             reads = []
         if kind is not None and kind[0] == "same" and not reads:
             kind = None  # the same whole value in every task: only beside the region's rows
         if kind is None:
             result.append(eqn)
             continue
+        originals.append(eqn)
+        if kind[0] == "row_index":  # computed from the chunk's first row's number
+            (out,) = eqn.outvars
+            eqn = JaxprEqn(_ROW_INDEX, [offset], dict(  # type: ignore[arg-type]
+                dtype=np.dtype(out.aval.dtype), shape=tuple(out.aval.shape)), [out])
+            kind = ("rows", ("shape",))
+        elif kind[0] == "positions":  # at the chunk's own rows: local positions
+            at = _lowering(eqn.primitive).positions
+            local = Var(eqn.invars[at].aval)
+            members.append(JaxprEqn(_LOCAL_ROWS, [eqn.invars[at]], {},  # type: ignore
+                                    [local]))
+            kinds.append(("rows", ()))
+            eqn = JaxprEqn(eqn.primitive, [local if i == at else x
+                                           for i, x in enumerate(eqn.invars)],
+                           eqn.params, eqn.outvars)
+            kind = ("rows", ())
         members.append(eqn)
         kinds.append(kind)
         defined.update(id(v) for v in eqn.outvars)
@@ -2104,16 +2256,22 @@ def _row_regions(eqns: list, outs: list, n: int) -> tuple[list, list]:
     return result, regions
 
 
-def _row_region(eqns: list, kinds: list, uses: dict, n: int) -> RowRegion:
-    members = {id(e) for e in eqns}
+def _row_region(eqns: list, kinds: list, uses: dict, n: int, offset: Var,
+                originals: set) -> RowRegion:
+    """The region of ``eqns`` (as computed on chunks; ``originals``: the ids of the
+    program's equations they stand for) whose rows chunk ``offset`` numbers."""
+    members = {id(e) for e in eqns} | originals
     defined: set = set()
     inputs: list = []
     seen: set = set()
+    numbered = False
     for eqn in eqns:
         for x in eqn.invars:
             if type(x) is Literal:
                 continue  # a constant (a small one, or folding would not have made it)
-            if id(x) not in defined and id(x) not in seen:
+            if x is offset:
+                numbered = True
+            elif id(x) not in defined and id(x) not in seen:
                 seen.add(id(x))
                 inputs.append(x)
         defined.update(id(v) for v in eqn.outvars)
@@ -2123,7 +2281,8 @@ def _row_region(eqns: list, kinds: list, uses: dict, n: int) -> RowRegion:
             if any(r is None or id(r) not in members for r in uses.get(id(v), ())):
                 outputs.append(v)
                 combine.append({"rows": None, "same": "first"}.get(kind, kind))
-    return RowRegion(eqns, [k[1] for k in kinds], inputs, outputs, combine, n)
+    return RowRegion(eqns, [k[1] for k in kinds], inputs, outputs, combine, n,
+                     offset=offset if numbered else None)
 
 
 def _rows_rule(ctx, *operands, region):
@@ -2133,16 +2292,45 @@ def _rows_rule(ctx, *operands, region):
 _ROWS = _CodePrimitive("row_region", _rows_rule)
 
 
-def _describe(header: str, eqns: list, inputs: list, outputs: list) -> str:
-    """A region's text for ``as_text``: the header, its equations, its results."""
-    names: dict = {}
+def _row_index_impl(offset, *, dtype, shape):
+    """The numbers of the rows ``offset, offset + 1, ...`` of a chunk of ``shape``."""
+    return np.arange(offset, offset + shape[0], dtype=dtype)
+
+
+def _row_index_rule(ctx, offset, *, dtype, shape):
+    return f"{ctx.xp}.arange({offset}, {offset} + {shape[0]}, dtype={ctx.bind(dtype, 'dt')})"
+
+
+def _local_rows(positions):
+    """``positions`` (shape ``(rows, ..., k)``) whose first column holds its rows' numbers
+    (in the whole program), with that column numbering this chunk's rows from 0."""
+    xp = backend.array_module(positions)
+    rows = positions.shape[0]
+    numbers = xp.arange(rows, dtype=positions.dtype).reshape(
+        (rows,) + (1,) * (positions.ndim - 1))
+    return xp.concatenate([xp.broadcast_to(numbers, positions.shape[:-1] + (1,)),
+                           positions[..., 1:]], axis=-1)
+
+
+_ROW_INDEX = _CodePrimitive("row_index", _row_index_rule, multiple_results=False,
+                            impl=_row_index_impl)
+_LOCAL_ROWS = _CodePrimitive(
+    "local_rows", lambda ctx, positions: f"{ctx.bind(_local_rows, 'local_rows')}({positions})",
+    multiple_results=False, impl=_local_rows)
+
+
+def _describe(header: str, eqns: list, inputs: list, outputs: list,
+              offset: Var | None = None) -> str:
+    """A region's text for ``as_text``: the header, its equations, its results
+    (``offset``: the variable holding a chunk's first row's number)."""
+    names: dict = {} if offset is None else {id(offset): "first_row"}
 
     def name(x):
         if type(x) is Literal and not np.ndim(x.val):
             return repr(x.val)
         if type(x) is Literal and id(x) not in names:
             return f"<a constant of shape {x.aval.shape}>"
-        return names.setdefault(id(x), f"a{len(names)}")
+        return names.setdefault(id(x), f"a{len(names) - (offset is not None)}")
 
     ins = [name(x) for x in inputs]
     lines = [f"{header}, inputs ({', '.join(ins)})"]
@@ -2165,27 +2353,29 @@ class RowRegion:
     program reads; ``combine``: for each output, None (rowed: one chunk of rows per task)
     or how the tasks' partials combine (``"sum"``, ``"max"``, ``"min"``; ``"first"``: each
     task gives all of it, the first is taken); ``n``: the row
-    count.  With no dask input at all the region is evaluated at once."""
+    count; ``offset``: a variable (int64, 0-d) the equations read as the number of a
+    chunk's first row, or None.  With no dask input at all the region is evaluated at
+    once."""
 
-    __slots__ = ("eqns", "sized", "inputs", "outputs", "combine", "n", "token", "source",
-                 "_programs")
+    __slots__ = ("eqns", "sized", "inputs", "outputs", "combine", "n", "offset", "token",
+                 "source", "_programs")
 
     def __init__(self, eqns: list, sized: list, inputs: list, outputs: list, combine: list,
-                 n: int, token: str | None = None):
+                 n: int, token: str | None = None, offset: Var | None = None):
         import uuid
         self.eqns, self.sized, self.inputs, self.outputs = eqns, sized, inputs, outputs
-        self.combine, self.n = combine, n
+        self.combine, self.n, self.offset = combine, n, offset
         self.token = token or uuid.uuid4().hex
         self._programs: dict = {}  # library -> the equations as a program of their own
         parts = sum(c is not None for c in combine)
         self.source = _describe(
             f"a row region: one blockwise task per chunk of the {n} rows"
             + (f", {parts} result{'s' * (parts > 1)} combined over the chunks" if parts
-               else ""), eqns, inputs, outputs)
+               else ""), eqns, inputs, outputs, offset)
 
     def __reduce__(self):  # to the workers of a cluster
         return (RowRegion, (self.eqns, self.sized, self.inputs, self.outputs, self.combine,
-                            self.n, self.token))
+                            self.n, self.token, self.offset))
 
     def __dask_tokenize__(self):
         return ("functrans-row-region", self.token)
@@ -2196,6 +2386,14 @@ class RowRegion:
     def _rowed_inputs(self) -> list:
         return [rowed(x.aval, self.n) for x in self.inputs]
 
+    def _parameters(self) -> list:
+        """The variables the equations read from outside: the inputs, then the offset."""
+        return list(self.inputs) + ([self.offset] if self.offset is not None else [])
+
+    def _whole(self, args) -> tuple:
+        """``args`` for the whole rows at once: their first row is row 0."""
+        return tuple(args) + ((0,) if self.offset is not None else ())
+
     def _as_program(self, args) -> tuple:
         """The equations compiled as a program of their own, without row regions (one dask
         call per equation, elementwise regions as ``DaskRegion``s), called on ``args``:
@@ -2203,10 +2401,10 @@ class RowRegion:
         library = backend.library_of(*args)
         program = self._programs.get(library)
         if program is None:
-            jaxpr = Jaxpr([], list(self.inputs), list(self.eqns), list(self.outputs))
+            jaxpr = Jaxpr([], self._parameters(), list(self.eqns), list(self.outputs))
             program = self._programs[library] = _generate(
                 jaxpr, library, "row_region", False, _fusion_target(library), rows=False)
-        return tuple(program(*args))
+        return tuple(program(*self._whole(args)))
 
     def _retyped(self, rows: int) -> Jaxpr:
         """The region's equations as a jaxpr over chunks of ``rows`` rows: rowed variables
@@ -2224,15 +2422,16 @@ class RowRegion:
                 v = mapping[id(x)] = Var(aval)
             return v
 
-        ins = [var(x) for x in self.inputs]
+        ins = [var(x) for x in self._parameters()]
         eqns = [JaxprEqn(e.primitive, [var(x) for x in e.invars],
                          _sized_params(e.params, sized, rows), [var(v) for v in e.outvars])
                 for e, sized in zip(self.eqns, self.sized)]
         return Jaxpr([], ins, eqns, [var(v) for v in self.outputs])
 
     def run_chunk(self, blocks, rows: int) -> tuple:
-        """The region on one chunk of ``rows`` rows of each rowed input (the others whole),
-        by its equations compiled for the chunks' library and that row count (once per
+        """The region on one chunk of ``rows`` rows of each rowed input (the others whole;
+        then the chunk's first row's number if the region reads ``offset``), by its
+        equations compiled for the chunks' library and that row count (once per
         process: the tasks of one region share it) or, with ``ROW_CHUNKS_COMPILED`` off,
         one impl call each."""
         if not ROW_CHUNKS_COMPILED:
@@ -2255,15 +2454,20 @@ class RowRegion:
     def evaluate(self, args, rows: int | None = None) -> tuple:
         """The region's equations on ``args`` (whole arrays, lazy or not, for ``rows``
         None; else one chunk of ``rows`` rows of each rowed input, the others whole): its
-        outputs, a chunk's partials (with a leading axis of one) for the combined ones."""
-        env = {id(x): b for x, b in zip(self.inputs, args)}
+        outputs, a chunk's partials (with a leading axis of one) for the combined ones.
+        With ``rows``, ``args`` end with the chunk's first row's number if the region
+        reads ``offset``."""
+        env = {id(x): b for x, b in zip(self._parameters(),
+                                        args if rows is not None else self._whole(args))}
 
         def read(x):
             return x.val if type(x) is Literal and id(x) not in env else env[id(x)]
 
         for eqn, sized in zip(self.eqns, self.sized):
             params = eqn.params if rows is None else _sized_params(eqn.params, sized, rows)
-            out = impl_rules[eqn.primitive](*[read(x) for x in eqn.invars], **params)
+            impl = (impl_rules[eqn.primitive] if type(eqn.primitive) is Primitive
+                    else eqn.primitive.impl)
+            out = impl(*[read(x) for x in eqn.invars], **params)
             if eqn.primitive.multiple_results:
                 env.update(zip(map(id, eqn.outvars), out))
             else:
@@ -2293,13 +2497,14 @@ class RowRegion:
         from dask.array.utils import meta_from_array
         lazy = next(a for a in args if backend.is_lazy(a))
         rowed_inputs = self._rowed_inputs()
-        chunks = None
+        chunks, largest = None, -1
         for a, is_rowed in zip(args, rowed_inputs):
             if is_rowed and backend.is_lazy(a):
                 backend.check_known_chunks(a, "jit")
                 if any(len(c) > 1 for c in a.chunks[1:]):
                     return self._as_program(args)  # split along another axis as well
-                chunks = chunks or a.chunks[0]
+                if a.size > largest:  # the others are brought to the largest's rows
+                    chunks, largest = a.chunks[0], a.size
         if chunks is None:  # no dask input is rowed: the rows are NumPy's or whole dask
             return self._as_program(args)  # arrays broadcast
         letters = (f"x{i}" for i in itertools.count())
@@ -2319,10 +2524,14 @@ class RowRegion:
                 if any(len(c) > 1 for c in a.chunks):
                     a = a.rechunk(tuple((d,) for d in a.shape))
                 pairs += [a, tuple(itertools.islice(letters, a.ndim))]
+        if self.offset is not None:  # each task's first row's number: one per chunk
+            from dask.layers import ArrayValuesDep
+            starts = np.cumsum((0,) + tuple(chunks[:-1]), dtype=np.int64)
+            pairs += [ArrayValuesDep((chunks,), starts), ("rows",)]
         single = len(self.outputs) == 1
         if not single:
             tuples = da.blockwise(functools.partial(_rows_blocks, self), ("rows",), *pairs,
-                                  token="jit-rows", dtype=object,
+                                  token="jit-rows", dtype=object, align_arrays=False,
                                   meta=np.empty((0,), dtype=object))
         results = []
         for j, (v, combine) in enumerate(zip(self.outputs, self.combine)):
@@ -2335,7 +2544,8 @@ class RowRegion:
                           adjust_chunks={"rows": 1} if combine else None)
             if single:  # the task's one result as it is
                 picked = da.blockwise(functools.partial(_rows_block, self), ("rows",) + axes,
-                                      *pairs, token="jit-rows", **layout)
+                                      *pairs, token="jit-rows", align_arrays=False,
+                                      **layout)
             else:
                 picked = da.blockwise(functools.partial(_region_pick, j=j), ("rows",) + axes,
                                       tuples, ("rows",), token="jit-rows-result", **layout)
@@ -2372,6 +2582,8 @@ def _rows_blocks(region: RowRegion, *blocks) -> tuple:
     blocks = tuple(map(_only_block, blocks))
     rows = next(b.shape[0] for b, is_rowed in zip(blocks, region._rowed_inputs())
                 if is_rowed and backend.is_array(b))
+    if region.offset is not None:  # the last block: the chunk's first row's number
+        blocks = blocks[:-1] + (int(blocks[-1]),)
     return region.run_chunk(blocks, rows)
 
 

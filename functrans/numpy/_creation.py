@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from functrans import backend, lax
+from functrans import backend, core, lax
 from functrans.array_types import user_result
 from functrans.core import Tracer, get_aval
 from functrans.numpy._devices import device_context, like_for_device, move_to_device
@@ -159,11 +159,21 @@ def arange(start, stop=None, step=None, dtype=None, *, like=None, device=None):
     array([1, 3, 5])
     """
     like = like_for_device("arange", device, like)
+    if (stop is None and step is None and like is None and device is None
+            and _is_int(start) and not isinstance(core.dynamic_trace(), core.EvalTrace)):
+        # Staged (jit, make_jaxpr): an iota, as JAX's arange(n), not a constant of n
+        # elements (on dask, each task computes its own chunk's rows of it).
+        dtype = np.dtype(dtype) if dtype is not None else backend.arange(0).dtype
+        return lax.iota(dtype, max(int(start), 0))
     with device_context(device):
         if stop is None:
             start, stop = 0, start
         args = (start, stop) if step is None else (start, stop, step)
         return user_result(backend.arange(*args, dtype=dtype, like=like))
+
+
+def _is_int(x) -> bool:
+    return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
 
 
 def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = False,

@@ -97,6 +97,16 @@ def _convert_kernel(operands, in_dtypes, out_dtype, *, new_dtype, weak_type):
 
 
 codegen.deflowering(convert_element_type_p, _convert_lowering, kernel=_convert_kernel)
+def _convert_numbers(n, in_avals, out_aval, facts, *, new_dtype, weak_type):
+    # row numbers stay what they are in an integer type that holds them all
+    kind = np.dtype(new_dtype).kind
+    if kind in "iu" and np.iinfo(new_dtype).max >= n - 1 and (
+            facts[0] == codegen.ROW_NUMBERS or isinstance(facts[0], frozenset)):
+        return facts[0]
+    return None
+
+
+codegen.deflowering(convert_element_type_p, numbers=_convert_numbers)
 codegen.deflowering(convert_element_type_p, simplify=(
     lambda operands, out_aval, *, new_dtype, weak_type:
     0 if type(operands[0]) is not core.Literal and operands[0].aval.dtype == new_dtype else None))
@@ -162,7 +172,8 @@ abstract_eval_rules[zeros_like_p] = lambda aval, *, shape, dtype, weak_type: Sha
 ad.defjvp_zero(zeros_like_p)
 transpose.deftranspose(zeros_like_p, lambda ct, x, **params: [None])
 batching.batching_rules[zeros_like_p] = _zeros_like_batch
-# on chunks of rows (codegen's "Row regions"): a chunk's zeros, beside a chunk of the operand
+# on chunks of rows (codegen's "Row regions"): a chunk's zeros, beside a chunk of the
+# operand; zeros of another shape, the same in every chunk
 codegen.deflowering(zeros_like_p, rows=lambda n, in_avals, out_aval, **params: (
-    ("rows", ("shape",)) if codegen.rowed(in_avals[0], n) and codegen.rowed(out_aval, n)
-    else None))
+    ("same", ()) if not codegen.rowed(out_aval, n)
+    else ("rows", ("shape",)) if codegen.rowed(in_avals[0], n) else None))

@@ -1022,6 +1022,27 @@ codegen.deflowering(integer_pow_p, _integer_pow_lowering, kernel=_integer_pow_ke
 codegen.deflowering(div_p, kernel=codegen.scalar_kernel("({} / {})"))
 codegen.deflowering(logistic_p, kernel=_logistic_kernel)
 codegen.deflowering(select_p, kernel=_select_kernel)
+
+
+# -- facts about row numbers (codegen's "Row regions"): the wrap of negative positions ----
+# that indexing writes, ``select(i < 0, i + size, i)``, leaves row numbers as they are
+
+
+def _lt_numbers(n, in_avals, out_aval, facts):
+    bound = facts[1]
+    never = (facts[0] == codegen.ROW_NUMBERS and isinstance(bound, (int, float, np.number))
+             and not isinstance(bound, (bool, np.bool_)) and bound <= 0)
+    return codegen.NEVER if never and in_avals[0].shape == out_aval.shape else None
+
+
+def _select_numbers(n, in_avals, out_aval, facts):
+    on_false = in_avals[2]
+    return (facts[2] if facts[0] == codegen.NEVER and on_false.shape == out_aval.shape
+            and on_false.dtype == out_aval.dtype else None)
+
+
+codegen.deflowering(lt_p, numbers=_lt_numbers)
+codegen.deflowering(select_p, numbers=_select_numbers)
 codegen.deflowering(logistic_p, lambda ctx, x: "({h} * ({one} + {xp}.tanh({x} * {h})))".format(
     h=ctx.constant(0.5, ctx.out_avals[0].dtype), one=ctx.constant(1, ctx.out_avals[0].dtype),
     xp=ctx.xp, x=x))

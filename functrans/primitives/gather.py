@@ -86,8 +86,23 @@ ad.defjvp_zero(iota_p)
 transpose.deftranspose(iota_p, lambda ct, like, **params: [None])
 batching.batching_rules[iota_p] = lambda vals, dims, **params: (
     iota_p.bind(vals[0], **params), not_mapped)
-# on chunks of rows (codegen's "Row regions"): the same values placed beside every chunk
-codegen.deflowering(iota_p, rows=lambda n, in_avals, out_aval, **params: ("same", ()))
+# On chunks of rows (codegen's "Row regions"): an integer iota over the rows is the rows'
+# numbers, which a chunk computes from its first row's; any other is the same values
+# placed beside every chunk.
+
+
+def _iota_numbered(n, out_aval) -> bool:
+    dtype = np.dtype(out_aval.dtype)
+    return (codegen.rowed(out_aval, n) and dtype.kind in "iu"
+            and np.iinfo(dtype).max >= n - 1)
+
+
+codegen.deflowering(
+    iota_p,
+    rows=lambda n, in_avals, out_aval, **params: (
+        ("row_index", ()) if _iota_numbered(n, out_aval) else ("same", ())),
+    numbers=lambda n, in_avals, out_aval, facts, **params: (
+        codegen.ROW_NUMBERS if _iota_numbered(n, out_aval) else None))
 
 
 # -- modes -------------------------------------------------------------------------------
@@ -414,6 +429,9 @@ codegen.deflowering(scatter_add_p, scatter="add")  # jit's fusion: one loop
 scatter_mul_p = _scatter_primitive("scatter_mul", "multiply")
 scatter_min_p = _scatter_primitive("scatter_min", "minimum")
 scatter_max_p = _scatter_primitive("scatter_max", "maximum")
+# on chunks of rows (codegen's "Row regions"): positions in indices' last axis
+for _p in (gather_p, scatter_p, scatter_add_p, scatter_mul_p, scatter_min_p, scatter_max_p):
+    codegen.deflowering(_p, positions=1)
 
 
 def scatter(operand, indices, updates, *, mode=None):

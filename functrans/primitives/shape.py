@@ -488,10 +488,41 @@ def _keeps_axis_zero(of_result: bool):
     return rule
 
 
-codegen.deflowering(broadcast_in_dim_p, rows=_broadcast_in_dim_rows)
-codegen.deflowering(reshape_p, rows=_reshape_rows)
-codegen.deflowering(squeeze_p, rows=_keeps_axis_zero(of_result=False))
-codegen.deflowering(expand_dims_p, rows=_keeps_axis_zero(of_result=True))
+def _broadcast_in_dim_numbers(n, in_avals, out_aval, facts, *, shape, broadcast_dimensions):
+    # the operand's rows are the result's; its last axis may be the result's
+    operand = in_avals[0]
+    if facts[0] is None or not operand.shape or broadcast_dimensions[0] != 0:
+        return None
+    last = broadcast_dimensions[-1] == len(shape) - 1 and operand.shape[-1] == shape[-1]
+    return codegen.numbers_kept(facts[0], operand, out_aval, n, last)
+
+
+def _reshape_numbers(n, in_avals, out_aval, facts, *, new_sizes):
+    # rows of the same length: each row's elements stay in it, in order
+    operand = in_avals[0]
+    last = (len(operand.shape) >= 2 and len(out_aval.shape) >= 2
+            and operand.shape[-1] == out_aval.shape[-1])
+    return codegen.numbers_kept(facts[0], operand, out_aval, n, last)
+
+
+def _axes_numbers(of_result: bool):
+    # squeeze and expand_dims of other axes than the first (and maybe than the last)
+    def rule(n, in_avals, out_aval, facts, *, dimensions):
+        aval = out_aval if of_result else in_avals[0]
+        if facts[0] is None or not aval.shape or codegen.along(0, dimensions, aval):
+            return None
+        last = not codegen.along(len(aval.shape) - 1, dimensions, aval)
+        return codegen.numbers_kept(facts[0], in_avals[0], out_aval, n, last)
+    return rule
+
+
+codegen.deflowering(broadcast_in_dim_p, rows=_broadcast_in_dim_rows,
+                    numbers=_broadcast_in_dim_numbers)
+codegen.deflowering(reshape_p, rows=_reshape_rows, numbers=_reshape_numbers)
+codegen.deflowering(squeeze_p, rows=_keeps_axis_zero(of_result=False),
+                    numbers=_axes_numbers(of_result=False))
+codegen.deflowering(expand_dims_p, rows=_keeps_axis_zero(of_result=True),
+                    numbers=_axes_numbers(of_result=True))
 codegen.deflowering(transpose_p, rows=lambda n, in_avals, out_aval, *, permutation: (
     ("rows", ()) if codegen.rowed(in_avals[0], n) and permutation[0] == 0 else None))
 codegen.deflowering(reduce_sum_p, rows=codegen.rows_reduction("sum"))

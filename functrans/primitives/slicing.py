@@ -259,7 +259,23 @@ def _concatenate_batch(vals, dims, *, dimension):
 
 
 impl_rules[concatenate_p] = _concatenate_impl
-codegen.deflowering(concatenate_p, rows=_concatenate_rows)
+def _concatenate_numbers(n, in_avals, out_aval, facts, *, dimension):
+    # the operands' facts side by side: along the last axis, the columns they number
+    if all(f is None for f in facts) or _concatenate_rows(
+            n, in_avals, out_aval, dimension=dimension) is None:
+        return None
+    if all(f == codegen.ROW_NUMBERS for f in facts):
+        return codegen.ROW_NUMBERS
+    if dimension % len(out_aval.shape) != len(out_aval.shape) - 1:
+        return None
+    columns, offset = set(), 0
+    for aval, fact in zip(in_avals, facts):
+        columns.update(offset + c for c in codegen.row_columns(fact, aval))
+        offset += aval.shape[-1]
+    return frozenset(columns) or None
+
+
+codegen.deflowering(concatenate_p, rows=_concatenate_rows, numbers=_concatenate_numbers)
 abstract_eval_rules[concatenate_p] = _concatenate_abstract_eval
 transpose.deflinear(concatenate_p, _concatenate_transpose)
 batching.batching_rules[concatenate_p] = _concatenate_batch
