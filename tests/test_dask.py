@@ -333,6 +333,40 @@ def test_per_example_gradients_of_an_embedding_stay_chunked():
     np.testing.assert_allclose(got_g, loop.mean(0), rtol=1e-12, atol=1e-12)
 
 
+class TaskBytes(Callback):
+    """The bytes of all the arrays the tasks run inside the ``with`` block give (tuples of
+    arrays counted by their items)."""
+
+    def __init__(self):
+        super().__init__()
+        self.total = 0
+
+    def _posttask(self, key, result, dsk, state, worker_id):
+        parts = result if type(result) is tuple else (result,)
+        self.total += sum(getattr(p, "nbytes", 0) for p in parts)
+
+
+@pytest.mark.parametrize("name", ["scatter_add", "scatter_max"])
+def test_scatter_partials_are_as_small_as_what_they_hold(name):
+    """Every pair of an updates chunk and an operand chunk is a partial, but one holds only
+    the updates that land in its operand chunk: updates at each row's own number (the
+    gradient of ``logp[arange(N), labels]``) land in one chunk each, and the tasks in all
+    make a few times the operand's bytes, not a copy of it per chunk of updates."""
+    rng = np.random.default_rng(9)
+    chunks, rows = 20, 500
+    n = chunks * rows
+    labels = rng.integers(0, 3, n)
+    positions = np.stack([np.arange(n), labels], axis=1)
+    updates, operand = rng.standard_normal(n), rng.standard_normal((n, 3))
+    fun = getattr(ft.lax, name)
+    got = fun(da.from_array(operand, chunks=(rows, 3)), da.from_array(positions, chunks=rows),
+              da.from_array(updates, chunks=rows))
+    with TaskBytes() as produced:
+        values = got.compute()
+    np.testing.assert_allclose(values, fun(operand, positions, updates), rtol=1e-14)
+    assert produced.total < 6 * operand.nbytes, (produced.total, operand.nbytes)
+
+
 SCATTERS = ["scatter", "scatter_add", "scatter_mul", "scatter_min", "scatter_max"]
 
 

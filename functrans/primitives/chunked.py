@@ -13,11 +13,11 @@ anything is computed.
 The gather and the scatters need no gathering when their positions are lazy or their
 operand is split along the indexed axes: ``PER_CHUNK`` plans them chunk by chunk.  A
 scatter computes, for every pair of an updates chunk and an operand chunk, the updates
-whose positions fall in that operand chunk combined into the operation's identity (a
-*partial* of one chunk), and combines the partials of each operand chunk with dask's tree
-reduction (sum, product, minimum, maximum) and then with the operand; ``scatter`` (the
-last write wins) folds the updates chunks into each operand chunk in row-major order
-instead.  A gather reads, for every pair of a chunk of positions and an operand chunk, the
+whose positions fall in that operand chunk (a *partial*, kept sparse: those positions and
+values), merges the partials of each operand chunk in a tree of tasks (sparse while that
+is smaller than the chunk, else combined into the operation's identity) and combines the
+result with the operand (sum, product, minimum, maximum); ``scatter`` (the last write
+wins) folds the updates chunks into each operand chunk in row-major order instead.  A gather reads, for every pair of a chunk of positions and an operand chunk, the
 positions that fall in that operand chunk, and assembles each chunk of its result from
 those reads.  Every task holds about one chunk of each operand.  ``dynamic_slice`` and
 ``dynamic_update_slice`` at lazy starts are planned the same way: each task pairs a chunk
@@ -168,18 +168,54 @@ def _inside(positions, shape: tuple):
     return inside
 
 
-def _scatter_partial(op, identity, indices, updates, starts, dims, clip, shape, dtype):
+def _scatter_partial(indices, updates, starts, dims, clip, shape):
     """One partial: the updates of one chunk whose positions fall in one operand chunk (of
-    ``shape``, starting at ``starts``), combined into ``identity`` by ``op`` (in place: the
-    buffer is the task's own); a leading axis of one for the reduction over the updates
-    chunks."""
+    ``shape``, starting at ``starts``), kept sparse: their positions in that chunk (one
+    row of ``k`` each) and their values (most pairs of chunks meet no update)."""
     xp = backend.array_module(updates)
-    acc = xp.full(shape, identity, dtype=dtype)
     positions = _shifted(indices, starts, dims, clip)
-    index = tuple(xp.clip(positions[..., j], 0, shape[j] - 1)
-                  for j in range(positions.shape[-1]))
-    backend.scatter_apply(op, acc, index, updates, keep=_inside(positions, shape))
-    return acc[None]
+    k, nb = positions.shape[-1], positions.ndim - 1
+    where = xp.nonzero(_inside(positions, shape).reshape(-1))[0]
+    values = xp.reshape(updates, (-1,) + tuple(updates.shape[nb:]))
+    return positions.reshape(-1, k)[where], values[where]
+
+
+def _scatter_merge(op, identity, shape, dtype, *parts):
+    """Partials of one operand chunk (of ``shape``) combined by ``op``: sparse (positions
+    and values side by side) while that is smaller than the chunk, else the chunk's
+    combination into ``identity``."""
+    sparse = [p for p in parts if type(p) is tuple]
+    dense = [p for p in parts if type(p) is not tuple]
+    entries = sum(p[1].size for p in sparse) + sum(p[0].size for p in sparse)
+    like = (sparse[0][1] if sparse else dense[0])
+    xp = backend.array_module(like)
+    if not dense and entries <= math.prod(shape):
+        if len(sparse) == 1:
+            return sparse[0]
+        return (xp.concatenate([p[0] for p in sparse]),
+                xp.concatenate([p[1] for p in sparse]))
+    acc = xp.array(dense[0], copy=True) if dense else xp.full(shape, identity, dtype=dtype)
+    ufunc = getattr(xp, _COMBINE[op])
+    for d in dense[1:]:
+        ufunc(acc, d, out=acc)
+    for positions, values in sparse:
+        if len(positions):
+            backend.scatter_apply(op, acc, tuple(positions[:, j]
+                                                 for j in range(positions.shape[1])), values)
+    return acc
+
+
+def _scatter_combine(op, block, merged):
+    """The operand chunk ``block`` with its merged partial combined in by ``op``."""
+    xp = backend.array_module(block)
+    if type(merged) is not tuple:
+        return getattr(xp, _COMBINE[op])(block, merged)
+    out = xp.array(block, copy=True)
+    positions, values = merged
+    if len(positions):
+        backend.scatter_apply(op, out, tuple(positions[:, j]
+                                             for j in range(positions.shape[1])), values)
+    return out
 
 
 def _scatter_step(scatter, acc, indices, updates, starts, dims, clip):
@@ -239,16 +275,17 @@ def _align(indices, updates, nb: int, operand_rest_chunks: tuple, ordered: bool)
     return indices, updates
 
 
-#: a scatter's operation -> (the identity of its partials, dask's reduction over them,
-#: how the reduced partials combine with the operand); ``scatter`` (set) folds instead
-_REDUCIBLE = {
-    "add": (lambda dtype: 0, "sum", np.add),
-    "multiply": (lambda dtype: 1, "prod", np.multiply),
-    "minimum": (lambda dtype: np.inf if dtype.kind == "f" else np.iinfo(dtype).max, "min",
-                np.minimum),
-    "maximum": (lambda dtype: -np.inf if dtype.kind == "f" else np.iinfo(dtype).min, "max",
-                np.maximum),
+#: a scatter's operation -> the identity of its partials; ``scatter`` (set) folds instead
+_IDENTITY = {
+    "add": lambda dtype: 0,
+    "multiply": lambda dtype: 1,
+    "minimum": lambda dtype: np.inf if dtype.kind == "f" else np.iinfo(dtype).max,
+    "maximum": lambda dtype: -np.inf if dtype.kind == "f" else np.iinfo(dtype).min,
 }
+#: ... and the ufunc combining two of them (and the result with the operand)
+_COMBINE = {"add": "add", "multiply": "multiply", "minimum": "minimum", "maximum": "maximum"}
+#: partials merged by one task
+MERGE_EVERY = 8
 
 
 def _scatter_per_chunk(prim: Primitive, impl: Callable) -> Callable:
@@ -296,21 +333,29 @@ def _scatter_per_chunk(prim: Primitive, impl: Callable) -> Callable:
                                                     dependencies=[operand, indices, updates])
             return da.Array(graph, name, chunks=operand.chunks, dtype=dtype,
                             meta=operand._meta)
-        identity, reduction, combine = _REDUCIBLE[op]
-        name = f"{prim.name}-partial-{token}"
-        partial = functools.partial(_scatter_partial, op, identity(dtype))
-        for u, b in enumerate(batch_blocks):
-            for o in _blocks(operand.numblocks):
+        name = f"{prim.name}-{token}"
+        merge = functools.partial(_scatter_merge, op, _IDENTITY[op](dtype))
+        for o in _blocks(operand.numblocks):
+            block = tuple(operand.chunks[d][o[d]] for d in range(operand.ndim))
+            level = []
+            for u, b in enumerate(batch_blocks):
                 ix, up, start = keys(b, o)
-                block = tuple(operand.chunks[d][o[d]] for d in range(operand.ndim))
-                key = (name, u, *o)
-                dsk[key] = (partial, ix, up, start, dims, clip, block, dtype)
-        graph = HighLevelGraph.from_collections(name, dsk, dependencies=[indices, updates])
-        partials = da.Array(graph, name, chunks=((1,) * len(batch_blocks),) + operand.chunks,
-                            dtype=dtype, meta=operand._meta)
-        reduced = getattr(partials, reduction)(axis=0, **(
-            {"dtype": dtype} if reduction in ("sum", "prod") else {}))
-        return combine(operand, reduced)
+                key = (f"{name}-partial", u, *o)
+                dsk[key] = (_scatter_partial, ix, up, start, dims, clip, block)
+                level.append(key)
+            depth = 0
+            while len(level) > 1:  # a tree: each task merges a few partials
+                depth += 1
+                merged = []
+                for i in range(0, len(level), MERGE_EVERY):
+                    key = (f"{name}-merge", depth, i, *o)
+                    dsk[key] = (merge, block, dtype, *level[i:i + MERGE_EVERY])
+                    merged.append(key)
+                level = merged
+            dsk[(name, *o)] = (_scatter_combine, op, (operand.name, *o), level[0])
+        graph = HighLevelGraph.from_collections(name, dsk,
+                                                dependencies=[operand, indices, updates])
+        return da.Array(graph, name, chunks=operand.chunks, dtype=dtype, meta=operand._meta)
     return plan
 
 
