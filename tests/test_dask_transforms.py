@@ -823,3 +823,75 @@ def test_a_program_over_rows_is_one_row_region(row_data, fn):
     lazy_then_numpy(ft.jit(fn), (params["w"],) + lazy, (params["w"],) + host)
     text = ft.jit(fn).lower(params["w"], *lazy).as_text()
     assert text.count("a row region") == 1 and "a dask region" not in text, text
+
+
+# ------------------------------------------------------------------------------------------
+# Row regions: seeded random programs of picks by row numbers, against NumPy
+# ------------------------------------------------------------------------------------------
+
+
+def row_numbers_of(n, kind):
+    r = fnp.arange(n)
+    return {"own": r, "own_int32": r.astype(np.int32), "shifted": (r + 1) % n,
+            "reversed": n - 1 - r, "halved": r // 2, "negative": r - n}[kind]
+
+
+def random_pick_program(seed: int):
+    """A loss over rows of one to three picks, each by the rows' own numbers or by other
+    positions (shifted, reversed, halved rows; negative numbers that indexing wraps), in
+    one of six forms (indexing, take_along_axis, .at add and max, a vmapped pick, where),
+    ending in a sum, a rowed result, or both."""
+    rng = np.random.default_rng(seed)
+    kinds = ["own", "own", "own_int32", "shifted", "reversed", "halved", "negative"]
+    forms = ["index", "take_along", "at_add", "at_max", "vmap_pick", "where_index"]
+    chosen = [(rng.choice(forms), rng.choice(kinds)) for _ in range(rng.integers(1, 4))]
+    tail = rng.choice(["sum", "rows", "both"])
+
+    def f(W, X, y):
+        n = X.shape[0]
+        A = ft.nn.log_softmax(X @ W)
+        labels = (fnp.abs(y) * 7).astype(np.int64) % W.shape[1]
+        out = fnp.tanh(X[:, 0])
+        for form, kind in chosen:
+            r = row_numbers_of(n, kind)
+            if form == "index":
+                v = A[r, labels]
+            elif form == "take_along":
+                v = fnp.take_along_axis(A, labels[:, None], axis=1)[:, 0] * (r % 3)
+            elif form == "at_add":
+                v = fnp.zeros_like(A).at[r, labels].add(out)[:, 0] + A[:, 1]
+            elif form == "at_max":
+                v = A.at[r, labels].max(out)[:, -1]
+            elif form == "vmap_pick":
+                v = ft.vmap(lambda a, i: a[i])(A, labels) + r
+            else:
+                v = fnp.where(labels > 0, A[r, 0], A[r, labels])
+            out = out * 0.5 + v
+        if tail == "sum":
+            return fnp.sum(out ** 2)
+        return out if tail == "rows" else (fnp.mean(out), out * X[:, 1])
+    return f, f"{chosen} -> {tail}"
+
+
+def test_random_programs_of_picks_by_row_numbers_match_numpy():
+    """Which gathers and scatters join a row region is decided by facts about the rows'
+    numbers; a wrong fact is a wrong answer.  Seeded random programs mixing picks at the
+    rows' own numbers with picks elsewhere, and their gradients: jit on dask (uneven
+    chunks) against the same on NumPy."""
+    rng = np.random.default_rng(21)
+    Xh, yh, Wh = rng.standard_normal((70, 4)), rng.standard_normal(70), rng.standard_normal((4, 3))
+    X, y = da.from_array(Xh, chunks=((20, 25, 25), 4)), da.from_array(yh, chunks=35)
+    local = 0
+    for seed in range(24):
+        f, desc = random_pick_program(seed)
+        got = dask.compute(ft.jit(f)(Wh, X, y))[0]
+        for g, w in zip(ft.tree_util.tree_leaves(got), ft.tree_util.tree_leaves(f(Wh, Xh, yh))):
+            np.testing.assert_allclose(g, w, rtol=1e-11, atol=1e-12, err_msg=desc)
+
+        def loss(W, X, y, f=f):
+            return fnp.sum(ft.tree_util.tree_leaves(f(W, X, y))[0])
+        np.testing.assert_allclose(ft.jit(ft.grad(loss))(Wh, X, y).compute(),
+                                   ft.grad(loss)(Wh, Xh, yh), rtol=1e-10, atol=1e-12,
+                                   err_msg=desc)
+        local += "local_rows" in ft.jit(ft.grad(loss)).lower(Wh, X, y).as_text()
+    assert local >= 8, local  # the programs do exercise picks inside row regions

@@ -2525,9 +2525,7 @@ class RowRegion:
                     a = a.rechunk(tuple((d,) for d in a.shape))
                 pairs += [a, tuple(itertools.islice(letters, a.ndim))]
         if self.offset is not None:  # each task's first row's number: one per chunk
-            from dask.layers import ArrayValuesDep
-            starts = np.cumsum((0,) + tuple(chunks[:-1]), dtype=np.int64)
-            pairs += [ArrayValuesDep((chunks,), starts), ("rows",)]
+            pairs += [_first_rows(chunks), ("rows",)]
         single = len(self.outputs) == 1
         if not single:
             tuples = da.blockwise(functools.partial(_rows_blocks, self), ("rows",), *pairs,
@@ -2559,6 +2557,28 @@ class RowRegion:
                 picked = picked[0]
             results.append(picked)
         return tuple(results)
+
+
+def _first_rows(chunks: tuple):
+    """For the region's ``blockwise`` call, beside its inputs: the number (an int) of each
+    chunk's first row, one per chunk of rows.  Newer dask puts it into each
+    task (``ArrayValuesDep``); before, a dask array of one block per chunk holds them
+    (``blockwise`` pairs blocks by position, ``align_arrays=False``)."""
+    import dask.array as da
+    from dask.base import tokenize
+    from dask.highlevelgraph import HighLevelGraph
+    starts = [int(s) for s in np.cumsum((0,) + tuple(chunks[:-1]))]
+    try:
+        from dask.layers import ArrayValuesDep
+    except ImportError:
+        pass
+    else:
+        return ArrayValuesDep((tuple(chunks),), np.asarray(starts, dtype=object))
+    name = f"jit-rows-first-{tokenize(chunks)}"
+    graph: dict = {(name, i): s for i, s in enumerate(starts)}
+    return da.Array(HighLevelGraph.from_collections(name, graph, dependencies=()), name,
+                    chunks=((1,) * len(chunks),), dtype=np.int64,
+                    meta=np.empty((0,), np.int64))
 
 
 #: (region token, row count, library) -> the region's equations compiled for such chunks

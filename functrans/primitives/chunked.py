@@ -352,7 +352,8 @@ def _scatter_per_chunk(prim: Primitive, impl: Callable) -> Callable:
                     dsk[key] = (merge, block, dtype, *level[i:i + MERGE_EVERY])
                     merged.append(key)
                 level = merged
-            dsk[(name, *o)] = (_scatter_combine, op, (operand.name, *o), level[0])
+            key = (name, *o)
+            dsk[key] = (_scatter_combine, op, (operand.name, *o), level[0])
         graph = HighLevelGraph.from_collections(name, dsk,
                                                 dependencies=[operand, indices, updates])
         return da.Array(graph, name, chunks=operand.chunks, dtype=dtype, meta=operand._meta)
