@@ -33,7 +33,8 @@ __all__ = [
     "ShapedArray", "ShapeDtypeStruct", "Primitive", "Trace", "Tracer", "get_aval",
     "Var", "Literal", "JaxprEqn", "Jaxpr", "ClosedJaxpr", "check_jaxpr", "float0",
     "ConcretizationTypeError", "UnexpectedTracerError", "TracerArrayConversionError",
-    "EvalTrace", "eval_jaxpr", "primitive_by_name", "computing_internally",
+    "EvalTrace", "eval_jaxpr", "primitive_by_name", "computing_internally", "RuleCounter",
+    "handed_to_caller",
     "running_user_code", "has_effects", "eqn_has_effects", "binding_has_effects",
 ]
 
@@ -318,15 +319,29 @@ def abstract_eval_out_avals(prim: Primitive, avals, params) -> list[ShapedArray]
 # ------------------------------------------------------------------------------------------
 
 
-class Trace:
-    """One active transform.  ``level`` is its position in the thread's trace stack."""
+class RuleCounter:
+    """``internal`` > 0 while the library computes for itself: a transform's rules (each
+    trace counts around the rules it runs) or its own top-level work
+    (``computing_internally``).  One per thread, shared by its traces (a plain object:
+    read and written around every rule)."""
 
-    __slots__ = ("level", "__weakref__")
+    __slots__ = ("internal",)
+
+    def __init__(self):
+        self.internal = 0
+
+
+class Trace:
+    """One active transform.  ``level`` is its position in the thread's trace stack;
+    ``counter``, its thread's ``RuleCounter``."""
+
+    __slots__ = ("level", "counter", "__weakref__")
     #: the public transforms built on this trace, for error messages
     transforms = ""
 
-    def __init__(self, level: int):
+    def __init__(self, level: int, counter: RuleCounter | None = None):
         self.level = level
+        self.counter = counter if counter is not None else _state.counter
 
     def process_primitive(self, prim: Primitive, args: Sequence, params: dict):
         raise NotImplementedError
@@ -462,14 +477,11 @@ class Tracer:
 
 class EvalTrace(Trace):
     """The interpreter at the bottom of every stack: applies each primitive's impl rule to
-    concrete values (NumPy, CuPy, Python scalars)."""
+    concrete values (NumPy, CuPy, Python scalars).  Its results are the user's array types
+    (``Array``) when the user's code called the operation, plain backend arrays when the
+    library computes for itself (``RuleCounter``)."""
 
-    # > 0 while the library computes for itself at the top level (``computing_internally``)
-    __slots__ = ("internal",)
-
-    def __init__(self, level: int):
-        super().__init__(level)
-        self.internal = 0
+    __slots__ = ()
 
     def process_primitive(self, prim: Primitive, args: Sequence, params: dict):
         try:
@@ -486,10 +498,12 @@ class EvalTrace(Trace):
         except Exception as error:
             explain_failure(prim, args, params, error)
             raise
-        # The user's own call: results are Arrays (docs/array_api.md); what the library
-        # computes for itself is plain.  A fresh result is memory nobody else holds: the
-        # read-only flag is skipped here (4% of a small operation); Array refuses writes.
-        user_call = len(_state.stack) == 1 and not self.internal
+        # The user's own call, under a transform or not: results are Arrays
+        # (docs/array_api.md); what the library computes for itself (a transform's rules,
+        # its own top-level work) is plain.  A fresh result is memory nobody else holds:
+        # the read-only flag is skipped here (4% of a small operation); Array refuses
+        # writes.
+        user_call = not self.counter.internal
         if user_call and type(out) is np.ndarray:  # the common case first
             return out.view(Array)
         # An operation on Python scalars alone gives a weakly typed value, as it would when
@@ -525,12 +539,23 @@ class _TraceState(threading.local):
     """The interpreter stack of one thread.  Level 0 is plain evaluation."""
 
     def __init__(self):
-        base = self.base = EvalTrace(0)
+        self.counter = RuleCounter()
+        base = self.base = EvalTrace(0, self.counter)
         self.stack: list[Trace] = [base]
         self.dynamic: Trace = base  # the trace that takes operations on constants
 
 
 _state = _TraceState()
+
+
+def handed_to_caller(out):
+    """The result ``out`` of a primitive a transform's trace processed, as user code gets
+    it: values that left the transform (constants: a zero tangent, an unbatched value) in
+    the user's array types, as ``EvalTrace`` gives them; tracers as they are.  A trace
+    calls this when no rule is running (its ``counter.internal`` is 0)."""
+    if type(out) is list:
+        return [o if isinstance(o, Tracer) else user_result(o) for o in out]
+    return out if isinstance(out, Tracer) else user_result(out)
 
 
 class computing_internally:
@@ -541,10 +566,10 @@ class computing_internally:
     __slots__ = ()
 
     def __enter__(self) -> None:
-        _state.base.internal += 1
+        _state.counter.internal += 1
 
     def __exit__(self, exc_type, exc, traceback) -> None:
-        _state.base.internal -= 1
+        _state.counter.internal -= 1
 
 
 class running_user_code:
@@ -555,11 +580,11 @@ class running_user_code:
     __slots__ = ("saved",)
 
     def __enter__(self) -> None:
-        base = _state.base
-        self.saved, base.internal = base.internal, 0
+        counter = _state.counter
+        self.saved, counter.internal = counter.internal, 0
 
     def __exit__(self, exc_type, exc, traceback) -> None:
-        _state.base.internal = self.saved
+        _state.counter.internal = self.saved
 
 
 def trace_stack() -> list[Trace]:

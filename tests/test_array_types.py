@@ -164,3 +164,54 @@ def test_read_only_results_export_through_old_dlpack_as_copies():
     if np.lib.NumpyVersion(np.__version__) >= "2.1.0":  # NumPy 2.0 speaks DLPack < 1.0 only
         assert np.shares_memory(np.from_dlpack(a), a)  # DLPack 1.0 marks it read-only instead
     np.testing.assert_array_equal(np.from_dlpack(a), [0.0, 1.0, 2.0])
+
+
+def at_update_of_constants(x):
+    """JAX's idiom: arrays made inside the function, updated with ``.at``."""
+    seen = []
+    made = [fnp.zeros_like(x), fnp.ones_like(x) * 2.0, fnp.sin(np.ones(x.shape)),
+            fnp.full_like(x, 3.0), fnp.floor(x),
+            fnp.argmax(x) + fnp.zeros(x.shape, dtype=int)]
+    for m in made:
+        seen.append(type(m))
+        with pytest.raises(TypeError, match="immutable"):
+            m[0] = 1  # as in the user's own calls: values, not buffers
+    total = 0.0
+    for m in made:
+        total = total + fnp.sum(m.at[0].set(x[1]) * x)
+    return total, seen
+
+
+TRANSFORMED = {
+    "grad": lambda f, x: ft.grad(lambda x: f(x)[0])(x),
+    "value_and_grad": lambda f, x: ft.value_and_grad(lambda x: f(x)[0])(x)[1],
+    "jvp": lambda f, x: ft.jvp(lambda x: f(x)[0], (x,), (np.ones_like(x),))[1],
+    "vmap": lambda f, x: ft.vmap(lambda x: f(x)[0])(np.stack([x, x + 1.0])),
+    "jacrev": lambda f, x: ft.jacrev(lambda x: f(x)[0])(x),
+    "hessian": lambda f, x: ft.hessian(lambda x: f(x)[0])(x),
+    "linearize": lambda f, x: ft.linearize(lambda x: f(x)[0], x)[1](np.ones_like(x)),
+}
+
+
+@pytest.mark.parametrize("name", TRANSFORMED)
+def test_arrays_made_under_a_transform_are_the_users_arrays(name):
+    """Inside grad, vmap and the others, what the function makes from constants (zeros
+    like an argument, operations on constants, values that carry no derivative) is an
+    Array as in its own calls: ``.at`` works, item assignment refuses; the derivatives
+    are those of the same function without them."""
+    x = np.array([0.3, -0.7, 1.1])
+    seen = []
+
+    def f(x):
+        total, types = at_update_of_constants(x)
+        seen.extend(types)
+        return total, types
+
+    got = TRANSFORMED[name](f, x)
+    constants, values = seen[:4], seen[4:6]  # (vmap batches the last two: tracers)
+    assert constants and all(t is ft.Array for t in constants), seen
+    assert all(t is ft.Array or issubclass(t, ft.core.Tracer) for t in values), seen
+    h = 1e-6  # the same derivative by central differences of the eager function
+    if name in ("grad", "value_and_grad", "jacrev"):
+        want = [(f(x + h * e)[0] - f(x - h * e)[0]) / (2 * h) for e in np.eye(3)]
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-8)

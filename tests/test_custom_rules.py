@@ -1061,6 +1061,36 @@ def test_intermediate_grads_staged_by_make_jaxpr():
     assert_trees_close(f(XS), (2.0 * XS * XS, {"sq": XS}))
 
 
+def test_a_custom_jvp_rule_gets_the_users_array_types():
+    """A custom_jvp rule runs as the user's code: its primals and what it makes from them
+    are Arrays with ``.at``, under grad (the rule run on concrete primals), under vmap and
+    under jacfwd (the rule staged and run by the JVP of the call)."""
+    seen = []
+
+    @ft.custom_jvp
+    def f(x):
+        return fnp.sin(x)
+
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        (x,), (t,) = primals, tangents
+        seen.append((type(x), type(fnp.zeros_like(x))))
+        return f(x), (fnp.cos(x) * t).at[..., 0].set(0.0)
+
+    x = np.array([0.3, 0.5, 0.7])
+    want = np.cos(x)
+    want[0] = 0.0
+    np.testing.assert_allclose(ft.grad(lambda x: fnp.sum(f(x)))(x), want, rtol=1e-15)
+    np.testing.assert_allclose(ft.vmap(ft.grad(lambda x: fnp.sum(f(x))))(np.stack([x, x])),
+                               [want, want], rtol=1e-15)
+    np.testing.assert_allclose(np.diag(ft.jacfwd(f)(x)), want, rtol=1e-15)
+    assert seen, seen
+    for primal, made in seen:  # arrays, or the tracers of an enclosing vmap
+        assert made is ft.Array or issubclass(made, ft.core.Tracer), seen
+        assert primal is ft.Array or issubclass(primal, ft.core.Tracer), seen
+    assert (ft.Array, ft.Array) in seen
+
+
 def test_a_custom_vjp_backward_gets_the_users_array_types():
     """A backward function runs as the user's code: its arrays have ``.at`` (JAX's update
     syntax), on every call, whichever plan reverse mode takes."""

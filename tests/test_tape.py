@@ -86,8 +86,8 @@ def test_what_the_function_sees():
     for _ in range(3):
         np.testing.assert_allclose(ft.grad(f)(x), 2 * np.sin(x) * np.cos(x), rtol=1e-14)
     assert seen["x"] is tape.TapeTracer and issubclass(seen["x"], Tracer)
-    assert seen["argmax"] is not tape.TapeTracer and seen["floor"] is np.ndarray
-    assert seen["stopped"] is np.ndarray
+    # values that carry no derivative leave the tape as the user's arrays, with `.at`
+    assert seen["argmax"] is seen["floor"] is seen["stopped"] is Array
     np.testing.assert_allclose(ft.grad(f)(-x), np.cos(-x), rtol=1e-14)  # the other branch
 
 

@@ -144,10 +144,17 @@ class JVPTrace(Trace):
         except KeyError:
             raise NotImplementedError(f"Differentiation rule for '{prim.name}' not implemented"
                                       ) from None
-        primal_out, tangent_out = rule(primals, tangents, **params)
+        counter = self.counter
+        counter.internal += 1  # the rule's own operations on constants: plain arrays
+        try:
+            primal_out, tangent_out = rule(primals, tangents, **params)
+        finally:
+            counter.internal -= 1
         if prim.multiple_results:
-            return [self.pack(p, t) for p, t in zip(primal_out, tangent_out)]
-        return self.pack(primal_out, tangent_out)
+            out = [self.pack(p, t) for p, t in zip(primal_out, tangent_out)]
+        else:
+            out = self.pack(primal_out, tangent_out)
+        return out if counter.internal else core.handed_to_caller(out)
 
     def pack(self, primal, tangent):
         # A value with a zero tangent leaves the trace: later operations on it are not

@@ -106,17 +106,24 @@ class BatchTrace(Trace):
                 raise NotImplementedError(
                     f"Batching rule for '{prim.name}' not implemented") from None
             rule = functools.partial(named, self)
-        if self.axis_name is None:
-            out, out_dim = rule(vals, dims, **params)
-        else:
-            outer, _running.axis_name = _running.axis_name, self.axis_name
-            try:
+        counter = self.counter
+        counter.internal += 1  # the rule's own operations on constants: plain arrays
+        try:
+            if self.axis_name is None:
                 out, out_dim = rule(vals, dims, **params)
-            finally:
-                _running.axis_name = outer
+            else:
+                outer, _running.axis_name = _running.axis_name, self.axis_name
+                try:
+                    out, out_dim = rule(vals, dims, **params)
+                finally:
+                    _running.axis_name = outer
+        finally:
+            counter.internal -= 1
         if prim.multiple_results:
-            return [self.pack(x, d) for x, d in zip(out, out_dim)]
-        return self.pack(out, out_dim)
+            out = [self.pack(x, d) for x, d in zip(out, out_dim)]
+        else:
+            out = self.pack(out, out_dim)
+        return out if counter.internal else core.handed_to_caller(out)
 
     def pack(self, val, dim):
         return val if dim is not_mapped else BatchTracer(self, val, dim)

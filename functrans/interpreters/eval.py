@@ -8,6 +8,7 @@ from typing import Sequence
 
 import numpy as np
 
+from functrans.array_types import Array
 from functrans.core import EvalTrace, Primitive
 
 
@@ -23,6 +24,8 @@ class RecordingEvalTrace(EvalTrace):
     def process_primitive(self, prim: Primitive, args: Sequence, params: dict):
         out = EvalTrace.process_primitive(self, prim, args, params)
         for x in out if prim.multiple_results else (out,):
+            if type(x) is Array:  # the user's call: a view of the array it made
+                x = x.base
             if type(x) is np.ndarray:
                 for a in args:
                     if a is x:  # an impl may return its input (stop_gradient): not new

@@ -17,6 +17,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from functrans import core
+from functrans.array_types import Array
 from functrans.backend import is_array, memory_owner
 from functrans.core import (ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Primitive, ShapedArray,
                             Trace, Tracer, Var, abstract_eval_rules, get_aval)
@@ -121,7 +122,7 @@ class JaxprTrace(Trace):
 def _callers_mutable_array(x, produced: dict) -> bool:
     """Whether ``x`` is an array whose memory the caller can change: its owner is
     writeable (views of it may be read-only) and was not computed during this call."""
-    if type(x) is not np.ndarray:
+    if type(x) is not np.ndarray and type(x) is not Array:  # (an Array: a NumPy view)
         return is_array(x)  # CuPy: mutable; its arrays are not recorded as produced
     root = memory_owner(x)
     if type(root) is np.ndarray and not root.flags.writeable:

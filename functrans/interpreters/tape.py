@@ -147,13 +147,13 @@ class TapeTrace(Trace):
                 core.explain_failure(prim, values, params, error)
                 raise
         if kind is _CONSTANT:  # to what follows, as under linearize
-            return out
+            return out if self.counter.internal else core.handed_to_caller(out)
         if (type(out) is np.ndarray or type(out) in NUMPY_SCALARS) and (
                 "weak_type" not in params):
             # An operation on a tracer (never weakly typed here) has the type of its
             # result; tests check this against abstract evaluation (test_tape.py).
             if out.dtype.kind not in "fc":
-                return out
+                return out if self.counter.internal else core.handed_to_caller(out)
             var = Var(get_aval(out))
             self.nbytes += out.nbytes
         else:
@@ -163,10 +163,11 @@ class TapeTrace(Trace):
                 self.eqns.append(JaxprEqn(prim, atoms, params, outvars))
                 self.values.extend(out)
                 self.nbytes += sum(_nbytes(o) for o in out)
-                return [TapeTracer(self, o, v) if v.aval.dtype.kind in "fc" else o
+                outs = [TapeTracer(self, o, v) if v.aval.dtype.kind in "fc" else o
                         for o, v in zip(out, outvars)]
+                return outs if self.counter.internal else core.handed_to_caller(outs)
             if aval.dtype.kind not in "fc":
-                return out
+                return out if self.counter.internal else core.handed_to_caller(out)
             var = Var(aval)
             self.nbytes += _nbytes(out)
         self.eqns.append(JaxprEqn(prim, atoms, params, [var]))

@@ -301,11 +301,20 @@ class custom_jvp:
             return staged[0]
         name, static, dyn, leaves, in_tree, jaxpr, consts, out_tree = staged
         user_jvp, nondiff = self.jvp, [static[i] for i in sorted(static)]
+        users = self.origin != "library"
 
         def flat_jvp(primals, tangents):
+            if users:  # the user's arrays, with `.at`, as in their own calls
+                primals = array_types.hand_out(list(primals))
+                tangents = array_types.hand_out(list(tangents))
             p = tree_unflatten(in_tree, primals)
             t = tree_unflatten(in_tree, tangents)
-            out, t_out = _jvp_pair(name, user_jvp(*nondiff, tuple(p), tuple(t)))
+            if users:
+                with core.running_user_code():
+                    pair = user_jvp(*nondiff, tuple(p), tuple(t))
+            else:
+                pair = user_jvp(*nondiff, tuple(p), tuple(t))
+            out, t_out = _jvp_pair(name, pair)
             out_leaves, tree = tree_flatten(out)
             t_leaves, t_tree = tree_flatten(t_out)
             if tree != out_tree or t_tree != out_tree:
@@ -342,6 +351,9 @@ class custom_jvp:
         name = _fun_name(self.fun)
         primals, tangents = zip(*[trace.unpack(x) for x in leaves])
         tangents = [ad.instantiate(t, p) for t, p in zip(tangents, primals)]
+        if self.origin != "library":  # the user's arrays, with `.at`, as in their own calls
+            primals = array_types.hand_out(list(primals))
+            tangents = array_types.hand_out(tangents)
         out, t_out = _jvp_pair(name, self.jvp(*[static[i] for i in sorted(static)],
                                                tuple(tree_unflatten(in_tree, primals)),
                                                tuple(tree_unflatten(in_tree, tangents))))
@@ -361,7 +373,9 @@ class custom_jvp:
                                 f"{oa.str_short()} (primal shape {oa.shape}, tangent shape "
                                 f"{ta.shape}); they must have the same shape")
         _check_matching("custom_jvp", name, t_leaves, out_leaves, "tangent")
-        return tree_unflatten(out_tree, [trace.pack(p, t) for p, t in zip(out_leaves, t_leaves)])
+        outs = [trace.pack(p, t) for p, t in zip(out_leaves, t_leaves)]
+        return tree_unflatten(out_tree, outs if trace.counter.internal
+                              else core.handed_to_caller(outs))
 
 
 def _concrete_primal(x) -> bool:
