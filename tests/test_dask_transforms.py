@@ -290,11 +290,16 @@ def test_transforms_on_dask_arrays_of_device_chunks():
     def mean_loss(w, X):
         return fnp.mean(example(w, X))
 
+    def labels_loss(w, X):  # a pick at each row's own number: in one row region
+        labels = (fnp.abs(X[:, 0]) * 3).astype(int) % 3
+        return -fnp.mean(ft.nn.log_softmax(X * w)[fnp.arange(X.shape[0]), labels])
+
     transforms = {
         "grad": ft.grad(mean_loss),
         "jvp": lambda w, X: ft.jvp(lambda w: mean_loss(w, X), (w,), (w,)),
         "vmap": ft.vmap(ft.grad(example), (None, 0)),
         "jit_grad": ft.jit(ft.grad(mean_loss)),
+        "jit_labels_grad": ft.jit(ft.grad(labels_loss)),
         "jit_elementwise": ft.jit(lambda w, X: fnp.sin(X * w) + X * 2.0),
         "jit_two_results": ft.jit(lambda w, X: (fnp.sin(X * w), fnp.cos(X * w) + 1.0)),
     }
