@@ -789,6 +789,19 @@ def test_gathers_across_rows_stay_outside_row_regions(row_data):
     assert program.count("_gather_") >= 2 and "_scatter_add_" in program, text
 
 
+def test_float_row_numbers_round_as_the_whole_arange():
+    """A floating iota over the rows, made by each task from its first row's number:
+    the numbers are made as integers and converted, so each rounds as in the whole
+    ``arange`` (float16 spaces its integers 2 and 4 apart above 2048 and 4096;
+    ``arange(3000, 4500, dtype=float16)`` rounds differently)."""
+    n = 5000
+    X = da.from_array(np.ones((n, 2), dtype=np.float16), chunks=(1500, 2))
+    fn = ft.jit(lambda X: X * fnp.arange(n, dtype=np.float16)[:, None])
+    assert "row_index(first_row" in fn.lower(X).as_text()
+    np.testing.assert_array_equal(fn(X).compute(), np.ones((n, 2), np.float16)
+                                  * np.arange(n, dtype=np.float16)[:, None])
+
+
 def test_arange_over_the_rows_adds_no_constant_to_the_graph():
     """Under jit, ``arange(n)`` is an iota (as JAX's): each task makes its own rows'
     numbers, and the graph holds no array of n elements."""

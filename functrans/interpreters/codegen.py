@@ -2293,12 +2293,17 @@ _ROWS = _CodePrimitive("row_region", _rows_rule)
 
 
 def _row_index_impl(offset, *, dtype, shape):
-    """The numbers of the rows ``offset, offset + 1, ...`` of a chunk of ``shape``."""
-    return np.arange(offset, offset + shape[0], dtype=dtype)
+    """The numbers of the rows ``offset, offset + 1, ...`` of a chunk of ``shape``: made
+    as integers and converted, which gives the whole ``arange``'s rounding of each in a
+    floating type (``arange(offset, ..., dtype=float32)`` does not above 2**24)."""
+    numbers = np.arange(offset, offset + shape[0], dtype=np.int64)
+    return numbers if np.dtype(dtype) == numbers.dtype else numbers.astype(dtype)
 
 
 def _row_index_rule(ctx, offset, *, dtype, shape):
-    return f"{ctx.xp}.arange({offset}, {offset} + {shape[0]}, dtype={ctx.bind(dtype, 'dt')})"
+    numbers = f"{ctx.xp}.arange({offset}, {offset} + {shape[0]}, dtype={ctx.bind(np.int64, 'i64')})"
+    return numbers if np.dtype(dtype) == np.int64 else (
+        f"{numbers}.astype({ctx.bind(np.dtype(dtype), 'dt')})")
 
 
 def _local_rows(positions):

@@ -86,9 +86,9 @@ ad.defjvp_zero(iota_p)
 transpose.deftranspose(iota_p, lambda ct, like, **params: [None])
 batching.batching_rules[iota_p] = lambda vals, dims, **params: (
     iota_p.bind(vals[0], **params), not_mapped)
-# On chunks of rows (codegen's "Row regions"): an integer iota over the rows is the rows'
-# numbers, which a chunk computes from its first row's; any other is the same values
-# placed beside every chunk.
+# On chunks of rows (codegen's "Row regions"): an iota over the rows is the rows'
+# numbers, which a chunk computes from its first row's (in an integer type that holds them
+# all, positions); any other is the same values placed beside every chunk.
 
 
 def _iota_numbered(n, out_aval) -> bool:
@@ -100,7 +100,9 @@ def _iota_numbered(n, out_aval) -> bool:
 codegen.deflowering(
     iota_p,
     rows=lambda n, in_avals, out_aval, **params: (
-        ("row_index", ()) if _iota_numbered(n, out_aval) else ("same", ())),
+        ("row_index", ()) if _iota_numbered(n, out_aval) or (
+            codegen.rowed(out_aval, n) and np.dtype(out_aval.dtype).kind in "fc")
+        else ("same", ())),
     numbers=lambda n, in_avals, out_aval, facts, **params: (
         codegen.ROW_NUMBERS if _iota_numbered(n, out_aval) else None))
 
