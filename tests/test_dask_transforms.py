@@ -759,6 +759,8 @@ def test_a_loss_value_beside_its_gradient_is_the_same_region(row_data):
         value = fnp.mean(fnp.logaddexp(0.0, -y * (X @ w)))
         ft.debug.callback(lambda v: order.append("value"), value)
         ft.debug.callback(lambda v: order.append("w"), w)  # reads nothing of the region
+        lax.fori_loop(0, 1, lambda i, c: ft.debug.callback(  # a loop with an effect
+            lambda i: order.append("loop"), i) or c, w)
         return value
 
     fn = ft.jit(ft.value_and_grad(logistic))
@@ -766,7 +768,7 @@ def test_a_loss_value_beside_its_gradient_is_the_same_region(row_data):
     assert text.count("a row region") == 1, text
     order.clear()
     lazy_then_numpy(fn, (params["w"],) + lazy, (params["w"],) + host)
-    assert order == ["value", "w", "value", "w"], order  # on dask, then on NumPy
+    assert order == ["value", "w", "loop"] * 2, order  # on dask, then on NumPy
 
 
 def shifted_rows(w, X, y):

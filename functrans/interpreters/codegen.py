@@ -2216,7 +2216,7 @@ def _row_regions(eqns: list, outs: list, n: int) -> tuple[list, list]:
                 and _row_rule(eqn.primitive) is not None):
             kind = ("same", ())  # reshaping or combining values every task has whole
         late = any(type(x) is Var and id(x) in later for x in eqn.invars)
-        if kind is None and (reads or late or deferred and eqn.primitive.effectful):
+        if kind is None and (reads or late or deferred and eqn_has_effects(eqn)):
             # after the region (the loss's value beside the gradient); effects keep order
             deferred.append(eqn)
             later.update(id(v) for v in eqn.outvars)
