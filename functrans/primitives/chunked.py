@@ -17,8 +17,9 @@ whose positions fall in that operand chunk (a *partial*, kept sparse: those posi
 values), merges the partials of each operand chunk in a tree of tasks (sparse while that
 is smaller than the chunk, else combined into the operation's identity) and combines the
 result with the operand (sum, product, minimum, maximum); ``scatter`` (the last write
-wins) folds the updates chunks into each operand chunk in row-major order instead.  A gather reads, for every pair of a chunk of positions and an operand chunk, the
-positions that fall in that operand chunk, and assembles each chunk of its result from
+wins) folds the updates chunks into each operand chunk in row-major order instead.  A
+gather reads, for every pair of a chunk of positions and an operand chunk, the positions
+that fall in that operand chunk, and assembles each chunk of its result from
 those reads.  Every task holds about one chunk of each operand.  ``dynamic_slice`` and
 ``dynamic_update_slice`` at lazy starts are planned the same way: each task pairs a chunk
 of the slice (or of the update) with an operand chunk it may meet, reads the start, and
@@ -195,7 +196,7 @@ def _scatter_merge(op, identity, shape, dtype, *parts):
         return (xp.concatenate([p[0] for p in sparse]),
                 xp.concatenate([p[1] for p in sparse]))
     acc = xp.array(dense[0], copy=True) if dense else xp.full(shape, identity, dtype=dtype)
-    ufunc = getattr(xp, _COMBINE[op])
+    ufunc = getattr(xp, op)
     for d in dense[1:]:
         ufunc(acc, d, out=acc)
     for positions, values in sparse:
@@ -209,7 +210,7 @@ def _scatter_combine(op, block, merged):
     """The operand chunk ``block`` with its merged partial combined in by ``op``."""
     xp = backend.array_module(block)
     if type(merged) is not tuple:
-        return getattr(xp, _COMBINE[op])(block, merged)
+        return getattr(xp, op)(block, merged)
     out = xp.array(block, copy=True)
     positions, values = merged
     if len(positions):
@@ -275,15 +276,14 @@ def _align(indices, updates, nb: int, operand_rest_chunks: tuple, ordered: bool)
     return indices, updates
 
 
-#: a scatter's operation -> the identity of its partials; ``scatter`` (set) folds instead
+#: a scatter's operation (the name of the ufunc combining two partials, and the result with
+#: the operand) -> the identity of its partials; ``scatter`` (set) folds instead
 _IDENTITY = {
     "add": lambda dtype: 0,
     "multiply": lambda dtype: 1,
     "minimum": lambda dtype: np.inf if dtype.kind == "f" else np.iinfo(dtype).max,
     "maximum": lambda dtype: -np.inf if dtype.kind == "f" else np.iinfo(dtype).min,
 }
-#: ... and the ufunc combining two of them (and the result with the operand)
-_COMBINE = {"add": "add", "multiply": "multiply", "minimum": "minimum", "maximum": "maximum"}
 #: partials merged by one task
 MERGE_EVERY = 8
 
