@@ -10,6 +10,7 @@ from __future__ import annotations
 import pathlib
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -652,3 +653,33 @@ def test_sweep_vjp_on_dask(request, case):
     run_on_dask(vjp, [args, cts], key, computes_allowed=key in HOST_DRIVEN)
 
 
+
+
+def test_gathers_pairing_many_chunks_warn_and_point_to_jit():
+    """A gather or scatter by lazy positions pairs every chunk of positions with every
+    chunk of its operand: past chunked.PAIRS_WARNING pairs, dask's PerformanceWarning says
+    so and names jit, which does picks at each row's own number one task per chunk."""
+    from dask.array.core import PerformanceWarning
+    rng = np.random.default_rng(12)
+
+    def loss(W, X, y):
+        return -fnp.mean(ft.nn.log_softmax(X @ W)[fnp.arange(X.shape[0]), y])
+
+    W = rng.standard_normal((4, 3))
+    for chunks, warns in ((4, False), (20, True)):
+        n = 50 * chunks
+        X = da.from_array(rng.standard_normal((n, 4)), chunks=(50, 4))
+        y = da.from_array(rng.integers(0, 3, n), chunks=50)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            ft.grad(loss)(W, X, y)
+            jitted = ft.jit(ft.grad(loss))(W, X, y)
+        messages = [str(w.message) for w in caught if w.category is PerformanceWarning]
+        assert bool(messages) is warns, messages
+        assert all("jit" in m and f"{chunks} chunks of positions" in m for m in messages)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            ft.jit(ft.grad(loss))(W, X, y)  # one task per chunk of rows: nothing to say
+        assert not [w for w in caught if w.category is PerformanceWarning]
+        np.testing.assert_allclose(jitted.compute(), ft.grad(loss)(
+            W, X.compute(), y.compute()), rtol=1e-12)

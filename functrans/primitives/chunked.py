@@ -246,6 +246,28 @@ def _gather_assemble(partials, fill, shape, dtype):
     return out.reshape(shape)
 
 
+#: pairs of chunks a gather or scatter may make before it warns (dask's PerformanceWarning)
+PAIRS_WARNING = 256
+
+
+def _warn_pairs(name: str, position_blocks: int, operand_blocks: int) -> None:
+    """A PerformanceWarning where a gather or scatter pairs many chunks of positions with
+    many chunks of its operand: the tasks grow as their product."""
+    pairs = position_blocks * operand_blocks
+    if pairs < PAIRS_WARNING:
+        return
+    import warnings
+    from dask.array.core import PerformanceWarning
+    warnings.warn(
+        f"functrans: {name} on dask arrays pairs each of {position_blocks} chunks of "
+        f"positions with each of {operand_blocks} chunks of the operand ({pairs} tasks, "
+        "growing as the square of the chunks): positions are only seen when the graph "
+        "runs. Where the positions in the rows' axis are each row's own number "
+        "(x[arange(n), labels], take_along_axis, vmap's gathers), jit(...) of the whole "
+        "computation does it in one task per chunk of rows.", PerformanceWarning,
+        stacklevel=2)
+
+
 def _as_lazy(args: list) -> list:
     """``args`` as dask arrays: host arrays (and scalars) as one chunk."""
     import dask.array as da
@@ -312,6 +334,7 @@ def _scatter_per_chunk(prim: Primitive, impl: Callable) -> Callable:
         clip, dims, starts = mode == "clip", shape[:k], _starts(operand.chunks[:k])
         token = tokenize(prim.name, operand, indices, updates, mode)
         batch_blocks = _blocks(updates.numblocks[:nb])
+        _warn_pairs(prim.name, len(batch_blocks), math.prod(operand.numblocks))
         dsk: dict = {}
 
         def keys(b, o):
@@ -382,6 +405,7 @@ def _gather_per_chunk(impl: Callable) -> Callable:
         partial = functools.partial(_gather_partial, impl)
         dsk: dict = {}
         position_blocks = _blocks(operand.numblocks[:k])
+        _warn_pairs("gather", math.prod(indices.numblocks[:nb]), len(position_blocks))
         for b in _blocks(indices.numblocks[:nb]):
             for r in _blocks(operand.numblocks[k:]):
                 out = (tuple(indices.chunks[d][b[d]] for d in range(nb))
