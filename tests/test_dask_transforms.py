@@ -43,6 +43,10 @@ def loss(w, X, y):
     return fnp.mean((fnp.tanh(X @ w) - y) ** 2)
 
 
+def least_squares(w, X, y):
+    return fnp.mean((X @ w - y) ** 2)
+
+
 def example_loss(w, x, y):
     return (fnp.tanh(x @ w) - y) ** 2
 
@@ -203,9 +207,6 @@ def test_grad_seed_meets_the_data_chunks_without_a_rechunk():
     X, y = dask.persist(rng.standard_normal((300, 8), chunks=(100, 8)),
                         rng.standard_normal(300, chunks=100))
     w = np.linspace(-1, 1, 8)
-
-    def least_squares(w, X, y):
-        return fnp.mean((X @ w - y) ** 2)
 
     g = ft.grad(least_squares)(w, X, y)
     by_hand = (2.0 / 300) * (X.T @ (X @ w - y))
@@ -625,9 +626,6 @@ def test_a_chunk_of_data_is_read_by_one_task():
                         rng.standard_normal(800, chunks=100))
     w = np.linspace(-1.0, 1.0, 8)
 
-    def least_squares(w, X, y):
-        return fnp.mean((X @ w - y) ** 2)
-
     jitted = ft.jit(ft.grad(least_squares))(w, X, y)
     by_hand = (2.0 / 800) * (X.T @ (X @ w - y))
     np.testing.assert_allclose(jitted.compute(), by_hand.compute(), rtol=1e-12)
@@ -680,7 +678,7 @@ def shapes_within_rows(w, X, y):
 def test_row_regions_over_shapes_within_rows(row_data):
     params, host, lazy = row_data
     fn = ft.jit(lambda p, X, y: shapes_within_rows(p["w"], X, y))
-    got = lazy_then_numpy(fn, (params,) + lazy, (params,) + host)
+    lazy_then_numpy(fn, (params,) + lazy, (params,) + host)
     text = fn.lower(params, *lazy).as_text()
     assert text.count("a row region") == 1, text
 
@@ -704,7 +702,7 @@ def test_a_row_region_task_reads_its_chunk_in_place():
                         rng.standard_normal(200_000, chunks=50_000), scheduler="sync")
     chunk_bytes = 50_000 * 16 * 8
     w = np.linspace(-1.0, 1.0, 16)
-    g = ft.jit(ft.grad(lambda w, X, y: fnp.mean((X @ w - y) ** 2)))(w, X, y)
+    g = ft.jit(ft.grad(least_squares))(w, X, y)
     tracemalloc.start()
     try:
         g.compute(scheduler="sync")

@@ -199,11 +199,18 @@ def _scatter_merge(op, identity, shape, dtype, *parts):
     ufunc = getattr(xp, op)
     for d in dense[1:]:
         ufunc(acc, d, out=acc)
-    for positions, values in sparse:
-        if len(positions):
-            backend.scatter_apply(op, acc, tuple(positions[:, j]
-                                                 for j in range(positions.shape[1])), values)
+    for part in sparse:
+        _apply_sparse(op, acc, part)
     return acc
+
+
+def _apply_sparse(op, target, part) -> None:
+    """A sparse partial (positions in ``target``, one row each, and values) combined into
+    ``target`` in place by ``op``."""
+    positions, values = part
+    if len(positions):
+        backend.scatter_apply(op, target, tuple(positions[:, j]
+                                                for j in range(positions.shape[1])), values)
 
 
 def _scatter_combine(op, block, merged):
@@ -212,10 +219,7 @@ def _scatter_combine(op, block, merged):
     if type(merged) is not tuple:
         return getattr(xp, op)(block, merged)
     out = xp.array(block, copy=True)
-    positions, values = merged
-    if len(positions):
-        backend.scatter_apply(op, out, tuple(positions[:, j]
-                                             for j in range(positions.shape[1])), values)
+    _apply_sparse(op, out, merged)
     return out
 
 
