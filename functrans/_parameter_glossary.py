@@ -1051,6 +1051,11 @@ _DIMNUMS = ("ConvDimensionNumbers or tuple of str, optional",
             "The layouts of input, kernel and output, such as ``('NCHW', 'OIHW', "
             "'NCHW')`` (the default).")
 FAMILY["functrans.lax"].update({
+    "batch_dims": ("int, optional", "The number of leading axes that the operand and the "
+                                    "indices (and a scatter's updates) share, of equal "
+                                    "sizes: row ``a`` of them is indexed by row ``a`` of "
+                                    "the indices alone (TensorFlow's name for JAX's "
+                                    "``operand_batching_dims``; default 0)."),
     "lhs": (_ARRAY, "The left operand (for convolutions: the input, batch and feature "
                     "axes first by default)."),
     "rhs": (_ARRAY, "The right operand (for convolutions: the kernel, ``OIHW`` by "

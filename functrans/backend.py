@@ -262,7 +262,8 @@ def _placement(like, shape, square: bool = False, meta: str = "meta") -> dict:
     """The keywords placing a new array of ``shape`` beside ``like``: none for NumPy and
     CuPy; for a lazy library (dask) its chunk policy (``like``'s chunks along the axes
     where the shapes agree, chunks as long as like's along the others that like splits,
-    dask's "auto" along the rest) and, for chunks that are not NumPy arrays, ``like``'s
+    dask's "auto" along the rest; for a shape of another rank, ``chunk_hints``'s chunks
+    along the axes of their lengths) and, for chunks that are not NumPy arrays, ``like``'s
     meta, as the keyword ``meta`` (dask's ``zeros``, ``ones``, ``full`` and ``empty``
     take it; their ``like=`` makes chunks of functions on CuPy) or ``like`` (``tri``,
     ``arange``).
@@ -277,6 +278,10 @@ def _placement(like, shape, square: bool = False, meta: str = "meta") -> dict:
     elif like.ndim == len(shape):  # like's chunks along the axes of like's size
         chunks = tuple(c if n == s else _chunk_length(c, s)
                        for c, n, s in zip(like.chunks, like.shape, shape))
+    hints = _CHUNK_HINTS.get()
+    if chunks == "auto" and hints and any(n in hints for n in shape):
+        # (a gradient's zeros of the data's shape: the data's chunks, as broadcasts take)
+        chunks = tuple(hints.get(n, "auto") for n in shape)
     if square:  # one int; and none beyond the short side (dask's eye drops blocks then)
         chunks = min(*shape, max(like.chunksize) if chunks != "auto" else 4096) or 1
     chunk_meta = like._meta

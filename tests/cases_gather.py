@@ -124,6 +124,28 @@ PRIMITIVE_CASES += [
          [A(4), A(5, 1, kind="int"), A(5)]),
 ]
 
+# Shared batch axes (batch_dims): row r of the positions indexes row r of the operand
+# alone; vmap with both batched adds one more (batch_dims + 1).
+PRIMITIVE_CASES += [
+    Case("gather_shared_rows", lambda x, i: lax.gather(x, i, batch_dims=1),
+         [A(4, 5), A(4, 3, 1, kind="int")], linear=True),
+    Case("gather_shared_two_fill", lambda x, i: lax.gather(
+        x, i, batch_dims=2, mode="fill", fill_value=0.5), [A(2, 3, 4, 2), A(2, 3, 2, 1,
+                                                                            kind="int")]),
+    Case("gather_shared_no_position", lambda x, i: lax.gather(x, i, batch_dims=1),
+         [A(3, 2), A(3, 2, 0, kind="int")], linear=True),
+    Case("scatter_add_shared_rows", lambda x, i, u: lax.scatter_add(x, i, u, batch_dims=1),
+         [A(4, 5), A(4, 3, 1, kind="int"), A(4, 3)], linear=True),
+    Case("scatter_shared_rows", lambda x, i, u: lax.scatter(x, i, u, batch_dims=1),
+         [A(3, 4, 2), A(3, 5, 1, kind="int"), A(3, 5, 2)], linear=True),
+    Case("scatter_mul_shared_drop", lambda x, i, u: lax.scatter_mul(
+        x, i, u, batch_dims=1, mode="drop"), [A(3, 4), A(3, 5, 1, kind="int"), A(3, 5)]),
+    Case("scatter_max_shared_rows", lambda x, i, u: lax.scatter_max(x, i, u, batch_dims=1),
+         [A(2, 4), A(2, 3, 1, kind="int"), A(2, 3)]),
+    Case("scatter_min_shared_two", lambda x, i, u: lax.scatter_min(x, i, u, batch_dims=2),
+         [A(2, 2, 4), A(2, 2, 3, 1, kind="int"), A(2, 2, 3)]),
+]
+
 # Functional updates: put_along_axis, put, fill_diagonal and the segment reductions;
 # positions are drawn, so vmap also batches them (traced indices).  x.at[...] and place
 # are checked in tests/test_scatter.py: the stand-in's device arrays have no `.at`, and

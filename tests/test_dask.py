@@ -324,8 +324,10 @@ def test_per_example_gradients_of_an_embedding_stay_chunked():
     with Computes() as counted:
         g = ft.grad(batch_loss)(table, idx, y)
         each = per_example(table, idx, y)
-    assert counted.count == 0 and not gathered(g, each)
-    assert each.shape == (6, 400, 4)
+    assert counted.count == 0 and not gathered(g)
+    # each example's gradient (one row of `each`) is scattered in the task of its chunk of
+    # examples alone: the examples keep their chunks
+    assert each.shape == (6, 400, 4) and each.chunks[0] == (3, 3)
     got_g, got_each = compute([g, each])
     np.testing.assert_allclose(got_g, ft.grad(batch_loss)(host, host_idx, host_y),
                                rtol=1e-12, atol=1e-12)
@@ -658,12 +660,15 @@ def test_sweep_vjp_on_dask(request, case):
 def test_gathers_pairing_many_chunks_warn_and_point_to_jit():
     """A gather or scatter by lazy positions pairs every chunk of positions with every
     chunk of its operand: past chunked.PAIRS_WARNING pairs, dask's PerformanceWarning says
-    so and names jit, which does picks at each row's own number one task per chunk."""
+    so and names jit, which does picks at each row's own number one task per chunk.  (Here
+    the row numbers are a column of the positions, which an eager call cannot see into;
+    x[arange(n), y] and take_along_axis share the rows' axis instead, eagerly too.)"""
     from dask.array.core import PerformanceWarning
     rng = np.random.default_rng(12)
 
     def loss(W, X, y):
-        return -fnp.mean(ft.nn.log_softmax(X @ W)[fnp.arange(X.shape[0]), y])
+        positions = fnp.stack([fnp.arange(X.shape[0]), y], axis=1)
+        return -fnp.mean(ft.lax.gather(ft.nn.log_softmax(X @ W), positions))
 
     W = rng.standard_normal((4, 3))
     for chunks, warns in ((4, False), (20, True)):

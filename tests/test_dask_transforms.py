@@ -268,6 +268,40 @@ def test_a_broadcast_along_a_new_trailing_axis_fuses_too():
     np.testing.assert_allclose(g.compute(), by_hand.compute(), rtol=1e-12)
 
 
+def labels_cross_entropy(W, X, labels):
+    return -fnp.mean(ft.nn.log_softmax(X @ W)[fnp.arange(X.shape[0]), labels])
+
+
+def test_eager_grad_of_a_pick_at_labels_keeps_each_chunk_of_rows_to_itself():
+    """``logp[arange(N), labels]`` eagerly: the host arange makes the rows an axis the
+    gather shares with its positions, so its gather and its gradient's scatter-add are a
+    task per chunk of rows (not a pair of every chunk with every other), and the softmax's
+    reductions over the classes (one chunk) are blockwise and fuse."""
+    from test_dask import Computes
+    rng = np.random.default_rng(15)
+    W = rng.standard_normal((8, 3))
+    counts, hand_counts = {}, {}
+    for chunks in (4, 8):
+        host_X, host_y = rng.standard_normal((50 * chunks, 8)), rng.integers(0, 3, 50 * chunks)
+        X, y = da.from_array(host_X, chunks=(50, 8)), da.from_array(host_y, chunks=50)
+        with Computes() as counted:
+            g = ft.grad(labels_cross_entropy)(W, X, y)
+        assert counted.count == 0
+        logits = X @ W
+        p = da.exp(logits - logits.max(axis=1, keepdims=True))
+        p = p / p.sum(axis=1, keepdims=True)
+        by_hand = X.T @ (p - (y[:, None] == np.arange(3))) / X.shape[0]
+        counts[chunks], hand_counts[chunks] = optimized_tasks(g), optimized_tasks(by_hand)
+        assert not any(key.startswith(("rechunk", "block-")) for key in g.dask.layers)
+        np.testing.assert_allclose(g.compute(), ft.grad(labels_cross_entropy)(
+            W, host_X, host_y), rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(g.compute(), by_hand.compute(), rtol=1e-10, atol=1e-14)
+    # as many tasks more per chunk: twice the chunks, about twice the tasks (the pairs of
+    # chunks of positions and of the table made four times as many)
+    assert counts[8] <= 2 * counts[4], counts
+    assert counts[8] <= 1.4 * hand_counts[8], (counts, hand_counts)
+
+
 # ------------------------------------------------------------------------------------------
 # dask arrays of CuPy chunks (the CuPy stand-in)
 # ------------------------------------------------------------------------------------------

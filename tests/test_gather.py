@@ -151,6 +151,78 @@ def test_per_example_gradient_of_a_lookup_is_one_scatter_add():
 
 
 # ------------------------------------------------------------------------------------------
+# Shared batch axes (batch_dims)
+# ------------------------------------------------------------------------------------------
+
+
+def test_shared_batch_axes_read_and_write_their_own_rows():
+    rng = _rng("shared")
+    x = draw(rng, (2, 3, 5, 4))
+    i = rng.integers(-1, 6, (2, 3, 7, 1))
+    got = lax.gather(x, i, batch_dims=2)
+    want = np.stack([np.stack([_reference_gather(x[a, b], i[a, b]) for b in range(3)])
+                     for a in range(2)])
+    np.testing.assert_array_equal(got, want)
+    u = draw(rng, (2, 3, 7, 4))
+    got = lax.scatter_add(x, i, u, batch_dims=2)
+    want = np.stack([np.stack([_reference_scatter_add(x[a, b], i[a, b], u[a, b])
+                               for b in range(3)]) for a in range(2)])
+    np.testing.assert_allclose(got, want, rtol=1e-14)
+    # a transposed (not C-ordered) operand is written whole, not through a copy
+    xc = x[:, :, :, 0].copy()
+    got = lax.scatter(np.asfortranarray(xc), i, u[..., 0], batch_dims=2)
+    np.testing.assert_array_equal(got, lax.scatter(xc, i, u[..., 0], batch_dims=2))
+    assert not np.array_equal(got, xc)
+
+
+def test_vmap_with_operand_and_positions_batched_adds_a_shared_axis():
+    rng = _rng("shared-vmap")
+    x, i = draw(rng, (3, 4, 2)), rng.integers(0, 4, (3, 5, 1))
+    jaxpr = ft.make_jaxpr(ft.vmap(lax.gather))(x, i)
+    (eqn,) = jaxpr.jaxpr.eqns
+    assert eqn.params == {"batch_dims": 1}, eqn.params
+    # and once more: two shared axes, against a double loop
+    xx, ii = draw(rng, (2, 3, 4, 2)), rng.integers(0, 4, (2, 3, 5, 1))
+    got = ft.vmap(ft.vmap(lax.gather))(xx, ii)
+    want = np.stack([np.stack([lax.gather(xx[a, b], ii[a, b]) for b in range(3)])
+                     for a in range(2)])
+    np.testing.assert_array_equal(got, want)
+    assert ft.make_jaxpr(ft.vmap(ft.vmap(lax.gather)))(xx, ii).jaxpr.eqns[0].params == {
+        "batch_dims": 2}
+
+
+def test_indexing_by_a_host_arange_shares_the_rows():
+    rng = _rng("arange-rows")
+    x, labels = draw(rng, (6, 3)), rng.integers(0, 3, 6)
+
+    def pick(x):
+        return x[np.arange(6), labels]
+    (eqn,) = [e for e in ft.make_jaxpr(pick)(x).jaxpr.eqns if e.primitive.name == "gather"]
+    assert eqn.params == {"batch_dims": 1}
+    np.testing.assert_array_equal(pick(ft.numpy.asarray(x)), x[np.arange(6), labels])
+    g = ft.grad(lambda x: (pick(x) ** 2).sum())(x)
+    want = np.zeros_like(x)
+    want[np.arange(6), labels] = 2 * x[np.arange(6), labels]
+    np.testing.assert_allclose(g, want, rtol=1e-14)
+    # not an arange (a permutation, a shifted one, a shorter one): the plain gather
+    for rows in (np.arange(6)[::-1], np.arange(1, 7) % 6, np.arange(6)[:5]):
+        def other(x, rows=rows):
+            return x[rows, labels[:len(rows)]]
+        (eqn,) = [e for e in ft.make_jaxpr(other)(x).jaxpr.eqns
+                  if e.primitive.name == "gather"]
+        assert eqn.params == {}, rows
+        np.testing.assert_array_equal(other(ft.numpy.asarray(x)),
+                                      x[rows, labels[:len(rows)]])
+    # the rows' axis in another place, non-adjacent indices, broadcast index arrays
+    y = draw(rng, (2, 3, 6, 4))
+    for index in [(slice(None), labels, np.arange(6)),
+                  (np.arange(2)[:, None], slice(None), labels[None, :]),
+                  (1, labels, slice(None), np.arange(4)[:, None])]:
+        np.testing.assert_array_equal(ft.jit(lambda y: y[index])(y), y[index])
+        np.testing.assert_array_equal(ft.numpy.asarray(y)[index], y[index])
+
+
+# ------------------------------------------------------------------------------------------
 # Errors
 # ------------------------------------------------------------------------------------------
 
@@ -167,6 +239,14 @@ def test_errors_name_the_problem():
         lax.scatter_add(x, np.zeros((4, 1), int), np.zeros((4, 2), np.float32))
     with pytest.raises(IndexError, match="size zero"):
         lax.gather(np.zeros((0, 2)), np.zeros((1, 1), int))
+    with pytest.raises(ValueError, match="must share their first 1 axes"):
+        lax.gather(x, np.zeros((2, 1), int), batch_dims=1)
+    with pytest.raises(ValueError, match=r"scatter_add: batch_dims must be non-negative"):
+        lax.scatter_add(x, np.zeros((4, 1), int), np.zeros((4, 2)), batch_dims=-1)
+    with pytest.raises(TypeError, match="batch_dims must be a non-negative int"):
+        lax.gather(x, np.zeros((3, 1), int), batch_dims=1.0)
+    with pytest.raises(ValueError, match="after its 1 batch axes"):
+        lax.gather(x, np.zeros((3, 2), int), batch_dims=1)
 
 
 # ------------------------------------------------------------------------------------------

@@ -129,7 +129,8 @@ class Lowering:
     fact, the value of a scalar constant, or None).
     ``positions``: the index of the operand whose last axis holds positions in the
     leading axes of operand 0 (gather's and the scatters' form): where the positions in
-    axis 0 are provably each row's own number, the equation acts on each chunk of rows
+    axis 0 are provably each row's own number, or the rows are an axis that operand 0 and
+    the positions share (param ``batch_dims``), the equation acts on each chunk of rows
     alone.
     """
 
@@ -2093,8 +2094,10 @@ def _row_positions(eqn: JaxprEqn, n: int, facts: dict) -> str | None:
     ``"local"`` when it reads and writes each row of operand 0 at that row alone (operand
     0 rowed, positions of at least one batch axis whose first column holds the rows'
     numbers); ``"whole"`` when each row of the result reads operand 0 whole at that row's
-    positions (a gather of an operand that is not rowed by rowed positions); else None.
-    The other array operands are rowed."""
+    positions (a gather of an operand that is not rowed by rowed positions); ``"shared"``
+    when the rows are the first of the axes that operand 0 and the positions share (param
+    ``batch_dims``), which keeps each row's positions to that row; else None.  The other
+    array operands are rowed."""
     at = _lowering(eqn.primitive).positions
     if at is None or eqn.primitive.multiple_results:
         return None
@@ -2107,6 +2110,8 @@ def _row_positions(eqn: JaxprEqn, n: int, facts: dict) -> str | None:
         return None
     if not rowed(eqn.invars[0].aval, n):
         return "whole" if type(eqn.invars[0]) is not Literal else None
+    if eqn.params.get("batch_dims"):  # the rows are an axis the operand and positions share
+        return "shared"
     if shape[-1] >= 1 and 0 in row_columns(facts.get(id(positions)), positions.aval):
         return "local"
     return None
@@ -2128,7 +2133,7 @@ def _row_kind(eqn: JaxprEqn, n: int, facts: dict):
     if prim.effectful or not prim.multiple_results and len(eqn.outvars) != 1:
         return None
     how = _row_positions(eqn, n, facts)
-    if how == "whole":
+    if how in ("whole", "shared"):
         return "rows", ()
     if how == "local":
         return "positions", ()

@@ -31,7 +31,7 @@ from functrans.numpy._elementwise import power, true_divide
 from functrans.numpy._util import (arg, as_bool, dtype_of, sequence_to_array, shape_of,
                                    static_int)
 from functrans.primitives import shape as shape_ops
-from functrans.primitives.gather import mode_name, with_batch_column
+from functrans.primitives.gather import mode_name
 
 __all__ = ["newaxis", "where", "diagonal", "diag", "diagflat", "tril", "triu", "take",
            "take_along_axis", "put_along_axis", "put", "place", "fill_diagonal"]
@@ -330,6 +330,35 @@ def _index_array(idx, n: int, axis: int, check: bool = True, wrap: bool = True):
 _WHOLE = builtins.slice(None)
 
 
+def _row_numbers(arrays: list, axes: list, shape: tuple) -> int | None:
+    """Which of the index ``arrays`` (into the axes ``axes`` of an array of ``shape``) is a
+    host ``arange(n)`` along the first axis of their broadcast shape, for its axis of size
+    ``n``, as in ``x[arange(n), labels]``; None if none is.  That axis is then one the
+    gather's operand and positions share (``batch_dims=1``): each row of the result reads
+    its own row of ``x``, which chunked (dask) arrays keep chunk by chunk, where positions
+    in a column would pair every chunk with every other.  Cheap tests first; a candidate
+    is compared a block at a time (no temporary of ``n`` elements)."""
+    try:
+        batch = np.broadcast_shapes(*(shape_of(a) for a in arrays))
+    except ValueError:
+        return None  # (refused with the shapes below)
+    if not batch or not batch[0]:
+        return None
+    n = batch[0]
+    want = (n,) + (1,) * (len(batch) - 1)
+    for j, (a, axis) in enumerate(zip(arrays, axes)):
+        if (isinstance(a, np.ndarray) and a.dtype.kind in "iu" and a.shape == want
+                and shape[axis] == n and a.flat[0] == 0 and a.flat[-1] == n - 1):
+            flat = a.reshape(-1)
+            if all(np.array_equal(flat[i:i + _BLOCK], np.arange(i, min(i + _BLOCK, n)))
+                   for i in range(0, n, _BLOCK)):
+                return j
+    return None
+
+
+_BLOCK = 1 << 16
+
+
 def _advanced_getitem(x, index: tuple, mode=None, fill_value=None, adjacent=None,
                       wrap_negative: bool = True, check: bool | None = None,
                       prepared: bool = False):
@@ -342,20 +371,25 @@ def _advanced_getitem(x, index: tuple, mode=None, fill_value=None, adjacent=None
         if idx is None or isinstance(idx, builtins.slice):
             basic.append(idx)
         else:
-            advanced.append((len(basic), idx if prepared else _index_array(
-                idx, shape[axis], axis, mode is None if check is None else check,
-                wrap_negative)))
+            advanced.append((len(basic), idx, axis))
             basic.append(builtins.slice(None))
         axis += idx is not None
+    shared = (_row_numbers([a for _, a, _ in advanced], [d for _, _, d in advanced], shape)
+              if len(advanced) > 1 else None)
+    if shared is not None:  # x[arange(n), j]: row r of the result reads row r of x
+        advanced.insert(0, advanced.pop(shared))
+    given = sorted(p for p, _, _ in advanced)
+    places = [p for p, _, _ in advanced]
+    arrays = [idx if prepared else _index_array(
+        idx, shape[d], d, mode is None if check is None else check, wrap_negative)
+        for _, idx, d in advanced[shared is not None:]]
     y = x if all(b == _WHOLE for b in basic) else _basic_getitem(x, tuple(basic))
-    places = [p for p, _ in advanced]
-    arrays = [a for _, a in advanced]
-    if len(arrays) == 1:  # the common case (take, x[i]), without the general steps
+    if len(advanced) == 1:  # the common case (take, x[i]), without the general steps
         batch = shape_of(arrays[0])
         positions = (arrays[0][..., None] if type(arrays[0]) is np.ndarray else
                      shape_ops.expand_dims(arrays[0], (len(batch),)))
     else:
-        shapes = [shape_of(a) for a in arrays]
+        shapes = [shape_of(a) for _, a, _ in advanced]
         try:
             batch = np.broadcast_shapes(*shapes)
         except ValueError:
@@ -366,10 +400,10 @@ def _advanced_getitem(x, index: tuple, mode=None, fill_value=None, adjacent=None
              for a in arrays], len(batch))
     rest = [i for i in range(len(shape_of(y))) if i not in places]
     out = lax.gather(shape_ops.transpose_axes(y, places + rest), positions, mode=mode,
-                     fill_value=fill_value)
-    first, nb = places[0], len(batch)
+                     fill_value=fill_value, batch_dims=int(shared is not None))
+    first, nb = given[0], len(batch)
     if adjacent is None:
-        adjacent = places[-1] - first == len(places) - 1
+        adjacent = given[-1] - first == len(given) - 1
     if adjacent and first:
         # adjacent advanced indices: their axes go where the first of them was
         ndim = len(shape_of(out))
@@ -539,12 +573,12 @@ def take_along_axis(arr, indices, axis=-1, mode=None, fill_value=None, *,
     last = len(shape) - 1
     arr, indices = shape_ops.moveaxis(arr, axis, last), shape_ops.moveaxis(indices, axis, last)
     lead = np.broadcast_shapes(shape_of(arr)[:-1], shape_of(indices)[:-1])
-    n, m, rows = shape[axis], shape_of(indices)[-1], math.prod(lead)
-    arr = shape_ops.reshape(shape_ops.broadcast_to(arr, lead + (n,)), (rows, n))
-    indices = shape_ops.reshape(shape_ops.broadcast_to(indices, lead + (m,)), (rows, m, 1))
-    out = lax.gather(arr, with_batch_column(indices, rows), mode=gather_mode,
-                     fill_value=fill_value)  # row r reads its own row
-    return shape_ops.moveaxis(shape_ops.reshape(out, lead + (m,)), last, axis)
+    n, m = shape[axis], shape_of(indices)[-1]
+    arr = shape_ops.broadcast_to(arr, lead + (n,))
+    indices = shape_ops.broadcast_to(indices, lead + (m,))
+    out = lax.gather(arr, shape_ops.expand_dims(indices, (len(lead) + 1,)), mode=gather_mode,
+                     fill_value=fill_value, batch_dims=len(lead))  # each row reads its own
+    return shape_ops.moveaxis(out, last, axis)
 
 
 def setitem(x, index, value):

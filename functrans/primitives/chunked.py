@@ -11,7 +11,10 @@ primitive's own impl then runs on NumPy (or CuPy) chunks, once per chunk of the 
 anything is computed.
 
 The gather and the scatters need no gathering when their positions are lazy or their
-operand is split along the indexed axes: ``PER_CHUNK`` plans them chunk by chunk.  A
+operand is split along the indexed axes: ``PER_CHUNK`` plans them chunk by chunk.  With
+shared batch axes (``batch_dims``) a chunk of positions meets the operand chunks of its
+own shared rows alone: one task per chunk of those axes when the operand's indexed axes
+are one chunk each.  A
 scatter computes, for every pair of an updates chunk and an operand chunk, the updates
 whose positions fall in that operand chunk (a *partial*, kept sparse: those positions and
 values), merges the partials of each operand chunk in a tree of tasks (sparse while that
@@ -41,7 +44,8 @@ from functrans import backend
 from functrans.core import Primitive, abstract_eval_rules, get_aval, impl_rules
 from functrans.interpreters import codegen
 from functrans.primitives import (decompositions, elementwise, fft, gather, indexing,
-                                  matrix_functions, prng, shape, sorting, special)
+                                  matrix_functions, prng, reductions, shape, sorting,
+                                  special)
 
 __all__ = ["CORE_AXES", "DASK_FIRST", "ELEMENTWISE", "PER_CHUNK"]
 
@@ -79,6 +83,8 @@ def ELEMENTWISE(avals_in, avals_out, params):
 
 
 _matrices = _leading_batch(lambda avals, params: avals[0].ndim - 2)
+#: a gather's or scatter's shared batch axes: each chunk of them meets its own chunk alone
+_shared_batch = _leading_batch(lambda avals, params: params.get("batch_dims", 0))
 
 #: primitive -> its core axes on lazy arrays (``backend.map_chunked``)
 CORE_AXES: dict[Primitive, CoreRule] = {
@@ -98,15 +104,22 @@ CORE_AXES: dict[Primitive, CoreRule] = {
     prng.random_shuffle_p: _leading_batch(lambda avals, params: avals[0].ndim - 1),
     # gamma draws: rejection rounds over the whole draw, per key
     prng.random_gamma_p: _leading_batch(lambda avals, params: avals[0].ndim - 1),
-    gather.gather_p: _whole,
-    gather.scatter_p: _whole,
-    gather.scatter_add_p: _whole,
-    gather.scatter_mul_p: _whole,
-    gather.scatter_min_p: _whole,
-    gather.scatter_max_p: _whole,
+    # every axis but the shared batch axes (``batch_dims``, none by default)
+    gather.gather_p: _shared_batch,
+    gather.scatter_p: _shared_batch,
+    gather.scatter_add_p: _shared_batch,
+    gather.scatter_mul_p: _shared_batch,
+    gather.scatter_min_p: _shared_batch,
+    gather.scatter_max_p: _shared_batch,
     indexing.dynamic_slice_p: _whole,
     indexing.dynamic_update_slice_p: _whole,
     shape.reshape_p: _whole,
+    shape.squeeze_p: _whole,
+    shape.expand_dims_p: _whole,
+    # (never gathered: dask's tree where a reduced axis is split, else a task per chunk)
+    shape.reduce_sum_p: _whole,
+    reductions.reduce_max_p: _whole,
+    reductions.reduce_min_p: _whole,
     elementwise.gcd_p: ELEMENTWISE,
     elementwise.lcm_p: ELEMENTWISE,
     elementwise.population_count_p: ELEMENTWISE,
@@ -117,14 +130,84 @@ CORE_AXES: dict[Primitive, CoreRule] = {
     special.hyp_parameter_derivative_p: ELEMENTWISE,
 }
 
-def _always(args) -> bool:
-    return True
+#: primitives that change an array's shape, not its elements' order
+_RESHAPES = (shape.reshape_p, shape.squeeze_p, shape.expand_dims_p)
 
 
-def _host_indices(args) -> bool:
+def _unit_axes(prim: Primitive, x, params) -> tuple | None:
+    """For a reshape (squeeze, expand_dims) that only adds or drops axes of length 1: for
+    each axis of the result, the axis of ``x`` it is (None for a new one); else None."""
+    shape_in = get_aval(x).shape
+    shape_out = abstract_eval_rules[prim](get_aval(x), **params).shape
+    kept = [j for j, n in enumerate(shape_in) if n != 1]
+    if [shape_in[j] for j in kept] != [n for n in shape_out if n != 1]:
+        return None
+    kept_iter = iter(kept)
+    return tuple(None if n == 1 else next(kept_iter) for n in shape_out)
+
+
+def _moves_elements(prim: Primitive, args, params) -> bool:
+    """dask's own reshape, for one that does more than add or drop axes of length 1."""
+    return _unit_axes(prim, args[0], params) is None
+
+
+def _reshape_per_chunk(prim: Primitive, impl: Callable) -> Callable:
+    """A reshape that only adds or drops axes of length 1 as blockwise layers, NumPy's
+    ``squeeze`` and a lazy broadcast (views of each chunk, which dask's optimizer fuses
+    into the tasks around them, and which need no functrans on the workers; dask's reshape
+    and indexing make layers of their own), else None."""
+    def plan(x, **params):
+        from dask.array.core import blockwise
+        from dask.base import tokenize
+        axes = _unit_axes(prim, x, params)
+        if axes is None:
+            return None
+        dropped = tuple(j for j, n in enumerate(x.shape) if n == 1)
+        index = tuple(f"i{j}" for j in range(x.ndim) if j not in dropped)
+        if dropped:
+            x = blockwise(np.squeeze, index, x, tuple(f"i{j}" for j in range(x.ndim)),
+                          axis=dropped, concatenate=True, dtype=x.dtype, meta=x._meta,
+                          name=f"squeeze-{tokenize(x, dropped)}")
+        if None in axes:  # (the broadcast's layers: not a blockwise with new_axes)
+            x = backend.lazy_broadcast(x, tuple(1 if j is None else x.shape[index.index(
+                f"i{j}")] for j in axes), tuple(q for q, j in enumerate(axes) if j is not None))
+        return x
+    return plan
+
+
+#: reductions -> the NumPy function computing one on each chunk
+_REDUCTIONS = {shape.reduce_sum_p: np.sum, reductions.reduce_max_p: np.max,
+               reductions.reduce_min_p: np.min}
+
+
+def _reduces_across_chunks(args, params) -> bool:
+    """dask's own reduction (a tree over the chunks), for one over an axis in chunks."""
+    return any(args[0].numblocks[a] > 1 for a in params["axes"])
+
+
+def _reduction_per_chunk(prim: Primitive, impl: Callable) -> Callable:
+    """A reduction over axes that are one chunk each as a blockwise layer of NumPy's
+    function on each chunk, which dask's optimizer fuses with the tasks around it (dask's
+    own reduction adds an aggregating layer even where there is nothing to combine)."""
+    reduce = _REDUCTIONS[prim]
+
+    def plan(x, *, axes):
+        from dask.array.core import blockwise
+        from dask.base import tokenize
+        dtype = abstract_eval_rules[prim](get_aval(x), axes=axes).dtype
+        fun = functools.partial(np.sum, dtype=dtype) if reduce is np.sum else reduce
+        index = tuple(f"i{j}" for j in range(x.ndim))
+        return blockwise(fun, tuple(f"i{j}" for j in range(x.ndim) if j not in axes), x, index,
+                         axis=tuple(axes), concatenate=True, dtype=dtype, meta=x._meta,
+                         name=f"{prim.name}-{tokenize(x, axes)}")
+    return plan
+
+
+def _host_indices(args, params) -> bool:
     """The positions (every operand after the first) are host values: dask indexes its
-    chunks by them itself, without gathering the operand."""
-    return not any(backend.is_lazy(a) for a in args[1:])
+    chunks by them itself, without gathering the operand (without shared batch axes,
+    which the table keeps chunk by chunk)."""
+    return not params.get("batch_dims") and not any(backend.is_lazy(a) for a in args[1:])
 
 
 #: Primitives of CORE_AXES that dask computes itself where it can, without gathering: for
@@ -132,7 +215,8 @@ def _host_indices(args) -> bool:
 #: way is taken only where dask refuses (its reshape only merges or splits axes; its
 #: indexing takes one integer array per axis).
 DASK_FIRST: dict[Primitive, Callable] = {
-    shape.reshape_p: _always,
+    **{p: functools.partial(_moves_elements, p) for p in _RESHAPES},
+    **{p: _reduces_across_chunks for p in _REDUCTIONS},
     gather.gather_p: _host_indices,
     indexing.dynamic_slice_p: _host_indices,
     indexing.dynamic_update_slice_p: _host_indices,
@@ -228,6 +312,47 @@ def _scatter_step(scatter, acc, indices, updates, starts, dims, clip):
     return scatter(acc, _shifted(indices, starts, dims, clip), updates, mode="drop")
 
 
+def _local_batch(indices, m: int):
+    """A chunk of indices with ``m`` shared batch axes in the form without them: each
+    entry's numbers in those axes of the chunk put in front of its positions.  Paired with
+    the operand chunk of the same shared rows alone, they are already relative to it."""
+    xp = backend.array_module(indices)
+    columns = [xp.broadcast_to(xp.arange(n, dtype=np.int64).reshape(
+        (1,) * j + (n,) + (1,) * (indices.ndim - 1 - j)), indices.shape[:-1] + (1,))
+        for j, n in enumerate(indices.shape[:m])]
+    return xp.concatenate(columns + [indices.astype(np.int64)], axis=-1)
+
+
+def _by_shared_rows(name: str, fun: Callable, operand, indices, updates, m: int, k: int,
+                    dtype):
+    """``fun(operand, indices[, updates])`` (a gather's or scatter's impl with ``m`` shared
+    batch axes) as one task per chunk of the shared axes, for an operand whose ``k``
+    indexed axes are one chunk each: the task reads its chunks of the operand and indices
+    (the indices' other axes joined into one chunk), and its updates.  dask brings the
+    arrays to common chunks along the shared axes (the finer of theirs)."""
+    from dask.array.core import blockwise
+    from dask.base import tokenize
+    ndim, nb = operand.ndim, indices.ndim - 1
+    shared = tuple(f"s{j}" for j in range(m))
+    rest = tuple(f"r{j}" for j in range(ndim - m - k))
+    free = tuple(f"c{j}" for j in range(nb - m))  # the indices' unshared batch axes
+    operand_index = shared + tuple(f"d{j}" for j in range(k)) + rest
+    pairs = [operand, operand_index, indices, shared + free + ("k",)]
+    if updates is None:  # a gather: (*shared, *free, *rest)
+        out_index = shared + free + rest
+    else:  # a scatter: the operand's shape
+        out_index = operand_index
+        pairs += [updates, shared + free + rest]
+    return blockwise(fun, out_index, *pairs, concatenate=True, dtype=dtype,
+                     meta=operand._meta, name=f"{name}-{tokenize(name, fun, *pairs[::2])}")
+
+
+def _pairs(index_blocks: list, operand_blocks: list, m: int) -> list:
+    """``(b, o)`` for every block ``b`` of positions and block ``o`` of the operand that
+    can meet: with ``m`` shared batch axes, those of the same shared blocks alone."""
+    return [(b, o) for b in index_blocks for o in operand_blocks if b[:m] == o[:m]]
+
+
 def _gather_partial(gather, block, indices, starts, dims, clip):
     """The positions of a chunk of indices that fall in the operand chunk ``block``, read
     from it: their flat numbers in the chunk of indices, and the values read there."""
@@ -254,10 +379,9 @@ def _gather_assemble(partials, fill, shape, dtype):
 PAIRS_WARNING = 256
 
 
-def _warn_pairs(name: str, position_blocks: int, operand_blocks: int) -> None:
+def _warn_pairs(name: str, position_blocks: int, operand_blocks: int, pairs: int) -> None:
     """A PerformanceWarning where a gather or scatter pairs many chunks of positions with
-    many chunks of its operand: the tasks grow as their product."""
-    pairs = position_blocks * operand_blocks
+    many chunks of its operand (``pairs`` pairs): the tasks grow as their product."""
     if pairs < PAIRS_WARNING:
         return
     import warnings
@@ -266,9 +390,10 @@ def _warn_pairs(name: str, position_blocks: int, operand_blocks: int) -> None:
         f"functrans: {name} on dask arrays pairs each of {position_blocks} chunks of "
         f"positions with each of {operand_blocks} chunks of the operand ({pairs} tasks, "
         "growing as the square of the chunks): positions are only seen when the graph "
-        "runs. Where the positions in the rows' axis are each row's own number "
-        "(x[arange(n), labels], take_along_axis, vmap's gathers), jit(...) of the whole "
-        "computation does it in one task per chunk of rows.", PerformanceWarning,
+        "runs. Where the positions in the rows' axis are each row's own number, a gather "
+        "or scatter sharing that axis (batch_dims=1; take_along_axis, x[arange(n), labels]) "
+        "or jit(...) of the whole computation does it in one task per chunk of rows.",
+        PerformanceWarning,
         stacklevel=2)
 
 
@@ -288,15 +413,18 @@ def _starts(chunks: tuple) -> list:
     return [np.cumsum((0,) + c[:-1]).tolist() for c in chunks]
 
 
-def _align(indices, updates, nb: int, operand_rest_chunks: tuple, ordered: bool):
+def _align(indices, updates, nb: int, operand_rest_chunks: tuple, ordered: bool,
+           shared: tuple):
     """Indices and updates with equal chunks along the batch axes (those of the one split
-    more finely), all ``k`` positions in one chunk, and the updates' other axes chunked as
-    the operand's.  ``ordered`` (a last-write-wins scatter): the batch axes after the first
-    in one chunk, so that a row-major walk over the chunks is one over the updates."""
-    batch = max(indices.chunks[:nb], updates.chunks[:nb],
-                key=lambda c: math.prod(len(n) for n in c))
+    more finely; the ``shared`` ones chunked as the operand's), all ``k`` positions in one
+    chunk, and the updates' other axes chunked as the operand's.  ``ordered`` (a
+    last-write-wins scatter): the batch axes after the first unshared one in one chunk, so
+    that a row-major walk over the chunks is one over the updates of each shared chunk."""
+    m = len(shared)
+    batch = shared + max(indices.chunks[m:nb], updates.chunks[m:nb],
+                         key=lambda c: math.prod(len(n) for n in c))
     if ordered:
-        batch = batch[:1] + tuple((sum(c),) for c in batch[1:])
+        batch = batch[:m + 1] + tuple((sum(c),) for c in batch[m + 1:])
     indices = indices.rechunk(batch + (indices.shape[-1:],))
     updates = updates.rechunk(batch + tuple(operand_rest_chunks))
     return indices, updates
@@ -316,42 +444,52 @@ MERGE_EVERY = 8
 
 def _scatter_per_chunk(prim: Primitive, impl: Callable) -> Callable:
     """The plan of a scatter on dask arrays (see the module's docstring), or None where the
-    table's way is taken: no positions (``k == 0``), an axis of size zero, booleans, and
-    the extrema of complex numbers."""
+    table's way is taken: no positions (``k == 0``) nor shared axes, an axis of size
+    zero, booleans, and the extrema of complex numbers."""
     op = gather.SCATTER_OPS[prim]
 
-    def plan(operand, indices, updates, *, mode="clip"):
+    def plan(operand, indices, updates, *, mode="clip", batch_dims=0):
         import dask.array as da
         from dask.base import tokenize
         from dask.highlevelgraph import HighLevelGraph
 
         dtype = np.dtype(get_aval(operand).dtype)
-        k, nb = get_aval(indices).shape[-1], get_aval(indices).ndim - 1
+        m, k, nb = batch_dims, get_aval(indices).shape[-1], get_aval(indices).ndim - 1
         shape = get_aval(operand).shape
-        if (k == 0 or 0 in shape or dtype.kind == "b"
+        if (k == 0 and not m or 0 in shape or dtype.kind == "b"
                 or (dtype.kind == "c" and op in ("minimum", "maximum"))):
             return None
         if not backend.is_array(updates):
             updates = np.asarray(updates, dtype=dtype)
         operand, indices, updates = _as_lazy([operand, indices, updates])
-        indices, updates = _align(indices, updates, nb, operand.chunks[k:], op == "set")
+        if m and all(n == 1 for n in operand.numblocks[m:m + k]):
+            return _by_shared_rows(prim.name, functools.partial(impl, mode=mode, batch_dims=m),
+                                   operand, indices, updates, m, k, dtype)
+        k += m  # the shared axes become leading positions, local to each pair of chunks
+        indices, updates = _align(indices, updates, nb, operand.chunks[k:], op == "set",
+                                  operand.chunks[:m])
         clip, dims, starts = mode == "clip", shape[:k], _starts(operand.chunks[:k])
-        token = tokenize(prim.name, operand, indices, updates, mode)
+        token = tokenize(prim.name, operand, indices, updates, mode, m)
         batch_blocks = _blocks(updates.numblocks[:nb])
-        _warn_pairs(prim.name, len(batch_blocks), math.prod(operand.numblocks))
+        pairs = _pairs(batch_blocks, _blocks(operand.numblocks), m)
+        _warn_pairs(prim.name, len(batch_blocks), math.prod(operand.numblocks), len(pairs))
+        meeting: dict = {}  # operand block -> the blocks of updates that can meet it
+        for b, o in pairs:
+            meeting.setdefault(o, []).append(b)
         dsk: dict = {}
 
         def keys(b, o):
-            return ((indices.name, *b, 0), (updates.name, *b, *o[k:]),
-                    tuple(starts[j][o[j]] for j in range(k)))
+            ix = (indices.name, *b, 0)
+            return ((_local_batch, ix, m) if m else ix, (updates.name, *b, *o[k:]),
+                    (0,) * m + tuple(starts[j][o[j]] for j in range(m, k)))
 
         if op == "set":  # last write wins: fold the updates chunks in row-major order
             name = f"{prim.name}-{token}"
             step = functools.partial(_scatter_step, impl)
             for o in _blocks(operand.numblocks):
                 previous = (operand.name, *o)
-                for u, b in enumerate(batch_blocks):
-                    key = ((name, *o) if u == len(batch_blocks) - 1
+                for u, b in enumerate(meeting[o]):
+                    key = ((name, *o) if u == len(meeting[o]) - 1
                            else (f"{name}-step", u, *o))
                     ix, up, start = keys(b, o)
                     dsk[key] = (step, previous, ix, up, start, dims, clip)
@@ -365,7 +503,7 @@ def _scatter_per_chunk(prim: Primitive, impl: Callable) -> Callable:
         for o in _blocks(operand.numblocks):
             block = tuple(operand.chunks[d][o[d]] for d in range(operand.ndim))
             level = []
-            for u, b in enumerate(batch_blocks):
+            for u, b in enumerate(meeting[o]):
                 ix, up, start = keys(b, o)
                 key = (f"{name}-partial", u, *o)
                 dsk[key] = (_scatter_partial, ix, up, start, dims, clip, block)
@@ -389,37 +527,47 @@ def _scatter_per_chunk(prim: Primitive, impl: Callable) -> Callable:
 
 def _gather_per_chunk(impl: Callable) -> Callable:
     """The plan of a gather on dask arrays (see the module's docstring), or None where the
-    table's way is taken (no positions, an axis of size zero)."""
-    def plan(operand, indices, *, mode="clip", fill_value=None):
+    table's way is taken (no positions nor shared axes, an axis of size zero)."""
+    def plan(operand, indices, *, mode="clip", fill_value=None, batch_dims=0):
         import dask.array as da
         from dask.base import tokenize
         from dask.highlevelgraph import HighLevelGraph
 
         dtype = np.dtype(get_aval(operand).dtype)
-        k, nb = get_aval(indices).shape[-1], get_aval(indices).ndim - 1
+        m, k, nb = batch_dims, get_aval(indices).shape[-1], get_aval(indices).ndim - 1
         shape = get_aval(operand).shape
-        if k == 0 or 0 in shape:
+        if k == 0 and not m or 0 in shape:
             return None
         operand, indices = _as_lazy([operand, indices])
-        indices = indices.rechunk({nb: -1})
+        if m and all(n == 1 for n in operand.numblocks[m:m + k]):
+            return _by_shared_rows("gather", functools.partial(
+                impl, mode=mode, fill_value=fill_value, batch_dims=m), operand, indices, None,
+                m, k, dtype)
+        k += m  # the shared axes become leading positions, local to each pair of chunks
+        indices = indices.rechunk({**dict(enumerate(operand.chunks[:m])), nb: -1})
         clip, dims, starts = mode == "clip", shape[:k], _starts(operand.chunks[:k])
         fill = 0 if clip else gather.default_fill_value(dtype) if fill_value is None \
             else fill_value
-        name = f"gather-{tokenize(operand, indices, mode, fill_value)}"
+        name = f"gather-{tokenize(operand, indices, mode, fill_value, m)}"
         partial = functools.partial(_gather_partial, impl)
         dsk: dict = {}
-        position_blocks = _blocks(operand.numblocks[:k])
-        _warn_pairs("gather", math.prod(indices.numblocks[:nb]), len(position_blocks))
-        for b in _blocks(indices.numblocks[:nb]):
+        index_blocks = _blocks(indices.numblocks[:nb])
+        pairs = _pairs(index_blocks, _blocks(operand.numblocks[:k]), m)
+        _warn_pairs("gather", len(index_blocks), math.prod(operand.numblocks[:k]), len(pairs))
+        meeting: dict = {}  # block of positions -> the operand blocks it can meet
+        for b, o in pairs:
+            meeting.setdefault(b, []).append(o)
+        for b in index_blocks:
+            ix = (indices.name, *b, 0)
+            ix = (_local_batch, ix, m) if m else ix
             for r in _blocks(operand.numblocks[k:]):
                 out = (tuple(indices.chunks[d][b[d]] for d in range(nb))
                        + tuple(operand.chunks[k + d][r[d]] for d in range(len(r))))
                 parts = []
-                for s, o in enumerate(position_blocks):
+                for s, o in enumerate(meeting[b]):
                     key = (f"{name}-partial", s, *b, *r)
-                    start = tuple(starts[j][o[j]] for j in range(k))
-                    dsk[key] = (partial, (operand.name, *o, *r), (indices.name, *b, 0), start,
-                                dims, clip)
+                    start = (0,) * m + tuple(starts[j][o[j]] for j in range(m, k))
+                    dsk[key] = (partial, (operand.name, *o, *r), ix, start, dims, clip)
                     parts.append(key)
                 key = (name, *b, *r)
                 dsk[key] = (_gather_assemble, parts, fill, out, dtype)
@@ -592,6 +740,8 @@ def _dynamic_update_slice_per_chunk(impl: Callable) -> Callable:
 #: the table): a function of the primitive's impl giving the plan, which returns the
 #: result, or None to take the table's way.
 PER_CHUNK: dict[Primitive, Callable] = {
+    **{p: functools.partial(_reshape_per_chunk, p) for p in _RESHAPES},
+    **{p: functools.partial(_reduction_per_chunk, p) for p in _REDUCTIONS},
     gather.gather_p: _gather_per_chunk,
     indexing.dynamic_slice_p: _dynamic_slice_per_chunk,
     indexing.dynamic_update_slice_p: _dynamic_update_slice_per_chunk,
@@ -632,7 +782,7 @@ def _chunked_impl(prim: Primitive, impl: Callable) -> Callable:
         else:
             return impl(*args, **params)
         dask_first = DASK_FIRST.get(prim)
-        if dask_first is not None and dask_first(args):
+        if dask_first is not None and dask_first(args, params):
             try:
                 return impl(*args, **params)
             except (NotImplementedError, IndexError, TypeError, ValueError):

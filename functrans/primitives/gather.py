@@ -13,6 +13,14 @@ The one form used here, for an operand of shape ``(d0, ..., d{k-1}, *rest)``:
   order wins), added (``scatter_add``: repeats accumulate), multiplied (``scatter_mul``), or
   combined by minimum or maximum (``scatter_min``, ``scatter_max``).
 
+With ``batch_dims=m`` (``tf.gather``'s name; JAX's ``operand_batching_dims``) the first
+``m`` axes of the operand and of ``indices`` are shared batch axes, of equal sizes, that
+the positions do not index: for an operand ``(*B, d0, ..., d{k-1}, *rest)`` and indices
+``(*B, *batch, k)``, entry ``(a, b)`` of the result ``(*B, *batch, *rest)`` reads
+``operand[a][indices[a, b]]``, and a scatter writes ``updates[a, b]`` there.  Row ``a`` of
+the operand meets row ``a`` of the indices alone, which chunked arrays (dask) and jit's
+regions over rows keep chunk by chunk.
+
 NumPy's advanced indexing ``x[i, j]`` is ``gather(x, stack([i, j], -1))`` once the indexed
 axes are moved to the front (``functrans.numpy`` does this).  Positions out of bounds follow
 JAX's modes: clamped into range by default ("clip", or "promise_in_bounds"); with
@@ -30,8 +38,8 @@ product rule, computed without dividing by zero.  ``scatter_min``/``scatter_max`
 each result element the mean tangent of every value attaining the extremum there (ties
 share, as JAX).  Batching adds the batch axis to the form rather than looping: a batched
 operand alone keeps its batch axis among ``rest``; batched indices alone add a ``batch``
-axis; both batched put an ``iota`` column in front of the positions, so batch member ``b``
-reads (or writes) its own operand.
+axis; both batched make it one more shared batch axis (``batch_dims + 1``), so batch
+member ``b`` reads (or writes) its own operand.
 """
 from __future__ import annotations
 
@@ -143,26 +151,48 @@ def mode_name(mode) -> str | None:
     return getattr(mode, "name", mode).lower() if mode is not None else None
 
 
-def gather_params(mode=None, fill_value=None, *, name: str = "gather") -> dict:
+def _batch_dims_param(batch_dims, name: str) -> dict:
+    """``{"batch_dims": m}`` for ``m`` shared batch axes, ``{}`` for none (the params of a
+    gather or scatter without them read as before)."""
+    if isinstance(batch_dims, (bool, np.bool_)) or not isinstance(batch_dims,
+                                                                   (int, np.integer)):
+        raise TypeError(f"{name}: batch_dims must be a non-negative int (the number of "
+                        f"leading axes the operand and the indices share), got "
+                        f"{batch_dims!r}")
+    if batch_dims < 0:
+        raise ValueError(f"{name}: batch_dims must be non-negative, got {batch_dims}")
+    return {"batch_dims": int(batch_dims)} if batch_dims else {}
+
+
+def gather_params(mode=None, fill_value=None, *, batch_dims: int = 0,
+                  name: str = "gather") -> dict:
     """The params of a ``gather_p`` bind for a JAX ``mode`` ("clip", "promise_in_bounds",
-    "fill" or "drop", None for clip) and ``fill_value``."""
+    "fill" or "drop", None for clip), ``fill_value`` and ``batch_dims``."""
     key = mode_name(mode)
     if key not in _GATHER_MODES:
         raise ValueError(f"{name}: mode={mode!r} is not one of 'clip', 'promise_in_bounds', "
                          "'fill' or 'drop'")
+    batch = _batch_dims_param(batch_dims, name)
     if _GATHER_MODES[key] == "clip":
-        return {}
-    return {"mode": "fill", "fill_value": fill_value}
+        return batch
+    return {"mode": "fill", "fill_value": fill_value, **batch}
 
 
-def scatter_params(mode=None, *, name: str = "scatter") -> dict:
+def scatter_params(mode=None, *, batch_dims: int = 0, name: str = "scatter") -> dict:
     """The params of a scatter bind for a JAX ``mode`` ("clip", "promise_in_bounds", "drop"
-    or "fill", None for clip)."""
+    or "fill", None for clip) and ``batch_dims``."""
     key = mode_name(mode)
     if key not in _SCATTER_MODES:
         raise ValueError(f"{name}: mode={mode!r} is not one of 'clip', 'promise_in_bounds', "
                          "'drop' or 'fill'")
-    return {} if _SCATTER_MODES[key] == "clip" else {"mode": "drop"}
+    batch = _batch_dims_param(batch_dims, name)
+    return batch if _SCATTER_MODES[key] == "clip" else {"mode": "drop", **batch}
+
+
+def _with_batch_dims(params: dict, m: int) -> dict:
+    """``params`` with ``m`` shared batch axes."""
+    params = {key: v for key, v in params.items() if key != "batch_dims"}
+    return {**params, "batch_dims": m} if m else params
 
 
 def _fill_value(fill_value, dtype):
@@ -222,11 +252,13 @@ def _take_rows(xp, operand, positions: tuple):
 
 # -- gather ------------------------------------------------------------------------------
 
-def gather(operand, indices, *, mode=None, fill_value=None):
+def gather(operand, indices, *, mode=None, fill_value=None, batch_dims: int = 0):
     """``out[b] = operand[indices[b, 0], ..., indices[b, k-1]]`` for ``indices`` of shape
     ``(*batch, k)``.  Positions out of bounds are clamped into range (``mode`` None, "clip"
     or "promise_in_bounds"), or read ``fill_value`` (``mode="fill"`` or "drop"; by default
-    NaN for floats, the smallest integer, the largest unsigned integer, True).
+    NaN for floats, the smallest integer, the largest unsigned integer, True).  With
+    ``batch_dims=m`` the first ``m`` axes of ``operand`` and ``indices`` are shared (equal
+    sizes): ``out[a, b] = operand[a][indices[a, b]]``.
 
     >>> import numpy as np, functrans.lax as lax
     >>> x = np.arange(12.0).reshape(4, 3)
@@ -239,36 +271,66 @@ def gather(operand, indices, *, mode=None, fill_value=None):
     array([5., 0.])
     >>> lax.gather(x, np.array([[1, 2], [-5, 0]]), mode="fill", fill_value=-1.0)
     array([ 5., -1.])
+    >>> lax.gather(x, np.array([[2], [0], [1], [1]]), batch_dims=1)  # row r's element
+    array([ 2.,  3.,  7., 10.])
     """
-    return gather_p.bind(operand, indices, **gather_params(mode, fill_value))
+    return gather_p.bind(operand, indices, **gather_params(mode, fill_value,
+                                                           batch_dims=batch_dims))
 
 
 def _check_indices(name: str, aval: ShapedArray, indices: ShapedArray,
-                   clamping: bool = True) -> int:
+                   clamping: bool = True, batch_dims: int = 0) -> int:
+    m = batch_dims
     if indices.dtype.kind not in "iu":
         raise TypeError(f"{name}: indices must be integers, got {indices.str_short()}")
     if indices.ndim == 0:
         raise ValueError(f"{name}: indices must have a last axis of positions (shape "
                          f"(*batch, k)), got a scalar; use shape (1,) for one position")
+    if m and (indices.ndim <= m or aval.ndim < m or aval.shape[:m] != indices.shape[:m]):
+        raise ValueError(f"{name}: with batch_dims={m} the operand (shape {aval.shape}) and "
+                         f"the indices (shape {indices.shape}) must share their first {m} "
+                         "axes, of equal sizes, and the indices need a last axis of "
+                         "positions after them")
     k = indices.shape[-1]
-    if k > aval.ndim:
+    if k > aval.ndim - m:
         raise ValueError(f"{name}: indices of shape {indices.shape} hold {k} positions, but "
-                         f"the operand of shape {aval.shape} has only {aval.ndim} axes")
-    if clamping and 0 in aval.shape[:k] and 0 not in indices.shape[:-1]:
+                         f"the operand of shape {aval.shape} has only {aval.ndim - m} axes"
+                         + (f" after its {m} batch axes" if m else ""))
+    if clamping and 0 in aval.shape[m:m + k] and 0 not in indices.shape[:-1]:
         raise IndexError(f"{name}: cannot index axes of size zero (operand shape "
                          f"{aval.shape}): there is no element to clamp a position to; use "
                          "mode='fill' (gathers) or mode='drop' (scatters)")
     return k
 
 
-def _gather_abstract_eval(aval, indices, *, mode="clip", fill_value=None):
-    k = _check_indices("gather", aval, indices, mode == "clip")
-    return ShapedArray(indices.shape[:-1] + aval.shape[k:], aval.dtype, aval.weak_type)
+def _gather_abstract_eval(aval, indices, *, mode="clip", fill_value=None, batch_dims=0):
+    k = _check_indices("gather", aval, indices, mode == "clip", batch_dims)
+    return ShapedArray(indices.shape[:-1] + aval.shape[batch_dims + k:], aval.dtype,
+                       aval.weak_type)
 
 
-def _gather_impl(operand, indices, *, mode="clip", fill_value=None):
+def _unbatched(xp, operand, indices, m: int):
+    """``operand`` of shape ``(*B, *tail)`` and ``indices`` of shape ``(*B, *batch, k)``
+    (``m == len(B)`` shared batch axes) in the form without them: the operand as
+    ``(P, *tail)`` (a view where it can be, so a scatter writes through it) and the indices
+    as ``(P, *batch, k + 1)`` with each entry's batch number in front, ``P = prod(B)``."""
+    size = math.prod(operand.shape[:m])
+    operand = xp.reshape(operand, (size,) + operand.shape[m:])
+    indices = xp.reshape(indices, (size,) + indices.shape[m:])
+    column = xp.arange(size, dtype=indices.dtype).reshape((size,) + (1,) * (indices.ndim - 1))
+    column = xp.broadcast_to(column, indices.shape[:-1] + (1,))
+    return operand, xp.concatenate([column, indices], axis=-1)
+
+
+def _gather_impl(operand, indices, *, mode="clip", fill_value=None, batch_dims=0):
     xp = array_module(operand, indices)
     operand, indices = coerce(xp, xp.asarray(operand), indices)
+    if batch_dims:
+        shape = _gather_abstract_eval(get_aval(operand), get_aval(indices), mode=mode,
+                                      batch_dims=batch_dims).shape
+        operand, indices = _unbatched(xp, operand, indices, batch_dims)
+        return xp.reshape(_gather_impl(operand, indices, mode=mode, fill_value=fill_value),
+                          shape)
     _check_indices("gather", get_aval(operand), get_aval(indices), mode == "clip")
     k = indices.shape[-1]
     if k == 0:  # no position to pick: every batch entry is the whole operand
@@ -296,11 +358,13 @@ def _zero_fill(params: dict) -> dict:
 
 
 def _gather_to_scatter(params: dict) -> dict:
-    return {"mode": "drop"} if params.get("mode") == "fill" else {}
+    mode = {"mode": "drop"} if params.get("mode") == "fill" else {}
+    return _with_batch_dims(mode, params.get("batch_dims", 0))
 
 
 def _scatter_to_gather(params: dict) -> dict:
-    return {"mode": "fill", "fill_value": 0} if params.get("mode") == "drop" else {}
+    mode = {"mode": "fill", "fill_value": 0} if params.get("mode") == "drop" else {}
+    return _with_batch_dims(mode, params.get("batch_dims", 0))
 
 
 def _gather_jvp(primals, tangents, **params):
@@ -318,29 +382,19 @@ def _gather_transpose(ct, operand, indices, **params):
     return [convert_element_type(out, operand.aval.dtype), None]
 
 
-def with_batch_column(indices, size: int):
-    """Batched ``indices`` of shape ``(size, *batch, k)`` with the batch member's number put
-    in front of each position: shape ``(size, *batch, k + 1)``, for an operand whose
-    leading axis is that batch."""
-    shape = shape_of(indices)
-    column = iota(get_aval(indices).dtype, size, like=indices)
-    column = broadcast_in_dim(column, shape[:-1] + (1,), (0,))
-    return concatenate([column, indices], len(shape) - 1)
-
-
 def _gather_batch(vals, dims, **params):
     operand, indices = vals
     op_dim, ix_dim = dims
+    m = params.get("batch_dims", 0)
     if ix_dim is not_mapped:  # the batch axis joins `rest`, right after the indexed axes
         k = shape_of(indices)[-1]
-        out = gather_p.bind(moveaxis(operand, op_dim, k), indices, **params)
+        out = gather_p.bind(moveaxis(operand, op_dim, m + k), indices, **params)
         return out, ndim_of(indices) - 1
-    indices = moveaxis(indices, ix_dim, 0)
     if op_dim is not_mapped:  # the batch axis is one more `batch` axis of the indices
-        return gather_p.bind(operand, indices, **params), 0
-    size = shape_of(indices)[0]
-    operand = moveaxis(operand, op_dim, 0)
-    return gather_p.bind(operand, with_batch_column(indices, size), **params), 0
+        return gather_p.bind(operand, moveaxis(indices, ix_dim, m), **params), m
+    # both: one more shared batch axis, in front
+    return gather_p.bind(moveaxis(operand, op_dim, 0), moveaxis(indices, ix_dim, 0),
+                         **_with_batch_dims(params, m + 1)), 0
 
 
 impl_rules[gather_p] = _gather_impl
@@ -358,9 +412,9 @@ SCATTER_OPS: dict = {}  # primitive -> backend.scatter_apply's operation
 
 
 def _scatter_abstract_eval(name):
-    def abstract_eval(aval, indices, updates, *, mode="clip"):
-        k = _check_indices(name, aval, indices, mode == "clip")
-        expected = indices.shape[:-1] + aval.shape[k:]
+    def abstract_eval(aval, indices, updates, *, mode="clip", batch_dims=0):
+        k = _check_indices(name, aval, indices, mode == "clip", batch_dims)
+        expected = indices.shape[:-1] + aval.shape[batch_dims + k:]
         if updates.shape != expected:
             raise ValueError(f"{name}: updates must have shape {expected} (the batch axes "
                              f"of indices {indices.shape} and the unindexed axes of the "
@@ -376,12 +430,20 @@ def _scatter_impl(prim):
     op = SCATTER_OPS[prim]
     check = _scatter_abstract_eval(prim.name)
 
-    def impl(operand, indices, updates, *, mode="clip"):
+    def impl(operand, indices, updates, *, mode="clip", batch_dims=0):
         xp = array_module(operand, indices, updates)
         operand, indices, updates = coerce(xp, operand, indices, updates)
-        check(get_aval(operand), get_aval(indices), get_aval(updates), mode=mode)
-        out = xp.array(operand, copy=True)  # never write into the caller's array
+        check(get_aval(operand), get_aval(indices), get_aval(updates), mode=mode,
+              batch_dims=batch_dims)
+        # never write into the caller's array; in C order, so `target` below is a view
+        out = xp.array(operand, copy=True, order="C" if batch_dims else "K")
         target = out
+        if batch_dims:  # a view of `out` without the shared axes
+            target, indices = _unbatched(xp, out, indices, batch_dims)
+            assert target.base is out or target.base is out.base, "not a view"
+            if backend.is_array(updates):
+                updates = xp.reshape(updates, indices.shape[:-1] + target.shape[
+                    indices.shape[-1]:])
         if indices.shape[-1] == 0:  # the whole operand at every entry: one unit axis
             target = out[None]
             indices = xp.zeros(indices.shape[:-1] + (1,), dtype=indices.dtype)
@@ -403,16 +465,18 @@ def _scatter_batch(prim):
     def batch(vals, dims, **params):
         operand, indices, updates = vals
         op_dim, ix_dim, up_dim = dims
+        m = params.get("batch_dims", 0)
         size = next(shape_of(v)[d] for v, d in zip(vals, dims) if d is not not_mapped)
         operand = bdim_to_front(operand, op_dim, size)
         updates = bdim_to_front(updates, up_dim, size)
         if ix_dim is not_mapped:  # the batch axis joins `rest` of the operand and updates
             k, nb = shape_of(indices)[-1], ndim_of(indices) - 1
-            out = prim.bind(moveaxis(operand, 0, k), indices, moveaxis(updates, 0, nb),
+            out = prim.bind(moveaxis(operand, 0, m + k), indices, moveaxis(updates, 0, nb),
                             **params)
-            return out, k
-        indices = with_batch_column(moveaxis(indices, ix_dim, 0), size)
-        return prim.bind(operand, indices, updates, **params), 0
+            return out, m + k
+        # one more shared batch axis, in front
+        return prim.bind(operand, moveaxis(indices, ix_dim, 0), updates,
+                         **_with_batch_dims(params, m + 1)), 0
     return batch
 
 
@@ -436,11 +500,13 @@ for _p in (gather_p, scatter_p, scatter_add_p, scatter_mul_p, scatter_min_p, sca
     codegen.deflowering(_p, positions=1)
 
 
-def scatter(operand, indices, updates, *, mode=None):
+def scatter(operand, indices, updates, *, mode=None, batch_dims: int = 0):
     """A copy of ``operand`` with ``updates[b]`` written at ``indices[b]`` for every ``b``
     (shapes as for ``gather``).  Of repeated positions the last update in row-major order
     of the batch axes wins.  Out-of-bounds positions are clamped (``mode`` None, "clip" or
-    "promise_in_bounds") or their updates dropped (``mode="drop"`` or "fill").
+    "promise_in_bounds") or their updates dropped (``mode="drop"`` or "fill").  With
+    ``batch_dims=m`` the first ``m`` axes of ``operand``, ``indices`` and ``updates`` are
+    shared: ``updates[a, b]`` goes to ``operand[a][indices[a, b]]``.
 
     >>> import numpy as np, functrans.lax as lax
     >>> lax.scatter(np.zeros(4), np.array([[1], [3], [1]]), np.array([1.0, 2.0, 10.0]))
@@ -448,10 +514,11 @@ def scatter(operand, indices, updates, *, mode=None):
     >>> lax.scatter(np.zeros(3), np.array([[0], [7]]), np.array([1.0, 2.0]), mode="drop")
     array([1., 0., 0.])
     """
-    return scatter_p.bind(operand, indices, updates, **scatter_params(mode, name="scatter"))
+    return scatter_p.bind(operand, indices, updates,
+                          **scatter_params(mode, batch_dims=batch_dims, name="scatter"))
 
 
-def scatter_add(operand, indices, updates, *, mode=None):
+def scatter_add(operand, indices, updates, *, mode=None, batch_dims: int = 0):
     """A copy of ``operand`` with ``updates[b]`` added at ``indices[b]`` for every ``b``
     (shapes as for ``gather``); repeated positions accumulate.  Modes as for ``scatter``.
 
@@ -460,10 +527,10 @@ def scatter_add(operand, indices, updates, *, mode=None):
     array([ 0., 11.,  0.,  2.])
     """
     return scatter_add_p.bind(operand, indices, updates,
-                              **scatter_params(mode, name="scatter_add"))
+                              **scatter_params(mode, batch_dims=batch_dims, name="scatter_add"))
 
 
-def scatter_mul(operand, indices, updates, *, mode=None):
+def scatter_mul(operand, indices, updates, *, mode=None, batch_dims: int = 0):
     """A copy of ``operand`` multiplied by ``updates[b]`` at ``indices[b]`` for every ``b``;
     repeated positions multiply by all their updates.  Modes as for ``scatter``.
 
@@ -472,10 +539,10 @@ def scatter_mul(operand, indices, updates, *, mode=None):
     array([1., 6., 5.])
     """
     return scatter_mul_p.bind(operand, indices, updates,
-                              **scatter_params(mode, name="scatter_mul"))
+                              **scatter_params(mode, batch_dims=batch_dims, name="scatter_mul"))
 
 
-def scatter_min(operand, indices, updates, *, mode=None):
+def scatter_min(operand, indices, updates, *, mode=None, batch_dims: int = 0):
     """A copy of ``operand`` with the minimum of it and of ``updates[b]`` at ``indices[b]``
     for every ``b``.  Modes as for ``scatter``.
 
@@ -484,10 +551,10 @@ def scatter_min(operand, indices, updates, *, mode=None):
     array([ 0., -3.,  0.])
     """
     return scatter_min_p.bind(operand, indices, updates,
-                              **scatter_params(mode, name="scatter_min"))
+                              **scatter_params(mode, batch_dims=batch_dims, name="scatter_min"))
 
 
-def scatter_max(operand, indices, updates, *, mode=None):
+def scatter_max(operand, indices, updates, *, mode=None, batch_dims: int = 0):
     """A copy of ``operand`` with the maximum of it and of ``updates[b]`` at ``indices[b]``
     for every ``b``.  Modes as for ``scatter``.
 
@@ -496,7 +563,7 @@ def scatter_max(operand, indices, updates, *, mode=None):
     array([0., 3., 0.])
     """
     return scatter_max_p.bind(operand, indices, updates,
-                              **scatter_params(mode, name="scatter_max"))
+                              **scatter_params(mode, batch_dims=batch_dims, name="scatter_max"))
 
 
 def _both_zero(g_op, g_up) -> bool:

@@ -21,7 +21,7 @@ from functrans.interpreters.batching import not_mapped
 from functrans.interpreters.transpose import is_undefined_primal
 from functrans.primitives.conversion import convert_element_type
 from functrans.primitives.elementwise import add, lt, max, min, select
-from functrans.primitives.gather import gather, scatter, with_batch_column
+from functrans.primitives.gather import gather, scatter
 from functrans.primitives.gather import iota
 from functrans.primitives.shape import bdim_to_front, broadcast_in_dim, moveaxis, shape_of
 from functrans.primitives.slicing import concatenate
@@ -168,7 +168,7 @@ def _dynamic_slice_batch(vals, dims, *, slice_sizes):
         operand = moveaxis(operand, dims[0], 0)
         positions = _block_positions(starts, batched, shape_of(operand)[1:], size,
                                      slice_sizes)
-        return gather(operand, with_batch_column(positions, size)), 0
+        return gather(operand, positions, batch_dims=1), 0
     operand = moveaxis(operand, dims[0], 0)
     return dynamic_slice_p.bind(operand, np.int64(0), *indices,
                                 slice_sizes=(size,) + slice_sizes), 0
@@ -225,10 +225,10 @@ def _dynamic_update_slice_batch(vals, dims):
     update = bdim_to_front(vals[1], dims[1], size)
     if any(d is not not_mapped for d in dims[2:]):
         starts, batched = _batched_starts(vals[2:], dims[2:])
-        positions = with_batch_column(_block_positions(starts, batched, shape_of(operand)[1:],
-                                                       size, shape_of(update)[1:]), size)
+        positions = _block_positions(starts, batched, shape_of(operand)[1:], size,
+                                     shape_of(update)[1:])
         update = convert_element_type(update, get_aval(operand).dtype)
-        return scatter(operand, positions, update), 0
+        return scatter(operand, positions, update, batch_dims=1), 0
     return dynamic_update_slice_p.bind(operand, update, np.int64(0), *vals[2:]), 0
 
 

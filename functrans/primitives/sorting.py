@@ -19,7 +19,6 @@ ones) and sorts along ``dimension + 1``.
 """
 from __future__ import annotations
 
-import math
 
 import numpy as np
 
@@ -29,7 +28,7 @@ from functrans.interpreters import ad, batching, codegen
 from functrans.interpreters.ad import Zero
 from functrans.interpreters.batching import not_mapped
 from functrans.primitives.elementwise import sub
-from functrans.primitives.gather import gather, iota, with_batch_column
+from functrans.primitives.gather import gather, iota
 from functrans.primitives.shape import (bdim_to_front, broadcast_in_dim, moveaxis,
                                         normalize_axis, reshape, rev, shape_of)
 from functrans.primitives.slicing import slice
@@ -93,17 +92,11 @@ def take_along(x, indices, axis: int):
     array([[3., 1.],
            [5., 5.]])
     """
-    shape, ishape = shape_of(x), shape_of(indices)
-    if len(shape) == 1:  # one row: a plain gather of positions
-        return gather(x, reshape(indices, ishape + (1,)))
-    last = len(shape) - 1
+    last = len(shape_of(x)) - 1
     x, indices = moveaxis(x, axis, last), moveaxis(indices, axis, last)
-    lead, n, m = shape_of(x)[:-1], shape[axis], ishape[axis]
-    rows = math.prod(lead)
-    x = reshape(x, (rows, n))
-    indices = reshape(indices, (rows, m, 1))
-    out = gather(x, with_batch_column(indices, rows))  # row r reads its own row
-    return moveaxis(reshape(out, lead + (m,)), last, axis)
+    lead = shape_of(x)[:-1]  # shared: each row reads its own row
+    out = gather(x, reshape(indices, shape_of(indices) + (1,)), batch_dims=len(lead))
+    return moveaxis(out, last, axis)
 
 
 def _sort_jvp(primals, tangents, *, dimension, is_stable, num_keys):
