@@ -364,6 +364,47 @@ def lazy_broadcast(x, shape: tuple, dims: tuple, chunks: tuple | None = None):
     return _chunk_shaped(np.broadcast_to, x, dims, chunks, meta)
 
 
+def lazy_squeeze(x, axes: tuple):
+    """A lazy ``x`` without its ``axes`` (of length 1): NumPy's ``reshape`` of each chunk, a
+    blockwise layer that dask's optimizer fuses into the tasks around it (a squeeze that
+    contracts the dropped axes, like ``map_blocks(..., drop_axis=)``, makes a layer that
+    fuses with none).  Each dropped axis is labelled as an axis of the result that is one
+    chunk too, else as its first axis, along whose chunks its one block broadcasts (dask
+    from 2024.12; before, the squeeze contracts)."""
+    from dask.array.utils import meta_from_array
+
+    axes = tuple(a % x.ndim for a in axes)
+    kept = [d for d in range(x.ndim) if d not in axes]
+    single = [q for q, d in enumerate(kept) if x.numblocks[d] == 1]
+    if not kept or not single and not _broadcasts_one_block():
+        return _contracting_squeeze(x, axes)
+    position = {d: q for q, d in enumerate(kept)}
+    dims = tuple(position.get(d, (single or [0])[0]) for d in range(x.ndim))
+    chunks = tuple(x.chunks[d] for d in kept)
+    return _chunk_shaped(np.reshape, x, dims, chunks, meta_from_array(x._meta, ndim=len(kept)))
+
+
+@functools.cache
+def _broadcasts_one_block() -> bool:
+    """Whether dask's blockwise broadcasts one block of an argument along an index of many
+    when that index repeats within the argument (dask before 2024.12 loses blocks)."""
+    import dask
+    return tuple(int(p) for p in dask.__version__.split(".")[:2]) >= (2024, 12)
+
+
+def _contracting_squeeze(x, axes: tuple):
+    """``lazy_squeeze`` as NumPy's ``squeeze`` of each chunk, the dropped axes contracted
+    (a layer of its own, or dask's squeeze for a result without axes)."""
+    from dask.array.core import blockwise
+    from dask.base import tokenize
+    if len(axes) == x.ndim:
+        return array_module(x).squeeze(x, axis=axes)
+    index = tuple(f"i{j}" for j in range(x.ndim))
+    return blockwise(np.squeeze, tuple(i for j, i in enumerate(index) if j not in axes), x,
+                     index, axis=axes, concatenate=True, dtype=x.dtype, meta=x._meta,
+                     name=f"squeeze-{tokenize(x, axes)}")
+
+
 def _chunk_shaped(func, x, dims: tuple, chunks: tuple, meta):
     """The dask array of ``chunks`` whose block ``b`` is ``func(block of x, shape of block
     b)``, ``x``'s axis ``i`` along axis ``dims[i]``: one blockwise layer (dask's

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 da = pytest.importorskip("dask.array")
+import dask  # noqa: E402
 from dask.callbacks import Callback  # noqa: E402
 
 import functrans as ft  # noqa: E402
@@ -36,7 +37,6 @@ class Computes(Callback):
 
 def compute(x):
     """One compute of every dask array in the pytree ``x`` (NumPy values pass through)."""
-    import dask
     return dask.compute(x)[0]
 
 
@@ -147,7 +147,6 @@ def test_a_sort_along_a_chunked_axis_gathers_it_under_the_size_limit():
 
 
 def test_a_distributed_sort_along_a_chunked_axis_beyond_the_limit_is_refused():
-    import dask
     x = da.zeros((4000, 100), chunks=(500, 100))
     with Computes() as counted, dask.config.set({"array.chunk-size": "1MiB"}):
         with pytest.raises(backend.ChunkedAxisError, match=(
@@ -279,6 +278,21 @@ def gathered(*arrays) -> list:
     """The layers of the graphs of ``arrays`` that gather core axes into one chunk
     (``backend.map_chunked``'s tasks)."""
     return [name for a in arrays for name in a.dask.layers if name.startswith("block-")]
+
+
+@pytest.mark.parametrize("shape, chunks, axes", [
+    ((8, 1), (2, 1), (1,)), ((4, 4, 1), (2, 2, 1), (2,)), ((1, 6, 1, 3), (1, 2, 1, 3), (0, 2)),
+    ((1, 1), (1, 1), (0, 1))], ids=str)
+def test_lazy_squeeze_is_a_view_that_fuses(shape, chunks, axes):
+    host = np.arange(float(np.prod(shape))).reshape(shape)
+    x = da.from_array(host, chunks=chunks)
+    got = backend.lazy_squeeze(x * 2.0, axes) + 1.0
+    np.testing.assert_array_equal(got.compute(), np.squeeze(host * 2.0, axes) + 1.0)
+    if len(axes) < len(shape):  # one task per chunk, the squeeze fused in (dask >= 2024.12)
+        optimized = dask.optimize(got)[0].__dask_graph__()
+        fused = backend._broadcasts_one_block() or any(x.numblocks[d] == 1 for d in range(
+            len(shape)) if d not in axes)
+        assert not fused or len(optimized) == 2 * x.npartitions, dict(optimized).keys()
 
 
 def embedding_loss(table, idx):
@@ -476,7 +490,6 @@ def window_loss(x, update, at):
 
 
 def test_grad_and_vmap_through_slices_at_lazy_starts_stay_chunked():
-    import dask
     rng = np.random.default_rng(12)
     x, update = rng.standard_normal((20_000, 8)), rng.standard_normal((3_000, 8))
     X = da.from_array(x, chunks=(2_000, 8))  # 10 chunks of 128 kB
@@ -543,7 +556,6 @@ def to_dask(tree):
 def run_on_dask(fun, host_args, what: str, computes_allowed: bool = False):
     """``fun`` on dask copies of ``host_args`` computes nothing and, computed once, equals
     ``fun`` on ``host_args``; arrays of one or more axes come back as dask arrays."""
-    import dask
     lazy_args = to_dask(host_args)
     with Computes() as counted:
         got = fun(*lazy_args)

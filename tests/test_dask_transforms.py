@@ -272,11 +272,18 @@ def labels_cross_entropy(W, X, labels):
     return -fnp.mean(ft.nn.log_softmax(X @ W)[fnp.arange(X.shape[0]), labels])
 
 
-def test_eager_grad_of_a_pick_at_labels_keeps_each_chunk_of_rows_to_itself():
-    """``logp[arange(N), labels]`` eagerly: the host arange makes the rows an axis the
-    gather shares with its positions, so its gather and its gradient's scatter-add are a
-    task per chunk of rows (not a pair of every chunk with every other), and the softmax's
-    reductions over the classes (one chunk) are blockwise and fuse."""
+def labels_cross_entropy_take(W, X, labels):
+    return -fnp.mean(fnp.take_along_axis(ft.nn.log_softmax(X @ W), labels[:, None], axis=1))
+
+
+@pytest.mark.parametrize("loss", [labels_cross_entropy, labels_cross_entropy_take],
+                         ids=["arange", "take_along_axis"])
+def test_eager_grad_of_a_pick_at_labels_keeps_each_chunk_of_rows_to_itself(loss):
+    """``logp[arange(N), labels]`` and ``take_along_axis`` eagerly: the rows are an axis
+    the gather shares with its positions, so its gradient's scatter-add is a task per chunk
+    of rows (not a pair of every chunk with every other) into which dask fuses the zeros
+    it adds to, and the softmax's reductions over the classes (one chunk) and its
+    ``keepdims`` are blockwise and fuse: no more tasks than the gradient by hand."""
     from test_dask import Computes
     rng = np.random.default_rng(15)
     W = rng.standard_normal((8, 3))
@@ -285,7 +292,7 @@ def test_eager_grad_of_a_pick_at_labels_keeps_each_chunk_of_rows_to_itself():
         host_X, host_y = rng.standard_normal((50 * chunks, 8)), rng.integers(0, 3, 50 * chunks)
         X, y = da.from_array(host_X, chunks=(50, 8)), da.from_array(host_y, chunks=50)
         with Computes() as counted:
-            g = ft.grad(labels_cross_entropy)(W, X, y)
+            g = ft.grad(loss)(W, X, y)
         assert counted.count == 0
         logits = X @ W
         p = da.exp(logits - logits.max(axis=1, keepdims=True))
@@ -293,13 +300,16 @@ def test_eager_grad_of_a_pick_at_labels_keeps_each_chunk_of_rows_to_itself():
         by_hand = X.T @ (p - (y[:, None] == np.arange(3))) / X.shape[0]
         counts[chunks], hand_counts[chunks] = optimized_tasks(g), optimized_tasks(by_hand)
         assert not any(key.startswith(("rechunk", "block-")) for key in g.dask.layers)
-        np.testing.assert_allclose(g.compute(), ft.grad(labels_cross_entropy)(
-            W, host_X, host_y), rtol=1e-12, atol=1e-14)
+        assert not any(key.startswith("zeros") for key in dask.optimize(g)[0].dask.layers)
+        np.testing.assert_allclose(g.compute(), ft.grad(loss)(W, host_X, host_y),
+                                   rtol=1e-12, atol=1e-14)
         np.testing.assert_allclose(g.compute(), by_hand.compute(), rtol=1e-10, atol=1e-14)
     # as many tasks more per chunk: twice the chunks, about twice the tasks (the pairs of
     # chunks of positions and of the table made four times as many)
     assert counts[8] <= 2 * counts[4], counts
-    assert counts[8] <= 1.4 * hand_counts[8], (counts, hand_counts)
+    # (dask before 2024.12: the keepdims's squeezes are tasks of their own)
+    slack = 1.0 if backend._broadcasts_one_block() else 1.7
+    assert counts[8] <= slack * hand_counts[8], (counts, hand_counts)
 
 
 # ------------------------------------------------------------------------------------------

@@ -152,25 +152,21 @@ def _moves_elements(prim: Primitive, args, params) -> bool:
 
 
 def _reshape_per_chunk(prim: Primitive, impl: Callable) -> Callable:
-    """A reshape that only adds or drops axes of length 1 as blockwise layers, NumPy's
-    ``squeeze`` and a lazy broadcast (views of each chunk, which dask's optimizer fuses
-    into the tasks around them, and which need no functrans on the workers; dask's reshape
-    and indexing make layers of their own), else None."""
+    """A reshape that only adds or drops axes of length 1 as blockwise layers, a lazy
+    squeeze and a lazy broadcast (views of each chunk, which dask's optimizer fuses into
+    the tasks around them, and which need no functrans on the workers; dask's reshape and
+    indexing make layers of their own), else None."""
     def plan(x, **params):
-        from dask.array.core import blockwise
-        from dask.base import tokenize
         axes = _unit_axes(prim, x, params)
         if axes is None:
             return None
-        dropped = tuple(j for j, n in enumerate(x.shape) if n == 1)
-        index = tuple(f"i{j}" for j in range(x.ndim) if j not in dropped)
+        shape = x.shape
+        dropped = tuple(j for j, n in enumerate(shape) if n == 1)
         if dropped:
-            x = blockwise(np.squeeze, index, x, tuple(f"i{j}" for j in range(x.ndim)),
-                          axis=dropped, concatenate=True, dtype=x.dtype, meta=x._meta,
-                          name=f"squeeze-{tokenize(x, dropped)}")
+            x = backend.lazy_squeeze(x, dropped)
         if None in axes:  # (the broadcast's layers: not a blockwise with new_axes)
-            x = backend.lazy_broadcast(x, tuple(1 if j is None else x.shape[index.index(
-                f"i{j}")] for j in axes), tuple(q for q, j in enumerate(axes) if j is not None))
+            x = backend.lazy_broadcast(x, tuple(1 if j is None else shape[j] for j in axes),
+                                       tuple(q for q, j in enumerate(axes) if j is not None))
         return x
     return plan
 
@@ -328,11 +324,25 @@ def _by_shared_rows(name: str, fun: Callable, operand, indices, updates, m: int,
     """``fun(operand, indices[, updates])`` (a gather's or scatter's impl with ``m`` shared
     batch axes) as one task per chunk of the shared axes, for an operand whose ``k``
     indexed axes are one chunk each: the task reads its chunks of the operand and indices
-    (the indices' other axes joined into one chunk), and its updates.  dask brings the
-    arrays to common chunks along the shared axes (the finer of theirs)."""
-    from dask.array.core import blockwise
+    (the indices' other axes joined into one chunk), and its updates.  The arrays are
+    brought to common chunks along the shared axes (the finer of theirs).
+
+    A scatter whose indices and updates have no axes but the shared ones and the positions
+    (the gradient of ``x[arange(n), labels]``) contracts nothing: the positions' axis
+    (one chunk) is labelled as the operand's first indexed axis, so that dask's optimizer
+    fuses the operand's producer into the task.  That matters beyond the task count: a
+    gradient's zeros are otherwise tasks without inputs, which dask.distributed releases a
+    few at a time (root-task queuing) while the rest of the graph runs ahead and holds
+    every chunk's intermediate results."""
+    from dask.array.core import blockwise, unify_chunks
     from dask.base import tokenize
     ndim, nb = operand.ndim, indices.ndim - 1
+    if updates is not None and nb > m and all(n == 1 for n in indices.shape[m:nb]):
+        # unshared axes of length 1 (take_along_axis's): dropped here, put back in the task
+        drop = tuple(range(m, nb))
+        indices = backend.lazy_squeeze(indices, drop)
+        updates = backend.lazy_squeeze(updates, drop)
+        fun, nb = functools.partial(_expanded, fun, drop), m
     shared = tuple(f"s{j}" for j in range(m))
     rest = tuple(f"r{j}" for j in range(ndim - m - k))
     free = tuple(f"c{j}" for j in range(nb - m))  # the indices' unshared batch axes
@@ -343,8 +353,22 @@ def _by_shared_rows(name: str, fun: Callable, operand, indices, updates, m: int,
     else:  # a scatter: the operand's shape
         out_index = operand_index
         pairs += [updates, shared + free + rest]
+    _, arrays = unify_chunks(*pairs)
+    pairs[::2] = arrays
+    token = f"{name}-{tokenize(name, fun, *pairs[::2])}"
+    if updates is not None and not free and k and indices.numblocks[-1] == 1:
+        pairs[3] = shared + ("d0",)
+        return blockwise(fun, out_index, *pairs, align_arrays=False, dtype=dtype,
+                         meta=operand._meta, name=token)
     return blockwise(fun, out_index, *pairs, concatenate=True, dtype=dtype,
-                     meta=operand._meta, name=f"{name}-{tokenize(name, fun, *pairs[::2])}")
+                     meta=operand._meta, name=token)
+
+
+def _expanded(fun: Callable, axes: tuple, operand, indices, updates):
+    """``fun`` of a chunk of indices and updates given without their ``axes`` of length
+    1 (``backend.lazy_squeeze``)."""
+    xp = backend.array_module(indices)
+    return fun(operand, xp.expand_dims(indices, axes), xp.expand_dims(updates, axes))
 
 
 def _pairs(index_blocks: list, operand_blocks: list, m: int) -> list:
