@@ -368,20 +368,54 @@ def lazy_squeeze(x, axes: tuple):
     """A lazy ``x`` without its ``axes`` (of length 1): NumPy's ``reshape`` of each chunk, a
     blockwise layer that dask's optimizer fuses into the tasks around it (a squeeze that
     contracts the dropped axes, like ``map_blocks(..., drop_axis=)``, makes a layer that
-    fuses with none).  Each dropped axis is labelled as an axis of the result that is one
-    chunk too, else as its first axis, along whose chunks its one block broadcasts (dask
-    from 2024.12; before, the squeeze contracts)."""
+    fuses with none; see ``_dropped_labels``)."""
     from dask.array.utils import meta_from_array
 
     axes = tuple(a % x.ndim for a in axes)
-    kept = [d for d in range(x.ndim) if d not in axes]
-    single = [q for q, d in enumerate(kept) if x.numblocks[d] == 1]
-    if not kept or not single and not _broadcasts_one_block():
+    dims = _dropped_labels(x, axes)
+    if dims is None:
         return _contracting_squeeze(x, axes)
-    position = {d: q for q, d in enumerate(kept)}
-    dims = tuple(position.get(d, (single or [0])[0]) for d in range(x.ndim))
-    chunks = tuple(x.chunks[d] for d in kept)
-    return _chunk_shaped(np.reshape, x, dims, chunks, meta_from_array(x._meta, ndim=len(kept)))
+    chunks = tuple(c for d, c in enumerate(x.chunks) if d not in axes)
+    return _chunk_shaped(np.reshape, x, dims, chunks, meta_from_array(x._meta, ndim=len(chunks)))
+
+
+def lazy_reduce(func, x, axes: tuple, dtype):
+    """``func(chunk, axis=axes)`` (NumPy's ``sum``, ``max``, ``min``) of a lazy ``x`` whose
+    ``axes`` are one chunk each: a blockwise layer that fuses (see ``lazy_squeeze``), or
+    None where it would contract."""
+    import dask.array
+    from dask.array.utils import meta_from_array
+    from dask.base import tokenize
+    from dask.blockwise import blockwise
+    from dask.highlevelgraph import HighLevelGraph
+
+    axes = tuple(a % x.ndim for a in axes)
+    dims = _dropped_labels(x, axes)
+    if dims is None:
+        return None
+    chunks = tuple(c for d, c in enumerate(x.chunks) if d not in axes)
+    name = f"{getattr(func, '__name__', 'reduce')}-{tokenize(func, x.name, axes)}"
+    layer = blockwise(func, name, tuple(range(len(chunks))), x.name, dims,
+                      numblocks={x.name: x.numblocks}, axis=axes)
+    graph = HighLevelGraph.from_collections(name, layer, dependencies=[x])
+    return dask.array.Array(graph, name, chunks, dtype=dtype,
+                            meta=meta_from_array(x._meta, ndim=len(chunks), dtype=dtype))
+
+
+def _dropped_labels(x, axes: tuple) -> tuple | None:
+    """The labels of ``x``'s axes in a graph-level blockwise whose result drops ``axes``
+    (one block each) without contracting them: each kept axis its place in the result,
+    the dropped ones that of a kept axis of one block, else (one dropped axis; dask from
+    2024.12) the first kept axis, along whose blocks their one block broadcasts.  None
+    where neither holds (dask's blockwise loses blocks where several axes broadcast, or
+    before 2024.12)."""
+    kept = [d for d in range(x.ndim) if d not in axes]
+    place = {d: q for q, d in enumerate(kept)}
+    single = [place[d] for d in kept if x.numblocks[d] == 1]
+    if not single and not (kept and len(axes) == 1 and _broadcasts_one_block()):
+        return None
+    label = (single or [0])[0]
+    return tuple(place.get(d, label) for d in range(x.ndim))
 
 
 @functools.cache

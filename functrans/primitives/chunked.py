@@ -192,10 +192,13 @@ def _reduction_per_chunk(prim: Primitive, impl: Callable) -> Callable:
         from dask.base import tokenize
         dtype = abstract_eval_rules[prim](get_aval(x), axes=axes).dtype
         fun = functools.partial(np.sum, dtype=dtype) if reduce is np.sum else reduce
+        out = backend.lazy_reduce(fun, x, tuple(axes), dtype)
+        if out is not None:
+            return out
         index = tuple(f"i{j}" for j in range(x.ndim))
-        return blockwise(fun, tuple(f"i{j}" for j in range(x.ndim) if j not in axes), x, index,
-                         axis=tuple(axes), concatenate=True, dtype=dtype, meta=x._meta,
-                         name=f"{prim.name}-{tokenize(x, axes)}")
+        return blockwise(fun, tuple(i for j, i in enumerate(index) if j not in axes), x,
+                         index, axis=tuple(axes), concatenate=True, dtype=dtype,
+                         meta=x._meta, name=f"{prim.name}-{tokenize(x, axes)}")
     return plan
 
 
