@@ -435,21 +435,27 @@ def _scatter_impl(prim):
         operand, indices, updates = coerce(xp, operand, indices, updates)
         check(get_aval(operand), get_aval(indices), get_aval(updates), mode=mode,
               batch_dims=batch_dims)
-        # never write into the caller's array; in C order, so `target` below is a view
-        out = xp.array(operand, copy=True, order="C" if batch_dims else "K")
+        out = xp.array(operand, copy=True)  # never write into the caller's array
+        if not batch_dims:
+            _write(xp, out, indices, updates, mode)
+            return out
+        # without the shared axes (a view of `out` where it can be; its shape given back)
+        target, indices = _unbatched(xp, out, indices, batch_dims)
+        if backend.is_array(updates):
+            updates = xp.reshape(updates, indices.shape[:-1] + target.shape[
+                indices.shape[-1]:])
+        _write(xp, target, indices, updates, mode)
+        return xp.reshape(target, out.shape)
+
+    def _write(xp, out, indices, updates, mode):
+        """The scatter into ``out``, in place."""
         target = out
-        if batch_dims:  # a view of `out` without the shared axes
-            target, indices = _unbatched(xp, out, indices, batch_dims)
-            assert target.base is out or target.base is out.base, "not a view"
-            if backend.is_array(updates):
-                updates = xp.reshape(updates, indices.shape[:-1] + target.shape[
-                    indices.shape[-1]:])
         if indices.shape[-1] == 0:  # the whole operand at every entry: one unit axis
             target = out[None]
             indices = xp.zeros(indices.shape[:-1] + (1,), dtype=indices.dtype)
         dims = target.shape[:indices.shape[-1]]
         if 0 in dims:  # (drop mode) nowhere to write: every update is dropped
-            return out
+            return
         keep = (_in_bounds(xp, indices, dims) if mode == "drop" and
                 not _known_in_bounds(xp, indices, dims) else None)
         # A scalar update is filled in on the device (asarray would copy it from the host).
@@ -457,7 +463,6 @@ def _scatter_impl(prim):
                    else xp.full((), updates, dtype=out.dtype))
         backend.scatter_apply(op, target, _clamped_positions(xp, indices, dims), updates,
                               keep=keep)
-        return out
     return impl
 
 
