@@ -7,6 +7,7 @@ build graphs and compute nothing; one compute afterwards gives NumPy's answer.
 """
 from __future__ import annotations
 
+import math
 import pathlib
 import subprocess
 import sys
@@ -419,6 +420,39 @@ def test_gathers_by_lazy_positions_read_each_chunk_once(mode):
         got = ft.lax.gather(lazy, da.from_array(positions, chunks=(2, 2, 1)), mode=mode)
     assert counted.count == 0 and got.chunks == ((2, 1), (2, 1), (3, 1)) and not gathered(got)
     np.testing.assert_array_equal(got.compute(), ft.lax.gather(operand, positions, mode=mode))
+
+
+@pytest.mark.parametrize("operand_chunks", [(2, 7, 3), (2, 3, 3), (4, 7, 2)], ids=str)
+@pytest.mark.parametrize("name", ["gather", "scatter_add", "scatter", "scatter_max"])
+def test_shared_batch_axes_on_dask_match_numpy(name, operand_chunks):
+    """Gathers and scatters with a shared batch axis: one task per chunk of it where the
+    indexed axis is one chunk (first case), else the pairs of the same shared rows only
+    (second: the indexed axis split); the positions and updates chunked otherwise than
+    the operand along the shared axis, and along the rest (third)."""
+    rng = np.random.default_rng(21)
+    operand = rng.standard_normal((6, 7, 3))
+    indices = rng.integers(-2, 9, (6, 5, 1))  # some out of bounds: clamped or dropped
+    updates = rng.standard_normal((6, 5, 3))
+    lazy = [da.from_array(operand, chunks=operand_chunks),
+            da.from_array(indices, chunks=(3, 5, 1)), da.from_array(updates, chunks=(3, 5, 1))]
+    mode = "drop" if name == "scatter_max" else None
+    fun = getattr(ft.lax, name)
+    args, host = (lazy[:2], (operand, indices)) if name == "gather" else (lazy, (
+        operand, indices, updates))
+    with Computes() as counted:
+        got = fun(*args, batch_dims=1, mode=mode)
+    assert counted.count == 0 and not gathered(got)
+    if operand_chunks[1] == 7:  # the indexed axis one chunk: one task per result chunk
+        assert len(got.dask.layers[got.name]) == math.prod(got.numblocks)
+    pairs = [k for k in got.__dask_graph__() if type(k) is tuple and k[0].endswith((
+        "-partial", "-step"))]
+    if name != "scatter" and operand_chunks[1] != 7:
+        # pairs of the same shared rows only: each operand block meets the one block of
+        # positions of its rows (a pair with every block of positions: 3 times as many)
+        assert len(pairs) == lazy[0].npartitions, (len(pairs), lazy[0].numblocks)
+    else:  # (a last-write scatter's chain is one step per operand block: no step keys)
+        assert not pairs, pairs
+    np.testing.assert_array_equal(got.compute(), fun(*host, batch_dims=1, mode=mode))
 
 
 def test_take_along_axis_and_its_gradient_by_lazy_positions():
