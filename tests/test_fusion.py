@@ -702,7 +702,7 @@ def test_cuda_reduction_kernel_source():
     assert re.search(r"map_expr='functrans_fused_\w+_map\(x0, x1\)'", text)
     text = ft.jit(lambda x, y: fnp.max(x * y - 1.0, axis=1)).lower(x, y).as_text()
     assert "(a != a) ? a : ((b != b) ? b : ((a > b) ? a : b))" in text  # NaN wins
-    assert "identity='-INFINITY'" in text
+    assert "identity='-__longlong_as_double(0x7ff0000000000000LL)'" in text
     i = _standin(np.arange(12, dtype=np.int64).reshape(3, 4))[0]
     text = ft.jit(lambda i: fnp.max(i * 3 + 1, axis=1)).lower(i).as_text()
     assert "identity='(long long)(-9223372036854775807LL - 1)'" in text
@@ -718,11 +718,101 @@ def test_cuda_expression_translation():
         "(((x1 > x0) || (x1 != x1)) ? x0 : x2)")
     assert codegen.cuda_expression("np.float32(np.power(x0, np.float32(3.0)))") == (
         "((float)(pow(x0, ((float)(3.0)))))")
-    assert codegen.cuda_expression("np.float64(np.nan)") == "((double)(NAN))"
+    assert codegen.cuda_expression("np.float64(np.nan)") == (
+        "((double)(__longlong_as_double(0x7ff8000000000000LL)))")  # NumPy's NaN, by its bits
+    assert codegen.cuda_expression("(-np.inf)") == (
+        "(-__longlong_as_double(0x7ff0000000000000LL))")
     assert codegen.cuda_expression("(not x0)") == "(!x0)"
     assert codegen.cuda_expression("np.arctan2(x0, -x1)") == "atan2(x0, (-x1))"
     with pytest.raises(ValueError, match="no CUDA translation"):
         codegen.cuda_expression("np.frexp(x0)")
+
+
+def _cuda_kernels(monkeypatch, every_sweep_case: int) -> list:
+    """The CuPy kernels (``codegen.CudaKernel``, with their regions' ranks) of seeded random
+    programs and of test_standin's fused programs on the CuPy stand-in, and of every
+    ``every_sweep_case``-th case of the jit sweep and of its derivatives, compiled as for
+    CuPy (their NumPy arrays run the kernels' fallback; the cases check their values)."""
+    import cupy_standin
+    import test_standin
+    kernels = {}
+    make = codegen._cuda_fused_equation
+
+    def recording(region, uses):
+        fused = make(region, uses)
+        if fused is not None:
+            kernels.setdefault(fused[1].source, (fused[1], len(region.shape)))
+        return fused
+
+    monkeypatch.setattr(codegen, "_cuda_fused_equation", recording)
+    rng = np.random.default_rng(7)
+    for shapes in REDUCED_SHAPES + SHAPES:
+        for dtypes in DTYPES:
+            a, b = (cupy_standin.asarray(_draw(rng, s, d)) for s, d in zip(shapes, dtypes))
+            exact, _ = _program(rng, EXACT, int(rng.integers(2, 7)))
+            libm, _ = _program(rng, EXACT, int(rng.integers(2, 5)), LIBM)
+            reduced, _ = _program(rng, EXACT, int(rng.integers(1, 5)))
+            kind = str(rng.choice(sorted(REDUCTIONS)))
+            programs = [exact, libm] + ([lambda a, b, p=reduced, kind=kind: REDUCTIONS[kind](
+                p(a, b)[0], axis=-1)] if a.ndim or b.ndim else [])
+            for f in programs:
+                with np.errstate(all="ignore"):
+                    try:
+                        ft.jit(f).lower(a, b)
+                    except (TypeError, ValueError):  # negating a boolean, max of nothing
+                        pass
+    x, y = rng.standard_normal((6, 40)), rng.standard_normal(40)
+    i = rng.integers(-5, 6, (6, 40))
+    for f in test_standin.FUSED_PROGRAMS.values():
+        ft.jit(f).lower(*[cupy_standin.asarray(a) for a in (x, y, i)])
+    target = codegen._fusion_target
+    monkeypatch.setattr(codegen, "_fusion_target", lambda library: (
+        "cuda" if not library.lazy and ft.config.fusion else target(library)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for case in test_jit.SWEEP[::every_sweep_case]:
+            test_jit.test_jit_matches_eager(case)
+        for case in test_jit.SWEEP_DIFF[::every_sweep_case * 2]:
+            test_jit.test_derivatives_through_and_under_jit(case)
+    return list(kernels.values())
+
+
+@pytest.mark.usefixtures("fuse_everything")
+def test_cuda_kernels_compile_with_nvrtc(monkeypatch):
+    # Every kernel of random programs (each dtype, broadcasting, 0-d and empty arrays, the
+    # three reductions) and of a stride of the jit sweep compiles as CuPy compiles it:
+    # CuPy's own kernel code around the kernel's, CuPy's headers, NVRTC (no GPU needed)
+    import cuda_compile
+    reason = cuda_compile.unavailable()
+    if reason:
+        pytest.skip(reason)
+    kernels = _cuda_kernels(monkeypatch, 1 if _ALL else 2)
+    kinds = [k.kind for k, _ in kernels]
+    assert kinds.count("elementwise") >= 100 and kinds.count("reduction") >= 10, kinds
+    failures = cuda_compile.compile_kernels([(k, max(ndim, 1)) for k, ndim in kernels])
+    assert not failures, f"{len(failures)} of {len(kernels)} kernels do not compile:\n" + (
+        "\n\n".join(f"{k.source}\n{str(e)[:2000]}" for k, e in failures[:3]))
+
+
+def test_the_nvrtc_check_fails_on_what_nvrtc_lacks():
+    # NVRTC compiles without the C library's headers: C's INFINITY and NAN (what the CUDA
+    # translation wrote before it wrote their bits) are undefined there
+    import cuda_compile
+    reason = cuda_compile.unavailable()
+    if reason:
+        pytest.skip(reason)
+    from cupy.cuda.compiler import CompileException
+
+    def kernel(expression):
+        return codegen.CudaKernel(kind="elementwise", name="functrans_probe",
+                                  in_params="float64 x0", out_params="float64 o0",
+                                  operation=f"o0 = {expression};\n",
+                                  out_dtypes=[np.dtype(np.float64)])
+
+    cuda_compile.compile_kernel(kernel(codegen.cuda_expression("(x0 if x0 > 0 else np.inf)")),
+                                1)
+    with pytest.raises(CompileException, match="INFINITY"):
+        cuda_compile.compile_kernel(kernel("(x0 > 0 ? x0 : INFINITY)"), 1)
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")

@@ -117,6 +117,9 @@ def test_extras(pyproject):
     # Plain `cupy` is source-only; the CUDA extra names a prebuilt wheel.
     assert [s for s in extras["cuda"] if s.startswith("cupy-cuda12x")]
     assert not [s for s in extras["cuda"] if re.match(r"cupy\b(?!-)", s)]
+    # the kernels' compile check: prebuilt wheels only, none on macOS (no CUDA there)
+    assert all(s.startswith(("cupy-cuda13x", "nvidia-cuda-nvrtc"))
+               and "platform_system != 'Darwin'" in s for s in extras["nvrtc"])
     names = {re.split(r"[<>=!~\[ ]", s, maxsplit=1)[0] for s in extras["docs"]}
     assert {"sphinx", "myst-parser", "sphinx-copybutton"} <= names
     assert [s for s in extras["bench"] if s.startswith("torch==")]  # no CUDA download

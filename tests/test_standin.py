@@ -337,6 +337,46 @@ def test_mlp(device, name):
 
 
 # ------------------------------------------------------------------------------------------
+# Fused regions: with fusion on, jit writes each elementwise region of a program on device
+# arrays as one CuPy kernel (an ElementwiseKernel, or a ReductionKernel for a region ending
+# in a reduction over trailing axes).  The stand-in has no kernel classes and runs each
+# region's equations instead; on real CuPy (tests/test_cupy.py) the kernels are compiled
+# and run.  On the host the same programs run NumPy's (or LLVM's) loops.
+# ------------------------------------------------------------------------------------------
+
+FUSED_PROGRAMS = {
+    "arithmetic": lambda x, y, i: (x * y + 1.0) * x - y / (fnp.abs(y) + 1.0),
+    "libm": lambda x, y, i: fnp.tanh(x) * fnp.exp(-y * y) + fnp.log1p(fnp.abs(x)) * 0.5,
+    "compare_and_select": lambda x, y, i: fnp.where(x > y, x * 2.0, -y) + fnp.maximum(
+        x, y) - fnp.minimum(x, 0.5),
+    "nan_and_inf": lambda x, y, i: fnp.where(x > 1.0, np.inf, x) * fnp.where(
+        y < -1.0, np.nan, y) + fnp.sqrt(x),  # a NaN where x < 0 as well
+    "float32": lambda x, y, i: (x.astype(np.float32) * 2.0 - 1.0) * fnp.tanh(
+        y.astype(np.float32)),
+    "integers": lambda x, y, i: fnp.maximum(i * 3 - 7, i[::-1]) + (i > 2) * i,
+    "convert": lambda x, y, i: (i.astype(np.float64) * x + 1.0).astype(np.float32) * 2.0,
+    "sum_over_rows": lambda x, y, i: fnp.sum((x * y + 1.0) * x, axis=-1),
+    "max_of_all": lambda x, y, i: fnp.max(fnp.where(x > 0, x * y, -x) - 1.0),
+    "min_over_rows_of_integers": lambda x, y, i: fnp.min(i * i - 3 * i, axis=-1),
+    "grad": lambda x, y, i: ft.grad(lambda x: fnp.sum(fnp.sin(x * y) * x + x * x))(x),
+    "value_and_grad_of_softplus": lambda x, y, i: ft.value_and_grad(
+        lambda x: fnp.sum(fnp.logaddexp(0.0, x * y)))(x),
+}
+
+
+@pytest.mark.parametrize("name", FUSED_PROGRAMS)
+def test_fused_regions_on_the_device(device, monkeypatch, name):
+    monkeypatch.setattr(ft.config, "fusion", True)
+    rng = _rng("fused " + name)
+    x, y = rng.standard_normal((6, 40)), rng.standard_normal(40)
+    i = rng.integers(-5, 6, (6, 40))
+    f = ft.jit(FUSED_PROGRAMS[name])
+    assert "a fused CuPy kernel" in f.lower(*device.put([x, y, i])).as_text()
+    with np.errstate(invalid="ignore"):  # the square roots of negative numbers
+        run_both(device, f, [x, y, i], tol=1e-6 if name == "float32" else 1e-12, what=name)
+
+
+# ------------------------------------------------------------------------------------------
 # Control flow and custom rules
 # ------------------------------------------------------------------------------------------
 

@@ -1602,6 +1602,10 @@ _C_FUNCTIONS = {"exp": "exp", "exp2": "exp2", "expm1": "expm1", "log": "log", "l
                 "arcsinh": "asinh", "arccosh": "acosh", "arctanh": "atanh", "floor": "floor",
                 "ceil": "ceil", "abs": "abs", "isfinite": "isfinite", "power": "pow",
                 "arctan2": "atan2"}
+#: NumPy's NaN and infinity as CUDA C doubles: NVRTC compiles without the C library's
+#: headers, so C's NAN and INFINITY macros are undefined there
+_C_NAN = "__longlong_as_double(0x7ff8000000000000LL)"
+_C_INF = "__longlong_as_double(0x7ff0000000000000LL)"
 _C_OPERATORS = {"Add": "+", "Sub": "-", "Mult": "*", "Div": "/", "BitAnd": "&",
                 "BitOr": "|", "Lt": "<", "LtE": "<=", "Gt": ">", "GtE": ">=", "Eq": "==",
                 "NotEq": "!=", "And": "&&", "Or": "||", "USub": "-", "Not": "!"}
@@ -1622,7 +1626,7 @@ def cuda_expression(expr: str) -> str:
             return repr(node.value)
         if (kind == "Attribute" and isinstance(node.value, ast.Name)
                 and node.value.id == "np" and node.attr in ("nan", "inf")):
-            return "NAN" if node.attr == "nan" else "INFINITY"
+            return _C_NAN if node.attr == "nan" else _C_INF
         if kind == "BinOp" and type(node.op).__name__ in _C_OPERATORS:
             return f"({c(node.left)} {_C_OPERATORS[type(node.op).__name__]} {c(node.right)})"
         if kind == "UnaryOp" and type(node.op).__name__ in _C_OPERATORS:
@@ -1776,7 +1780,7 @@ def _cuda_fused_equation(region: _Region, uses: dict):
             op = ">" if kind == "max" else "<"
             reduce_expr = f"(a != a) ? a : ((b != b) ? b : ((a {op} b) ? a : b))"
             if dtype.kind == "f":
-                identity = f"{'-' if kind == 'max' else ''}INFINITY"
+                identity = f"{'-' if kind == 'max' else ''}{_C_INF}"
             else:
                 info = np.iinfo(dtype)
                 value = info.min if kind == "max" else info.max
