@@ -10,6 +10,15 @@ set) so that page faults from returning memory to the kernel do not decide the l
 workloads, and BLAS runs on one thread.
 
     python benchmarks/run.py [--rounds 15] [--only mlp_grad,hvp] [--markdown] [--no-compile]
+    python benchmarks/run.py --device cupy [--rounds 9] [--markdown]
+
+With ``--device cupy`` every array goes to the GPU first: the hand-written derivatives run on
+CuPy arrays (the same code: NumPy's functions dispatch to CuPy's), functrans eager and
+``jit`` (its fused regions CuPy kernels) and ``jit unfused`` (one CuPy call per operation)
+on them, JAX on its default device (the GPU where jaxlib has CUDA); times are wall-clock
+per call with the GPU synchronised after each timing, ratios to the hand-written CuPy
+derivative.  ``--device standin`` runs the same on the tests' NumPy-backed CuPy stand-in:
+it checks this mode without a GPU (its times mean nothing).
 
 Each row also gives jit's first call (tracing and compiling) in a new process, with an
 empty kernel cache (cold) and with the cache the cold process filled (warm).  With
@@ -196,6 +205,16 @@ def _embedding(rng):
     return f, hand, (w, table, idx, y), "per_example4"
 
 
+def _add_at(target, index, updates) -> None:
+    """``np.add.at``; on a device array (``--device``), its library's scatter-add
+    (``cupyx.scatter_add`` on CuPy), which NumPy's ``add.at`` does not dispatch to."""
+    if isinstance(target, np.ndarray):
+        np.add.at(target, index, updates)
+    else:
+        from functrans import backend
+        backend.library_of(target).scatter_add(target, index, updates)
+
+
 def _embedding_table(rng):
     table = rng.normal(size=(10_000, 64)) / 8
     idx = rng.integers(0, 10_000, size=(256, 16))
@@ -212,7 +231,7 @@ def _embedding_table(rng):
         d = 1 - np.tanh(feats @ w) ** 2
         rows = np.repeat((d[:, None] * w[None, :]) / idx.shape[1], idx.shape[1], axis=0)
         grad = np.zeros_like(table)
-        np.add.at(grad, idx.reshape(-1), rows)
+        _add_at(grad, idx.reshape(-1), rows)
         return grad
 
     return f, hand, (table, w, idx), "grad"
@@ -321,12 +340,52 @@ def _others(make, kind) -> dict:
     return found
 
 
-def _flatten(x):
+def _flatten(x, to_host=np.asarray):
     if isinstance(x, (list, tuple)):
-        return [leaf for item in x for leaf in _flatten(item)]
+        return [leaf for item in x for leaf in _flatten(item, to_host)]
     if isinstance(x, dict):
-        return [leaf for k in sorted(x) for leaf in _flatten(x[k])]
-    return [np.asarray(x)]
+        return [leaf for k in sorted(x) for leaf in _flatten(x[k], to_host)]
+    return [to_host(x)]
+
+
+class Device:
+    """An array library on a GPU for ``--device``: its module, copies to and from it, and
+    the wait for its queued work."""
+
+    def __init__(self, name: str):
+        self.name = name
+        if name == "cupy":
+            import cupy
+            self.xp, self.put, self.get = cupy, cupy.asarray, cupy.asnumpy
+            self.synchronize = lambda: cupy.cuda.get_current_stream().synchronize()
+            self.protocols = None
+        elif name == "standin":  # the tests' stand-in: this mode checked without a GPU
+            sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(
+                os.path.abspath(__file__))), "tests"))
+            import cupy_standin
+            self.xp, self.put, self.get = cupy_standin, cupy_standin.asarray, cupy_standin.asnumpy
+            self.synchronize = lambda: None
+            self.protocols = cupy_standin.array_protocols
+        else:
+            raise SystemExit(f"--device {name!r}: 'cupy' or 'standin'")
+
+    def to_host(self, x) -> np.ndarray:
+        return self.get(x) if isinstance(x, self.xp.ndarray) else np.asarray(x)
+
+    def hand(self, fn):
+        """The hand-written derivative ``fn`` on the device's arrays (NumPy's functions reach
+        CuPy's through NumPy's dispatch protocols, which the stand-in allows in a block)."""
+        if self.protocols is None:
+            return fn
+
+        def on_standin(*args):
+            with self.protocols():
+                return fn(*args)
+        return on_standin
+
+    def tree_put(self, tree):
+        from functrans.tree_util import tree_map
+        return tree_map(self.put, tree)
 
 
 def cpu_time(fn, args, number: int) -> float:
@@ -337,11 +396,25 @@ def cpu_time(fn, args, number: int) -> float:
     return (time.process_time() - start) / number
 
 
-def calibrate(fn, args) -> int:
+def gpu_timer(device: Device):
+    """Wall-clock seconds per call of ``fn(*args)`` over ``number`` calls, the device's
+    queued work finished before the clock starts and before it stops (a GPU's time is not
+    the process's CPU time)."""
+    def timer(fn, args, number: int) -> float:
+        device.synchronize()
+        start = time.perf_counter()
+        for _ in range(number):
+            fn(*args)
+        device.synchronize()
+        return (time.perf_counter() - start) / number
+    return timer
+
+
+def calibrate(fn, args, timer=cpu_time) -> int:
     """How many calls of ``fn(*args)`` make one timing of at least 20 ms."""
     number = 1
     while True:
-        t = cpu_time(fn, args, number)
+        t = timer(fn, args, number)
         if t * number > 0.02 or number >= 1 << 16:
             return number
         number *= 2
@@ -359,47 +432,72 @@ def _numba_loops(g, args):
     return g
 
 
-def run(names, rounds: int, markdown: bool, compile_dir: str | None = None) -> list:
+def _unfused(g, args):
+    """The jitted ``g`` compiled now for ``args`` without fused regions."""
+    previous = ft.config.fusion
+    ft.config.fusion = False
+    try:
+        g(*args)
+    finally:
+        ft.config.fusion = previous
+    return g
+
+
+def run(names, rounds: int, markdown: bool, compile_dir: str | None = None,
+        device: Device | None = None) -> list:
     rows = []
+    base = "numpy" if device is None else device.name  # the hand-written derivative
+    timer = cpu_time if device is None else gpu_timer(device)
     for name in names:
         make = WORKLOADS[name]
         f, hand, args, kind = make(np.random.default_rng(0))
         f = f(fnp)
-        contenders = {"numpy": hand, "eager": _transformed(f, kind, False),
-                      "jit": _transformed(f, kind, True), **_others(make, kind)}
-        if os.environ.get("FUNCTRANS_BENCH_NUMBA") == "1":
+        contenders = {base: hand, "eager": _transformed(f, kind, False),
+                      "jit": _transformed(f, kind, True)}
+        inputs = {label: args for label in contenders}
+        if device is not None:
+            contenders[base] = device.hand(hand)
+            inputs = {label: device.tree_put(args) for label in contenders}
+            contenders["jit unfused"] = _unfused(_transformed(f, kind, True), inputs["jit"])
+            inputs["jit unfused"] = inputs["jit"]
+        others = _others(make, kind)
+        if device is not None:  # JAX (on its default device); autograd and torch on the CPU
+            others = {label: fn for label, fn in others.items() if label.startswith("jax")}
+        contenders.update(others)
+        if os.environ.get("FUNCTRANS_BENCH_NUMBA") == "1" and device is None:
             contenders["jit numba"] = _numba_loops(_transformed(f, kind, True), args)
-        inputs = {}
         for label, fn in list(contenders.items()):
             convert = None
             if isinstance(fn, tuple):
                 fn, convert = fn
                 contenders[label] = fn
-            inputs[label] = tuple(convert(a) for a in args) if convert else args
+            if label not in inputs:
+                inputs[label] = tuple(convert(a) for a in args) if convert else args
         expected = _flatten(hand(*args))
         for label, fn in list(contenders.items()):
             try:
-                got = _flatten(fn(*inputs[label]))
+                got = _flatten(fn(*inputs[label]), device.to_host if device else np.asarray)
             except NotImplementedError as e:  # a library without a rule this workload needs
                 print(f"{name}: {label} skipped ({e})")
                 del contenders[label]
                 continue
-            if kind in ("jacfwd", "jacrev") and label != "numpy":
+            if kind in ("jacfwd", "jacrev") and label != base:
                 got = [got[0]]
             for a, b in zip(got, expected):
                 np.testing.assert_allclose(a, b, rtol=1e-8, atol=1e-10,
                                            err_msg=f"{name}: {label} disagrees")
-        numbers = {label: calibrate(fn, inputs[label]) for label, fn in contenders.items()}
+        numbers = {label: calibrate(fn, inputs[label], timer)
+                   for label, fn in contenders.items()}
         ratios = {label: [] for label in contenders}
         times = {label: [] for label in contenders}
         for _ in range(rounds):
             order = list(contenders)
             random.shuffle(order)
-            round_times = {label: cpu_time(contenders[label], inputs[label], numbers[label])
+            round_times = {label: timer(contenders[label], inputs[label], numbers[label])
                            for label in order}
             for label in contenders:
                 times[label].append(round_times[label])
-                ratios[label].append(round_times[label] / round_times["numpy"])
+                ratios[label].append(round_times[label] / round_times[base])
         row = (name, {label: (statistics.median(times[label]),
                               statistics.median(ratios[label])) for label in contenders})
         if compile_dir is not None:
@@ -509,11 +607,31 @@ def main() -> None:
     parser.add_argument("--no-compile", action="store_true",
                         help="skip timing jit's first call in new processes (cold and "
                              "warm kernel cache)")
+    parser.add_argument("--device", default="",
+                        help="'cupy': every array on the GPU, ratios to hand-written CuPy "
+                             "(wall clock); 'standin': the same on the tests' CuPy stand-in")
     args = parser.parse_args()
     names = [n for n in args.only.split(",") if n] or list(WORKLOADS)
+    from functrans.interpreters import codegen
+    if args.device:
+        device = Device(args.device)
+        print(f"Python {sys.version.split()[0]}, NumPy {np.__version__}, "
+              f"{device.xp.__name__} {getattr(device.xp, '__version__', '')}; median of "
+              f"{args.rounds} rounds of per-round ratios to the hand-written derivative on "
+              f"{args.device} arrays (wall clock, synchronised)")
+        if args.device == "cupy":
+            props = device.xp.cuda.runtime.getDeviceProperties(0)
+            print(f"GPU: {props['name'].decode()}")
+        try:
+            import jax
+            print(f"JAX {jax.__version__} on {jax.devices()[0]}")
+        except ImportError:
+            pass
+        print(f"jit fusion {'on' if codegen.fusion_active(backend_library(device)) else 'off'}")
+        run(names, args.rounds, args.markdown, None, device)
+        return
     print(f"Python {sys.version.split()[0]}, NumPy {np.__version__}; median of "
           f"{args.rounds} rounds of per-round ratios to hand-written NumPy (process CPU time)")
-    from functrans.interpreters import codegen
     print(f"jit fusion {'on' if codegen.fusion_active() else 'off'}")
     compile_dir = None
     if not args.no_compile:
@@ -523,6 +641,12 @@ def main() -> None:
     if not args.only:
         make_jaxpr_row(args.rounds)
         peak_memory_row()
+
+
+def backend_library(device: Device):
+    """functrans's record of the device's array library (registered by its first array)."""
+    from functrans import backend
+    return backend.library_of(device.put(np.zeros(1)))
 
 
 if __name__ == "__main__":

@@ -815,6 +815,123 @@ def test_the_nvrtc_check_fails_on_what_nvrtc_lacks():
         cuda_compile.compile_kernel(kernel("(x0 > 0 ? x0 : INFINITY)"), 1)
 
 
+@pytest.fixture
+def cuda_on_cpu(monkeypatch):
+    """CuPy kernels on the stand-in's arrays computed by their CUDA C compiled for the CPU
+    (tests/cuda_on_cpu.py) instead of the stand-in's equation-by-equation fallback."""
+    import cupy_standin
+    import cuda_on_cpu
+    reason = cuda_on_cpu.unavailable()
+    if reason:
+        pytest.skip(reason)
+    emulator = cuda_on_cpu.Emulator()
+    cuda_on_cpu.install(monkeypatch, emulator, cupy_standin.asnumpy, cupy_standin.asarray)
+    yield emulator
+    emulator.close()
+
+
+#: shapes of the random programs run as CUDA C (each kernel costs a C++ compilation, about
+#: 0.1 s): broadcasting, a 0-d operand, 0-d and empty arrays, long rows
+_EMULATED_SHAPES = [((7, 5), (5,)), ((3, 4, 5), (1, 4, 1)), ((6,), ()), ((0, 3), (3,)),
+                    ((), ()), ((4, 300), (300,)), ((5, 1), (5, 1))]
+
+
+@pytest.mark.usefixtures("fuse_everything")
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("seed", _REDUCTION_SEEDS)
+def test_cuda_kernels_compute_numpys_values(cuda_on_cpu, monkeypatch, seed):
+    # What the CUDA translation computes, run: random programs (every dtype pairing,
+    # broadcasting, NaN, infinities and signed zeros, 0-d and empty arrays), a libm
+    # operation ending some, a trailing sum, max or min ending others, each jitted on the
+    # stand-in with its fused regions' kernels computed by their CUDA C compiled for the
+    # CPU, against the unfused program on NumPy: exact operations bit for bit, libm within
+    # 2 ulp, sums (added in another order) to a few ulp of the values they add
+    rng = np.random.default_rng(200 + seed)
+    for shapes in _EMULATED_SHAPES:
+        for dtypes in DTYPES:
+            a, b = (_draw(rng, s, d) for s, d in zip(shapes, dtypes))
+            integral = any(np.dtype(d).kind in "bi" for d in dtypes)
+            endings = ["none" if integral or rng.random() < 0.5 else "libm"]
+            endings += ["reduction"] if a.ndim or b.ndim else []
+            for ending in endings:
+                _check_cuda_c_program(rng, a, b, ending, shapes, dtypes, monkeypatch)
+    assert cuda_on_cpu.ran["elementwise"] >= 20 and cuda_on_cpu.ran["reduction"] >= 8, (
+        cuda_on_cpu.ran)
+
+
+def _check_cuda_c_program(rng, a, b, ending, shapes, dtypes, monkeypatch):
+    """A random program on ``a`` and ``b`` ending with ``ending`` ("none", "libm" or
+    "reduction") jitted on the stand-in (its kernels run as CUDA C on the CPU) against the
+    unfused program on NumPy."""
+    program, names = _program(rng, EXACT, int(rng.integers(2, 6)),
+                              LIBM if ending == "libm" else None)
+    kind = str(rng.choice(sorted(REDUCTIONS)))
+
+    def f(a, b):  # a reduction alone (a ReductionKernel computes one value)
+        last, previous = program(a, b)
+        if ending == "reduction":
+            return (REDUCTIONS[kind](last, axis=-1),)
+        return last, previous
+
+    with np.errstate(all="ignore"):
+        try:
+            with monkeypatch.context() as m:
+                m.setattr(ft.config, "fusion", False)
+                want = ft.jit(f)(a, b)
+        except (TypeError, ValueError):  # negating a boolean, max of nothing
+            return
+        got = [cupy_standin_asnumpy(g) for g in ft.jit(f)(*_standin(a, b))]
+    what = f"{names} then {ending} {kind} on {shapes} {dtypes}"
+    if ending == "reduction" and kind == "sum" and want[0].dtype.kind == "f":
+        with np.errstate(all="ignore"), monkeypatch.context() as m:
+            m.setattr(ft.config, "fusion", False)
+            terms = np.asarray(ft.jit(lambda a, b: program(a, b)[0])(a, b))
+        _assert_sum_close(got[0], want[0], terms, what)
+        got, want = got[1:], want[1:]
+    if names[-1] == "logistic":  # (1 + tanh(x / 2)) / 2: tanh's last place, absolutely
+        np.testing.assert_allclose(got[0], want[0], rtol=0, equal_nan=True,
+                                   atol=2 * np.finfo(want[0].dtype).eps)
+        got, want = got[1:], want[1:]
+    for g, w in zip(got, want):
+        _assert_close_bits(g, w, what, ulps=2 if ending == "libm" else 0,
+                           zero_signs=ending != "reduction")
+
+
+def _assert_sum_close(got, want, terms, what):
+    """``got`` is ``want``, a sum of ``terms`` over their last axis added in another order:
+    NaN and infinities where ``want`` has them, elsewhere within 8 ulp of the sum of the
+    terms' magnitudes."""
+    special = ~np.isfinite(want)
+    np.testing.assert_array_equal(got[special], want[special], what)
+    scale = np.sum(np.abs(terms), axis=-1)
+    error = np.abs(got - want)[~special]
+    bound = 8 * np.finfo(want.dtype).eps * scale[~special] + np.finfo(want.dtype).tiny
+    assert np.all(error <= bound), (what, got, want)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_the_device_tests_fused_programs_run_as_cuda_c(cuda_on_cpu, monkeypatch):
+    # test_standin's fused programs (constants NaN and inf, converts, integers, gradients),
+    # their kernels' CUDA C compiled for the CPU, against the same programs on NumPy
+    import test_standin
+    monkeypatch.setattr(ft.config, "fusion", True)
+    rng = np.random.default_rng(5)
+    x, y = rng.standard_normal((6, 40)), rng.standard_normal(40)
+    i = rng.integers(-5, 6, (6, 40))
+    for name, f in test_standin.FUSED_PROGRAMS.items():
+        got = ft.jit(f)(*_standin(x, y, i))
+        want = ft.jit(f)(x, y, i)
+        for g, w in zip(ft.tree_util.tree_leaves(got), ft.tree_util.tree_leaves(want)):
+            np.testing.assert_allclose(cupy_standin_asnumpy(g), w, rtol=1e-6 if
+                                       name == "float32" else 1e-13, atol=0, err_msg=name)
+    assert cuda_on_cpu.ran["elementwise"] >= 8 and cuda_on_cpu.ran["reduction"] >= 3
+
+
+def cupy_standin_asnumpy(x):
+    import cupy_standin
+    return cupy_standin.asnumpy(x)
+
+
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
 def test_the_cupy_standin_runs_the_regions_equations(monkeypatch):
     import cupy_standin
