@@ -10,9 +10,10 @@ CuPy's generated kernel puts it in a loop over a GPU's threads, and compiled wit
 Only the order of a reduction's additions differs (CuPy's is a tree, this loop's is
 sequential), and the math library's last bits.
 
-``install(monkeypatch)`` makes ``CudaKernel`` calls on the CuPy stand-in run so, instead of
-the stand-in's equation-by-equation fallback: a jitted program's fused regions then compute
-with the translated C, and the program's results can be compared with NumPy's.
+``kernel_classes(...)`` gives stand-ins for CuPy's two kernel classes that run so: set as
+the CuPy stand-in's attributes, they make ``CudaKernel`` call them as it calls CuPy's
+(instead of the stand-in's equation-by-equation fallback), so a jitted program's fused
+regions compute with the translated C, and its results can be compared with NumPy's.
 """
 from __future__ import annotations
 
@@ -55,34 +56,36 @@ def _params(text: str) -> list:
     return out
 
 
-def _source(kernel, symbol: str) -> str:
-    """The C++ function ``symbol`` computing ``kernel`` on contiguous arrays: elementwise,
-    ``symbol(inputs, outputs, n)``; a reduction, ``symbol(inputs, outputs, outer, inner)``
-    reducing each run of ``inner`` elements."""
-    ins = _params(kernel.in_params)
-    outs = _params(kernel.out_params)
+def _source(spec: dict, symbol: str) -> str:
+    """The C++ function ``symbol`` computing a kernel (``spec``: the arguments of CuPy's
+    kernel class) on contiguous arrays: elementwise, ``symbol(inputs, outputs, n)``; a
+    reduction, ``symbol(inputs, outputs, outer, inner)`` reducing each run of ``inner``
+    elements."""
+    ins = _params(spec["in_params"])
+    outs = _params(spec["out_params"])
     reads = "".join(f"        const {t} {n} = static_cast<const {t} *>(ins[{i}])[k];\n"
                     for i, (t, n) in enumerate(ins))
-    if kernel.kind == "elementwise":
+    if "operation" in spec:
         writes = "".join(f"        {t} &{n} = static_cast<{t} *>(outs[{j}])[k];\n"
                          for j, (t, n) in enumerate(outs))
         return (f'extern "C" void {symbol}(void **ins, void **outs, long long n) {{\n'
                 f"    for (long long k = 0; k < n; ++k) {{\n{reads}{writes}"
-                f"        {kernel.operation}\n    }}\n}}\n")
+                f"        {spec['operation']}\n    }}\n}}\n")
     (out_type, out_name), = outs
-    return (f"{kernel.preamble}\n"
-            f"#undef REDUCE\n#define REDUCE(a, b) ({kernel.reduce_expr})\n"
+    return (f"{spec['preamble']}\n"
+            f"#define REDUCE(a, b) ({spec['reduce_expr']})\n"
+            f"#define POST_MAP(a) ({spec['post_map_expr']})\n"
             f'extern "C" void {symbol}(void **ins, void **outs, long long outer, '
             f"long long inner) {{\n"
-            f"    typedef {kernel.reduce_type} _type_reduce;\n"
+            f"    typedef {spec['reduce_type']} _type_reduce;\n"
             f"    for (long long o = 0; o < outer; ++o) {{\n"
-            f"        _type_reduce s = _type_reduce({kernel.identity});\n"
+            f"        _type_reduce s = _type_reduce({spec['identity']});\n"
             f"        for (long long k = o * inner; k < (o + 1) * inner; ++k) {{\n"
             f"{reads}"
-            f"            _type_reduce a = static_cast<_type_reduce>({kernel.map_expr});\n"
+            f"            _type_reduce a = static_cast<_type_reduce>({spec['map_expr']});\n"
             f"            s = REDUCE(s, a);\n        }}\n"
             f"        {out_type} &{out_name} = static_cast<{out_type} *>(outs[0])[o];\n"
-            f"        {out_name} = s;\n    }}\n}}\n")  # CuPy's post-map "r0 = a", a the sum
+            f"        POST_MAP(s);\n    }}\n}}\n")
 
 
 @functools.lru_cache(maxsize=None)
@@ -103,8 +106,8 @@ def _compiled(source: str, directory: str):
 
 
 class Emulator:
-    """Runs ``CudaKernel`` objects with the host's C++ compiler (libraries kept in a
-    temporary directory for the emulator's life)."""
+    """Runs kernels with the host's C++ compiler (libraries kept in a temporary directory
+    for the emulator's life) and counts those it ran."""
 
     def __init__(self):
         self._directory = tempfile.mkdtemp(prefix="functrans-cuda-on-cpu-")
@@ -113,37 +116,84 @@ class Emulator:
     def close(self):
         shutil.rmtree(self._directory, ignore_errors=True)
 
-    def run(self, kernel, inputs: list, shape: tuple) -> tuple:
-        """``kernel`` on NumPy ``inputs`` (broadcast to ``shape``, the region's): its
-        outputs, as the CuPy kernel's call returns them."""
-        symbol = "kernel"
-        library = _compiled(_PRELUDE + _source(kernel, symbol), self._directory)
-        dtypes = [np.dtype(d) for d, _ in (p.split() for p in kernel.in_params.split(","))]
+    def _function(self, spec: dict):
+        return getattr(_compiled(_PRELUDE + _source(spec, "kernel"), self._directory),
+                       "kernel")
+
+    @staticmethod
+    def _inputs(spec: dict, inputs: list, shape: tuple) -> tuple:
+        dtypes = [np.dtype(p.split()[0]) for p in spec["in_params"].split(",")]
         arrays = [np.ascontiguousarray(np.broadcast_to(np.asarray(x, d), shape))
                   for x, d in zip(inputs, dtypes)]
-        ins = (ctypes.c_void_p * max(len(arrays), 1))(*[a.ctypes.data for a in arrays])
-        self.ran[kernel.kind] += 1
-        if kernel.kind == "elementwise":
-            outs = [np.empty(shape, d) for d in kernel.out_dtypes]
-            pointers = (ctypes.c_void_p * len(outs))(*[o.ctypes.data for o in outs])
-            getattr(library, symbol)(ins, pointers, ctypes.c_longlong(int(np.prod(shape))))
-            return tuple(outs)
-        keep = len(shape) - len(kernel.axes)
-        assert tuple(kernel.axes) == tuple(range(keep, len(shape))), (kernel.axes, shape)
-        out = np.empty(shape[:keep], kernel.out_dtypes[0])
-        pointers = (ctypes.c_void_p * 1)(out.ctypes.data)
-        getattr(library, symbol)(ins, pointers, ctypes.c_longlong(int(np.prod(shape[:keep]))),
-                                 ctypes.c_longlong(int(np.prod(shape[keep:]))))
-        return (out,)
+        return arrays, (ctypes.c_void_p * max(len(arrays), 1))(*[a.ctypes.data
+                                                                  for a in arrays])
+
+    def elementwise(self, spec: dict, inputs: list, shape: tuple) -> list:
+        """An ``ElementwiseKernel`` of ``spec`` on NumPy ``inputs`` broadcast to ``shape``:
+        its outputs."""
+        kernel = self._function(spec)
+        arrays, pointers = self._inputs(spec, inputs, shape)
+        outs = [np.empty(shape, np.dtype(p.split()[0]))
+                for p in spec["out_params"].split(",")]
+        kernel(pointers, (ctypes.c_void_p * len(outs))(*[o.ctypes.data for o in outs]),
+               ctypes.c_longlong(int(np.prod(shape))))
+        self.ran["elementwise"] += 1
+        return outs
+
+    def reduction(self, spec: dict, inputs: list, axes: tuple) -> np.ndarray:
+        """A ``ReductionKernel`` of ``spec`` on NumPy ``inputs`` (of one shape) over
+        ``axes`` (trailing ones: the only ones functrans's kernels reduce)."""
+        kernel = self._function(spec)
+        shape = np.broadcast_shapes(*[np.shape(x) for x in inputs])
+        keep = len(shape) - len(axes)
+        assert sorted(a % max(len(shape), 1) for a in axes) == list(range(keep, len(shape)))
+        arrays, pointers = self._inputs(spec, inputs, shape)
+        out = np.empty(shape[:keep], np.dtype(spec["out_params"].split()[0]))
+        kernel(pointers, (ctypes.c_void_p * 1)(out.ctypes.data),
+               ctypes.c_longlong(int(np.prod(shape[:keep]))),
+               ctypes.c_longlong(int(np.prod(shape[keep:]))))
+        self.ran["reduction"] += 1
+        return out
 
 
-def install(monkeypatch, emulator: Emulator, to_host, to_device) -> None:
-    """Makes ``CudaKernel`` calls run on ``emulator``, their inputs copied to the host with
-    ``to_host`` and their outputs back with ``to_device`` (the CuPy stand-in's)."""
-    def call(kernel, *args):
-        *inputs, shape = args
-        host = [to_host(x) if hasattr(x, "shape") and not isinstance(x, np.ndarray)
-                else np.asarray(x) for x in inputs]
-        return tuple(to_device(o) for o in emulator.run(kernel, host, tuple(shape)))
+def kernel_classes(emulator: Emulator, to_host, to_device) -> tuple:
+    """Stand-ins for ``cupy.ElementwiseKernel`` and ``cupy.ReductionKernel`` (their
+    constructors' arguments, their calls' conventions) that run on ``emulator``, copying
+    the device arrays' data with ``to_host`` and the results back with ``to_device``: set
+    as the CuPy stand-in's attributes, they make its fused regions run the way they run
+    on CuPy, through ``CudaKernel``'s own calls."""
 
-    monkeypatch.setattr(codegen.CudaKernel, "__call__", call)
+    def host(x):
+        return x if isinstance(x, np.ndarray) or np.ndim(x) == 0 and not hasattr(
+            x, "shape") else to_host(x)
+
+    class ElementwiseKernel:
+        def __init__(self, in_params, out_params, operation, name="kernel", **options):
+            self.spec = dict(in_params=in_params, out_params=out_params,
+                             operation=operation)
+            self.nin = len(in_params.split(","))
+
+        def __call__(self, *args):
+            inputs, outs = args[:self.nin], args[self.nin:]
+            assert len(outs) == len(self.spec["out_params"].split(",")), "outputs given"
+            shape = tuple(outs[0].shape)
+            for out, value in zip(outs, emulator.elementwise(
+                    self.spec, [host(x) for x in inputs], shape)):
+                out[...] = to_device(value)
+            return outs[0] if len(outs) == 1 else tuple(outs)
+
+    class ReductionKernel:
+        def __init__(self, in_params, out_params, map_expr, reduce_expr, post_map_expr,
+                     identity, name="reduce_kernel", reduce_type=None, reduce_dims=True,
+                     preamble="", **options):
+            assert reduce_type is not None  # CuPy's default (the input's type): not used
+            self.spec = dict(in_params=in_params, out_params=out_params, map_expr=map_expr,
+                             reduce_expr=reduce_expr, post_map_expr=post_map_expr,
+                             identity=identity, reduce_type=reduce_type, preamble=preamble)
+
+        def __call__(self, *inputs, axis=None):
+            shape = np.broadcast_shapes(*[tuple(x.shape) for x in inputs])
+            axes = tuple(range(len(shape))) if axis is None else tuple(np.atleast_1d(axis))
+            return to_device(emulator.reduction(self.spec, [host(x) for x in inputs], axes))
+
+    return ElementwiseKernel, ReductionKernel

@@ -818,14 +818,18 @@ def test_the_nvrtc_check_fails_on_what_nvrtc_lacks():
 @pytest.fixture
 def cuda_on_cpu(monkeypatch):
     """CuPy kernels on the stand-in's arrays computed by their CUDA C compiled for the CPU
-    (tests/cuda_on_cpu.py) instead of the stand-in's equation-by-equation fallback."""
+    (tests/cuda_on_cpu.py), through stand-ins for CuPy's kernel classes, instead of the
+    stand-in's equation-by-equation fallback."""
     import cupy_standin
     import cuda_on_cpu
     reason = cuda_on_cpu.unavailable()
     if reason:
         pytest.skip(reason)
     emulator = cuda_on_cpu.Emulator()
-    cuda_on_cpu.install(monkeypatch, emulator, cupy_standin.asnumpy, cupy_standin.asarray)
+    elementwise, reduction = cuda_on_cpu.kernel_classes(emulator, cupy_standin.asnumpy,
+                                                        cupy_standin.asarray)
+    monkeypatch.setattr(cupy_standin, "ElementwiseKernel", elementwise, raising=False)
+    monkeypatch.setattr(cupy_standin, "ReductionKernel", reduction, raising=False)
     yield emulator
     emulator.close()
 
