@@ -33,10 +33,12 @@ class Device:
     """An array library that device tests run on: copies to and from it, and (where the
     library can count them) the transfers made inside a block."""
 
-    def __init__(self, name: str, xp, array_type: type, to_host, transfers=None):
+    def __init__(self, name: str, xp, array_type: type, to_host, transfers=None,
+                 protocols=None):
         self.name, self.xp, self.array_type = name, xp, array_type
         self._to_host = to_host
         self._transfers = transfers
+        self._protocols = protocols
 
     def __repr__(self):
         return f"Device({self.name})"
@@ -61,9 +63,15 @@ class Device:
         library that cannot count them it yields None."""
         return self._transfers() if self._transfers else contextlib.nullcontext()
 
+    def protocols(self):
+        """A context manager inside which NumPy's functions and ufuncs applied to device
+        arrays run on the device (as dask applies them to chunks): CuPy's always do; the
+        stand-in's only inside its ``array_protocols()`` block."""
+        return self._protocols() if self._protocols else contextlib.nullcontext()
+
 
 STANDIN = Device("standin", cupy_standin, cupy_standin.ndarray, cupy_standin.asnumpy,
-                 cupy_standin.transfers)
+                 cupy_standin.transfers, cupy_standin.array_protocols)
 
 
 @pytest.fixture

@@ -313,66 +313,9 @@ def test_eager_grad_of_a_pick_at_labels_keeps_each_chunk_of_rows_to_itself(loss)
 
 
 # ------------------------------------------------------------------------------------------
-# dask arrays of CuPy chunks (the CuPy stand-in)
+# dask arrays of CuPy chunks: tests/test_standin.py's test_dask_arrays_of_device_chunks (on
+# the CuPy stand-in here, on CuPy in tests/test_cupy.py)
 # ------------------------------------------------------------------------------------------
-
-
-def test_transforms_on_dask_arrays_of_device_chunks():
-    import cupy_standin as standin
-
-    rng = np.random.default_rng(6)
-    Xh, wh = rng.standard_normal((40, 3)), rng.standard_normal(3)
-
-    def on_device(a, chunks):
-        return da.from_array(standin.asarray(a), chunks=chunks, asarray=False,
-                             meta=standin.asarray(np.empty((0,) * a.ndim)))
-
-    X, w = on_device(Xh, (10, 3)), on_device(wh, 3)
-
-    def example(w, x):
-        return fnp.tanh(x @ w) ** 2
-
-    def mean_loss(w, X):
-        return fnp.mean(example(w, X))
-
-    def labels_loss(w, X):  # a pick at each row's own number: in one row region
-        labels = (fnp.abs(X[:, 0]) * 3).astype(int) % 3
-        return -fnp.mean(ft.nn.log_softmax(X * w)[fnp.arange(X.shape[0]), labels])
-
-    transforms = {
-        "grad": ft.grad(mean_loss),
-        "jvp": lambda w, X: ft.jvp(lambda w: mean_loss(w, X), (w,), (w,)),
-        "vmap": ft.vmap(ft.grad(example), (None, 0)),
-        "jit_grad": ft.jit(ft.grad(mean_loss)),
-        "jit_labels_grad": ft.jit(ft.grad(labels_loss)),
-        "jit_elementwise": ft.jit(lambda w, X: fnp.sin(X * w) + X * 2.0),
-        "jit_two_results": ft.jit(lambda w, X: (fnp.sin(X * w), fnp.cos(X * w) + 1.0)),
-    }
-    with standin.array_protocols():  # dask applies NumPy's functions to chunks, as on CuPy
-        made = {"zeros": backend.zeros((40, 3), like=X), "ones": backend.ones(3, like=X),
-                "full": backend.full((40, 3), 2.5, like=X), "eye": backend.eye(4, 3, k=-1, like=X),
-                "tri": backend.tri(3, like=X), "arange": backend.arange(5, like=X)}
-        want_made = {"zeros": np.zeros((40, 3)), "ones": np.ones(3), "full": np.full((40, 3), 2.5),
-                     "eye": np.eye(4, 3, k=-1), "tri": np.tri(3), "arange": np.arange(5)}
-        with standin.transfers() as moved:
-            (made_values,) = dask.compute(made)
-        assert moved.d2h == 0
-        for name, value in made.items():
-            assert type(value._meta) is standin.ndarray, name
-            assert type(made_values[name]) is standin.ndarray, name
-            np.testing.assert_array_equal(standin.asnumpy(made_values[name]), want_made[name])
-        assert made["zeros"].chunks == X.chunks
-        for name, fn in transforms.items():
-            with Computes() as during, standin.transfers() as moved:
-                got = fn(w, X)
-                (values,) = dask.compute(got)
-            assert during.count == 1 and moved.d2h == 0, (name, moved.d2h_log)
-            want = fn(wh, Xh)
-            for g, c, h in zip(ft.tree_util.tree_leaves(got), ft.tree_util.tree_leaves(values),
-                               ft.tree_util.tree_leaves(want)):
-                assert type(g) is da.Array and type(g._meta) is standin.ndarray, name
-                assert type(c) is standin.ndarray, (name, type(c))
-                np.testing.assert_allclose(standin.asnumpy(c), h, rtol=1e-12, atol=1e-12)
 
 
 # ------------------------------------------------------------------------------------------

@@ -377,6 +377,84 @@ def test_fused_regions_on_the_device(device, monkeypatch, name):
 
 
 # ------------------------------------------------------------------------------------------
+# dask arrays of device chunks: graphs whose tasks compute on the device (the chunks' and
+# the results' meta are device arrays), built without a compute and computed in one
+# ------------------------------------------------------------------------------------------
+
+
+def test_dask_arrays_of_device_chunks(device):
+    da = pytest.importorskip("dask.array")
+    import dask
+    from dask.callbacks import Callback
+
+    class Computes(Callback):
+        def __init__(self):
+            super().__init__()
+            self.count = 0
+
+        def _start(self, dsk):
+            self.count += 1
+
+    rng = _rng("dask of device chunks")
+    Xh, wh = rng.standard_normal((40, 3)), rng.standard_normal(3)
+
+    def on_device(a, chunks):
+        return da.from_array(device.put(a), chunks=chunks, asarray=False,
+                             meta=device.put(np.empty((0,) * a.ndim)))
+
+    X, w = on_device(Xh, (10, 3)), on_device(wh, 3)
+
+    def example(w, x):
+        return fnp.tanh(x @ w) ** 2
+
+    def mean_loss(w, X):
+        return fnp.mean(example(w, X))
+
+    def labels_loss(w, X):  # a pick at each row's own number: in one row region
+        labels = (fnp.abs(X[:, 0]) * 3).astype(int) % 3
+        return -fnp.mean(ft.nn.log_softmax(X * w)[fnp.arange(X.shape[0]), labels])
+
+    transforms = {
+        "grad": ft.grad(mean_loss),
+        "jvp": lambda w, X: ft.jvp(lambda w: mean_loss(w, X), (w,), (w,)),
+        "vmap": ft.vmap(ft.grad(example), (None, 0)),
+        "jit_grad": ft.jit(ft.grad(mean_loss)),
+        "jit_labels_grad": ft.jit(ft.grad(labels_loss)),
+        "labels_grad": ft.grad(labels_loss),
+        "jit_elementwise": ft.jit(lambda w, X: fnp.sin(X * w) + X * 2.0),
+        "jit_two_results": ft.jit(lambda w, X: (fnp.sin(X * w), fnp.cos(X * w) + 1.0)),
+    }
+    with device.protocols():  # dask applies NumPy's functions to chunks
+        made = {"zeros": backend.zeros((40, 3), like=X), "ones": backend.ones(3, like=X),
+                "full": backend.full((40, 3), 2.5, like=X),
+                "eye": backend.eye(4, 3, k=-1, like=X), "tri": backend.tri(3, like=X),
+                "arange": backend.arange(5, like=X)}
+        want_made = {"zeros": np.zeros((40, 3)), "ones": np.ones(3),
+                     "full": np.full((40, 3), 2.5), "eye": np.eye(4, 3, k=-1),
+                     "tri": np.tri(3), "arange": np.arange(5)}
+        with device.transfers() as moved:
+            (made_values,) = dask.compute(made)
+        assert_no_transfers(device, moved)
+        for name, value in made.items():
+            assert isinstance(value._meta, device.array_type), name
+            assert isinstance(made_values[name], device.array_type), name
+            np.testing.assert_array_equal(device.get(made_values[name]), want_made[name])
+        assert made["zeros"].chunks == X.chunks
+        for name, fn in transforms.items():
+            with Computes() as during, device.transfers() as moved:
+                got = fn(w, X)
+                (values,) = dask.compute(got)
+            assert during.count == 1, name
+            assert_no_transfers(device, moved)
+            want = fn(wh, Xh)
+            for g, c, h in zip(tree_leaves(got), tree_leaves(values), tree_leaves(want)):
+                assert type(g) is da.Array and isinstance(g._meta, device.array_type), name
+                assert isinstance(c, device.array_type), (name, type(c))
+                np.testing.assert_allclose(device.get(c), h, rtol=1e-12, atol=1e-12,
+                                           err_msg=name)
+
+
+# ------------------------------------------------------------------------------------------
 # Control flow and custom rules
 # ------------------------------------------------------------------------------------------
 

@@ -401,6 +401,13 @@ def _broadcast_in_dim_lowering(ctx, x, *, shape, broadcast_dimensions):
     operand = ctx.in_avals[0]
     if not ctx.is_literal[0] and _trailing_aligned(shape, broadcast_dimensions, operand.shape):
         return f"{ctx.xp}.broadcast_to({x}, {shape!r})"
+    if (ctx.is_literal[0] and not operand.shape and ctx.xp_module is not np
+            and not ctx.library.lazy):
+        # a constant spread over a device array is made there: the impl would make it on
+        # the host (its operand is no device array), and the first device operation
+        # reading it would copy it over (in a dask task of CuPy chunks: once per chunk)
+        dtype = ctx.bind(np.dtype(ctx.out_avals[0].dtype), "dtype")
+        return f"{ctx.xp}.full({shape!r}, {x}, dtype={dtype})"
     impl = ctx.bind(_broadcast_in_dim_impl, "broadcast_in_dim")
     return (f"{impl}({x}, shape={shape!r}, "
             f"broadcast_dimensions={tuple(broadcast_dimensions)!r})")
