@@ -192,7 +192,7 @@ def kernel_classes(emulator: Emulator, to_host, to_device) -> tuple:
                              identity=identity, reduce_type=reduce_type, preamble=preamble)
 
         def __call__(self, *inputs, axis=None):
-            shape = np.broadcast_shapes(*[tuple(x.shape) for x in inputs])
+            shape = np.broadcast_shapes(*[np.shape(x) for x in inputs])
             axes = tuple(range(len(shape))) if axis is None else tuple(np.atleast_1d(axis))
             return to_device(emulator.reduction(self.spec, [host(x) for x in inputs], axes))
 

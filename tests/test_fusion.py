@@ -928,6 +928,10 @@ def test_the_device_tests_fused_programs_run_as_cuda_c(cuda_on_cpu, monkeypatch)
         for g, w in zip(ft.tree_util.tree_leaves(got), ft.tree_util.tree_leaves(want)):
             np.testing.assert_allclose(cupy_standin_asnumpy(g), w, rtol=1e-6 if
                                        name == "float32" else 1e-13, atol=0, err_msg=name)
+    for name, f in test_standin.SCALAR_ARGUMENT_PROGRAMS.items():  # scalars in the launch
+        got = ft.jit(f)(*_standin(x), 2.5)
+        np.testing.assert_allclose(cupy_standin_asnumpy(got), ft.jit(f)(x, 2.5), rtol=1e-13,
+                                   atol=0, err_msg=name)
     assert cuda_on_cpu.ran["elementwise"] >= 8 and cuda_on_cpu.ran["reduction"] >= 3
 
 

@@ -376,6 +376,26 @@ def test_fused_regions_on_the_device(device, monkeypatch, name):
         run_both(device, f, [x, y, i], tol=1e-6 if name == "float32" else 1e-12, what=name)
 
 
+SCALAR_ARGUMENT_PROGRAMS = {
+    "elementwise": lambda x, s: (x * s + 1.0) * x - s,
+    "reduction": lambda x, s: fnp.sum((x * s + 1.0) * x - s, axis=-1),
+    "max": lambda x, s: fnp.max(fnp.where(x > s, x * s, -x), axis=-1),
+}
+
+
+@pytest.mark.parametrize("scalar", [2.5, np.float64(-1.5), np.float32(0.5)],
+                         ids=["python", "float64", "float32"])
+@pytest.mark.parametrize("name", SCALAR_ARGUMENT_PROGRAMS)
+def test_fused_regions_take_scalar_arguments(device, monkeypatch, name, scalar):
+    # a scalar argument of a jitted function is an argument of the kernel's launch: no
+    # device array is made of it (a copy to the device at every call)
+    monkeypatch.setattr(ft.config, "fusion", True)
+    x = _rng("scalar arguments " + name).standard_normal((5, 30))
+    f = ft.jit(SCALAR_ARGUMENT_PROGRAMS[name])
+    assert "a fused CuPy kernel" in f.lower(device.put(x), scalar).as_text()
+    run_both(device, f, [x, scalar], tol=1e-12, what=name)
+
+
 # ------------------------------------------------------------------------------------------
 # dask arrays of device chunks: graphs whose tasks compute on the device (the chunks' and
 # the results' meta are device arrays), built without a compute and computed in one

@@ -709,6 +709,11 @@ def _code_primitive(name: str) -> _CodePrimitive:
 
 
 def _fused_rule(ctx, *operands, kernel, shape, scalar_inputs):
+    # A loop on the CPU takes arrays.  A CuPy kernel takes a scalar as an argument of the
+    # launch (an array made of it would be a copy to the device per call), but the first
+    # of inputs all scalars is made an array: the kernel's call finds its library by it.
+    if isinstance(kernel, CudaKernel):
+        scalar_inputs = {0} if len(scalar_inputs) == len(operands) else set()
     args = [f"{ctx.xp}.asarray({x})" if i in scalar_inputs else x
             for i, x in enumerate(operands)]
     return f"{ctx.bind(kernel, 'fk')}({', '.join(args + [repr(tuple(shape))])})"
@@ -1718,11 +1723,15 @@ class CudaKernel:
         if not hasattr(xp, "ElementwiseKernel"):
             return self.fallback(inputs)
         kernel = self._kernel(xp)
+        inputs = list(backend.coerce(xp, *inputs))  # 0-d host arrays as scalars
         if self.kind == "elementwise":
             outs = tuple(xp.empty(shape, d) for d in self.out_dtypes)
             kernel(*inputs, *outs)
             return outs
-        inputs = [xp.broadcast_to(xp.asarray(x), shape) for x in inputs]
+        # the reduction's shape is that of its array inputs broadcast: each at the region's
+        # (scalars stay arguments of the launch)
+        inputs = [xp.broadcast_to(x, shape) if backend.is_device_array(x) else x
+                  for x in inputs]
         return (kernel(*inputs, axis=self.axes),)
 
     def fallback(self, inputs) -> tuple:
