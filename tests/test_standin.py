@@ -405,15 +405,7 @@ def test_fused_regions_take_scalar_arguments(device, monkeypatch, name, scalar):
 def test_dask_arrays_of_device_chunks(device):
     da = pytest.importorskip("dask.array")
     import dask
-    from dask.callbacks import Callback
-
-    class Computes(Callback):
-        def __init__(self):
-            super().__init__()
-            self.count = 0
-
-        def _start(self, dsk):
-            self.count += 1
+    from test_dask import Computes
 
     rng = _rng("dask of device chunks")
     Xh, wh = rng.standard_normal((40, 3)), rng.standard_normal(3)
