@@ -188,6 +188,13 @@ def _program(rng, table, steps, last=None):
     return f, names
 
 
+def _unfused(monkeypatch, f, *args):
+    """``jit(f)(*args)`` with fusion off: the NumPy calls jit writes without it."""
+    with monkeypatch.context() as m:
+        m.setattr(ft.config, "fusion", False)
+        return ft.jit(f)(*args)
+
+
 def _ulps(got, want):
     """Distance in units in the last place (0 where both are NaN or equal)."""
     got, want = np.asarray(got), np.asarray(want)
@@ -277,9 +284,7 @@ def test_random_programs_with_trailing_reductions(seed, monkeypatch):
 
             with np.errstate(all="ignore"):
                 try:
-                    with monkeypatch.context() as m:
-                        m.setattr(ft.config, "fusion", False)
-                        want = ft.jit(f)(a, b)
+                    want = _unfused(monkeypatch, f, a, b)
                 except (TypeError, ValueError):  # negating a boolean, max of nothing
                     continue
                 jitted = ft.jit(f)
@@ -879,17 +884,14 @@ def _check_cuda_c_program(rng, a, b, ending, shapes, dtypes, monkeypatch):
 
     with np.errstate(all="ignore"):
         try:
-            with monkeypatch.context() as m:
-                m.setattr(ft.config, "fusion", False)
-                want = ft.jit(f)(a, b)
+            want = _unfused(monkeypatch, f, a, b)
         except (TypeError, ValueError):  # negating a boolean, max of nothing
             return
         got = [cupy_standin_asnumpy(g) for g in ft.jit(f)(*_standin(a, b))]
     what = f"{names} then {ending} {kind} on {shapes} {dtypes}"
     if ending == "reduction" and kind == "sum" and want[0].dtype.kind == "f":
-        with np.errstate(all="ignore"), monkeypatch.context() as m:
-            m.setattr(ft.config, "fusion", False)
-            terms = np.asarray(ft.jit(lambda a, b: program(a, b)[0])(a, b))
+        with np.errstate(all="ignore"):
+            terms = np.asarray(_unfused(monkeypatch, lambda a, b: program(a, b)[0], a, b))
         _assert_sum_close(got[0], want[0], terms, what)
         got, want = got[1:], want[1:]
     if names[-1] == "logistic":  # (1 + tanh(x / 2)) / 2: tanh's last place, absolutely
