@@ -502,16 +502,25 @@ def _function(fun, name: str):
     return device_function
 
 
-class _Namespace(types.ModuleType):
-    """A NumPy submodule (``linalg``, ``fft``, ...) on stand-in arrays."""
+#: What NumPy (or SciPy) has and CuPy (cupyx.scipy.special, CuPy 14.2) has not: the
+#: stand-in lacks it too, so that code calling it on device arrays fails here as on a GPU
+_CUPY_LACKS = frozenset({"geomspace"})
+_CUPYX_SPECIAL_LACKS = frozenset({"dawsn", "fresnel", "hyp1f1", "hyp2f1", "jv", "owens_t",
+                                  "spence", "wofz"})
 
-    def __init__(self, name: str, numpy_module):
+
+class _Namespace(types.ModuleType):
+    """A NumPy submodule (``linalg``, ``fft``, ...) on stand-in arrays, without the names
+    in ``lacks`` (those CuPy's counterpart lacks)."""
+
+    def __init__(self, name: str, numpy_module, lacks: frozenset = frozenset()):
         super().__init__(name)
         self._numpy_module = numpy_module
+        self._lacks = lacks
 
     def __getattr__(self, name: str):
-        if name.startswith("__"):
-            raise AttributeError(name)
+        if name.startswith("__") or name in self._lacks:
+            raise AttributeError(f"module {self.__name__!r} has no attribute {name!r}")
         return _translate(getattr(self._numpy_module, name), f"{self.__name__}.{name}")
 
 
@@ -543,13 +552,16 @@ class _Random(_Namespace):
 
 random = _Random("standin.random", np.random)
 linalg = _Namespace("standin.linalg", np.linalg)
-special = _Namespace("standin.special", scipy.special)  # as cupyx.scipy.special
+special = _Namespace("standin.special", scipy.special,  # as cupyx.scipy.special
+                     _CUPYX_SPECIAL_LACKS)
 scipy = _Namespace("standin.scipy", scipy)  # as cupyx.scipy (linalg.solve_triangular)
 
 
 def __getattr__(name: str) -> Any:
     if name.startswith("__"):
         raise AttributeError(name)
+    if name in _CUPY_LACKS:
+        raise AttributeError(f"module 'cupy_standin' has no attribute {name!r} (nor has CuPy)")
     try:
         value = getattr(np, name)
     except AttributeError:

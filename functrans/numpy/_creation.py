@@ -511,9 +511,9 @@ def geomspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None, axi
     >>> fnp.geomspace(1.0, 1000.0, 4)
     array([   1.,   10.,  100., 1000.])
     """
-    if not any(_by_primitives(x) for x in (start, stop)):
-        return backend.array_module(start, stop).geomspace(start, stop, num, endpoint, dtype,
-                                                            axis)
+    xp = backend.array_module(start, stop)
+    if not any(_by_primitives(x) for x in (start, stop)) and hasattr(xp, "geomspace"):
+        return xp.geomspace(start, stop, num, endpoint, dtype, axis)  # CuPy has none
     start, stop = arg(start), arg(stop)
     real = np.result_type(float, dtype_of(start), dtype_of(stop))  # NumPy's: float64 at least
     start, stop = (lax.convert_element_type(x, real) if isinstance(x, Tracer) else
