@@ -501,7 +501,7 @@ def run(names, rounds: int, markdown: bool, compile_dir: str | None = None,
         row = (name, {label: (statistics.median(times[label]),
                               statistics.median(ratios[label])) for label in contenders})
         if compile_dir is not None:
-            row += (compile_times(name, compile_dir),)
+            row += (compile_times(name, compile_dir, device.name if device else ""),)
         rows.append(row)
         _print_row(rows[-1], markdown)
     return rows
@@ -514,37 +514,46 @@ import numpy as np
 import functrans as ft
 import functrans.numpy as fnp
 import run
-name = {name!r}
+name, device = {name!r}, {device!r}
 f, hand, args, kind = run.WORKLOADS[name](np.random.default_rng(0))
+synchronize = lambda: None
+if device:  # the arrays on the GPU first; its queued work finished within each timing
+    device = run.Device(device)
+    args, synchronize = device.tree_put(args), device.synchronize
+    synchronize()
 g = run._transformed(f(fnp), kind, True)
 start = time.perf_counter()
 g(*args)
+synchronize()
 first = time.perf_counter() - start
 start = time.perf_counter()
 g(*args)
+synchronize()
 print(first - (time.perf_counter() - start))
 """
 
 
-def compile_times(name: str, cache_dir: str) -> tuple:
+def compile_times(name: str, cache_dir: str, device: str = "") -> tuple:
     """First-call cost of ``jit`` on workload ``name`` (tracing and compiling: the first
     call's wall time less the second's), in a new process with the kernel cache in
     ``cache_dir``: cold (the directory empty), then warm (a second process, the cache
     filled by the first).  Each process imports functrans before timing (and numba where
     the regions are numba's, ``FUNCTRANS_FUSION_COMPILER=numba``, so that the times include
     numba's start-up in the process, its first loop, but not its import); with LLVM's
-    loops the times include importing llvmlite."""
+    loops the times include importing llvmlite.  With ``device`` (``--device``) the
+    arrays are on the GPU and the kernels CuPy's, cached by CuPy in the same directory
+    (``CUPY_CACHE_DIR``)."""
     import subprocess
     import tempfile
     times = []
     with tempfile.TemporaryDirectory(dir=cache_dir) as directory:
         root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        env = dict(os.environ, FUNCTRANS_CACHE_DIR=directory,
+        env = dict(os.environ, FUNCTRANS_CACHE_DIR=directory, CUPY_CACHE_DIR=directory,
                    PYTHONPATH=os.pathsep.join(filter(None, [root,
                                                             os.environ.get("PYTHONPATH")])))
         from functrans.interpreters import codegen
         code = (("import numba\n" if codegen.FUSION_COMPILER == "numba" else "")
-                + _FIRST_CALL.format(name=name))
+                + _FIRST_CALL.format(name=name, device=device))
         for _ in range(2):
             out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                                  text=True, cwd=os.path.dirname(os.path.abspath(__file__)))
@@ -628,7 +637,11 @@ def main() -> None:
         except ImportError:
             pass
         print(f"jit fusion {'on' if codegen.fusion_active(backend_library(device)) else 'off'}")
-        run(names, args.rounds, args.markdown, None, device)
+        compile_dir = None
+        if not args.no_compile:
+            import tempfile
+            compile_dir = tempfile.mkdtemp(prefix="functrans-bench-")
+        run(names, args.rounds, args.markdown, compile_dir, device)
         return
     print(f"Python {sys.version.split()[0]}, NumPy {np.__version__}; median of "
           f"{args.rounds} rounds of per-round ratios to hand-written NumPy (process CPU time)")
