@@ -3,7 +3,7 @@
 CI has no GPU, so the fused regions' CuPy kernels (``codegen.CudaKernel``) never run there:
 the CuPy stand-in runs their equations one by one.  What can still be checked is that
 their CUDA source compiles.  Where CuPy and NVRTC are installed (CuPy imports without a
-driver; NVRTC is a library, ``pip install "cupy-cuda13x[ctk]"`` brings it), this module
+driver; NVRTC is a library: the ``nvrtc`` extra installs both wheels), this module
 builds each kernel's complete source with CuPy's own code generation (the ``extern "C"
 __global__`` function that ``ElementwiseKernel`` or ``ReductionKernel`` wraps around the
 kernel's operation, CuPy's headers before it) and compiles it with NVRTC for a Hopper GPU
@@ -54,7 +54,7 @@ def _compile(code: str, syntax_only: bool | None = None) -> None:
     answer is given).  With ``syntax_only`` (by default, where NVRTC has the option) NVRTC
     stops after C++'s checks, before writing PTX: what a kernel's source can get wrong
     (an undefined name, no function of those argument types, a bad conversion) is found
-    there, in a sixth of the time."""
+    there, in a fifth of the time."""
     from cupy._core import core
     from cupy.cuda import compiler
 
