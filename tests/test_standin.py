@@ -382,6 +382,9 @@ FUSED_PROGRAMS = {
     "sum_over_rows": lambda x, y, i: fnp.sum((x * y + 1.0) * x, axis=-1),
     "max_of_all": lambda x, y, i: fnp.max(fnp.where(x > 0, x * y, -x) - 1.0),
     "min_over_rows_of_integers": lambda x, y, i: fnp.min(i * i - 3 * i, axis=-1),
+    "sum_and_its_operand": lambda x, y, i: (fnp.sum(x * y + 1.0, axis=-1), (x * y + 1.0) * x),
+    "two_reductions": lambda x, y, i: (fnp.sum(fnp.tanh(x * y), axis=-1),
+                                       fnp.max(fnp.tanh(x * y) - y, axis=-1)),
     "grad": lambda x, y, i: ft.grad(lambda x: fnp.sum(fnp.sin(x * y) * x + x * x))(x),
     "value_and_grad_of_softplus": lambda x, y, i: ft.value_and_grad(
         lambda x: fnp.sum(fnp.logaddexp(0.0, x * y)))(x),

@@ -835,7 +835,7 @@ class _Region:
 
 
 def _fuse(eqns: list, outs: list, uses: dict | None = None,
-          libm: bool = True, target: str = "cpu") -> tuple[list, list]:
+          libm: bool = True, target: str = "cpu", reductions: bool = True) -> tuple[list, list]:
     """``eqns`` with maximal regions of elementwise equations of one output shape, worth
     fusing (``FUSION_MIN_OPS``, ``_worth_fusing``), each replaced by one fused equation
     placed where the region's first result is needed; and the kernels' sources.  A region
@@ -845,7 +845,9 @@ def _fuse(eqns: list, outs: list, uses: dict | None = None,
     ``target``: ``"cpu"`` for numba loops (kernels: their sources), ``"cuda"`` for CuPy
     kernels (kernels: ``CudaKernel`` objects; no cost model: every launch saved pays),
     ``"dask"`` for dask graphs (kernels: ``DaskRegion`` objects; no reductions, and no
-    cost model: every task saved pays)."""
+    cost model: every task saved pays).  ``reductions``: whether reductions may end
+    regions (a CuPy kernel computes one reduction and nothing else: a region with more is
+    fused again without them)."""
     if uses is None:
         uses = _uses(eqns, outs)
     result: list = []
@@ -875,6 +877,14 @@ def _fuse(eqns: list, outs: list, uses: dict | None = None,
                 result.extend(inner)
                 kernels.extend(inner_kernels)
                 return
+            if target == "cuda" and region.reduced:
+                # one ReductionKernel computes one value: the region's elementwise part as
+                # an ElementwiseKernel, its reductions CuPy's calls after it
+                inner, inner_kernels = _fuse(region.eqns, [], uses, target="cuda",
+                                             reductions=False)
+                result.extend(inner)
+                kernels.extend(inner_kernels)
+                return
         result.extend(region.eqns)
 
     for eqn in eqns:
@@ -888,7 +898,7 @@ def _fuse(eqns: list, outs: list, uses: dict | None = None,
                 result.remove(producer)  # the loop makes the zeros
             eqn = loop or eqn
         kind = _member_kind(eqn, libm)
-        if kind == "reduce" and target == "dask":
+        if kind == "reduce" and (target == "dask" or not reductions):
             kind = None  # dask's own reduction (a tree over the chunks) follows the region
         if kind == "reduce":
             # a reduction joins the open region computing its operand, over its trailing
