@@ -1,7 +1,9 @@
 """The device tests of ``tests/test_standin.py``, run on real CuPy arrays.
 
 Skipped where CuPy or a GPU is missing (CI has neither); run on a GPU machine with
-``pip install cupy-cuda12x && pytest tests/test_cupy.py``.  CuPy cannot count transfers, so
+``pip install cupy-cuda12x && FUNCTRANS_FUSION=1 pytest tests/test_cupy.py`` (with
+``FUNCTRANS_FUSION=1`` jit's fused regions are CuPy kernels, compiled and run; the suite
+otherwise runs jit unfused), or with the benchmarks: ``bash benchmarks/gpu_check.sh``.  CuPy cannot count transfers, so
 here the tests check results (on the device, equal to NumPy's) and that nothing converts
 implicitly; the stand-in's tests check the counts.
 """
