@@ -363,7 +363,9 @@ def test_mlp(device, name):
 # ------------------------------------------------------------------------------------------
 # Fused regions: with fusion on, jit writes each elementwise region of a program on device
 # arrays as one CuPy kernel (an ElementwiseKernel, or a ReductionKernel for a region ending
-# in a reduction over trailing axes).  The stand-in has no kernel classes and runs each
+# in a reduction over trailing axes; with two reductions, or a reduction beside other
+# results, an ElementwiseKernel and CuPy's reductions).  The stand-in has no kernel
+# classes and runs each
 # region's equations instead; on real CuPy (tests/test_cupy.py) the kernels are compiled
 # and run.  On the host the same programs run NumPy's (or LLVM's) loops.
 # ------------------------------------------------------------------------------------------
