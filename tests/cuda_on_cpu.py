@@ -105,20 +105,52 @@ def _compiled(source: str, directory: str):
     return ctypes.CDLL(path)
 
 
+def kernel_spec(kernel) -> dict:
+    """The arguments CuPy's kernel class is given for ``kernel`` (a ``CudaKernel``)."""
+    if kernel.kind == "elementwise":
+        return dict(in_params=kernel.in_params, out_params=kernel.out_params,
+                    operation=kernel.operation)
+    return dict(in_params=kernel.in_params, out_params=kernel.out_params,
+                map_expr=kernel.map_expr, reduce_expr=kernel.reduce_expr,
+                post_map_expr="r0 = a", identity=kernel.identity,
+                reduce_type=kernel.reduce_type, preamble=kernel.preamble)
+
+
+def _symbol(spec: dict) -> str:
+    return "k" + hashlib.sha256(repr(sorted(spec.items())).encode()).hexdigest()[:16]
+
+
 class Emulator:
     """Runs kernels with the host's C++ compiler (libraries kept in a temporary directory
     for the emulator's life) and counts those it ran."""
 
     def __init__(self):
         self._directory = tempfile.mkdtemp(prefix="functrans-cuda-on-cpu-")
+        self._functions: dict = {}  # symbol -> the compiled function
         self.ran = {"elementwise": 0, "reduction": 0}
 
     def close(self):
         shutil.rmtree(self._directory, ignore_errors=True)
 
+    def precompile(self, specs: list) -> None:
+        """Compiles the kernels ``specs`` in one library: one C++ compilation instead of one
+        each (the compiler's start and ``<cmath>`` are most of a small kernel's time)."""
+        units = {}
+        for spec in specs:
+            symbol = _symbol(spec)
+            if symbol not in self._functions and symbol not in units:
+                units[symbol] = (f"#undef REDUCE\n#undef POST_MAP\nnamespace {symbol}_unit {{\n"
+                                 f"{_source(spec, symbol)}}}\n")
+        if units:
+            library = _compiled(_PRELUDE + "".join(units.values()), self._directory)
+            self._functions.update((symbol, getattr(library, symbol)) for symbol in units)
+
     def _function(self, spec: dict):
-        return getattr(_compiled(_PRELUDE + _source(spec, "kernel"), self._directory),
-                       "kernel")
+        symbol = _symbol(spec)
+        if symbol not in self._functions:
+            self._functions[symbol] = getattr(
+                _compiled(_PRELUDE + _source(spec, symbol), self._directory), symbol)
+        return self._functions[symbol]
 
     @staticmethod
     def _inputs(spec: dict, inputs: list, shape: tuple) -> tuple:

@@ -941,6 +941,41 @@ def test_the_device_tests_fused_programs_run_as_cuda_c(cuda_on_cpu, monkeypatch)
     assert cuda_on_cpu.ran["elementwise"] >= 8 and cuda_on_cpu.ran["reduction"] >= 3
 
 
+@pytest.mark.usefixtures("fuse_everything")
+def test_cuda_kernels_of_the_jit_sweep_compute_as_eager(monkeypatch):
+    # Every primitive's CUDA translation run: a stride of the jit sweep (every dtype, every
+    # primitive a kernel computes: converts, integer powers, comparisons, selects, libm)
+    # with each region a CUDA kernel, run as C on the CPU, against eager evaluation
+    import cuda_on_cpu
+    reason = cuda_on_cpu.unavailable()
+    if reason:
+        pytest.skip(reason)
+    stride = 1 if _ALL else 4
+    kernels = _cuda_kernels(monkeypatch, stride)  # (regions on NumPy arrays are CUDA's now)
+    emulator = cuda_on_cpu.Emulator()
+    emulator.precompile([cuda_on_cpu.kernel_spec(k) for k, _ in kernels])
+
+    def call(kernel, *args):  # the kernel's call on NumPy arrays, run as C
+        *inputs, shape = args
+        spec = cuda_on_cpu.kernel_spec(kernel)
+        if kernel.kind == "elementwise":
+            return tuple(emulator.elementwise(spec, inputs, tuple(shape)))
+        inputs = [np.broadcast_to(x, shape) if np.ndim(x) else x for x in inputs]
+        return (emulator.reduction(spec, inputs, kernel.axes),)
+
+    monkeypatch.setattr(codegen.CudaKernel, "__call__", call)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            for case in test_jit.SWEEP[::stride]:
+                test_jit.test_jit_matches_eager(case)
+            for case in test_jit.SWEEP_DIFF[::stride * 2]:
+                test_jit.test_derivatives_through_and_under_jit(case)
+    finally:
+        emulator.close()
+    assert emulator.ran["elementwise"] >= 200 and emulator.ran["reduction"] >= 20, emulator.ran
+
+
 def cupy_standin_asnumpy(x):
     import cupy_standin
     return cupy_standin.asnumpy(x)
