@@ -31,7 +31,7 @@ __all__ = [
     "is_device_array", "is_mutable", "is_lazy", "coerce", "asarray", "zeros", "ones", "full",
     "empty", "arange", "eye", "tri", "copy", "ascontiguous", "scatter_add", "scatter_apply",
     "cumulative_max", "cumulative_min", "is_writeable", "memory_owner", "owned",
-    "default_rng", "to_host", "special_module", "triangular_solver", "triangular_multiplier",
+    "default_rng", "LazyGenerator", "to_host", "special_module", "triangular_solver", "triangular_multiplier",
     "synchronize", "ArrayLibraryError", "ChunkedAxisError", "UnknownChunkSizesError",
     "MixedArrayLibrariesError", "check_known_chunks", "map_chunked",
     "map_elementwise",
@@ -700,8 +700,44 @@ def owned(values: list, others=(), check_aliasing: bool = True) -> list:
 
 def default_rng(seed: Any, like=None):
     """A random generator of the library of ``like`` (NumPy's when ``like`` is None), so
-    that random directions are drawn where the arrays live."""
-    return library_of(like).default_rng(seed)
+    that random directions are drawn where the arrays live: for a lazy (dask) ``like``, a
+    ``LazyGenerator`` drawing on the library of its chunks."""
+    library = library_of(like)
+    if library.lazy:
+        return LazyGenerator(seed, getattr(like, "_meta", None))
+    return library.default_rng(seed)
+
+
+class LazyGenerator:
+    """Random draws as dask arrays whose chunks are of the library of ``meta`` (a chunk
+    type's empty array; None: NumPy), built without computing anything: with NumPy chunks
+    dask's own generator's; with CuPy chunks each chunk drawn by CuPy's generator on the
+    device, seeded by ``seed`` and the chunk's position (dask's generator would make NumPy
+    chunks, to be copied over)."""
+
+    def __init__(self, seed, meta=None):
+        import dask.array as da
+        self.seed, self.meta = seed, meta
+        self._numpy = da.random.default_rng(seed)
+
+    def standard_normal(self, shape, dtype=np.float64, chunks="auto"):
+        shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+        if self.meta is None or library_of(self.meta).xp is np:
+            return self._numpy.standard_normal(shape, dtype=dtype, chunks=chunks)
+        import dask.array as da
+        meta = library_of(self.meta).xp.empty((0,) * len(shape), dtype=dtype)
+        places = da.empty(shape, dtype=dtype, chunks=chunks, meta=meta)
+        return da.map_blocks(_standard_normal_block, places, int(self.seed), dtype=dtype,
+                             meta=meta)
+
+
+def _standard_normal_block(place, seed: int, block_info=None):
+    """Standard normal draws of ``place``'s shape and dtype on its library, seeded by
+    ``seed`` and the chunk's position (``LazyGenerator``'s chunks)."""
+    position = block_info[0]["chunk-location"]
+    state = np.random.SeedSequence([seed % 2**63, *position]).generate_state(2, np.uint32)
+    rng = library_of(place).default_rng(int(state[0]) << 32 | int(state[1]))
+    return rng.standard_normal(place.shape, place.dtype)
 
 
 def to_host(x):

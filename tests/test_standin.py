@@ -493,6 +493,15 @@ def test_dask_arrays_of_device_chunks(device):
                 assert isinstance(c, device.array_type), (name, type(c))
                 np.testing.assert_allclose(device.get(c), h, rtol=1e-12, atol=1e-12,
                                            err_msg=name)
+        # checks of derivatives draw their random directions on the device, chunk by chunk
+        # (dask's generator would make NumPy chunks): a fast gradcheck computes its
+        # pairings once per mode
+        with device.transfers() as moved:
+            with Computes() as during:
+                result = ft.gradcheck(mean_loss, fast_mode=True)(w, X)
+            ft.testing.check_grads(mean_loss, (w, X), order=1, modes=("rev",))
+        assert result.ok and during.count == 2, (result, during.count)  # forward, reverse
+        assert_no_transfers(device, moved, d2h=False)  # (the checks read their results)
 
 
 # ------------------------------------------------------------------------------------------

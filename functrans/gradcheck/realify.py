@@ -139,12 +139,15 @@ def lazy_direction(seed_source, values: Sequence) -> list:
     floored lazily (every |component| at least about 0.1/sqrt(N)).  ``seed_source``, a
     NumPy or dask generator, seeds it."""
     import dask.array as da
-    if isinstance(seed_source, np.random.Generator):
-        rng = da.random.default_rng(int(seed_source.integers(0, 2**62)))
+    meta = next((v._meta for v in values if backend.is_lazy(v)), None)
+    if isinstance(seed_source, backend.LazyGenerator):
+        rng = seed_source
+    elif isinstance(seed_source, np.random.Generator):
+        rng = backend.LazyGenerator(int(seed_source.integers(0, 2**62)), meta)
     elif type(seed_source).__module__.startswith("dask"):
         rng = seed_source
     else:
-        rng = da.random.default_rng(seed_source)
+        rng = backend.LazyGenerator(seed_source, meta)
     draws = []
     for v in values:
         aval = get_aval(v)
