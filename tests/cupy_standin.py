@@ -135,12 +135,20 @@ def array_protocols() -> Iterator[None]:
 # ------------------------------------------------------------------------------------------
 
 
+#: the functions to which CuPy passes 0-d NumPy arrays as their values
+_ZERO_D_ACCEPTED = frozenset({"less", "less_equal", "greater", "greater_equal", "equal",
+                              "not_equal"} | {f"operator __{op}__" for op in (
+                                  "lt", "le", "gt", "ge", "eq", "ne")})
+
+
 def _unwrap(x, where: str):
     """``x`` with stand-in arrays replaced by their NumPy data, looking into lists and
-    tuples; a NumPy array of rank >= 1 raises as in CuPy."""
+    tuples; a NumPy array raises as in CuPy (one of rank 0 too, except in comparisons)."""
     if isinstance(x, ndarray):
         return x._data
-    if isinstance(x, np.ndarray) and x.ndim > 0:
+    if isinstance(x, np.ndarray) and (x.ndim > 0 or where not in _ZERO_D_ACCEPTED):
+        # 0-d too: CuPy takes NumPy scalars, not 0-d arrays (but in comparisons, whose 0-d
+        # arrays it reads with .item(), a workaround of numpy/numpy#12142)
         raise TypeError(f"{where}: unsupported argument of type numpy.ndarray (shape "
                         f"{x.shape}); stand-in functions take stand-in arrays, NumPy scalars and "
                         "Python scalars (copy with standin.asarray first)")

@@ -57,10 +57,22 @@ def test_implicit_conversions_and_mixing_with_numpy_arrays_raise(convert):
 
 def test_scalars_mix_freely():
     x = standin.asarray(np.arange(3.0))
-    for s in (2.0, 2, np.float64(2.0), np.array(2.0), np.float32(2.0)):
+    for s in (2.0, 2, np.float64(2.0), np.float32(2.0)):
         for y in (s * x, x * s, standin.multiply(x, s)):
             assert type(y) is standin.ndarray
             np.testing.assert_array_equal(y.get(), 2.0 * np.arange(3.0))
+
+
+def test_zero_d_numpy_arrays_are_refused_as_cupy_refuses_them():
+    # CuPy's kernels take Python and NumPy scalars, not NumPy arrays, 0-d ones included
+    # (CScalar raises "Unsupported type numpy.ndarray"); comparisons read a 0-d array's
+    # .item() (CuPy's workaround of numpy/numpy#12142)
+    x = standin.asarray(np.arange(3.0))
+    for call in (lambda: x * np.array(2.0), lambda: standin.multiply(x, np.array(2.0)),
+                 lambda: standin.where(x > 1, x, np.array(0.0))):
+        with pytest.raises(TypeError, match=r"numpy.ndarray \(shape \(\)\)"):
+            call()
+    np.testing.assert_array_equal((x < np.array(1.5)).get(), [True, True, False])
 
 
 def test_metadata_functions_and_sequence_protocol_work_without_copies():

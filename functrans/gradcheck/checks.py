@@ -510,7 +510,7 @@ def lazy_not_smooth(problem, opts, xs, u, eps, plus, minus, real_dtype):
     half_minus = problem.fun(*shifted(xs, u, -0.5 * eps))
     f0 = problem.fun(*xs)
     a_tol, r_tol = fast_tolerance(problem, opts)
-    kinked = da.zeros((), dtype=bool)
+    kinked = None  # (no zero of dask's: its NumPy chunk would not mix with CuPy chunks)
     for point in zip(plus, minus, half_plus, half_minus, f0):
         point = [da.asarray(y) for y in point]
         parts = ([[y.real for y in point], [y.imag for y in point]]
@@ -524,8 +524,9 @@ def lazy_not_smooth(problem, opts, xs, u, eps, plus, minus, real_dtype):
             finite = da.isfinite(z)
             changed = ((da.isfinite(p) != finite) | (da.isfinite(m) != finite)
                        | (da.isfinite(hp) != finite) | (da.isfinite(hm) != finite))
-            kinked = kinked | ((abs(right - left) > tol) | changed).any()
-    return kinked
+            found = ((abs(right - left) > tol) | changed).any()
+            kinked = found if kinked is None else kinked | found
+    return kinked if kinked is not None else da.zeros((), dtype=bool)
 
 
 def not_smooth_check(problem, opts, eps, order) -> Check:

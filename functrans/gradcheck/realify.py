@@ -174,28 +174,40 @@ def lazy_direction(seed_source, values: Sequence) -> list:
     return out
 
 
+def _lazy_total(terms: list):
+    """The sum of the 0-d dask arrays ``terms`` (0.0 for none): started from the first term,
+    not from a zero of dask's, whose NumPy chunk CuPy chunks could not be added to."""
+    import dask.array as da
+    if not terms:
+        return da.zeros((), dtype=np.float64)
+    total = terms[0]
+    for term in terms[1:]:
+        total = total + term
+    return total
+
+
 def lazy_pairing(a: Sequence, b: Sequence):
     """``pairing`` of dask (or mixed) arrays as an uncomputed float64 scalar."""
     import dask.array as da
-    total = da.zeros((), dtype=np.float64)
+    terms = []
     for x, y in zip(a, b):
         x, y = da.asarray(x), da.asarray(y)
         if is_complex(x.dtype) or is_complex(y.dtype):
-            total = total + da.sum((da.conj(x.astype(np.complex128))
-                                    * y.astype(np.complex128)).real)
+            terms.append(da.sum((da.conj(x.astype(np.complex128))
+                                 * y.astype(np.complex128)).real))
         else:
-            total = total + da.sum(x.astype(np.float64) * y.astype(np.float64))
-    return total
+            terms.append(da.sum(x.astype(np.float64) * y.astype(np.float64)))
+    return _lazy_total(terms)
 
 
 def lazy_l1_norm(xs: Sequence):
     """``l1_norm`` of dask (or mixed) arrays as an uncomputed float64 scalar."""
     import dask.array as da
-    total = da.zeros((), dtype=np.float64)
+    terms = []
     for x in xs:
         x = da.asarray(x)
         if is_complex(x.dtype):
-            total = total + da.sum(abs(x.real)) + da.sum(abs(x.imag))
+            terms += [da.sum(abs(x.real)), da.sum(abs(x.imag))]
         else:
-            total = total + da.sum(abs(x.astype(np.float64)))
-    return total
+            terms.append(da.sum(abs(x.astype(np.float64))))
+    return _lazy_total(terms)

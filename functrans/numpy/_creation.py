@@ -201,6 +201,7 @@ def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = 
             # dask's linspace takes chunks sixth and has no axis: by keyword
             return user_result(xp.linspace(start, stop, num=num, endpoint=endpoint,
                                            retstep=retstep, dtype=dtype, chunks="auto"))
+        start, stop = backend.coerce(xp, start, stop)  # (CuPy takes no 0-d NumPy array)
         return user_result(xp.linspace(start, stop, num, endpoint, retstep, dtype, axis))
 
 

@@ -346,8 +346,9 @@ def _gather_impl(operand, indices, *, mode="clip", fill_value=None, batch_dims=0
     if mode == "fill" and not _known_in_bounds(xp, indices, operand.shape[:k]):
         keep = _in_bounds(xp, indices, operand.shape[:k])
         keep = keep.reshape(keep.shape + (1,) * (operand.ndim - k))
+        # the fill value as a NumPy scalar (CuPy's kernels refuse 0-d NumPy arrays)
         out = xp.where(keep, out, np.asarray(_fill_value(fill_value, operand.dtype),
-                                             dtype=operand.dtype))
+                                             dtype=operand.dtype)[()])
     return out
 
 

@@ -118,7 +118,7 @@ def _unit_floats(keys, shape, dtype):
     info = np.finfo(dtype)
     bits = _bits(keys, shape, info.bits)
     utype = bits.dtype
-    one = np.array(1.0, dtype).view(utype)
+    one = np.array(1.0, dtype).view(utype)[()]  # a NumPy scalar: CuPy refuses 0-d arrays
     mantissa = (bits >> utype.type(info.bits - info.nmant)) | one
     return mantissa.view(dtype) - dtype.type(1)
 
