@@ -776,13 +776,19 @@ def _cuda_kernels(monkeypatch, every_sweep_case: int) -> list:
     target = codegen._fusion_target
     monkeypatch.setattr(codegen, "_fusion_target", lambda library: (
         "cuda" if not library.lazy and ft.config.fusion else target(library)))
+    _run_jit_sweep(every_sweep_case)
+    return list(kernels.values())
+
+
+def _run_jit_sweep(stride: int) -> None:
+    """Every ``stride``-th case of the jit sweep, and every ``2 * stride``-th of its
+    derivatives (their own checks against eager evaluation)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        for case in test_jit.SWEEP[::every_sweep_case]:
+        for case in test_jit.SWEEP[::stride]:
             test_jit.test_jit_matches_eager(case)
-        for case in test_jit.SWEEP_DIFF[::every_sweep_case * 2]:
+        for case in test_jit.SWEEP_DIFF[::stride * 2]:
             test_jit.test_derivatives_through_and_under_jit(case)
-    return list(kernels.values())
 
 
 @pytest.mark.usefixtures("fuse_everything")
@@ -965,12 +971,7 @@ def test_cuda_kernels_of_the_jit_sweep_compute_as_eager(monkeypatch):
 
     monkeypatch.setattr(codegen.CudaKernel, "__call__", call)
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            for case in test_jit.SWEEP[::stride]:
-                test_jit.test_jit_matches_eager(case)
-            for case in test_jit.SWEEP_DIFF[::stride * 2]:
-                test_jit.test_derivatives_through_and_under_jit(case)
+        _run_jit_sweep(stride)
     finally:
         emulator.close()
     assert emulator.ran["elementwise"] >= 200 and emulator.ran["reduction"] >= 20, emulator.ran
