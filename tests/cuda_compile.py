@@ -134,8 +134,8 @@ def compile_kernels(kernels: list, batch: int = 64) -> list:
     """Compiles ``kernels`` (pairs of a kernel and its arrays' ``ndim``), ``batch`` of them
     in one NVRTC program (each in a namespace of its own, its ``__global__`` function
     numbered, CuPy's reduction macros undefined between them: most of a compilation's time
-    is the headers'); a program that fails is compiled kernel by kernel.  Returns the pairs of a kernel that does not compile and
-    its ``CompileException``."""
+    is the headers'); a program that fails is compiled kernel by kernel.  Returns the
+    pairs of a kernel that does not compile and its ``CompileException``."""
     failures = []
     for start in range(0, len(kernels), batch):
         group = kernels[start:start + batch]

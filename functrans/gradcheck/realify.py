@@ -135,19 +135,16 @@ def materialize(values: Sequence, likes: Sequence) -> list:
 
 def lazy_direction(seed_source, values: Sequence) -> list:
     """``random_direction`` for dask values, without computing anything: each value's
-    components are drawn with dask's generator in that value's chunks, normalised and
-    floored lazily (every |component| at least about 0.1/sqrt(N)).  ``seed_source``, a
-    NumPy or dask generator, seeds it."""
+    components are drawn in that value's chunks, on their library, normalised and floored
+    lazily (every |component| at least about 0.1/sqrt(N)).  ``seed_source``: a
+    ``backend.LazyGenerator`` (``backend.default_rng``'s for dask values), a NumPy
+    generator or a seed."""
     import dask.array as da
-    meta = next((v._meta for v in values if backend.is_lazy(v)), None)
-    if isinstance(seed_source, backend.LazyGenerator):
-        rng = seed_source
-    elif isinstance(seed_source, np.random.Generator):
-        rng = backend.LazyGenerator(int(seed_source.integers(0, 2**62)), meta)
-    elif type(seed_source).__module__.startswith("dask"):
-        rng = seed_source
-    else:
-        rng = backend.LazyGenerator(seed_source, meta)
+    rng = seed_source
+    if not isinstance(rng, backend.LazyGenerator):
+        seed = (int(rng.integers(0, 2**62)) if isinstance(rng, np.random.Generator) else rng)
+        rng = backend.LazyGenerator(seed, next((v._meta for v in values
+                                                if backend.is_lazy(v)), None))
     draws = []
     for v in values:
         aval = get_aval(v)
@@ -178,12 +175,7 @@ def _lazy_total(terms: list):
     """The sum of the 0-d dask arrays ``terms`` (0.0 for none): started from the first term,
     not from a zero of dask's, whose NumPy chunk CuPy chunks could not be added to."""
     import dask.array as da
-    if not terms:
-        return da.zeros((), dtype=np.float64)
-    total = terms[0]
-    for term in terms[1:]:
-        total = total + term
-    return total
+    return sum(terms[1:], terms[0]) if terms else da.zeros((), dtype=np.float64)
 
 
 def lazy_pairing(a: Sequence, b: Sequence):
