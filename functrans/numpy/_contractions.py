@@ -610,8 +610,9 @@ def _need_axes(name: str, x, n: int, what: str) -> None:
 
 def cross(a, b, axisa: int = -1, axisb: int = -1, axisc: int = -1, axis: int | None = None):
     """The cross product of 2- or 3-element vectors along ``axisa``/``axisb`` (``axis`` sets
-    all three axes), as ``numpy.cross``: two 2-vectors give the z component alone; a
-    2-vector with a 3-vector is taken as having z = 0.
+    all three axes), as ``jax.numpy.cross`` and ``numpy.cross`` before NumPy 2.5 (which
+    refuses 2-vectors): two 2-vectors give the z component alone; a 2-vector with a
+    3-vector is taken as having z = 0.
 
     >>> import numpy as np, functrans.numpy as fnp
     >>> fnp.cross(np.array([1.0, 0.0, 0.0]), np.array([0.0, 1.0, 0.0]))
