@@ -40,11 +40,12 @@ def _in_01(m, q):
     return (m.tanh(q) + 1.1) / 2.4
 
 
-def _weighted(reference):
-    """A reference from NumPy's weighted quantiles, which before NumPy 2.2 mishandled
-    weights with a tuple of axes and zero weights (numpy#27549); skipped there."""
+def _weighted(reference, since="2.2.0"):
+    """A reference from NumPy's weighted quantiles, skipped before NumPy ``since``: before
+    2.2 they mishandled zero weights (numpy#27549), before 2.4 a tuple of axes (seen in
+    2.0.0 to 2.3.5)."""
     def checked(*args):
-        if np.lib.NumpyVersion(np.__version__) < "2.2.0":
+        if np.lib.NumpyVersion(np.__version__) < since:
             pytest.skip(f"NumPy {np.__version__}'s weighted quantiles have known bugs")
         return reference(*args)
     return checked
@@ -153,7 +154,8 @@ NUMPY_CASES = [
                                           weights=w), A(2, 3, 4, kind="spread"),
                A(2, 3, 4, kind="pos"),
                reference=_weighted(lambda x, w: np.quantile(x, 0.37, axis=(0, 2),
-                                                            method="inverted_cdf", weights=w))),
+                                                            method="inverted_cdf", weights=w),
+                                   since="2.4.0")),
     numpy_case("percentile_weighted_reduced_axis",
                lambda m, x, w: m.percentile(x, 61., axis=0, method="inverted_cdf", weights=w,
                                             keepdims=True),

@@ -29,6 +29,7 @@ import doctest
 import inspect
 import io
 import re
+import sys
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -115,6 +116,15 @@ class _Console(code.InteractiveConsole):
 
     def write(self, data):
         self.errors.write(data)
+
+    def push(self, line):
+        # `code` writes a traceback through write() only while sys.excepthook is Python's
+        # own (on 3.10 the exceptiongroup backport, which pytest imports, replaces it)
+        hook, sys.excepthook = sys.excepthook, sys.__excepthook__
+        try:
+            return super().push(line)
+        finally:
+            sys.excepthook = hook
 
 
 def _missing_optional(error: BaseException) -> str | None:

@@ -233,9 +233,14 @@ def test_quantile_methods_match_numpy(method):
                                np.nanquantile(x, q, axis=2, method=method), rtol=1e-14)
 
 
+# NumPy's weighted quantiles over a tuple of axes pick wrong elements before 2.4 (seen in
+# 2.0.0 to 2.3.5; 2.4.0 agrees with the quantile over the axes moved last and flattened).
+WEIGHTED_AXIS_TUPLES = np.lib.NumpyVersion(np.__version__) >= "2.4.0"
+
+
 @pytest.mark.skipif(np.lib.NumpyVersion(np.__version__) < "2.2.0",
-                    reason="NumPy's weighted quantiles before 2.2 mishandle a tuple of axes "
-                           "and zero weights (numpy#27549)")
+                    reason="NumPy's weighted quantiles before 2.2 mishandle zero weights "
+                           "(numpy#27549)")
 def test_inverted_cdf_matches_numpy():
     rng = np.random.default_rng(6)
     x = np.round(rng.standard_normal((4, 5, 3)), 1)  # some ties
@@ -248,6 +253,8 @@ def test_inverted_cdf_matches_numpy():
         for keepdims in (False, True):
             kw = dict(axis=axis, method="inverted_cdf", keepdims=keepdims)
             np.testing.assert_array_equal(fnp.quantile(x, q, **kw), np.quantile(x, q, **kw))
+            if isinstance(axis, tuple) and not WEIGHTED_AXIS_TUPLES:
+                continue
             np.testing.assert_array_equal(fnp.quantile(x, q, weights=w, **kw),
                                           np.quantile(x, q, weights=w, **kw))
             np.testing.assert_array_equal(fnp.percentile(x, 100 * q, weights=w, **kw),
