@@ -3,6 +3,7 @@
 fixture and ``--functrans-seed`` come from functrans's pytest plugin."""
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 from importlib.metadata import entry_points
@@ -10,6 +11,7 @@ from importlib.metadata import entry_points
 import numpy as np
 import pytest
 
+import cuda_on_cpu
 import cupy_standin
 from functrans import config
 from functrans.tree_util import tree_map
@@ -72,6 +74,11 @@ class Device:
 
 STANDIN = Device("standin", cupy_standin, cupy_standin.ndarray, cupy_standin.asnumpy,
                  cupy_standin.transfers, cupy_standin.array_protocols)
+
+# FUNCTRANS_CUDA_ON_CPU=1: the stand-in's CuPy kernels run their CUDA C on the CPU
+_CUDA_ON_CPU = cuda_on_cpu.install_on_the_standin()
+if _CUDA_ON_CPU is not None:
+    atexit.register(_CUDA_ON_CPU.close)
 
 
 @pytest.fixture

@@ -24,6 +24,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import threading
 
 import numpy as np
 
@@ -94,14 +95,18 @@ def _compiled(source: str, directory: str):
     digest = hashlib.sha256(source.encode()).hexdigest()[:16]
     path = os.path.join(directory, f"k{digest}.so")
     if not os.path.exists(path):
-        cpp = os.path.join(directory, f"k{digest}.cpp")
-        with open(cpp, "w") as f:
+        # each caller compiles into its own files, and the library appears under its name
+        # whole (dask's threads may ask for one kernel at once)
+        own = os.path.join(directory, f"k{digest}-{os.getpid()}-{threading.get_ident()}")
+        with open(own + ".cpp", "w") as f:
             f.write(source)
         # IEEE arithmetic as CUDA's without fast-math: no contraction of a * b + c into a
         # fused multiply-add (nvcc would contract; NVRTC's default does too: where it
         # matters the tests compare with a tolerance)
         subprocess.run(["g++", "-O0", "-ffp-contract=off", "-fno-fast-math", "-shared",
-                        "-fPIC", "-o", path, cpp], check=True, capture_output=True, text=True)
+                        "-fPIC", "-o", own + ".so", own + ".cpp"], check=True,
+                       capture_output=True, text=True)
+        os.replace(own + ".so", path)
     return ctypes.CDLL(path)
 
 
@@ -196,8 +201,10 @@ def kernel_classes(emulator: Emulator, to_host, to_device) -> tuple:
     on CuPy, through ``CudaKernel``'s own calls."""
 
     def host(x):
-        return x if isinstance(x, np.ndarray) or np.ndim(x) == 0 and not hasattr(
-            x, "shape") else to_host(x)
+        if isinstance(x, np.ndarray):  # as CuPy's kernels refuse them (0-d ones too)
+            raise TypeError(f"a CuPy kernel was given a NumPy array (shape {x.shape}, "
+                            f"{x.dtype}): copy it to the device or pass a scalar")
+        return x if np.ndim(x) == 0 and not hasattr(x, "shape") else to_host(x)
 
     class ElementwiseKernel:
         def __init__(self, in_params, out_params, operation, name="kernel", **options):
@@ -229,3 +236,23 @@ def kernel_classes(emulator: Emulator, to_host, to_device) -> tuple:
             return to_device(emulator.reduction(self.spec, [host(x) for x in inputs], axes))
 
     return ElementwiseKernel, ReductionKernel
+
+
+def install_on_the_standin() -> Emulator | None:
+    """With ``FUNCTRANS_CUDA_ON_CPU=1`` (and a C++ compiler), the CuPy stand-in's kernel
+    classes for the whole test session: ``FUNCTRANS_CUDA_ON_CPU=1 FUNCTRANS_FUSION=1 pytest
+    tests/test_standin.py`` then runs every device test with jit's fused regions computed
+    by their CUDA C, as tests/test_cupy.py runs them on a GPU.  The emulator's own copies
+    are not counted as transfers (a GPU's kernels make none).  None otherwise."""
+    if os.environ.get("FUNCTRANS_CUDA_ON_CPU") != "1":
+        return None
+    reason = unavailable()
+    if reason:
+        raise RuntimeError(f"FUNCTRANS_CUDA_ON_CPU=1: {reason}")
+    import cupy_standin
+    emulator = Emulator()
+    elementwise, reduction = kernel_classes(
+        emulator, lambda x: x._data, lambda v: cupy_standin.ndarray._new(np.asarray(v), None))
+    cupy_standin.ElementwiseKernel = elementwise
+    cupy_standin.ReductionKernel = reduction
+    return emulator
