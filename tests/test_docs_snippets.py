@@ -222,6 +222,15 @@ def test_an_expected_traceback_is_allowed_and_others_are_not():
         paste_into_repl(_Console(), Block("x.md", 1, ">>> 1 / 0\ninf\n", None))
 
 
+def test_a_traceback_is_reported_whatever_the_excepthook(monkeypatch):
+    # a library may replace sys.excepthook (on 3.10 the exceptiongroup backport that pytest
+    # imports does), and the REPL then hands it the traceback instead of writing it
+    monkeypatch.setattr(sys, "excepthook", lambda *exc_info: None)
+    with pytest.raises(AssertionError, match="ZeroDivisionError"):
+        paste_into_repl(_Console(), Block("x.md", 1, ">>> 1 / 0\ninf\n", None))
+    assert sys.excepthook is not sys.__excepthook__  # put back
+
+
 def test_a_script_block_needs_its_imports():
     with pytest.raises(AssertionError, match="NameError"):
         run_as_script({}, Block("x.md", 1, "np.zeros(2)\n", None))
