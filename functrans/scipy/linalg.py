@@ -519,9 +519,10 @@ def block_diag(*arrs):
 
 # -- special matrices ----------------------------------------------------------------------
 # The constructors from arrays gather their entries from a vector (the inputs' values, then
-# a zero and a one where the pattern needs them) with a fixed index matrix: one ``take``
-# along the last axis, so derivatives, vmap and jit come from the gather's rules and
-# leading axes are batch axes.  The constructors from an order ``n`` compute exact integer
+# a zero and a one where the pattern needs them) with an index matrix computed from the
+# row and column numbers: one ``take`` along the last axis, so derivatives, vmap and jit
+# come from the gather's rules and leading axes are batch axes.  The numbers are made by
+# ``iota`` on the vector's device, so a device array meets no host constant.  The constructors from an order ``n`` compute exact integer
 # values in Python where there are any, then round once to float64.
 
 
@@ -553,13 +554,18 @@ def _with_constants(v, *constants):
     """``v`` with the given constants appended along its last axis (in ``v``'s dtype)."""
     shape = get_aval(v).shape[:-1] + (1,)
     dtype = get_aval(v).dtype
-    extra = [lax.full(shape, value, dtype) for value in constants]
+    extra = [lax.full(shape, value, dtype, like=v) for value in constants]
     return fnp.concatenate([v, *extra], axis=-1)
 
 
-def _gather(v, index):
-    """``v[..., index]``: the matrix (or stack) whose entries ``index`` picks from ``v``."""
-    return fnp.take(v, np.asarray(index, dtype=np.int64), axis=-1)
+def _gather(v, shape: tuple, index_of):
+    """The ``shape`` matrices (one per vector on ``v``'s leading axes) with entry ``v[...,
+    index_of(i, j)]`` at row ``i`` and column ``j``.  The index is taken flattened (dask
+    takes 1-D index arrays only) and promised in bounds (nothing to check or fill)."""
+    i, j = (lax.broadcasted_iota(np.int64, shape, axis, like=v) for axis in (0, 1))
+    index = fnp.reshape(index_of(i, j), (math.prod(shape),))
+    flat = fnp.take(v, index, axis=-1, mode="promise_in_bounds")
+    return fnp.reshape(flat, get_aval(v).shape[:-1] + shape)
 
 
 def _order(name: str, n, least: int = 0) -> int:
@@ -594,8 +600,7 @@ def toeplitz(c, r=None):
     rows, columns = get_aval(c).shape[-1], get_aval(r).shape[-1]
     # v = c reversed, then r[1:]: t[i, j] = v[rows - 1 - i + j]
     v = fnp.concatenate([fnp.flip(c, -1), r[..., 1:]], axis=-1)
-    i, j = np.ogrid[:rows, :columns]
-    return _gather(v, rows - 1 - i + j)
+    return _gather(v, (rows, columns), lambda i, j: rows - 1 - i + j)
 
 
 def hankel(c, r=None):
@@ -619,8 +624,7 @@ def hankel(c, r=None):
     c, r = _promoted(*_common_batch("hankel", {"c": c, "r": r}))
     rows, columns = get_aval(c).shape[-1], get_aval(r).shape[-1]
     v = fnp.concatenate([c, r[..., 1:]], axis=-1)
-    i, j = np.ogrid[:rows, :columns]
-    return _gather(v, i + j)
+    return _gather(v, (rows, columns), lambda i, j: i + j)
 
 
 def circulant(c):
@@ -636,8 +640,7 @@ def circulant(c):
     """
     c = _vector(c)
     n = get_aval(c).shape[-1]
-    i, j = np.ogrid[:n, :n]
-    return _gather(c, (i - j) % max(n, 1))
+    return _gather(c, (n, n), lambda i, j: (i - j + n) % max(n, 1))
 
 
 def leslie(f, s):
@@ -663,9 +666,8 @@ def leslie(f, s):
                          f"{get_aval(s).shape}")
     f, s = _promoted(*_common_batch("leslie", {"f": f, "s": s}))
     v = _with_constants(fnp.concatenate([f, s], axis=-1), 0)   # f, s, then a zero
-    i, j = np.ogrid[:n, :n]
-    index = np.where(i == 0, j, np.where(j == i - 1, n + j, 2 * n - 1))
-    return _gather(v, index)
+    return _gather(v, (n, n), lambda i, j: fnp.where(
+        i == 0, j, fnp.where(j == i - 1, n + j, 2 * n - 1)))
 
 
 def companion(a):
@@ -688,9 +690,8 @@ def companion(a):
                          f"shape {get_aval(a).shape}")
     m = n - 1
     v = _with_constants(-a[..., 1:] / a[..., :1], 0, 1)    # the first row, then 0 and 1
-    i, j = np.ogrid[:m, :m]
-    index = np.where(i == 0, j, np.where(j == i - 1, m + 1, m))
-    return _gather(v, index)
+    return _gather(v, (m, m), lambda i, j: fnp.where(
+        i == 0, j, fnp.where(j == i - 1, m + 1, m)))
 
 
 def fiedler_companion(a):
@@ -716,22 +717,20 @@ def fiedler_companion(a):
     # v[k - 1] = -a[k] / a[0] for k = 1 .. m, then v[m] = 0 and v[m + 1] = 1.
     v = _with_constants(-a[..., 1:] / a[..., :1], 0, 1)
     zero, one = m, m + 1
-    index = np.full((m, m), zero)
-    for i in range(m):
-        if i == 0:
-            index[0, 0] = 0                   # -a[1]
-            if m > 1:
-                index[1, 0] = one
-        if i % 2 == 0:
-            if i + 1 < m:
-                index[i, i + 1] = i + 1       # -a[i + 2]
-            if i + 2 < m:
-                index[i, i + 2] = one
-            if i >= 2:
-                index[i, i - 1] = i           # -a[i + 1]
-        elif i >= 3:
-            index[i, i - 2] = one
-    return _gather(v, index)
+
+    def index(i, j):
+        even = i % 2 == 0
+        pattern = [((i == 0) & (j == 0), 0),                # -a[1]
+                   ((i == 1) & (j == 0), one),
+                   (even & (j == i + 1), i + 1),            # -a[i + 2]
+                   (even & (j == i + 2), one),
+                   (even & (i >= 2) & (j == i - 1), i),     # -a[i + 1]
+                   (~even & (i >= 3) & (j == i - 2), one)]
+        out = fnp.full_like(i, zero)
+        for where, value in reversed(pattern):
+            out = fnp.where(where, value, out)
+        return out
+    return _gather(v, (m, m), index)
 
 
 def fiedler(a):
@@ -780,10 +779,12 @@ def convolution_matrix(a, n: int, mode: str = "full"):
     shortest = min(m, n)
     first, rows = {"full": (0, m + n - 1), "same": ((shortest - 1) // 2, max(m, n)),
                    "valid": (shortest - 1, max(m, n) - shortest + 1)}[mode]
-    i, j = np.ogrid[first:first + rows, :n]
-    k = i - j
     v = _with_constants(a, 0)
-    return _gather(v, np.where((k >= 0) & (k < m), k, m))
+
+    def index(i, j):
+        k = i + first - j
+        return fnp.where((k >= 0) & (k < m), k, m)
+    return _gather(v, (rows, n), index)
 
 
 def _rounded(exact) -> np.ndarray:
