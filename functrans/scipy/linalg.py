@@ -522,8 +522,9 @@ def block_diag(*arrs):
 # a zero and a one where the pattern needs them) with an index matrix computed from the
 # row and column numbers: one ``take`` along the last axis, so derivatives, vmap and jit
 # come from the gather's rules and leading axes are batch axes.  The numbers are made by
-# ``iota`` on the vector's device, so a device array meets no host constant.  The constructors from an order ``n`` compute exact integer
-# values in Python where there are any, then round once to float64.
+# ``iota`` on the vector's device, so a device array meets no host constant.  The
+# constructors from an order ``n`` compute exact integer values in Python where there are
+# any, then round once to float64.
 
 
 def _vector(x):
