@@ -1409,6 +1409,55 @@ FAMILY["functrans.scipy.linalg"].update({
     "lapack_driver": ("str, optional", "SciPy's LAPACK routine; accepted (the array library "
                                        "chooses)."),
 })
+FAMILY["functrans.scipy.linalg"].update({
+    "c": (_ARRAY, "The first column, ``(..., N)``: a vector, or a stack of them on the "
+                  "leading axes."),
+    "n": ("int", "The order: the size of the matrix (a static Python integer)."),
+    "kind": ("str or None, optional", "``'symmetric'`` (None, the default), ``'lower'`` or "
+                                      "``'upper'``."),
+})
+_COEFFICIENTS = (_ARRAY, "The polynomial's coefficients, highest power first, ``(..., N)``; "
+                         "leading axes are a batch.")
+_specific("functrans.scipy.linalg.companion functrans.scipy.linalg.fiedler_companion",
+          a=_COEFFICIENTS)
+_specific("functrans.scipy.linalg.fiedler",
+          a=(_ARRAY, "The vector ``(..., N)``; leading axes are a batch."))
+_specific("functrans.scipy.linalg.toeplitz",
+          r=(_ARRAY + " or None, optional", "The first row, ``(..., M)`` (its first entry is "
+                                            "not read); None: ``conj(c)``."))
+_specific("functrans.scipy.linalg.hankel",
+          r=(_ARRAY + " or None, optional", "The last row, ``(..., M)`` (its first entry is "
+                                            "not read); None: zeros."))
+_specific("functrans.scipy.linalg.leslie",
+          f=(_ARRAY, "The fecundity coefficients, ``(..., N)`` with ``N >= 2``: the first "
+                     "row."),
+          s=(_ARRAY, "The survival coefficients, ``(..., N - 1)``: the first subdiagonal."))
+_specific("functrans.scipy.linalg.convolution_matrix",
+          a=(_ARRAY, "The kernel to convolve with, ``(..., m)``; leading axes are a batch."),
+          n=("int", "The length of the vectors convolved: the number of columns."),
+          mode=("str, optional", "``'full'`` (default: every overlap), ``'same'`` (``max(m, "
+                                 "n)`` rows, centred) or ``'valid'`` (only complete "
+                                 "overlaps)."))
+_specific("functrans.scipy.linalg.hadamard",
+          n=("int", "The order, a power of two."),
+          dtype=("dtype, optional", "The dtype of the result (default int, that is int64)."))
+_specific("functrans.scipy.linalg.helmert",
+          full=("bool, optional", "If True, the orthogonal ``(n, n)`` matrix with the row "
+                                  "``1 / sqrt(n)`` first; False: the ``(n - 1, n)`` "
+                                  "contrasts."))
+_specific("functrans.scipy.linalg.dft",
+          scale=("str or None, optional", "None (default: unscaled), ``'sqrtn'`` (divided by "
+                                          "``sqrt(n)``: unitary) or ``'n'`` (divided by "
+                                          "``n``)."),
+          dtype=("dtype, optional", "A complex dtype for the result (None: complex128)."))
+_specific("functrans.scipy.linalg.polar",
+          side=("str, optional", "``'right'`` (default): ``a = u p``; ``'left'``: ``a = p "
+                                 "u``."),
+          method=("str, optional", "JAX's ``'qdwh'`` (default) or ``'svd'``; accepted, the "
+                                   "SVD is always used."),
+          eps=("float, optional", "The QDWH iteration's tolerance; accepted and not needed."),
+          max_iterations=("int, optional", "The QDWH iteration's limit; accepted and not "
+                                           "needed."))
 _SHAPE_A = (_ARRAY, "The first shape parameter (positive).")
 _SHAPE_B = (_ARRAY, "The second shape parameter (positive).")
 _specific("functrans.scipy.special.beta functrans.scipy.special.betaln "

@@ -214,6 +214,65 @@ SCIPY_CASES = [
 ]
 
 
+def _special_matrix_cases():
+    """The constructors from arrays: gathers whose derivatives, batching and jit come from
+    ``take``'s rules.  Batched references loop (SciPy before 1.17 flattens N-D input)."""
+    away0 = "away0"  # the leading coefficient of a polynomial is divided by
+    cases = [
+        _scipy("toeplitz", _same, fsl.toeplitz, sl.toeplitz, A(4)),
+        _scipy("toeplitz_c_r", _same, fsl.toeplitz, sl.toeplitz, A(3), A(5)),
+        _scipy("toeplitz_batched", _same, fsl.toeplitz, sl.toeplitz, A(2, 3), A(2, 4),
+               batched=True),
+        _scipy("toeplitz_hermitian_batched", _same, fsl.toeplitz, sl.toeplitz, A(2, 3),
+               batched=True),
+        _scipy("hankel", _same, fsl.hankel, sl.hankel, A(4)),
+        _scipy("hankel_c_r", _same, fsl.hankel, sl.hankel, A(4), A(3)),
+        _scipy("hankel_batched", _same, fsl.hankel, sl.hankel, A(2, 3), A(2, 5),
+               batched=True),
+        _scipy("circulant", _same, fsl.circulant, sl.circulant, A(4)),
+        _scipy("circulant_batched", _same, fsl.circulant, sl.circulant, A(2, 3), batched=True),
+        _scipy("companion", _same, fsl.companion, sl.companion, A(4, kind=away0)),
+        _scipy("companion_batched", _same, fsl.companion, sl.companion, A(2, 3, kind=away0),
+               batched=True),
+        _scipy("fiedler_companion", _same, fsl.fiedler_companion, sl.fiedler_companion,
+               A(6, kind=away0)),
+        _scipy("fiedler_companion_batched", _same, fsl.fiedler_companion,
+               sl.fiedler_companion, A(2, 5, kind=away0), batched=True),
+        _scipy("fiedler", _same, fsl.fiedler, sl.fiedler, A(4)),
+        _scipy("fiedler_batched", _same, fsl.fiedler, sl.fiedler, A(2, 3), batched=True),
+        _scipy("leslie", _same, fsl.leslie, sl.leslie, A(4), A(3)),
+        _scipy("leslie_batched", _same, fsl.leslie, sl.leslie, A(2, 3), A(2, 2), batched=True),
+        _scipy("convolution_matrix_batched", _same,
+               lambda a: fsl.convolution_matrix(a, 3, "same"),
+               lambda a: sl.convolution_matrix(a, 3, "same"), A(2, 4), batched=True),
+    ]
+    for mode in ("full", "same", "valid"):
+        for m, n in ((3, 5), (4, 2)):
+            cases.append(_scipy(
+                f"convolution_matrix_{mode}_{m}_{n}", _same,
+                lambda a, n=n, mode=mode: fsl.convolution_matrix(a, n, mode),
+                lambda a, n=n, mode=mode: sl.convolution_matrix(a, n, mode), A(m)))
+    return cases
+
+
+def _polar_cases():
+    """Both sides for square, tall and wide matrices.  SciPy's polar gives float64 for
+    float32 input; ours keeps float32."""
+    cases = []
+    for side in ("right", "left"):
+        for shape in ((3, 3), (4, 3), (3, 4)):
+            cases.append(_scipy(
+                f"polar_{side}_{shape[0]}x{shape[1]}", _same,
+                lambda a, side=side: fsl.polar(a, side),
+                _cast_like(lambda a, side=side: sl.polar(a, side)), A(*shape), tol=1e-6))
+    cases.append(_scipy("polar_svd_batched", _same, lambda a: fsl.polar(a, method="svd"),
+                        _cast_like(sl.polar), A(2, 3, 3), tol=1e-6, batched=True))
+    return cases
+
+
+SCIPY_CASES += _special_matrix_cases() + _polar_cases()
+
+
 NUMPY_LINALG_CASES = [
     numpy_case("linalg.matrix_power_3", lambda m, a: m.linalg.matrix_power(a, 3), A(3, 3),
                dtypes=WITH_COMPLEX),

@@ -180,6 +180,242 @@ def test_scipy_cholesky_reads_one_triangle_and_numpy_symmetrizes():
     assert np.all(np.triu(grad, 1) == 0)
 
 
+# -- special matrices ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("n", [1, 2, 4, 8, 64])
+@pytest.mark.parametrize("dtype", [int, np.float32, np.complex128])
+def test_hadamard_is_scipys_and_orthogonal(n, dtype):
+    h = fsl.hadamard(n, dtype)
+    want = sl.hadamard(n, dtype)
+    np.testing.assert_array_equal(h, want)
+    assert h.dtype == want.dtype
+    np.testing.assert_array_equal(h @ h.T, n * np.eye(n))
+
+
+@pytest.mark.parametrize("n", range(1, 9))
+@pytest.mark.parametrize("full", [False, True])
+def test_helmert_is_scipys(n, full):
+    h = fsl.helmert(n, full)
+    np.testing.assert_allclose(h, sl.helmert(n, full), rtol=1e-14, atol=1e-15)
+    assert h.shape == ((n, n) if full else (n - 1, n)) and h.dtype == np.float64
+    np.testing.assert_allclose(h @ h.T, np.eye(h.shape[0]), atol=1e-14)
+
+
+@pytest.mark.parametrize("n", range(0, 14))
+def test_hilbert_and_its_exact_inverse(n):
+    np.testing.assert_array_equal(fsl.hilbert(n), sl.hilbert(n))
+    inverse = fsl.invhilbert(n)
+    assert inverse.dtype == np.float64 and inverse.shape == (n, n)
+    # exact integers rounded once: SciPy's exact answer, converted
+    np.testing.assert_array_equal(inverse, np.array(sl.invhilbert(n, exact=True), dtype=float))
+    np.testing.assert_allclose(inverse, sl.invhilbert(n), rtol=1e-12)
+    if 0 < n <= 5:
+        np.testing.assert_allclose(fsl.hilbert(n) @ inverse, np.eye(n), atol=1e-9)
+
+
+def test_invhilbert_past_float64_is_infinite_as_scipys():
+    with np.errstate(over="ignore"):
+        ours, theirs = fsl.invhilbert(230), sl.invhilbert(230)
+    np.testing.assert_array_equal(np.isinf(ours), np.isinf(theirs))
+    assert np.isinf(ours).any() and np.isfinite(ours).any()
+    finite = np.isfinite(ours)
+    np.testing.assert_allclose(ours[finite], theirs[finite], rtol=1e-10)
+
+
+@pytest.mark.parametrize("kind", [None, "symmetric", "lower", "upper"])
+@pytest.mark.parametrize("n", [0, 1, 2, 5, 12, 40])
+def test_pascal_and_invpascal_are_scipys_exact_values(n, kind):
+    scipy_kind = kind or "symmetric"
+    p, q = fsl.pascal(n, kind), fsl.invpascal(n, kind)
+    assert p.dtype == q.dtype == np.float64 and p.shape == q.shape == (n, n)
+    np.testing.assert_array_equal(p, np.array(sl.pascal(n, scipy_kind), dtype=float))
+    np.testing.assert_array_equal(q, np.array(sl.invpascal(n, scipy_kind), dtype=float))
+    if n <= 12:  # exact in float64 still
+        np.testing.assert_array_equal(p @ q, np.eye(n))
+
+
+def test_pascal_past_float64_is_infinite():
+    p = fsl.pascal(600)
+    assert np.isinf(p[-1, -1]) and p[-1, -1] > 0 and np.isfinite(p[300, 300])
+    assert p[300, 300] == float(sl.pascal(301, exact=True)[300, 300])
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 5, 16])
+@pytest.mark.parametrize("scale", [None, "sqrtn", "n"])
+def test_dft_is_scipys_and_is_the_fft(n, scale):
+    w = fsl.dft(n, scale)
+    assert w.dtype == np.complex128
+    np.testing.assert_allclose(w, sl.dft(n, scale), rtol=1e-12, atol=1e-13)
+    if n:
+        x = RNG.standard_normal(n)
+        norm = {None: "backward", "sqrtn": "ortho", "n": "forward"}[scale]
+        np.testing.assert_allclose(w @ x, np.fft.fft(x, norm=norm), atol=1e-12)
+
+
+def test_dft_dtype_and_accuracy_of_large_exponents():
+    assert fsl.dft(4, dtype=np.complex64).dtype == np.complex64
+    w = fsl.dft(1000)   # i j reduced modulo n first: w[999, 999] = w[1, 1] exactly
+    assert w[999, 999] == w[1, 1]
+
+
+def _polynomial_roots_sorted(x):
+    return np.sort_complex(np.asarray(x, dtype=complex).round(8))
+
+
+@pytest.mark.parametrize("constructor", ["companion", "fiedler_companion"])
+def test_companion_matrices_have_the_polynomials_roots(constructor):
+    a = np.array([2.0, -3.0, -11.0, 12.0, 4.0, -4.0])
+    m = getattr(fsl, constructor)(a)
+    np.testing.assert_allclose(_polynomial_roots_sorted(np.linalg.eigvals(m)),
+                               _polynomial_roots_sorted(np.roots(a)), atol=1e-7)
+    np.testing.assert_array_equal(m, getattr(sl, constructor)(a))
+
+
+@pytest.mark.parametrize("mode", ["full", "same", "valid"])
+@pytest.mark.parametrize("m,n", [(1, 1), (1, 4), (4, 1), (3, 5), (5, 3), (4, 4), (2, 7)])
+def test_convolution_matrix_convolves(mode, m, n):
+    a, v = RNG.standard_normal(m), RNG.standard_normal(n)
+    t = fsl.convolution_matrix(a, n, mode)
+    np.testing.assert_allclose(t @ v, np.convolve(a, v, mode), rtol=1e-12, atol=1e-14)
+    np.testing.assert_array_equal(t, sl.convolution_matrix(a, n, mode))
+
+
+INTEGER_CONSTRUCTORS = {  # name -> (arguments, the dtype of the result)
+    "toeplitz": ((np.array([1, 2, 3]), np.array([0, 4, 5])), np.int64),
+    "hankel": ((np.array([1, 2, 3]), np.array([0, 4, 5, 6])), np.int64),
+    "circulant": ((np.array([1, 2, 3]),), np.int64),
+    "fiedler": ((np.array([1, 4, 12]),), np.int64),
+    "leslie": ((np.array([1, 2, 3]), np.array([4, 5])), np.int64),
+    "companion": ((np.array([1, 2, 3]),), np.float64),
+    "fiedler_companion": ((np.array([1, 2, 3, 4]),), np.float64),
+}
+
+
+@pytest.mark.parametrize("name", INTEGER_CONSTRUCTORS)
+def test_integer_inputs_give_scipys_dtype_and_values(name):
+    args, dtype = INTEGER_CONSTRUCTORS[name]
+    ours, theirs = getattr(fsl, name)(*args), getattr(sl, name)(*args)
+    assert ours.dtype == dtype == theirs.dtype
+    np.testing.assert_array_equal(ours, theirs)
+
+
+def test_convolution_matrix_keeps_integers():
+    t = fsl.convolution_matrix(np.array([1, 2, 3]), 4, "same")
+    assert t.dtype == np.int64
+    np.testing.assert_array_equal(t, sl.convolution_matrix(np.array([1, 2, 3]), 4, "same"))
+
+
+def test_mixed_dtypes_promote():
+    assert fsl.toeplitz(np.array([1, 2]), np.array([0.5, 1.5])).dtype == np.float64
+    assert fsl.leslie(np.array([1, 2]), np.array([0.5j])).dtype == np.complex128
+    assert fsl.toeplitz(np.ones(2, np.float32)).dtype == np.float32
+
+
+def test_toeplitz_without_r_is_hermitian():
+    c = np.array([1.0, 2 + 1j, 1 - 2j])
+    t = fsl.toeplitz(c)
+    np.testing.assert_array_equal(t, t.conj().T)
+    np.testing.assert_array_equal(t, sl.toeplitz(c))
+
+
+def test_scalars_are_one_by_one_matrices():
+    for name in ("toeplitz", "circulant", "fiedler"):
+        np.testing.assert_array_equal(getattr(fsl, name)(3.0), getattr(sl, name)(3.0))
+
+
+def test_leading_axes_broadcast_between_c_and_r():
+    c, r = RNG.standard_normal((2, 3)), RNG.standard_normal((4, 1, 5))
+    for name in ("toeplitz", "hankel"):
+        got = getattr(fsl, name)(c, r)
+        assert got.shape == (4, 2, 3, 5)
+        for i, j in np.ndindex(4, 2):
+            np.testing.assert_array_equal(got[i, j], getattr(sl, name)(c[j], r[i, 0]))
+    f, s = RNG.standard_normal((3, 1, 4)), RNG.standard_normal((2, 3))
+    got = fsl.leslie(f, s)
+    assert got.shape == (3, 2, 4, 4)
+    np.testing.assert_array_equal(got[2, 1], sl.leslie(f[2, 0], s[1]))
+
+
+def test_empty_vectors_give_empty_matrices():
+    assert fsl.toeplitz(np.ones(0)).shape == (0, 0)
+    assert fsl.toeplitz(np.ones(2), np.ones(0)).shape == (2, 0)
+    assert fsl.hankel(np.ones((3, 0))).shape == (3, 0, 0)
+    assert fsl.circulant(np.ones(0)).shape == (0, 0)
+    assert fsl.fiedler_companion(np.ones(1)).shape == (0, 0)
+
+
+def test_toeplitz_gradient_counts_each_entry():
+    """Linear: the gradient of the sum is how often each entry appears, and r[0] (never
+    read) gets zero."""
+    c, r = RNG.standard_normal(4), RNG.standard_normal(3)
+    grad_c, grad_r = ft.grad(lambda c, r: fnp.sum(fsl.toeplitz(c, r)), argnums=(0, 1))(c, r)
+    np.testing.assert_array_equal(grad_c, [3, 3, 2, 1])
+    np.testing.assert_array_equal(grad_r, [0, 2, 1])
+    grad_h = ft.grad(lambda c, r: fnp.sum(fsl.hankel(c, r)), argnums=1)(c, r)
+    np.testing.assert_array_equal(grad_h, [0, 2, 1])
+
+
+def test_companion_gradient_is_the_quotients():
+    a = np.array([2.0, 3.0, -4.0])
+    grad = ft.grad(lambda a: fsl.companion(a)[0, 1])(a)    # -a[2] / a[0]
+    np.testing.assert_allclose(grad, [a[2] / a[0] ** 2, 0.0, -1 / a[0]])
+
+
+def test_array_constructors_under_jit_and_vmap():
+    c, r = RNG.standard_normal((3, 4)), RNG.standard_normal((3, 5))
+    for f in (fsl.toeplitz, fsl.hankel, fsl.leslie):
+        args = (c, r[:, :3]) if f is fsl.leslie else (c, r)
+        eager = f(*args)
+        np.testing.assert_array_equal(ft.jit(f)(*args), eager)
+        np.testing.assert_array_equal(ft.vmap(f)(*args), eager)
+    for f in (fsl.circulant, fsl.companion, fsl.fiedler, fsl.fiedler_companion):
+        np.testing.assert_array_equal(ft.jit(f)(c), f(c))
+        np.testing.assert_array_equal(ft.vmap(f)(c), f(c))
+    conv = ft.jit(fsl.convolution_matrix, static_argnums=(1, 2))
+    np.testing.assert_array_equal(conv(c, 3, "valid"), fsl.convolution_matrix(c, 3, "valid"))
+    np.testing.assert_array_equal(ft.vmap(lambda a: fsl.convolution_matrix(a, 2))(c),
+                                  fsl.convolution_matrix(c, 2))
+
+
+@pytest.mark.parametrize("side", ["right", "left"])
+@pytest.mark.parametrize("shape", [(3, 3), (5, 3), (3, 5), (2, 4, 4)])
+@pytest.mark.parametrize("complex_", [False, True])
+def test_polar_factors(side, shape, complex_):
+    a = RNG.standard_normal(shape) + (1j * RNG.standard_normal(shape) if complex_ else 0)
+    u, p = fsl.polar(a, side)
+    np.testing.assert_allclose(u @ p if side == "right" else p @ u, a, atol=1e-12)
+    np.testing.assert_allclose(p, np.swapaxes(p, -1, -2).conj(), atol=1e-12)
+    assert np.all(np.linalg.eigvalsh(p) > -1e-12)
+    m, n = shape[-2:]
+    gram = np.swapaxes(u, -1, -2).conj() @ u if m >= n else u @ np.swapaxes(u, -1, -2).conj()
+    np.testing.assert_allclose(gram, np.broadcast_to(np.eye(min(m, n)), gram.shape), atol=1e-12)
+    for k in np.ndindex(shape[:-2]):
+        want_u, want_p = sl.polar(a[k], side)
+        np.testing.assert_allclose(u[k], want_u, atol=1e-12)
+        np.testing.assert_allclose(p[k], want_p, atol=1e-12)
+
+
+def test_polar_methods_agree_and_the_iterations_keywords_are_accepted():
+    a = _matrix(3)
+    u, p = fsl.polar(a)
+    u_svd, p_svd = fsl.polar(a, method="svd", eps=1e-3, max_iterations=2)
+    np.testing.assert_array_equal(u, u_svd)
+    np.testing.assert_array_equal(p, p_svd)
+
+
+def test_polar_gradient_matches_central_differences():
+    a, w = _matrix(3), _matrix(3)
+    grad = ft.grad(lambda a: fnp.sum(fsl.polar(a)[0] * w))(a)
+    h = 1e-6
+    numeric = np.zeros_like(a)
+    for i in np.ndindex(a.shape):
+        d = np.zeros_like(a)
+        d[i] = h
+        numeric[i] = (np.sum(sl.polar(a + d)[0] * w) - np.sum(sl.polar(a - d)[0] * w)) / (2 * h)
+    np.testing.assert_allclose(grad, numeric, rtol=1e-6, atol=1e-8)
+
+
 # -- numpy.linalg additions ----------------------------------------------------------------
 
 
@@ -236,6 +472,37 @@ def test_vector_norm_of_a_scalar_and_of_all_axes():
     (lambda: fsl.expm(np.ones((2, 3))), ValueError, "expm: A must be a square"),
     (lambda: fsl.expm_frechet(np.eye(2), np.eye(3)), ValueError, "expm_frechet: E"),
     (lambda: fsl.block_diag(np.ones((1, 1, 1))), ValueError, "block_diag: block 0"),
+    (lambda: fsl.toeplitz(np.ones((2, 3)), np.ones((3, 3))), ValueError,
+     r"toeplitz: the leading \(batch\) axes of c \(2, 3\), r \(3, 3\)"),
+    (lambda: fsl.hankel(3.0), ValueError, r"hankel: c must have at least one axis.*\(\)"),
+    (lambda: fsl.hankel(np.ones(2), 1.0), ValueError, "hankel: r must have at least one"),
+    (lambda: fsl.leslie(np.ones(1), np.ones(0)), ValueError,
+     r"leslie: f must have at least 2 entries.*\(1,\)"),
+    (lambda: fsl.leslie(np.ones(3), np.ones(3)), ValueError,
+     r"leslie: s must have one entry fewer.*\(3,\)"),
+    (lambda: fsl.companion(np.ones(1)), ValueError, r"companion: a must have at least 2.*\(1,\)"),
+    (lambda: fsl.fiedler_companion(np.ones((2, 0))), ValueError,
+     r"fiedler_companion: a must have at least 1 entry.*\(2, 0\)"),
+    (lambda: fsl.convolution_matrix(np.ones(3), 0), ValueError,
+     "convolution_matrix: n must be at least 1, got 0"),
+    (lambda: fsl.convolution_matrix(np.ones(3), 2, "circular"), ValueError,
+     "convolution_matrix: mode must be one of"),
+    (lambda: fsl.convolution_matrix(np.ones(0), 2), ValueError,
+     r"convolution_matrix: a must have at least 1 entry.*\(0,\)"),
+    (lambda: fsl.convolution_matrix(2.0, 2), ValueError, "convolution_matrix: a must have at"),
+    (lambda: fsl.hadamard(6), ValueError, "hadamard: n must be a power of two.*got 6"),
+    (lambda: fsl.hadamard(0), ValueError, "hadamard: n must be at least 1, got 0"),
+    (lambda: fsl.helmert(0), ValueError, "helmert: n must be at least 1, got 0"),
+    (lambda: fsl.hilbert(-1), ValueError, "hilbert: n must be at least 0, got -1"),
+    (lambda: fsl.invhilbert(2.5), TypeError, "invhilbert: n must be a static Python integer"),
+    (lambda: ft.jit(fsl.hilbert)(3), TypeError, "hilbert: n must be a static.*static_argnums"),
+    (lambda: fsl.pascal(3, "diagonal"), ValueError, "pascal: kind must be None or one of"),
+    (lambda: fsl.invpascal(3, "diagonal"), ValueError, "invpascal: kind must be"),
+    (lambda: fsl.dft(3, "N"), ValueError, "dft: scale must be one of"),
+    (lambda: fsl.dft(3, dtype=np.float64), ValueError, "dft: dtype must be a complex dtype"),
+    (lambda: fsl.polar(np.ones(3)), ValueError, r"polar: a must be a matrix.*\(3,\)"),
+    (lambda: fsl.polar(np.eye(2), "up"), ValueError, "polar: side must be 'right' or 'left'"),
+    (lambda: fsl.polar(np.eye(2), method="newton"), ValueError, "polar: method must be one"),
 ])
 def test_errors_name_the_function_and_the_argument(call, error, match):
     with pytest.raises(error, match=match):
@@ -302,6 +569,86 @@ JAX_GRADIENTS = {  # name -> (f(module, a, b), make the inputs)
              lambda: (_spd(3), _matrix(3))),
     "cholesky": (lambda m, a, b: (m.cholesky(a) * b).sum(), lambda: (_spd(3), _matrix(3))),
 }
+
+
+JAX_CONSTRUCTIONS = {  # name -> calls (JAX 0.10.2 batches hankel; SciPy 1.17 ravels)
+    "toeplitz": [(np.array([1, 2, 3]),), (np.array([1.0, 2 - 1j]),),
+                 (RNG.standard_normal((2, 3)), RNG.standard_normal((4, 1, 2)))],
+    "hankel": [(np.array([1, 2, 3]),), (RNG.standard_normal((2, 3)), RNG.standard_normal(4))],
+    "circulant": [(np.array([1, 2, 3]),), (RNG.standard_normal((2, 4)),)],
+    "companion": [(np.array([1, 2, 3]),), (RNG.standard_normal((2, 4)) + 3,)],
+    "fiedler_companion": [(np.array([1, 2, 3, 4, 5, 6]),), (RNG.standard_normal((2, 5)) + 3,),
+                          (np.array([2.0]),)],
+    "fiedler": [(np.array([1, 4, 12]),), (RNG.standard_normal((2, 4)),)],
+    "leslie": [(np.array([1, 2, 3]), np.array([4, 5])),
+               (RNG.standard_normal((2, 3)), RNG.standard_normal(2))],
+    "convolution_matrix": [(np.array([1, 2, 3]), n, mode) for n in (2, 5)
+                           for mode in ("full", "same", "valid")],
+    "hadamard": [(8,), (4, np.float32)],
+    "helmert": [(5,), (5, True)],
+    "hilbert": [(4,)],
+    "invhilbert": [(6,)],
+    "pascal": [(6,), (6, "lower"), (6, "upper")],
+    "invpascal": [(6,), (6, "lower"), (6, "upper")],
+    "dft": [(6,), (6, "sqrtn"), (6, "n")],
+}
+
+
+@pytest.mark.parametrize("name", JAX_CONSTRUCTIONS)
+def test_constructions_are_jaxs(name):
+    _jax()
+    jsl = pytest.importorskip("jax.scipy.linalg")
+    for args in JAX_CONSTRUCTIONS[name]:
+        ours, theirs = getattr(fsl, name)(*args), np.asarray(getattr(jsl, name)(*args))
+        # JAX's pascal is float32 even with x64, from float32 log-gamma functions (ours is
+        # float64 and exact, as its other float constructors)
+        if name != "pascal":
+            assert ours.dtype == theirs.dtype, (name, args, ours.dtype, theirs.dtype)
+        np.testing.assert_allclose(ours, theirs, rtol=1e-5 if name == "pascal" else 1e-12,
+                                   atol=1e-12, err_msg=f"{name}{args}")
+
+
+@pytest.mark.parametrize("side", ["right", "left"])
+def test_polar_and_its_gradient_are_jaxs(side):
+    jax = _jax()
+    jsl = pytest.importorskip("jax.scipy.linalg")
+    a, w, v = _matrix(3), _matrix(3), _matrix(3)
+    for ours, theirs in zip(fsl.polar(a, side), jsl.polar(a, side, method="svd")):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-12)
+
+    def f(m, a):
+        u, p = m.polar(a, side) if m is fsl else m.polar(a, side, method="svd")
+        return (u * w).sum() + (p * v).sum()
+    np.testing.assert_allclose(ft.grad(lambda a: f(fsl, a))(a),
+                               jax.grad(lambda a: f(jsl, a))(a), rtol=1e-8, atol=1e-10)
+
+
+JAX_CONSTRUCTION_GRADIENTS = {  # name -> (f(module, x, y), inputs)
+    "toeplitz": (lambda m, x, y: m.toeplitz(x, y[:3]), (4, 4)),
+    "hankel": (lambda m, x, y: m.hankel(x, y), (3, 4)),
+    "circulant": (lambda m, x, y: m.circulant(x) * y[0], (4, 1)),
+    "companion": (lambda m, x, y: m.companion(x) * y[0], (4, 1)),
+    "fiedler_companion": (lambda m, x, y: m.fiedler_companion(x) * y[0], (6, 1)),
+    "fiedler": (lambda m, x, y: m.fiedler(x) * y[0], (4, 1)),
+    "leslie": (lambda m, x, y: m.leslie(x, y), (4, 3)),
+    "convolution_matrix": (lambda m, x, y: m.convolution_matrix(x, 4, "same") * y[0], (3, 1)),
+}
+
+
+@pytest.mark.parametrize("name", JAX_CONSTRUCTION_GRADIENTS)
+def test_construction_gradients_are_jaxs(name):
+    jax = _jax()
+    jsl = pytest.importorskip("jax.scipy.linalg")
+    f, (n, k) = JAX_CONSTRUCTION_GRADIENTS[name]
+    x, y = RNG.standard_normal(n) + 2, RNG.standard_normal(k)
+    weights = RNG.standard_normal(np.shape(f(fsl, x, y)))
+
+    def loss(m):
+        return lambda x, y: (f(m, x, y) * weights).sum()
+    ours = ft.grad(loss(fsl), argnums=(0, 1))(x, y)
+    theirs = jax.grad(loss(jsl), argnums=(0, 1))(x, y)
+    for o, t in zip(ours, theirs):
+        np.testing.assert_allclose(o, np.asarray(t), rtol=1e-10, atol=1e-12)
 
 
 ONE_TRIANGLE = {"cho_solve", "solve_pos", "cholesky"}

@@ -16,6 +16,8 @@ array([0.5, 0. ])
 """
 from __future__ import annotations
 
+import math
+import operator
 from typing import Any
 
 import numpy as np
@@ -26,9 +28,11 @@ from functrans.core import get_aval
 from functrans.primitives import matrix_functions
 from functrans.primitives.decompositions import permutation_matrix
 
-__all__ = ["block_diag", "cho_factor", "cho_solve", "cholesky", "det", "eigh", "expm",
-           "expm_frechet", "inv", "lu", "lu_factor", "lu_solve", "qr", "solve",
-           "solve_triangular", "svd"]
+__all__ = ["block_diag", "cho_factor", "cho_solve", "cholesky", "circulant", "companion",
+           "convolution_matrix", "det", "dft", "eigh", "expm", "expm_frechet", "fiedler",
+           "fiedler_companion", "hadamard", "hankel", "helmert", "hilbert", "inv",
+           "invhilbert", "invpascal", "leslie", "lu", "lu_factor", "lu_solve", "pascal",
+           "polar", "qr", "solve", "solve_triangular", "svd", "toeplitz"]
 
 
 def __dir__() -> list:
@@ -511,3 +515,500 @@ def block_diag(*arrs):
         rows.append(fnp.pad(x, ((0, 0), (start, width - start - columns))))
         start += columns
     return fnp.concatenate(rows, axis=0)
+
+
+# -- special matrices ----------------------------------------------------------------------
+# The constructors from arrays gather their entries from a vector (the inputs' values, then
+# a zero and a one where the pattern needs them) with an index matrix computed from the
+# row and column numbers: one ``take`` along the last axis, so derivatives, vmap and jit
+# come from the gather's rules and leading axes are batch axes.  The numbers are made by
+# ``iota`` on the vector's device, so a device array meets no host constant.  The
+# constructors from an order ``n`` compute exact integer values in Python where there are
+# any, then round once to float64.
+
+
+def _vector(x):
+    """``x`` as an array of at least one axis (its last: the vector, the others: a batch)."""
+    return fnp.atleast_1d(fnp.asarray(x))
+
+
+def _promoted(*xs):
+    """The arguments in their common dtype (integers stay integers)."""
+    dtype = np.result_type(*[get_aval(x).dtype for x in xs])
+    return [x if get_aval(x).dtype == dtype else lax.convert_element_type(x, dtype)
+            for x in xs]
+
+
+def _common_batch(name: str, named: dict):
+    """The arrays (by argument name) with their leading (batch) axes broadcast."""
+    shapes = {k: get_aval(x).shape for k, x in named.items()}
+    try:
+        batch = np.broadcast_shapes(*[s[:-1] for s in shapes.values()])
+    except ValueError:
+        described = ", ".join(f"{k} {s}" for k, s in shapes.items())
+        raise ValueError(f"{name}: the leading (batch) axes of {described} do not "
+                         "broadcast") from None
+    return [fnp.broadcast_to(x, batch + shapes[k][-1:]) for k, x in named.items()]
+
+
+def _with_constants(v, *constants):
+    """``v`` with the given constants appended along its last axis (in ``v``'s dtype)."""
+    shape = get_aval(v).shape[:-1] + (1,)
+    dtype = get_aval(v).dtype
+    extra = [lax.full(shape, value, dtype, like=v) for value in constants]
+    return fnp.concatenate([v, *extra], axis=-1)
+
+
+def _gather(v, shape: tuple, index_of):
+    """The ``shape`` matrices (one per vector on ``v``'s leading axes) with entry ``v[...,
+    index_of(i, j)]`` at row ``i`` and column ``j``.  The index is taken flattened (dask
+    takes 1-D index arrays only) and promised in bounds (nothing to check or fill)."""
+    i, j = (lax.broadcasted_iota(np.int64, shape, axis, like=v) for axis in (0, 1))
+    index = fnp.reshape(index_of(i, j), (math.prod(shape),))
+    flat = fnp.take(v, index, axis=-1, mode="promise_in_bounds")
+    return fnp.reshape(flat, get_aval(v).shape[:-1] + shape)
+
+
+def _order(name: str, n, least: int = 0) -> int:
+    if isinstance(n, (bool, np.bool_)):
+        raise TypeError(f"{name}: n must be an integer, got {n!r}")
+    try:
+        n = operator.index(n)
+    except TypeError:
+        raise TypeError(f"{name}: n must be a static Python integer (it is the size of the "
+                        f"result; under jit, pass it with static_argnums), got {n!r}") from None
+    if n < least:
+        raise ValueError(f"{name}: n must be at least {least}, got {n}")
+    return n
+
+
+def toeplitz(c, r=None):
+    """The Toeplitz matrix with first column ``c`` and first row ``r``: ``t[i, j] = c[i -
+    j]`` for ``i >= j`` and ``r[j - i]`` above the diagonal (``r[0]`` is not read).  Without
+    ``r``, ``r = conj(c)`` (a Hermitian matrix when ``c[0]`` is real).  ``c`` is ``(...,
+    N)`` and ``r`` ``(..., M)``, leading axes broadcast: the result is ``(..., N, M)`` in
+    their common dtype.  Linear in ``c`` and ``r``.
+
+    >>> import numpy as np, functrans.scipy.linalg as fsl
+    >>> fsl.toeplitz(np.array([1, 2, 3]), np.array([0, -1, -2, -3]))
+    array([[ 1, -1, -2, -3],
+           [ 2,  1, -1, -2],
+           [ 3,  2,  1, -1]])
+    """
+    c = _vector(c)
+    r = fnp.conj(c) if r is None else _vector(r)
+    c, r = _promoted(*_common_batch("toeplitz", {"c": c, "r": r}))
+    rows, columns = get_aval(c).shape[-1], get_aval(r).shape[-1]
+    # v = c reversed, then r[1:]: t[i, j] = v[rows - 1 - i + j]
+    v = fnp.concatenate([fnp.flip(c, -1), r[..., 1:]], axis=-1)
+    return _gather(v, (rows, columns), lambda i, j: rows - 1 - i + j)
+
+
+def hankel(c, r=None):
+    """The Hankel matrix with first column ``c`` and last row ``r``: ``h[i, j] = v[i +
+    j]`` with ``v = concatenate([c, r[1:]])`` (``r[0]`` is not read).  Without ``r``, zeros
+    (``h`` is zero below the anti-diagonal).  ``c`` is ``(..., N)`` and ``r`` ``(..., M)``,
+    leading axes broadcast: the result is ``(..., N, M)``.  Linear in ``c`` and ``r``.
+
+    >>> import numpy as np, functrans.scipy.linalg as fsl
+    >>> fsl.hankel(np.array([1, 2, 3]), np.array([9, 4, 5, 6]))
+    array([[1, 2, 3, 4],
+           [2, 3, 4, 5],
+           [3, 4, 5, 6]])
+    """
+    c = fnp.asarray(c)
+    r = fnp.zeros_like(c) if r is None else fnp.asarray(r)
+    for what, x in (("c", c), ("r", r)):
+        if get_aval(x).ndim == 0:
+            raise ValueError(f"hankel: {what} must have at least one axis (a vector, or a "
+                             f"stack of them), got a scalar of shape {get_aval(x).shape}")
+    c, r = _promoted(*_common_batch("hankel", {"c": c, "r": r}))
+    rows, columns = get_aval(c).shape[-1], get_aval(r).shape[-1]
+    v = fnp.concatenate([c, r[..., 1:]], axis=-1)
+    return _gather(v, (rows, columns), lambda i, j: i + j)
+
+
+def circulant(c):
+    """The circulant matrix with first column ``c``: ``a[i, j] = c[(i - j) mod N]`` (each
+    column is the one before it shifted down by one, cyclically).  ``c`` is ``(..., N)``;
+    the result ``(..., N, N)``.  Linear in ``c``.
+
+    >>> import numpy as np, functrans.scipy.linalg as fsl
+    >>> fsl.circulant(np.array([1, 2, 3]))
+    array([[1, 3, 2],
+           [2, 1, 3],
+           [3, 2, 1]])
+    """
+    c = _vector(c)
+    n = get_aval(c).shape[-1]
+    return _gather(c, (n, n), lambda i, j: (i - j + n) % max(n, 1))
+
+
+def leslie(f, s):
+    """The Leslie matrix of a population model: fecundities ``f`` (``(..., N)``, ``N >=
+    2``) as its first row, survival rates ``s`` (``(..., N - 1)``) on its first
+    subdiagonal, zeros elsewhere; leading axes broadcast, the result is ``(..., N, N)`` in
+    the common dtype.  Linear in ``f`` and ``s``.
+
+    >>> import numpy as np, functrans.scipy.linalg as fsl
+    >>> fsl.leslie(np.array([0.1, 2.0, 1.0]), np.array([0.2, 0.8]))
+    array([[0.1, 2. , 1. ],
+           [0.2, 0. , 0. ],
+           [0. , 0.8, 0. ]])
+    """
+    f, s = _vector(f), _vector(s)
+    n = get_aval(f).shape[-1]
+    if n < 2:
+        raise ValueError(f"leslie: f must have at least 2 entries on its last axis, got "
+                         f"shape {get_aval(f).shape}")
+    if get_aval(s).shape[-1] != n - 1:
+        raise ValueError(f"leslie: s must have one entry fewer than f on the last axis: f "
+                         f"has shape {get_aval(f).shape}, so s must be (..., {n - 1}), got "
+                         f"{get_aval(s).shape}")
+    f, s = _promoted(*_common_batch("leslie", {"f": f, "s": s}))
+    v = _with_constants(fnp.concatenate([f, s], axis=-1), 0)   # f, s, then a zero
+    return _gather(v, (n, n), lambda i, j: fnp.where(
+        i == 0, j, fnp.where(j == i - 1, n + j, 2 * n - 1)))
+
+
+def companion(a):
+    """The companion matrix of the polynomial with coefficients ``a`` (highest power
+    first, ``(..., N)``, ``N >= 2``): first row ``-a[1:] / a[0]``, ones on the first
+    subdiagonal; its eigenvalues are the polynomial's roots.  The result is ``(..., N - 1,
+    N - 1)``, integers become float64.  As JAX, ``a[0] = 0`` is not checked (SciPy raises):
+    it gives infinities or NaN.
+
+    >>> import numpy as np, functrans.scipy.linalg as fsl
+    >>> fsl.companion(np.array([1.0, -10.0, 31.0, -30.0]))
+    array([[ 10., -31.,  30.],
+           [  1.,   0.,   0.],
+           [  0.,   1.,   0.]])
+    """
+    (a,) = _inexact(_vector(a))
+    n = get_aval(a).shape[-1]
+    if n < 2:
+        raise ValueError(f"companion: a must have at least 2 entries on its last axis, got "
+                         f"shape {get_aval(a).shape}")
+    m = n - 1
+    v = _with_constants(-a[..., 1:] / a[..., :1], 0, 1)    # the first row, then 0 and 1
+    return _gather(v, (m, m), lambda i, j: fnp.where(
+        i == 0, j, fnp.where(j == i - 1, m + 1, m)))
+
+
+def fiedler_companion(a):
+    """The Fiedler companion matrix of the polynomial with coefficients ``a`` (highest
+    power first, ``(..., N)``, ``N >= 1``): pentadiagonal, with the polynomial's roots as
+    eigenvalues, as ``companion``.  The result is ``(..., N - 1, N - 1)`` (``(..., 0, 0)``
+    for ``N = 1``, where SciPy returns shape ``(0,)``); integers become float64; ``a[0] =
+    0`` is not checked, as in JAX.
+
+    >>> import numpy as np, functrans.scipy.linalg as fsl
+    >>> fsl.fiedler_companion(np.array([1.0, -16.0, 86.0, -176.0, 105.0]))
+    array([[  16.,  -86.,    1.,    0.],
+           [   1.,    0.,    0.,    0.],
+           [   0.,  176.,    0., -105.],
+           [   0.,    1.,    0.,    0.]])
+    """
+    (a,) = _inexact(_vector(a))
+    n = get_aval(a).shape[-1]
+    if n < 1:
+        raise ValueError(f"fiedler_companion: a must have at least 1 entry on its last axis, "
+                         f"got shape {get_aval(a).shape}")
+    m = n - 1
+    # v[k - 1] = -a[k] / a[0] for k = 1 .. m, then v[m] = 0 and v[m + 1] = 1.
+    v = _with_constants(-a[..., 1:] / a[..., :1], 0, 1)
+    zero, one = m, m + 1
+
+    def index(i, j):
+        even = i % 2 == 0
+        pattern = [((i == 0) & (j == 0), 0),                # -a[1]
+                   ((i == 1) & (j == 0), one),
+                   (even & (j == i + 1), i + 1),            # -a[i + 2]
+                   (even & (j == i + 2), one),
+                   (even & (i >= 2) & (j == i - 1), i),     # -a[i + 1]
+                   (~even & (i >= 3) & (j == i - 2), one)]
+        out = fnp.full_like(i, zero)
+        for where, value in reversed(pattern):
+            out = fnp.where(where, value, out)
+        return out
+    return _gather(v, (m, m), index)
+
+
+def fiedler(a):
+    """The symmetric Fiedler matrix ``|a[i] - a[j]|`` of the vector ``a`` (``(..., N)``,
+    giving ``(..., N, N)``); integers stay integers, complex ``a`` gives real moduli.
+
+    >>> import numpy as np, functrans.scipy.linalg as fsl
+    >>> fsl.fiedler(np.array([1, 4, 12]))
+    array([[ 0,  3, 11],
+           [ 3,  0,  8],
+           [11,  8,  0]])
+    """
+    a = _vector(a)
+    return fnp.abs(a[..., :, None] - a[..., None, :])
+
+
+_CONVOLUTION_MODES = ("full", "same", "valid")
+
+
+def convolution_matrix(a, n: int, mode: str = "full"):
+    """The Toeplitz matrix ``t`` with ``t @ v == numpy.convolve(a, v, mode)`` for every
+    ``v`` of length ``n``: ``(..., k, n)`` for ``a`` of shape ``(..., m)``, with ``k = m +
+    n - 1`` (``'full'``), ``max(m, n)`` (``'same'``) or ``max(m, n) - min(m, n) + 1``
+    (``'valid'``).  Linear in ``a``.
+
+    >>> import numpy as np, functrans.scipy.linalg as fsl
+    >>> fsl.convolution_matrix(np.array([1, 2, 3]), 2)
+    array([[1, 0],
+           [2, 1],
+           [3, 2],
+           [0, 3]])
+    """
+    n = _order("convolution_matrix", n, least=1)
+    if mode not in _CONVOLUTION_MODES:
+        raise ValueError(f"convolution_matrix: mode must be one of {_CONVOLUTION_MODES}, "
+                         f"got {mode!r}")
+    a = fnp.asarray(a)
+    if get_aval(a).ndim == 0:
+        raise ValueError("convolution_matrix: a must have at least one axis (a vector, or a "
+                         "stack of them), got a scalar of shape ()")
+    m = get_aval(a).shape[-1]
+    if m < 1:
+        raise ValueError(f"convolution_matrix: a must have at least 1 entry on its last "
+                         f"axis, got shape {get_aval(a).shape}")
+    # row i of the full matrix holds a[i - j] in column j; the other modes drop rows.
+    shortest = min(m, n)
+    first, rows = {"full": (0, m + n - 1), "same": ((shortest - 1) // 2, max(m, n)),
+                   "valid": (shortest - 1, max(m, n) - shortest + 1)}[mode]
+    v = _with_constants(a, 0)
+
+    def index(i, j):
+        k = i + first - j
+        return fnp.where((k >= 0) & (k < m), k, m)
+    return _gather(v, (rows, n), index)
+
+
+def _rounded(exact) -> np.ndarray:
+    """A matrix of exact Python integers (an object array) rounded once to float64;
+    those past float64's range become infinite, as SciPy's floating-point results."""
+    exact = np.asarray(exact, dtype=object)
+    huge = np.abs(exact) >= 2 ** 1024 - 2 ** 970        # what float() rounds to infinity
+    out = np.where(huge, 0, exact).astype(np.float64)
+    return np.where(huge, np.where(exact > 0, np.inf, -np.inf), out).astype(np.float64)
+
+
+def _symmetric_pascal(n: int) -> np.ndarray:
+    """``C(i + j, i)`` as exact integers: each row is the running sum of the one above."""
+    s = np.ones((n, n), dtype=object)
+    for i in range(1, n):
+        s[i] = np.cumsum(s[i - 1])
+    return s
+
+
+def _lower_pascal(n: int) -> np.ndarray:
+    """``C(i, j)`` (zero above the diagonal) as exact integers: ``C(i, j) = C((i - j) + j,
+    j)``, an entry of the symmetric one."""
+    s = _symmetric_pascal(n)
+    i, j = np.ogrid[:n, :n]
+    return np.where(j <= i, s[np.maximum(i - j, 0), j], 0)
+
+
+def hadamard(n: int, dtype=int):
+    """The ``n x n`` Hadamard matrix of Sylvester's construction (``n`` a power of two):
+    ``h[i, j] = (-1) ** popcount(i & j)``, so that ``h @ h.T == n * eye(n)``, in ``dtype``
+    (default int64).
+
+    >>> import functrans.scipy.linalg as fsl
+    >>> fsl.hadamard(4)
+    array([[ 1,  1,  1,  1],
+           [ 1, -1,  1, -1],
+           [ 1,  1, -1, -1],
+           [ 1, -1, -1,  1]])
+    """
+    n = _order("hadamard", n, least=1)
+    if n & (n - 1):
+        raise ValueError(f"hadamard: n must be a power of two (1, 2, 4, 8, ...), got {n}")
+    h = np.ones((1, 1), dtype=dtype)
+    while h.shape[0] < n:
+        h = np.block([[h, h], [h, -h]])
+    return h
+
+
+def helmert(n: int, full: bool = False):
+    """The Helmert matrix of order ``n`` (float64): row ``k - 1`` (``k = 1 .. n - 1``) is
+    ``(1, ..., 1, -k, 0, ..., 0) / sqrt(k (k + 1))`` with ``k`` ones, orthonormal rows that
+    are orthogonal to the constant vector; the ``(n - 1, n)`` matrix, or the orthogonal
+    ``(n, n)`` one with the row ``1 / sqrt(n)`` first if ``full``.
+
+    >>> import functrans.scipy.linalg as fsl
+    >>> fsl.helmert(3, full=True).round(4)
+    array([[ 0.5774,  0.5774,  0.5774],
+           [ 0.7071, -0.7071,  0.    ],
+           [ 0.4082,  0.4082, -0.8165]])
+    """
+    n = _order("helmert", n, least=1)
+    k = np.arange(1, n, dtype=np.float64)[:, None]
+    j = np.arange(n)[None, :]
+    rows = np.where(j < k, 1.0, np.where(j == k, -k, 0.0)) / np.sqrt(k * (k + 1))
+    if full:
+        rows = np.concatenate([np.full((1, n), 1 / np.sqrt(n)), rows])
+    return rows
+
+
+def hilbert(n: int):
+    """The ``n x n`` Hilbert matrix ``1 / (i + j + 1)`` (float64), a classic
+    ill-conditioned matrix.
+
+    >>> import functrans.scipy.linalg as fsl
+    >>> fsl.hilbert(3)
+    array([[1.        , 0.5       , 0.33333333],
+           [0.5       , 0.33333333, 0.25      ],
+           [0.33333333, 0.25      , 0.2       ]])
+    """
+    n = _order("hilbert", n)
+    i, j = np.ogrid[:n, :n]
+    return 1.0 / (i + j + 1.0)
+
+
+def invhilbert(n: int):
+    """The inverse of ``hilbert(n)``, from its closed form in binomial coefficients
+    evaluated in exact integers and rounded once to float64 (infinite past float64's
+    range, from ``n`` near 100).
+
+    >>> import functrans.scipy.linalg as fsl
+    >>> fsl.invhilbert(3)
+    array([[   9.,  -36.,   30.],
+           [ -36.,  192., -180.],
+           [  30., -180.,  180.]])
+    """
+    n = _order("invhilbert", n)
+    comb = math.comb
+    exact = np.array([[(-1) ** (i + j) * (i + j + 1) * comb(n + i, n - j - 1)
+                       * comb(n + j, n - i - 1) * comb(i + j, i) ** 2 for j in range(n)]
+                      for i in range(n)], dtype=object).reshape(n, n)
+    return _rounded(exact)
+
+
+_PASCAL_KINDS = ("symmetric", "lower", "upper")
+
+
+def _pascal_kind(name: str, kind) -> str:
+    kind = "symmetric" if kind is None else kind
+    if kind not in _PASCAL_KINDS:
+        raise ValueError(f"{name}: kind must be None or one of {_PASCAL_KINDS}, got {kind!r}")
+    return kind
+
+
+def pascal(n: int, kind: str | None = None):
+    """The ``n x n`` Pascal matrix: ``'lower'`` holds the binomial coefficients ``C(i,
+    j)``, ``'upper'`` their transpose, and ``'symmetric'`` (None, the default) ``C(i + j,
+    i)``, the product of the two.  Exact integers rounded once to float64 (as JAX's, a float
+    result; SciPy's default ``exact=True`` gives uint64).
+
+    >>> import functrans.scipy.linalg as fsl
+    >>> fsl.pascal(4)
+    array([[ 1.,  1.,  1.,  1.],
+           [ 1.,  2.,  3.,  4.],
+           [ 1.,  3.,  6., 10.],
+           [ 1.,  4., 10., 20.]])
+    """
+    n = _order("pascal", n)
+    kind = _pascal_kind("pascal", kind)
+    if kind == "symmetric":
+        return _rounded(_symmetric_pascal(n))
+    lower = _lower_pascal(n)
+    return _rounded(lower if kind == "lower" else lower.T)
+
+
+def invpascal(n: int, kind: str | None = None):
+    """The inverse of ``pascal(n, kind)``: ``(-1) ** (i - j) C(i, j)`` for ``'lower'``, its
+    transpose for ``'upper'``, and for ``'symmetric'`` (None) the product of the two
+    inverses, summed in exact integers; rounded once to float64.
+
+    >>> import functrans.scipy.linalg as fsl
+    >>> fsl.invpascal(3)
+    array([[ 3., -3.,  1.],
+           [-3.,  5., -2.],
+           [ 1., -2.,  1.]])
+    """
+    n = _order("invpascal", n)
+    kind = _pascal_kind("invpascal", kind)
+    i, j = np.ogrid[:n, :n]
+    lower = np.where((i - j) % 2, -1, 1) * _lower_pascal(n)
+    if kind == "symmetric":
+        exact = lower.T.dot(lower) if n else lower
+    else:
+        exact = lower if kind == "lower" else lower.T
+    return _rounded(exact)
+
+
+_DFT_SCALES = (None, "sqrtn", "n")
+
+
+def dft(n: int, scale: str | None = None, *, dtype=None):
+    """The ``n x n`` discrete Fourier transform matrix ``w[i, j] = exp(-2πi i j / n)``
+    (``w @ x == numpy.fft.fft(x)``), divided by ``sqrt(n)`` (``scale='sqrtn'``: unitary)
+    or ``n`` (``'n'``); complex128 unless ``dtype`` (a complex dtype) says otherwise.  The
+    exponent ``i j`` is reduced modulo ``n`` first, so large entries are as accurate as
+    small ones.
+
+    >>> import functrans.scipy.linalg as fsl
+    >>> fsl.dft(4).round(12) + 0.0
+    array([[ 1.+0.j,  1.+0.j,  1.+0.j,  1.+0.j],
+           [ 1.+0.j,  0.-1.j, -1.+0.j,  0.+1.j],
+           [ 1.+0.j, -1.+0.j,  1.+0.j, -1.+0.j],
+           [ 1.+0.j,  0.+1.j, -1.+0.j,  0.-1.j]])
+    """
+    n = _order("dft", n)
+    if scale not in _DFT_SCALES:
+        raise ValueError(f"dft: scale must be one of {_DFT_SCALES}, got {scale!r}")
+    dtype = np.dtype(np.complex128 if dtype is None else dtype)
+    if dtype.kind != "c":
+        raise ValueError(f"dft: dtype must be a complex dtype, got {dtype}")
+    i, j = np.ogrid[:n, :n]
+    w = np.exp(-2j * np.pi * ((i * j) % max(n, 1)) / max(n, 1))
+    if scale == "sqrtn":
+        w = w / np.sqrt(n)
+    elif scale == "n":
+        w = w / n
+    return w.astype(dtype)
+
+
+# -- polar decomposition -------------------------------------------------------------------
+
+_POLAR_METHODS = ("qdwh", "svd")
+
+
+def polar(a, side: str = "right", *, method: str = "qdwh", eps: float | None = None,
+          max_iterations: int | None = None):
+    """The polar decomposition of each matrix in ``a`` (``(..., m, n)``): ``(u, p)`` with
+    ``a = u p`` (``side='right'``, ``p`` ``n x n``) or ``a = p u`` (``'left'``, ``p`` ``m x
+    m``), ``u`` with orthonormal columns (rows if ``m < n``) and ``p`` Hermitian positive
+    semidefinite.  Computed from the reduced SVD ``a = U S Vᴴ`` as ``u = U Vᴴ``, ``p = V S
+    Vᴴ`` (or ``U S Uᴴ``), whatever ``method`` (JAX's ``'qdwh'`` iteration or ``'svd'``),
+    for every shape; ``eps`` and ``max_iterations`` (the iteration's) are accepted and not
+    needed.  Differentiable through the SVD's rules (distinct singular values).
+
+    >>> import numpy as np, functrans.scipy.linalg as fsl
+    >>> u, p = fsl.polar(np.array([[0.0, 2.0], [-3.0, 0.0]]))
+    >>> u.round(12) + 0.0, p.round(12) + 0.0
+    (array([[ 0.,  1.],
+           [-1.,  0.]]), array([[3., 0.],
+           [0., 2.]]))
+    """
+    if side not in ("right", "left"):
+        raise ValueError(f"polar: side must be 'right' or 'left', got {side!r}")
+    if method not in _POLAR_METHODS:
+        raise ValueError(f"polar: method must be one of {_POLAR_METHODS}, got {method!r}")
+    (a,) = _inexact(a)
+    if get_aval(a).ndim < 2:
+        raise ValueError(f"polar: a must be a matrix (or a stack of them, (..., m, n)), got "
+                         f"shape {get_aval(a).shape}")
+    u, s, vh = fnp.linalg.svd(a, full_matrices=False)
+    s = lax.expand_dims(s, (get_aval(s).ndim - 1,))   # (..., 1, k): scales columns
+    if side == "right":
+        v = _adjoint(vh)
+        p = fnp.matmul(v * s, vh)
+    else:
+        p = fnp.matmul(u * s, _adjoint(u))
+    return fnp.matmul(u, vh), p
