@@ -910,21 +910,38 @@ def flatten_up_to(prefix: PyTreeDef, tree: Any) -> list:
 
 
 def _flatten_up_to(prefix: PyTreeDef, tree, out: list) -> None:
-    stack = [(prefix, tree)]  # iterative: see PyTreeDef._preorder
+    root = tree
+    stack = [(prefix, tree, ())]  # iterative: see PyTreeDef._preorder
     while stack:
-        prefix, tree = stack.pop()
+        prefix, tree, where = stack.pop()  # where: child positions from the root
         if prefix.node_type is None:
             out.append(tree)
             continue
         node_type, node = _node_type(tree)
         if node_type is not prefix.node_type:
-            raise ValueError(f"expected a {prefix.node_type.__name__}, got "
-                             f"{type(tree).__name__}")
+            raise ValueError(f"{_position(root, where)}: expected a "
+                             f"{prefix.node_type.__name__}, got {type(tree).__name__}")
         children, data = node.to_iterable(tree)
         children = tuple(children)
-        if data != prefix.node_data or len(children) != len(prefix.children):
-            raise ValueError(f"structure {prefix} does not match {tree_structure(tree)}")
-        stack.extend(reversed(list(zip(prefix.children, children))))
+        if len(children) != len(prefix.children):
+            raise ValueError(f"{_position(root, where)}: expected a {node_type.__name__} with "
+                             f"{len(prefix.children)} children, got {len(children)}")
+        if data != prefix.node_data:
+            what = "keys" if node_type in (dict, OrderedDict) else "static data"
+            raise ValueError(f"{_position(root, where)}: expected a {node_type.__name__} with "
+                             f"{what} {prefix.node_data!r}, got {data!r}")
+        stack.extend(reversed([(p, c, where + (i,))
+                               for i, (p, c) in enumerate(zip(prefix.children, children))]))
+
+
+def _position(tree, where: tuple[int, ...]) -> str:
+    """The key path of the subtree reached from ``tree`` by child positions ``where``."""
+    keys = []
+    for i in where:
+        keyed, _ = _keyed_children(_node_type(tree)[1], tree)
+        key, tree = keyed[i]
+        keys.append(key)
+    return f"at key path {keystr(tuple(keys))}" if keys else "at the root"
 
 
 def __dir__() -> list[str]:

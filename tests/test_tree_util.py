@@ -641,7 +641,8 @@ def test_tree_transpose():
 
 
 @pytest.mark.parametrize("tree, match", [
-    ([(1, 2), (3, 4, 5)], r"tree_transpose: inner tree 1 does not have the structure PyTreeDef\(\(\*, \*\)\)"),
+    ([(1, 2), (3, 4, 5)],
+     r"tree_transpose: inner tree 1 does not have the structure PyTreeDef\(\(\*, \*\)\)"),
     ([(1, 2), [3, 4]], r"tree_transpose: inner tree 1 does not have the structure .*"
                        r"expected a tuple, got list"),
     (((1, 2), (3, 4)), r"tree_transpose: pytree_to_transpose does not have the outer "
@@ -673,8 +674,9 @@ def test_tree_broadcast():
     is_tuple = lambda x: isinstance(x, tuple)  # noqa: E731
     assert tree_broadcast([(1, 2)], [[0, 0]], is_leaf=is_tuple) == [[(1, 2), (1, 2)]]
     assert tree_broadcast([9], [(0, 0)], is_leaf=is_tuple) == [(9, 9)]  # full: no is_leaf
-    with pytest.raises(ValueError, match=r"tree_broadcast: prefix_tree \(structure PyTreeDef\(\(\*, \*\)\)\)"
-                                         r" is not a prefix of full_tree"):
+    with pytest.raises(ValueError, match=r"tree_broadcast: prefix_tree \(structure "
+                                         r"PyTreeDef\(\(\*, \*\)\)\) is not a prefix of "
+                                         r"full_tree"):
         tree_broadcast((1, 2), (0, 1, 2))
     with pytest.raises(ValueError, match="tree_broadcast: .*expected a NoneType, got tuple"):
         tree_broadcast((1, None), (0, (1, 2)))
@@ -761,3 +763,20 @@ def test_transpose_broadcast_reduce_match_jax():
     for n in range(1, 9):
         assert tree_reduce_associative(pair, list(range(n))) == jtu.tree_reduce_associative(
             pair, list(range(n)))
+
+
+NESTED = {"a": [Box([1], "y"), (2, 3)]}
+
+
+@pytest.mark.parametrize("other, match", [
+    ({"a": [Box([1], "y"), (2, 3, 4)]},
+     r"at key path \['a'\]\[1\]: expected a tuple with 2 children, got 3"),
+    ({"a": [Box([1], "y"), [2, 3]]}, r"at key path \['a'\]\[1\]: expected a tuple, got list"),
+    ({"b": [Box([1], "y"), (2, 3)]},
+     r"at the root: expected a dict with keys \('a',\), got \('b',\)"),
+    ({"a": [Box([1], "x"), (2, 3)]},
+     r"at key path \['a'\]\[0\]: expected a Box with static data 'y', got 'x'"),
+])
+def test_structure_errors_say_where(other, match):
+    with pytest.raises(ValueError, match=match):
+        tree_map(lambda x, y: x, NESTED, other)
