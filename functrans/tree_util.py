@@ -911,7 +911,7 @@ def flatten_up_to(prefix: PyTreeDef, tree: Any) -> list:
 
 def _flatten_up_to(prefix: PyTreeDef, tree, out: list) -> None:
     root = tree
-    stack = [(prefix, tree, ())]  # iterative: see PyTreeDef._preorder
+    stack: list[tuple[PyTreeDef, Any, tuple[int, ...]]] = [(prefix, tree, ())]  # iterative
     while stack:
         prefix, tree, where = stack.pop()  # where: child positions from the root
         if prefix.node_type is None:
