@@ -1267,6 +1267,10 @@ for _prefix in ("functrans.tree_util", "functrans.tree"):
         "inner_treedef": ("PyTreeDef", "The structure of the inner level."),
         "pytree_to_transpose": ("pytree", "A tree of outer structure whose subtrees have the "
                                           "inner structure."),
+        "iterable": ("iterable", "The values to test, such as a list of leaves."),
+        "typ": ("type", "The type to ask about (a class, not an instance)."),
+        "treedefs": ("iterable of PyTreeDef", "The structures of the tuple's elements, in "
+                                              "order."),
     }
 _specific("functrans.flatten_util.ravel_pytree",
           pytree=("pytree", "The tree whose leaves are flattened into one 1-D array."))

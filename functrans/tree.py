@@ -134,26 +134,7 @@ def transpose(outer_treedef: PyTreeDef, inner_treedef: PyTreeDef | None,
     >>> transpose(outer, inner, [{"a": 1, "b": 2}, {"a": 3, "b": 4}])
     {'a': [1, 3], 'b': [2, 4]}
     """
-    try:
-        inner_trees = tree_util.flatten_up_to(outer_treedef, pytree_to_transpose)
-    except ValueError as e:
-        raise ValueError(f"tree.transpose: the tree does not have the outer structure "
-                         f"{outer_treedef} ({e})") from None
-    if inner_treedef is None:
-        if not inner_trees:
-            raise ValueError("tree.transpose: inner_treedef=None needs at least one inner "
-                             "tree to take the structure from")
-        inner_treedef = tree_util.tree_structure(inner_trees[0])
-    columns = []
-    for i, sub in enumerate(inner_trees):
-        try:
-            columns.append(tree_util.flatten_up_to(inner_treedef, sub))
-        except ValueError as e:
-            raise ValueError(f"tree.transpose: inner tree {i} does not have the structure "
-                             f"{inner_treedef} ({e})") from None
-    rows = [outer_treedef.unflatten(list(row)) for row in zip(*columns)] if columns else [
-        outer_treedef.unflatten([]) for _ in range(inner_treedef.num_leaves)]
-    return inner_treedef.unflatten(rows)
+    return tree_util.tree_transpose(outer_treedef, inner_treedef, pytree_to_transpose)
 
 
 def broadcast(prefix_tree: Any, full_tree: Any, is_leaf: Callable | None = None) -> Any:
@@ -163,17 +144,7 @@ def broadcast(prefix_tree: Any, full_tree: Any, is_leaf: Callable | None = None)
     >>> broadcast((1, 2, 3), (0, {"a": 0, "b": 0}, (0, 0)))
     (1, {'a': 2, 'b': 2}, (3, 3))
     """
-    prefix_leaves, prefix_def = tree_util.tree_flatten(prefix_tree, is_leaf)
-    try:
-        subtrees = tree_util.flatten_up_to(prefix_def, full_tree)
-    except ValueError as e:
-        raise ValueError(f"tree.broadcast: prefix_tree (structure {prefix_def}) is not a "
-                         f"prefix of full_tree (structure "
-                         f"{tree_util.tree_structure(full_tree, is_leaf)}): {e}") from None
-    leaves = []
-    for value, sub in zip(prefix_leaves, subtrees):
-        leaves.extend([value] * len(tree_util.tree_leaves(sub, is_leaf)))
-    return tree_util.tree_structure(full_tree, is_leaf).unflatten(leaves)
+    return tree_util.tree_broadcast(prefix_tree, full_tree, is_leaf)
 
 
 def reduce_associative(operation: Callable, tree: Any, *, identity: Any = _NO_INITIALIZER,
@@ -188,20 +159,10 @@ def reduce_associative(operation: Callable, tree: Any, *, identity: Any = _NO_IN
     >>> reduce_associative(lambda a, b: a + b, {}, identity=0)
     0
     """
-    sequence = tree_util.tree_leaves(tree, is_leaf)
-    if not sequence:
-        if identity is _NO_INITIALIZER:
-            raise TypeError("tree.reduce_associative: the tree has no leaves; pass "
-                            "identity= (the value to return for an empty tree)")
-        return identity
-
-    def halves(lo: int, hi: int) -> Any:
-        if hi - lo == 1:
-            return sequence[lo]
-        mid = lo + (hi - lo) // 2
-        return operation(halves(lo, mid), halves(mid, hi))
-
-    return halves(0, len(sequence))
+    if identity is _NO_INITIALIZER:
+        return tree_util.tree_reduce_associative(operation, tree, is_leaf=is_leaf)
+    return tree_util.tree_reduce_associative(operation, tree, identity=identity,
+                                             is_leaf=is_leaf)
 
 
 def static(**kwargs: Any) -> Any:

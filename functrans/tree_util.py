@@ -19,15 +19,20 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import operator
 from collections import OrderedDict
 from typing import Any, Callable, Hashable, Iterable, NamedTuple, Sequence, TypeVar
 
 __all__ = [
     "DictKey", "FlattenedIndexKey", "GetAttrKey", "KeyEntry", "KeyPath", "Partial",
-    "PyTreeDef", "SequenceKey", "keystr", "register_dataclass", "register_pytree_node",
-    "register_pytree_with_keys", "tree_all", "tree_flatten", "tree_flatten_with_path",
-    "tree_leaves", "tree_leaves_with_path", "tree_map", "tree_map_with_path", "tree_reduce",
-    "tree_structure", "tree_unflatten", "treedef_is_leaf",
+    "PyTreeDef", "SequenceKey", "all_leaves", "flatten_one_level",
+    "flatten_one_level_with_keys", "is_tree_node", "keystr", "register_dataclass",
+    "register_pytree_node", "register_pytree_node_class", "register_pytree_with_keys",
+    "register_pytree_with_keys_class", "register_static", "tree_all", "tree_broadcast",
+    "tree_flatten", "tree_flatten_with_path", "tree_leaves", "tree_leaves_with_path",
+    "tree_map", "tree_map_with_path", "tree_reduce", "tree_reduce_associative",
+    "tree_structure", "tree_transpose", "tree_unflatten", "treedef_children",
+    "treedef_is_leaf", "treedef_tuple",
 ]
 
 T = TypeVar("T")
@@ -136,6 +141,110 @@ def register_pytree_with_keys(nodetype: type, flatten_with_keys: Callable,
             keyed, aux = flatten_with_keys(x)
             return tuple(child for _, child in keyed), aux
     _register(nodetype, _NodeType(flatten_func, unflatten_func, flatten_with_keys))
+
+
+def _require_class(function: str, cls, *methods: str) -> None:
+    if not isinstance(cls, type):
+        raise TypeError(f"{function}: expects a class (use it as a class decorator), got "
+                        f"{cls!r} of type {type(cls).__name__}")
+    missing = [m for m in methods if not callable(getattr(cls, m, None))]
+    if missing:
+        raise AttributeError(
+            f"{function}: class {cls.__name__} has no {' or '.join(missing)}; define "
+            f"{' and '.join(_CLASS_PROTOCOL[m] for m in methods)}")
+
+
+_CLASS_PROTOCOL = {
+    "tree_flatten": "tree_flatten(self) -> (children, aux_data)",
+    "tree_flatten_with_keys":
+        "tree_flatten_with_keys(self) -> (((key, child), ...), aux_data)",
+    "tree_unflatten": "a classmethod tree_unflatten(cls, aux_data, children)",
+}
+
+
+def register_pytree_node_class(cls: type[T]) -> type[T]:
+    """Make ``cls`` a pytree node flattened by its ``tree_flatten`` method and rebuilt by its
+    ``tree_unflatten`` classmethod; returns ``cls``, so it works as a class decorator.
+
+    ``x.tree_flatten() -> (children, aux_data)``; ``cls.tree_unflatten(aux_data, children)
+    -> x``.  Keys in key paths are ``FlattenedIndexKey`` (use
+    :func:`register_pytree_with_keys_class` for named keys).  Subclasses are not registered
+    with it: register each class that is flattened.
+
+    >>> @register_pytree_node_class
+    ... class Scaled:
+    ...     def __init__(self, value, scale):
+    ...         self.value, self.scale = value, scale
+    ...     def tree_flatten(self):
+    ...         return (self.value,), self.scale   # value is a child, scale static
+    ...     @classmethod
+    ...     def tree_unflatten(cls, scale, children):
+    ...         return cls(children[0], scale)
+    ...
+    >>> tree_leaves([Scaled(1.0, 2), 3.0])
+    [1.0, 3.0]
+    >>> tree_map(lambda v: v * 10, Scaled(1.0, 2)).value
+    10.0
+    """
+    _require_class("register_pytree_node_class", cls, "tree_flatten", "tree_unflatten")
+    register_pytree_node(cls, operator.methodcaller("tree_flatten"),
+                         cls.tree_unflatten)  # type: ignore[attr-defined]
+    return cls
+
+
+def register_pytree_with_keys_class(cls: type[T]) -> type[T]:
+    """Make ``cls`` a pytree node whose children have keys: flattened by its
+    ``tree_flatten_with_keys`` method (and, if it has one, by its ``tree_flatten`` method
+    where no keys are needed), rebuilt by its ``tree_unflatten`` classmethod; returns
+    ``cls``, so it works as a class decorator.
+
+    >>> @register_pytree_with_keys_class
+    ... class Pair:
+    ...     def __init__(self, first, second):
+    ...         self.first, self.second = first, second
+    ...     def tree_flatten_with_keys(self):
+    ...         return (((GetAttrKey("first"), self.first),
+    ...                  (GetAttrKey("second"), self.second)), None)
+    ...     @classmethod
+    ...     def tree_unflatten(cls, aux_data, children):
+    ...         return cls(*children)
+    ...
+    >>> [keystr(path) for path, _ in tree_leaves_with_path(Pair(1, [2]))]
+    ['.first', '.second[0]']
+    """
+    _require_class("register_pytree_with_keys_class", cls, "tree_flatten_with_keys",
+                   "tree_unflatten")
+    flatten = (operator.methodcaller("tree_flatten") if hasattr(cls, "tree_flatten")
+               else None)
+    register_pytree_with_keys(cls, operator.methodcaller("tree_flatten_with_keys"),
+                              cls.tree_unflatten,  # type: ignore[attr-defined]
+                              flatten)
+    return cls
+
+
+def register_static(cls: type[T]) -> type[T]:
+    """Make the instances of ``cls`` pytree nodes without children: each instance is kept
+    whole in the tree's structure (so it must be hashable, and ``jit`` specializes on its
+    value, as for ``static_argnums``) and has no leaves.  Returns ``cls``, so it works as a
+    class decorator.
+
+    >>> import functrans as ft
+    >>> @register_static
+    ... class Mode(str):
+    ...     pass
+    ...
+    >>> tree_leaves([Mode("add"), 1.0])
+    [1.0]
+    >>> ft.jit(lambda x, y, mode: x + y if mode == "add" else x - y)(1.0, 2.0, Mode("sub"))
+    -1.0
+    """
+    _require_class("register_static", cls)
+    if cls.__hash__ is None:
+        raise TypeError(f"register_static: instances of {cls.__name__} are not hashable "
+                        "(its __hash__ is None); static data is part of the tree's "
+                        "structure, which is hashed: define __hash__ and __eq__")
+    register_pytree_with_keys(cls, lambda x: ((), x), lambda x, _: x, lambda x: ((), x))
+    return cls
 
 
 def _sequence_keyed(xs):
@@ -357,6 +466,98 @@ def treedef_is_leaf(treedef: PyTreeDef) -> bool:
     return treedef.node_type is None
 
 
+def treedef_children(treedef: PyTreeDef) -> list[PyTreeDef]:
+    """The structures of the children of ``treedef``'s root node, left to right (an empty
+    list for a leaf or an empty node such as ``None``).
+
+    >>> treedef_children(tree_structure([(1, 2), 3, {"a": 4}]))
+    [PyTreeDef((*, *)), PyTreeDef(*), PyTreeDef({'a': *})]
+    """
+    if not isinstance(treedef, PyTreeDef):
+        raise TypeError(f"treedef_children: treedef must be a PyTreeDef (from "
+                        f"tree_structure), got {type(treedef).__name__}")
+    return list(treedef.children)
+
+
+def treedef_tuple(treedefs: Iterable[PyTreeDef]) -> PyTreeDef:
+    """The structure of a tuple whose elements have the structures ``treedefs``.
+
+    >>> treedef_tuple([tree_structure([1, 2]), tree_structure(None)])
+    PyTreeDef(([*, *], None))
+    >>> _ == tree_structure(([1, 2], None))
+    True
+    """
+    try:
+        children = tuple(treedefs)
+    except TypeError:
+        raise TypeError(f"treedef_tuple: treedefs must be an iterable of PyTreeDefs, got "
+                        f"{type(treedefs).__name__}") from None
+    for i, child in enumerate(children):
+        if not isinstance(child, PyTreeDef):
+            raise TypeError(f"treedef_tuple: treedefs[{i}] is {type(child).__name__}, not a "
+                            f"PyTreeDef (make one with tree_structure)")
+    return PyTreeDef(tuple, None, children)
+
+
+def is_tree_node(typ: type) -> bool:
+    """Whether ``typ`` is a pytree node type: a built-in container (``tuple``, ``list``,
+    ``dict``, ``OrderedDict``, ``None``'s type), a namedtuple class or a registered class.
+    Subclasses of node types are leaves unless registered themselves.
+
+    >>> is_tree_node(dict), is_tree_node(type(None)), is_tree_node(float)
+    (True, True, False)
+    """
+    if not isinstance(typ, type):
+        raise TypeError(f"is_tree_node: typ must be a type, got a {type(typ).__name__} "
+                        f"instance; for a value x, ask is_tree_node(type(x))")
+    return typ in _registry or (issubclass(typ, tuple) and hasattr(typ, "_fields"))
+
+
+def all_leaves(iterable: Iterable[Any], is_leaf: Callable[[Any], bool] | None = None
+               ) -> bool:
+    """Whether every element of ``iterable`` is a leaf (``None`` is not: it is an empty
+    node); with ``is_leaf``, elements it accepts count as leaves too.
+
+    >>> all_leaves(tree_leaves({"a": [1, 2]})), all_leaves([1, (2,)]), all_leaves([None])
+    (True, False, False)
+    """
+    try:
+        items = iter(iterable)
+    except TypeError:
+        raise TypeError(f"all_leaves: iterable must be iterable (a list of candidate "
+                        f"leaves), got {type(iterable).__name__}") from None
+    return all((is_leaf is not None and is_leaf(x)) or _node_type(x)[1] is None
+               for x in items)
+
+
+def flatten_one_level(tree: Any) -> tuple[Iterable[Any], Hashable]:
+    """The children of the root node of ``tree`` and its static data, as its node type's
+    flatten function gives them (children are not flattened further).
+
+    >>> flatten_one_level({"b": [1, 2], "a": 3})
+    ((3, [1, 2]), ('a', 'b'))
+    """
+    node = _node_type(tree)[1]
+    if node is None:
+        raise ValueError(f"flatten_one_level: can't tree-flatten type {type(tree)}: it is a "
+                         "leaf, not a pytree node (see is_tree_node)")
+    return node.to_iterable(tree)
+
+
+def flatten_one_level_with_keys(tree: Any) -> tuple[Iterable[tuple[KeyEntry, Any]], Hashable]:
+    """The ``(key, child)`` pairs of the root node of ``tree`` and its static data
+    (``FlattenedIndexKey`` keys for a node registered without keys).
+
+    >>> flatten_one_level_with_keys([1, (2, 3)])
+    (((SequenceKey(idx=0), 1), (SequenceKey(idx=1), (2, 3))), None)
+    """
+    node = _node_type(tree)[1]
+    if node is None:
+        raise ValueError(f"flatten_one_level_with_keys: can't tree-flatten type "
+                         f"{type(tree)}: it is a leaf, not a pytree node (see is_tree_node)")
+    return _keyed_children(node, tree)
+
+
 def tree_map(f: Callable, tree: Any, *rest: Any, is_leaf=None) -> Any:
     """Apply ``f`` to the leaves of ``tree`` (and the matching subtrees of ``rest``, each of
     which has ``tree``'s structure or has it as a prefix, as in JAX).
@@ -408,6 +609,99 @@ def tree_reduce(function: Callable, tree: Any, initializer: Any = _NO_INITIALIZE
                             "given; pass initializer= for trees that may be empty")
         return functools.reduce(function, found)
     return functools.reduce(function, found, initializer)
+
+
+def tree_reduce_associative(operation: Callable[[T, T], T], tree: Any, *,
+                            identity: Any = _NO_INITIALIZER,
+                            is_leaf: Callable[[Any], bool] | None = None) -> T:
+    """``operation`` (assumed associative) applied over the leaves of ``tree`` as a
+    balanced binary tree, as JAX does: the halves of the leaf list are reduced separately
+    and then combined, so the depth of nesting is logarithmic.  ``identity`` is returned for
+    a tree without leaves (a TypeError without it).
+
+    >>> tree_reduce_associative(lambda a, b: (a, b), [1, 2, 3, 4, 5])
+    ((1, 2), (3, (4, 5)))
+    >>> tree_reduce_associative(lambda a, b: a + b, {}, identity=0)
+    0
+    """
+    sequence = tree_leaves(tree, is_leaf)
+    if not sequence:
+        if identity is _NO_INITIALIZER:
+            raise TypeError("tree_reduce_associative: the tree has no leaves; pass "
+                            "identity= (the value to return for an empty tree)")
+        return identity
+
+    def halves(lo: int, hi: int) -> Any:  # recursion depth: log2 of the number of leaves
+        if hi - lo == 1:
+            return sequence[lo]
+        mid = lo + (hi - lo) // 2
+        return operation(halves(lo, mid), halves(mid, hi))
+
+    return halves(0, len(sequence))
+
+
+def tree_transpose(outer_treedef: PyTreeDef, inner_treedef: PyTreeDef | None,
+                   pytree_to_transpose: Any) -> Any:
+    """Turn a tree of structure ``outer_treedef`` whose subtrees at its leaves all have the
+    structure ``inner_treedef`` into a tree of structure ``inner_treedef`` whose subtrees
+    have the structure ``outer_treedef``; ``inner_treedef=None`` takes the structure of the
+    first inner tree.  A tree that does not have these structures is a ValueError naming
+    the first place where it differs.
+
+    >>> outer, inner = tree_structure([0, 0]), tree_structure({"a": 0, "b": 0})
+    >>> tree_transpose(outer, inner, [{"a": 1, "b": 2}, {"a": 3, "b": 4}])
+    {'a': [1, 3], 'b': [2, 4]}
+    """
+    for arg, value in (("outer_treedef", outer_treedef), ("inner_treedef", inner_treedef)):
+        if not isinstance(value, PyTreeDef) and not (arg == "inner_treedef" and value is None):
+            raise TypeError(f"tree_transpose: {arg} must be a PyTreeDef (from "
+                            f"tree_structure), got {type(value).__name__}")
+    try:
+        inner_trees = flatten_up_to(outer_treedef, pytree_to_transpose)
+    except ValueError as e:
+        raise ValueError(f"tree_transpose: pytree_to_transpose does not have the outer "
+                         f"structure {outer_treedef} ({e})") from None
+    if inner_treedef is None:
+        if not inner_trees:
+            raise ValueError("tree_transpose: inner_treedef=None needs at least one inner "
+                             "tree to take the structure from; pass inner_treedef")
+        inner_treedef = tree_structure(inner_trees[0])
+    columns = []
+    for i, sub in enumerate(inner_trees):
+        try:
+            columns.append(flatten_up_to(inner_treedef, sub))
+        except ValueError as e:
+            raise ValueError(f"tree_transpose: inner tree {i} does not have the structure "
+                             f"{inner_treedef} ({e})") from None
+    if columns:
+        rows = [outer_treedef.unflatten(list(row)) for row in zip(*columns)]
+    else:  # an outer structure without leaves
+        rows = [outer_treedef.unflatten([]) for _ in range(inner_treedef.num_leaves)]
+    return inner_treedef.unflatten(rows)
+
+
+def tree_broadcast(prefix_tree: Any, full_tree: Any,
+                   is_leaf: Callable[[Any], bool] | None = None) -> Any:
+    """A tree of ``full_tree``'s structure in which each leaf of ``prefix_tree`` (a tree
+    prefix of ``full_tree``) is repeated over every leaf of the matching subtree.
+    ``is_leaf`` decides where ``prefix_tree``'s leaves are; the result has the structure of
+    ``full_tree`` flattened without it, as in JAX.
+
+    >>> tree_broadcast((1, 2, 3), (0, {"a": 0, "b": 0}, (0, 0)))
+    (1, {'a': 2, 'b': 2}, (3, 3))
+    """
+    prefix_leaves, prefix_def = tree_flatten(prefix_tree, is_leaf)
+    full_leaves, full_def = tree_flatten(full_tree)
+    try:
+        subtrees = flatten_up_to(prefix_def, full_tree)
+    except ValueError as e:
+        raise ValueError(f"tree_broadcast: prefix_tree (structure {prefix_def}) is not a "
+                         f"prefix of full_tree (structure {full_def}): {e}") from None
+    leaves = []
+    for value, sub in zip(prefix_leaves, subtrees):
+        leaves.extend([value] * len(tree_leaves(sub)))
+    assert len(leaves) == len(full_leaves)
+    return full_def.unflatten(leaves)
 
 
 def _keyed_children(node: _NodeType, value) -> tuple[tuple, Hashable]:
@@ -616,21 +910,38 @@ def flatten_up_to(prefix: PyTreeDef, tree: Any) -> list:
 
 
 def _flatten_up_to(prefix: PyTreeDef, tree, out: list) -> None:
-    stack = [(prefix, tree)]  # iterative: see PyTreeDef._preorder
+    root = tree
+    stack: list[tuple[PyTreeDef, Any, tuple[int, ...]]] = [(prefix, tree, ())]  # iterative
     while stack:
-        prefix, tree = stack.pop()
+        prefix, tree, where = stack.pop()  # where: child positions from the root
         if prefix.node_type is None:
             out.append(tree)
             continue
         node_type, node = _node_type(tree)
         if node_type is not prefix.node_type:
-            raise ValueError(f"expected a {prefix.node_type.__name__}, got "
-                             f"{type(tree).__name__}")
+            raise ValueError(f"{_position(root, where)}: expected a "
+                             f"{prefix.node_type.__name__}, got {type(tree).__name__}")
         children, data = node.to_iterable(tree)
         children = tuple(children)
-        if data != prefix.node_data or len(children) != len(prefix.children):
-            raise ValueError(f"structure {prefix} does not match {tree_structure(tree)}")
-        stack.extend(reversed(list(zip(prefix.children, children))))
+        if len(children) != len(prefix.children):
+            raise ValueError(f"{_position(root, where)}: expected a {node_type.__name__} with "
+                             f"{len(prefix.children)} children, got {len(children)}")
+        if data != prefix.node_data:
+            what = "keys" if node_type in (dict, OrderedDict) else "static data"
+            raise ValueError(f"{_position(root, where)}: expected a {node_type.__name__} with "
+                             f"{what} {prefix.node_data!r}, got {data!r}")
+        stack.extend(reversed([(p, c, where + (i,))
+                               for i, (p, c) in enumerate(zip(prefix.children, children))]))
+
+
+def _position(tree, where: tuple[int, ...]) -> str:
+    """The key path of the subtree reached from ``tree`` by child positions ``where``."""
+    keys = []
+    for i in where:
+        keyed, _ = _keyed_children(_node_type(tree)[1], tree)
+        key, tree = keyed[i]
+        keys.append(key)
+    return f"at key path {keystr(tuple(keys))}" if keys else "at the root"
 
 
 def __dir__() -> list[str]:

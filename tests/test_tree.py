@@ -91,13 +91,17 @@ def test_broadcast_repeats_prefix_leaves_over_subtrees():
     assert tree.broadcast({"a": 7, "b": Point(1, 2)}, full) == {"a": [7, 7, (7,)],
                                                                 "b": Point(1, 2)}
     assert tree.broadcast(5, full) == tree.map(lambda _: 5, full)
-    # is_leaf: a Point counts as one leaf of the full tree, so it gets one copy.
+    # is_leaf says where the prefix's leaves are; the result has full_tree's structure
+    # flattened without it, as in JAX (a Point in full_tree still gets one copy per field).
     is_point = lambda x: isinstance(x, Point)  # noqa: E731
-    assert tree.broadcast([1, 2], [Point(0, 0), [0, 0]], is_leaf=is_point) == [1, [2, 2]]
+    assert tree.broadcast([1, 2], [Point(0, 0), [0, 0]], is_leaf=is_point) == [Point(1, 1),
+                                                                                [2, 2]]
+    assert tree.broadcast([Point(1, 2)], [[0, (0,)]], is_leaf=is_point) == [
+        [Point(1, 2), (Point(1, 2),)]]
 
 
 def test_broadcast_rejects_a_non_prefix():
-    with pytest.raises(ValueError, match="tree.broadcast: prefix_tree"):
+    with pytest.raises(ValueError, match="tree_broadcast: prefix_tree"):
         tree.broadcast((1, 2), [0, 0])
     with pytest.raises(ValueError, match="not a prefix"):
         tree.broadcast((1, None), (0, {"a": 0}))
