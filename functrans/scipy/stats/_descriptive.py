@@ -49,8 +49,8 @@ def _runs(sorted_values):
     same = sorted_values[..., 1:] == sorted_values[..., :-1]
     if core.is_inexact(aval.dtype):
         same = same | (fnp.isnan(sorted_values[..., 1:]) & fnp.isnan(sorted_values[..., :-1]))
-    edge = fnp.ones(aval.shape[:-1] + (1,), dtype=bool)
-    positions = fnp.broadcast_to(fnp.arange(size), aval.shape)
+    edge = fnp.ones_like(sorted_values[..., :1], dtype=bool)
+    positions = fnp.broadcast_to(lax.iota(np.int64, size, like=sorted_values), aval.shape)
     starts = fnp.concatenate([edge, ~same], axis=-1)
     ends = fnp.concatenate([~same, edge], axis=-1)
     first = lax.cummax(fnp.where(starts, positions, 0), axis=aval.ndim - 1)
@@ -83,7 +83,8 @@ def mode(a, axis=0, nan_policy="propagate", keepdims=False):
                           if keepdims or i != axis)
     x = fnp.moveaxis(x, axis, -1)
     if get_aval(x).shape[-1] == 0:
-        return ModeResult(fnp.full(out_shape, np.nan), fnp.zeros(out_shape))
+        return ModeResult(fnp.full_like(x, np.nan, np.float64, out_shape),
+                          fnp.full_like(x, 0.0, np.float64, out_shape))
     order = fnp.argsort(x, axis=-1, stable=True)
     first, last = _runs(fnp.take_along_axis(x, order, axis=-1))
     counts = last - first + 1
@@ -117,14 +118,14 @@ def rankdata(a, method="average", *, axis=None, nan_policy="propagate"):
         axis = normalize_axis(axis, get_aval(x).ndim)
     x = fnp.moveaxis(x, axis, -1)
     if get_aval(x).shape[-1] == 0:
-        return fnp.moveaxis(fnp.zeros(get_aval(x).shape), -1, axis)
+        return fnp.moveaxis(fnp.zeros_like(x, dtype=np.float64), -1, axis)
     order = fnp.argsort(x, axis=-1, stable=True)
     inverse = fnp.argsort(order, axis=-1, stable=True)  # where each entry sorts to
     sorted_values = fnp.take_along_axis(x, order, axis=-1)
     if method == "ordinal":
         ranks = inverse + 1
     elif method == "dense":
-        new = fnp.concatenate([fnp.ones(get_aval(x).shape[:-1] + (1,), dtype=bool),
+        new = fnp.concatenate([fnp.ones_like(sorted_values[..., :1], dtype=bool),
                                sorted_values[..., 1:] != sorted_values[..., :-1]], axis=-1)
         ranks = fnp.take_along_axis(fnp.cumsum(new, axis=-1), inverse, axis=-1)
     else:
