@@ -1844,3 +1844,38 @@ _specific("functrans.nn.standardize",
           algorithm=("str, optional", "``'stable'`` (default: the variance as the mean of "
                                       "squared deviations, accurate far from zero) or "
                                       "``'fast'`` (``mean(x²) - mean(x)²``, JAX's default)."))
+
+# --- functrans.scipy.stats: the discrete and multivariate distributions, the summaries ----
+_STATS = "functrans.scipy.stats"
+_TRIALS = (_ARRAY, "The number of trials (``>= 0``; a real number extends the log-factorials "
+                   "by ``gammaln``, as in JAX).")
+_SUCCESS = (_ARRAY, "The probability of success of each trial, in [0, 1].")
+_specific(f"{_STATS}.binom.logpmf {_STATS}.binom.pmf", n=_TRIALS, p=_SUCCESS)
+_specific(f"{_STATS}.betabinom.logpmf {_STATS}.betabinom.pmf", n=_TRIALS,
+          a=(_ARRAY, "The first shape parameter (positive) of the beta distribution of the "
+                     "probability of success."),
+          b=(_ARRAY, "The second shape parameter (positive) of the beta distribution of the "
+                     "probability of success."))
+_specific(f"{_STATS}.nbinom.logpmf {_STATS}.nbinom.pmf",
+          n=(_ARRAY, "The number of successes to wait for (positive, any real number)."),
+          p=(_ARRAY, "The probability of success of each trial, in (0, 1]."))
+_specific(f"{_STATS}.geom.logpmf {_STATS}.geom.pmf",
+          p=(_ARRAY, "The probability of success of each trial, in (0, 1]."))
+_specific(f"{_STATS}.multinomial.logpmf {_STATS}.multinomial.pmf",
+          x=(_ARRAY, "The counts (integers), one per category along the last axis."),
+          n=(_ARRAY, "The number of draws (an integer): the sum of the counts."),
+          p=(_ARRAY, "The probabilities of the categories, along the last axis."))
+_specific(f"{_STATS}.dirichlet.logpdf {_STATS}.dirichlet.pdf",
+          x=(_ARRAY, "The points of the simplex: the categories on the first axis (all of "
+                     "them, or all but the last)."),
+          alpha=(_ARRAY, "The concentration parameters (positive), one per category (1-D)."))
+_NAN_POLICY = ("str, optional", "What to do with nans: only ``'propagate'`` (the default) is "
+                                "supported, as in JAX.")
+_specific(f"{_STATS}.mode {_STATS}.rankdata {_STATS}.sem", a=(_ARRAY, _INPUT))
+_specific(f"{_STATS}.mode {_STATS}.rankdata", nan_policy=_NAN_POLICY)
+_specific(f"{_STATS}.sem",
+          nan_policy=("str, optional", "What to do with nans: ``'propagate'`` (the default) "
+                                       "or ``'omit'`` (leave them out), as in JAX."))
+_specific(f"{_STATS}.rankdata",
+          method=("str, optional", "How ties rank: ``'average'`` (default), ``'min'``, "
+                                   "``'max'``, ``'dense'`` or ``'ordinal'``."))

@@ -24,6 +24,8 @@ from functrans.primitives import special
 from functrans.primitives.special import (bessel_jv, hyp1f1, hyp2f1,
                                           hyp_parameter_derivative_p, ndtri)
 from functrans.scipy.stats import bernoulli, beta, gamma, multivariate_normal, norm, poisson, t
+from functrans.scipy.stats import (betabinom, binom, dirichlet, geom, mode, multinomial, nbinom,
+                                   rankdata, sem)
 from sweep import F32, F64, I64, A, Case, numpy_case
 
 
@@ -305,6 +307,120 @@ STATS_CASES += [
     _case("beta_logsf", lambda u, a, b: beta.logsf(_prob(u), abs(a) + 0.5, abs(b) + 0.5),
           lambda u, a, b: st.beta.logsf(_prob(u), abs(a) + 0.5, abs(b) + 0.5),
           A(3, 4, kind="unit"), A(4, kind="int"), A(4, kind="int")),
+]
+
+# -- the discrete and multivariate distributions, the summaries -------------------------
+# Counts come from integer draws (|k| in 0..3, n = |n| + 3 trials: inside the support), the
+# probabilities and shapes from float ones; a real number of trials (JAX's extension, which
+# SciPy refuses) is compared with the formula in scipy.special.
+
+
+def _f64(x):
+    """``x`` in float64: SciPy computes some terms in the float32 of its inputs."""
+    return np.asarray(x, dtype=np.float64)
+
+
+def _trials(n):
+    return abs(n) + 3
+
+
+def _binom_real_n(k, n, p):
+    return (ss.gammaln(n + 1) - ss.gammaln(k + 1) - ss.gammaln(n - k + 1) + ss.xlogy(k, p)
+            + ss.xlog1py(n - k, -p))
+
+
+def _betabinom_real_n(k, n, a, b):
+    return (ss.betaln(k + a, n - k + b) - ss.betaln(a, b) - np.log1p(n)
+            - ss.betaln(n - k + 1, k + 1))
+
+
+def _simplex(x):
+    """The columns of a positive ``x`` scaled to sum to 1 (categories on the first axis)."""
+    return x / x.sum(axis=0)
+
+
+def _scipy_dirichlet(x, alpha):
+    # SciPy wants the sums within 1e-9 of 1: those of float32 inputs are renormalized in
+    # float64 (the tolerance of float32 covers the difference).
+    x = np.asarray(x, dtype=np.float64)
+    return st.dirichlet.logpdf(x / x.sum(axis=0), alpha)
+
+
+STATS_CASES += [
+    _case("binom_logpmf", lambda k, n, u: binom.logpmf(abs(k), _trials(n), _prob(u)),
+          lambda k, n, u: st.binom.logpmf(abs(k), _trials(n), _f64(_prob(u))),
+          A(3, 4, kind="int"), A(4, kind="int"), A(3, 4, kind="unit")),
+    _case("binom_pmf_loc", lambda k, n, u, loc: binom.pmf(abs(k) + loc, _trials(n), _prob(u),
+                                                           loc),
+          lambda k, n, u, loc: st.binom.pmf(abs(k) + loc, _trials(n), _f64(_prob(u)),
+                                            loc),
+          A(3, 4, kind="int"), A(4, kind="int"), A(4, kind="unit"), A(4, kind="int")),
+    _case("binom_logpmf_real_n", lambda k, n, u: binom.logpmf(abs(k), n + 3, _prob(u)),
+          lambda k, n, u: _binom_real_n(abs(k), _f64(n + 3), _f64(_prob(u))),
+          A(3, 4, kind="int"), A(3, 4, kind="pos"), A(4, kind="unit")),
+    _case("nbinom_logpmf", lambda k, n, u: nbinom.logpmf(abs(k), n, _prob(u)),
+          lambda k, n, u: st.nbinom.logpmf(abs(k), _f64(n), _f64(_prob(u))),
+          A(3, 4, kind="int"), A(3, 4, kind="pos"), A(4, kind="unit")),
+    _case("nbinom_pmf_loc", lambda k, n, u, loc: nbinom.pmf(abs(k) + loc, n, _prob(u), loc),
+          lambda k, n, u, loc: st.nbinom.pmf(abs(k) + loc, _f64(n), _f64(_prob(u)), loc),
+          A(3, 4, kind="int"), A(4, kind="pos"), A(3, 4, kind="unit"), A(4, kind="int")),
+    _case("geom_logpmf", lambda k, u: geom.logpmf(abs(k) + 1, _prob(u)),
+          lambda k, u: st.geom.logpmf(abs(k) + 1, _f64(_prob(u))),
+          A(3, 4, kind="int"), A(3, 4, kind="unit")),
+    _case("geom_pmf_loc", lambda k, u, loc: geom.pmf(abs(k) + 1 + loc, _prob(u), loc),
+          lambda k, u, loc: st.geom.pmf(abs(k) + 1 + loc, _f64(_prob(u)), loc),
+          A(3, 4, kind="int"), A(4, kind="unit"), A(4, kind="int")),
+    _case("betabinom_logpmf", lambda k, n, a, b: betabinom.logpmf(abs(k), _trials(n), a, b),
+          lambda k, n, a, b: st.betabinom.logpmf(abs(k), _trials(n), _f64(a), _f64(b)),
+          A(3, 4, kind="int"), A(4, kind="int"), A(3, 4, kind="pos"), A(4, kind="pos")),
+    _case("betabinom_pmf_loc",
+          lambda k, n, a, b, loc: betabinom.pmf(abs(k) + loc, _trials(n), a, b, loc),
+          lambda k, n, a, b, loc: st.betabinom.pmf(abs(k) + loc, _trials(n), _f64(a),
+                                                    _f64(b), loc),
+          A(3, 4, kind="int"), A(4, kind="int"), A(4, kind="pos"), A(3, 4, kind="pos"),
+          A(4, kind="int")),
+    _case("betabinom_logpmf_real_n",
+          lambda k, n, a, b: betabinom.logpmf(abs(k), n + 3, a, b),
+          lambda k, n, a, b: _betabinom_real_n(abs(k), _f64(n + 3), _f64(a), _f64(b)),
+          A(3, 4, kind="int"), A(3, 4, kind="pos"), A(4, kind="pos"), A(4, kind="pos")),
+    _case("multinomial_logpmf",
+          lambda x, logits: multinomial.logpmf(abs(x), abs(x).sum(axis=-1), S.softmax(logits)),
+          lambda x, logits: st.multinomial.logpmf(
+              abs(x), abs(x).sum(axis=-1), ss.softmax(_f64(logits))).astype(logits.dtype),
+          A(4, 3, kind="int"), A(3)),
+    _case("multinomial_pmf_batched_p",
+          lambda x, logits: multinomial.pmf(abs(x), abs(x).sum(axis=-1),
+                                            S.softmax(logits, axis=-1)),
+          lambda x, logits: st.multinomial.pmf(
+              abs(x), abs(x).sum(axis=-1),
+              ss.softmax(_f64(logits), axis=-1)).astype(logits.dtype),
+          A(4, 3, kind="int"), A(4, 3)),
+    _case("dirichlet_logpdf", lambda x, alpha: dirichlet.logpdf(_simplex(x), alpha),
+          lambda x, alpha: _scipy_dirichlet(_simplex(x), alpha),
+          A(3, 5, kind="pos"), A(3, kind="pos")),
+    _case("dirichlet_pdf_one_fewer", lambda x, alpha: dirichlet.pdf(_simplex(x)[:2], alpha),
+          lambda x, alpha: np.exp(_scipy_dirichlet(_simplex(x), alpha)),
+          A(3, 4, kind="pos"), A(3, kind="pos")),
+    _case("sem", sem, st.sem, A(3, 4)),
+    _case("sem_axis_ddof_keepdims", lambda x: sem(x, axis=-1, ddof=0, keepdims=True),
+          lambda x: st.sem(x, axis=-1, ddof=0, keepdims=True), A(3, 4)),
+    _case("sem_flat", lambda x: sem(x, axis=None), lambda x: st.sem(x, axis=None), A(3, 4)),
+    # Ranks are piecewise constant (zero derivatives where the values are distinct); the
+    # mode is an entry of the input (its derivative picks that entry).
+    numpy_case("scipy_rankdata", lambda m, x: rankdata(x), A(3, 4, kind="spread"),
+               reference=st.rankdata),
+    numpy_case("scipy_mode_distinct", lambda m, x: mode(x, axis=1).mode,
+               A(3, 4, kind="spread"), reference=lambda x: st.mode(x, axis=1).mode),
+    *[numpy_case(f"scipy_rankdata_{method}_ties",
+                 lambda m, x, method=method: rankdata(x, method, axis=0), A(5, 3, kind="grid"),
+                 diff=False,  # SciPy's ranks are integers but for "average"; JAX's floats
+                 reference=lambda x, method=method: _f64(st.rankdata(x, method, axis=0)))
+      for method in ("average", "min", "max", "dense", "ordinal")],
+    numpy_case("scipy_mode_ties", lambda m, x: tuple(mode(x)), A(6, 3, kind="grid"),
+               diff=False, reference=lambda x: tuple(st.mode(x))),
+    numpy_case("scipy_mode_flat_keepdims",
+               lambda m, x: tuple(mode(x, axis=None, keepdims=True)), A(4, 3, kind="grid"),
+               diff=False, reference=lambda x: tuple(st.mode(x, axis=None, keepdims=True))),
 ]
 
 # The shape of the incomplete gamma function: igamma and igammac differentiate in it twice

@@ -746,3 +746,195 @@ def test_parameter_derivatives_at_a_zero_parameter():
     # 2F1(a, b; b; x) = (1 - x)^-a
     np.testing.assert_allclose(ft.grad(S.hyp2f1)(1.3, 2.0, 2.0, -3.0), -np.log(4) * 4 ** -1.3,
                                rtol=1e-14)
+
+
+# -- the discrete and multivariate distributions, mode, rankdata, sem ----------------------
+
+from functrans.scipy.stats import (betabinom, binom, dirichlet, geom, mode,  # noqa: E402
+                                   multinomial, nbinom, rankdata, sem)
+
+_COUNTS = np.array([-1.0, 0.0, 1.0, 1.5, 2.0, 3.0, 5.0, 6.0, np.nan])
+_DISCRETE = [  # (ours, SciPy's, parameters (without loc), locs): SciPy's values everywhere
+    (binom, st.binom, [(5.0, 0.3), (5.0, 0.0), (5.0, 1.0), (0.0, 0.3), (-1.0, 0.3),
+                       (5.0, 1.2), (5.0, -0.2), (5.0, np.nan), (1000.0, 0.01)]),
+    (nbinom, st.nbinom, [(3.0, 0.4), (2.5, 0.4), (0.0, 0.4), (-1.0, 0.4), (3.0, 1.0),
+                         (3.0, 0.0), (3.0, 1.2), (np.nan, 0.4)]),
+    (geom, st.geom, [(0.3,), (1.0,), (0.0,), (1.2,), (-0.2,), (np.nan,)]),
+    (betabinom, st.betabinom, [(5.0, 2.0, 3.0), (0.0, 2.0, 3.0), (-1.0, 2.0, 3.0),
+                               (5.0, 0.0, 3.0), (5.0, 2.0, -1.0), (5.0, 0.3, 0.7),
+                               (50.0, 2.5, 0.5), (5.0, np.nan, 1.0)]),
+]
+
+
+@pytest.mark.parametrize("ours,theirs,params", _DISCRETE,
+                         ids=[d[0].__name__.rpartition(".")[2] for d in _DISCRETE])
+@pytest.mark.parametrize("loc", [0.0, 1.0, 0.5, -2.0])
+def test_discrete_distributions_match_scipy_everywhere(ours, theirs, params, loc):
+    """-inf off the support (negative, too large or non-integer counts, also where JAX
+    interpolates), nan for invalid parameters or a nan count, as SciPy."""
+    with np.errstate(all="ignore"):
+        for args in params:
+            want = theirs.logpmf(_COUNTS, *args, loc)
+            got = ours.logpmf(_COUNTS, *args, loc)
+            np.testing.assert_allclose(got, want, rtol=1e-12, err_msg=str(args))
+            np.testing.assert_allclose(ours.pmf(_COUNTS, *args, loc),
+                                       theirs.pmf(_COUNTS, *args, loc), rtol=1e-11,
+                                       atol=1e-300, err_msg=str(args))
+
+
+def test_discrete_derivatives_are_zero_where_masked_and_one_sided_at_the_edges():
+    with np.errstate(all="ignore"):
+        for k in (-1.0, 1.5, 7.0):  # off the support
+            for i in (1, 2):
+                assert float(ft.grad(binom.logpmf, argnums=i)(k, 5.0, 0.3)) == 0.0
+                assert float(ft.grad(nbinom.logpmf, argnums=i)(k if k < 0 else 1.5, 3.0,
+                                                               0.3)) == 0.0
+            assert float(ft.grad(geom.logpmf, argnums=1)(k if k < 7 else 0.0, 0.3)) == 0.0
+            for i in (1, 2, 3):
+                assert float(ft.grad(betabinom.logpmf, argnums=i)(k, 5.0, 2.0, 3.0)) == 0.0
+        # invalid parameters: nan values, zero (not nan) derivatives
+        assert float(ft.grad(binom.logpmf, argnums=2)(2.0, 5.0, 1.3)) == 0.0
+        assert float(ft.grad(betabinom.logpmf, argnums=2)(2.0, 5.0, -1.0, 3.0)) == 0.0
+        # d/dp at p = 0 (k = 0) and p = 1 (k = n) of log((1 - p)^n) and log(p^n)
+        assert float(ft.grad(binom.logpmf, argnums=2)(0.0, 5.0, 0.0)) == -5.0
+        assert float(ft.grad(binom.logpmf, argnums=2)(5.0, 5.0, 1.0)) == 5.0
+        assert float(ft.grad(nbinom.logpmf, argnums=2)(0.0, 3.0, 1.0)) == 3.0
+        assert float(ft.grad(geom.logpmf, argnums=1)(1.0, 1.0)) == 1.0
+
+
+_JAX_DISCRETE = [  # (name, args, argnums differentiated): inside the support
+    ("binom", (2.0, 5.0, 0.3), (1, 2)), ("binom", (2.0, 4.5, 0.3), (1, 2)),
+    ("binom", (3.0, 5.0, 0.7, 1.0), (1, 2)), ("nbinom", (4.0, 2.5, 0.4), (1, 2)),
+    ("nbinom", (0.0, 3.0, 0.9), (1, 2)), ("geom", (3.0, 0.3), (1,)),
+    ("geom", (1.0, 0.8), (1,)), ("betabinom", (2.0, 5.0, 2.0, 3.0), (1, 2, 3)),
+    ("betabinom", (2.0, 4.5, 0.3, 0.7), (1, 2, 3)),
+]
+
+
+@pytest.mark.parametrize("name,args,argnums", _JAX_DISCRETE,
+                         ids=[f"{c[0]}{c[1]}" for c in _JAX_DISCRETE])
+def test_discrete_values_and_derivatives_match_jax(name, args, argnums):
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    jax_stats = pytest.importorskip("jax.scipy.stats")
+    for fun in ("logpmf", "pmf"):
+        ours = getattr({"binom": binom, "nbinom": nbinom, "geom": geom,
+                        "betabinom": betabinom}[name], fun)
+        theirs = getattr(getattr(jax_stats, name), fun)
+        np.testing.assert_allclose(ours(*args), theirs(*args), rtol=1e-12)
+        for i in argnums:
+            np.testing.assert_allclose(ft.grad(ours, argnums=i)(*args),
+                                       jax.grad(theirs, argnums=i)(*args), rtol=1e-10)
+
+
+def test_dirichlet_matches_scipy_and_jax():
+    alpha = np.array([2.0, 0.5, 3.0])
+    x = np.array([[0.2, 0.3, 0.5], [0.1, 0.1, 0.8]]).T  # two points, categories first
+    want = st.dirichlet.logpdf(x, alpha)
+    np.testing.assert_allclose(dirichlet.logpdf(x, alpha), want, rtol=1e-13)
+    np.testing.assert_allclose(dirichlet.logpdf(x[:2], alpha), want, rtol=1e-13)
+    np.testing.assert_allclose(dirichlet.pdf(x[:, 0], alpha), st.dirichlet.pdf(x[:, 0], alpha),
+                               rtol=1e-13)
+    # Off the simplex: -inf with zero derivatives; a non-positive alpha: nan.
+    off = np.array([0.5, 0.6, -0.1])
+    assert float(dirichlet.logpdf(off, alpha)) == -np.inf
+    assert float(dirichlet.logpdf(np.array([0.5, 0.5, 0.0]), alpha)) == -np.inf
+    np.testing.assert_array_equal(ft.grad(lambda v: dirichlet.logpdf(v, alpha))(off), 0.0)
+    assert np.isnan(dirichlet.logpdf(x[:, 0], np.array([1.0, 0.0, 2.0])))
+    with pytest.raises(ValueError, match="alpha must be one-dimensional"):
+        dirichlet.logpdf(x, alpha[None])
+    with pytest.raises(ValueError, match="categories of alpha"):
+        dirichlet.logpdf(x[:1], alpha)
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    jax_stats = pytest.importorskip("jax.scipy.stats")
+    for xs in (x, x[:2], x[:, 0], off):
+        np.testing.assert_allclose(dirichlet.logpdf(xs, alpha),
+                                   jax_stats.dirichlet.logpdf(xs, alpha), rtol=1e-13)
+    for argnum in (0, 1):
+        np.testing.assert_allclose(ft.grad(dirichlet.logpdf, argnums=argnum)(x[:, 1], alpha),
+                                   jax.grad(jax_stats.dirichlet.logpdf, argnums=argnum)(
+                                       x[:, 1], alpha), rtol=1e-12)
+
+
+def test_multinomial_matches_scipy_and_jax():
+    p = np.array([0.2, 0.5, 0.3])
+    x = np.array([[1, 2, 0], [3, 0, 0], [0, 0, 2], [-1, 3, 1], [1, 1, 1]])
+    # Each row against its own n (JAX sums the counts of all rows together).
+    np.testing.assert_allclose(multinomial.logpmf(x, 3, p), st.multinomial.logpmf(x, 3, p),
+                               rtol=1e-13)
+    np.testing.assert_allclose(multinomial.pmf(x[0], np.array([3, 4]), p),
+                               st.multinomial.pmf(x[0], [3, 4], p), rtol=1e-13)
+    with np.errstate(all="ignore"):
+        assert np.isnan(multinomial.logpmf(x[0], 3, np.array([0.2, 1.5, -0.7])))
+        assert np.isnan(multinomial.logpmf(x[0], -3, p))
+    # p = 0 where the count is 0: the term is 0, and so is its derivative.
+    zero = np.array([0.2, 0.8, 0.0])
+    np.testing.assert_allclose(multinomial.logpmf(x[0], 3, zero),
+                               st.multinomial.logpmf(x[0], 3, zero), rtol=1e-13)
+    np.testing.assert_allclose(ft.grad(lambda q: multinomial.logpmf(x[0], 3, q))(zero),
+                               [5.0, 2.5, 0.0])
+    with pytest.raises(ValueError, match="x and n must be of integer type"):
+        multinomial.logpmf(x[0].astype(float), 3, p)
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    jax_stats = pytest.importorskip("jax.scipy.stats")
+    for row in x[[0, 1, 4]]:
+        np.testing.assert_allclose(multinomial.logpmf(row, 3, p),
+                                   jax_stats.multinomial.logpmf(row, 3, p), rtol=1e-13)
+        np.testing.assert_allclose(
+            ft.grad(multinomial.logpmf, argnums=2)(row, 3, p),
+            jax.grad(jax_stats.multinomial.logpmf, argnums=2)(row, 3, p), rtol=1e-12)
+
+
+def test_mode_rankdata_sem_match_jax_in_values_and_derivatives():
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    jax_stats = pytest.importorskip("jax.scipy.stats")
+    x1 = np.array([[1, 2, 1, 3, 2, 1], [3, 1, 3, 2, 1, 3], [1, 2, 2, 3, 1, 2]])
+    xf = np.array([[1.0, 2.0], [1.0, 3.0], [2.0, 3.0]])
+    inputs = [x1, xf, np.array([np.nan, 1.0, np.nan, 2.0, 1.0, 1.0]),
+              np.array([1.0, np.nan, np.nan, 2.0]), np.array(5.0),
+              np.array([True, False, True]), np.zeros((0, 3)), np.zeros((3, 0))]
+    for x in inputs:
+        for kwargs in ({}, {"axis": -1}, {"axis": None, "keepdims": True}, {"keepdims": True}):
+            got, want = mode(x, **kwargs), jax_stats.mode(x, **kwargs)
+            for g, w in zip(got, want):
+                np.testing.assert_array_equal(g, w)
+                assert np.asarray(g).dtype == w.dtype and np.shape(g) == w.shape
+    for x in [x1, xf, np.array([[1.0, np.nan], [2.0, 2.0]]), np.array(3.0), np.zeros(0)]:
+        for method in ("average", "min", "max", "dense", "ordinal"):
+            for axis in ([None, 0, -1] if np.ndim(x) == 2 else [None]):
+                np.testing.assert_array_equal(rankdata(x, method, axis=axis),
+                                              jax_stats.rankdata(x, method, axis=axis))
+    x2 = np.array([[1, 2, 3, np.nan, 4, 2], [4, 5, 4, 3, np.nan, 1], [7, np.nan, 8, 7, 9, 1]])
+    for x in [x1, x2]:
+        for kwargs in ({}, {"axis": 1, "keepdims": True}, {"axis": None, "ddof": 0},
+                       {"nan_policy": "omit"}, {"axis": 1, "nan_policy": "omit"}):
+            np.testing.assert_allclose(sem(x, **kwargs), jax_stats.sem(x, **kwargs),
+                                       rtol=1e-13)
+    # Derivatives: the mode's picks its entry, ranks have none, sem's are the same.
+    np.testing.assert_array_equal(ft.grad(lambda v: mode(v).mode.sum())(xf),
+                                  jax.grad(lambda v: jax_stats.mode(v).mode.sum())(xf))
+    v1 = np.array([3.0, 1.0, 3.0, 2.0])
+    np.testing.assert_array_equal(ft.grad(lambda v: (rankdata(v) * v).sum())(v1),
+                                  jax.grad(lambda v: (jax_stats.rankdata(v) * v).sum())(v1))
+    for kwargs in ({}, {"axis": None}, {"nan_policy": "omit"}):
+        np.testing.assert_allclose(ft.grad(lambda v: sem(v, **kwargs).sum())(x2[:, :3]),
+                                   jax.grad(lambda v: jax_stats.sem(v, **kwargs).sum())(
+                                       x2[:, :3]), rtol=1e-12, atol=1e-15)
+
+
+def test_summaries_refuse_what_jax_refuses():
+    with pytest.raises(NotImplementedError, match="nan_policy='omit' is not supported"):
+        mode(np.ones(3), nan_policy="omit")
+    with pytest.raises(NotImplementedError, match="nan_policy='raise' is not supported"):
+        rankdata(np.ones(3), nan_policy="raise")
+    with pytest.raises(ValueError, match="illegal nan_policy value 'bad'"):
+        mode(np.ones(3), nan_policy="bad")
+    with pytest.raises(ValueError, match="unknown method 'foo'"):
+        rankdata(np.ones(3), "foo")
+    with pytest.raises(ValueError, match="nan_policy='raise' is not supported"):
+        sem(np.ones(3), nan_policy="raise")
+    with pytest.raises(ValueError, match="axis 2 is out of bounds"):
+        mode(np.ones((2, 3)), axis=2)
