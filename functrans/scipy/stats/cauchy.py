@@ -22,7 +22,7 @@ _LOG_PI = math.log(math.pi)
 
 def _standardized(x, loc, scale):
     x, loc, scale = inexact_all(x, loc, scale)
-    return (x - loc) / scale, scale
+    return fnp.divide(x - loc, scale), scale
 
 
 def logpdf(x, loc=0, scale=1):

@@ -32,7 +32,7 @@ def logpdf(x, df, loc=0, scale=1):
     array([   -inf, -0.6931, -1.6931])
     """
     x, df, loc, scale = inexact_all(x, df, loc, scale)
-    y = (x - loc) / scale
+    y = fnp.divide(x - loc, scale)
     outside = y < 0
     y = fnp.where(outside, 1.0, y)  # keeps log(y) and its derivatives finite outside
     k = 0.5 * df
@@ -54,7 +54,8 @@ def _half_standardized(x, df, loc, scale):
     # y / 2 clipped at 0 (the distribution functions are those of 0 below the support),
     # the shape df / 2, and whether the parameters are valid.
     x, df, loc, scale = inexact_all(x, df, loc, scale)
-    return fnp.maximum(0.5 * (x - loc) / scale, 0.0), 0.5 * df, (df > 0) & (scale > 0)
+    half_y = fnp.maximum(fnp.divide(x - loc, 2.0 * scale), 0.0)
+    return half_y, 0.5 * df, (df > 0) & (scale > 0)
 
 
 def cdf(x, df, loc=0, scale=1):

@@ -20,7 +20,7 @@ def _standardized(x, loc, scale):
     # (x - loc) / scale, clipped at 0: below the support the distribution functions are
     # those of 0, with zero derivatives.
     x, loc, scale = inexact_all(x, loc, scale)
-    return fnp.maximum((x - loc) / scale, 0.0), scale
+    return fnp.maximum(fnp.divide(x - loc, scale), 0.0), scale
 
 
 def logpdf(x, loc=0, scale=1):
@@ -32,7 +32,7 @@ def logpdf(x, loc=0, scale=1):
     array([-inf,  -1.,  -2.])
     """
     x, loc, scale = inexact_all(x, loc, scale)
-    y = (x - loc) / scale
+    y = fnp.divide(x - loc, scale)
     value = fnp.where(y < 0, -np.inf, -y - fnp.log(scale))
     return nan_unless(scale > 0, value)
 
