@@ -74,9 +74,8 @@ def logpdf(x, a, b, loc=0, scale=1):
     >>> logpdf(np.array([-2.0, 0.0, 2.0]), -1.0, 1.0).round(10)
     array([       -inf, -0.53722339,        -inf])
     """
-    x, a, b, loc, scale = inexact_all(x, a, b, loc, scale)
     z, _, a_safe, b_safe, _, _, valid, log_mass, scale = _standardized(x, a, b, loc, scale)
-    value = -0.5 * z * z - _LOG_SQRT_2PI - log_mass - fnp.log(fnp.where(valid, scale, 1.0))
+    value = -0.5 * z * z - _LOG_SQRT_2PI - log_mass - fnp.log(scale)
     value = fnp.where((z < a_safe) | (z > b_safe), -np.inf, value)
     return nan_unless(valid, value)
 

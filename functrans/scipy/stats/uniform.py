@@ -10,7 +10,7 @@ import numpy as np
 
 import functrans.numpy as fnp
 from functrans.scipy._util import inexact_all
-from functrans.scipy.stats._common import nan_unless, quantile
+from functrans.scipy.stats._common import nan_unless
 
 __all__ = ["cdf", "logpdf", "pdf", "ppf"]
 
@@ -55,8 +55,7 @@ def ppf(q, loc=0, scale=1):
     1.5
     """
     q, loc, scale = inexact_all(q, loc, scale)
-    value = loc + scale * q
-    return nan_unless(scale > 0, quantile(q, value, value, value))
+    return nan_unless((scale > 0) & (q >= 0) & (q <= 1), loc + scale * q)
 
 
 def __dir__() -> list[str]:
