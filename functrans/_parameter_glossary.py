@@ -1617,6 +1617,30 @@ FAMILY["functrans.scipy.stats"].update({
 _specific(" ".join(f"functrans.scipy.stats.gamma.{n}" for n in ("cdf", "logcdf", "logpdf",
                                                                  "logsf", "pdf", "sf")),
           a=(_ARRAY, "The shape parameter (positive)."))
+_specific(" ".join(f"functrans.scipy.stats.gennorm.{n}" for n in ("cdf", "logpdf", "pdf")),
+          beta=(_ARRAY, "The shape parameter (positive): the density falls as "
+                        "``exp(-|x|^beta)``."))
+_specific("functrans.scipy.stats.gumbel_l.ppf functrans.scipy.stats.gumbel_r.ppf",
+          p=(_ARRAY, "The probability, in [0, 1]."))
+_specific("functrans.scipy.stats.logistic.ppf functrans.scipy.stats.logistic.isf",
+          x=(_ARRAY, "The probability, in [0, 1] (JAX's name for it)."))
+_specific(" ".join(f"functrans.scipy.stats.pareto.{n}" for n in ("cdf", "logcdf", "logpdf",
+                                                                  "logsf", "pdf", "ppf",
+                                                                  "sf")),
+          b=(_ARRAY, "The shape parameter (positive): the survival function falls as "
+                     "``y^(-b)``."))
+_specific(" ".join(f"functrans.scipy.stats.truncnorm.{n}" for n in ("cdf", "logcdf",
+                                                                     "logpdf", "logsf",
+                                                                     "pdf", "sf")),
+          a=(_ARRAY, "The lower bound of the truncation, in standard units (``(bound - "
+                     "loc) / scale``); may be ``-inf``."),
+          b=(_ARRAY, "The upper bound of the truncation, in standard units; may be "
+                     "``inf``."))
+_specific("functrans.scipy.stats.vonmises.logpdf functrans.scipy.stats.vonmises.pdf",
+          kappa=(_ARRAY, "The concentration (non-negative; 0 is the uniform "
+                         "distribution)."))
+_specific("functrans.scipy.stats.wrapcauchy.logpdf functrans.scipy.stats.wrapcauchy.pdf",
+          c=(_ARRAY, "The concentration, in (0, 1)."))
 _specific("functrans.numpy.iterable", y=("object", "The object to test."))
 _specific("functrans.numpy.cov",
           m=(_ARRAY, "The observations: one variable per row (per column with "

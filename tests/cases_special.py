@@ -23,9 +23,11 @@ from functrans import backend, lax
 from functrans.primitives import special
 from functrans.primitives.special import (bessel_jv, hyp1f1, hyp2f1,
                                           hyp_parameter_derivative_p, ndtri)
-from functrans.scipy.stats import bernoulli, beta, gamma, multivariate_normal, norm, poisson, t
-from functrans.scipy.stats import (betabinom, binom, dirichlet, geom, mode, multinomial, nbinom,
-                                   rankdata, sem)
+from functrans.scipy.stats import (bernoulli, beta, betabinom, binom, cauchy, chi2, dirichlet,
+                                   expon, gamma, gennorm, geom, gumbel_l, gumbel_r, laplace,
+                                   logistic, mode, multinomial, multivariate_normal, nbinom, norm,
+                                   pareto, poisson, rankdata, sem, t, truncnorm, uniform,
+                                   vonmises, wrapcauchy)
 from sweep import F32, F64, I64, A, Case, numpy_case
 
 
@@ -423,6 +425,119 @@ STATS_CASES += [
                diff=False, reference=lambda x: tuple(st.mode(x, axis=None, keepdims=True))),
 ]
 
+def _loc_scale_cases(name, module, reference, functions, quantiles=()):
+    """Cases of a location-scale distribution without shape parameters: each function of
+    ``x`` (anywhere on the line), ``loc`` and ``scale``, and each quantile function of a
+    probability in (0.1, 0.9)."""
+    out = [_case(f"{name}_{f}", getattr(module, f), getattr(reference, f), A(3, 4), A(4),
+                 A(4, kind="pos")) for f in functions]
+    out += [_case(f"{name}_{f}",
+                  lambda u, loc, scale, f=f: getattr(module, f)(_prob(u), loc, scale),
+                  lambda u, loc, scale, f=f: getattr(reference, f)(_prob(u), loc, scale),
+                  A(3, 4, kind="unit"), A(4), A(4, kind="pos")) for f in quantiles]
+    return out
+
+
+_ALL = ("logpdf", "pdf", "cdf", "logcdf", "sf", "logsf")
+
+
+def _pareto_case(f):
+    # x = loc + scale y with y >= 1.5, inside the support.
+    return _case(f"pareto_{f}",
+                 lambda y, b, loc, scale: getattr(pareto, f)(y * scale + loc + scale, b, loc,
+                                                             scale),
+                 lambda y, b, loc, scale: getattr(st.pareto, f)(y * scale + loc + scale, b,
+                                                                loc, scale),
+                 A(3, 4, kind="pos"), A(4, kind="pos"), A(4), A(4, kind="pos"))
+
+
+def _truncnorm_bounds(a, b, side):
+    """Bounds across 0 (``side`` 0), in the upper tail (1) or the lower tail (-1), from two
+    positive draws."""
+    if side == 0:
+        return -a, b
+    low, high = 1.0 + a, 1.0 + a + b
+    return (low, high) if side == 1 else (-high, -low)
+
+
+def _truncnorm_case(f, side, loc_scale=False):
+    # x between the bounds, at the fraction _prob(u) of the way.
+    def call(module, u, a, b, *loc_scale_args):
+        low, high = _truncnorm_bounds(a, b, side)
+        z = low + _prob(u) * (high - low)
+        if loc_scale_args:
+            loc, scale = loc_scale_args
+            return getattr(module, f)(z * scale + loc, low, high, loc, scale)
+        return getattr(module, f)(z, low, high)
+    extra = [A(4), A(4, kind="pos")] if loc_scale else []
+    suffix = {0: "", 1: "_upper_tail", -1: "_lower_tail"}[side] + ("_loc_scale" if loc_scale
+                                                                    else "")
+    return _case(f"truncnorm_{f}{suffix}", lambda *xs: call(truncnorm, *xs),
+                 lambda *xs: call(st.truncnorm, *xs), A(3, 4, kind="unit"), A(4, kind="pos"),
+                 A(4, kind="pos"), *extra)
+
+
+STATS_CASES += [
+    *_loc_scale_cases("cauchy", cauchy, st.cauchy, _ALL, ("ppf", "isf")),
+    *_loc_scale_cases("gumbel_r", gumbel_r, st.gumbel_r, _ALL, ("ppf",)),
+    *_loc_scale_cases("gumbel_l", gumbel_l, st.gumbel_l, _ALL, ("ppf",)),
+    # x = loc + z scale with |z| >= 0.5: a numerical derivative never straddles the kink.
+    *[_case(f"laplace_{f}",
+            lambda z, loc, scale, f=f: getattr(laplace, f)(z * scale + loc, loc, scale),
+            lambda z, loc, scale, f=f: getattr(st.laplace, f)(z * scale + loc, loc, scale),
+            A(3, 4, kind="away0"), A(4), A(4, kind="pos")) for f in ("logpdf", "pdf", "cdf")],
+    *_loc_scale_cases("logistic", logistic, st.logistic, ("logpdf", "pdf", "cdf", "sf"),
+                      ("ppf", "isf")),
+    # Inside the support: x >= 0.5 above loc <= -0.5.
+    *[_case(f"expon_{f}", lambda x, loc, scale, f=f: getattr(expon, f)(x, -loc, scale),
+            lambda x, loc, scale, f=f: getattr(st.expon, f)(x, -loc, scale),
+            A(3, 4, kind="pos"), A(4, kind="pos"), A(4, kind="pos")) for f in _ALL],
+    _case("expon_ppf", lambda u, loc, scale: expon.ppf(_prob(u), loc, scale),
+          lambda u, loc, scale: st.expon.ppf(_prob(u), loc, scale),
+          A(3, 4, kind="unit"), A(4), A(4, kind="pos")),
+    _case("chi2_logpdf", lambda x, df, loc, scale: chi2.logpdf(x, df, -loc, scale),
+          lambda x, df, loc, scale: st.chi2.logpdf(x, df, -loc, scale),
+          A(3, 4, kind="pos"), A(4, kind="pos"), A(4, kind="pos"), A(4, kind="pos")),
+    _case("chi2_pdf", chi2.pdf, st.chi2.pdf, A(3, 4, kind="pos"), A(4, kind="pos")),
+    # The distribution functions differentiate once in df (SHAPE_CASES): here it is held.
+    *[_case(f"chi2_{f}",
+            lambda x, k, scale, f=f: getattr(chi2, f)(x, 2 * abs(k) + 1.0, 0.0, scale),
+            lambda x, k, scale, f=f: getattr(st.chi2, f)(x, 2 * abs(k) + 1.0, 0.0, scale),
+            A(3, 4, kind="pos"), A(4, kind="int"), A(4, kind="pos"))
+      for f in ("cdf", "logcdf", "sf", "logsf")],
+    # beta >= 1.5 keeps |x|^beta twice differentiable at the draws near 0.
+    _case("gennorm_logpdf", lambda x, b: gennorm.logpdf(x, b + 1.0),
+          lambda x, b: st.gennorm.logpdf(x, b + 1.0), A(3, 4), A(4, kind="pos")),
+    _case("gennorm_pdf", lambda x, b: gennorm.pdf(x, b + 1.0),
+          lambda x, b: st.gennorm.pdf(x, b + 1.0), A(3, 4), A(4, kind="pos")),
+    _case("gennorm_cdf", lambda x, k: gennorm.cdf(x, abs(k) + 1.5),
+          lambda x, k: st.gennorm.cdf(x, abs(k) + 1.5), A(3, 4), A(4, kind="int")),
+    *[_pareto_case(f) for f in _ALL],
+    _case("pareto_ppf", lambda u, b, loc, scale: pareto.ppf(_prob(u), b, loc, scale),
+          lambda u, b, loc, scale: st.pareto.ppf(_prob(u), b, loc, scale),
+          A(3, 4, kind="unit"), A(4, kind="pos"), A(4), A(4, kind="pos")),
+    *[_truncnorm_case(f, side) for f in _ALL for side in (0, 1, -1)],
+    *[_truncnorm_case(f, 0, loc_scale=True) for f in ("logpdf", "cdf", "logsf")],
+    # Inside [loc, loc + scale]: the density is flat there.
+    *[_case(f"uniform_{f}",
+            lambda u, loc, scale, f=f: getattr(uniform, f)(_prob(u) * scale + loc, loc, scale),
+            lambda u, loc, scale, f=f: getattr(st.uniform, f)(_prob(u) * scale + loc, loc,
+                                                              scale),
+            A(3, 4, kind="unit"), A(4), A(4, kind="pos")) for f in ("logpdf", "pdf", "cdf")],
+    _case("uniform_ppf", lambda u, loc, scale: uniform.ppf(_prob(u), loc, scale),
+          lambda u, loc, scale: st.uniform.ppf(_prob(u), loc, scale),
+          A(3, 4, kind="unit"), A(4), A(4, kind="pos")),
+    _case("vonmises_logpdf", vonmises.logpdf, st.vonmises.logpdf, A(3, 4),
+          A(4, kind="pos")),
+    _case("vonmises_pdf", vonmises.pdf, st.vonmises.pdf, A(3, 4), A(4, kind="pos")),
+    # x = pi (1 + u) in (0.6, 5.6), inside [0, 2 pi]; c in (0.1, 0.9).
+    *[_case(f"wrapcauchy_{f}",
+            lambda u, v, f=f: getattr(wrapcauchy, f)(np.pi * (1 + u), _prob(v)),
+            lambda u, v, f=f: getattr(st.wrapcauchy, f)(np.pi * (1 + u), _prob(v)),
+            A(3, 4, kind="unit"), A(4, kind="unit")) for f in ("logpdf", "pdf")],
+]
+
+
 # The shape of the incomplete gamma function: igamma and igammac differentiate in it twice
 # (a third derivative raises), and the kernels of those derivatives differentiate in x to
 # any order (their shape comes from integer draws, held fixed).
@@ -457,6 +572,12 @@ SHAPE_CASES = [dataclasses.replace(case, order=1) for case in [
           A(3, 4, kind="pos"), A(4, kind="pos"), A(4, kind="pos")),
     _case("gamma_logsf_in_a", lambda x, a: gamma.logsf(x, a), lambda x, a: st.gamma.logsf(x, a),
           A(3, 4, kind="pos"), A(4, kind="pos")),
+    _case("chi2_cdf_in_df", lambda x, df: chi2.cdf(x, df), lambda x, df: st.chi2.cdf(x, df),
+          A(3, 4, kind="pos"), A(4, kind="pos")),
+    _case("chi2_logsf_in_df", lambda x, df: chi2.logsf(x, df),
+          lambda x, df: st.chi2.logsf(x, df), A(3, 4, kind="pos"), A(4, kind="pos")),
+    _case("gennorm_cdf_in_beta", lambda x, b: gennorm.cdf(x, b + 1.0),
+          lambda x, b: st.gennorm.cdf(x, b + 1.0), A(3, 4), A(4, kind="pos")),
 ]]
 
 NUMPY_CASES = SPECIAL_CASES + STATS_CASES + SHAPE_CASES

@@ -19,6 +19,7 @@ import functrans as ft
 import functrans.scipy.special as S
 from functrans import lax
 from functrans.primitives.special import bessel_jv
+import functrans.scipy.stats as stats
 from functrans.scipy.stats import bernoulli, beta, gamma, multivariate_normal, norm, poisson
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -219,6 +220,124 @@ def test_normal_tails_and_quantiles():
     # ppf inverts cdf, and so do their derivatives.
     np.testing.assert_allclose(ft.grad(norm.ppf)(norm.cdf(0.7)) * ft.grad(norm.cdf)(0.7),
                                1.0, rtol=1e-12)
+
+
+# Points on both sides of each support's edges, the edges themselves, infinities and nan,
+# and the parameters (after x) each distribution is checked with; SciPy's log-densities
+# underflow to -inf far out (it takes the log of the density), so the points stop before.
+_EDGE_X = np.array([-np.inf, -30.0, -1.0, -1e-300, 0.0, 1e-300, 0.5, 1.0, 1.001, 1.5,
+                    2.0, 2 * np.pi, 6.3, 40.0, np.inf, np.nan])
+_EDGE_PARAMS = {
+    "cauchy": [(), (0.5, 2.0)], "laplace": [(), (0.5, 2.0)], "logistic": [(), (0.5, 2.0)],
+    "gumbel_r": [(), (0.5, 2.0)], "gumbel_l": [(), (0.5, 2.0)],
+    "expon": [(), (0.5, 2.0), (1.0, 1.0)], "uniform": [(), (0.5, 2.0), (-1.0, 2.0)],
+    "chi2": [(1.0,), (2.0,), (3.5, 0.5, 2.0), (0.3,)],
+    "pareto": [(1.0,), (2.5, 0.5, 0.5), (0.3, -1.0, 2.0)],
+    "gennorm": [(0.5,), (1.0,), (2.0,), (3.7,)],
+    "truncnorm": [(-1.0, 1.0), (0.0, np.inf), (-np.inf, 1.0), (1.0, 2.0), (-3.0, -0.5, 1.0, 2.0),
+                  (-np.inf, np.inf)],
+    "vonmises": [(0.0,), (1.0,), (50.0,)], "wrapcauchy": [(0.1,), (0.5,), (0.99,)],
+}
+_NEW = sorted(_EDGE_PARAMS)
+
+
+def _assert_like_scipy(name, function, args, rtol=1e-12):
+    with np.errstate(all="ignore"):
+        want = getattr(getattr(st, name), function)(*args)
+        got = getattr(getattr(stats, name), function)(*args)
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=0,
+                               err_msg=f"{name}.{function}{args[1:]}")
+
+
+@pytest.mark.parametrize("name", _NEW)
+def test_stats_edges_of_the_support_match_scipy(name):
+    module = getattr(stats, name)
+    for params in _EDGE_PARAMS[name]:
+        for function in module.__all__:
+            if function in ("ppf", "isf"):
+                continue
+            _assert_like_scipy(name, function, (_EDGE_X, *params))
+
+
+@pytest.mark.parametrize("name", [n for n in _NEW if "ppf" in getattr(stats, n).__all__])
+def test_stats_quantiles_at_the_ends_match_scipy(name):
+    q = np.array([-0.5, 0.0, 1e-300, 1e-10, 0.1, 0.25, 0.5, 0.75, 0.9, 1 - 1e-10, 1.0, 1.5,
+                  np.nan])
+    params = {"pareto": (2.5, 0.5, 2.0)}.get(name, (0.5, 2.0))
+    for function in ("ppf", "isf"):
+        if function in getattr(stats, name).__all__:
+            _assert_like_scipy(name, function, (q, *params))
+
+
+def test_stats_invalid_parameters_give_nan_as_scipy():
+    calls = [("cauchy", "cdf", (1.0, 0.0, -1.0)), ("expon", "logpdf", (1.0, 0.0, 0.0)),
+             ("chi2", "logpdf", (1.0, -1.0)), ("chi2", "sf", (1.0, 0.0)),
+             ("gennorm", "cdf", (1.0, 0.0)), ("gumbel_r", "ppf", (0.5, 0.0, -2.0)),
+             ("laplace", "logpdf", (1.0, 0.0, -1.0)), ("logistic", "isf", (0.5, 0.0, 0.0)),
+             ("pareto", "logcdf", (2.0, -1.0)), ("truncnorm", "logpdf", (0.5, 1.0, 0.0)),
+             ("truncnorm", "cdf", (0.5, 1.0, 1.0)), ("uniform", "cdf", (0.5, 0.0, -1.0)),
+             ("vonmises", "logpdf", (0.5, -1.0)), ("wrapcauchy", "pdf", (0.5, 1.0))]
+    for name, function, args in calls:
+        # Python scalars throughout: a zero scale is no ZeroDivisionError.
+        with np.errstate(all="ignore"):
+            got = getattr(getattr(stats, name), function)(*args)
+            want = getattr(getattr(st, name), function)(*args)
+        assert np.isnan(got) and np.isnan(want), (name, function, args)
+
+
+def test_stats_tails_keep_their_accuracy():
+    x = np.array([-40.0, -10.0, 10.0, 40.0])
+    for name in ("cauchy", "gumbel_r", "gumbel_l", "logistic"):
+        for function in ("cdf", "sf", "logcdf", "logsf"):
+            if function in getattr(stats, name).__all__:
+                _assert_like_scipy(name, function, (x,), rtol=1e-13)
+    # A truncation 30 standard deviations out, where ndtr(b) - ndtr(a) would be 0.
+    _assert_like_scipy("truncnorm", "logpdf", (np.array([29.5, 30.0]), 29.0, 31.0))
+    _assert_like_scipy("truncnorm", "logsf", (np.array([29.5, 30.0]), 29.0, 31.0))
+    _assert_like_scipy("truncnorm", "logcdf", (np.array([-29.5, -30.0]), -31.0, -29.0))
+    _assert_like_scipy("expon", "logcdf", (np.array([1e-10, 0.5, 40.0]),))
+    _assert_like_scipy("chi2", "logcdf", (np.array([1e-6, 60.0]), 3.0), rtol=1e-11)
+
+
+def _symmetric_difference(f, x, h=1e-6):
+    return (f(x + h) - f(x - h)) / (2 * h)
+
+
+def test_stats_gradients_are_zero_outside_the_support_and_finite_at_branch_points():
+    outside = [lambda a: stats.expon.logpdf(-1.0, 0.0, a), lambda a: stats.expon.logcdf(-1.0, a),
+               lambda a: stats.chi2.logpdf(-1.0, a), lambda a: stats.chi2.logcdf(-1.0, a),
+               lambda a: stats.pareto.logpdf(0.5, a), lambda a: stats.pareto.logcdf(0.5, a),
+               lambda a: stats.truncnorm.logcdf(-2.0, -1.0, a),
+               lambda a: stats.truncnorm.logsf(2.0, -a, 1.0),
+               lambda a: stats.uniform.logpdf(3.0, 0.0, a),
+               lambda a: stats.wrapcauchy.logpdf(-1.0, 0.5 / a)]
+    for f in outside:
+        assert float(f(2.0)) in (-np.inf, 0.0)
+        assert float(ft.grad(f)(2.0)) == 0.0
+    # Where one formula hands over to another, the derivative is that of the function: a
+    # symmetric difference (which never sees the switch's position) agrees.
+    switches = [
+        (lambda q: stats.cauchy.ppf(q, 0.3, 2.0), 0.25),  # tan(pi (q - 1/2)) to -cot(pi q)
+        (lambda q: stats.cauchy.isf(q, 0.3, 2.0), 0.75),
+        (lambda x: stats.cauchy.logcdf(x), 0.0),  # log(cdf) to log1p(-sf)
+        (lambda x: stats.gumbel_r.logsf(x), -np.log(np.log(2.0))),
+        (lambda x: stats.laplace.cdf(x, 0.5), 0.5),  # the two exponentials
+        (lambda x: stats.logistic.cdf(x), 0.0),
+        (lambda x: stats.logistic.logpdf(x), 0.0),
+        (lambda x: stats.expon.logcdf(x), np.log(2.0)),  # log1mexp's split
+        (lambda x: stats.gennorm.cdf(x, 1.5), 0.0),  # the density at 0, not 0 * inf
+        (lambda a: stats.truncnorm.logpdf(0.5, a, 2.0), 0.0),  # across 0 to the upper tail
+        (lambda b: stats.truncnorm.logpdf(-1.0, -2.0, b), 0.0),
+        (lambda x: stats.truncnorm.logcdf(x, -1.0, 2.0), 0.35),  # near the median
+    ]
+    for f, x in switches:
+        for df in (ft.grad(f), ft.jacfwd(f)):
+            got = float(df(x))
+            assert np.isfinite(got)
+            np.testing.assert_allclose(got, _symmetric_difference(f, x), rtol=1e-6)
+    # Second derivatives too, where both sides are smooth.
+    second = ft.grad(ft.grad(stats.logistic.logpdf))(0.0)
+    np.testing.assert_allclose(second, -0.5, rtol=1e-12)
 
 
 def test_multivariate_normal_gradient_matches_the_closed_form():
