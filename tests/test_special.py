@@ -239,6 +239,12 @@ _EDGE_PARAMS = {
     "vonmises": [(0.0,), (1.0,), (50.0,)], "wrapcauchy": [(0.1,), (0.5,), (0.99,)],
 }
 _NEW = sorted(_EDGE_PARAMS)
+# SciPy before 1.15 loses accuracy in the far tails these tests compare (seen in 1.13.0:
+# expon.logcdf of x = 1e-300 is 0, cauchy.ppf of a probability of 1e-300 is -3e16 where
+# the quantile is -6e299); 1.15.3 and later agree with functrans.
+_TAILS_LIKE_SCIPY = pytest.mark.skipif(
+    np.lib.NumpyVersion(scipy.__version__) < "1.15.0",
+    reason=f"SciPy {scipy.__version__} is less accurate in the tails than functrans")
 
 
 def _assert_like_scipy(name, function, args, rtol=1e-12):
@@ -249,6 +255,7 @@ def _assert_like_scipy(name, function, args, rtol=1e-12):
                                err_msg=f"{name}.{function}{args[1:]}")
 
 
+@_TAILS_LIKE_SCIPY
 @pytest.mark.parametrize("name", _NEW)
 def test_stats_edges_of_the_support_match_scipy(name):
     module = getattr(stats, name)
@@ -259,6 +266,7 @@ def test_stats_edges_of_the_support_match_scipy(name):
             _assert_like_scipy(name, function, (_EDGE_X, *params))
 
 
+@_TAILS_LIKE_SCIPY
 @pytest.mark.parametrize("name", [n for n in _NEW if "ppf" in getattr(stats, n).__all__])
 def test_stats_quantiles_at_the_ends_match_scipy(name):
     q = np.array([-0.5, 0.0, 1e-300, 1e-10, 0.1, 0.25, 0.5, 0.75, 0.9, 1 - 1e-10, 1.0, 1.5,
@@ -285,6 +293,7 @@ def test_stats_invalid_parameters_give_nan_as_scipy():
         assert np.isnan(got) and np.isnan(want), (name, function, args)
 
 
+@_TAILS_LIKE_SCIPY
 def test_stats_tails_keep_their_accuracy():
     x = np.array([-40.0, -10.0, 10.0, 40.0])
     for name in ("cauchy", "gumbel_r", "gumbel_l", "logistic"):
