@@ -7,8 +7,9 @@ import math
 import numpy as np
 
 import functrans.numpy as fnp
+from functrans.scipy._util import inexact_all
 
-__all__ = ["log1mexp", "log_probability", "nan_unless", "quantile"]
+__all__ = ["log1mexp", "log_probability", "nan_unless", "quantile", "standardized"]
 
 _LOG_2 = math.log(2.0)
 
@@ -43,3 +44,10 @@ def quantile(q, value, low, high):
     SciPy gives them)."""
     value = fnp.where(q == 0, low, fnp.where(q == 1, high, value))
     return fnp.where((q >= 0) & (q <= 1), value, np.nan)
+
+
+def standardized(x, loc, scale):
+    """``((x - loc) / scale, scale)`` after the arguments' promotion (``fnp.divide``: a
+    Python-scalar ``scale`` of 0 gives inf or nan, not ZeroDivisionError)."""
+    x, loc, scale = inexact_all(x, loc, scale)
+    return fnp.divide(x - loc, scale), scale

@@ -13,16 +13,11 @@ import numpy as np
 
 import functrans.numpy as fnp
 from functrans.scipy._util import inexact_all
-from functrans.scipy.stats._common import log_probability, nan_unless, quantile
+from functrans.scipy.stats._common import log_probability, nan_unless, quantile, standardized
 
 __all__ = ["cdf", "isf", "logcdf", "logpdf", "logsf", "pdf", "ppf", "sf"]
 
 _LOG_PI = math.log(math.pi)
-
-
-def _standardized(x, loc, scale):
-    x, loc, scale = inexact_all(x, loc, scale)
-    return fnp.divide(x - loc, scale), scale
 
 
 def logpdf(x, loc=0, scale=1):
@@ -31,7 +26,7 @@ def logpdf(x, loc=0, scale=1):
     >>> round(float(logpdf(0.0)), 10)  # log(1 / pi)
     -1.1447298858
     """
-    z, scale = _standardized(x, loc, scale)
+    z, scale = standardized(x, loc, scale)
     return nan_unless(scale > 0, -_LOG_PI - fnp.log(scale) - fnp.log1p(z * z))
 
 
@@ -51,7 +46,7 @@ def cdf(x, loc=0, scale=1):
     >>> float(cdf(-1e10) * 1e10 * np.pi)
     1.0
     """
-    z, scale = _standardized(x, loc, scale)
+    z, scale = standardized(x, loc, scale)
     return nan_unless(scale > 0, fnp.arctan2(1.0, -z) / math.pi)
 
 
@@ -72,7 +67,7 @@ def sf(x, loc=0, scale=1):
     >>> round(float(sf(1.0)), 12)
     0.25
     """
-    z, scale = _standardized(x, loc, scale)
+    z, scale = standardized(x, loc, scale)
     return nan_unless(scale > 0, fnp.arctan2(1.0, z) / math.pi)
 
 

@@ -12,14 +12,9 @@ import numpy as np
 
 import functrans.numpy as fnp
 from functrans.scipy._util import inexact_all
-from functrans.scipy.stats._common import log_probability, nan_unless, quantile
+from functrans.scipy.stats._common import log_probability, nan_unless, quantile, standardized
 
 __all__ = ["cdf", "logcdf", "logpdf", "logsf", "pdf", "ppf", "sf"]
-
-
-def _standardized(x, loc, scale):
-    x, loc, scale = inexact_all(x, loc, scale)
-    return fnp.divide(x - loc, scale), scale
 
 
 def logpdf(x, loc=0, scale=1):
@@ -28,7 +23,7 @@ def logpdf(x, loc=0, scale=1):
     >>> round(float(logpdf(0.0)), 12)
     -1.0
     """
-    z, scale = _standardized(x, loc, scale)
+    z, scale = standardized(x, loc, scale)
     return nan_unless(scale > 0, z - fnp.exp(z) - fnp.log(scale))
 
 
@@ -47,7 +42,7 @@ def logsf(x, loc=0, scale=1):
     >>> float(logsf(0.0))
     -1.0
     """
-    z, scale = _standardized(x, loc, scale)
+    z, scale = standardized(x, loc, scale)
     return nan_unless(scale > 0, -fnp.exp(z))
 
 
@@ -67,7 +62,7 @@ def cdf(x, loc=0, scale=1):
     >>> round(float(cdf(-40.0) / np.exp(-40.0)), 12)
     1.0
     """
-    z, scale = _standardized(x, loc, scale)
+    z, scale = standardized(x, loc, scale)
     return nan_unless(scale > 0, -fnp.expm1(-fnp.exp(z)))
 
 
