@@ -416,8 +416,9 @@ STATS_CASES += [
     _case("sem_flat", lambda x: sem(x, axis=None), lambda x: st.sem(x, axis=None), A(3, 4)),
     # Ranks are piecewise constant (zero derivatives where the values are distinct); the
     # mode is an entry of the input (its derivative picks that entry).
+    # float64 ranks, JAX's (SciPy 1.18 keeps float32 input's dtype, 1.17 gives float64)
     numpy_case("scipy_rankdata", lambda m, x: rankdata(x), A(3, 4, kind="spread"),
-               reference=st.rankdata),
+               reference=lambda x: st.rankdata(x).astype(np.float64)),
     numpy_case("scipy_mode_distinct", lambda m, x: mode(x, axis=1).mode,
                A(3, 4, kind="spread"), reference=lambda x: _scipy_mode(x, axis=1)[0]),
     *[numpy_case(f"scipy_rankdata_{method}_ties",
