@@ -416,6 +416,21 @@ def test_polar_gradient_matches_central_differences():
     np.testing.assert_allclose(grad, numeric, rtol=1e-6, atol=1e-8)
 
 
+@pytest.mark.xfail(strict=True, reason="polar's derivative is the SVD's, NaN where the "
+                   "singular values repeat (docs/scipy.md, polar: known gap)")
+def test_polar_gradient_at_repeated_singular_values():
+    # u = a (aᵀa)^(-1/2) is smooth at 2 I, where every singular value is 2
+    a, w = 2.0 * np.eye(3), np.arange(9.0).reshape(3, 3)
+    grad = ft.grad(lambda a: fnp.sum(fsl.polar(a)[0] * w))(a)
+    h = 1e-6
+    numeric = np.zeros_like(a)
+    for i in np.ndindex(a.shape):
+        d = np.zeros_like(a)
+        d[i] = h
+        numeric[i] = (np.sum(sl.polar(a + d)[0] * w) - np.sum(sl.polar(a - d)[0] * w)) / (2 * h)
+    np.testing.assert_allclose(grad, numeric, rtol=1e-6, atol=1e-8)
+
+
 # -- numpy.linalg additions ----------------------------------------------------------------
 
 
