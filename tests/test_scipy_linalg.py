@@ -404,31 +404,51 @@ def test_polar_methods_agree_and_the_iterations_keywords_are_accepted():
     np.testing.assert_array_equal(p, p_svd)
 
 
-def test_polar_gradient_matches_central_differences():
-    a, w = _matrix(3), _matrix(3)
-    grad = ft.grad(lambda a: fnp.sum(fsl.polar(a)[0] * w))(a)
-    h = 1e-6
-    numeric = np.zeros_like(a)
+def _central_gradient(f, a, h=1e-6):
+    """The gradient of the real function f by central differences (Wirtinger's convention
+    for complex a: d/d re + i d/d im, conjugated as functrans's grad gives it)."""
+    grad = np.zeros_like(a)
     for i in np.ndindex(a.shape):
-        d = np.zeros_like(a)
-        d[i] = h
-        numeric[i] = (np.sum(sl.polar(a + d)[0] * w) - np.sum(sl.polar(a - d)[0] * w)) / (2 * h)
+        for step in (1, 1j) if np.iscomplexobj(a) else (1,):
+            d = np.zeros_like(a)
+            d[i] = h * step
+            grad[i] += step * (f(a + d) - f(a - d)) / (2 * h)
+    return np.conj(grad)
+
+
+def _repeated_singular_values(shape, complex_):
+    """2 times a matrix with orthonormal columns (or rows): every singular value is 2."""
+    k = max(shape)
+    z = RNG.standard_normal((k, k)) + (1j * RNG.standard_normal((k, k)) if complex_ else 0)
+    return 2.0 * np.linalg.qr(z)[0][:shape[0], :shape[1]]
+
+
+@pytest.mark.parametrize("side", ["right", "left"])
+@pytest.mark.parametrize("shape", [(3, 3), (4, 2), (2, 4)])
+@pytest.mark.parametrize("complex_", [False, True])
+@pytest.mark.parametrize("repeated", [False, True], ids=["distinct", "repeated"])
+@pytest.mark.parametrize("factor", [0, 1], ids=["u", "p"])
+def test_polar_gradient_matches_central_differences(side, shape, complex_, repeated, factor):
+    # u = a (aᴴa)^(-1/2) and p are smooth wherever a has full rank, also where singular values
+    # repeat (2 * an orthogonal matrix), where the SVD's own rule divides by sᵢ² - sⱼ² = 0
+    if repeated:
+        a = _repeated_singular_values(shape, complex_)
+    else:
+        a = RNG.standard_normal(shape) + (1j * RNG.standard_normal(shape) if complex_ else 0)
+    w = RNG.standard_normal(sl.polar(a, side)[factor].shape)
+    grad = ft.grad(lambda a: fnp.real(fnp.sum(fsl.polar(a, side)[factor] * w)))(a)
+    numeric = _central_gradient(lambda a: np.real(np.sum(sl.polar(a, side)[factor] * w)), a)
+    assert np.all(np.isfinite(grad))
     np.testing.assert_allclose(grad, numeric, rtol=1e-6, atol=1e-8)
 
 
-@pytest.mark.xfail(strict=True, reason="polar's derivative is the SVD's, NaN where the "
-                   "singular values repeat (docs/scipy.md, polar: known gap)")
-def test_polar_gradient_at_repeated_singular_values():
-    # u = a (aᵀa)^(-1/2) is smooth at 2 I, where every singular value is 2
-    a, w = 2.0 * np.eye(3), np.arange(9.0).reshape(3, 3)
-    grad = ft.grad(lambda a: fnp.sum(fsl.polar(a)[0] * w))(a)
-    h = 1e-6
-    numeric = np.zeros_like(a)
-    for i in np.ndindex(a.shape):
-        d = np.zeros_like(a)
-        d[i] = h
-        numeric[i] = (np.sum(sl.polar(a + d)[0] * w) - np.sum(sl.polar(a - d)[0] * w)) / (2 * h)
-    np.testing.assert_allclose(grad, numeric, rtol=1e-6, atol=1e-8)
+def test_polar_jvp_at_repeated_singular_values_is_a_tangent_of_the_factors():
+    # along any direction, du keeps u's columns orthonormal (uᴴdu skew) and dp Hermitian
+    a, da = 2.0 * np.eye(3), RNG.standard_normal((3, 3))
+    (u, p), (du, dp) = ft.jvp(fsl.polar, (a,), (da,))
+    np.testing.assert_allclose(u.T @ du, -(u.T @ du).T, atol=1e-12)
+    np.testing.assert_allclose(dp, dp.T, atol=1e-12)
+    np.testing.assert_allclose(du @ p + u @ dp, da, atol=1e-12)     # d(u p) = da
 
 
 # -- numpy.linalg additions ----------------------------------------------------------------

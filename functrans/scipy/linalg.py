@@ -16,6 +16,7 @@ array([0.5, 0. ])
 """
 from __future__ import annotations
 
+import functools
 import math
 import operator
 from typing import Any
@@ -26,6 +27,7 @@ import functrans.numpy as fnp
 from functrans import backend, lax
 from functrans.core import get_aval
 from functrans.primitives import matrix_functions
+from functrans.primitives.custom_derivatives import library_custom_jvp
 from functrans.primitives.decompositions import permutation_matrix
 
 __all__ = ["block_diag", "cho_factor", "cho_solve", "cholesky", "circulant", "companion",
@@ -976,6 +978,51 @@ def dft(n: int, scale: str | None = None, *, dtype=None):
 
 # -- polar decomposition -------------------------------------------------------------------
 
+def _polar_factors(u, s, vh, side):
+    """``(u vh, p)`` from the reduced SVD ``u s vh`` of ``a``."""
+    s = lax.expand_dims(s, (get_aval(s).ndim - 1,))   # (..., 1, k): scales columns
+    if side == "right":
+        p = fnp.matmul(_adjoint(vh) * s, vh)
+    else:
+        p = fnp.matmul(u * s, _adjoint(u))
+    return fnp.matmul(u, vh), p
+
+
+@functools.partial(library_custom_jvp, nondiff_argnums=(1,))
+def _polar(a, side):
+    return _polar_factors(*fnp.linalg.svd(a, full_matrices=False), side)
+
+
+@_polar.defjvp
+def _polar_jvp(side, primals, tangents):
+    # With a = U S Vᴴ (reduced) and C = Uᴴ da V, the factor q = U Vᴴ moves by U Y Vᴴ, Y the
+    # skew-Hermitian solution of Y S + S Y = C - Cᴴ: Y_ij = (C_ij - C̄_ji) / (s_i + s_j).
+    # Unlike the SVD's own rule (1 / (s_i² - s_j²)) this stays finite where singular values
+    # repeat.  A tall a adds the part of da outside U's columns, (I - U Uᴴ) da V S⁻¹ Vᴴ; a
+    # wide one U S⁻¹ Uᴴ da (I - V Vᴴ).  p = qᴴ a (right) or a qᴴ (left) for every shape.
+    (a,), (da,) = primals, tangents
+    u, s, vh = fnp.linalg.svd(a, full_matrices=False)
+    q, p = _polar_factors(u, s, vh, side)
+    v, uh = _adjoint(vh), _adjoint(u)
+    c = fnp.matmul(fnp.matmul(uh, da), v)
+    col = lax.expand_dims(s, (get_aval(s).ndim - 1,))              # (..., 1, k)
+    row = lax.expand_dims(s, (get_aval(s).ndim,))                  # (..., k, 1)
+    dq = fnp.matmul(fnp.matmul(u, (c - _adjoint(c)) / (row + col)), vh)
+    m, n = get_aval(a).shape[-2:]
+    if m > n:
+        outside = da - fnp.matmul(u, fnp.matmul(uh, da))
+        dq = dq + fnp.matmul(fnp.matmul(outside, v / col), vh)
+    elif m < n:
+        outside = da - fnp.matmul(fnp.matmul(da, v), vh)
+        dq = dq + fnp.matmul(u / col, fnp.matmul(uh, outside))
+    if side == "right":
+        dp = fnp.matmul(_adjoint(dq), a) + fnp.matmul(_adjoint(q), da)
+    else:
+        dp = fnp.matmul(da, _adjoint(q)) + fnp.matmul(a, _adjoint(dq))
+    return (q, p), (dq, (dp + _adjoint(dp)) / 2)
+
+
+
 _POLAR_METHODS = ("qdwh", "svd")
 
 
@@ -987,7 +1034,8 @@ def polar(a, side: str = "right", *, method: str = "qdwh", eps: float | None = N
     semidefinite.  Computed from the reduced SVD ``a = U S Vᴴ`` as ``u = U Vᴴ``, ``p = V S
     Vᴴ`` (or ``U S Uᴴ``), whatever ``method`` (JAX's ``'qdwh'`` iteration or ``'svd'``),
     for every shape; ``eps`` and ``max_iterations`` (the iteration's) are accepted and not
-    needed.  Differentiable through the SVD's rules (distinct singular values).
+    needed.  Differentiable wherever ``a`` has full rank, also where singular values repeat
+    (first derivatives; second ones through the SVD's rules, at distinct singular values).
 
     >>> import numpy as np, functrans.scipy.linalg as fsl
     >>> u, p = fsl.polar(np.array([[0.0, 2.0], [-3.0, 0.0]]))
@@ -1004,11 +1052,4 @@ def polar(a, side: str = "right", *, method: str = "qdwh", eps: float | None = N
     if get_aval(a).ndim < 2:
         raise ValueError(f"polar: a must be a matrix (or a stack of them, (..., m, n)), got "
                          f"shape {get_aval(a).shape}")
-    u, s, vh = fnp.linalg.svd(a, full_matrices=False)
-    s = lax.expand_dims(s, (get_aval(s).ndim - 1,))   # (..., 1, k): scales columns
-    if side == "right":
-        v = _adjoint(vh)
-        p = fnp.matmul(v * s, vh)
-    else:
-        p = fnp.matmul(u * s, _adjoint(u))
-    return fnp.matmul(u, vh), p
+    return _polar(a, side)
