@@ -70,6 +70,27 @@ def test_abs_has_the_symmetric_subgradient_zero_at_zero():
     assert d(fnp.abs)(-2.0) == -1.0
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("fused", [False, True], ids=["eager", "jit"])
+def test_logistic_is_relatively_accurate_in_both_tails(dtype, fused):
+    # 1 / (1 + exp(-x)) in exact arithmetic is exp(x) / (1 + exp(x)); for x < 0 Python's
+    # floats give it to an ulp or two, where 0.5 (1 + tanh(x / 2)) cancels (0 at x = -40)
+    xs = np.array([-700.0, -100.0, -40.0, -20.0, -5.0, -1e-300, 0.0, 3.0, 20.0, 40.0, 700.0])
+    want = np.array([math.exp(x) / (1 + math.exp(x)) if x < 0 else 1 / (1 + math.exp(-x))
+                     for x in xs]).astype(dtype)
+    f = ft.jit(lax.logistic) if fused else lax.logistic
+    got = f(xs.astype(dtype))
+    assert got.dtype == dtype
+    tiny = np.finfo(dtype).tiny
+    np.testing.assert_allclose(got[want > tiny], want[want > tiny], rtol=4 * np.finfo(dtype).eps)
+    np.testing.assert_array_equal(f(np.array([np.nan, -np.inf, np.inf], dtype)), [np.nan, 0, 1])
+    # the derivative exp(-|x|) / (1 + exp(-|x|))², not ans (1 - ans), which is 0 for x > 37
+    dfdx = (ft.jit(ft.grad(lax.logistic)) if fused else ft.grad(lax.logistic))
+    for x in (-40.0, 40.0, -3.0, 3.0):
+        e = math.exp(-abs(x))
+        assert dfdx(x) == pytest.approx(e / (1 + e) ** 2, rel=1e-15)
+
+
 def test_logaddexp_ties_get_half_each_infinite_ties_without_a_warning():
     # logistic(x - y) would compute inf - inf for two equal infinities: NumPy warns (a
     # test run with -W error fails); the rule takes the difference of zeros there.
