@@ -293,6 +293,54 @@ def test_stats_invalid_parameters_give_nan_as_scipy():
         assert np.isnan(got) and np.isnan(want), (name, function, args)
 
 
+#: the distributions written before the invalid-parameter convention, with valid shapes
+_OLDER = {"norm": (), "t": (3.0,), "gamma": (2.0,), "beta": (2.0, 3.0)}
+_OLDER_DISCRETE = {"poisson": (2.0,), "bernoulli": (0.3,)}
+
+
+@pytest.mark.parametrize("name", sorted(_OLDER) + sorted(_OLDER_DISCRETE))
+def test_stats_nan_points_and_invalid_parameters_follow_scipy(name):
+    # nan in (a point, loc) gives nan, not the value outside the support (-inf, 0); a scale
+    # <= 0 or an invalid shape gives nan, and a Python-scalar scale of 0 no ZeroDivisionError
+    nan = float("nan")
+    discrete = name in _OLDER_DISCRETE
+    shapes = (_OLDER_DISCRETE if discrete else _OLDER)[name]
+    locs_scales = [(0.0,), (nan,)] if discrete else [(0.0, 1.0), (0.0, 0.0), (0.0, -1.0),
+                                                     (nan, 1.0)]
+    invalid_shapes = {"t": [(-1.0,)], "gamma": [(0.0,)], "beta": [(2.0, -1.0)],
+                      "poisson": [(-1.0,)], "bernoulli": [(1.5,)]}.get(name, [])
+    module = getattr(stats, name)
+    functions = [f for f in ("logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "logpmf", "pmf")
+                 if f in module.__all__]
+    if name == "bernoulli":  # cdf(k, p) takes no loc, as in JAX
+        functions.remove("cdf")
+        for x in (nan, -0.5, 0.0, 0.5, 1.0):
+            for p in (0.3, 1.5):
+                with np.errstate(all="ignore"):
+                    np.testing.assert_equal(float(module.cdf(x, p)), st.bernoulli.cdf(x, p))
+    checked = 0
+    for function in functions:
+        for x in (nan, -0.5, 0.5, 1.0):
+            for shape in [shapes] + invalid_shapes:
+                for rest in locs_scales:
+                    args = (x, *shape, *rest)
+                    with np.errstate(all="ignore"):
+                        got = float(getattr(module, function)(*args))
+                        want = float(getattr(getattr(st, name), function)(*args))
+                    np.testing.assert_allclose(got, want, rtol=1e-12,
+                                               err_msg=f"{name}.{function}{args}")
+                    checked += 1
+    for function in ("ppf", "isf"):
+        if function in module.__all__:
+            for q in (nan, 0.3):
+                for rest in [()] if discrete else locs_scales:   # ppf(q, p): no loc
+                    with np.errstate(all="ignore"):
+                        got = float(getattr(module, function)(q, *shapes, *rest))
+                        want = float(getattr(getattr(st, name), function)(q, *shapes, *rest))
+                    np.testing.assert_allclose(got, want, rtol=1e-12)
+    assert checked >= 16
+
+
 @_TAILS_LIKE_SCIPY
 def test_stats_tails_keep_their_accuracy():
     x = np.array([-40.0, -10.0, 10.0, 40.0])

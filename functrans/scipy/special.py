@@ -271,8 +271,8 @@ def multigammaln(a, d: int):
 
 def gammainc(a, x):
     """The regularized lower incomplete gamma function ``P(a, x)``; differentiable in
-    ``x`` to any order and once in ``a`` (``lax.igamma_grad_a``; a second derivative in
-    ``a`` raises NotImplementedError, mixed ones with ``x`` work).
+    ``x`` to any order and twice in ``a`` (a third derivative in ``a`` raises
+    NotImplementedError; mixed ones with ``x`` work).
 
     >>> round(float(gammainc(1.0, 2.0)), 10)  # 1 - exp(-2)
     0.8646647168

@@ -13,6 +13,7 @@ import functrans.numpy as fnp
 from functrans.core import get_aval
 from functrans.scipy import special
 from functrans.scipy._util import inexact_all
+from functrans.scipy.stats._common import nan_unless
 
 __all__ = ["cdf", "logpmf", "pmf", "ppf"]
 
@@ -26,9 +27,11 @@ def logpmf(k, p, loc=0):
     """
     k, p, loc = inexact_all(k, p, loc)
     k = k - loc
-    valid = (k == 0) | (k == 1)
+    valid, unknown = (k == 0) | (k == 1), fnp.isnan(k)
     k = fnp.where(valid, k, 0.0)
-    return fnp.where(valid, special.xlogy(k, p) + special.xlog1py(1 - k, -p), -np.inf)
+    value = fnp.where(valid, special.xlogy(k, p) + special.xlog1py(1 - k, -p), -np.inf)
+    value = fnp.where(unknown, np.nan, value)
+    return nan_unless((p >= 0) & (p <= 1), value)
 
 
 def pmf(k, p, loc=0):
@@ -48,7 +51,8 @@ def cdf(k, p):
     array([0.  , 0.75, 1.  ])
     """
     k, p = inexact_all(k, p)
-    return fnp.where(k < 0, 0.0, fnp.where(k < 1, 1 - p, 1.0))
+    value = fnp.where(k < 0, 0.0, fnp.where(k < 1, 1 - p, 1.0))
+    return nan_unless((p >= 0) & (p <= 1) & ~fnp.isnan(k), value)
 
 
 def ppf(q, p):
@@ -61,7 +65,7 @@ def ppf(q, p):
     """
     q, p = inexact_all(q, p)
     k = fnp.astype(q > 1 - p, get_aval(q).dtype)
-    return fnp.where((q < 0) | (q > 1), np.nan, k)
+    return nan_unless((q >= 0) & (q <= 1) & (p >= 0) & (p <= 1), k)
 
 
 def __dir__() -> list[str]:

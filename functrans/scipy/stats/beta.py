@@ -13,6 +13,7 @@ import numpy as np
 import functrans.numpy as fnp
 from functrans.scipy import special
 from functrans.scipy._util import inexact_all
+from functrans.scipy.stats._common import nan_unless
 
 __all__ = ["cdf", "logcdf", "logpdf", "logsf", "pdf", "sf"]
 
@@ -26,12 +27,13 @@ def logpdf(x, a, b, loc=0, scale=1):
     array([-inf,   0.])
     """
     x, a, b, loc, scale = inexact_all(x, a, b, loc, scale)
-    y = (x - loc) / scale
-    inside = (y >= 0) & (y <= 1)
+    y = fnp.divide(x - loc, scale)
+    inside, outside = (y >= 0) & (y <= 1), (y < 0) | (y > 1)    # neither: nan
     y = fnp.where(inside, y, 0.5)  # keeps the logs and their derivatives finite outside
     value = (special.xlogy(a - 1, y) + special.xlog1py(b - 1, -y) - special.betaln(a, b)
              - fnp.log(scale))
-    return fnp.where(inside, value, -np.inf)
+    value = fnp.where(outside, -np.inf, fnp.where(inside, value, np.nan))
+    return nan_unless(_valid(a, b, scale), value)
 
 
 def pdf(x, a, b, loc=0, scale=1):
@@ -43,9 +45,13 @@ def pdf(x, a, b, loc=0, scale=1):
     return fnp.exp(logpdf(x, a, b, loc, scale))
 
 
+def _valid(a, b, scale):
+    return (a > 0) & (b > 0) & (scale > 0)
+
+
 def _standardized(x, loc, scale):
     # (x - loc) / scale clipped into the support, where the distribution functions are 0 or 1.
-    return fnp.clip((x - loc) / scale, 0.0, 1.0)
+    return fnp.clip(fnp.divide(x - loc, scale), 0.0, 1.0)
 
 
 def cdf(x, a, b, loc=0, scale=1):
@@ -56,7 +62,7 @@ def cdf(x, a, b, loc=0, scale=1):
     0.6875
     """
     x, a, b, loc, scale = inexact_all(x, a, b, loc, scale)
-    return special.betainc(a, b, _standardized(x, loc, scale))
+    return nan_unless(_valid(a, b, scale), special.betainc(a, b, _standardized(x, loc, scale)))
 
 
 def logcdf(x, a, b, loc=0, scale=1):
@@ -75,7 +81,8 @@ def sf(x, a, b, loc=0, scale=1):
     0.3125
     """
     x, a, b, loc, scale = inexact_all(x, a, b, loc, scale)
-    return special.betainc(b, a, 1.0 - _standardized(x, loc, scale))
+    value = special.betainc(b, a, 1.0 - _standardized(x, loc, scale))
+    return nan_unless(_valid(a, b, scale), value)
 
 
 def logsf(x, a, b, loc=0, scale=1):

@@ -1,7 +1,7 @@
 """The chi-squared distribution with ``df`` degrees of freedom, shifted by ``loc`` and
 scaled by ``scale`` (``jax.scipy.stats.chi2``): the gamma distribution with shape ``df / 2``
 and scale ``2 scale``.  The distribution functions differentiate in ``x``, ``loc`` and
-``scale`` to any order and once in ``df`` (see ``functrans.scipy.special.gammainc``).
+``scale`` to any order and twice in ``df`` (see ``functrans.scipy.special.gammainc``).
 
 >>> import functrans.scipy.stats.chi2 as chi2
 >>> round(float(chi2.cdf(2.0, 2.0)), 10)  # 1 - exp(-1)

@@ -1,7 +1,7 @@
 """The gamma distribution with shape ``a``, shifted by ``loc`` and scaled by ``scale``
 (``jax.scipy.stats.gamma``).  The distribution functions (``cdf``, ``sf`` and their logs)
-differentiate in ``x``, ``loc`` and ``scale`` to any order and once in ``a`` (see
-``functrans.scipy.special.gammainc``).
+differentiate in ``x``, ``loc`` and ``scale`` to any order and twice in ``a`` (see
+``functrans.scipy.special.gammainc``).  nan for invalid parameters, as SciPy.
 
 >>> import functrans.scipy.stats.gamma as gamma
 >>> round(float(gamma.logpdf(1.0, 2.0)), 12)  # log(x exp(-x)) at 1
@@ -14,6 +14,7 @@ import numpy as np
 import functrans.numpy as fnp
 from functrans.scipy import special
 from functrans.scipy._util import inexact_all
+from functrans.scipy.stats._common import nan_unless
 
 __all__ = ["cdf", "logcdf", "logpdf", "logsf", "pdf", "sf"]
 
@@ -27,11 +28,12 @@ def logpdf(x, a, loc=0, scale=1):
     array([-inf,  -1.])
     """
     x, a, loc, scale = inexact_all(x, a, loc, scale)
-    y = (x - loc) / scale
-    inside = y >= 0
+    y = fnp.divide(x - loc, scale)
+    inside, below = y >= 0, y < 0        # neither: nan
     y = fnp.where(inside, y, 1.0)  # keeps log(y) and its derivatives finite outside
     value = special.xlogy(a - 1, y) - y - special.gammaln(a) - fnp.log(scale)
-    return fnp.where(inside, value, -np.inf)
+    value = fnp.where(below, -np.inf, fnp.where(inside, value, np.nan))
+    return nan_unless((a > 0) & (scale > 0), value)
 
 
 def pdf(x, a, loc=0, scale=1):
@@ -45,7 +47,7 @@ def pdf(x, a, loc=0, scale=1):
 
 def _standardized(x, a, loc, scale):
     x, a, loc, scale = inexact_all(x, a, loc, scale)
-    return fnp.maximum((x - loc) / scale, 0.0), a
+    return fnp.maximum(fnp.divide(x - loc, scale), 0.0), (a > 0) & (scale > 0), a
 
 
 def cdf(x, a, loc=0, scale=1):
@@ -54,8 +56,8 @@ def cdf(x, a, loc=0, scale=1):
     >>> round(float(cdf(2.0, 1.0)), 10)  # 1 - exp(-2)
     0.8646647168
     """
-    y, a = _standardized(x, a, loc, scale)
-    return special.gammainc(a, y)
+    y, valid, a = _standardized(x, a, loc, scale)
+    return nan_unless(valid, special.gammainc(a, y))
 
 
 def logcdf(x, a, loc=0, scale=1):
@@ -73,8 +75,8 @@ def sf(x, a, loc=0, scale=1):
     >>> round(float(sf(2.0, 1.0)), 10)  # exp(-2)
     0.1353352832
     """
-    y, a = _standardized(x, a, loc, scale)
-    return special.gammaincc(a, y)
+    y, valid, a = _standardized(x, a, loc, scale)
+    return nan_unless(valid, special.gammaincc(a, y))
 
 
 def logsf(x, a, loc=0, scale=1):

@@ -1,6 +1,6 @@
 """The generalized normal distribution with shape ``beta`` (``jax.scipy.stats.gennorm``):
 density proportional to ``exp(-|x|^beta)``; ``beta = 2`` is a normal distribution, ``beta
-= 1`` the Laplace distribution.  ``cdf`` differentiates in ``x`` to any order and once in
+= 1`` the Laplace distribution.  ``cdf`` differentiates in ``x`` to any order and twice in
 ``beta`` (see ``functrans.scipy.special.gammainc``).
 
 >>> import functrans.scipy.stats.gennorm as gennorm

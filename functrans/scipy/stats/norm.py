@@ -12,15 +12,11 @@ import math
 import functrans.numpy as fnp
 from functrans.scipy import special
 from functrans.scipy._util import inexact_all
+from functrans.scipy.stats._common import nan_unless, standardized
 
 __all__ = ["cdf", "isf", "logcdf", "logpdf", "logsf", "pdf", "ppf", "sf"]
 
 _LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
-
-
-def _standardized(x, loc, scale):
-    x, loc, scale = inexact_all(x, loc, scale)
-    return (x - loc) / scale
 
 
 def logpdf(x, loc=0, scale=1):
@@ -30,9 +26,8 @@ def logpdf(x, loc=0, scale=1):
     >>> round(float(logpdf(0.0)), 10)
     -0.9189385332
     """
-    x, loc, scale = inexact_all(x, loc, scale)
-    z = (x - loc) / scale
-    return -0.5 * z * z - _LOG_SQRT_2PI - fnp.log(scale)
+    z, scale = standardized(x, loc, scale)
+    return nan_unless(scale > 0, -0.5 * z * z - _LOG_SQRT_2PI - fnp.log(scale))
 
 
 def pdf(x, loc=0, scale=1):
@@ -50,7 +45,8 @@ def cdf(x, loc=0, scale=1):
     >>> float(cdf(0.0))
     0.5
     """
-    return special.ndtr(_standardized(x, loc, scale))
+    z, scale = standardized(x, loc, scale)
+    return nan_unless(scale > 0, special.ndtr(z))
 
 
 def logcdf(x, loc=0, scale=1):
@@ -59,7 +55,8 @@ def logcdf(x, loc=0, scale=1):
     >>> round(float(logcdf(-40.0)), 6)
     -804.608442
     """
-    return special.log_ndtr(_standardized(x, loc, scale))
+    z, scale = standardized(x, loc, scale)
+    return nan_unless(scale > 0, special.log_ndtr(z))
 
 
 def sf(x, loc=0, scale=1):
@@ -68,7 +65,8 @@ def sf(x, loc=0, scale=1):
     >>> float(sf(0.0))
     0.5
     """
-    return special.ndtr(-_standardized(x, loc, scale))
+    z, scale = standardized(x, loc, scale)
+    return nan_unless(scale > 0, special.ndtr(-z))
 
 
 def logsf(x, loc=0, scale=1):
@@ -77,7 +75,8 @@ def logsf(x, loc=0, scale=1):
     >>> round(float(logsf(40.0)), 6)
     -804.608442
     """
-    return special.log_ndtr(-_standardized(x, loc, scale))
+    z, scale = standardized(x, loc, scale)
+    return nan_unless(scale > 0, special.log_ndtr(-z))
 
 
 def ppf(q, loc=0, scale=1):
@@ -87,7 +86,7 @@ def ppf(q, loc=0, scale=1):
     3.0
     """
     q, loc, scale = inexact_all(q, loc, scale)
-    return loc + scale * special.ndtri(q)
+    return nan_unless(scale > 0, loc + scale * special.ndtri(q))
 
 
 def isf(q, loc=0, scale=1):
@@ -97,7 +96,7 @@ def isf(q, loc=0, scale=1):
     3.0
     """
     q, loc, scale = inexact_all(q, loc, scale)
-    return loc - scale * special.ndtri(q)
+    return nan_unless(scale > 0, loc - scale * special.ndtri(q))
 
 
 def __dir__() -> list[str]:

@@ -12,6 +12,7 @@ import numpy as np
 import functrans.numpy as fnp
 from functrans.scipy import special
 from functrans.scipy._util import inexact_all
+from functrans.scipy.stats._common import nan_unless
 
 __all__ = ["cdf", "logpmf", "pmf"]
 
@@ -25,10 +26,11 @@ def logpmf(k, mu, loc=0):
     """
     k, mu, loc = inexact_all(k, mu, loc)
     k = k - loc
-    valid = (k >= 0) & (k == fnp.floor(k))
+    valid, unknown = (k >= 0) & (k == fnp.floor(k)), fnp.isnan(k)
     k = fnp.where(valid, k, 0.0)
     value = special.xlogy(k, mu) - special.gammaln(k + 1) - mu
-    return fnp.where(valid, value, -np.inf)
+    value = fnp.where(unknown, np.nan, fnp.where(valid, value, -np.inf))
+    return nan_unless(mu >= 0, value)
 
 
 def pmf(k, mu, loc=0):
@@ -50,7 +52,8 @@ def cdf(k, mu, loc=0):
     k = fnp.floor(k - loc)
     valid = k >= 0
     value = special.gammaincc(fnp.where(valid, k, 0.0) + 1, mu)
-    return fnp.where(valid, value, 0.0)
+    value = fnp.where(fnp.isnan(k), np.nan, fnp.where(valid, value, 0.0))
+    return nan_unless(mu >= 0, value)
 
 
 def __dir__() -> list[str]:

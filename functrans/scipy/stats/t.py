@@ -12,6 +12,7 @@ import math
 import functrans.numpy as fnp
 from functrans.scipy import special
 from functrans.scipy._util import inexact_all
+from functrans.scipy.stats._common import nan_unless, standardized
 
 __all__ = ["logpdf", "pdf"]
 
@@ -24,11 +25,11 @@ def logpdf(x, df, loc=0, scale=1):
     -1.7352746
     """
     x, df, loc, scale = inexact_all(x, df, loc, scale)
-    z = (x - loc) / scale
+    z, scale = standardized(x, loc, scale)
     half = 0.5 * (df + 1)
     normalizer = (special.gammaln(half) - special.gammaln(0.5 * df)
                   - 0.5 * fnp.log(df * math.pi) - fnp.log(scale))
-    return normalizer - half * fnp.log1p(z * z / df)
+    return nan_unless((df > 0) & (scale > 0), normalizer - half * fnp.log1p(z * z / df))
 
 
 def pdf(x, df, loc=0, scale=1):
