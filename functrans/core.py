@@ -518,7 +518,9 @@ class EvalTrace(Trace):
 
 
 # NumPy scalar types a Python-scalar computation can produce; other dtypes were asked for.
-_WEAK_RESULT_TYPES = frozenset({np.float64, np.int64, np.complex128, np.bool_})
+# Not bool: comparisons give strong bools (as in JAX), and `~` of a Python bool is integer
+# inversion (~True == -2, truthy), so `~isnan(x)` would be wrong for a Python float x.
+_WEAK_RESULT_TYPES = frozenset({np.float64, np.int64, np.complex128})
 
 
 def explain_failure(prim: Primitive, args, params, error: Exception) -> None:

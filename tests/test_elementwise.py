@@ -252,6 +252,18 @@ def test_errors_name_the_function_and_the_argument(call, match):
         call()
 
 
+def test_comparisons_of_python_scalars_give_bool_arrays_that_invert_logically():
+    # a Python bool's ~ is integer inversion (~True == -2, truthy): `where(~isnan(x), ...)`
+    # would pick the wrong branch for a Python float x, as it does not in JAX
+    nan = float("nan")
+    for result in (fnp.isnan(nan), fnp.isfinite(1.0), fnp.less(1, 2), fnp.equal(2.0, 2.0),
+                   fnp.logical_not(False), lax.ne(nan, nan)):
+        assert result.dtype == np.bool_ and result.shape == () and bool(result)
+        assert bool(~result) is False
+    assert float(fnp.where(~fnp.isnan(nan), 1.0, 2.0)) == 2.0
+    assert type(fnp.sin(2.0)) is float            # weakly typed results stay Python scalars
+
+
 def test_predicates():
     x = np.array([1.0, np.inf, -np.inf, np.nan])
     np.testing.assert_array_equal(fnp.isinf(x), np.isinf(x))
