@@ -203,7 +203,7 @@ CORE_NAMESPACES = {
 }
 SCIPY_NAMESPACES = {f"functrans.scipy.{name}": f"functrans.scipy.{name}" for name in (
     "special", "linalg", "signal", "sparse.linalg", "optimize", "fft", "ndimage",
-    "interpolate", "integrate", "cluster.vq", "stats")}
+    "interpolate", "integrate", "cluster.vq", "spatial.transform", "stats")}
 
 
 def public_namespaces(table: dict[str, str]) -> list[tuple[str, types.ModuleType]]:

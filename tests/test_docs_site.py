@@ -56,6 +56,7 @@ API_PAGES = {
     "scipy.interpolate": "functrans.scipy.interpolate",
     "scipy.integrate": "functrans.scipy.integrate",
     "scipy.cluster.vq": "functrans.scipy.cluster.vq",
+    "scipy.spatial.transform": "functrans.scipy.spatial.transform",
     "image": "functrans.image",
     "ops": "functrans.ops",
     "random": "functrans.random",

@@ -20,7 +20,8 @@ NAMESPACES = ["functrans", "functrans.numpy", "functrans.numpy.linalg", "functra
               "functrans.tree", "functrans.tree_util", "functrans.testing", "functrans.ops",
               "functrans.scipy.fft", "functrans.scipy.signal", "functrans.scipy.ndimage",
               "functrans.scipy.interpolate", "functrans.scipy.integrate",
-              "functrans.scipy.cluster.vq", "functrans.image",
+              "functrans.scipy.cluster.vq", "functrans.scipy.spatial.transform",
+              "functrans.image",
               "functrans.debug", "functrans.dtypes", "functrans.flatten_util",
               "functrans.custom_derivatives", "functrans.runtime", "functrans.lax_extra",
               "functrans.experimental.ode"]

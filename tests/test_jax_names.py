@@ -468,6 +468,7 @@ SUBMODULES = {
     "functrans.custom_derivatives": "custom_vjp", "functrans.dtypes": "float0",
     "functrans.typing": "ArrayLike", "functrans.debug": "print",
     "functrans.ad_checkpoint": "checkpoint_name",
+    "functrans.scipy.spatial": "transform", "functrans.scipy.spatial.transform": "Rotation",
 }
 
 

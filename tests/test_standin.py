@@ -852,6 +852,9 @@ SITES: dict = {
                            "device; a grid passed on the device is not copied",
     "ode_steps_loop": "odeint steps in a while_loop per output interval, whose predicate is "
                       "read on the host (a synchronisation)",
+    "host_key_times": "the sweep's Slerp case closes over NumPy key times (SciPy's reference "
+                      "shares them), which each call copies to the device; key times passed "
+                      "on the device are not copied (tests/test_spatial_transform.py)",
 }
 
 
@@ -896,6 +899,8 @@ SWEEP_HOST_SITES = _known_sites({
             "nearest_fill0.5")
         for mode in ("eval", "jvp", "vjp", "vmap")],
     "ode_steps_loop": ["lax-odeint-eval", "lax-odeint-vmap"],
+    "host_key_times": [f"numpy-spatial.transform.slerp-{mode}"
+                       for mode in ("eval", "jvp", "vjp", "vmap")],
 })
 CONTROL_FLOW_HOST_SITES = _known_sites({
 })

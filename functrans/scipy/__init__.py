@@ -6,10 +6,10 @@ Each submodule is imported on its own, as in JAX: ``import functrans.scipy.speci
 """
 
 from functrans.scipy import (cluster, fft, integrate, interpolate, linalg, ndimage, optimize,
-                             signal, sparse, special, stats)
+                             signal, sparse, spatial, special, stats)
 
 __all__ = ["cluster", "fft", "integrate", "interpolate", "linalg", "ndimage", "optimize",
-           "signal", "sparse", "special", "stats"]
+           "signal", "sparse", "spatial", "special", "stats"]
 
 # Every public function's docstring gets a Parameters section (functrans/docstrings.py).
 from functrans import docstrings as _docstrings  # noqa: E402
