@@ -8,6 +8,7 @@ Run as a script with JAX installed, it prints the ``REFERENCE`` table of
 from __future__ import annotations
 
 import pprint
+import re
 import sys
 
 import numpy as np
@@ -69,6 +70,7 @@ def test_many_draws_match_jax(expr):
 
 def _literal(x: np.ndarray) -> str:
     values = pprint.pformat(x.tolist(), width=80).replace("\n", "\n" + " " * 13)
+    values = re.sub(r"\b(nan|inf)\b", r"np.\1", values)
     return f"np.array({values}, np.{x.dtype.name})"
 
 
