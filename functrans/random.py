@@ -1044,7 +1044,7 @@ def geometric(key, p, shape=None, dtype=None):
 
     >>> import functrans.random as random
     >>> random.geometric(random.PRNGKey(0), 0.3, (6,))
-    array([ 3,  5,  2,  1,  1, 10])
+    array([3, 5, 1, 2, 2, 3])
     """
     key = _check_key("geometric", key)
     dtype = _int_dtype("geometric", dtype)
@@ -1131,7 +1131,7 @@ def poisson(key, lam, shape=None, dtype=None):
 
     >>> import numpy as np, functrans.random as random
     >>> random.poisson(random.PRNGKey(0), np.array([0.5, 3.0, 40.0]))
-    array([ 1,  1, 43])
+    array([ 0,  0, 32])
     """
     key = _check_key("poisson", key)
     dtype = _int_dtype("poisson", dtype)
@@ -1234,7 +1234,7 @@ def binomial(key, n, p, shape=None, dtype=None):
 
     >>> import numpy as np, functrans.random as random
     >>> random.binomial(random.PRNGKey(0), np.array([5.0, 100.0, 1000.0]), 0.3)
-    array([  0.,  32., 307.])
+    array([  2.,  34., 272.])
     """
     key = _check_key("binomial", key)
     dtype = _float_dtype("binomial", dtype)
