@@ -1196,6 +1196,44 @@ _specific("functrans.random.beta",
           a=(_ARRAY, "The first shape parameter (positive)."),
           b=(_ARRAY, "The second shape parameter (positive)."))
 _specific("functrans.random.orthogonal", n=("int", "The size of the square matrices."))
+_specific("functrans.random.poisson",
+          lam=(_ARRAY, "The rate (the mean), >= 0; computed in float32, as JAX."))
+_specific("functrans.random.binomial",
+          n=(_ARRAY, "The number of trials (floored; a float array is fine)."),
+          p=(_ARRAY, "The success probability of each trial, in [0, 1]."))
+_specific("functrans.random.multinomial",
+          n=(_ARRAY, "The number of trials, broadcast to the result's shape less its last "
+                     "axis."),
+          p=(_ARRAY, "The probability of each outcome, along the last axis."),
+          unroll=("int or bool, optional", "JAX's scan unrolling; accepted, changes no "
+                                           "value."))
+_specific("functrans.random.geometric",
+          p=(_ARRAY, "The success probability of each trial, in (0, 1]."))
+_specific("functrans.random.t functrans.random.chisquare",
+          df=(_ARRAY, "The degrees of freedom (positive); samples are differentiable in it."))
+_specific("functrans.random.f",
+          dfnum=(_ARRAY, "The numerator's degrees of freedom (positive)."),
+          dfden=(_ARRAY, "The denominator's degrees of freedom (positive)."))
+_specific("functrans.random.lognormal",
+          sigma=(_ARRAY + ", optional", "The standard deviation of the draw's logarithm "
+                                        "(default 1)."))
+_specific("functrans.random.wald", mean=(_ARRAY, "The mean, positive (the shape is 1)."))
+_specific("functrans.random.pareto", b=(_ARRAY, "The shape (tail index), positive."))
+_specific("functrans.random.rayleigh", scale=(_ARRAY, "The scale (the mode), positive."))
+_specific("functrans.random.weibull_min",
+          scale=(_ARRAY, "The scale, positive."),
+          concentration=(_ARRAY, "The shape (concentration), positive."))
+_specific("functrans.random.double_sided_maxwell",
+          loc=(_ARRAY, "The centre."), scale=(_ARRAY, "The scale, positive."))
+_specific("functrans.random.generalized_normal",
+          p=(_ARRAY, "The shape: the density is proportional to ``exp(-|x| ** p)``."))
+_specific("functrans.random.triangular",
+          left=(_ARRAY, "The lower end of the support."),
+          mode=(_ARRAY, "The peak of the density, between ``left`` and ``right``."),
+          right=(_ARRAY, "The upper end of the support (above ``left``)."))
+_specific("functrans.random.ball",
+          d=("int", "The dimension of the ball (the result's last axis)."),
+          p=("float or array_like, optional", "The norm's exponent (default 2)."))
 
 # --- functrans.nn -------------------------------------------------------------------------
 FAMILY["functrans.nn"].update({

@@ -48,6 +48,9 @@ __all__ = [
     "normal", "bernoulli", "categorical", "randint", "permutation", "choice",
     "truncated_normal", "multivariate_normal", "exponential", "laplace", "logistic",
     "gumbel", "rademacher", "orthogonal", "cauchy", "gamma", "loggamma", "beta", "dirichlet",
+    "poisson", "binomial", "t", "lognormal", "weibull_min", "geometric", "multinomial",
+    "chisquare", "f", "pareto", "rayleigh", "wald", "maxwell", "double_sided_maxwell",
+    "generalized_normal", "triangular", "ball",
 ]
 
 _DEFAULT_FLOAT = np.dtype(np.float64)
@@ -713,6 +716,598 @@ def dirichlet(key, alpha, shape=None, dtype=None):
     logs = loggamma(key, alpha, shape + ashape[-1:], dtype)
     unnormalized = fnp.exp(logs - lax.stop_gradient(fnp.max(logs, axis=-1, keepdims=True)))
     return unnormalized / fnp.sum(unnormalized, axis=-1, keepdims=True)
+
+
+# -- helpers of the samplers below ----------------------------------------------------------
+
+
+def _sample_shape(name: str, shape, **params) -> tuple:
+    """The draw's shape: ``shape`` when given (each parameter must broadcast to it), else the
+    broadcast of the parameters' shapes; errors name the function and the parameter."""
+    shapes = {k: tuple(get_aval(_as_array(v)).shape) for k, v in params.items()}
+    if shape is None:
+        try:
+            return tuple(np.broadcast_shapes(*shapes.values()))
+        except ValueError:
+            described = ", ".join(f"{k} {s}" for k, s in shapes.items())
+            raise ValueError(f"random.{name}: the shapes of the parameters ({described}) do "
+                             "not broadcast together") from None
+    shape = _shape(name, shape)
+    for k, s in shapes.items():
+        try:
+            fits = np.broadcast_shapes(shape, s) == shape
+        except ValueError:
+            fits = False
+        if not fits:
+            raise ValueError(f"random.{name}: {k} of shape {s} does not broadcast to "
+                             f"shape={shape} (shape must hold the parameters' broadcast "
+                             "shape)")
+    return shape
+
+
+def _on_key_device(key, x, shape, dtype):
+    """``x`` broadcast to ``shape`` in ``dtype``, on the key's device even when ``x`` is a
+    host scalar (loop carries built from it meet the draws there)."""
+    return fnp.full_like(key, 0, dtype, shape) + _param(x, dtype)
+
+
+def _inexact(x) -> np.dtype:
+    """The float dtype a parameter computes in, as JAX promotes it: its own if it is a float,
+    else float64."""
+    dtype = get_aval(_as_array(x)).dtype
+    return dtype if dtype.kind == "f" else _DEFAULT_FLOAT
+
+
+def _split2(key):
+    pair = split(key)
+    return pair[0], pair[1]
+
+
+# -- more continuous samplers ---------------------------------------------------------------
+
+
+def lognormal(key, sigma=1.0, shape=None, dtype=None):
+    """Log-normal draws: ``exp(sigma * z)`` with ``z`` standard normal.  Differentiable in
+    ``sigma``.
+
+    >>> import functrans.random as random
+    >>> x = random.lognormal(random.PRNGKey(0), 0.5, (2000,))
+    >>> bool((x > 0).all()) and bool(abs(x.mean() - 1.1331) < 0.03)
+    True
+    """
+    key = _check_key("lognormal", key)
+    dtype = _float_dtype("lognormal", dtype)
+    shape = _sample_shape("lognormal", shape, sigma=sigma)
+    return fnp.exp(random_normal_p.bind(key, shape=shape, dtype=dtype) * _param(sigma, dtype))
+
+
+def pareto(key, b, shape=None, dtype=None):
+    """Pareto draws of shape ``b`` on ``[1, inf)``: ``exp(e / b)`` with ``e`` a standard
+    exponential draw.  Differentiable in ``b``.
+
+    >>> import functrans.random as random
+    >>> x = random.pareto(random.PRNGKey(0), 3.0, (2000,))
+    >>> bool(x.min() >= 1.0) and bool(abs(x.mean() - 1.5) < 0.05)
+    True
+    """
+    key = _check_key("pareto", key)
+    dtype = _float_dtype("pareto", dtype)
+    shape = _sample_shape("pareto", shape, b=b)
+    return fnp.exp(exponential(key, shape, dtype) / _param(b, dtype))
+
+
+def rayleigh(key, scale, shape=None, dtype=None):
+    """Rayleigh draws: ``scale * sqrt(-2 log u)``.  Differentiable in ``scale``.
+
+    >>> import numpy as np, functrans.random as random
+    >>> x = random.rayleigh(random.PRNGKey(0), 2.0, (2000,))
+    >>> bool(abs(x.mean() - 2.0 * np.sqrt(np.pi / 2)) < 0.06)
+    True
+    """
+    key = _check_key("rayleigh", key)
+    dtype = _float_dtype("rayleigh", dtype)
+    shape = _sample_shape("rayleigh", shape, scale=scale)
+    u = _unit(key, shape, dtype)
+    return _param(scale, dtype) * fnp.sqrt(fnp.log(u) * dtype.type(-2))
+
+
+def wald(key, mean, shape=None, dtype=None):
+    """Wald (inverse Gaussian) draws of mean ``mean`` and shape 1, by Michael, Schucany and
+    Haas' transform of a normal and a uniform draw (two subkeys, as JAX).  Differentiable in
+    ``mean``.
+
+    >>> import functrans.random as random
+    >>> x = random.wald(random.PRNGKey(0), 2.0, (4000,))
+    >>> bool(abs(x.mean() - 2.0) < 0.15)
+    True
+    """
+    key = _check_key("wald", key)
+    dtype = _float_dtype("wald", dtype)
+    shape = _sample_shape("wald", shape, mean=mean)
+    k1, k2 = _split2(key)
+    mu = fnp.broadcast_to(_param(mean, dtype), shape)
+    v = random_normal_p.bind(k1, shape=shape, dtype=dtype)
+    z = _unit(k2, shape, dtype)
+    y = v * v
+    mu2 = mu * mu
+    root = fnp.sqrt(4 * mu * y + mu2 * (y * y))
+    x = mu + mu2 * y / 2 - mu / 2 * root
+    return fnp.where(z <= mu / (mu + x), x, mu2 / x)
+
+
+def triangular(key, left, mode, right, shape=None, dtype=None):
+    """Triangular draws on ``[left, right]`` peaking at ``mode``, by the inverse CDF of one
+    uniform draw.  Differentiable in ``left``, ``mode`` and ``right``.
+
+    >>> import functrans.random as random
+    >>> x = random.triangular(random.PRNGKey(0), 0.0, 1.0, 4.0, (2000,))
+    >>> bool(x.min() >= 0 and x.max() <= 4) and bool(abs(x.mean() - 5 / 3) < 0.05)
+    True
+    """
+    key = _check_key("triangular", key)
+    dtype = _float_dtype("triangular", dtype)
+    shape = _sample_shape("triangular", shape, left=left, mode=mode, right=right)
+    lo, peak, hi = (fnp.broadcast_to(_param(v, dtype), shape) for v in (left, mode, right))
+    u = _unit(key, shape, dtype)
+    below = lo + fnp.sqrt(u * (hi - lo) * (peak - lo))
+    above = hi - fnp.sqrt((1 - u) * (hi - lo) * (hi - peak))
+    return fnp.where(u < (peak - lo) / (hi - lo), below, above)
+
+
+def weibull_min(key, scale, concentration, shape=(), dtype=None):
+    """Weibull draws ``scale * (-log1p(-u)) ** (1 / concentration)`` (the inverse CDF).
+    As in JAX, ``shape`` is the shape of the uniform draw, which broadcasts against the
+    parameters.  Differentiable in ``scale`` and ``concentration``.
+
+    >>> import functrans.random as random
+    >>> x = random.weibull_min(random.PRNGKey(0), 2.0, 1.0, (2000,))
+    >>> bool(abs(x.mean() - 2.0) < 0.1)
+    True
+    """
+    key = _check_key("weibull_min", key)
+    dtype = _float_dtype("weibull_min", dtype)
+    shape = _shape("weibull_min", shape)
+    scale, concentration = _param(scale, dtype), _param(concentration, dtype)
+    _broadcast_with_draw("weibull_min", shape, scale=scale, concentration=concentration)
+    u = _unit(key, shape, dtype)
+    return fnp.power(-fnp.log1p(-u), 1 / concentration) * scale
+
+
+def _broadcast_with_draw(name: str, shape: tuple, **params) -> tuple:
+    """The broadcast of the draw's ``shape`` with the parameters' shapes (the samplers whose
+    ``shape`` JAX broadcasts against their parameters rather than fixing the result)."""
+    shapes = [shape] + [tuple(get_aval(_as_array(v)).shape) for v in params.values()]
+    try:
+        return tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        described = ", ".join(f"{k} {s}" for k, s in zip(params, shapes[1:]))
+        raise ValueError(f"random.{name}: shape={shape} and the shapes of the parameters "
+                         f"({described}) do not broadcast together") from None
+
+
+def maxwell(key, shape=(), dtype=None):
+    """One-sided Maxwell draws: the length of a 3-vector of standard normal draws.
+
+    >>> import numpy as np, functrans.random as random
+    >>> x = random.maxwell(random.PRNGKey(0), (2000,))
+    >>> bool(abs(x.mean() - 2 * np.sqrt(2 / np.pi)) < 0.05)
+    True
+    """
+    key = _check_key("maxwell", key)
+    dtype = _float_dtype("maxwell", dtype)
+    shape = _shape("maxwell", shape)
+    z = random_normal_p.bind(key, shape=shape + (3,), dtype=dtype)
+    return fnp.sqrt(fnp.sum(z * z, axis=-1))
+
+
+def double_sided_maxwell(key, loc, scale, shape=(), dtype=None):
+    """Double-sided Maxwell draws ``loc + scale * s * m``: ``m`` one-sided Maxwell, ``s`` a
+    random sign.  As in JAX, the result has shape ``shape + broadcast(loc, scale)``, and an
+    empty ``shape`` counts as that broadcast shape (so array parameters of shape ``(n,)``
+    give ``(n, n)`` draws).  Differentiable in ``loc`` and ``scale``.
+
+    >>> import functrans.random as random
+    >>> x = random.double_sided_maxwell(random.PRNGKey(0), 1.0, 2.0, (4000,))
+    >>> bool(abs(x.mean() - 1.0) < 0.15) and bool(abs(x.var() - 12.0) < 0.8)
+    True
+    """
+    key = _check_key("double_sided_maxwell", key)
+    dtype = _float_dtype("double_sided_maxwell", dtype)
+    shape = _shape("double_sided_maxwell", shape)
+    loc, scale = _param(loc, dtype), _param(scale, dtype)
+    params_shape = _broadcast_with_draw("double_sided_maxwell", (), loc=loc, scale=scale)
+    shape = (shape or params_shape) + params_shape
+    maxwell_key, sign_key = _split2(key)
+    m = maxwell(maxwell_key, shape, dtype)
+    sign = rademacher(sign_key, shape, dtype)
+    return sign * m * scale + loc
+
+
+# -- samplers built on gamma draws -----------------------------------------------------------
+
+
+def t(key, df, shape=None, dtype=None):
+    """Student's t draws with ``df`` degrees of freedom: ``z * sqrt((df/2) / g)``, ``z``
+    normal and ``g`` a gamma draw of shape ``df/2`` (two subkeys, as JAX).  Differentiable
+    in ``df`` through the gamma draw's implicit derivative.
+
+    >>> import functrans.random as random
+    >>> x = random.t(random.PRNGKey(0), 5.0, (4000,))
+    >>> bool(abs(x.var() - 5 / 3) < 0.2)
+    True
+    """
+    key = _check_key("t", key)
+    dtype = _float_dtype("t", dtype)
+    shape = _sample_shape("t", shape, df=df)
+    half_df = _param(df, dtype) / 2
+    key_n, key_g = _split2(key)
+    z = random_normal_p.bind(key_n, shape=shape, dtype=dtype)
+    g = gamma(key_g, half_df, shape, dtype)
+    return z * fnp.sqrt(half_df / g)
+
+
+def chisquare(key, df, shape=None, dtype=None):
+    """Chi-square draws with ``df`` degrees of freedom: twice a gamma draw of shape
+    ``df/2``, drawn in log space.  Differentiable in ``df``.
+
+    >>> import functrans.random as random
+    >>> x = random.chisquare(random.PRNGKey(0), 4.0, (4000,))
+    >>> bool(abs(x.mean() - 4.0) < 0.15)
+    True
+    """
+    key = _check_key("chisquare", key)
+    dtype = _float_dtype("chisquare", dtype)
+    shape = _sample_shape("chisquare", shape, df=df)
+    return _chisquare(key, _param(df, dtype), shape, dtype)
+
+
+def _chisquare(key, df, shape, dtype):
+    return fnp.exp(loggamma(key, df / 2, shape, dtype)) * dtype.type(2)
+
+
+def f(key, dfnum, dfden, shape=None, dtype=None):
+    """F draws: the ratio of two chi-square draws, each over its degrees of freedom (the
+    denominator's drawn from the first subkey, as JAX).  Differentiable in ``dfnum`` and
+    ``dfden``.
+
+    >>> import functrans.random as random
+    >>> x = random.f(random.PRNGKey(0), 4.0, 10.0, (4000,))
+    >>> bool(abs(x.mean() - 1.25) < 0.1)
+    True
+    """
+    key = _check_key("f", key)
+    dtype = _float_dtype("f", dtype)
+    shape = _sample_shape("f", shape, dfnum=dfnum, dfden=dfden)
+    dfnum, dfden = _param(dfnum, dtype), _param(dfden, dtype)
+    key_den, key_num = _split2(key)
+    num = _chisquare(key_num, dfnum, shape, dtype) / dfnum
+    den = _chisquare(key_den, dfden, shape, dtype) / dfden
+    return num / den
+
+
+def generalized_normal(key, p, shape=(), dtype=None):
+    """Generalized normal draws, density proportional to ``exp(-|x| ** p)``: a random sign
+    times ``g ** (1/p)``, ``g`` a gamma draw of shape ``1/p``.  Differentiable in ``p``.
+
+    >>> import functrans.random as random
+    >>> x = random.generalized_normal(random.PRNGKey(0), 2.0, (4000,))
+    >>> bool(abs(x.var() - 0.5) < 0.04)    # p = 2: a normal of variance 1/2
+    True
+    """
+    key = _check_key("generalized_normal", key)
+    dtype = _float_dtype("generalized_normal", dtype)
+    shape = _sample_shape("generalized_normal", shape, p=p)
+    return _generalized_normal(key, _param(p, dtype), shape, dtype)
+
+
+def _generalized_normal(key, p, shape, dtype):
+    key_g, key_sign = _split2(key)
+    g = gamma(key_g, 1 / p, shape, dtype)
+    return rademacher(key_sign, shape, dtype) * g ** (1 / p)
+
+
+def ball(key, d: int, p=2, shape=(), dtype=None):
+    """Points uniform in the unit ``p``-norm ball of dimension ``d``, shape ``shape + (d,)``
+    (Barthe, Guédon, Mendelson and Naor: generalized normal coordinates over the ``p``-norm
+    of themselves and an exponential draw).  Differentiable in ``p``.
+
+    >>> import numpy as np, functrans.random as random
+    >>> x = random.ball(random.PRNGKey(0), 3, shape=(1000,))
+    >>> x.shape, bool((np.linalg.norm(x, axis=-1) <= 1).all())
+    ((1000, 3), True)
+    """
+    key = _check_key("ball", key)
+    dtype = _float_dtype("ball", dtype)
+    shape = _shape("ball", shape)
+    try:
+        d = operator.index(d)
+    except TypeError:
+        raise TypeError(f"random.ball: d must be an integer (the dimension), got {d!r}") from None
+    if d < 0:
+        raise ValueError(f"random.ball: d must be non-negative, got {d}")
+    full = _sample_shape("ball", shape + (d,), p=p)
+    p = _param(p, dtype)
+    key_g, key_e = _split2(key)
+    g = _generalized_normal(key_g, p, full, dtype)
+    e = exponential(key_e, shape, dtype)
+    radius = (fnp.sum(fnp.abs(g) ** p, axis=-1) + e) ** (1 / p)
+    return g / radius[..., None]
+
+
+# -- more discrete samplers ------------------------------------------------------------------
+
+
+def geometric(key, p, shape=None, dtype=None):
+    """Geometric draws (trials up to the first success, from 1): ``floor(log u / log1p(-p))
+    + 1``, computed in ``p``'s float dtype (float64 for Python numbers), so integers equal
+    JAX's.  No derivative in ``p``.
+
+    >>> import functrans.random as random
+    >>> random.geometric(random.PRNGKey(0), 0.3, (6,))
+    array([3, 5, 1, 2, 2, 3])
+    """
+    key = _check_key("geometric", key)
+    dtype = _int_dtype("geometric", dtype)
+    shape = _sample_shape("geometric", shape, p=p)
+    pdtype = _inexact(p)
+    p = lax.stop_gradient(_param(p, pdtype))
+    u = _unit(key, shape, pdtype)
+    u = fnp.where(u == 0, pdtype.type(1), u)  # JAX's guard against log(0)
+    g = fnp.floor(fnp.log(u) / fnp.log1p(-p)) + 1
+    return g.astype(dtype)
+
+
+def _log_factorial(k):
+    """``lgamma(k + 1)`` for integer-valued float32 ``k >= 0`` (Stirling's series after
+    eight upward steps, in float64, then rounded): no SciPy needed."""
+    x = k.astype(np.float64) + 1
+    y = x + 8
+    inv = 1 / y
+    inv2 = inv * inv
+    series = inv * (1 / 12 - inv2 * (1 / 360 - inv2 * (1 / 1260 - inv2 / 1680)))
+    out = (y - 0.5) * fnp.log(y) - y + 0.5 * math.log(2 * math.pi) + series
+    for i in range(8):
+        out = out - fnp.log(x + i)
+    return out.astype(k.dtype)
+
+
+def _poisson_knuth(key, lam, shape, dtype):
+    """Knuth's method: count uniform factors until their product falls below exp(-lam);
+    one key chain for the whole draw (each round splits it), as JAX."""
+    f32 = np.dtype(np.float32)
+
+    def cond(carry):
+        return fnp.any(carry[2] > -lam)
+
+    def body(carry):
+        k, rng, log_prod = carry
+        rng, sub = _split2(rng)
+        k = fnp.where(log_prod > -lam, k + 1, k)
+        return k, rng, log_prod + fnp.log(_unit(sub, shape, f32))
+
+    init = (fnp.zeros_like(lam, dtype), key, fnp.zeros_like(lam))
+    k = lax.while_loop(cond, body, init)[0]
+    return (k - 1).astype(dtype)
+
+
+def _poisson_rejection(key, lam, shape, dtype):
+    """Hörmann's transformed rejection (PTRS) for ``lam >= 10``, in float32 as JAX's; every
+    round draws for the whole array and a later acceptance replaces an earlier one (JAX's
+    loop), so the rounds run until every element has been accepted once."""
+    f = np.float32
+    log_lam = fnp.log(lam)
+    b = f(0.931) + f(2.53) * fnp.sqrt(lam)
+    a = f(-0.059) + f(0.02483) * b
+    inv_alpha = f(1.1239) + f(1.1328) / (b - f(3.4))
+    v_r = f(0.9277) - f(3.6224) / (b - f(2))
+
+    def cond(carry):
+        return fnp.any(~carry[1])
+
+    def body(carry):
+        k_out, accepted, rng = carry
+        three = split(rng, 3)
+        rng, k0, k1 = three[0], three[1], three[2]
+        u = _unit(k0, shape, np.dtype(f)) - f(0.5)
+        v = _unit(k1, shape, np.dtype(f))
+        us = f(0.5) - fnp.abs(u)
+        k = fnp.floor((f(2) * a / us + b) * u + lam + f(0.43))
+        s = fnp.log(v * inv_alpha / (a / (us * us) + b))
+        t = -lam + k * log_lam - _log_factorial(fnp.maximum(k, f(0)))
+        accept1 = (us >= f(0.07)) & (v <= v_r)
+        reject = (k < 0) | ((us < f(0.013)) & (v > us))
+        accept = accept1 | (~reject & (s <= t))
+        return fnp.where(accept, k, k_out), accepted | accept, rng
+
+    init = (fnp.full_like(lam, -1), fnp.zeros_like(lam, bool), key)
+    return lax.while_loop(cond, body, init)[0].astype(dtype)
+
+
+def poisson(key, lam, shape=None, dtype=None):
+    """Poisson draws of rate ``lam``, computed in float32 as JAX does: Knuth's
+    multiplication method below ``lam = 10``, Hörmann's transformed rejection from there on
+    (both with ``lax.while_loop``), so the integers equal JAX's.  ``lam = 0`` gives 0, a
+    negative or NaN rate -1 (JAX's values).  No derivative in ``lam``.
+
+    >>> import numpy as np, functrans.random as random
+    >>> random.poisson(random.PRNGKey(0), np.array([0.5, 3.0, 40.0]))
+    array([ 0,  0, 32])
+    """
+    key = _check_key("poisson", key)
+    dtype = _int_dtype("poisson", dtype)
+    shape = _sample_shape("poisson", shape, lam=lam)
+    f32 = np.dtype(np.float32)
+    lam = lax.stop_gradient(_on_key_device(key, lam, shape, f32))
+    use_knuth = fnp.isnan(lam) | (lam < 10)
+    lam_knuth = fnp.where(use_knuth, lam, f32.type(0))
+    lam_rejection = fnp.where(use_knuth, f32.type(1e5), lam)
+    k = fnp.where(use_knuth, _poisson_knuth(key, lam_knuth, shape, dtype),
+                  _poisson_rejection(key, lam_rejection, shape, dtype))
+    return fnp.where(lam == 0, fnp.zeros_like(k), k)
+
+
+_STIRLING_TAIL = (0.0810614667953272, 0.0413406959554092, 0.0276779256849983,
+                  0.02079067210376509, 0.0166446911898211, 0.0138761288230707,
+                  0.0118967099458917, 0.0104112652619720, 0.00925546218271273,
+                  0.00833056343336287)  # lgamma(k + 1) - Stirling's formula, k = 0 .. 9
+
+
+def _stirling_tail(k):
+    """The remainder of Stirling's formula for ``log k!``: tabulated for ``k <= 9``, else
+    JAX's series, which JAX evaluates at ``k`` clamped to 9 (kept, for JAX's draws)."""
+    kc = fnp.clip(k, 0, 9)
+    kp1sq = (kc + 1) * (kc + 1)
+    approx = (1.0 / 12 - (1.0 / 360 - 1.0 / 1260 / kp1sq) / kp1sq) / (kc + 1)
+    whole = fnp.floor(kc)
+    table = fnp.zeros_like(k)
+    for i, value in enumerate(_STIRLING_TAIL):
+        table = fnp.where(whole == i, get_aval(k).dtype.type(value), table)
+    return fnp.where(k <= 9, table, approx)
+
+
+def _binomial_inversion(key, count, q, shape, dtype):
+    """Sums of geometric draws until they pass ``count`` (for ``count * q <= 10``)."""
+    log1m_q = fnp.log1p(-q)
+    certain = log1m_q == 0  # q = 0: the first geometric draw is infinite (no divide warning)
+    log1m_q = fnp.where(certain, get_aval(q).dtype.type(-1), log1m_q)
+
+    def cond(carry):
+        return fnp.any(carry[1] <= count)
+
+    def body(carry):
+        num_geom, geom_sum, rng = carry
+        sub, rng = _split2(rng)
+        num_geom = fnp.where(geom_sum <= count, num_geom + 1, num_geom)
+        geom = fnp.ceil(fnp.log(_unit(sub, shape, get_aval(q).dtype)) / log1m_q)
+        geom = fnp.where(certain, get_aval(q).dtype.type(np.inf), geom)
+        return num_geom, geom_sum + geom, rng
+
+    init = (fnp.zeros_like(q), fnp.zeros_like(q), key)
+    return (lax.while_loop(cond, body, init)[0] - 1).astype(dtype)
+
+
+def _btrs(key, count, q, shape, dtype):
+    """Hörmann's BTRS transformed rejection (for ``count * q > 10``), JAX's rounds."""
+    pdtype = get_aval(q).dtype
+    stddev = fnp.sqrt(count * q * (1 - q))
+    b = 1.15 + 2.53 * stddev
+    a = -0.0873 + 0.0248 * b + 0.01 * q
+    c = count * q + 0.5
+    v_r = 0.92 - 4.2 / b
+    r = q / (1 - q)
+    alpha = (2.83 + 5.1 / b) * stddev
+    m = fnp.floor((count + 1) * q)
+
+    def cond(carry):
+        return fnp.any(~carry[1])
+
+    def body(carry):
+        k_out, accepted, rng = carry
+        three = split(rng, 3)
+        rng, k0, k1 = three[0], three[1], three[2]
+        u = _unit(k0, shape, pdtype) - 0.5
+        v = _unit(k1, shape, pdtype)
+        us = 0.5 - fnp.abs(u)
+        accept1 = (us >= 0.07) & (v <= v_r)
+        k = fnp.floor((2 * a / us + b) * u + c)
+        reject = (k < 0) | (k > count)
+        ks = fnp.clip(k, 0, count)  # rejected draws: any k keeps the logs finite
+        log_v = fnp.log(v * alpha / (a / (us * us) + b))
+        bound = (((m + 0.5) * fnp.log((m + 1) / (r * (count - m + 1)))
+                  + (count + 1) * fnp.log((count - m + 1) / (count - ks + 1)))
+                 + (ks + 0.5) * fnp.log(r * (count - ks + 1) / (ks + 1))
+                 + _stirling_tail(m) + _stirling_tail(count - m)
+                 - _stirling_tail(ks) - _stirling_tail(count - ks))
+        accept = accept1 | (~reject & (log_v <= bound))
+        return fnp.where(accept, k, k_out), accepted | accept, rng
+
+    init = (fnp.full_like(q, -1), fnp.zeros_like(q, bool), key)
+    return lax.while_loop(cond, body, init)[0].astype(dtype)
+
+
+def binomial(key, n, p, shape=None, dtype=None):
+    """Binomial draws of ``n`` trials of success probability ``p``, as floats (JAX's
+    algorithms: sums of geometric draws where ``n min(p, 1-p) <= 10``, else Hörmann's BTRS
+    rejection, both with ``lax.while_loop``), computed in ``p``'s float dtype, so the counts
+    equal JAX's.  ``n`` is floored; a negative or NaN ``n``, or ``p`` outside [0, 1], gives
+    NaN, an infinite ``n`` infinity.  No derivative in ``n`` or ``p``.
+
+    >>> import numpy as np, functrans.random as random
+    >>> random.binomial(random.PRNGKey(0), np.array([5.0, 100.0, 1000.0]), 0.3)
+    array([  2.,  34., 272.])
+    """
+    key = _check_key("binomial", key)
+    dtype = _float_dtype("binomial", dtype)
+    shape = _sample_shape("binomial", shape, n=n, p=p)
+    pdtype = _inexact(p)
+    prob = lax.stop_gradient(_on_key_device(key, p, shape, pdtype))
+    count = lax.stop_gradient(_on_key_device(key, n, shape, pdtype))
+    return _binomial(key, count, prob, shape, dtype)
+
+
+def _binomial(key, count, prob, shape, dtype):
+    pdtype = get_aval(prob).dtype
+    t = pdtype.type
+    p_lt_half = prob < 0.5
+    q = fnp.where(p_lt_half, prob, 1 - prob)
+    count_nan_or_neg = fnp.isnan(count) | (count < 0)
+    count_inf = fnp.isinf(count)
+    q_is_nan = fnp.isnan(q)
+    q_negative = q < 0
+    q = fnp.where(q_is_nan | q_negative, t(0.01), q)
+    use_inversion = count_nan_or_neg | (count * q <= 10)
+    count = fnp.floor(count)
+    count_inv = fnp.where(use_inversion, count, t(0))
+    count_btrs = fnp.where(use_inversion, t(1e4), count)
+    q_btrs = fnp.where(use_inversion, t(0.5), q)
+    samples = fnp.where(use_inversion, _binomial_inversion(key, count_inv, q, shape, dtype),
+                        _btrs(key, count_btrs, q_btrs, shape, dtype))
+    invalid = q_negative | q_is_nan | count_nan_or_neg
+    samples = fnp.where(invalid, dtype.type(np.nan), samples)
+    samples = fnp.where(count_inf & ~invalid, dtype.type(np.inf), samples)
+    keep = p_lt_half | count_nan_or_neg | q_is_nan | count_inf
+    return fnp.where(keep, samples, count.astype(dtype) - samples)
+
+
+def multinomial(key, n, p, *, shape=None, dtype=None, unroll=1):
+    """Multinomial counts of ``n`` trials over the outcomes along ``p``'s last axis: one
+    binomial draw per outcome of the trials left over, with the outcome's share of the
+    probability left (one subkey each, in a ``lax.scan``, as JAX).  ``shape`` is the
+    result's shape, outcomes axis included (default ``p.shape``); floats (float64 unless
+    ``dtype``).  ``unroll`` is accepted for JAX's signature.  No derivative in ``n`` or
+    ``p``.
+
+    >>> import numpy as np, functrans.random as random
+    >>> random.multinomial(random.PRNGKey(0), 10.0, np.array([0.2, 0.3, 0.5]))
+    array([1., 4., 5.])
+    """
+    del unroll  # scan's unrolling changes no value
+    key = _check_key("multinomial", key)
+    dtype = _float_dtype("multinomial", dtype)
+    pshape = tuple(get_aval(_as_array(p)).shape)
+    if not pshape:
+        raise ValueError("random.multinomial: p must have at least one axis (the outcomes)")
+    shape = pshape if shape is None else _shape("multinomial", shape)
+    if not shape:
+        raise ValueError("random.multinomial: shape must have at least one axis (the "
+                         "outcomes, last)")
+    _sample_shape("multinomial", shape, p=p)
+    _sample_shape("multinomial", shape[:-1], n=n)
+    pdtype = np.result_type(_inexact(n), _inexact(p))
+    trials = lax.stop_gradient(_on_key_device(key, n, shape[:-1], pdtype))
+    probs = lax.stop_gradient(_on_key_device(key, p, shape, pdtype))
+    probs = fnp.moveaxis(probs, -1, 0)
+    left = fnp.flip(fnp.cumsum(fnp.flip(probs, 0), axis=0), 0)
+    ratios = probs / fnp.where(left == 0, pdtype.type(1), left)
+    keys = split(key, shape[-1])
+
+    def step(remainder, ratio_and_key):
+        ratio, k = ratio_and_key
+        count = _binomial(k, remainder, fnp.clip(ratio, 0, 1), shape[:-1], pdtype)
+        return remainder - count, count
+
+    _, counts = lax.scan(step, trials, (ratios, keys))
+    return fnp.moveaxis(counts, 0, -1).astype(dtype)
 
 
 def __dir__() -> list[str]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+import functrans.numpy as fnp
 import functrans.random as random
 from sweep import A, Case
 
@@ -37,4 +38,26 @@ PRIMITIVE_CASES = [
          [A(kind="int"), A(3)], differentiable=False),
     Case("random_gamma", lambda s, a: random.gamma(_key(s), a, (2, 3), a.dtype),
          [A(kind="int"), A(3, kind="pos")], differentiable=False),
+    # The samplers built on these: rejection loops (while_loop) for the counts, gamma draws
+    # (an implicit derivative, no finite difference of the draw) for t, and transforms of
+    # standard draws, whose derivatives are the transforms'.
+    Case("random_poisson", lambda s, lam: random.poisson(_key(s), 6.0 * lam, (2, 3)),
+         [A(kind="int"), A(3, kind="pos")], differentiable=False),
+    Case("random_binomial",
+         lambda s, p: random.binomial(_key(s), 30.0, p / (1.0 + p), (2, 3), p.dtype),
+         [A(kind="int"), A(3, kind="pos")], differentiable=False),
+    Case("random_multinomial",
+         lambda s, p: random.multinomial(_key(s), 20.0, p / fnp.sum(p, axis=-1, keepdims=True),
+                                         dtype=p.dtype),
+         [A(kind="int"), A(3, kind="pos")], differentiable=False),
+    Case("random_t", lambda s, df: random.t(_key(s), df, (2, 3), df.dtype),
+         [A(kind="int"), A(3, kind="pos")], differentiable=False),
+    Case("random_lognormal", lambda s, c: random.lognormal(_key(s), c, (2, 3), c.dtype),
+         [A(kind="int"), A(3)]),
+    Case("random_wald", lambda s, m: random.wald(_key(s), m, (2, 3), m.dtype),
+         [A(kind="int"), A(3, kind="pos")]),
+    Case("random_triangular",
+         lambda s, lo, d: random.triangular(_key(s), lo, lo + 0.5, lo + 1.0 + d * d, (2, 3),
+                                            lo.dtype),
+         [A(kind="int"), A(3), A(3)]),
 ]

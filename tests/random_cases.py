@@ -66,6 +66,38 @@ CASES = {
     "loggamma": "random.loggamma(k1, np.array([1e-3, 0.5, 3.0]))",
     "beta": "random.beta(k1, 2.0, np.array([0.5, 3.0]), (2, 2))",
     "dirichlet": "random.dirichlet(k1, np.array([0.2, 1.0, 4.0]), (2,))",
+    "poisson": "random.poisson(k1, np.array([0.0, 0.7, 4.0, 9.9, 10.0, 35.0, 900.0]))",
+    "poisson_shape_i32": "random.poisson(k2, 3.5, (2, 3), np.int32)",
+    "poisson_invalid": "random.poisson(k0, np.array([np.nan, -2.0, 0.0]))",
+    "binomial": "random.binomial(k1, np.array([3.0, 20.0, 80.0, 500.0]), 0.35, (2, 4))",
+    "binomial_high_p": "random.binomial(k2, 60.0, np.array([0.0, 0.6, 0.95, 1.0]))",
+    "binomial_f32": "random.binomial(k1, 40.0, np.float32(0.4), (4,), np.float32)",
+    "binomial_invalid": (
+        "random.binomial(k0, np.array([np.nan, -1.0, np.inf, 7.5, 7.0]), "
+        "np.array([0.3, 0.3, 0.3, 0.3, 1.5]))"),
+    "multinomial": "random.multinomial(k1, 30.0, np.array([0.1, 0.0, 0.6, 0.3]))",
+    "multinomial_shape": (
+        "random.multinomial(k2, np.array([5.0, 400.0]), np.array([0.5, 0.25, 0.25]), "
+        "shape=(3, 2, 3))"),
+    "geometric": "random.geometric(k1, np.array([0.05, 0.5, 0.95]), (2, 3))",
+    "geometric_f32": "random.geometric(k2, np.float32(0.3), (4,), np.int32)",
+    "t": "random.t(k1, np.array([0.5, 3.0, 30.0]))",
+    "t_f32": "random.t(k2, 4.0, (3,), np.float32)",
+    "chisquare": "random.chisquare(k1, np.array([0.4, 2.0, 9.0]), (2, 3))",
+    "f": "random.f(k1, np.array([3.0, 0.7]), np.array([2.5, 12.0]))",
+    "lognormal": "random.lognormal(k1, np.array([0.3, 1.5]), (2, 2))",
+    "lognormal_default": "random.lognormal(k2, shape=(3,))",
+    "pareto": "random.pareto(k1, np.array([0.8, 3.0]), (2, 2))",
+    "rayleigh": "random.rayleigh(k1, 2.0, (4,))",
+    "wald": "random.wald(k1, np.array([0.2, 1.0, 5.0]), (2, 3))",
+    "maxwell": "random.maxwell(k1, (4,))",
+    "double_sided_maxwell": "random.double_sided_maxwell(k1, np.array([0.0, 3.0]), 0.5)",
+    "double_sided_maxwell_shape": "random.double_sided_maxwell(k2, -1.0, 2.0, (4,))",
+    "weibull_min": "random.weibull_min(k1, 2.0, np.array([0.5, 3.0]), (2, 2))",
+    "generalized_normal": "random.generalized_normal(k1, 0.8, (4,))",
+    "triangular": "random.triangular(k1, -1.0, np.array([-1.0, 0.0, 2.0]), 2.0, (2, 3))",
+    "ball": "random.ball(k1, 3, 1.5, (2,))",
+    "ball_default": "random.ball(k2, 4)",
 }
 
 

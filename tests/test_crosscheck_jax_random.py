@@ -8,6 +8,7 @@ Run as a script with JAX installed, it prints the ``REFERENCE`` table of
 from __future__ import annotations
 
 import pprint
+import re
 import sys
 
 import numpy as np
@@ -45,6 +46,19 @@ def test_matches_jax(name):
     "random.truncated_normal(random.PRNGKey(4), -2.0, 0.5, (2000,), np.float32)",
     "random.gamma(random.PRNGKey(5), np.linspace(0.01, 20.0, 500))",
     "random.randint(random.PRNGKey(6), (5000,), -7, 2**40 + 3)",
+    # the counts: every rejection round of every element, JAX's integers
+    "random.poisson(random.PRNGKey(7), np.linspace(0.0, 300.0, 3000))",
+    "random.binomial(random.PRNGKey(7), np.linspace(0.0, 2000.0, 1500), 0.3)",
+    "random.binomial(random.PRNGKey(8), 400.0, np.linspace(0.0, 1.0, 1500))",
+    "random.multinomial(random.PRNGKey(9), 1000.0, np.array([0.05, 0.15, 0.3, 0.5]), "
+    "shape=(500, 4))",
+    "random.geometric(random.PRNGKey(9), np.linspace(0.001, 0.999, 3000))",
+    # the transforms, and the gamma-based draws over a range of shapes
+    "random.t(random.PRNGKey(10), np.linspace(0.1, 40.0, 1000))",
+    "random.f(random.PRNGKey(10), np.linspace(0.5, 9.0, 1000), 4.0)",
+    "random.generalized_normal(random.PRNGKey(10), 0.7, (1000,))",
+    ("random.wald(random.PRNGKey(11), np.linspace(0.05, 20.0, 1000))", 1e-11),
+    "random.triangular(random.PRNGKey(11), 0.0, np.linspace(0.0, 1.0, 1000), 1.0)",
 ])
 def test_many_draws_match_jax(expr):
     """Many draws, far tails included: erfinv, the rejection loop, wide integer spans.
@@ -69,6 +83,7 @@ def test_many_draws_match_jax(expr):
 
 def _literal(x: np.ndarray) -> str:
     values = pprint.pformat(x.tolist(), width=80).replace("\n", "\n" + " " * 13)
+    values = re.sub(r"\b(nan|inf)\b", r"np.\1", values)
     return f"np.array({values}, np.{x.dtype.name})"
 
 

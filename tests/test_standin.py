@@ -832,6 +832,9 @@ def test_sweep_vmap_on_device(device, request, case):
 SITES: dict = {
     "random_gamma_loop": "random.gamma's rejection loop reads on the host whether every "
                          "element has been accepted (a synchronisation, as while_loop's)",
+    "random_count_loops": "random.poisson's, binomial's and multinomial's rejection rounds "
+                          "are while_loops, whose predicate is read on the host (a "
+                          "synchronisation)",
     "host_index_constants": "place's concrete mask and repeat's concrete counts are NumPy "
                             "arrays in the sweep cases, which indexing a device array copies "
                             "to its device (as CuPy does)",
@@ -872,7 +875,11 @@ def _known_sites(sites: dict) -> dict:
 
 
 SWEEP_HOST_SITES = _known_sites({
-    "random_gamma_loop": ["lax-random_gamma-eval", "lax-random_gamma-vmap"],
+    "random_gamma_loop": [f"lax-random_{case}-{check}" for case in ("gamma", "t")
+                          for check in ("eval", "vmap")],
+    "random_count_loops": [f"lax-random_{case}-{check}"
+                           for case in ("poisson", "binomial", "multinomial")
+                           for check in ("eval", "vmap")],
     "host_index_constants": [f"numpy-{case}-{check}" for check in ("eval", "jvp", "vjp", "vmap")
                              for case in ("place", "repeat_counts_axis0", "repeat_counts_flat",
                                           "repeat_one_count_in_an_array")],
