@@ -1079,8 +1079,8 @@ def hessenberg(a, *, calc_q: bool = False, overwrite_a: bool = False,
     >>> h, q = fsl.hessenberg(a, calc_q=True)
     >>> h.round(6) + 0.0
     array([[ 1.      , -3.535534,  0.707107],
-           [-2.828427,  3.5     , -1.5     ],
-           [ 0.      , -1.5     ,  1.5     ]])
+           [-2.828427,  2.5     , -1.5     ],
+           [ 0.      , -1.5     ,  2.5     ]])
     >>> np.allclose(q @ h @ q.T, a)
     True
     """
@@ -1285,8 +1285,8 @@ def sqrtm(A, blocksize: int = 1):
     >>> fsl.sqrtm(a).real
     array([[2., 1.],
            [1., 2.]])
-    >>> g = ft.grad(lambda a: fnp.real(fsl.sqrtm(a)[0, 0]))(a)
-    >>> np.allclose(g, [[0.3125, -0.1875], [-0.1875, 0.0625]])
+    >>> g = ft.grad(lambda a: fnp.real(fsl.sqrtm(a)[0, 0]))(a)  # a's eigenbasis, 1 / (√λᵢ + √λⱼ)
+    >>> np.allclose(g, [[7 / 24, -1 / 12], [-1 / 12, 1 / 24]])
     True
     """
     if blocksize > 1:
