@@ -1500,6 +1500,55 @@ _specific("functrans.scipy.linalg.polar",
           eps=("float, optional", "The QDWH iteration's tolerance; accepted and not needed."),
           max_iterations=("int, optional", "The QDWH iteration's limit; accepted and not "
                                            "needed."))
+_specific("functrans.scipy.linalg.schur",
+          output=("str, optional", "``'real'`` (default: the real Schur form of real ``a``, "
+                                   "with 2 x 2 blocks) or ``'complex'`` (upper triangular "
+                                   "``T``; ``a`` is converted to complex first)."))
+_specific("functrans.scipy.linalg.rsf2csf",
+          T=(_ARRAY, "The real Schur form, ``(..., N, N)``, as ``schur(a)`` returns it."),
+          Z=(_ARRAY, "The matching unitary matrix, ``(..., N, N)``; its leading axes "
+                     "broadcast against ``T``'s."))
+_specific("functrans.scipy.linalg.hessenberg",
+          calc_q=("bool, optional", "If True, return ``(H, Q)``; False (default): ``H``."))
+_specific("functrans.scipy.linalg.sqrtm",
+          blocksize=("int, optional", "SciPy's block size; only 1 (default) is accepted, as "
+                                      "JAX: larger values raise ``NotImplementedError``."))
+_specific("functrans.scipy.linalg.funm",
+          func=("callable", "The scalar function, applied to the array of eigenvalues "
+                            "(``(..., N)``, complex) with ``functrans.numpy`` operations "
+                            "(``fnp.exp``, ``lambda x: x * x``)."),
+          disp=("bool, optional", "If True (default), return ``F``; False: ``(F, err)`` "
+                                  "with the error estimate. Nothing is printed."))
+_specific("functrans.scipy.linalg.solve_sylvester",
+          B=(_ARRAY, "The square matrix multiplying ``X`` from the right, ``(..., N, N)``."),
+          C=(_ARRAY, "The right-hand side, ``(..., M, N)``."),
+          method=("str, optional", "JAX's ``'schur'`` (default) or ``'eigen'``; both solve "
+                                   "by Bartels and Stewart's method here."),
+          tol=("float, optional", "The solution is NaN where some ``λ(A) + μ(B)`` is within "
+                                  "``tol`` of zero (JAX's rule; default 1e-8, 0 turns it "
+                                  "off); a static number."))
+_specific("functrans.scipy.linalg.eigh_tridiagonal",
+          d=(_ARRAY, "The diagonal, ``(..., N)`` (its real part is read), float32, float64, "
+                     "complex64 or complex128."),
+          e=(_ARRAY, "The entries above the diagonal, ``(..., N - 1)``, of ``d``'s dtype "
+                     "(``conj(e)`` is below)."),
+          select=("str, optional", "``'a'`` (default: all eigenvalues) or ``'i'`` (those of "
+                                   "the indices in ``select_range``); ``'v'`` raises "
+                                   "``NotImplementedError``, as JAX."),
+          select_range=("pair of int, optional", "For ``select='i'``: the first and last "
+                                                 "index kept (both included)."),
+          tol=("float, optional", "JAX's bisection tolerance; accepted, not needed (the "
+                                  "eigenvalues are LAPACK's, to rounding)."),
+          key=("optional", "JAX's random key for the inverse iteration's start; accepted, not "
+                           "needed."))
+_specific("functrans.scipy.linalg.qr_multiply",
+          c=(_ARRAY, "The matrix multiplied with ``Q``: ``(..., K, P)`` for ``mode='left'``, "
+                     "``(..., P, M)`` for ``'right'``; a vector is one column or row."),
+          mode=("str, optional", "``'right'`` (default): ``c @ Q``; ``'left'``: ``Q @ c``."),
+          pivoting=("bool, optional", "Column pivoting; only False is supported."),
+          conjugate=("bool, optional", "If True, multiply with ``conj(Q)`` instead."),
+          overwrite_c=("bool, optional", "SciPy's permission to overwrite ``c``; accepted and "
+                                         "ignored."))
 _SHAPE_A = (_ARRAY, "The first shape parameter (positive).")
 _SHAPE_B = (_ARRAY, "The second shape parameter (positive).")
 _specific("functrans.scipy.special.beta functrans.scipy.special.betaln "

@@ -31,8 +31,8 @@ __all__ = [
     "is_device_array", "is_mutable", "is_lazy", "coerce", "asarray", "zeros", "ones", "full",
     "empty", "arange", "eye", "tri", "copy", "ascontiguous", "scatter_add", "scatter_apply",
     "cumulative_max", "cumulative_min", "is_writeable", "memory_owner", "owned",
-    "default_rng", "LazyGenerator", "to_host", "special_module", "triangular_solver",
-    "triangular_multiplier",
+    "default_rng", "LazyGenerator", "to_host", "special_module", "linalg_kernel",
+    "triangular_solver", "triangular_multiplier",
     "synchronize", "ArrayLibraryError", "ChunkedAxisError", "UnknownChunkSizesError",
     "MixedArrayLibrariesError", "check_known_chunks", "map_chunked",
     "map_elementwise",
@@ -821,6 +821,37 @@ class _LazySpecial:
 
 def _output_of(kernel, i: int, *args, **kwargs):
     return kernel(*args, **kwargs)[i]
+
+
+def linalg_kernel(name: str, *args, what: str):
+    """SciPy's ``scipy.linalg.<name>`` (a LAPACK driver NumPy lacks: ``schur``,
+    ``hessenberg``, ``solve_sylvester``) for the arrays ``args``: ``scipy.linalg``'s for
+    NumPy arrays, ``cupyx.scipy.linalg``'s for CuPy arrays, the ``scipy.linalg`` namespace
+    of a registered stand-in's module.  SciPy is imported only when first needed (functrans
+    imports without it).  Raises ``ImportError`` when SciPy is missing and
+    ``NotImplementedError`` when the arrays' library has no such kernel (CuPy has no Schur
+    or Hessenberg decomposition: the arrays are not copied to the host behind the caller's
+    back); ``what`` names the caller in both."""
+    xp = array_module(*args)
+    try:
+        if xp is np:
+            import scipy.linalg as module
+        elif xp.__name__ == "cupy":
+            import cupyx.scipy.linalg as module
+        else:
+            module = xp.scipy.linalg
+    except (ImportError, AttributeError):
+        if xp is np:
+            raise ImportError(f"{what} needs SciPy's {name} (LAPACK), and SciPy is not "
+                              'installed; install it with: pip install "functrans[scipy]"'
+                              ) from None
+        module = None
+    kernel = getattr(module, name, None)
+    if kernel is None:
+        where = getattr(module, "__name__", f"{xp.__name__} (no scipy.linalg)")
+        raise NotImplementedError(f"{what}: {where} has no {name} kernel for {xp.__name__} "
+                                  "arrays; compute it on NumPy arrays")
+    return kernel
 
 
 #: SciPy's solve_triangular once looked up (None: not yet; False: SciPy is missing).

@@ -17,7 +17,9 @@ import scipy.linalg as sl
 import functrans.numpy as fnp
 import functrans.scipy.linalg as fsl
 from functrans import lax
-from functrans.primitives.matrix_functions import expm, expm_frechet
+from functrans.core import get_aval
+from functrans.primitives.decompositions import hessenberg, schur, sylvester
+from functrans.primitives.matrix_functions import expm, expm_frechet, sqrtm
 from sweep import C64, C128, F32, F64, I64, A, Case, numpy_case
 
 WITH_COMPLEX = (F64, F32, I64, C128, C64)
@@ -270,7 +272,183 @@ def _polar_cases():
     return cases
 
 
-SCIPY_CASES += _special_matrix_cases() + _polar_cases()
+def _complex_like(f):
+    """SciPy's result as the complex dtype of the input's precision (``sqrtm`` and ``funm``
+    are complex in JAX and here; SciPy's are real where they can be, and float64 for
+    float32 input in older releases)."""
+    def reference(a, *rest):
+        dtype = np.result_type(np.asarray(a).dtype, np.complex64)
+        return np.asarray(f(a, *rest)).astype(dtype)
+    return reference
+
+
+def _shifted(m, x):
+    """``x + 4 I``: for the sweep's draws, eigenvalues in the right half plane, away from
+    the principal square root's branch cut and from each other's negatives (Sylvester)."""
+    return x + 4 * _identity(m, x)
+
+
+def _sylvester_inputs(m, a, b, c):
+    return _shifted(m, a), _shifted(m, b), c
+
+
+def _sylvester_complex_inputs(m, ar, ai, br, bi, cr, ci):
+    return _shifted(m, ar + 1j * ai), _shifted(m, br + 1j * bi), cr + 1j * ci
+
+
+def _real_schur_form(m, t, z):
+    """A real Schur form from a draw ``t`` of shape (..., 4, 4): 2 x 2 blocks on the
+    diagonal at rows 0-1 and 2-3 (complex conjugate eigenvalues: their off-diagonal
+    entries of opposite signs outweigh the diagonal's difference), zero below them and
+    between them; ``z`` (any matrix: rsf2csf is linear in it) as drawn."""
+    def x(i, j):
+        return t[..., i, j]
+    zero = 0 * x(0, 0)
+    rows = [[x(0, 0), 1 + m.abs(x(0, 1)), x(0, 2), x(0, 3)],
+            [-(1 + m.abs(x(1, 0))), x(0, 0) + 0.2 * x(1, 1), x(1, 2), x(1, 3)],
+            [zero, zero, x(2, 2), 1 + m.abs(x(2, 3))],
+            [zero, zero, -(1 + m.abs(x(3, 2))), x(2, 2) - 0.2 * x(3, 3)]]
+    return m.stack([m.stack(row, axis=-1) for row in rows], axis=-2), z
+
+
+def _hermitian_tridiagonal(d, e):
+    """The dense matrix of eigh_tridiagonal, with NumPy: ``real(d)`` on the diagonal, ``e``
+    above it and ``conj(e)`` below."""
+    d, e = np.asarray(d), np.asarray(e)
+    n = d.shape[-1]
+    matrix = np.zeros(d.shape + (n,), d.dtype)
+    index = np.arange(n)
+    matrix[..., index, index] = d.real
+    matrix[..., index[:-1], index[1:]] = e
+    matrix[..., index[1:], index[:-1]] = np.conj(e)
+    return matrix
+
+
+def _tridiagonal_values(d, e):
+    return np.linalg.eigvalsh(_hermitian_tridiagonal(d, e))
+
+
+def _tridiagonal_squared(m, w_v):
+    """Eigenvalues and ``|eigenvectors|²`` (free of each column's sign or phase)."""
+    w, v = w_v
+    return w, _abs_squared(m, v)
+
+
+def _tridiagonal_complex(m, d, er, ei):
+    return d + 0j, er + 1j * ei
+
+
+def _schur_complex_reference(a):
+    return sl.schur(a.astype(np.result_type(a.dtype, np.complex64)), "complex")
+
+
+def _decomposition_cases():
+    """The Schur and Hessenberg forms and what is built on them (tests/test_scipy_linalg.py
+    has their errors, JAX's values and the derivatives' finer checks).  ``schur`` and
+    ``funm`` have no derivative (values and vmap only); the others are swept in both modes
+    to second order, complex derivatives through complex inputs made of real parts (the
+    sweep differentiates real draws)."""
+    parts = (F64, F32)
+    return [
+        _scipy("schur", _same, fsl.schur, _cast_like(sl.schur), A(4, 4), dtypes=INEXACT,
+               diff=False),
+        _scipy("schur_complex_output", _same, lambda a: fsl.schur(a, "complex"),
+               _schur_complex_reference, A(3, 3), dtypes=WITH_COMPLEX, diff=False),
+        _scipy("schur_batched", _same, fsl.schur, _cast_like(sl.schur), A(2, 3, 3),
+               dtypes=INEXACT, diff=False, batched=True),
+        _scipy("rsf2csf", _real_schur_form, fsl.rsf2csf, sl.rsf2csf, A(4, 4), A(4, 4),
+               dtypes=parts, tol=1e-6),
+        _scipy("rsf2csf_batched", _real_schur_form, fsl.rsf2csf, sl.rsf2csf, A(2, 4, 4),
+               A(2, 4, 4), dtypes=parts, tol=1e-6, batched=True),
+        _scipy("rsf2csf_of_schur", _same, lambda a: fsl.rsf2csf(*fsl.schur(a)),
+               lambda a: sl.rsf2csf(*sl.schur(a)), A(4, 4), dtypes=parts, diff=False),
+        _scipy("funm_exp", _same, lambda a: fsl.funm(a, fnp.exp),
+               _complex_like(lambda a: sl.funm(a, np.exp)), A(3, 3), dtypes=INEXACT,
+               diff=False),
+        _scipy("funm_sin_batched", _same, lambda a: fsl.funm(a, fnp.sin),
+               _complex_like(lambda a: sl.funm(a, np.sin)), A(2, 3, 3), dtypes=INEXACT,
+               diff=False, batched=True),
+        _scipy("hessenberg", _same, lambda a: fsl.hessenberg(a, calc_q=True),
+               _cast_like(lambda a: sl.hessenberg(a, calc_q=True)), A(4, 4), dtypes=INEXACT),
+        _scipy("hessenberg_h", _same, fsl.hessenberg, _cast_like(sl.hessenberg), A(5, 5),
+               dtypes=INEXACT),
+        _scipy("hessenberg_complex_parts", lambda m, x, y: (x + 1j * y,),
+               lambda a: fsl.hessenberg(a, calc_q=True),
+               _cast_like(lambda a: sl.hessenberg(a, calc_q=True)), A(4, 4), A(4, 4),
+               dtypes=parts),
+        _scipy("hessenberg_batched", _same, lambda a: fsl.hessenberg(a, calc_q=True),
+               _cast_like(lambda a: sl.hessenberg(a, calc_q=True)), A(2, 3, 3),
+               dtypes=INEXACT, batched=True),
+        _scipy("sqrtm", _one(_shifted), fsl.sqrtm, _complex_like(sl.sqrtm), A(3, 3),
+               tol=1e-6),
+        _scipy("sqrtm_complex_parts", lambda m, x, y: (_shifted(m, x + 1j * y),), fsl.sqrtm,
+               _complex_like(sl.sqrtm), A(3, 3), A(3, 3), dtypes=parts, tol=1e-6),
+        _scipy("sqrtm_batched", _one(_shifted), fsl.sqrtm, _complex_like(sl.sqrtm),
+               A(2, 3, 3), dtypes=INEXACT, tol=1e-6, batched=True),
+        _scipy("solve_sylvester", _sylvester_inputs, fsl.solve_sylvester,
+               _cast_like(sl.solve_sylvester), A(3, 3), A(2, 2), A(3, 2)),
+        _scipy("solve_sylvester_complex_parts", _sylvester_complex_inputs,
+               fsl.solve_sylvester, _cast_like(sl.solve_sylvester), A(2, 2), A(2, 2),
+               A(3, 3), A(3, 3), A(2, 3), A(2, 3), dtypes=parts),
+        _scipy("solve_sylvester_batched", _sylvester_inputs, fsl.solve_sylvester,
+               _cast_like(sl.solve_sylvester), A(2, 3, 3), A(2, 2, 2), A(2, 3, 2),
+               dtypes=INEXACT, batched=True),
+    ]
+
+
+def _tridiagonal_and_qr_multiply_cases():
+    parts = (F64, F32)
+    cases = [
+        _scipy("eigh_tridiagonal_eigvals_only", _same,
+               lambda d, e: fsl.eigh_tridiagonal(d, e, eigvals_only=True),
+               _tridiagonal_values, A(5), A(4), dtypes=INEXACT),
+        _scipy("eigh_tridiagonal", _same,
+               lambda d, e: _tridiagonal_squared(fnp, fsl.eigh_tridiagonal(d, e)),
+               lambda d, e: _tridiagonal_squared(np, np.linalg.eigh(
+                   _hermitian_tridiagonal(d, e))), A(4), A(3), dtypes=INEXACT),
+        _scipy("eigh_tridiagonal_complex_parts", _tridiagonal_complex,
+               lambda d, e: _tridiagonal_squared(fnp, fsl.eigh_tridiagonal(d, e)),
+               lambda d, e: _tridiagonal_squared(np, np.linalg.eigh(
+                   _hermitian_tridiagonal(d, e))), A(4), A(3), A(3), dtypes=parts),
+        _scipy("eigh_tridiagonal_select_i", _same,
+               lambda d, e: fsl.eigh_tridiagonal(d, e, eigvals_only=True, select="i",
+                                                 select_range=(1, 3)),
+               lambda d, e: _tridiagonal_values(d, e)[..., 1:4], A(5), A(4), dtypes=INEXACT),
+        _scipy("eigh_tridiagonal_batched", _same,
+               lambda d, e: fsl.eigh_tridiagonal(d, e, eigvals_only=True),
+               _tridiagonal_values, A(2, 4), A(2, 3), dtypes=INEXACT),
+    ]
+    for shape in ((4, 3), (3, 4), (3, 3)):
+        m, n = shape
+        k = min(m, n)
+        for mode, c in (("left", (k, 2)), ("right", (2, m))):
+            cases.append(_scipy(
+                f"qr_multiply_{mode}_{m}x{n}", _same,
+                lambda a, c, mode=mode: fsl.qr_multiply(a, c, mode),
+                _cast_like(lambda a, c, mode=mode: sl.qr_multiply(a, c, mode)),
+                A(*shape), A(*c)))
+    cases += [
+        _scipy("qr_multiply_conjugate_left", _same,
+               lambda a, c: fsl.qr_multiply(a, c, "left", conjugate=True),
+               _cast_like(lambda a, c: sl.qr_multiply(a, c, "left", conjugate=True)),
+               A(4, 3), A(3, 2)),
+        _scipy("qr_multiply_conjugate_right_parts",
+               lambda m, x, y, c: (x + 1j * y, c),
+               lambda a, c: fsl.qr_multiply(a, c, conjugate=True),
+               _cast_like(lambda a, c: sl.qr_multiply(a, c, conjugate=True)),
+               A(4, 3), A(4, 3), A(2, 4), dtypes=parts),
+        _scipy("qr_multiply_vector_right", _same, fsl.qr_multiply,
+               _cast_like(sl.qr_multiply), A(4, 3), A(4)),
+        _scipy("qr_multiply_vector_left", _same, lambda a, c: fsl.qr_multiply(a, c, "left"),
+               _cast_like(lambda a, c: sl.qr_multiply(a, c, "left")), A(3, 4), A(3)),
+        _scipy("qr_multiply_right_batched", _same, fsl.qr_multiply, _cast_like(sl.qr_multiply),
+               A(2, 4, 3), A(2, 2, 4), batched=True),
+    ]
+    return cases
+
+
+SCIPY_CASES += (_special_matrix_cases() + _polar_cases() + _decomposition_cases()
+                + _tridiagonal_and_qr_multiply_cases())
 
 
 NUMPY_LINALG_CASES = [
@@ -324,10 +502,41 @@ def _parts(z):
     return lax.concatenate([lax.real(z), lax.imag(z)], len(np.shape(z)) - 1)
 
 
+def _shift(x):
+    """``x + 4 I`` with lax: eigenvalues in the right half plane for the sweep's draws."""
+    n = np.shape(x)[-1]
+    eye = lax.broadcast_in_dim(lax.convert_element_type(lax.eq(
+        lax.broadcasted_iota(np.int32, (n, n), 0, like=x),
+        lax.broadcasted_iota(np.int32, (n, n), 1, like=x)), get_aval(x).dtype), np.shape(x),
+        (len(np.shape(x)) - 2, len(np.shape(x)) - 1))
+    return lax.add(x, lax.mul(eye, 4.0))
+
+
 PRIMITIVE_CASES = [
     Case("expm", expm, [A(3, 3)]),
     Case("expm_batched", lambda a: expm(lax.mul(a, 3.0)), [A(2, 3, 3)], tol=1e-6),
     Case("expm_complex", lambda a, b: _parts(expm(lax.complex(a, b))), [A(3, 3), A(3, 3)]),
     Case("expm_frechet", expm_frechet, [A(3, 3), A(3, 3)]),
     Case("expm_frechet_batched", expm_frechet, [A(2, 3, 3), A(2, 3, 3)]),
+    Case("sqrtm", lambda a: _parts(sqrtm(_shift(a))), [A(3, 3)], tol=1e-6),
+    Case("sqrtm_complex", lambda a, b: _parts(sqrtm(_shift(lax.complex(a, b)))),
+         [A(3, 3), A(3, 3)], tol=1e-6),
+    Case("sqrtm_batched", lambda a: _parts(sqrtm(_shift(a))), [A(2, 3, 3)], tol=1e-6),
+    Case("sylvester", lambda a, b, c: sylvester(_shift(a), _shift(b), c),
+         [A(3, 3), A(2, 2), A(3, 2)]),
+    Case("sylvester_complex", lambda ar, ai, br, bi, cr, ci: _parts(sylvester(
+        _shift(lax.complex(ar, ai)), _shift(lax.complex(br, bi)), lax.complex(cr, ci))),
+        [A(2, 2), A(2, 2), A(3, 3), A(3, 3), A(2, 3), A(2, 3)]),
+    Case("sylvester_batched", lambda a, b, c: sylvester(_shift(a), _shift(b), c),
+         [A(2, 3, 3), A(2, 2, 2), A(2, 3, 2)]),
+    Case("hessenberg", lambda a: lax.concatenate(list(hessenberg(a)), 1), [A(4, 4)]),
+    Case("hessenberg_complex", lambda a, b: _parts(lax.concatenate(
+        list(hessenberg(lax.complex(a, b))), 1)), [A(4, 4), A(4, 4)]),
+    Case("hessenberg_batched", lambda a: lax.concatenate(list(hessenberg(a)), 2),
+         [A(2, 3, 3)]),
+    # values and batching only: the Schur decomposition has no derivative
+    Case("schur", lambda a: lax.concatenate(list(schur(a)), 1), [A(4, 4)],
+         differentiable=False),
+    Case("schur_complex_batched", lambda a, b: _parts(lax.concatenate(
+        list(schur(lax.complex(a, b))), 2)), [A(2, 3, 3), A(2, 3, 3)], differentiable=False),
 ]

@@ -515,6 +515,8 @@ def _function(fun, name: str):
 _CUPY_LACKS = frozenset({"geomspace"})
 _CUPYX_SPECIAL_LACKS = frozenset({"dawsn", "fresnel", "hyp1f1", "hyp2f1", "jv", "owens_t",
                                   "spence", "wofz"})
+#: the LAPACK drivers functrans calls through scipy.linalg that cupyx.scipy.linalg lacks
+_CUPYX_LINALG_LACKS = frozenset({"schur", "hessenberg", "solve_sylvester"})
 
 
 class _Namespace(types.ModuleType):
@@ -562,7 +564,19 @@ random = _Random("standin.random", np.random)
 linalg = _Namespace("standin.linalg", np.linalg)
 special = _Namespace("standin.special", scipy.special,  # as cupyx.scipy.special
                      _CUPYX_SPECIAL_LACKS)
-scipy = _Namespace("standin.scipy", scipy)  # as cupyx.scipy (linalg.solve_triangular)
+
+
+class _SciPy(_Namespace):
+    """``standin.scipy``, as ``cupyx.scipy``: its ``linalg`` lacks what CuPy's lacks."""
+
+    def __getattr__(self, name: str):
+        if name == "linalg":
+            return _Namespace("standin.scipy.linalg", self._numpy_module.linalg,
+                              _CUPYX_LINALG_LACKS)
+        return super().__getattr__(name)
+
+
+scipy = _SciPy("standin.scipy", scipy)  # as cupyx.scipy (linalg.solve_triangular)
 
 
 def __getattr__(name: str) -> Any:

@@ -704,3 +704,422 @@ def test_gradients_are_jaxs(name):
         ours[0], theirs[0] = ours[0] + ours[0].T, theirs[0] + theirs[0].T
     for o, t in zip(ours, theirs):
         np.testing.assert_allclose(o, t, rtol=1e-9, atol=1e-11)
+
+
+# -- Schur and Hessenberg forms and what is built on them ------------------------------------
+
+
+def _random(shape, dtype=np.float64):
+    x = RNG.standard_normal(shape)
+    if np.dtype(dtype).kind == "c":
+        x = x + 1j * RNG.standard_normal(shape)
+    return x.astype(dtype)
+
+
+def _adjoint(x):
+    return np.conj(np.swapaxes(x, -1, -2))
+
+
+def _central_difference(f, x, direction, h=1e-6):
+    return (np.asarray(f(x + h * direction)) - np.asarray(f(x - h * direction))) / (2 * h)
+
+
+DECOMPOSITION_DTYPES = [np.float32, np.float64, np.complex64, np.complex128]
+
+
+@pytest.mark.parametrize("dtype", DECOMPOSITION_DTYPES)
+@pytest.mark.parametrize("output", ["real", "complex"])
+def test_schur_is_a_unitary_similarity_to_a_quasi_triangle(dtype, output):
+    a = _random((3, 5, 5), dtype)
+    t, z = fsl.schur(a, output)
+    kind = "c" if output == "complex" or np.dtype(dtype).kind == "c" else "f"
+    want = np.result_type(dtype, np.complex64) if kind == "c" else np.dtype(dtype)
+    assert t.dtype == z.dtype == want
+    tol = 1e-4 if np.finfo(want).bits <= 64 and want != np.complex128 else 1e-12
+    np.testing.assert_allclose(z @ t @ _adjoint(z), a, atol=tol * 10)
+    np.testing.assert_allclose(_adjoint(z) @ z, np.broadcast_to(np.eye(5), a.shape), atol=tol)
+    # quasi-triangular: nothing below the subdiagonal, and for the complex form nothing
+    # below the diagonal
+    assert np.all(np.tril(t, -2 if kind == "f" else -1) == 0)
+    for k in range(3):
+        want_t, want_z = sl.schur(a[k], output)
+        np.testing.assert_array_equal(t[k], want_t)
+        np.testing.assert_array_equal(z[k], want_z)
+
+
+def test_schur_and_hessenberg_refuse_integers_as_jax():
+    with pytest.raises(TypeError, match="schur: a must be a float or complex array, got int64"):
+        fsl.schur(np.eye(2, dtype=int))
+    t, z = fsl.schur(np.array([[1, 2], [-2, 1]]), "complex")   # converted first, as JAX
+    assert t.dtype == np.complex128
+    with pytest.raises(TypeError, match="hessenberg: a must be a float or complex"):
+        fsl.hessenberg(np.eye(3, dtype=int))
+    with pytest.raises(TypeError, match="funm: a must be a float or complex"):
+        fsl.funm(np.eye(3, dtype=int), fnp.exp)
+
+
+@pytest.mark.parametrize("dtype", DECOMPOSITION_DTYPES)
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 6])
+def test_hessenberg_is_lapacks_form(n, dtype):
+    a = _random((2, n, n), dtype)
+    h, q = fsl.hessenberg(a, calc_q=True)
+    assert h.dtype == q.dtype == dtype and h.shape == q.shape == a.shape
+    tol = 1e-5 if np.dtype(dtype) in (np.float32, np.complex64) else 1e-12
+    np.testing.assert_allclose(q @ h @ _adjoint(q), a, atol=tol * 10)
+    assert np.all(np.tril(h, -2) == 0)
+    if n:
+        np.testing.assert_array_equal(q[..., :, 0], np.eye(n)[:, 0] + 0 * q[..., :, 0])
+        np.testing.assert_array_equal(np.imag(np.diagonal(h, -1, -2, -1)), 0)
+    if n > 2 or np.dtype(dtype).kind == "f":   # SciPy returns a itself for n <= 2
+        for k in range(2):
+            want_h, want_q = sl.hessenberg(a[k], calc_q=True)
+            np.testing.assert_allclose(h[k], want_h, rtol=tol, atol=tol)
+            np.testing.assert_allclose(q[k], want_q, rtol=tol, atol=tol)
+    np.testing.assert_array_equal(fsl.hessenberg(a), h)
+
+
+@pytest.mark.parametrize("complex_", [False, True])
+@pytest.mark.parametrize("n", [2, 3, 5])
+def test_hessenberg_derivative_matches_central_differences(n, complex_):
+    dtype = np.complex128 if complex_ else np.float64
+    a, e = _random((n, n), dtype), _random((n, n), dtype)
+    (h, q), (dh, dq) = ft.jvp(lambda a: fsl.hessenberg(a, calc_q=True), (a,), (e,))
+    # against SciPy's (LAPACK's) own forms where SciPy computes them (n > 2)
+    reference = (lambda m: sl.hessenberg(m, calc_q=True)) if n > 2 else (
+        lambda m: fsl.hessenberg(m, calc_q=True))
+    for got, k in ((dh, 0), (dq, 1)):
+        numeric = _central_difference(lambda m: reference(m)[k], a, e)
+        np.testing.assert_allclose(got, numeric, rtol=1e-6, atol=1e-7)
+    # reverse mode pairs with it: <ct, J e> = <Jᵀ ct, e>
+    ct = _random((n, n), dtype)
+    (grad,) = ft.vjp(lambda a: fsl.hessenberg(a), a)[1](ct)
+    np.testing.assert_allclose(np.real(np.sum(grad * e)), np.real(np.sum(ct * dh)), rtol=1e-10)
+
+
+def test_rsf2csf_and_its_gradient_are_jaxs():
+    jax = _jax()
+    jsl = pytest.importorskip("jax.scipy.linalg")
+    a = np.array([[1.0, 2.0, 0.5, 0.0], [-3.0, 1.0, 1.0, 2.0], [0.0, 0.0, 2.0, 4.0],
+                  [0.0, 0.0, -1.0, 2.5]])
+    t, z = sl.schur(a)
+    assert np.count_nonzero(np.diagonal(t, -1)) == 2   # two complex pairs
+    for ours, theirs in zip(fsl.rsf2csf(t, z), jsl.rsf2csf(t, z)):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-13)
+    w = _random((4, 4), np.complex128)
+
+    def f(m, np_):
+        return lambda t, z: sum(np_.real(np_.sum(x * w)) for x in m.rsf2csf(t, z))
+    ours = ft.grad(f(fsl, fnp), argnums=(0, 1))(t, z)
+    theirs = jax.grad(f(jsl, jax.numpy), argnums=(0, 1))(t, z)
+    for o, th in zip(ours, theirs):
+        np.testing.assert_allclose(o, th, rtol=1e-10, atol=1e-12)
+
+
+def test_funm_is_scipys_complex_result_and_its_error_estimate():
+    a = _random((4, 4))
+    f, err = fsl.funm(a, fnp.sin, disp=False)
+    want_f, want_err = sl.funm(a, np.sin, disp=False)
+    assert f.dtype == np.complex128 and err.dtype == np.float64 and err.shape == ()
+    np.testing.assert_allclose(f, want_f, rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(err, want_err, rtol=1e-10)
+    # equal eigenvalues are not divided by (identity, a diagonal with a repeated entry)
+    np.testing.assert_allclose(fsl.funm(np.eye(3), fnp.exp), np.e * np.eye(3), rtol=1e-15)
+    d = np.diag([1.0, 1.0, 2.0])
+    np.testing.assert_allclose(fsl.funm(d, fnp.exp), np.diag(np.exp([1.0, 1.0, 2.0])),
+                               rtol=1e-15)
+    batch = _random((3, 3, 3), np.complex64)
+    got = fsl.funm(batch, fnp.exp)
+    assert got.dtype == np.complex64
+    np.testing.assert_allclose(got, np.stack([sl.expm(m) for m in batch]), rtol=1e-4,
+                               atol=1e-5)
+
+
+def test_sqrtm_is_the_principal_root_as_jax():
+    a = _random((4, 4)) + 4 * np.eye(4)
+    x = fsl.sqrtm(a)
+    assert x.dtype == np.complex128
+    np.testing.assert_allclose(x @ x, a, atol=1e-12)
+    np.testing.assert_allclose(x, sl.sqrtm(a.astype(complex)), rtol=1e-11, atol=1e-12)
+    assert fsl.sqrtm(a.astype(np.float32)).dtype == np.complex64
+    assert fsl.sqrtm(np.array([[4, 0], [0, 9]])).dtype == np.complex128
+    np.testing.assert_allclose(fsl.sqrtm(np.diag([-1.0, -4.0])), np.diag([1j, 2j]))
+    np.testing.assert_array_equal(fsl.sqrtm(np.zeros((2, 2))), np.zeros((2, 2)))
+    batch = np.stack([a, a.T + np.eye(4)])
+    np.testing.assert_allclose(fsl.sqrtm(batch)[1], fsl.sqrtm(batch[1]), rtol=1e-13)
+
+
+@pytest.mark.parametrize("complex_", [False, True])
+def test_sqrtm_derivatives_match_central_differences(complex_):
+    dtype = np.complex128 if complex_ else np.float64
+    a = _random((3, 3), dtype) + 4 * np.eye(3)
+    e, w = _random((3, 3), dtype), _random((3, 3), np.complex128)
+
+    def root(m):
+        return sl.sqrtm(np.asarray(m, dtype=complex))
+    _, tangent = ft.jvp(fsl.sqrtm, (a,), (e,))
+    np.testing.assert_allclose(tangent, _central_difference(root, a, e), rtol=1e-7, atol=1e-8)
+    # second order: forward over reverse, against differences of the first derivative
+    grad = ft.grad(lambda m: fnp.real(fnp.sum(fsl.sqrtm(m) * w)))
+    _, second = ft.jvp(grad, (a,), (e,))
+    np.testing.assert_allclose(second, _central_difference(grad, a, e, 1e-5), rtol=1e-6,
+                               atol=1e-7)
+
+
+def test_solve_sylvester_values_and_jaxs_nan_rule():
+    a, b = _random((2, 4, 4)) + 3 * np.eye(4), _random((3, 3)) + 3 * np.eye(3)
+    c = _random((2, 4, 3))
+    x = fsl.solve_sylvester(a, b, c)
+    np.testing.assert_allclose(a @ x + x @ b, c, atol=1e-12)
+    np.testing.assert_allclose(x[1], sl.solve_sylvester(a[1], b, c[1]), rtol=1e-12)
+    np.testing.assert_array_equal(fsl.solve_sylvester(a, b, c, method="eigen"), x)
+    # an eigenvalue sum within tol of zero: NaN (that member only), as JAX
+    singular = np.stack([np.eye(2), 2 * np.eye(2)])
+    got = fsl.solve_sylvester(singular, -np.eye(2), np.ones((2, 2, 2)))
+    assert np.all(np.isnan(got[0])) and np.allclose(got[1], np.ones((2, 2)))
+    near = fsl.solve_sylvester(np.eye(2), (-1 + 1e-9) * np.eye(2), np.ones((2, 2)))
+    assert np.all(np.isnan(near))
+    off = fsl.solve_sylvester(np.eye(2), (-1 + 1e-9) * np.eye(2), np.ones((2, 2)), tol=0)
+    np.testing.assert_allclose(off, 1e9 * np.ones((2, 2)), rtol=1e-6)   # 1 / (1 - 1 + 1e-9)
+    assert fsl.solve_sylvester(np.eye(2, dtype=int), np.eye(2, dtype=int),
+                               np.ones((2, 2), int)).dtype == np.float64
+
+
+@pytest.mark.parametrize("complex_", [False, True])
+def test_solve_sylvester_gradients_in_all_three_match_central_differences(complex_):
+    dtype = np.complex128 if complex_ else np.float64
+    a, b = _random((3, 3), dtype) + 3 * np.eye(3), _random((2, 2), dtype) + 3 * np.eye(2)
+    c, w = _random((3, 2), dtype), _random((3, 2), dtype)
+
+    def loss(a, b, c):
+        return np.real(np.sum(sl.solve_sylvester(a, b, c) * w))
+    grads = ft.grad(lambda a, b, c: fnp.real(fnp.sum(fsl.solve_sylvester(a, b, c) * w)),
+                    argnums=(0, 1, 2))(a, b, c)
+    for k, (x, g) in enumerate(zip((a, b, c), grads)):
+        direction = _random(x.shape, dtype)
+
+        def along(m, k=k):
+            args = [a, b, c]
+            args[k] = m
+            return loss(*args)
+        numeric = _central_difference(along, x, direction)
+        # <g, direction> is the real pairing of the linear transpose: Re sum(g * d)
+        np.testing.assert_allclose(np.real(np.sum(g * direction)), numeric, rtol=1e-7)
+    # the transpose in c is the solve with aᵀ, bᵀ (no conjugation)
+    (ct,) = ft.vjp(lambda c: fsl.solve_sylvester(a, b, c), c)[1](w)
+    np.testing.assert_allclose(ct, sl.solve_sylvester(a.T, b.T, w), rtol=1e-12)
+
+
+def test_eigh_tridiagonal_values_vectors_and_jaxs_rules():
+    d, e = _random(6), _random(5)
+    w, v = fsl.eigh_tridiagonal(d, e)
+    want_w, want_v = sl.eigh_tridiagonal(d, e)
+    np.testing.assert_allclose(w, want_w, rtol=1e-12, atol=1e-13)
+    dense = np.diag(d) + np.diag(e, 1) + np.diag(e, -1)
+    np.testing.assert_allclose(dense @ v, v * w, atol=1e-12)
+    np.testing.assert_allclose(np.abs(v), np.abs(want_v), atol=1e-12)
+    picked = fsl.eigh_tridiagonal(d, e, eigvals_only=True, select="i", select_range=(2, 4))
+    np.testing.assert_allclose(picked, want_w[2:5], rtol=1e-12)
+    w3, v3 = fsl.eigh_tridiagonal(d, e, select="i", select_range=(0, 1), tol=1e-3,
+                                  key=object())
+    assert v3.shape == (6, 2)
+    # complex: e above, conj(e) below, d's real part
+    dc, ec = d + 1j * _random(6), _random(5, np.complex64).astype(np.complex128)
+    wc, vc = fsl.eigh_tridiagonal(dc, ec)
+    dense = np.diag(d) + np.diag(ec, 1) + np.diag(ec.conj(), -1)
+    assert wc.dtype == np.float64 and vc.dtype == np.complex128
+    np.testing.assert_allclose(dense @ vc, vc * wc, atol=1e-12)
+    # float32 stays float32; batches broadcast
+    assert fsl.eigh_tridiagonal(d.astype(np.float32), e.astype(np.float32),
+                                eigvals_only=True).dtype == np.float32
+    batched = fsl.eigh_tridiagonal(np.stack([d, 2 * d]), e, eigvals_only=True)
+    np.testing.assert_allclose(batched[1], sl.eigh_tridiagonal(2 * d, e)[0], rtol=1e-12)
+
+
+def test_eigh_tridiagonal_gradients_match_central_differences():
+    d, e = _random(5), _random(4)
+    dd, de = _random(5), _random(4)
+    _, (dw, dv) = ft.jvp(fsl.eigh_tridiagonal, (d, e), (dd, de))
+    numeric_w = (sl.eigh_tridiagonal(d + 1e-6 * dd, e + 1e-6 * de)[0]
+                 - sl.eigh_tridiagonal(d - 1e-6 * dd, e - 1e-6 * de)[0]) / 2e-6
+    np.testing.assert_allclose(dw, numeric_w, rtol=1e-7, atol=1e-8)
+    # |v|² is free of each column's sign
+    _, dv2 = ft.jvp(lambda d, e: fsl.eigh_tridiagonal(d, e)[1] ** 2, (d, e), (dd, de))
+    numeric_v2 = (sl.eigh_tridiagonal(d + 1e-6 * dd, e + 1e-6 * de)[1] ** 2
+                  - sl.eigh_tridiagonal(d - 1e-6 * dd, e - 1e-6 * de)[1] ** 2) / 2e-6
+    np.testing.assert_allclose(dv2, numeric_v2, rtol=1e-6, atol=1e-8)
+    g = ft.grad(lambda d, e: fsl.eigh_tridiagonal(d, e, eigvals_only=True)[0],
+                argnums=(0, 1))(d, e)
+    v0 = sl.eigh_tridiagonal(d, e)[1][:, 0]
+    np.testing.assert_allclose(g[0], v0 ** 2, rtol=1e-10)        # dλ/dd_i = v_i²
+    np.testing.assert_allclose(g[1], 2 * v0[:-1] * v0[1:], rtol=1e-10)
+
+
+def test_qr_multiply_is_scipys_and_differentiable():
+    a, c = _random((5, 3)), _random((2, 5))
+    for got, want in zip(fsl.qr_multiply(a, c), sl.qr_multiply(a, c)):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-13)
+    left = fsl.qr_multiply(a, _random(3), "left")[0]
+    assert left.shape == (5,)
+    ac = _random((4, 4), np.complex128)
+    cc = _random((4, 2), np.complex128)
+    got = fsl.qr_multiply(ac, cc, "left", conjugate=True)[0]
+    np.testing.assert_allclose(got, np.conj(np.linalg.qr(ac)[0]) @ cc, rtol=1e-12)
+    # (Qᵀ b, R) solve least squares: the gradient of the solution is lstsq's
+    b = _random(5)
+
+    def lstsq(a):
+        qtb, r = fsl.qr_multiply(a, b)
+        return fsl.solve_triangular(r, qtb).sum()
+    grad = ft.grad(lstsq)(a)
+    numeric = np.zeros_like(a)
+    for i in np.ndindex(a.shape):
+        step = np.zeros_like(a)
+        step[i] = 1e-6
+        numeric[i] = (np.linalg.lstsq(a + step, b)[0].sum()
+                      - np.linalg.lstsq(a - step, b)[0].sum()) / 2e-6
+    np.testing.assert_allclose(grad, numeric, rtol=1e-6, atol=1e-8)
+    batch = fsl.qr_multiply(np.stack([a, 2 * a]), c)[0]
+    np.testing.assert_allclose(batch[1], sl.qr_multiply(2 * a, c)[0], rtol=1e-12)
+
+
+@pytest.mark.parametrize("name,call", [
+    ("schur", lambda a: fsl.schur(a)[0]),
+    ("funm", lambda a: fsl.funm(a, fnp.exp)),
+])
+def test_schur_and_funm_refuse_derivatives_by_name(name, call):
+    a = _random((3, 3))
+    for transform in (lambda f: ft.grad(lambda a: fnp.real(fnp.sum(f(a))))(a),
+                      lambda f: ft.jvp(f, (a,), (a,))):
+        with pytest.raises(NotImplementedError, match=f"functrans.scipy.linalg.{name}: "):
+            transform(call)
+    # without a tangent, nothing is refused
+    np.testing.assert_allclose(ft.jit(call)(a), call(a))
+
+
+@pytest.mark.parametrize("name,call", [
+    ("schur", lambda x: fsl.schur(x)),
+    ("hessenberg", lambda x: fsl.hessenberg(x)),
+    ("sqrtm", lambda x: fsl.sqrtm(x)),
+    ("schur", lambda x: fsl.funm(x, fnp.exp)),
+    ("solve_sylvester", lambda x: fsl.solve_sylvester(x, x, x)),
+])
+def test_device_arrays_are_refused_not_copied(name, call):
+    """cupyx.scipy.linalg has no Schur, Hessenberg or Sylvester driver: the stand-in's
+    arrays (as CuPy's) get an error naming the function, and nothing is copied."""
+    import cupy_standin as standin
+    x = standin.asarray(np.eye(3))
+    with standin.transfers() as counts:
+        with pytest.raises(NotImplementedError, match=(
+                rf"functrans.scipy.linalg.{name if name != 'schur' else '(schur|funm)'}: "
+                r"standin.scipy.linalg has no \w+ kernel for cupy_standin arrays")):
+            call(x)
+    assert counts.d2h == 0
+
+
+def test_decompositions_without_scipy_say_what_they_need():
+    code = ("import sys; sys.modules['scipy'] = None\n"
+            "import numpy as np, functrans.scipy.linalg as fsl\n"
+            "print(fsl.eigh_tridiagonal(np.ones(3), np.ones(2), eigvals_only=True).shape,\n"
+            "      fsl.qr_multiply(np.eye(3), np.ones(3))[0].shape)\n"
+            "try:\n    fsl.schur(np.eye(2))\nexcept ImportError as e:\n    print(e)\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            env={"PYTHONPATH": ROOT})
+    assert result.returncode == 0, result.stderr
+    assert "(3,) (3,)" in result.stdout
+    assert "functrans.scipy.linalg.schur needs SciPy's schur" in result.stdout
+
+
+@pytest.mark.parametrize("call,error,match", [
+    (lambda: fsl.schur(np.eye(2), "imaginary"), ValueError, "schur: output must be"),
+    (lambda: fsl.schur(np.ones((2, 3))), ValueError, r"schur: a must be a square.*\(2, 3\)"),
+    (lambda: fsl.hessenberg(np.ones(3)), ValueError, "hessenberg: a must be a square"),
+    (lambda: fsl.rsf2csf(np.eye(3), np.eye(2)), ValueError, "rsf2csf: T .* and Z .* one order"),
+    (lambda: fsl.rsf2csf(np.ones((2, 3)), np.eye(3)), ValueError, "rsf2csf: T must be a square"),
+    (lambda: fsl.funm(np.ones((2, 3)), fnp.exp), ValueError, "funm: A must be a square"),
+    (lambda: fsl.sqrtm(np.eye(2), blocksize=2), NotImplementedError, "sqrtm: blocksize > 1"),
+    (lambda: fsl.sqrtm(np.ones(3)), ValueError, "sqrtm: A must be a square"),
+    (lambda: fsl.solve_sylvester(np.eye(2), np.eye(3), np.ones((3, 2))), ValueError,
+     r"solve_sylvester: C has shape \(3, 2\), so A must be"),
+    (lambda: fsl.solve_sylvester(np.eye(2), np.eye(2), np.eye(2), method="bartels"),
+     ValueError, "solve_sylvester: method must be 'schur' or 'eigen'"),
+    (lambda: ft.jit(lambda t: fsl.solve_sylvester(np.eye(2), np.eye(2), np.eye(2), tol=t))(
+        1.0), TypeError, "solve_sylvester: tol must be a static number"),
+    (lambda: fsl.eigh_tridiagonal(np.ones(3), np.ones(2, np.float32)), TypeError,
+     "eigh_tridiagonal: d and e must have the same dtype"),
+    (lambda: fsl.eigh_tridiagonal(np.ones(3, int), np.ones(2, int)), TypeError,
+     "eigh_tridiagonal: d and e must be float32, float64, complex64 or complex128"),
+    (lambda: fsl.eigh_tridiagonal(np.ones(3), np.ones(3)), ValueError,
+     r"eigh_tridiagonal: d has 3 entries .* so e must have 2"),
+    (lambda: fsl.eigh_tridiagonal(np.ones(3), np.ones(2), select="v"), NotImplementedError,
+     "eigh_tridiagonal: select='v'"),
+    (lambda: fsl.eigh_tridiagonal(np.ones(3), np.ones(2), select="x"), ValueError,
+     "eigh_tridiagonal: select must be"),
+    (lambda: fsl.eigh_tridiagonal(np.ones(3), np.ones(2), select="i"), ValueError,
+     "select_range must be given"),
+    (lambda: fsl.eigh_tridiagonal(np.ones(3), np.ones(2), select="i", select_range=(2, 1)),
+     ValueError, r"select_range \(2, 1\) is empty"),
+    (lambda: fsl.eigh_tridiagonal(np.ones(3), np.ones(2), select="i", select_range=(0, 3)),
+     ValueError, r"select_range \(0, 3\) must be within"),
+    (lambda: fsl.qr_multiply(np.eye(3), np.ones(3), "middle"), ValueError,
+     "qr_multiply: mode must be 'right' or 'left'"),
+    (lambda: fsl.qr_multiply(np.eye(3), np.ones(3), pivoting=True), NotImplementedError,
+     "qr_multiply: pivoting=True"),
+    (lambda: fsl.qr_multiply(np.ones((4, 3)), np.ones((2, 3))), ValueError,
+     r"qr_multiply: a has shape \(4, 3\), so Q has 4 rows"),
+    (lambda: fsl.qr_multiply(np.ones((4, 3)), np.ones((4, 2)), "left"), ValueError,
+     r"qr_multiply: a has shape \(4, 3\), so Q has 3 columns"),
+])
+def test_decomposition_errors_name_the_function_and_the_argument(call, error, match):
+    with pytest.raises(error, match=match):
+        call()
+
+
+JAX_DECOMPOSITIONS = {  # name -> (ours and JAX's call, inputs): values, JAX 0.10.2
+    "schur": (lambda m, a: m.schur(a), lambda: (_random((4, 4)),)),
+    "schur_complex": (lambda m, a: m.schur(a, "complex"), lambda: (_random((4, 4)),)),
+    "hessenberg": (lambda m, a: m.hessenberg(a, calc_q=True), lambda: (_random((5, 5)),)),
+    "hessenberg_2x2_complex": (lambda m, a: m.hessenberg(a, calc_q=True),
+                               lambda: (_random((2, 2), np.complex128),)),
+    "sqrtm": (lambda m, a: m.sqrtm(a), lambda: (_random((4, 4)) + 4 * np.eye(4),)),
+    "sqrtm_negative_eigenvalues": (lambda m, a: m.sqrtm(a), lambda: (np.diag([-1.0, 4.0]),)),
+    "funm": (lambda m, a: m.funm(a, np.sin if m is sl else (
+        fnp.sin if m is fsl else __import__("jax").numpy.sin)), lambda: (_random((4, 4)),)),
+    "solve_sylvester": (lambda m, a, b, c: m.solve_sylvester(a, b, c),
+                        lambda: (_random((3, 3)), _random((2, 2)), _random((3, 2)))),
+    "solve_sylvester_singular": (lambda m, a, b, c: m.solve_sylvester(a, b, c),
+                                 lambda: (np.eye(2), -np.eye(2), np.ones((2, 2)))),
+    "eigh_tridiagonal_eigvals": (lambda m, d, e: m.eigh_tridiagonal(d, e, eigvals_only=True),
+                                 lambda: (_random(6), _random(5))),
+    "eigh_tridiagonal_complex_select": (
+        lambda m, d, e: m.eigh_tridiagonal(d, e, eigvals_only=True, select="i",
+                                           select_range=(1, 3)),
+        lambda: (_random(5, np.complex128), _random(4, np.complex128))),
+    "qr_multiply_left_wide": (lambda m, a, c: m.qr_multiply(a, c, "left"),
+                              lambda: (_random((3, 5)), _random((3, 2)))),
+    "qr_multiply_right_vector": (lambda m, a, c: m.qr_multiply(a, c),
+                                 lambda: (_random((5, 3)), _random(5))),
+}
+
+
+@pytest.mark.parametrize("name", JAX_DECOMPOSITIONS)
+def test_decompositions_are_jaxs(name):
+    _jax()
+    jsl = pytest.importorskip("jax.scipy.linalg")
+    call, make = JAX_DECOMPOSITIONS[name]
+    args = make()
+    ours, theirs = call(fsl, *args), call(jsl, *args)
+    ours, theirs = (tuple(x) if isinstance(x, (tuple, list)) else (x,) for x in (ours, theirs))
+    assert len(ours) == len(theirs), name
+    for o, t in zip(ours, theirs):
+        t = np.asarray(t)
+        assert o.dtype == t.dtype and o.shape == t.shape, (name, o.dtype, t.dtype)
+        np.testing.assert_allclose(o, t, rtol=1e-10, atol=1e-12, err_msg=name)
+
+
+def test_eigh_tridiagonal_vectors_are_jaxs_up_to_sign():
+    _jax()
+    jsl = pytest.importorskip("jax.scipy.linalg")
+    d, e = _random(6), _random(5)
+    (w, v), (jw, jv) = fsl.eigh_tridiagonal(d, e), jsl.eigh_tridiagonal(d, e)
+    np.testing.assert_allclose(w, jw, rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(np.abs(v), np.abs(np.asarray(jv)), atol=1e-8)

@@ -199,19 +199,22 @@ _NO_KERNEL = re.compile(r"^(functrans\.[\w.]+): (\S+) has no (\w+) kernel for (\
 
 
 def run_sweep_case(device, fun, host_args, what=""):
-    """``run_both`` for a sweep case; where the device's special-function module lacks a
-    kernel the case needs, the refusal is checked instead (it names the functrans
-    function and the kernel, and the kernel is indeed missing) and the case is an
-    expected failure."""
+    """``run_both`` for a sweep case; where the device's special-function module (or its
+    ``scipy.linalg``) lacks a kernel the case needs, the refusal is checked instead (it
+    names the functrans function and the kernel, and the kernel is indeed missing from the
+    module it names) and the case is an expected failure."""
     try:
         return run_both(device, fun, host_args, what=what)
     except NotImplementedError as e:
         refused = _NO_KERNEL.match(str(e))
         if refused is None:
             raise
-        special = backend.special_module(device.put(np.zeros(1)))
-        assert not hasattr(special, refused.group(3)), f"{what}: {e}"
-        pytest.xfail(f"{special.__name__} has no {refused.group(3)}: {refused.group(1)} "
+        modules = {m.__name__: m for m in (backend.special_module(device.put(np.zeros(1))),
+                                           device.xp.scipy.linalg)}
+        module = modules.get(refused.group(2))
+        assert module is not None, f"{what}: {e} names none of {sorted(modules)}"
+        assert not hasattr(module, refused.group(3)), f"{what}: {e}"
+        pytest.xfail(f"{module.__name__} has no {refused.group(3)}: {refused.group(1)} "
                      f"refuses {device.name} arrays with a clear error")
 
 

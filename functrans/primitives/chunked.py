@@ -97,8 +97,12 @@ CORE_AXES: dict[Primitive, CoreRule] = {
     decompositions.svd_p: _matrices,
     decompositions.triangular_solve_p: _matrices,
     decompositions.triangular_matmul_p: _matrices,
+    decompositions.schur_p: _matrices,
+    decompositions.hessenberg_p: _matrices,
+    decompositions.sylvester_p: _matrices,
     matrix_functions.expm_p: _matrices,
     matrix_functions.expm_frechet_p: _matrices,
+    matrix_functions.sqrtm_p: _matrices,
     fft.fft_p: _leading_batch(lambda avals, params: avals[0].ndim - len(params["fft_lengths"])),
     # a permutation is drawn whole (a stable argsort of random keys): one per key
     prng.random_shuffle_p: _leading_batch(lambda avals, params: avals[0].ndim - 1),

@@ -47,12 +47,13 @@ from functrans.interpreters import ad, batching, transpose
 from functrans.interpreters.batching import not_mapped
 from functrans.interpreters.transpose import is_undefined_primal
 from functrans.primitives.conversion import convert_element_type
-from functrans.primitives.elementwise import (abs, add, complex, conj, div, eq, imag, mul, neg,
-                                              real, sub)
+from functrans.primitives.elementwise import (abs, add, complex, conj, div, eq, gt, imag, mul,
+                                              neg, real, sub)
 from functrans.primitives.reductions import argmax
 from functrans.primitives.shape import expand_dims, reduce_sum
 from functrans.primitives.linalg import dot_general_p
-from functrans.primitives.shape import broadcast_in_dim, moveaxis, shape_of, transpose_axes
+from functrans.primitives.shape import (broadcast_in_dim, moveaxis, shape_of, squeeze,
+                                       transpose_axes)
 from functrans.primitives.slicing import concatenate
 from functrans.primitives.slicing import slice as slice_array
 
@@ -1025,3 +1026,305 @@ def eig(x, *, compute_left_eigenvectors: bool = True, compute_right_eigenvectors
                   enable_eigvec_derivs=bool(enable_eigvec_derivs))
     _eig_abstract_eval(get_aval(x), **params)
     return list(eig_p.bind(x, **params))
+
+
+# -- schur, hessenberg, sylvester: SciPy's LAPACK drivers on the host ---------------------
+# NumPy has no Schur or Hessenberg decomposition and no Sylvester solver: their impls call
+# SciPy's (``backend.linalg_kernel``), matrix by matrix.  CuPy has none of the three, so
+# device arrays are refused with an error that names the function, never copied to the
+# host behind the caller's back (JAX's Schur decomposition is CPU-only too).
+
+
+def matrix_by_matrix(kernel, *stacks):
+    """``kernel`` on each batch member of ``stacks`` (equal leading axes): a list of the
+    stacked results (``kernel`` returns one array or a tuple of them)."""
+    xp = array_module(*stacks)
+    batch = stacks[0].shape[:-2]
+    flat = [s.reshape((-1,) + s.shape[-2:]) for s in stacks]
+    outs = [kernel(*members) for members in zip(*flat)]
+    outs = [o if isinstance(o, tuple) else (o,) for o in outs]
+    return [xp.stack(parts).reshape(batch + parts[0].shape) for parts in zip(*outs)]
+
+
+def _no_derivative(prim: Primitive, name: str, why: str):
+    """A JVP rule that raises ``NotImplementedError`` naming ``functrans.scipy.linalg``'s
+    ``name`` and saying ``why``, unless every tangent is zero."""
+    def jvp(primals, tangents, **params):
+        outs = prim.bind(*primals, **params)
+        if all(type(t) is ad.Zero for t in tangents):
+            return outs, [ad.Zero.from_value(o) for o in outs]
+        raise NotImplementedError(f"functrans.scipy.linalg.{name}: {why}")
+    return jvp
+
+
+schur_p = Primitive("schur", multiple_results=True, origin="library")
+
+
+def _schur_impl(a):
+    xp = array_module(a)
+    (a,) = coerce(xp, a)
+    kernel = backend.linalg_kernel("schur", a, what="functrans.scipy.linalg.schur")
+    if not a.size:
+        return [xp.zeros_like(a), xp.zeros_like(a)]
+    output = "complex" if a.dtype.kind == "c" else "real"
+    t, z = matrix_by_matrix(lambda m: tuple(kernel(m, output=output, check_finite=False)), a)
+    return [t.astype(a.dtype, copy=False), z.astype(a.dtype, copy=False)]
+
+
+def _schur_abstract_eval(a):
+    _check_inexact("schur", "the operand", a)
+    _check_square("schur", "the operand", a)
+    return [ShapedArray(a.shape, a.dtype), ShapedArray(a.shape, a.dtype)]
+
+
+_SCHUR_NO_DERIVATIVE = (
+    "the Schur decomposition has no derivative: its vectors are unique only up to each "
+    "column's phase (sign), which LAPACK fixes by no rule a derivative could follow, and "
+    "so are the entries of T above the diagonal (JAX has no derivative either).  Functions "
+    "of the matrix that do not depend on that choice have rules of their own (sqrtm, "
+    "solve_sylvester, expm); funm has none")
+
+impl_rules[schur_p] = _schur_impl
+abstract_eval_rules[schur_p] = _schur_abstract_eval
+ad.jvp_rules[schur_p] = _no_derivative(schur_p, "schur", _SCHUR_NO_DERIVATIVE)
+batching.defleading_dims(schur_p, moveaxis)
+
+
+def schur(x):
+    """The Schur decomposition ``(t, z)`` of each square matrix in ``x`` (``(..., n,
+    n)``): ``x = z t zᴴ`` with ``z`` unitary and ``t`` upper triangular (complex ``x``) or
+    quasi-upper triangular with 2 x 2 blocks for complex conjugate eigenvalue pairs (real
+    ``x``), as LAPACK's ``gees`` (through SciPy) computes it.  Not differentiable.
+
+    >>> import numpy as np
+    >>> from functrans.primitives.decompositions import schur
+    >>> t, z = schur(np.array([[1.0, 2.0], [0.0, 3.0]]))
+    >>> t
+    array([[1., 2.],
+           [0., 3.]])
+    """
+    _schur_abstract_eval(get_aval(x))
+    return tuple(schur_p.bind(x))
+
+
+# -- hessenberg ----------------------------------------------------------------------------
+
+hessenberg_p = Primitive("hessenberg", multiple_results=True, origin="library")
+
+
+def _hessenberg_two(xp, a):
+    """LAPACK's ``gehrd`` on 2 x 2 complex matrices, which SciPy does not call: one
+    reflector of size 1 makes ``h[1, 0]`` real, ``-sign(Re α) |α|`` (``zlarfg``), unless
+    it is real already."""
+    alpha = a[..., 1, 0]
+    beta = -xp.copysign(xp.ones_like(alpha.real), alpha.real) * xp.abs(alpha)
+    real = alpha.imag == 0
+    g = xp.where(real, 1, beta / xp.where(real, 1, xp.conj(alpha))).astype(a.dtype)
+    q = xp.zeros_like(a)
+    q[..., 0, 0] = 1
+    q[..., 1, 1] = g
+    h = a.copy()
+    h[..., 1, 0] = xp.where(real, alpha, beta)
+    h[..., 0, 1] = a[..., 0, 1] * g
+    return h, q
+
+
+def _hessenberg_impl(a):
+    xp = array_module(a)
+    (a,) = coerce(xp, a)
+    kernel = backend.linalg_kernel("hessenberg", a, what="functrans.scipy.linalg.hessenberg")
+    n = a.shape[-1]
+    if not a.size:
+        return [xp.zeros_like(a), xp.zeros_like(a)]
+    if n <= 2:  # SciPy returns (a, eye) here; LAPACK (and JAX) make h[1, 0] real
+        if a.dtype.kind == "c" and n == 2:
+            return list(_hessenberg_two(xp, a))
+        return [a.copy(), xp.broadcast_to(xp.eye(n, dtype=a.dtype), a.shape).copy()]
+    h, q = matrix_by_matrix(
+        lambda m: tuple(kernel(m, calc_q=True, check_finite=False)), a)
+    return [h.astype(a.dtype, copy=False), q.astype(a.dtype, copy=False)]
+
+
+def _hessenberg_abstract_eval(a):
+    _check_inexact("hessenberg", "the operand", a)
+    _check_square("hessenberg", "the operand", a)
+    return [ShapedArray(a.shape, a.dtype), ShapedArray(a.shape, a.dtype)]
+
+
+def _column(x, j: int):
+    """``x[..., :, j]`` of a stack of matrices."""
+    shape = shape_of(x)
+    nd = len(shape)
+    return squeeze(slice_array(x, (0,) * (nd - 1) + (j,), shape[:-1] + (j + 1,)), (nd - 1,))
+
+
+def _entry(x, i: int, j: int):
+    """``x[..., i, j]`` of a stack of matrices."""
+    shape = shape_of(x)
+    nd = len(shape)
+    part = slice_array(x, (0,) * (nd - 2) + (i, j), shape[:-2] + (i + 1, j + 1))
+    return squeeze(part, (nd - 2, nd - 1))
+
+
+def _matvec(x, v):
+    """``x @ v`` for a stack of matrices ``(..., n, k)`` and of vectors ``(..., k)``."""
+    nd = len(shape_of(x))
+    batch = tuple(range(nd - 2))
+    return dot_general_p.bind(x, v, dimension_numbers=(((nd - 1,), (nd - 2,)), (batch, batch)))
+
+
+def _columns_to_matrix(columns):
+    """The stack of matrices with the given columns (each ``(..., n)``)."""
+    nd = len(shape_of(columns[0]))
+    return concatenate([expand_dims(c, (nd,)) for c in columns], nd)
+
+
+def _hessenberg_jvp(primals, tangents):
+    (a,), (t,) = primals, tangents
+    h, q = hessenberg_p.bind(a)
+    if type(t) is ad.Zero:
+        return [h, q], [ad.Zero.from_value(h), ad.Zero.from_value(q)]
+    shape, dtype = shape_of(a), get_aval(a).dtype
+    nd, n = len(shape), shape[-1]
+    complex_ = dtype.kind == "c"
+    m = _matmul(_matmul(_adjoint(q), t), q)                          # Qᴴ dA Q
+    # Ω = Qᴴ dQ is skew-Hermitian with Ω e₀ = 0 (q e₀ = e₀), and dH = M + H Ω - Ω H is
+    # Hessenberg with a real subdiagonal (LAPACK's reflectors make every h[j + 1, j] real).
+    # Column j of that equation gives column j + 1 of Ω: below the diagonal from the zeros
+    # of dH, on it from the realness (nothing for real matrices), above it from the skew
+    # symmetry.  A zero on h's subdiagonal (a reduced matrix) has no derivative (inf, nan).
+    vector = shape[:-1]
+    index = broadcast_in_dim(backend.arange(n, dtype=np.int32, like=a), vector, (nd - 2,))
+    columns = [backend.zeros(vector, dtype, like=a)]
+    for j in range(n - 1):
+        known = _columns_to_matrix(columns)                          # Ω[:, :j + 1]
+        h_top = slice_array(_column(h, j), (0,) * (nd - 1), vector[:-1] + (j + 1,))
+        v = sub(add(_column(m, j), _matvec(h, columns[j])), _matvec(known, h_top))
+        pivot = expand_dims(_entry(h, j + 1, j), (nd - 2,))           # h[j + 1, j]
+        column = mul(div(v, pivot), convert_element_type(gt(index, j + 1), dtype))
+        if complex_:  # i Im(v[j + 1]) / h[j + 1, j] on the diagonal
+            column = add(column, mul(div(mul(sub(v, conj(v)), 0.5), pivot),
+                                     convert_element_type(eq(index, j + 1), dtype)))
+        if j:  # Ω[i, j + 1] = -conj(Ω[j + 1, i]) for i <= j (Ω[0, j + 1] = 0)
+            row = squeeze(slice_array(known, (0,) * (nd - 2) + (j + 1, 0),
+                                      vector[:-1] + (j + 2, j + 1)), (nd - 2,))
+            row = neg(conj(row) if complex_ else row)
+            rest = backend.zeros(vector[:-1] + (n - j - 1,), dtype, like=a)
+            column = add(column, concatenate([row, rest], nd - 2))
+        columns.append(column)
+    omega = _columns_to_matrix(columns)
+    dh = _triangle(sub(add(m, _matmul(h, omega)), _matmul(omega, h)), False, -1, a)
+    return [h, q], [dh, _matmul(q, omega)]
+
+
+impl_rules[hessenberg_p] = _hessenberg_impl
+abstract_eval_rules[hessenberg_p] = _hessenberg_abstract_eval
+ad.jvp_rules[hessenberg_p] = _hessenberg_jvp
+batching.defleading_dims(hessenberg_p, moveaxis)
+
+
+def hessenberg(x):
+    """The Hessenberg form ``(h, q)`` of each square matrix in ``x`` (``(..., n, n)``):
+    ``x = q h qᴴ`` with ``q`` unitary, ``q[:, 0] = e₀``, and ``h`` zero below its first
+    subdiagonal, which is real (LAPACK's ``gehrd`` reflectors, through SciPy).
+    Differentiable where that subdiagonal has no zero.
+
+    >>> import numpy as np
+    >>> from functrans.primitives.decompositions import hessenberg
+    >>> h, q = hessenberg(np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [0.0, 0.0, 1.0]]))
+    >>> np.allclose(q @ h @ q.T, [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [0.0, 0.0, 1.0]])
+    True
+    """
+    _hessenberg_abstract_eval(get_aval(x))
+    return tuple(hessenberg_p.bind(x))
+
+
+# -- sylvester -----------------------------------------------------------------------------
+# x with a x + x b = c: linear in c, so d x = sylvester(a, b, dc - da x - x db), and its
+# transpose in c (the linear one, no conjugation) solves aᵀ y + y bᵀ = ct.
+
+sylvester_p = Primitive("sylvester", origin="library")
+
+
+def _sylvester_impl(a, b, c, *, tol):
+    xp = array_module(a, b, c)
+    a, b, c = coerce(xp, a, b, c)
+    kernel = backend.linalg_kernel("solve_sylvester", a, b, c,
+                                   what="functrans.scipy.linalg.solve_sylvester")
+    if not c.size:
+        return xp.zeros_like(c)
+    (x,) = matrix_by_matrix(kernel, a, b, c)
+    x = x.astype(c.dtype, copy=False)
+    if tol > 0:  # JAX's rule: NaN where some λ(a) + μ(b) is within tol of zero
+        sums = xp.linalg.eigvals(a)[..., :, None] + xp.linalg.eigvals(b)[..., None, :]
+        close = (xp.abs(sums) < tol).any(axis=(-2, -1))
+        x = xp.where(close[..., None, None], xp.asarray(np.nan, dtype=x.dtype), x)
+    return x
+
+
+def _sylvester_abstract_eval(a, b, c, *, tol):
+    for what, aval in (("a", a), ("b", b), ("c", c)):
+        _check_inexact("sylvester", what, aval)
+    _check_square("sylvester", "a", a)
+    _check_square("sylvester", "b", b)
+    if not a.dtype == b.dtype == c.dtype:
+        raise TypeError(f"sylvester: a, b and c must have one dtype, got {a.dtype}, "
+                        f"{b.dtype} and {c.dtype}; convert them first")
+    m, n = a.shape[-1], b.shape[-1]
+    if c.ndim != a.ndim or c.shape[-2:] != (m, n) or not (
+            a.shape[:-2] == b.shape[:-2] == c.shape[:-2] and b.ndim == a.ndim):
+        raise ValueError(f"sylvester: a (..., m, m), b (..., n, n) and c (..., m, n) must "
+                         f"have the same leading (batch) axes, got shapes {a.shape}, "
+                         f"{b.shape} and {c.shape}")
+    return ShapedArray(c.shape, c.dtype)
+
+
+def _sylvester_jvp_a(g, x, a, b, c, *, tol):
+    return neg(sylvester_p.bind(a, b, _matmul(g, x), tol=tol))
+
+
+def _sylvester_jvp_b(g, x, a, b, c, *, tol):
+    return neg(sylvester_p.bind(a, b, _matmul(x, g), tol=tol))
+
+
+def _sylvester_jvp_c(g, x, a, b, c, *, tol):
+    return sylvester_p.bind(a, b, g, tol=tol)
+
+
+def _sylvester_transpose(ct, a, b, c, *, tol):
+    assert not (is_undefined_primal(a) or is_undefined_primal(b)), (
+        "sylvester is linear in c only")
+    return [None, None, sylvester_p.bind(_swap_last(a), _swap_last(b), ct, tol=tol)]
+
+
+impl_rules[sylvester_p] = _sylvester_impl
+abstract_eval_rules[sylvester_p] = _sylvester_abstract_eval
+ad.defjvp(sylvester_p, _sylvester_jvp_a, _sylvester_jvp_b, _sylvester_jvp_c)
+transpose.deftranspose(sylvester_p, _sylvester_transpose)
+batching.batching_rules[sylvester_p] = batch_matrix_and_operand(sylvester_p)
+
+
+def sylvester(a, b, c, *, tol: float = 0.0):
+    """The solution ``x`` of ``a x + x b = c`` for each member of the stacks ``a`` (``(...,
+    m, m)``), ``b`` (``(..., n, n)``) and ``c`` (``(..., m, n)``), of one dtype and equal
+    leading axes (Bartels and Stewart's method, SciPy's ``solve_sylvester``).  NaN for the
+    members where some eigenvalue sum ``λ(a) + μ(b)`` is within ``tol`` of zero (JAX's
+    rule; 0, the default, never).  Linear in ``c``; differentiable in all three.
+
+    >>> import numpy as np
+    >>> from functrans.primitives.decompositions import sylvester
+    >>> sylvester(np.array([[1.0, 0.0], [0.0, 2.0]]), np.array([[3.0]]), np.array([[4.0], [5.0]]))
+    array([[1.],
+           [1.]])
+    """
+    tol = _static_tol(tol)
+    _sylvester_abstract_eval(get_aval(a), get_aval(b), get_aval(c), tol=tol)
+    return sylvester_p.bind(a, b, c, tol=tol)
+
+
+def _static_tol(tol) -> float:
+    try:
+        return float(tol)
+    except (TypeError, ValueError):
+        raise TypeError(f"solve_sylvester: tol must be a static number (it decides which "
+                        f"answers are NaN), got {tol!r}") from None

@@ -30,11 +30,13 @@ from functrans.backend import array_module, coerce
 from functrans.core import Primitive, ShapedArray, abstract_eval_rules, get_aval, impl_rules
 from functrans.interpreters import ad, batching, transpose
 from functrans.interpreters.transpose import is_undefined_primal
-from functrans.primitives.decompositions import batch_matrix_and_operand
+from functrans.primitives.conversion import convert_element_type
+from functrans.primitives.decompositions import (batch_matrix_and_operand, matrix_by_matrix,
+                                                 sylvester_p)
 from functrans.primitives.shape import moveaxis, shape_of, transpose_axes
 from functrans.primitives.slicing import concatenate, slice
 
-__all__ = ["expm", "expm_frechet", "expm_p", "expm_frechet_p"]
+__all__ = ["expm", "expm_frechet", "sqrtm", "expm_p", "expm_frechet_p", "sqrtm_p"]
 
 # Higham (2005), "The scaling and squaring method for the matrix exponential revisited":
 # the coefficients of the degree-13 Padé approximant and the norm θ₁₃ up to which it is
@@ -252,3 +254,79 @@ def expm_frechet(a, e):
     """
     _expm_frechet_abstract_eval(get_aval(a), get_aval(e))
     return expm_frechet_p.bind(a, e)
+
+
+# -- sqrtm ---------------------------------------------------------------------------------
+# The principal square root x of a (x x = a, the eigenvalues of x in the right half plane),
+# complex as JAX's: from the complex Schur form a = z t zᴴ (SciPy's, on the host), the
+# upper triangular u with u u = t column by column (Björck and Hammarling, 1983, JAX's
+# recurrence), then x = z u zᴴ.  Its derivative solves x dx + dx x = da, a Sylvester
+# equation in x, whose own rules give every higher order.
+
+sqrtm_p = Primitive("sqrtm", origin="library")
+
+
+def _complex_dtype(dtype) -> np.dtype:
+    return np.result_type(dtype, np.complex64)
+
+
+def _triangular_sqrt(xp, t):
+    """The upper triangular ``u`` with ``u u = t`` and ``diag(u) = sqrt(diag(t))`` for a
+    stack of upper triangular ``t``: JAX's recurrence, an entry ``(t[i, j] - s) / (u[i, i]
+    + u[j, j])`` set to 0 where ``t[i, j] == s`` (the singular 0 / 0)."""
+    n = t.shape[-1]
+    diagonal = xp.sqrt(xp.diagonal(t, axis1=-2, axis2=-1))
+    u = xp.zeros_like(t)
+    index = xp.arange(n)
+    u[..., index, index] = diagonal
+    for j in range(1, n):
+        for i in range(j - 1, -1, -1):
+            s = (u[..., i, i + 1:j] * u[..., i + 1:j, j]).sum(axis=-1)
+            numerator = t[..., i, j] - s
+            value = numerator / (diagonal[..., i] + diagonal[..., j])
+            u[..., i, j] = xp.where(numerator == 0, 0, value)
+    return u
+
+
+def _sqrtm_impl(a):
+    xp = array_module(a)
+    (a,) = coerce(xp, a)
+    a = a.astype(_complex_dtype(a.dtype), copy=False)
+    kernel = backend.linalg_kernel("schur", a, what="functrans.scipy.linalg.sqrtm")
+    if not a.size:
+        return xp.zeros_like(a)
+    t, z = matrix_by_matrix(
+        lambda m: tuple(kernel(m, output="complex", check_finite=False)), a)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        u = _triangular_sqrt(xp, t.astype(a.dtype, copy=False))
+    return (z @ u @ xp.conj(xp.swapaxes(z, -1, -2))).astype(a.dtype, copy=False)
+
+
+def _sqrtm_abstract_eval(a):
+    _check("sqrtm", "the operand", a)
+    return ShapedArray(a.shape, _complex_dtype(a.dtype))
+
+
+def _sqrtm_jvp(g, x, a):
+    g = convert_element_type(g, get_aval(x).dtype)
+    return sylvester_p.bind(x, x, g, tol=0.0)
+
+
+impl_rules[sqrtm_p] = _sqrtm_impl
+abstract_eval_rules[sqrtm_p] = _sqrtm_abstract_eval
+ad.defjvp(sqrtm_p, _sqrtm_jvp)
+batching.defleading_dims(sqrtm_p, moveaxis)
+
+
+def sqrtm(x):
+    """The principal square root of each square matrix in ``x`` (shape ``(..., n, n)``),
+    complex (``complex64`` for ``float32`` or ``complex64`` input, else ``complex128``).
+
+    >>> import numpy as np
+    >>> from functrans.primitives.matrix_functions import sqrtm
+    >>> sqrtm(np.array([[4.0, 0.0], [0.0, 9.0]]))
+    array([[2.+0.j, 0.+0.j],
+           [0.+0.j, 3.+0.j]])
+    """
+    _sqrtm_abstract_eval(get_aval(x))
+    return sqrtm_p.bind(x)

@@ -2,9 +2,13 @@
 differentiable in both modes and batched over leading axes.
 
 Everything here is built on functrans's own primitives (whose impls use NumPy, or CuPy on
-device arrays), so this module works without SciPy installed.  SciPy's keywords that only
-concern memory or input checking (``overwrite_a``, ``overwrite_b``, ``check_finite``,
-``lwork``, ``debug``, ``turbo``) are accepted and ignored, as in JAX.
+device arrays), so this module works without SciPy installed, except the functions built
+on the Schur or Hessenberg decomposition or a Sylvester solve (``schur``, ``hessenberg``,
+``sqrtm``, ``funm``, ``solve_sylvester``), whose impls call SciPy's LAPACK drivers on the
+host (NumPy and CuPy have none: CuPy arrays are refused, as JAX's CPU-only ``schur``
+refuses GPUs).  SciPy's keywords that only concern memory or input checking
+(``overwrite_a``, ``overwrite_b``, ``overwrite_c``, ``check_finite``, ``lwork``,
+``debug``, ``turbo``) are accepted and ignored, as in JAX.
 
 >>> import numpy as np, functrans as ft
 >>> import functrans.scipy.linalg as fsl
@@ -26,15 +30,17 @@ import numpy as np
 import functrans.numpy as fnp
 from functrans import backend, lax
 from functrans.core import get_aval
-from functrans.primitives import matrix_functions
+from functrans.primitives import decompositions, matrix_functions
 from functrans.primitives.custom_derivatives import library_custom_jvp
 from functrans.primitives.decompositions import permutation_matrix
 
 __all__ = ["block_diag", "cho_factor", "cho_solve", "cholesky", "circulant", "companion",
-           "convolution_matrix", "det", "dft", "eigh", "expm", "expm_frechet", "fiedler",
-           "fiedler_companion", "hadamard", "hankel", "helmert", "hilbert", "inv",
-           "invhilbert", "invpascal", "leslie", "lu", "lu_factor", "lu_solve", "pascal",
-           "polar", "qr", "solve", "solve_triangular", "svd", "toeplitz"]
+           "convolution_matrix", "det", "dft", "eigh", "eigh_tridiagonal", "expm",
+           "expm_frechet", "fiedler", "fiedler_companion", "funm", "hadamard", "hankel",
+           "helmert", "hessenberg", "hilbert", "inv", "invhilbert", "invpascal", "leslie",
+           "lu", "lu_factor", "lu_solve", "pascal", "polar", "qr", "qr_multiply", "rsf2csf",
+           "schur", "solve", "solve_sylvester", "solve_triangular", "sqrtm", "svd",
+           "toeplitz"]
 
 
 def __dir__() -> list:
@@ -1053,3 +1059,470 @@ def polar(a, side: str = "right", *, method: str = "qdwh", eps: float | None = N
         raise ValueError(f"polar: a must be a matrix (or a stack of them, (..., m, n)), got "
                          f"shape {get_aval(a).shape}")
     return _polar(a, side)
+
+
+# -- Schur and Hessenberg forms, and what is built on them ----------------------------------
+
+
+def _refuse_integers(name: str, x, hint: str = ""):
+    dtype = get_aval(x).dtype
+    if dtype.kind not in "fc":
+        raise TypeError(f"{name}: a must be a float or complex array, got {dtype} (as JAX, "
+                        f"integers are refused{hint}; convert first, e.g. with "
+                        "functrans.numpy.asarray(a, float))")
+
+
+def schur(a, output: str = "real"):
+    """The Schur decomposition ``(T, Z)`` of each square matrix in ``a`` (``(..., N,
+    N)``): ``a = Z T Zᴴ`` with ``Z`` unitary and ``T`` upper triangular
+    (``output='complex'``, or complex ``a``) or quasi-upper triangular, with a 2 x 2 block
+    on the diagonal for each complex conjugate pair of eigenvalues (``output='real'`` for
+    real ``a``).  Computed by LAPACK's ``gees`` through SciPy, on NumPy arrays only (as
+    JAX's, CPU only).  Not differentiable (neither is JAX's): ``Z``'s columns are unique
+    only up to their phases, which LAPACK picks by no rule a derivative could follow;
+    ``jvp`` and ``grad`` raise ``NotImplementedError``.
+
+    >>> import numpy as np, functrans.scipy.linalg as fsl
+    >>> a = np.array([[1.0, 2.0], [-2.0, 1.0]])      # eigenvalues 1 ± 2i
+    >>> t, z = fsl.schur(a)
+    >>> np.allclose(z @ t @ z.T, a), t.dtype
+    (True, dtype('float64'))
+    >>> t, z = fsl.schur(a, output="complex")
+    >>> np.sort_complex(np.diag(t)).round(12)
+    array([1.-2.j, 1.+2.j])
+    """
+    if output not in ("real", "complex"):
+        raise ValueError(f"schur: output must be 'real' or 'complex', got {output!r}")
+    a = fnp.asarray(a)
+    if output == "complex":
+        dtype = np.result_type(get_aval(a).dtype, np.complex64)
+        if get_aval(a).dtype != dtype:
+            a = lax.convert_element_type(a, dtype)
+    _refuse_integers("schur", a, hint=" with output='real'")
+    _square("schur", "a", a)
+    return tuple(decompositions.schur_p.bind(a))
+
+
+def hessenberg(a, *, calc_q: bool = False, overwrite_a: bool = False,
+               check_finite: bool = True):
+    """The Hessenberg form ``H`` of each square matrix in ``a`` (``(..., N, N)``), zero
+    below its first subdiagonal, with ``a = Q H Qᴴ``; ``(H, Q)`` if ``calc_q``.  ``Q`` is
+    unitary with first column ``e₀``, and ``H``'s subdiagonal is real (LAPACK's ``gehrd``
+    through SciPy, on NumPy arrays only; JAX's values, also for 2 x 2 complex ``a``, where
+    SciPy returns ``a`` itself).  Differentiable, unlike JAX's: ``Ω = Qᴴ dQ`` is the
+    skew-Hermitian matrix with ``Ω e₀ = 0`` that keeps ``dH = Qᴴ da Q + H Ω - Ω H``
+    Hessenberg with a real subdiagonal, solved column by column (undefined where the
+    subdiagonal has a zero: the matrix is then reduced and ``Q`` not unique).
+
+    >>> import numpy as np, functrans.scipy.linalg as fsl
+    >>> a = np.array([[1.0, 2.0, 3.0], [2.0, 1.0, 0.0], [2.0, 0.0, 4.0]])
+    >>> h, q = fsl.hessenberg(a, calc_q=True)
+    >>> h.round(6) + 0.0
+    array([[ 1.      , -3.535534,  0.707107],
+           [-2.828427,  2.5     , -1.5     ],
+           [ 0.      , -1.5     ,  2.5     ]])
+    >>> np.allclose(q @ h @ q.T, a)
+    True
+    """
+    a = fnp.asarray(a)
+    _refuse_integers("hessenberg", a)
+    _square("hessenberg", "a", a)
+    h, q = decompositions.hessenberg_p.bind(a)
+    return (h, q) if calc_q else h
+
+
+def _slice_last2(x, rows, columns):
+    """``x[..., rows[0]:rows[1], columns[0]:columns[1]]``."""
+    shape = get_aval(x).shape
+    nd = len(shape)
+    return lax.slice(x, (0,) * (nd - 2) + (rows[0], columns[0]),
+                     shape[:-2] + (rows[1], columns[1]))
+
+
+def _entry(x, i: int, j: int):
+    return lax.squeeze(_slice_last2(x, (i, i + 1), (j, j + 1)), (get_aval(x).ndim - 2,
+                                                                get_aval(x).ndim - 1))
+
+
+def _square_modulus(z):
+    return fnp.real(z * fnp.conj(z)) if get_aval(z).dtype.kind == "c" else z * z
+
+
+def rsf2csf(T, Z, check_finite: bool = True):
+    """The complex Schur form ``(T, Z)`` from the real one (``schur(a)``'s output): each
+    2 x 2 block of ``T`` (a complex conjugate pair of eigenvalues) is made upper triangular
+    by a Givens rotation, applied to ``Z``'s columns too, so that ``Z T Zᴴ`` is unchanged.
+    SciPy's (and JAX's) algorithm, with JAX's rotations (the eigenvalue of positive
+    imaginary part first); complex results, leading axes of ``T`` and ``Z`` broadcast.
+    Differentiable in ``T`` and ``Z`` as JAX's: the derivative of the rotations computed,
+    which are smooth away from a block's splitting (a subdiagonal entry at the threshold
+    ``eps (|T[m-1, m-1]| + |T[m, m]|)``).
+
+    >>> import numpy as np, functrans.scipy.linalg as fsl
+    >>> a = np.array([[1.0, 2.0], [-2.0, 1.0]])
+    >>> t, z = fsl.rsf2csf(*fsl.schur(a))
+    >>> np.diag(t).round(12), np.allclose(z @ t @ z.conj().T, a)
+    (array([1.+2.j, 1.-2.j]), True)
+    """
+    T, Z = fnp.asarray(T), fnp.asarray(Z)
+    for what, x in (("T", T), ("Z", Z)):
+        shape = get_aval(x).shape
+        if len(shape) < 2 or shape[-1] != shape[-2]:
+            raise ValueError(f"rsf2csf: {what} must be a square matrix (or a stack of them, "
+                             f"(..., N, N)), got shape {shape}")
+    t_shape, z_shape = get_aval(T).shape, get_aval(Z).shape
+    if t_shape[-1] != z_shape[-1]:
+        raise ValueError(f"rsf2csf: T {t_shape} and Z {z_shape} must be of one order N")
+    try:
+        batch = np.broadcast_shapes(t_shape[:-2], z_shape[:-2])
+    except ValueError:
+        raise ValueError(f"rsf2csf: the leading (batch) axes of T {t_shape} and Z {z_shape} "
+                         "do not broadcast") from None
+    dtype = np.result_type(get_aval(T).dtype, get_aval(Z).dtype, np.complex64)
+    T, Z = (fnp.broadcast_to(lax.convert_element_type(x, dtype), batch + t_shape[-2:])
+            for x in (T, Z))
+    n = t_shape[-1]
+    eps = float(np.finfo(dtype).eps)
+    rows = lax.broadcasted_iota(np.int32, (n, n), 0, like=T)
+    columns = lax.broadcasted_iota(np.int32, (n, n), 1, like=T)
+    for m in range(n - 1, 0, -1):
+        p, q, r, s = (_entry(T, m - 1, m - 1), _entry(T, m - 1, m), _entry(T, m, m - 1),
+                      _entry(T, m, m))
+        split = fnp.abs(r) > eps * (fnp.abs(p) + fnp.abs(s))
+        # The block's eigenvalue of positive imaginary part, less s (zgeev's first), and
+        # the rotation that moves it to the top.  Where the block has split, the rotation
+        # is the identity; the values a split block would give are kept out of the
+        # derivatives (no sqrt at 0, no division by 0, on either side of the where).
+        half = (p - s) * 0.5
+        discriminant = fnp.where(split, half * half + q * r, 1)
+        root = fnp.sqrt(discriminant)
+        root = fnp.where(fnp.imag(root) < 0, -root, root)
+        mu = half + root
+        norm = fnp.sqrt(fnp.where(split, _square_modulus(mu) + _square_modulus(r), 1))
+        norm = lax.convert_element_type(norm, dtype)
+        c = fnp.where(split, mu / norm, 1)
+        sn = fnp.where(split, r / norm, 0)
+        g = fnp.stack([fnp.stack([fnp.conj(c), sn], -1), fnp.stack([-sn, c], -1)], -2)
+        g_h = fnp.conj(fnp.swapaxes(g, -1, -2))
+        # rows m - 1 and m from column m - 1 on, then columns m - 1 and m down to row m
+        pair = _slice_last2(T, (m - 1, m + 1), (0, n))
+        pair = fnp.where(columns[m - 1:m + 1] >= m - 1, fnp.matmul(g, pair), pair)
+        T = fnp.concatenate([_slice_last2(T, (0, m - 1), (0, n)), pair,
+                             _slice_last2(T, (m + 1, n), (0, n))], axis=-2)
+        pair = _slice_last2(T, (0, n), (m - 1, m + 1))
+        pair = fnp.where(rows[:, m - 1:m + 1] < m + 1, fnp.matmul(pair, g_h), pair)
+        T = fnp.concatenate([_slice_last2(T, (0, n), (0, m - 1)), pair,
+                             _slice_last2(T, (0, n), (m + 1, n))], axis=-1)
+        pair = fnp.matmul(_slice_last2(Z, (0, n), (m - 1, m + 1)), g_h)
+        Z = fnp.concatenate([_slice_last2(Z, (0, n), (0, m - 1)), pair,
+                             _slice_last2(Z, (0, n), (m + 1, n))], axis=-1)
+        T = fnp.where((rows == m) & (columns == m - 1), 0, T)
+    return T, Z
+
+
+@library_custom_jvp
+def _funm_operand(a):
+    """``a`` itself; a derivative through it is refused with funm's reason."""
+    return a
+
+
+@_funm_operand.defjvp
+def _funm_operand_jvp(primals, tangents):
+    raise NotImplementedError(
+        "functrans.scipy.linalg.funm: no derivative with respect to A (JAX has none "
+        "either): it is computed from the Schur decomposition, whose derivative does not "
+        "exist, and func's derivative is not known to it.  For the exponential, the square "
+        "root and other functions with rules of their own use expm or sqrtm; for a "
+        "Hermitian A, eigh with func applied to the eigenvalues is differentiable")
+
+
+def _parlett(f, t):
+    """Parlett's recurrence (Golub and Van Loan, Algorithm 11.1.1, as SciPy and JAX) for
+    ``f(t)`` of upper triangular ``t`` from its diagonal ``f``: one superdiagonal at a time,
+    each from those below it; where two eigenvalues are equal (``t[j, j] = t[i, i]``) the
+    entry is not divided, as theirs.  Also returns the smallest ``|t[j, j] - t[i, i]|``
+    (``i < j``) and ``|t[0, 0]|``."""
+    n = get_aval(t).shape[-1]
+    diagonal = fnp.diagonal(t, axis1=-2, axis2=-1)
+    rows = lax.broadcasted_iota(np.int32, (n, n), 0, like=t)
+    columns = lax.broadcasted_iota(np.int32, (n, n), 1, like=t)
+    den = diagonal[..., None, :] - diagonal[..., :, None]             # t[j, j] - t[i, i]
+    nonzero = den != 0
+    safe = fnp.where(nonzero, den, 1)
+    t_strict = fnp.where(columns > rows, t, 0)
+    for p in range(1, n):
+        fd = fnp.diagonal(f, axis1=-2, axis2=-1)
+        f_strict = fnp.where(columns > rows, f, 0)
+        s = (t * (fd[..., None, :] - fd[..., :, None]) + fnp.matmul(t_strict, f_strict)
+             - fnp.matmul(f_strict, t_strict))
+        f = fnp.where(columns - rows == p, fnp.where(nonzero, s / safe, s), f)
+    gaps = fnp.where(columns > rows, fnp.abs(den), np.inf)
+    smallest = fnp.abs(t[..., 0, 0])
+    if n > 1:
+        smallest = fnp.minimum(smallest, fnp.min(gaps, axis=(-2, -1)))
+    return f, smallest
+
+
+def funm(A, func, disp: bool = True):
+    """``func`` extended to each square matrix in ``A`` (``(..., N, N)``): the Schur form
+    ``A = Z T Zᴴ`` (complex, by ``schur`` and ``rsf2csf``), ``func`` applied to ``T``'s
+    diagonal (the eigenvalues; ``func`` takes and returns an array of them, ``(..., N)``),
+    Parlett's recurrence for the rest of ``f(T)``, and ``Z f(T) Zᴴ``.  Complex, as JAX's
+    (SciPy returns a real array where the imaginary parts vanish).  With ``disp=False``,
+    ``(F, err)``, ``err`` JAX's (and SciPy's) estimate of the relative error; ``disp``
+    prints nothing.  Inaccurate where eigenvalues nearly repeat (Parlett's recurrence
+    divides by their differences).  Integers are refused and there is no derivative with
+    respect to ``A``, as in JAX.
+
+    >>> import numpy as np, functrans.numpy as fnp, functrans.scipy.linalg as fsl
+    >>> a = np.array([[1.0, 3.0], [1.0, 4.0]])
+    >>> fsl.funm(a, lambda x: x * x).real.round(12)
+    array([[ 4., 15.],
+           [ 5., 19.]])
+    >>> np.allclose(fsl.funm(a, fnp.exp), fsl.expm(a))
+    True
+    """
+    A = fnp.asarray(A)
+    _refuse_integers("funm", A)
+    _square("funm", "A", A)
+    A = _funm_operand(A)
+    t, z = rsf2csf(*decompositions.schur_p.bind(A))
+    dtype = get_aval(t).dtype
+    values = fnp.asarray(func(fnp.diagonal(t, axis1=-2, axis2=-1)))
+    values = lax.convert_element_type(values, dtype) if get_aval(values).dtype != dtype \
+        else values
+    n = get_aval(t).shape[-1]
+    eye = backend.eye(n, dtype=dtype, like=t)
+    f, smallest = _parlett(values[..., None, :] * eye, t)
+    F = fnp.matmul(fnp.matmul(z, f), _adjoint(z))
+    if disp:
+        return F
+    real = np.finfo(dtype).dtype
+    tol = float(np.finfo(np.float32 if real == np.float32 else np.float64).eps)
+    smallest = fnp.where(smallest == 0, tol, smallest)
+    upper = fnp.where(lax.broadcasted_iota(np.int32, (n, n), 1, like=t)
+                      > lax.broadcasted_iota(np.int32, (n, n), 0, like=t), t, 0)
+    norm1 = fnp.max(fnp.sum(fnp.abs(upper), axis=-2), axis=-1)
+    err = fnp.minimum(1, fnp.maximum(tol, (tol / smallest) * norm1))
+    err = fnp.where(fnp.any(fnp.isinf(F), axis=(-2, -1)), np.inf, err)
+    return F, lax.convert_element_type(err, real)
+
+
+def sqrtm(A, blocksize: int = 1):
+    """The principal square root ``X`` (``X @ X = A``, eigenvalues with non-negative real
+    part) of each square matrix in ``A`` (``(..., N, N)``), complex as JAX's
+    (``complex64`` for ``float32`` or ``complex64``, else ``complex128``; integers become
+    ``complex128``): the complex Schur form (SciPy's, on NumPy arrays only) and Björck and
+    Hammarling's recurrence for the triangular root, as JAX.  Its derivative solves ``X dX
+    + dX X = dA`` (a Sylvester equation, ``solve_sylvester``'s primitive), so both modes
+    work to any order (JAX has none); it does not exist where ``A`` has an eigenvalue on
+    the closed negative real axis (no principal root there, and the computed one jumps
+    with the sign of a rounding error).  ``blocksize`` > 1 is refused, as JAX.
+
+    >>> import numpy as np, functrans as ft, functrans.numpy as fnp
+    >>> import functrans.scipy.linalg as fsl
+    >>> a = np.array([[5.0, 4.0], [4.0, 5.0]])      # eigenvalues 1 and 9
+    >>> fsl.sqrtm(a).real
+    array([[2., 1.],
+           [1., 2.]])
+    >>> g = ft.grad(lambda a: fnp.real(fsl.sqrtm(a)[0, 0]))(a)  # a's eigenbasis, 1 / (√λᵢ + √λⱼ)
+    >>> np.allclose(g, [[7 / 24, -1 / 12], [-1 / 12, 1 / 24]])
+    True
+    """
+    if blocksize > 1:
+        raise NotImplementedError("sqrtm: blocksize > 1 (SciPy's blocked algorithm) is not "
+                                  "implemented, as in JAX; the default computes the same "
+                                  "root")
+    (A,) = _inexact(A)
+    _square("sqrtm", "A", A)
+    dtype = np.result_type(get_aval(A).dtype, np.complex64)
+    if get_aval(A).dtype != dtype:
+        A = lax.convert_element_type(A, dtype)
+    return matrix_functions.sqrtm(A)
+
+
+_SYLVESTER_METHODS = ("schur", "eigen")
+
+
+def solve_sylvester(A, B, C, *, method: str = "schur", tol: float = 1e-8):
+    """The solution ``X`` of the Sylvester equation ``A X + X B = C`` for each member of
+    ``A`` (``(..., M, M)``), ``B`` (``(..., N, N)``) and ``C`` (``(..., M, N)``), leading
+    axes broadcast, by Bartels and Stewart's method (SciPy's ``solve_sylvester``, on NumPy
+    arrays only) whatever ``method`` (JAX's ``'schur'``, or ``'eigen'``, a faster and
+    less accurate route to the same solution).  As JAX's, the solution is NaN where some
+    eigenvalue sum ``λ(A) + μ(B)`` is within ``tol`` of zero (the equation is then
+    singular or nearly so; ``tol`` is a static number, 0 to turn the check off).
+    Differentiable in all three: ``A dX + dX B = dC - dA X - X dB``, another Sylvester
+    solve, and linear in ``C``, whose transpose solves ``Aᵀ Y + Y Bᵀ = Ȳ`` (JAX has no
+    derivative).
+
+    >>> import numpy as np, functrans.scipy.linalg as fsl
+    >>> a, b = np.array([[2.0, 0.0], [0.0, 3.0]]), np.array([[1.0]])
+    >>> fsl.solve_sylvester(a, b, np.array([[3.0], [8.0]]))
+    array([[1.],
+           [2.]])
+    """
+    if method not in _SYLVESTER_METHODS:
+        raise ValueError(f"solve_sylvester: method must be 'schur' or 'eigen', got "
+                         f"{method!r}")
+    A, B, C = _inexact(A, B, C)
+    shapes = {k: get_aval(x).shape for k, x in (("A", A), ("B", B), ("C", C))}
+    if len(shapes["C"]) < 2:
+        raise ValueError(f"solve_sylvester: C must be a matrix (or a stack of them, (..., M, "
+                         f"N)), got shape {shapes['C']}")
+    m, n = shapes["C"][-2:]
+    if shapes["A"][-2:] != (m, m) or shapes["B"][-2:] != (n, n):
+        raise ValueError(f"solve_sylvester: C has shape {shapes['C']}, so A must be (..., "
+                         f"{m}, {m}) and B (..., {n}, {n}); got A {shapes['A']} and B "
+                         f"{shapes['B']}")
+    try:
+        batch = np.broadcast_shapes(*[s[:-2] for s in shapes.values()])
+    except ValueError:
+        raise ValueError(f"solve_sylvester: the leading (batch) axes of A {shapes['A']}, B "
+                         f"{shapes['B']} and C {shapes['C']} do not broadcast") from None
+    A, B, C = (fnp.broadcast_to(x, batch + s[-2:]) for x, s in zip((A, B, C),
+                                                                   shapes.values()))
+    return decompositions.sylvester(A, B, C, tol=tol)
+
+
+# -- eigh_tridiagonal and qr_multiply ------------------------------------------------------
+
+_TRIDIAGONAL_DTYPES = tuple(np.dtype(t) for t in (np.float32, np.float64, np.complex64,
+                                                  np.complex128))
+
+
+def _select_range(select, select_range, n: int):
+    """The (start, stop) of the eigenvalues ``select`` asks for (JAX's ``'a'`` and
+    ``'i'``, ``select_range`` inclusive)."""
+    if select == "a":
+        return 0, n
+    if select == "v":
+        raise NotImplementedError("eigh_tridiagonal: select='v' (eigenvalues in a range of "
+                                  "values: a result of data-dependent length) is not "
+                                  "implemented, as in JAX; use select='i' or 'a' and mask "
+                                  "the eigenvalues")
+    if select != "i":
+        raise ValueError(f"eigh_tridiagonal: select must be 'a', 'i' or 'v', got {select!r}")
+    if select_range is None:
+        raise ValueError("eigh_tridiagonal: for select='i', select_range must be given, a "
+                         "pair of indices (first, last), both included")
+    try:
+        first, last = (operator.index(i) for i in select_range)
+    except TypeError:
+        raise TypeError(f"eigh_tridiagonal: select_range must be a pair of integers (first, "
+                        f"last), got {select_range!r}") from None
+    if first > last:
+        raise ValueError(f"eigh_tridiagonal: select_range {(first, last)} is empty (first > "
+                         "last)")
+    if first < 0 or last >= n:
+        raise ValueError(f"eigh_tridiagonal: select_range {(first, last)} must be within the "
+                         f"{n} eigenvalues' indices 0 .. {n - 1}")
+    return first, last + 1
+
+
+def eigh_tridiagonal(d, e, *, eigvals_only: bool = False, select: str = "a",
+                     select_range: tuple[float, float] | None = None, tol: float | None = None,
+                     key=None):
+    """Eigenvalues ``w`` (ascending) of the Hermitian tridiagonal matrix with diagonal
+    ``d`` (``(..., N)``, its real part) and ``e`` (``(..., N - 1)``) above the diagonal
+    (``conj(e)`` below), and its eigenvectors ``v`` (columns, ``(..., N, K)``): ``(w, v)``,
+    or ``w`` if ``eigvals_only``.  ``select='i'`` keeps the eigenvalues of indices
+    ``select_range[0]`` to ``select_range[1]`` (both included); ``select='v'`` is not
+    implemented, as in JAX.  ``d`` and ``e`` must have one dtype, float32, float64,
+    complex64 or complex128 (JAX's rule); leading axes broadcast.  Computed by ``eigh`` of
+    the matrix (LAPACK, to rounding), so ``tol`` (the bisection's tolerance in JAX) and
+    ``key`` (its random start for inverse iteration) are accepted and not needed; the
+    eigenvectors' signs (phases) are LAPACK's.  Differentiable through ``eigh``: the
+    eigenvalues everywhere, the eigenvectors where the eigenvalues are distinct (always,
+    when ``e`` has no zero); JAX has no reverse mode.
+
+    >>> import numpy as np, functrans.scipy.linalg as fsl
+    >>> d, e = np.array([1.0, 2.0, 3.0, 4.0]), np.array([1.0, 1.0, 1.0])
+    >>> fsl.eigh_tridiagonal(d, e, eigvals_only=True).round(6)
+    array([0.254719, 1.822717, 3.177283, 4.745281])
+    """
+    del tol, key  # see the docstring
+    d, e = fnp.asarray(d), fnp.asarray(e)
+    dtype = get_aval(d).dtype
+    if get_aval(e).dtype != dtype:
+        raise TypeError(f"eigh_tridiagonal: d and e must have the same dtype (as JAX), got "
+                        f"{dtype} and {get_aval(e).dtype}")
+    if dtype not in _TRIDIAGONAL_DTYPES:
+        raise TypeError(f"eigh_tridiagonal: d and e must be float32, float64, complex64 or "
+                        f"complex128 (as JAX), got {dtype}; convert them first")
+    if get_aval(d).ndim < 1 or get_aval(e).ndim < 1:
+        raise ValueError(f"eigh_tridiagonal: d and e must be vectors (or stacks of them), got "
+                         f"shapes {get_aval(d).shape} and {get_aval(e).shape}")
+    n = get_aval(d).shape[-1]
+    if get_aval(e).shape[-1] != max(n - 1, 0):
+        raise ValueError(f"eigh_tridiagonal: d has {n} entries on its last axis, so e must "
+                         f"have {max(n - 1, 0)}, got shape {get_aval(e).shape}")
+    start, stop = _select_range(select, select_range, n)
+    d, e = _common_batch("eigh_tridiagonal", {"d": d, "e": e})
+    if dtype.kind == "c":
+        d = lax.convert_element_type(fnp.real(d), dtype)
+    # The lower triangle eigh reads: d on the diagonal, conj(e) below it.
+    below = fnp.conj(e) if dtype.kind == "c" else e
+    v = _with_constants(fnp.concatenate([d, below], axis=-1), 0)
+    matrix = _gather(v, (n, n), lambda i, j: fnp.where(
+        i == j, i, fnp.where(i == j + 1, n + j, 2 * n - 1)))
+    vectors, w = lax.linalg.eigh(matrix, lower=True, symmetrize_input=False)
+    w, vectors = w[..., start:stop], vectors[..., start:stop]
+    return w if eigvals_only else (w, vectors)
+
+
+def qr_multiply(a, c, mode: str = "right", pivoting: bool = False, conjugate: bool = False,
+                overwrite_a: bool = False, overwrite_c: bool = False):
+    """``Q`` of ``a``'s QR decomposition (``a = Q R``, ``(..., M, N)``) multiplied with
+    ``c``, and ``R``: ``(Q @ c, R)`` for ``mode='left'`` (``c`` ``(..., K, P)``, ``K =
+    min(M, N)``) or ``(c @ Q, R)`` for ``'right'`` (``c`` ``(..., P, M)``, the result
+    ``(..., P, K)``), with ``conj(Q)`` for ``Q`` if ``conjugate``; ``R`` is ``(..., K,
+    N)``.  A 1-D ``c`` is one column (``'left'``) or row (``'right'``), and the result is
+    1-D again.  Leading axes of ``a`` and ``c`` broadcast.  Built on the reduced ``qr``,
+    so differentiable for every shape.  ``pivoting=True`` is not supported (as ``qr``).
+
+    >>> import numpy as np, functrans.scipy.linalg as fsl
+    >>> a = np.array([[1.0, 1.0], [1.0, 2.0], [1.0, 3.0], [1.0, 4.0]])
+    >>> b = np.array([2.0, 4.0, 5.0, 4.0])
+    >>> qtb, r = fsl.qr_multiply(a, b)                  # least squares: r x = Qᵀ b
+    >>> fsl.solve_triangular(r, qtb).round(12)
+    array([2. , 0.7])
+    """
+    if mode not in ("right", "left"):
+        raise ValueError(f"qr_multiply: mode must be 'right' or 'left', got {mode!r}")
+    if pivoting:
+        raise NotImplementedError("qr_multiply: pivoting=True is not supported (as qr: its "
+                                  "column permutation is not differentiable)")
+    a, c = _inexact(a, c)
+    a_shape = get_aval(a).shape
+    if len(a_shape) < 2:
+        raise ValueError(f"qr_multiply: a must be a matrix (or a stack of them, (..., M, N)), "
+                         f"got shape {a_shape}")
+    one = get_aval(c).ndim == 1
+    if one:
+        c = lax.expand_dims(c, (1,) if mode == "left" else (0,))
+    elif get_aval(c).ndim < 1:
+        raise ValueError("qr_multiply: c must be an array of at least one axis, got a scalar")
+    c_shape = get_aval(c).shape
+    m, n = a_shape[-2:]
+    k = min(m, n)
+    if mode == "left" and c_shape[-2] != k:
+        raise ValueError(f"qr_multiply: a has shape {a_shape}, so Q has {k} columns and c "
+                         f"(mode='left') must have {k} rows, got shape {c_shape}")
+    if mode == "right" and c_shape[-1] != m:
+        raise ValueError(f"qr_multiply: a has shape {a_shape}, so Q has {m} rows and c "
+                         f"(mode='right') must have {m} columns, got shape {c_shape}")
+    try:
+        batch = np.broadcast_shapes(a_shape[:-2], c_shape[:-2])
+    except ValueError:
+        raise ValueError(f"qr_multiply: the leading (batch) axes of a {a_shape} and c "
+                         f"{c_shape} do not broadcast") from None
+    a = fnp.broadcast_to(a, batch + a_shape[-2:])
+    c = fnp.broadcast_to(c, batch + c_shape[-2:])
+    q, r = lax.linalg.qr(a, full_matrices=False)
+    if conjugate and get_aval(q).dtype.kind == "c":
+        q = fnp.conj(q)
+    out = fnp.matmul(q, c) if mode == "left" else fnp.matmul(c, q)
+    if one:
+        out = lax.squeeze(out, (get_aval(out).ndim - (1 if mode == "left" else 2),))
+    return out, r
