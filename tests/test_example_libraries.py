@@ -968,9 +968,6 @@ def test_cnn_step_on_device_arrays(device):
         assert_on_device_and_equal(device, device_state, host_state, tol=1e-10)
 
 
-#: the tests that take ``device``: tests/test_cupy.py runs them on real CuPy too
-DEVICE_TESTS = ["test_cnn_step_on_device_arrays"]
-
 # ------------------------------------------------------------------------------------------
 # Against JAX's example_libraries (where JAX is installed)
 # ------------------------------------------------------------------------------------------
@@ -1105,3 +1102,46 @@ def test_cnn_training_matches_jax_in_float32(jax):
     for a, b in zip(tree_leaves(params), jax.tree.leaves(jax_params)):
         assert np.asarray(a).dtype == np.asarray(b).dtype == np.float32
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-4, atol=1e-5)
+
+
+# ------------------------------------------------------------------------------------------
+# On device arrays (the CuPy stand-in here; tests/test_cupy.py runs these on CuPy)
+# ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", OPTIMIZERS)
+def test_optimizer_on_device_arrays(device, name):
+    # eager steps on device arrays, with a schedule of host values: no transfers, and the
+    # host's results, on the device
+    schedule = optimizers.piecewise_constant([1], [0.1, 0.05])
+    opt_init, opt_update, get_params = OPTIMIZERS[name][0](schedule)
+    params = _params()
+    host, on_device = opt_init(params), opt_init(device.put(params))
+    for i in range(3):
+        grads = _grads(i, params)
+        device_grads = device.put(grads)
+        with device.transfers() as counts:
+            on_device = opt_update(i, device_grads, on_device)
+            new_params = get_params(on_device)
+        assert_no_transfers(device, counts)
+        host = opt_update(i, grads, host)
+        assert_on_device_and_equal(device, new_params, get_params(host), tol=1e-12,
+                                   what=f"{name}, step {i}")
+
+
+@pytest.mark.parametrize("name", LAYERS)
+def test_layer_on_device_arrays(device, name):
+    make, shape = LAYERS[name]
+    init_fun, apply_fun = make(stax)
+    _, params = init_fun(random.PRNGKey(3), shape)
+    x, key = _x(*shape), random.PRNGKey(7)
+    device_params, device_x, device_key = device.put((params, x, np.asarray(key)))
+    with device.transfers() as counts:
+        y = apply_fun(device_params, device_x, rng=device_key)
+    assert_no_transfers(device, counts)
+    assert_on_device_and_equal(device, y, apply_fun(params, x, rng=key), tol=1e-12, what=name)
+
+
+#: the tests that take ``device``: tests/test_cupy.py runs them on real CuPy too
+DEVICE_TESTS = ["test_cnn_step_on_device_arrays", "test_optimizer_on_device_arrays",
+                "test_layer_on_device_arrays"]

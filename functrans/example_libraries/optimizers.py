@@ -225,6 +225,8 @@ def _at(schedule, i, x):
     ``piecewise_constant``'s float64 values, give float64 scalars), as in JAX, whose
     schedules compute in float32.  Python numbers are weak and returned as they are."""
     rate = schedule(i)
+    if isinstance(rate, (np.ndarray, np.generic)) and rate.ndim == 0:
+        rate = rate.item()  # a host scalar (piecewise_constant's): a Python number, weak
     dtype = getattr(x, "dtype", None)
     if isinstance(rate, (int, float)) or dtype is None or not fnp.issubdtype(
             dtype, np.inexact):
@@ -471,14 +473,15 @@ def rmsprop_momentum(step_size, gamma=0.9, eps=1e-8, momentum=0.9):
     return init, update, _first
 
 
-def _bias_correction(beta, i, dtype):
-    """``1 - beta ** (i + 1)`` in the dtype of the moments.  A traced (or array) step
+def _bias_correction(beta, i, moment):
+    """``1 - beta ** (i + 1)`` in the dtype of the moment estimate ``moment``, and where it
+    is (a device array's constants are made on its device).  A traced (or array) step
     index is converted to that dtype first: a float32 power of a float32 base (not one
     with a 64-bit integer exponent, which NumPy would compute in float64)."""
     exponent = i + 1
     if not isinstance(exponent, int):
-        exponent = lax.convert_element_type(exponent, dtype)
-    return 1 - fnp.asarray(beta, dtype) ** exponent
+        exponent = lax.convert_element_type(exponent, moment.dtype)
+    return 1 - fnp.full_like(moment, beta, shape=()) ** exponent
 
 
 @optimizer
@@ -520,8 +523,8 @@ def adam(step_size, b1=0.9, b2=0.999, eps=1e-8):
         x, m, v = state
         m = (1 - b1) * g + b1 * m
         v = (1 - b2) * fnp.square(g) + b2 * v
-        mhat = m / _bias_correction(b1, i, m.dtype)
-        vhat = v / _bias_correction(b2, i, m.dtype)
+        mhat = m / _bias_correction(b1, i, m)
+        vhat = v / _bias_correction(b2, i, m)
         return x - _at(rate, i, x) * mhat / (fnp.sqrt(vhat) + eps), m, v
     return init, update, _first
 
@@ -564,7 +567,7 @@ def adamax(step_size, b1=0.9, b2=0.999, eps=1e-8):
         x, m, u = state
         m = (1 - b1) * g + b1 * m
         u = fnp.maximum(b2 * u, fnp.abs(g))
-        step = _at(rate, i, x) / _bias_correction(b1, i, m.dtype)
+        step = _at(rate, i, x) / _bias_correction(b1, i, m)
         return x - step * m / (u + eps), m, u
     return init, update, _first
 
@@ -611,7 +614,7 @@ def sm3(step_size, momentum=0.9):
     def init(x0):
         shape = fnp.shape(x0)
         x0 = fnp.atleast_1d(x0)
-        accumulators = [fnp.zeros(n, dtype=x0.dtype) for n in x0.shape]
+        accumulators = [fnp.zeros_like(x0, shape=(n,)) for n in x0.shape]
         return x0, fnp.zeros_like(x0), accumulators, shape
 
     def update(i, g, state):

@@ -555,7 +555,7 @@ def _pooling(name, computation, init_value, average=False):
             # divide by the number of inputs each window covers (padding excluded)
             spatial_shape = tuple(n for i, n in enumerate(fnp.shape(inputs))
                                   if i not in batch_and_channel)
-            counts = lax.reduce_window(fnp.ones(spatial_shape, dtype=inputs.dtype), 0.0,
+            counts = lax.reduce_window(fnp.ones_like(inputs, shape=spatial_shape), 0.0,
                                        lax.add, spatial_window, spatial_strides,
                                        spatial_pads)
             return out / fnp.expand_dims(counts, tuple(sorted(batch_and_channel)))
