@@ -38,7 +38,8 @@ from functrans._parameter_glossary import FAMILY, GLOSSARY, SPECIFIC
 
 __all__ = ["complete_docstrings", "completed_docstring", "documented_parameters",
            "signature_parameters", "describe", "public_namespaces", "public_functions",
-           "CORE_NAMESPACES", "SCIPY_NAMESPACES", "GLOSSARY", "FAMILY", "SPECIFIC"]
+           "CORE_NAMESPACES", "SCIPY_NAMESPACES", "EXAMPLE_LIBRARIES_NAMESPACES", "GLOSSARY",
+           "FAMILY", "SPECIFIC"]
 
 _HEADER = re.compile(r"^(?P<title>[A-Z][A-Za-z ]+)\n(?P<rule>-{3,})$", re.M)
 _FIELD = re.compile(r"^(\*{0,2}[A-Za-z_]\w*(?:\s*,\s*\*{0,2}[A-Za-z_]\w*)*)\s*(?::.*)?$")
@@ -204,6 +205,12 @@ CORE_NAMESPACES = {
 SCIPY_NAMESPACES = {f"functrans.scipy.{name}": f"functrans.scipy.{name}" for name in (
     "special", "linalg", "signal", "sparse.linalg", "optimize", "fft", "ndimage",
     "interpolate", "integrate", "cluster.vq", "spatial.transform", "stats")}
+#: ``functrans.example_libraries``'s modules (imported on their own, as in JAX): their
+#: docstrings describe every parameter themselves; tests/test_docstring_parameters.py
+#: checks them with the others.
+EXAMPLE_LIBRARIES_NAMESPACES = {f"functrans.example_libraries.{name}":
+                                f"functrans.example_libraries.{name}"
+                                for name in ("optimizers", "stax")}
 
 
 def public_namespaces(table: dict[str, str]) -> list[tuple[str, types.ModuleType]]:

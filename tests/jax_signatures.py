@@ -41,6 +41,7 @@ NAMESPACES = [
         "gamma", "gennorm", "geom", "gumbel_l", "gumbel_r", "laplace", "logistic",
         "multinomial", "multivariate_normal", "nbinom", "norm", "pareto", "poisson", "t",
         "truncnorm", "uniform", "vonmises", "wrapcauchy")),
+    "jax.example_libraries.optimizers", "jax.example_libraries.stax",
 ]
 
 #: Classes whose constructor users call like a function (decorators), by namespace.

@@ -85,6 +85,9 @@ EXCEPTIONS: dict[str, dict[str, str]] = {
                              "cancellation when the mean is large; algorithm='fast' gives "
                              "JAX's default",
     },
+    "jax.example_libraries.stax.standardize": {
+        "default:algorithm": "stax re-exports jax.nn.standardize: see that entry",
+    },
     "jax.numpy.astype": {
         "default:copy": "JAX's arrays are immutable, so no JAX program can tell a copy "
                         "from the input; functrans arrays are mutable NumPy/CuPy arrays, "

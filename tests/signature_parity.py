@@ -68,7 +68,8 @@ _DEPRECATED = "deprecated in JAX, which raises when it is given"
 NORMALISED: dict[tuple[str, str, str], str] = {
     ("jax.numpy", "*", "out"): _NONE_ONLY_OUT,
     **{(ns, "*", "out_sharding"): _SHARDING for ns in (
-        "jax.numpy", "jax.numpy.linalg", "jax.lax", "jax.random", "jax.nn.initializers")},
+        "jax.numpy", "jax.numpy.linalg", "jax.lax", "jax.random", "jax.nn.initializers",
+        "jax.example_libraries.stax")},
     ("jax", "vmap", "spmd_axis_name"): _SHARDING,
     ("jax", "jit", "in_shardings"): _SHARDING,
     ("jax", "jit", "out_shardings"): _SHARDING,

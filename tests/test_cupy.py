@@ -1,4 +1,5 @@
-"""The device tests of ``tests/test_standin.py``, run on real CuPy arrays.
+"""The device tests of ``tests/test_standin.py`` (and ``tests/test_example_libraries.py``),
+run on real CuPy arrays.
 
 Skipped where CuPy or a GPU is missing (CI has neither); run on a GPU machine with
 ``pip install cupy-cuda12x && FUNCTRANS_FUSION=1 pytest tests/test_cupy.py`` (with
@@ -20,10 +21,14 @@ try:
 except Exception as e:  # noqa: BLE001 (no driver, no runtime: skip, don't fail)
     pytest.skip(f"CUDA unavailable: {e}", allow_module_level=True)
 
+import test_example_libraries  # noqa: E402
 import test_standin  # noqa: E402
 
-# The device tests of test_standin, collected here too (with this module's `device`).
+# The device tests of test_standin, collected here too (with this module's `device`), and
+# those of the other modules that have some.
 globals().update({name: getattr(test_standin, name) for name in test_standin.DEVICE_TESTS})
+globals().update({name: getattr(test_example_libraries, name)
+                  for name in test_example_libraries.DEVICE_TESTS})
 
 CUPY = Device("cupy", cp, cp.ndarray, cp.asnumpy)
 

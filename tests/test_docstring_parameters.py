@@ -25,7 +25,8 @@ EXCEPTIONS: dict[str, dict[str, str]] = {}
 def _functions():
     return docstrings.public_functions(
         docstrings.public_namespaces(docstrings.CORE_NAMESPACES)
-        + docstrings.public_namespaces(docstrings.SCIPY_NAMESPACES))
+        + docstrings.public_namespaces(docstrings.SCIPY_NAMESPACES)
+        + docstrings.public_namespaces(docstrings.EXAMPLE_LIBRARIES_NAMESPACES))
 
 
 def _undescribed(name: str, obj) -> list[str]:

@@ -14,7 +14,8 @@ import functrans
 
 #: the public namespaces whose callables (other than classes) are checked
 NAMESPACES = ["functrans", "functrans.numpy", "functrans.numpy.linalg", "functrans.numpy.fft",
-              "functrans.lax", "functrans.nn", "functrans.scipy.special",
+              "functrans.lax", "functrans.nn", "functrans.nn.initializers",
+              "functrans.scipy.special",
               "functrans.scipy.stats", "functrans.scipy.linalg", "functrans.scipy.sparse.linalg",
               "functrans.scipy.optimize", "functrans.random",
               "functrans.tree", "functrans.tree_util", "functrans.testing", "functrans.ops",
@@ -24,7 +25,8 @@ NAMESPACES = ["functrans", "functrans.numpy", "functrans.numpy.linalg", "functra
               "functrans.image",
               "functrans.debug", "functrans.dtypes", "functrans.flatten_util",
               "functrans.custom_derivatives", "functrans.runtime", "functrans.lax_extra",
-              "functrans.experimental.ode"]
+              "functrans.experimental.ode", "functrans.example_libraries.optimizers",
+              "functrans.example_libraries.stax"]
 
 #: NumPy's own functions, re-exported as they are: their docstrings are NumPy's (examples
 #: written against ``np``) and cannot be replaced without wrapping, which would change the

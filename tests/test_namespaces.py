@@ -18,7 +18,8 @@ CURATED = ["functrans", "functrans.tree_util", "functrans.gradcheck", "functrans
            "functrans.lax", "functrans.config", "functrans.debug", "functrans.dtypes",
            "functrans.typing", "functrans.flatten_util", "functrans.custom_derivatives",
            "functrans.runtime", "functrans.lax_extra", "functrans.experimental",
-           "functrans.experimental.ode"]
+           "functrans.experimental.ode", "functrans.example_libraries",
+           "functrans.example_libraries.optimizers", "functrans.example_libraries.stax"]
 
 
 def _module(name: str):
@@ -90,7 +91,8 @@ GRADCHECK_MODULES = [f"functrans.gradcheck.{m.name}" for m in
 
 @pytest.mark.parametrize("name", ["functrans.testing", "functrans.intermediates",
                                   "functrans.api", "functrans.api_util", "functrans.tree_util",
-                                  "functrans.gradcheck"] + GRADCHECK_MODULES)
+                                  "functrans.gradcheck", "functrans.example_libraries.optimizers",
+                                  "functrans.example_libraries.stax"] + GRADCHECK_MODULES)
 def test_no_private_names_imported(name):
     assert not _private_imports(inspect.getsource(_module(name)))
 
