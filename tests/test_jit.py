@@ -569,3 +569,24 @@ def test_broadcasts_of_both_operands_keep_the_result_shape():
                * lax.broadcast_in_dim(b, (2, 3), (1,)))
     assert f(a, b).shape == (2, 3)
     np.testing.assert_array_equal(f(a, b), np.broadcast_to(a * b, (2, 3)))
+
+
+@pytest.mark.parametrize("fusion", [False, True], ids=["unfused", "fused"])
+def test_weakly_typed_values_computed_inside_keep_the_jaxprs_dtype(fusion, monkeypatch):
+    # i / 10 of an integer argument is a weakly typed float64 that the generated code holds
+    # as a NumPy value; NumPy would promote float32 arrays to float64 by it, where the jaxpr,
+    # eager functrans (which keeps Python scalars) and JAX give float32
+    monkeypatch.setattr(ft.config, "fusion", fusion)
+    m = np.linspace(0.5, 1.5, 4096).astype(np.float32)
+    programs = [lambda i, m: m * (i / 10),
+                lambda i, m: m / (1 - fnp.asarray(0.9, np.float32) ** (i + 1)),
+                lambda i, m: fnp.where(m > i / 4, m, i / 10),
+                lambda i, m: fnp.sum(fnp.exp(m * (i / 10)) + m ** (i + 1)),
+                ft.grad(lambda m, i: fnp.sum(fnp.sin(m * (i / 10))))]
+    for k, f in enumerate(programs):
+        args = (m, 3) if k == 4 else (3, m)
+        want = f(*args)
+        got = ft.jit(f)(*args)
+        assert want.dtype == np.float32, k
+        assert got.dtype == want.dtype, k
+        np.testing.assert_allclose(got, want, rtol=2e-6, err_msg=str(k))
