@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 import functrans.random as random
+from functrans.scipy.stats import gaussian_kde
 from sweep import A, Case
 
 def _key(seed):
@@ -37,4 +38,9 @@ PRIMITIVE_CASES = [
          [A(kind="int"), A(3)], differentiable=False),
     Case("random_gamma", lambda s, a: random.gamma(_key(s), a, (2, 3), a.dtype),
          [A(kind="int"), A(3, kind="pos")], differentiable=False),
+    # A data point picked by weight (the weights stay equal: the pick is piecewise constant
+    # in them) plus a draw of the kernel, smooth in the data.
+    Case("random_gaussian_kde_resample",
+         lambda s, data: gaussian_kde(data).resample(_key(s), (2, 3)),
+         [A(kind="int"), A(2, 10)]),
 ]

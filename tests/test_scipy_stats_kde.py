@@ -7,6 +7,7 @@ JAX is installed, values, derivatives, draws and errors are compared with JAX's 
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import math
 from decimal import Decimal, localcontext
 
@@ -352,6 +353,22 @@ def test_jax_names_are_the_stored_ones(jax_stats):
     kde = jax_stats.gaussian_kde(_data(2)[0])
     assert {n for n in dir(kde) if not n.startswith("_")} == JAX_NAMES
     assert tuple(f.name for f in dataclasses.fields(kde)) == LEAVES
+
+
+def test_methods_take_jaxs_parameters(jax_stats):
+    for name in sorted(JAX_NAMES | {"__call__"}):
+        ours, theirs = getattr(gaussian_kde, name), getattr(jax_stats.gaussian_kde, name)
+        if isinstance(theirs, property):
+            assert isinstance(ours, property), name
+            continue
+        if not callable(theirs):
+            continue
+        theirs = getattr(theirs, "__wrapped__", theirs)  # JAX jits two of them
+        want = [(p.name, p.kind, p.default) for p in inspect.signature(theirs).parameters
+                .values()]
+        got = [(p.name, p.kind, p.default) for p in inspect.signature(ours).parameters
+               .values()]
+        assert got == want, name
 
 
 @pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
