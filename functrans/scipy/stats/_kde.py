@@ -118,12 +118,11 @@ class gaussian_kde:
                 return neff ** (-1.0 / (d + 4))
             if method == "silverman":
                 return (neff * (d + 2) / 4.0) ** (-1.0 / (d + 4))
-        elif isinstance(bw_method, numbers.Number) or (
-                not callable(bw_method) and hasattr(bw_method, "dtype")
-                and get_aval(bw_method).shape == ()):
-            return bw_method
         elif callable(bw_method):
             return bw_method(self)
+        elif isinstance(bw_method, numbers.Number) or (hasattr(bw_method, "dtype")
+                                                       and get_aval(bw_method).shape == ()):
+            return bw_method  # a scalar: the factor itself (a 0-d array or tracer too)
         raise ValueError(f"gaussian_kde: bw_method must be 'scott', 'silverman', a scalar or "
                          f"a callable taking the estimator, got {bw_method!r}")
 
