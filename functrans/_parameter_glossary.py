@@ -1990,3 +1990,12 @@ _specific(f"{_STATS}.sem",
 _specific(f"{_STATS}.rankdata",
           method=("str, optional", "How ties rank: ``'average'`` (default), ``'min'``, "
                                    "``'max'``, ``'dense'`` or ``'ordinal'``."))
+_specific(f"{_STATS}.gaussian_kde",
+          dataset=(_ARRAY, "The data: ``n`` points of ``d`` dimensions, shape ``(d, n)`` (or "
+                           "``(n,)`` for ``d = 1``); real."),
+          bw_method=("str, scalar or callable, optional",
+                     "The bandwidth factor: ``'scott'`` (default), ``'silverman'``, the factor "
+                     "itself (a scalar, possibly traced), or a callable taking the estimator "
+                     "and returning it."),
+          weights=(_ARRAY + ", optional", "One non-negative weight per data point (``(n,)``), "
+                                          "normalized to sum 1; equal weights by default."))

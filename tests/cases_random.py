@@ -9,6 +9,7 @@ import numpy as np
 
 import functrans.numpy as fnp
 import functrans.random as random
+from functrans.scipy.stats import gaussian_kde
 from sweep import A, Case
 
 def _key(seed):
@@ -60,4 +61,9 @@ PRIMITIVE_CASES = [
          lambda s, lo, d: random.triangular(_key(s), lo, lo + 0.5, lo + 1.0 + d * d, (2, 3),
                                             lo.dtype),
          [A(kind="int"), A(3), A(3)]),
+    # A data point picked by weight (the weights stay equal: the pick is piecewise constant
+    # in them) plus a draw of the kernel, smooth in the data.
+    Case("random_gaussian_kde_resample",
+         lambda s, data: gaussian_kde(data).resample(_key(s), (2, 3)),
+         [A(kind="int"), A(2, 10)]),
 ]

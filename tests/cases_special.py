@@ -24,7 +24,7 @@ from functrans.primitives import special
 from functrans.primitives.special import (bessel_jv, hyp1f1, hyp2f1,
                                           hyp_parameter_derivative_p, ndtri)
 from functrans.scipy.stats import (bernoulli, beta, betabinom, binom, cauchy, chi2, dirichlet,
-                                   expon, gamma, gennorm, geom, gumbel_l, gumbel_r, laplace,
+                                   expon, gamma, gaussian_kde, gennorm, geom, gumbel_l, gumbel_r, laplace,
                                    logistic, mode, multinomial, multivariate_normal, nbinom, norm,
                                    pareto, poisson, rankdata, sem, t, truncnorm, uniform,
                                    vonmises, wrapcauchy)
@@ -545,6 +545,52 @@ STATS_CASES += [
             A(3, 4, kind="unit"), A(4, kind="unit")) for f in ("logpdf", "pdf")],
 ]
 
+
+def _spd2(c):
+    """A symmetric positive-definite 2 x 2 matrix from any, on the device of ``c``."""
+    return c @ c.T + backend.eye(2, dtype=c.dtype, like=c) * 2.0
+
+
+# gaussian_kde through every transform: the estimator is built inside the case from traced
+# data (and weights, and a scalar bandwidth), so the derivatives run through the data's
+# covariance, its inverse and their Cholesky factors.  SciPy's estimator is the reference
+# (it takes a Python float as bandwidth, not a 0-d array).
+STATS_CASES += [
+    _case("gaussian_kde_logpdf_1d", lambda data, x: gaussian_kde(data).logpdf(x),
+          lambda data, x: st.gaussian_kde(data).logpdf(x), A(12), A(5)),
+    _case("gaussian_kde_pdf_1d_weighted",
+          lambda data, w, x: gaussian_kde(data, weights=w).pdf(x),
+          lambda data, w, x: st.gaussian_kde(data, weights=w).pdf(x),
+          A(12), A(12, kind="pos"), A(5)),
+    _case("gaussian_kde_evaluate_2d_weighted",
+          lambda data, w, x: gaussian_kde(data, weights=w)(x),
+          lambda data, w, x: st.gaussian_kde(data, weights=w)(x),
+          A(2, 10), A(10, kind="pos"), A(2, 4)),
+    _case("gaussian_kde_logpdf_3d_silverman",
+          lambda data, w, x: gaussian_kde(data, "silverman", w).logpdf(x),
+          lambda data, w, x: st.gaussian_kde(data, "silverman", w).logpdf(x),
+          A(3, 12), A(12, kind="pos"), A(3, 4)),
+    _case("gaussian_kde_logpdf_scalar_bandwidth",
+          lambda data, bw, x: gaussian_kde(data, bw).logpdf(x),
+          lambda data, bw, x: st.gaussian_kde(data, float(bw)).logpdf(x),
+          A(2, 10), A(kind="pos"), A(2, 3)),
+    _case("gaussian_kde_integrate_gaussian",
+          lambda data, mean, c: gaussian_kde(data).integrate_gaussian(mean, _spd2(c)),
+          lambda data, mean, c: st.gaussian_kde(data).integrate_gaussian(mean, _spd2(c)),
+          A(2, 10), A(2), A(2, 2)),
+    _case("gaussian_kde_integrate_box_1d",
+          lambda data, w, low, width: gaussian_kde(data, weights=w).integrate_box_1d(
+              low, low + width),
+          lambda data, w, low, width: st.gaussian_kde(data, weights=w).integrate_box_1d(
+              low, low + width),
+          A(12), A(12, kind="pos"), A(), A(kind="pos")),
+    _case("gaussian_kde_integrate_kde",
+          lambda data, w, other: gaussian_kde(data, weights=w).integrate_kde(
+              gaussian_kde(other)),
+          lambda data, w, other: st.gaussian_kde(data, weights=w).integrate_kde(
+              st.gaussian_kde(other)),
+          A(2, 10), A(10, kind="pos"), A(2, 7)),
+]
 
 # The shape of the incomplete gamma function: igamma and igammac differentiate in it twice
 # (a third derivative raises), and the kernels of those derivatives differentiate in x to

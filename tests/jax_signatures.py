@@ -44,8 +44,10 @@ NAMESPACES = [
     "jax.example_libraries.optimizers", "jax.example_libraries.stax",
 ]
 
-#: Classes whose constructor users call like a function (decorators), by namespace.
-CLASSES = {"jax": ["custom_jvp", "custom_vjp", "ShapeDtypeStruct"]}
+#: Classes whose constructor users call like a function (decorators, estimators), by
+#: namespace.
+CLASSES = {"jax": ["custom_jvp", "custom_vjp", "ShapeDtypeStruct"],
+           "jax.scipy.stats": ["gaussian_kde"]}
 
 PATH = pathlib.Path(__file__).with_name("jax_signatures.json")
 

@@ -125,8 +125,9 @@ def test_every_public_module_has_a_reference_page():
     stats = _module("functrans.scipy.stats")
     text = (DOCS / "api" / "scipy.stats.md").read_text(encoding="utf-8")
     for name in stats.__all__:  # a section per distribution, the summaries as functions
-        directive = ("automodule" if isinstance(getattr(stats, name), types.ModuleType)
-                     else "autofunction")
+        obj = getattr(stats, name)
+        directive = ("automodule" if isinstance(obj, types.ModuleType)
+                     else "autoclass" if isinstance(obj, type) else "autofunction")
         assert f"{directive}:: functrans.scipy.stats.{name}\n" in text, name
 
 
