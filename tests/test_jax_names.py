@@ -620,3 +620,23 @@ def test_polyval_with_coefficient_arrays():
     assert_close(ft.jit(fnp.polyval)(p, 3.0), np.polyval(p, 3.0))
     with pytest.raises(ValueError, match="got a scalar"):
         fnp.polyval(2.0, x)
+
+
+def test_lax_primitive_objects_are_the_primitives_jaxprs_hold():
+    from functrans import core
+    jaxpr = ft.make_jaxpr(lambda x, y: lax.dot_general(lax.sin(x), y, (((1,), (0,)), ((), ())))
+                          * 2.0)(np.ones((2, 3)), np.ones((3, 4)))
+    held = [e.primitive for e in jaxpr.jaxpr.eqns]
+    assert held == [lax.sin_p, lax.dot_general_p, lax.mul_p]
+    names = [n for n in lax.__all__ if n.endswith("_p")]
+    assert len(names) == 118
+    for name in names:
+        primitive = getattr(lax, name)
+        assert isinstance(primitive, core.Primitive), name
+    np.testing.assert_array_equal(lax.add_p.bind(np.ones(2), np.ones(2)), [2.0, 2.0])
+
+
+def test_lax_primitive_objects_have_jaxs_names():
+    jax_lax = pytest.importorskip("jax.lax")
+    for name in (n for n in lax.__all__ if n.endswith("_p")):
+        assert getattr(jax_lax, name).name.replace("-", "_") == getattr(lax, name).name, name
