@@ -1386,6 +1386,16 @@ _specific("functrans.debug.print", **_DEBUG,
                                                "against the arguments; accepted."),
           **{"*args": ("pytree", "Values formatted into ``fmt``."),
              "**kwargs": ("pytree", "Keyword values formatted into ``fmt``.")})
+_specific("functrans.debug.breakpoint", ordered=_DEBUG["ordered"],
+          backend=("str, optional", "The debugger: None or ``'cli'``, the command-line one "
+                                    "(the only one functrans has)."),
+          filter_frames=("bool, optional", "Leave functrans's own frames out of those the "
+                                           "debugger shows (default True)."),
+          num_frames=("int, optional", "Show at most this many frames, innermost first "
+                                       "(default: all)."),
+          token=("None", "JAX's deprecated ordering token; must be None."),
+          **{"**kwargs": ("IO", "``stdin`` and ``stdout``: the debugger's input and output "
+                                "instead of the terminal.")})
 _specific("functrans.dtypes.canonicalize_dtype",
           dtype=("dtype", "Anything ``numpy.dtype`` accepts."),
           allow_extended_dtype=("bool, optional", "JAX's flag for its extended dtypes (key "

@@ -171,3 +171,105 @@ def test_effects_are_visible_to_the_passes():
     _, eqns, _ = codegen.optimize_jaxpr(core.Jaxpr([], jaxpr.constvars + jaxpr.invars, jaxpr.eqns, []))
     assert [e.primitive.name for e in eqns] == ["scan"]
     assert not core.has_effects(ft.make_jaxpr(fnp.sin)(1.0).jaxpr)
+
+
+# -- debug.breakpoint ------------------------------------------------------------------------
+
+
+class _Commands:
+    """A debugger's input that gives the same commands at every breakpoint: ``commands``
+    then ``c``."""
+
+    def __init__(self, *commands: str):
+        self.commands, self.queue = list(commands) + ["c"], []
+
+    def readline(self) -> str:
+        if not self.queue:
+            self.queue = list(self.commands)
+        return self.queue.pop(0) + "\n"
+
+
+
+
+
+
+@pytest.mark.parametrize("transform", ["eager", "jit", "grad", "vmap"])
+def test_breakpoint_shows_the_values_where_the_program_has_tracers(transform):
+    x = np.array([0.5, 1.0])
+    wrap = {"eager": lambda f: f, "jit": ft.jit,
+            "grad": lambda f: ft.grad(lambda x: fnp.sum(f(x))),
+            "vmap": ft.vmap}[transform]
+    import io
+    out = io.StringIO()
+
+    def f(x):
+        y = fnp.sin(x)
+        ft.debug.breakpoint(stdin=_Commands("p x", "p y"), stdout=out)
+        return y
+
+    wrap(f)(x)
+    if transform == "jit":
+        wrap(f)(x + 1.0)                     # compiled code stops again, with new values
+    text = out.getvalue()
+    members = [x[:1] * 0 + v for v in x] if transform == "vmap" else [x]
+    if transform == "jit":
+        members.append(x + 1.0)
+    shown = [line for line in text.splitlines() if not line.startswith("(fdb)")
+             and not line.startswith("Entering")]
+    want = []
+    for m in members:
+        m = m[0] if transform == "vmap" else m
+        want += [repr(np.asarray(m)), repr(np.asarray(np.sin(m)))]
+    assert shown == want, text
+    assert text.count("Entering the debugger") == len(members)
+
+
+def test_breakpoint_moves_between_frames_and_lists_them():
+    import io
+    out = io.StringIO()
+
+    def inner(z):
+        w = z * 3.0
+        ft.debug.breakpoint(stdin=_Commands("p w", "d", "u", "p v", "w", "d", "p nope"), stdout=out)
+        return w
+
+    def outer(v):
+        return inner(v + 1.0)
+
+    ft.jit(outer)(np.float64(1.0))
+    text = out.getvalue()
+    assert "array(6.)" in text and "array(1.)" in text        # w in inner, v in outer
+    assert "inner()" in text and "outer()" in text
+    assert "*** at the innermost frame" in text
+    assert "NameError: name 'nope' is not defined" in text
+
+
+def test_breakpoint_frames_are_the_users_unless_asked():
+    import io
+    seen = {}
+
+    def probe(**kwargs):
+        out = io.StringIO()
+        ft.jit(lambda x: ft.debug.breakpoint(stdin=_Commands("w"), stdout=out, **kwargs)
+               or x)(np.ones(2))
+        return [line for line in out.getvalue().splitlines() if "(" in line and ")" in line
+                and not line.startswith(("(fdb)", "Entering"))]
+
+    seen["user"], seen["all"], seen["one"] = probe(), probe(filter_frames=False), probe(
+        num_frames=1)
+    assert not any("functrans" + __import__("os").sep in line for line in seen["user"])
+    assert any("functrans" + __import__("os").sep in line for line in seen["all"])
+    assert len(seen["one"]) == 1 and len(seen["user"]) > 1
+
+
+def test_breakpoint_quit_ends_the_program_and_bad_arguments_are_named():
+    import io
+    with pytest.raises(SystemExit):
+        ft.jit(lambda x: ft.debug.breakpoint(stdin=_Commands("q"), stdout=io.StringIO())
+               or x)(np.ones(2))
+    with pytest.raises(ValueError, match="debug.breakpoint: backend"):
+        ft.debug.breakpoint(backend="web")
+    with pytest.raises(TypeError, match="debug.breakpoint: unexpected keyword"):
+        ft.debug.breakpoint(colour="red")
+    with pytest.raises(ValueError, match="num_frames"):
+        ft.debug.breakpoint(num_frames=0)
