@@ -28,10 +28,11 @@ import cmd
 import linecache
 import os
 import pprint
+import string
 import sys
 import traceback
+import types
 from typing import IO, Any, Callable, NamedTuple
-import string
 
 from functrans.primitives.callbacks import debug_callback, split_values
 from functrans.tree_util import tree_flatten, tree_unflatten
@@ -119,7 +120,8 @@ _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 def _user_frames(filter_frames: bool, num_frames: int | None) -> list:
     """The caller's frames, innermost first: without functrans's own (``filter_frames``),
     at most ``num_frames``."""
-    frames, frame = [], sys._getframe(2)
+    frames = []
+    frame: types.FrameType | None = sys._getframe(2)
     while frame is not None:
         inside = os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE)
         if not (filter_frames and inside):
@@ -231,8 +233,8 @@ class _Debugger(cmd.Cmd):
     def default(self, line: str) -> None:
         self._show(line, repr)
 
-    def emptyline(self) -> None:  # not the previous command again, as cmd.Cmd would
-        return None
+    def emptyline(self) -> bool:  # not the previous command again, as cmd.Cmd would
+        return False
 
     def do_p(self, arg: str) -> None:
         """p expression: print the value of the expression in the current frame."""

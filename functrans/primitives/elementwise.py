@@ -250,8 +250,11 @@ acosh_p = unary("acosh", _np_unary("arccosh"),
 atanh_p = unary("atanh", _np_unary("arctanh"), lambda g, ans, x: div(g, sub(1, mul(x, x))))
 cbrt_p = unary("cbrt", _np_unary("cbrt"), lambda g, ans, x: div(g, mul(3, mul(ans, ans))),
                real_only=True)
-logistic_p = unary("logistic", lambda x: _logistic_impl(x),
-                   lambda g, ans, x: mul(g, mul(ans, logistic(neg(x)))))  # not 1 - ans: x > 37
+def _logistic_derivative(g, ans, x):
+    return mul(g, mul(ans, logistic_p.bind(neg(x))))  # not ans (1 - ans): 0 for x > 37
+
+
+logistic_p = unary("logistic", lambda x: _logistic_impl(x), _logistic_derivative)
 sign_p = unary("sign", _np_unary("sign"), None, inexact_only=False)
 # Piecewise constant: the derivative is zero wherever it exists.
 floor_p = unary("floor", _np_unary("floor"), None, real_only=True)

@@ -195,7 +195,7 @@ def _erfinv(xp, u, steps: int = 2):
         e, ec = _erf_erfc(xp, x)
         residual = xp.where(ai < 0.5, e - ai, (1.0 - ai) - ec)
         x = x - residual / (2.0 / _SQRT_PI * xp.exp(-x * x))
-    x = xp.where(inner, x, xp.inf)
+    x = xp.where(inner, x, np.inf)
     return xp.where(u < 0, -x, x)
 
 
