@@ -2910,7 +2910,7 @@ def _generate(jaxpr: Jaxpr, library, name: str, owned_outputs: bool,
 def _weak_as(x, dtype):
     """A weakly typed value in ``dtype``: Python scalars as they are (NumPy lets arrays
     decide their type), arrays and NumPy scalars converted."""
-    return x if type(x) in (int, float, complex) else x.astype(dtype)
+    return x if type(x) in (bool, int, float, complex) else x.astype(dtype)
 
 
 def _cast_weak_operands(eqn: JaxprEqn, operands: list, ctx) -> list:
@@ -2927,7 +2927,8 @@ def _cast_weak_operands(eqn: JaxprEqn, operands: list, ctx) -> list:
     target, _ = result_type(*([a for a in avals if a.dtype != np.bool_] or avals))  # select
     cast = []
     for x, text in zip(invars, operands):
-        if type(x) is Var and x.aval.weak_type and x.aval.dtype != target:
+        if (type(x) is Var and x.aval.weak_type and x.aval.dtype != target
+                and x.aval.dtype != np.bool_):   # a predicate stays one
             text = f"{ctx.bind(_weak_as, 'weak_as')}({text}, {ctx.bind(np.dtype(target), 'dt')})"
         cast.append(text)
     return cast

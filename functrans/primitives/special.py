@@ -447,10 +447,10 @@ def _shape_derivative(a, x, *, sample: bool, second: bool = False):
             r, dr = _fraction_in_a(xp, aj, xj)
             bracket = r * log_gap[j] + dr
             out[j] = xj * bracket if sample else -xp.exp(log_factor[j]) * bracket
-    out = xp.where(too_long, xp.nan, out)
+    out = xp.where(too_long, np.nan, out)
     # At x = 0 and x = inf, P is 0 and 1 for every a (and a sample at 0 stays there).
     out = xp.where(edge, 0.0, out)
-    out = xp.where(bad, xp.nan, out)
+    out = xp.where(bad, np.nan, out)
     return out.reshape(shape).astype(dtype)
 
 
