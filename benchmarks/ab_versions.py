@@ -10,6 +10,7 @@ malloc thresholds, so that thread scheduling and page faults do not decide the r
     git worktree add /tmp/before <rev>
     python benchmarks/ab_versions.py /tmp/before            # after = this checkout
     python benchmarks/ab_versions.py /tmp/before /path/to/after --rounds 9
+    python benchmarks/ab_versions.py /tmp/before --only eager,scan    # some workloads
 """
 from __future__ import annotations
 
@@ -64,6 +65,7 @@ def _workloads() -> dict:
               rng.standard_normal((256, 10)) * 0.05, np.zeros(10)]
     xb, yb = rng.standard_normal((128, 256)), rng.standard_normal((128, 10))
     xe, ye, we = rng.standard_normal((256, 64)), (rng.random(256) > 0.5) * 1.0, x[:64] / 8
+    i3, key = np.arange(3), ft.random.PRNGKey(0)
     per_example = ft.vmap(ft.grad(logistic_loss), in_axes=(None, 0, 0))
     return {
         "grad, 200-op chain, f64[1000]": (lambda: ft.grad(chain_loss)(x), 20),
@@ -73,6 +75,10 @@ def _workloads() -> dict:
         "per-example grad (vmap of grad), 256 x 64": (lambda: per_example(we, xe, ye), 100),
         "hvp (jvp of grad), f64[1000]": (lambda: ft.jvp(ft.grad(hvp_f), (x, ), (x, )), 50),
         "eager sin, f64[3]": (lambda: fnp.sin(x3), 20000),
+        "eager multiply, add by Python floats, f64[3]": (
+            lambda: fnp.add(fnp.multiply(x3, 2.0), 1.0), 20000),
+        "eager add of a Python int, int64[3]": (lambda: fnp.add(i3, 1), 20000),
+        "eager random.normal, (3,)": (lambda: ft.random.normal(key, (3,)), 2000),
         "grad, 50-step scan (lambda body)": (lambda: ft.grad(scan_loss)(xs), 20),
         "grad, 3-step scan (lambda body)": (lambda: ft.grad(scan_loss)(xs[:3]), 200),
     }
@@ -80,7 +86,10 @@ def _workloads() -> dict:
 
 def worker() -> None:
     times = {}
+    only = [w for w in os.environ.get("AB_ONLY", "").split(",") if w]
     for name, (fun, calls) in _workloads().items():
+        if only and not any(w in name for w in only):
+            continue
         fun()  # warm up (and fill the caches a real program would have filled)
         best = float("inf")
         for _ in range(7):
@@ -110,7 +119,10 @@ def main() -> None:
                         default=pathlib.Path(__file__).resolve().parents[1],
                         help="checkout of the new version (default: this one)")
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--only", default="",
+                        help="comma-separated parts of workload names: time only those")
     args = parser.parse_args()
+    os.environ["AB_ONLY"] = args.only
     before, after = [], []
     for r in range(args.rounds):
         pair = [(before, args.before), (after, args.after)]
