@@ -156,8 +156,12 @@ def _zeros_for(primal, ct):
     (co)tangent of a Python float or complex is one too, whichever path computed it."""
     if type(ct) is not Zero:
         if type(primal) in (float, complex) and (
-                isinstance(ct, np.generic) or (type(ct) is np.ndarray and ct.ndim == 0)):
+                isinstance(ct, np.generic) or (isinstance(ct, np.ndarray) and ct.ndim == 0)):
             return ct.item()
+        if type(primal) in array_types.WEAK_ARRAY_TYPES and not isinstance(ct, core.Tracer):
+            # weakly typed as its primal (a Python scalar ct: computed from scalars alone)
+            return array_types.weak_result(ct if backend.is_array(ct) else
+                                           np.asarray(ct, primal.dtype))
         return ct
     if ct.aval.dtype == float0:
         # Host by design, as in JAX: float0 holds no bytes and CuPy has no void dtypes.

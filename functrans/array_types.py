@@ -17,6 +17,11 @@ of a NumPy array, the results of transforms) are moreover marked read-only, so t
 are fresh memory nobody else holds, and skip that flag (setting it costs about a tenth of
 the operation, docs/array_api.md).  ``isinstance(x, Array)`` is true for tracers too, as
 ``isinstance(tracer, jax.Array)`` is, and for the device subclass.
+
+Arrays made from Python scalars alone are weakly typed, as JAX's are: ``WeakArray`` (and
+a weak subclass of each device type, ``weak_result``), whose abstract value is weak and
+whose operators compute with functrans.numpy, so that they take the dtype of the arrays
+they meet (``core.evaluate_weak``).
 """
 from __future__ import annotations
 
@@ -27,7 +32,8 @@ import numpy as np
 
 from functrans import backend
 
-__all__ = ["Array", "result_type_attributes", "device_result_type", "user_result", "hand_out",
+__all__ = ["Array", "WeakArray", "WEAK_ARRAY_TYPES", "result_type_attributes",
+           "device_result_type", "user_result", "weak_result", "strip_weak", "hand_out",
            "IN_PLACE_OPERATORS"]
 
 _PY_SCALARS = frozenset({int, float, complex, bool})
@@ -83,6 +89,38 @@ class Array(np.ndarray, metaclass=abc.ABCMeta):
         return arr.view(type=Array) if type(arr) is np.ndarray else arr
 
 
+class WeakArray(Array):
+    """A weakly typed ``Array``, as JAX's arrays made from Python scalars alone are:
+    ``asarray(2.0)``, ``full(3, 0.5)``, ``where(mask, 1.0, 0.0)``, ``broadcast_to(1.0, s)``
+    and what operations on such arrays alone give.  Its dtype is the one NumPy gives the
+    scalars (float64, int64, complex128), but like a Python scalar it takes the type of the
+    arrays it meets: ``x_f32 * where(mask, 1.0, 0.0)`` is float32, as under ``jit`` and
+    in JAX.  ``x.weak_type`` is True.  Its operators, methods and NumPy's ufuncs compute
+    with functrans.numpy (``weak_type_attributes``); NumPy's other functions see a plain
+    array."""
+
+    __slots__ = ()
+    weak_type = True
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        fn = WEAK_UFUNCS.get(ufunc) if method == "__call__" and not kwargs else None
+        if fn is not None:
+            return fn(*inputs)
+        return getattr(ufunc, method)(*_plain(inputs), **_plain(kwargs))
+
+
+#: the weakly typed array types: ``WeakArray`` and the device ones (``weak_result``)
+WEAK_ARRAY_TYPES: set[type] = {WeakArray}
+#: device array type -> its weakly typed subclass
+_weak_device_types: dict[type, type] = {}
+#: What the weakly typed array types have instead of their bases' (filled by
+#: functrans.numpy): operators and methods that compute with functrans.numpy, so that they
+#: promote weakly (NumPy's and CuPy's own would promote them as strong types).
+weak_type_attributes: dict[str, Any] = {}
+#: NumPy ufunc -> the functrans.numpy function computing it (filled by functrans.numpy)
+WEAK_UFUNCS: dict = {}
+
+
 def _plain(args):
     """``args`` (a tuple, list or dict of arguments) with the Arrays in it, nested lists
     and tuples included, viewed as plain ndarrays."""
@@ -92,7 +130,7 @@ def _plain(args):
 
 
 def _plain_value(x):
-    if type(x) is Array:
+    if type(x) is Array or type(x) is WeakArray:
         return x.view(np.ndarray)
     if type(x) in (list, tuple):
         return _plain(x)
@@ -187,6 +225,7 @@ def _byteswap_of(base: Any):
 #: for ``Array``, ``cupy.ndarray`` for its device counterpart) -> the attribute.
 result_type_attributes: dict[str, Callable[[type], Any]] = {
     "__setitem__": _item_assignment,
+    "weak_type": lambda base: False,
     "sort": _only_if_present("sort", _sort_of),
     "byteswap": _only_if_present("byteswap", _byteswap_of),
     **{name: _only_if_present(name, _in_place_operator(name)) for name in IN_PLACE_OPERATORS},
@@ -196,6 +235,8 @@ for _name, _make in result_type_attributes.items():
     setattr(Array, _name, _make(np.ndarray))
 #: device array type -> its subclass that functrans hands out (the subclass maps to itself)
 _device_result_types: dict[type, type] = {}
+#: the subclasses ``device_result_type`` made
+_made_device_types: set[type] = set()
 
 
 def device_result_type(x) -> type:
@@ -215,6 +256,7 @@ def device_result_type(x) -> type:
         backend.register_array_library(sub, backend.library_of(x))
         Array.register(sub)
         _device_result_types[array_type] = _device_result_types[sub] = sub
+        _made_device_types.add(sub)
     return sub
 
 
@@ -253,6 +295,43 @@ def user_result(out):
     if type(out) in (list, tuple):
         return type(out)(_result_array(o) for o in out)
     return _result_array(out)
+
+
+def weak_result(x):
+    """The array ``x`` (NumPy or device, or a NumPy scalar) as a weakly typed one
+    (``WeakArray``); lazy arrays (dask), which cannot carry the mark, as they are."""
+    t = type(x)
+    if t in WEAK_ARRAY_TYPES:
+        return x
+    if t is np.ndarray or t is Array or isinstance(x, np.generic):
+        view = np.asarray(x).view(type=WeakArray)
+        _set_flags(view, write=False)
+        return view
+    if not backend.is_device_array(x):
+        return x
+    sub = device_result_type(x)
+    if sub not in _made_device_types:  # handed out as it is (dask): no subclass to mark
+        return x
+    weak = _weak_device_types.get(sub)
+    if weak is None:
+        weak = type("WeakDeviceArray", (sub,), {
+            "__slots__": (), "__module__": __name__, "weak_type": True,
+            "__doc__": f"A weakly typed {sub.__name__} (see ``WeakArray``).",
+            **weak_type_attributes})
+        backend.register_array_library(weak, backend.library_of(x))
+        _weak_device_types[sub] = _weak_device_types[weak] = weak
+        _device_result_types[weak] = weak
+        _made_device_types.add(weak)
+        WEAK_ARRAY_TYPES.add(weak)
+    return x if t is weak else x.view(type=weak)
+
+
+def strip_weak(x):
+    """A weakly typed array as the plain backend array it views (``np.ndarray``,
+    ``cupy.ndarray``), for code that computes with the backend's own operators; anything
+    else as it is."""
+    t = type(x)
+    return x.view(type=t.__mro__[2]) if t in WEAK_ARRAY_TYPES else x  # Weak -> Array -> base
 
 
 def hand_out(values: list) -> list:

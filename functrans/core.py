@@ -27,7 +27,8 @@ from typing import Any, Callable, NamedTuple, Sequence
 import numpy as np
 
 from functrans import backend, config
-from functrans.array_types import Array, user_result
+from functrans.array_types import (WEAK_ARRAY_TYPES, Array, strip_weak,
+                                   user_result, weak_result)
 
 __all__ = [
     "ShapedArray", "ShapeDtypeStruct", "Primitive", "Trace", "Tracer", "get_aval",
@@ -171,6 +172,8 @@ def get_aval(x) -> ShapedArray:
     scalar = SCALAR_AVALS.get(t)
     if scalar is not None:  # abstract values are immutable: one per Python scalar type
         return scalar
+    if t in WEAK_ARRAY_TYPES:
+        return ShapedArray(x.shape, x.dtype, True)
     try:
         return ShapedArray(x.shape, x.dtype)
     except AttributeError:
@@ -192,7 +195,8 @@ def tangent_aval(aval: ShapedArray) -> ShapedArray:
 
 
 def result_type(*avals: ShapedArray) -> tuple[np.dtype, bool]:
-    """NumPy's promotion of the given abstract values; weak only if all inputs are weak."""
+    """NumPy's promotion of the given abstract values, and whether the result is weakly
+    typed (all inputs are, or as JAX's lattice has it, the weak ones decide its kind)."""
     if avals and all(a.dtype == avals[0].dtype and a.weak_type == avals[0].weak_type
                      for a in avals):
         return avals[0].dtype, avals[0].weak_type
@@ -200,7 +204,17 @@ def result_type(*avals: ShapedArray) -> tuple[np.dtype, bool]:
     if not strong:
         return np.result_type(*[a.dtype for a in avals]), True
     weak = [_WEAK_REPRESENTATIVE[a.dtype.kind] for a in avals if a.weak_type]
-    return np.result_type(*strong, *weak), False
+    dtype = np.result_type(*strong, *weak)
+    # As in JAX's type lattice, a weakly typed value of a higher kind than every strong one
+    # gives a weakly typed result (int32 * 2.0 is a weak float, bool + 1 a weak int), but
+    # a weak complex and a strong float give a strong complex (complex64 from float32).
+    kind = _KIND_RANK[dtype.kind]
+    return dtype, all(_KIND_RANK[d.kind] < kind and not (kind == 3 and d.kind == "f")
+                      for d in strong)
+
+
+#: the order of the dtype kinds in promotion
+_KIND_RANK = {"b": 0, "i": 1, "u": 1, "f": 2, "c": 3}
 
 
 def is_python_scalar(x) -> bool:
@@ -489,10 +503,28 @@ class EvalTrace(Trace):
         except KeyError:
             raise NotImplementedError(f"Evaluation rule for '{prim.name}' not implemented"
                                       ) from None
-        for x in args:  # impls compute on plain ndarrays: NumPy is slower on subclasses
-            if type(x) is Array:
-                args = [a.view(np.ndarray) if type(a) is Array else a for a in args]
-                break
+        plain = ints = inexact = False
+        for x in args:
+            t = type(x)
+            if t is Array:
+                plain = True
+            elif t is not _ndarray:
+                if t is float or t is complex:
+                    inexact = True
+                elif t is int:
+                    ints = True
+                elif t in WEAK_ARRAY_TYPES:
+                    return evaluate_weak(prim, impl, args, params, not self.counter.internal)
+        if ints or inexact:  # Python scalars: is NumPy's promotion JAX's? (inlined)
+            for x in args:
+                t = type(x)
+                if (t is _ndarray or t is Array) and x.dtype.kind in "fc":
+                    break  # an inexact array decides the type (x * 2.0: the common case)
+            else:
+                if inexact or not numpy_promotes_weakly(prim, args, False):
+                    return evaluate_weak(prim, impl, args, params, not self.counter.internal)
+        if plain:  # impls compute on plain ndarrays: NumPy is slower on subclasses
+            args = [a.view(np.ndarray) if type(a) is Array else a for a in args]
         try:
             out = impl(*args, **params)
         except Exception as error:
@@ -503,18 +535,161 @@ class EvalTrace(Trace):
         # its own top-level work) is plain.  A fresh result is memory nobody else holds:
         # the read-only flag is skipped here (4% of a small operation); Array refuses
         # writes.
-        user_call = not self.counter.internal
-        if user_call and type(out) is np.ndarray:  # the common case first
+        if self.counter.internal:
+            return out
+        if type(out) is np.ndarray:  # the common case first
             return out.view(Array)
-        # An operation on Python scalars alone gives a weakly typed value, as it would when
-        # traced: keep it a Python scalar so that e.g. `sin(2.0) * x_f32` stays float32.
-        if not prim.multiple_results and type(out) in _WEAK_RESULT_TYPES:
-            for x in args:
-                if type(x) not in _PY_SCALAR_DTYPES:
-                    break
-            else:
-                return out.item()
-        return user_result(out) if user_call else out
+        return user_result(out)
+
+
+_ndarray = np.ndarray
+
+
+def numpy_promotes_weakly(prim: Primitive, args: Sequence, inexact: bool) -> bool:
+    """Whether NumPy's own promotion of ``args`` (Python scalars, ``inexact`` ones among
+    them, and no weakly typed arrays) is JAX's: a NumPy array is among them whose type the
+    result takes: an inexact one (``x * 2.0``, the common case), or for a broadcasting
+    primitive an integer one beside Python ints (``i + 1``)."""
+    for x in args:
+        t = type(x)
+        if t is _ndarray or t is Array:
+            kind = x.dtype.kind
+            if kind == "f" or kind == "c":
+                return True
+            if not inexact and (kind == "i" or kind == "u"):
+                lowering = prim.lowering
+                return lowering is not None and lowering.broadcasting
+    return False
+
+
+def evaluate_weak(prim: Primitive, impl: Callable, args: Sequence, params: dict,
+                  user_call: bool):
+    """``impl(*args, **params)`` where some of ``args`` are weakly typed (Python scalars,
+    ``WeakArray``), with the types abstract evaluation gives, as under ``jit`` and in JAX.
+
+    NumPy promotes Python scalars weakly itself, so a Python scalar beside an inexact array
+    needs nothing.  A weakly typed *array* is promoted by NumPy as a strong one
+    (``x_f32 * where(mask, 1.0, 0.0)`` would be float64): it is converted to the dtype the
+    abstract evaluation computes in first (for primitives whose operands broadcast
+    together: elementwise ones, ``select``), and other results are converted to the
+    evaluated dtype.  A result is weakly typed (``weak_result``) where the evaluation says
+    so: an operation of weakly typed values alone, a ``select`` of them by a mask, a
+    gather from one.  The user's own calls of Python scalars alone keep giving Python
+    scalars where they give a NumPy scalar (``sin(2.0)``)."""
+    weak_arrays = arrays = strong = numeric = inexact_scalars = False
+    for x in args:
+        t = type(x)
+        if t in WEAK_ARRAY_TYPES:
+            weak_arrays = True
+        elif t not in _PY_SCALAR_DTYPES:
+            arrays = True
+            kind = x.dtype.kind
+            if kind in "fc" or backend.is_lazy(x):  # (dask arrays cannot carry the mark)
+                strong = True
+            elif kind != "b":
+                numeric = True
+        elif t is float or t is complex:
+            inexact_scalars = True
+    if not weak_arrays and (strong or numeric and not inexact_scalars and _broadcasting(prim)):
+        # A strong array the result takes its type from: NumPy's promotion is JAX's.
+        return _evaluate(prim, impl, [a.view(np.ndarray) if type(a) is Array else a
+                                      for a in args], params, user_call)
+    if not arrays and not weak_arrays:  # Python scalars alone
+        out = _evaluate(prim, impl, args, params, False)
+        if prim.multiple_results:
+            return user_result(out) if user_call else out
+        if type(out) in _WEAK_RESULT_TYPES and params.get("weak_type", True):
+            return out.item()  # a Python scalar, as traced: `sin(2.0) * x_f32` stays float32
+        if not user_call:
+            return out
+        if type(out) is not np.ndarray or out.dtype == np.bool_:
+            return user_result(out)
+        avals = [get_aval(x) for x in args]
+        return weak_result(out) if prim.abstract_eval(*avals, **params).weak_type else (
+            user_result(out))
+    avals = [get_aval(x) for x in args]
+    out_avals = abstract_eval_out_avals(prim, avals, params)
+    if weak_arrays:
+        args = _weak_operands(prim, args, avals)
+    else:
+        args = [a.view(np.ndarray) if type(a) is Array else a for a in args]
+    out = _evaluate(prim, impl, args, params, False)
+    outs = [_as_evaluated(o, a, weak_arrays, user_call)
+            for o, a in zip(out if prim.multiple_results else [out], out_avals)]
+    return outs if prim.multiple_results else outs[0]
+
+
+def _broadcasting(prim: Primitive) -> bool:
+    """Whether ``prim``'s operands broadcast together (each takes part in its type)."""
+    lowering = prim.lowering
+    return lowering is not None and lowering.broadcasting
+
+
+def _evaluate(prim: Primitive, impl: Callable, args: Sequence, params: dict, user_call: bool):
+    """``impl(*args, **params)``, handed out as ``EvalTrace`` hands results out."""
+    try:
+        out = impl(*args, **params)
+    except Exception as error:
+        explain_failure(prim, args, params, error)
+        raise
+    if not user_call:
+        return out
+    return out.view(Array) if type(out) is np.ndarray else user_result(out)
+
+
+#: primitive -> the positions of its operands whose dtype takes no part in its result's
+#: (``ldexp``'s integer exponent): a weakly typed one keeps its own dtype
+own_typed_operands: dict[Primitive, frozenset] = {}
+
+
+def weak_operand_dtypes(prim: Primitive, avals: Sequence[ShapedArray]) -> list:
+    """For each operand of ``prim``: the dtype a weakly typed one is converted to before
+    the primitive computes (None: as it is).  At run time a weakly typed value is an array
+    of its own dtype (``where(mask, 1.0, 0.0)``: float64), which NumPy promotes as a
+    strong type; converted, it computes in the dtype abstract evaluation gives (JAX's).
+
+    Operands that broadcast together (elementwise primitives, ``select``) convert to their
+    common type, a predicate staying boolean; for other primitives, weakly typed inexact
+    operands convert to the common type of the inexact ones (indices stay integers)."""
+    if _broadcasting(prim):
+        own = own_typed_operands.get(prim, ())
+        typed = [a for i, a in enumerate(avals) if a.dtype != np.bool_ and i not in own]
+        target = result_type(*(typed or avals))[0]
+        return [target if a.weak_type and a.dtype != target and a.dtype != np.bool_
+                and i not in own else None for i, a in enumerate(avals)]
+    inexact = [a for a in avals if a.dtype.kind in "fc"]
+    if all(a.weak_type for a in inexact):
+        return [None] * len(avals)
+    target = result_type(*inexact)[0]
+    return [target if a.weak_type and a.dtype.kind in "fc" and a.dtype != target else None
+            for a in avals]
+
+
+def _weak_operands(prim: Primitive, args: Sequence, avals: list) -> list:
+    """``args`` as plain arrays, the weakly typed ones converted as
+    ``weak_operand_dtypes`` says."""
+    plain = []
+    for x, dtype in zip(args, weak_operand_dtypes(prim, avals)):
+        t = type(x)
+        if t in WEAK_ARRAY_TYPES:
+            x = strip_weak(x)
+            if dtype is not None:
+                x = x.astype(dtype)
+        elif t is Array:
+            x = x.view(np.ndarray)
+        plain.append(x)
+    return plain
+
+
+def _as_evaluated(out, aval: ShapedArray, convert: bool, user_call: bool):
+    """A result of ``evaluate_weak`` in the evaluated dtype (``convert``), weakly typed if
+    the evaluation says so, else as ``EvalTrace`` hands results out."""
+    dtype = getattr(out, "dtype", None)
+    if convert and dtype is not None and dtype != aval.dtype and backend.is_array(out):
+        out = out.astype(aval.dtype)
+    if aval.weak_type and dtype is not None:
+        return weak_result(out)
+    return user_result(out) if user_call else out
 
 
 # NumPy scalar types a Python-scalar computation can produce; other dtypes were asked for.

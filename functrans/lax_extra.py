@@ -13,7 +13,7 @@ from typing import Sequence
 import numpy as np
 
 from functrans import backend
-from functrans.array_types import user_result
+from functrans.array_types import user_result, weak_result
 from functrans.core import Tracer, get_aval
 from functrans.primitives.conversion import convert_element_type, zeros_like
 from functrans.primitives.elementwise import (abs, add, div, eq, exp, gt, log1p, lt, neg,
@@ -138,8 +138,10 @@ def full(shape: int | Sequence[int], fill_value, dtype=None, *, sharding=None, l
         return broadcast_in_dim(value, shape, ())
     if like is None and backend.is_device_array(value):
         like = value  # a device scalar fills an array on its device
-    dtype = get_aval(value).dtype
-    return user_result([backend.full(shape, value, dtype, like=like)])[0]
+    aval = get_aval(value)
+    out = backend.full(shape, value, aval.dtype, like=like)
+    # weakly typed as the value is (a Python scalar, a weak array), as in JAX
+    return weak_result(out) if aval.weak_type else user_result([out])[0]
 
 
 def full_like(x, fill_value, dtype=None, shape=None, sharding=None):

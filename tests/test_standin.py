@@ -334,6 +334,21 @@ def test_at_updates_on_concrete_device_arrays(device, name):
     assert isinstance(got[0], device.array_type) and hasattr(got[0], "at"), type(got[0])
 
 
+def test_weakly_typed_device_arrays_take_the_dtype_of_the_arrays_they_meet(device):
+    # where(mask, 1.0, 2.0) on a device mask is weakly typed, as on the host (and in JAX):
+    # times a float32 array it is float32, on the device, without transfers.
+    x = np.linspace(0.5, 1.5, 3).astype(np.float32)
+    mask = np.array([True, False, True])
+
+    def fun(x, mask):
+        w = fnp.where(mask, 1.0, 2.0)
+        assert w.weak_type and w.dtype == np.float64
+        return (w * x, x + w, fnp.maximum(w, x), fnp.full(3, 0.5, like=x) * x,
+                ft.grad(lambda x: fnp.sum(w * x * x))(x))
+    got = run_both(device, fun, [x, mask], tol=1e-6, what="weak arrays")
+    assert all(g.dtype == np.float32 for g in got)
+
+
 def test_results_of_functrans_numpy_on_device_arrays_have_at(device):
     x, i = device.put(np.arange(4.0)), device.put(np.array([1, 1]))
     with device.transfers() as counts:

@@ -63,7 +63,7 @@ from functrans import backend, config
 from functrans.interpreters import llvm_kernels
 from functrans.core import (ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Primitive, ShapedArray,
                             Var, abstract_eval_out_avals, eqn_has_effects, impl_rules,
-                            result_type)
+                            weak_operand_dtypes)
 
 __all__ = ["Lowering", "deflowering", "Ref", "compile_jaxpr", "CompiledFunction",
            "optimize_jaxpr", "literal_key", "params_key", "scalar_kernel", "fusion_active",
@@ -2811,8 +2811,7 @@ def _generate(jaxpr: Jaxpr, library, name: str, owned_outputs: bool,
         dtype = _scalar_operand_dtype(eqn) if xp is np else None
         operands = [atom(x, dtype) for x in eqn.invars]
         lowering = _lowering(prim)
-        if lowering.broadcasting:
-            operands = _cast_weak_operands(eqn, operands, ctx)
+        operands = _cast_weak_operands(eqn, operands, ctx)
         lazy_impl = library.lazy and prim in LAZY_IMPL  # the core-axes table's way
         rule = None if lazy_impl else lowering.rule
         if rule is not None:
@@ -2914,22 +2913,19 @@ def _weak_as(x, dtype):
 
 
 def _cast_weak_operands(eqn: JaxprEqn, operands: list, ctx) -> list:
-    """The operands of a NumPy-broadcasting equation, each weakly typed variable of another
-    dtype than the one the equation computes in converted to it.  At run time such a
-    variable holds an array or NumPy scalar of its own dtype (``i / 10`` of an integer
-    argument: float64), which NumPy promotes as a strong type: ``m_f32 * (i / 10)`` would
-    be float64 where the jaxpr (and JAX, and eager functrans, which keeps Python scalars)
-    says float32."""
+    """The operands of an equation, each weakly typed variable converted to the dtype the
+    equation computes in (``core.weak_operand_dtypes``).  At run time such a variable
+    holds an array or NumPy scalar of its own dtype (``i / 10`` of an integer argument:
+    float64), which NumPy promotes as a strong type: ``m_f32 * (i / 10)`` would be float64
+    where the jaxpr (and JAX, and eager functrans) says float32."""
     invars = eqn.invars
     if not any(type(x) is Var and x.aval.weak_type for x in invars):
         return operands
-    avals = [x.aval for x in invars]
-    target, _ = result_type(*([a for a in avals if a.dtype != np.bool_] or avals))  # select
+    dtypes = weak_operand_dtypes(eqn.primitive, [x.aval for x in invars])
     cast = []
-    for x, text in zip(invars, operands):
-        if (type(x) is Var and x.aval.weak_type and x.aval.dtype != target
-                and x.aval.dtype != np.bool_):   # a predicate stays one
-            text = f"{ctx.bind(_weak_as, 'weak_as')}({text}, {ctx.bind(np.dtype(target), 'dt')})"
+    for x, text, dtype in zip(invars, operands, dtypes):
+        if type(x) is Var and dtype is not None:
+            text = f"{ctx.bind(_weak_as, 'weak_as')}({text}, {ctx.bind(np.dtype(dtype), 'dt')})"
         cast.append(text)
     return cast
 

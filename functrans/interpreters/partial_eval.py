@@ -17,7 +17,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from functrans import core
-from functrans.array_types import Array
+from functrans.array_types import Array, WeakArray
 from functrans.backend import is_array, memory_owner
 from functrans.core import (ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Primitive, ShapedArray,
                             Trace, Tracer, Var, abstract_eval_rules, get_aval)
@@ -75,6 +75,8 @@ class JaxprTrace(Trace):
         """The jaxpr atom standing for a value: a var, a constvar or a literal."""
         if type(x) is JaxprTracer and x._trace is self:
             return x.binder
+        if type(x) is WeakArray and x.ndim == 0:  # the Python scalar it stands for
+            x = x.item()
         if (type(x) is not np.ndarray or x.ndim == 0) and _is_literal(x):
             if self.produced is not None and type(x) is np.ndarray:
                 x = x.copy()  # a 0-d array is mutable too

@@ -28,7 +28,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from functrans import core
-from functrans.array_types import Array
+from functrans.array_types import WEAK_ARRAY_TYPES, Array, WeakArray
 from functrans.core import (Jaxpr, JaxprEqn, Literal, Primitive, Trace, SCALAR_AVALS, Tracer, Var, abstract_eval_rules, get_aval)
 from functrans.interpreters import batching, partial_eval
 from functrans.interpreters.transpose import NUMPY_SCALARS
@@ -100,6 +100,8 @@ class TapeTrace(Trace):
     def new_arg(self, value):
         if type(value) is Array:  # impls compute on plain ndarrays (core.EvalTrace)
             value = value.view(np.ndarray)
+        elif type(value) in WEAK_ARRAY_TYPES:  # the tape's tracers are strongly typed
+            self.refuse("a weakly typed argument")
         var = Var(value.aval if isinstance(value, Tracer) else get_aval(value))
         self.invars.append(var)
         self.inputs.append(value)
@@ -108,6 +110,8 @@ class TapeTrace(Trace):
 
     def atom(self, x):
         """The jaxpr atom of a value from outside the tape: a literal or a constvar."""
+        if type(x) is WeakArray and x.ndim == 0:  # the Python scalar it stands for
+            x = x.item()
         aval = SCALAR_AVALS.get(type(x))
         if aval is not None:
             return Literal(x, aval)
@@ -131,15 +135,26 @@ class TapeTrace(Trace):
             # compiled gradient would run a loop body again).
             self.refuse(f"the effects of primitive '{prim.name}'")
         values, atoms = [], []
+        weak = scalars = inexact = False
         for x in args:
             if type(x) is TapeTracer and x._trace is self:
                 values.append(x.value)
                 atoms.append(x.var)
             else:
                 atoms.append(self.atom(x))
-                values.append(x.view(np.ndarray) if type(x) is Array else x)
+                t = type(x)
+                if t is float or t is complex:
+                    scalars = inexact = True
+                elif t is int:
+                    scalars = True
+                elif t in WEAK_ARRAY_TYPES:
+                    weak = True
+                values.append(x.view(np.ndarray) if t is Array else x)
         if self.batched:
             out = prim.bind(*values, **params)
+        elif weak or scalars and not core.numpy_promotes_weakly(prim, values, inexact):
+            # the types abstract evaluation gives (core.EvalTrace's way)
+            out = core.evaluate_weak(prim, core.impl_rules[prim], values, params, False)
         else:
             try:  # core.EvalTrace.process_primitive, for what a tape meets
                 out = core.impl_rules[prim](*values, **params)

@@ -28,7 +28,9 @@ import functrans.numpy._reductions as reductions
 import functrans.numpy._shape as shapes
 import functrans.numpy._sorting as sorting
 import functrans.numpy._statistics as statistics
-from functrans.array_types import Array, result_type_attributes, user_result
+from functrans import backend
+from functrans.array_types import (WEAK_UFUNCS, Array, WeakArray, result_type_attributes,
+                                   user_result, weak_result, weak_type_attributes)
 from functrans.core import Tracer, TracerArrayConversionError
 from functrans.numpy import fft, linalg
 from functrans.numpy._devices import device_of, move_to_device
@@ -214,7 +216,7 @@ def _getitem_of(base: Any):
             return getitem(self.view(type=base), index)
         out = base_getitem(self, index)
         if isinstance(out, np.generic):  # one element: a 0-d array, as JAX gives
-            return user_result(out)
+            return weak_result(out) if self.weak_type else user_result(out)
         return out
     return __getitem__
 
@@ -255,6 +257,32 @@ def _holds_tracer(index) -> bool:
 RESULT_OPERATORS = {"__floordiv__": floor_divide, "__rfloordiv__": _reflected(floor_divide)}
 
 
+#: tracer methods the weakly typed arrays keep from their bases (``Array``'s)
+_KEPT_BY_WEAK_ARRAYS = frozenset({"__getitem__", "__setitem__", "__array_namespace__",
+                                  "to_device", "__dlpack__", "__dlpack_device__"})
+
+
+#: the binary operators, which give the other operand's own operator a turn when it is
+#: not something functrans computes with (``w == pytest.approx(1.0)``)
+_BINARY_OPERATORS = frozenset(
+    name for name in TRACER_METHODS if name.startswith("__") and name[2:-2] in {
+        op for base in ("add", "sub", "mul", "truediv", "pow", "matmul", "floordiv", "mod",
+                        "divmod", "and", "or", "xor", "lshift", "rshift")
+        for op in (base, "r" + base)} | {"eq", "ne", "lt", "le", "gt", "ge"})
+
+
+def _deferring(operator):
+    """The binary ``operator``, returning NotImplemented for an operand that is not an
+    array, a tracer, a number or a (nested) list of them."""
+    def method(self, other):
+        if not (isinstance(other, (np.ndarray, np.generic, Tracer, int, float, complex, list,
+                                   tuple)) or backend.is_array(other)):
+            return NotImplemented
+        return operator(self, other)
+    method.__name__ = method.__qualname__ = getattr(operator, "__name__", "operator")
+    return method
+
+
 def _same_for_every_base(fn) -> Callable[[type], Any]:
     """An entry of ``result_type_attributes`` that installs ``fn`` whatever the base type."""
     return lambda base: fn
@@ -282,6 +310,15 @@ def install_tracer_methods() -> None:
         result_type_attributes[name] = _same_for_every_base(fn)
     for name, make in result_type_attributes.items():
         setattr(Array, name, make(np.ndarray))
+    # Weakly typed arrays compute as tracers do, with functrans.numpy (their types then
+    # promote weakly); indexing with concrete indices stays NumPy's (a view, still weak).
+    for name, fn in TRACER_METHODS.items():
+        if name not in _KEPT_BY_WEAK_ARRAYS:
+            if name in _BINARY_OPERATORS:
+                fn = _deferring(fn)
+            weak_type_attributes[name] = fn
+            setattr(WeakArray, name, fn)
+    WEAK_UFUNCS.update(UFUNCS)
     Array.register(Tracer)  # isinstance(tracer, Array), as for jax.Array
     Tracer.real = property(real)  # type: ignore[attr-defined]
     Tracer.imag = property(imag)  # type: ignore[attr-defined]

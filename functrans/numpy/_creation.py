@@ -10,12 +10,15 @@ from __future__ import annotations
 import numpy as np
 
 from functrans import backend, core, lax
-from functrans.array_types import user_result
+from functrans.array_types import WEAK_ARRAY_TYPES, user_result, weak_result
 from functrans.core import Tracer, get_aval
 from functrans.numpy._devices import device_context, like_for_device, move_to_device
 from functrans.numpy._util import arg, dtype_of, sequence_to_array, shape_of, static_int
 from functrans.primitives import shape as shape_ops
 from functrans.primitives.conversion import zeros_like_p
+
+#: Python scalar types whose arrays are weakly typed (not bool: JAX's bools are strong)
+_WEAK_SCALARS = (int, float, complex)
 
 __all__ = ["asarray", "array", "zeros", "ones", "full", "empty", "arange", "linspace", "eye",
            "identity", "zeros_like", "ones_like", "full_like", "empty_like", "copy", "tri",
@@ -57,6 +60,10 @@ def asarray(a, dtype=None, order=None, *, copy=None, device=None):
             raise ValueError(f"asarray: converting {a.dtype} to {np.dtype(dtype)} makes a new "
                              "array, but copy=False")
         return move_to_device("asarray", user_result(out), device)
+    if dtype is None and (type(a) in _WEAK_SCALARS or type(a) in WEAK_ARRAY_TYPES):
+        # weakly typed, as JAX's: it takes x's dtype in x * a
+        out = np.array(a, copy=True) if copy else np.asarray(a)
+        return move_to_device("asarray", weak_result(out), device)
     if copy is None:
         out = np.asarray(a, dtype)
     else:
@@ -82,8 +89,9 @@ def array(object, dtype=None, copy: bool = True, order: str | None = "K",  # noq
     """
     if order not in ("K", "A", "C", "F", None):
         raise ValueError(f"array: order must be 'K', 'A', 'C' or 'F', got order={order!r}")
-    if isinstance(object, (Tracer, list, tuple)):
-        out = asarray(object, dtype, device=device)
+    if isinstance(object, (Tracer, list, tuple)) or (dtype is None and (
+            type(object) in _WEAK_SCALARS or type(object) in WEAK_ARRAY_TYPES)):
+        out = asarray(object, dtype, copy=copy or None, device=device)
     elif backend.is_lazy(object):  # a dask array: a value (no layout, nothing to copy)
         out = object if dtype is None else object.astype(dtype)
     else:
@@ -135,7 +143,10 @@ def full(shape, fill_value, dtype=None, *, like=None, device=None):
             return shape_ops.broadcast_to(fill, shape)
         if like is None and backend.is_device_array(fill_value):
             like = fill_value  # a device scalar fills an array on its device
-        return user_result(backend.full(shape, fill_value, dtype, like=like))
+        out = backend.full(shape, fill_value, dtype, like=like)
+        # a Python scalar's value is weakly typed, as in JAX: it takes x's dtype in x * out
+        return weak_result(out) if dtype is None and type(fill_value) in _WEAK_SCALARS else (
+            user_result(out))
 
 
 def empty(shape, dtype=None, *, like=None, device=None):
@@ -276,12 +287,13 @@ def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
            [7., 7.]])
     """
     a = arg(a)
+    weak = dtype is None and get_aval(a).weak_type  # like a weakly typed a, as in JAX
     dtype = dtype_of(a) if dtype is None else np.dtype(dtype)
     base = (lax.zeros_like(a) if shape is None else
             empty_like(a, dtype, shape, device=device))
-    fill = lax.convert_element_type(arg(fill_value), dtype)
-    return move_to_device("full_like", lax.add(lax.convert_element_type(base, dtype), fill),
-                          device)
+    fill = lax.convert_element_type(arg(fill_value), dtype, weak)
+    return move_to_device("full_like", lax.add(lax.convert_element_type(base, dtype, weak),
+                                               fill), device)
 
 
 def empty_like(prototype, dtype=None, shape=None, *, device=None):

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from functrans import backend, core
+from functrans.array_types import weak_result
 from functrans.backend import array_module
 from functrans.core import (Primitive, ShapedArray, abstract_eval_rules, get_aval, impl_rules,
                             is_inexact)
@@ -32,7 +33,10 @@ def convert_element_type(operand, new_dtype, weak_type: bool = False):
     aval = get_aval(operand)
     if aval.dtype == new_dtype and aval.weak_type == weak_type:
         return operand
-    return convert_element_type_p.bind(operand, new_dtype=new_dtype, weak_type=weak_type)
+    out = convert_element_type_p.bind(operand, new_dtype=new_dtype, weak_type=weak_type)
+    if weak_type and not isinstance(out, core.Tracer):  # a concrete array, weakly typed
+        return weak_result(out)                          # (a Python scalar stays one)
+    return out
 
 
 def _convert_impl(x, *, new_dtype, weak_type):

@@ -791,6 +791,7 @@ def _ldexp_impl(x, n):
 ldexp_p = binary("ldexp", _ldexp_impl, (lambda g, ans, x, n: ldexp(g, n), None),
                  transpose_rule=lambda ct, x, n: [unbroadcast(x.aval, ldexp(ct, n)), None],
                  abstract_eval=_ldexp_abstract_eval)
+core.own_typed_operands[ldexp_p] = frozenset({1})  # the integer exponent
 frexp_exponent_p = unary("frexp_exponent", lambda x: array_module(x).frexp(x)[1], None,
                          real_only=True, out_dtype=lambda d: np.dtype(np.int32))
 

@@ -33,7 +33,7 @@ import numpy as np
 from typing_extensions import ParamSpec
 
 from functrans import backend, config, jaxpr_transforms
-from functrans.array_types import Array, user_result
+from functrans.array_types import Array, strip_weak, user_result, weak_result
 from functrans.core import (ClosedJaxpr, Primitive, ShapedArray, Tracer, abstract_eval_rules,
                             get_aval, impl_rules)
 from functrans.interpreters import ad, batching, codegen, partial_eval, transpose
@@ -173,7 +173,7 @@ def _single(out):
 
 
 class _Entry:
-    __slots__ = ("fn", "consts", "call", "out_tree", "single", "jaxpr", "compiled")
+    __slots__ = ("fn", "consts", "call", "out_tree", "single", "jaxpr", "compiled", "weak")
 
     def __init__(self, compiled, consts, out_tree, jaxpr):
         self.compiled = compiled
@@ -182,10 +182,16 @@ class _Entry:
         # the compiled function with its constants bound: the fast path makes one call
         self.call = functools.partial(self.fn, *self.consts) if self.consts else self.fn
         self.out_tree = out_tree
-        self.single = out_tree.node_type is None  # the function returns one array
         self.jaxpr = jaxpr
+        # the positions of weakly typed results (handed out as WeakArray, as eagerly)
+        self.weak = frozenset(i for i, v in enumerate(getattr(jaxpr, "jaxpr", jaxpr).outvars)
+                              if v.aval.weak_type)
+        # the function returns one array (and not a weakly typed one: unflatten marks it)
+        self.single = out_tree.node_type is None and not self.weak
 
     def unflatten(self, outs):
+        if self.weak:
+            outs = [weak_result(o) if i in self.weak else o for i, o in enumerate(outs)]
         return _without_effects(tree_unflatten(self.out_tree, outs))
 
 
@@ -417,7 +423,7 @@ class Jitted(Generic[P, R]):
                         self._fast[signature] = entry
         else:
             self._hits += 1
-        leaves = [x.view(np.ndarray) if type(x) is Array else x for x in leaves]
+        leaves = [x.view(np.ndarray) if type(x) is Array else strip_weak(x) for x in leaves]
         outs = user_result(entry.fn(*entry.consts, *leaves))
         return outs[0] if entry.single else entry.unflatten(outs)
 
@@ -533,7 +539,7 @@ def _move_constants(library, consts) -> tuple:
     """The trace's constants on the device of the arguments: host arrays the function
     closes over are copied there once, when the signature is compiled (the one transfer
     jit makes; without jit, each operation on them would copy them again)."""
-    consts = [c.view(np.ndarray) if type(c) is Array else c for c in consts]
+    consts = [c.view(np.ndarray) if type(c) is Array else strip_weak(c) for c in consts]
     return backend.coerce(library.xp, *consts)
 
 
