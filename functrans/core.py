@@ -195,8 +195,7 @@ def tangent_aval(aval: ShapedArray) -> ShapedArray:
 
 
 def result_type(*avals: ShapedArray) -> tuple[np.dtype, bool]:
-    """NumPy's promotion of the given abstract values, and whether the result is weakly
-    typed (all inputs are, or as JAX's lattice has it, the weak ones decide its kind)."""
+    """NumPy's promotion of the given abstract values; weak only if all inputs are weak."""
     if avals and all(a.dtype == avals[0].dtype and a.weak_type == avals[0].weak_type
                      for a in avals):
         return avals[0].dtype, avals[0].weak_type
@@ -204,17 +203,10 @@ def result_type(*avals: ShapedArray) -> tuple[np.dtype, bool]:
     if not strong:
         return np.result_type(*[a.dtype for a in avals]), True
     weak = [_WEAK_REPRESENTATIVE[a.dtype.kind] for a in avals if a.weak_type]
-    dtype = np.result_type(*strong, *weak)
-    # As in JAX's type lattice, a weakly typed value of a higher kind than every strong one
-    # gives a weakly typed result (int32 * 2.0 is a weak float, bool + 1 a weak int), but
-    # a weak complex and a strong float give a strong complex (complex64 from float32).
-    kind = _KIND_RANK[dtype.kind]
-    return dtype, all(_KIND_RANK[d.kind] < kind and not (kind == 3 and d.kind == "f")
-                      for d in strong)
-
-
-#: the order of the dtype kinds in promotion
-_KIND_RANK = {"b": 0, "i": 1, "u": 1, "f": 2, "c": 3}
+    # Strong, also where JAX's lattice makes a weak value of a higher kind decide the type
+    # (an int32 array and 1.0: JAX's is a weak float): functrans's arrays compute with
+    # NumPy's own operators, which give a strong float there, and traced code must agree.
+    return np.result_type(*strong, *weak), False
 
 
 def is_python_scalar(x) -> bool:
@@ -503,25 +495,23 @@ class EvalTrace(Trace):
         except KeyError:
             raise NotImplementedError(f"Evaluation rule for '{prim.name}' not implemented"
                                       ) from None
-        plain = ints = inexact = False
+        plain = scalars = False
         for x in args:
             t = type(x)
             if t is Array:
                 plain = True
             elif t is not _ndarray:
-                if t is float or t is complex:
-                    inexact = True
-                elif t is int:
-                    ints = True
+                if t is float or t is int or t is complex:
+                    scalars = True
                 elif t in WEAK_ARRAY_TYPES:
                     return evaluate_weak(prim, impl, args, params, not self.counter.internal)
-        if ints or inexact:  # Python scalars: is NumPy's promotion JAX's? (inlined)
+        if scalars:  # is NumPy's promotion of the Python scalars JAX's? (inlined)
             for x in args:
                 t = type(x)
                 if (t is _ndarray or t is Array) and x.dtype.kind in "fc":
                     break  # an inexact array decides the type (x * 2.0: the common case)
             else:
-                if inexact or not numpy_promotes_weakly(prim, args, False):
+                if not numpy_promotes_weakly(prim, args):
                     return evaluate_weak(prim, impl, args, params, not self.counter.internal)
         if plain:  # impls compute on plain ndarrays: NumPy is slower on subclasses
             args = [a.view(np.ndarray) if type(a) is Array else a for a in args]
@@ -545,18 +535,18 @@ class EvalTrace(Trace):
 _ndarray = np.ndarray
 
 
-def numpy_promotes_weakly(prim: Primitive, args: Sequence, inexact: bool) -> bool:
-    """Whether NumPy's own promotion of ``args`` (Python scalars, ``inexact`` ones among
-    them, and no weakly typed arrays) is JAX's: a NumPy array is among them whose type the
-    result takes: an inexact one (``x * 2.0``, the common case), or for a broadcasting
-    primitive an integer one beside Python ints (``i + 1``)."""
+def numpy_promotes_weakly(prim: Primitive, args: Sequence) -> bool:
+    """Whether NumPy's own promotion of ``args`` (Python scalars among them, no weakly
+    typed arrays) gives the type abstract evaluation does: a NumPy array is among them
+    whose type the result takes, an inexact one (``x * 2.0``, the common case) or, for a
+    broadcasting primitive, an integer one (``i + 1``)."""
     for x in args:
         t = type(x)
         if t is _ndarray or t is Array:
             kind = x.dtype.kind
             if kind == "f" or kind == "c":
                 return True
-            if not inexact and (kind == "i" or kind == "u"):
+            if kind == "i" or kind == "u":
                 lowering = prim.lowering
                 return lowering is not None and lowering.broadcasting
     return False
@@ -576,7 +566,7 @@ def evaluate_weak(prim: Primitive, impl: Callable, args: Sequence, params: dict,
     so: an operation of weakly typed values alone, a ``select`` of them by a mask, a
     gather from one.  The user's own calls of Python scalars alone keep giving Python
     scalars where they give a NumPy scalar (``sin(2.0)``)."""
-    weak_arrays = arrays = strong = numeric = inexact_scalars = False
+    weak_arrays = arrays = strong = numeric = False
     for x in args:
         t = type(x)
         if t in WEAK_ARRAY_TYPES:
@@ -588,9 +578,7 @@ def evaluate_weak(prim: Primitive, impl: Callable, args: Sequence, params: dict,
                 strong = True
             elif kind != "b":
                 numeric = True
-        elif t is float or t is complex:
-            inexact_scalars = True
-    if not weak_arrays and (strong or numeric and not inexact_scalars and _broadcasting(prim)):
+    if not weak_arrays and (strong or numeric and _broadcasting(prim)):
         # A strong array the result takes its type from: NumPy's promotion is JAX's.
         return _evaluate(prim, impl, [a.view(np.ndarray) if type(a) is Array else a
                                       for a in args], params, user_call)
@@ -598,8 +586,8 @@ def evaluate_weak(prim: Primitive, impl: Callable, args: Sequence, params: dict,
         out = _evaluate(prim, impl, args, params, False)
         if prim.multiple_results:
             return user_result(out) if user_call else out
-        if type(out) in _WEAK_RESULT_TYPES and params.get("weak_type", True):
-            return out.item()  # a Python scalar, as traced: `sin(2.0) * x_f32` stays float32
+        if type(out) in _WEAK_RESULT_TYPES:  # a Python scalar, as traced: `sin(2.0) * x_f32`
+            return out.item()                 # stays float32
         if not user_call:
             return out
         if type(out) is not np.ndarray or out.dtype == np.bool_:

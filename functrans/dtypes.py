@@ -71,8 +71,7 @@ def _aval_of(x) -> ShapedArray:
 def result_type(*args: Any, return_weak_type_flag: bool = False):
     """The dtype of an operation on ``args`` (arrays, tracers, scalars, dtypes) under
     NumPy's promotion, with Python scalars weakly typed; with ``return_weak_type_flag``,
-    ``(dtype, weak)`` where ``weak`` says that the result is weakly typed: every argument
-    was, or the weakly typed ones decide its kind (``int32`` array and ``1.0``), as in JAX.
+    ``(dtype, weak)`` where ``weak`` says that every argument was a Python scalar.
 
     >>> import numpy as np
     >>> from functrans import dtypes

@@ -140,8 +140,9 @@ def full(shape: int | Sequence[int], fill_value, dtype=None, *, sharding=None, l
         like = value  # a device scalar fills an array on its device
     aval = get_aval(value)
     out = backend.full(shape, value, aval.dtype, like=like)
-    # weakly typed as the value is (a Python scalar, a weak array), as in JAX
-    return weak_result(out) if aval.weak_type else user_result([out])[0]
+    # weakly typed as the value is (a Python scalar, a weak array) unless a dtype is given,
+    # as in JAX
+    return weak_result(out) if aval.weak_type and dtype is None else user_result([out])[0]
 
 
 def full_like(x, fill_value, dtype=None, shape=None, sharding=None):

@@ -135,7 +135,7 @@ class TapeTrace(Trace):
             # compiled gradient would run a loop body again).
             self.refuse(f"the effects of primitive '{prim.name}'")
         values, atoms = [], []
-        weak = scalars = inexact = False
+        weak = scalars = False
         for x in args:
             if type(x) is TapeTracer and x._trace is self:
                 values.append(x.value)
@@ -143,16 +143,14 @@ class TapeTrace(Trace):
             else:
                 atoms.append(self.atom(x))
                 t = type(x)
-                if t is float or t is complex:
-                    scalars = inexact = True
-                elif t is int:
+                if t is float or t is int or t is complex:
                     scalars = True
                 elif t in WEAK_ARRAY_TYPES:
                     weak = True
                 values.append(x.view(np.ndarray) if t is Array else x)
         if self.batched:
             out = prim.bind(*values, **params)
-        elif weak or scalars and not core.numpy_promotes_weakly(prim, values, inexact):
+        elif weak or scalars and not core.numpy_promotes_weakly(prim, values):
             # the types abstract evaluation gives (core.EvalTrace's way)
             out = core.evaluate_weak(prim, core.impl_rules[prim], values, params, False)
         else:
