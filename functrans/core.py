@@ -498,21 +498,29 @@ class EvalTrace(Trace):
         plain = scalars = False
         for x in args:
             t = type(x)
+            if t is _ndarray:  # the common case first
+                continue
             if t is Array:
                 plain = True
-            elif t is not _ndarray:
-                if t is float or t is int or t is complex:
-                    scalars = True
-                elif t in WEAK_ARRAY_TYPES:
-                    return evaluate_weak(prim, impl, args, params, not self.counter.internal)
-        if scalars:  # is NumPy's promotion of the Python scalars JAX's? (inlined)
-            for x in args:
+            elif t is float or t is int or t is complex:
+                scalars = True
+            elif t in WEAK_ARRAY_TYPES:
+                return evaluate_weak(prim, impl, args, params, not self.counter.internal)
+        if scalars:  # is NumPy's promotion of the Python scalars JAX's? (inlined
+            for x in args:  # numpy_promotes_weakly)
                 t = type(x)
-                if (t is _ndarray or t is Array) and x.dtype.kind in "fc":
-                    break  # an inexact array decides the type (x * 2.0: the common case)
+                if t is _ndarray or t is Array:
+                    kind = x.dtype.kind
+                    if kind in "fc":
+                        break  # an inexact array decides the type (x * 2.0: the common case)
+                    if kind in "iu":
+                        lowering = prim.lowering
+                        if lowering is not None and lowering.broadcasting:
+                            break  # and an integer one of a broadcasting primitive (i + 1)
+                        return evaluate_weak(prim, impl, args, params,
+                                             not self.counter.internal)
             else:
-                if not numpy_promotes_weakly(prim, args):
-                    return evaluate_weak(prim, impl, args, params, not self.counter.internal)
+                return evaluate_weak(prim, impl, args, params, not self.counter.internal)
         if plain:  # impls compute on plain ndarrays: NumPy is slower on subclasses
             args = [a.view(np.ndarray) if type(a) is Array else a for a in args]
         try:
