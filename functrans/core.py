@@ -566,11 +566,10 @@ def evaluate_weak(prim: Primitive, impl: Callable, args: Sequence, params: dict,
     ``WeakArray``), with the types abstract evaluation gives, as under ``jit`` and in JAX.
 
     NumPy promotes Python scalars weakly itself, so a Python scalar beside an inexact array
-    needs nothing.  A weakly typed *array* is promoted by NumPy as a strong one
-    (``x_f32 * where(mask, 1.0, 0.0)`` would be float64): it is converted to the dtype the
-    abstract evaluation computes in first (for primitives whose operands broadcast
-    together: elementwise ones, ``select``), and other results are converted to the
-    evaluated dtype.  A result is weakly typed (``weak_result``) where the evaluation says
+    needs nothing (``EvalTrace`` does not call this then).  A weakly typed *array* is
+    promoted by NumPy as a strong one (``x_f32 * where(mask, 1.0, 0.0)`` would be
+    float64): it is converted first (``weak_operand_dtypes``), and a result of another
+    dtype than the evaluated one is converted to it.  A result is weakly typed (``weak_result``) where the evaluation says
     so: an operation of weakly typed values alone, a ``select`` of them by a mask, a
     gather from one.  The user's own calls of Python scalars alone keep giving Python
     scalars where they give a NumPy scalar (``sin(2.0)``)."""
