@@ -555,8 +555,7 @@ def numpy_promotes_weakly(prim: Primitive, args: Sequence) -> bool:
             if kind == "f" or kind == "c":
                 return True
             if kind == "i" or kind == "u":
-                lowering = prim.lowering
-                return lowering is not None and lowering.broadcasting
+                return _broadcasting(prim)
     return False
 
 
