@@ -19,7 +19,7 @@ import numpy as np
 
 from functrans import backend
 from functrans.array_types import user_result, weak_result
-from functrans.core import Tracer, get_aval
+from functrans.core import Tracer, abstract_eval_rules, get_aval
 from functrans.primitives.conversion import (bitcast_convert_type, convert_element_type,
                                              zeros_like)
 from functrans.primitives.elementwise import (abs, add, div, eq, exp, gt, log1p, lt, neg,
@@ -415,7 +415,8 @@ def broadcast_like(arr, like_arr):
            [0., 1., 2.]])
     """
     shape, target = tuple(shape_of(arr)), tuple(shape_of(like_arr))
-    if broadcast_shapes(shape, target) != target:
+    if len(shape) > len(target) or any(n not in (1, m) for n, m in zip(
+            shape[::-1], target[::-1])):
         raise ValueError(f"broadcast_like: shape {shape} does not broadcast to {target}")
     lead = len(target) - len(shape)
     kept = [i for i, n in enumerate(shape) if n == target[lead + i]]
@@ -604,7 +605,9 @@ def rng_uniform(a, b, shape):
     >>> x.shape, x.dtype, bool(((2 <= x) & (x < 3)).all())
     ((4,), dtype('float32'), True)
     """
-    return rng_uniform_p.bind(a, b, shape=tuple(operator.index(d) for d in shape))
+    shape = tuple(operator.index(d) for d in shape)
+    abstract_eval_rules[rng_uniform_p](get_aval(a), get_aval(b), shape=shape)  # checks
+    return rng_uniform_p.bind(a, b, shape=shape)
 
 
 def __dir__() -> list[str]:

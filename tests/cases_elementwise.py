@@ -54,6 +54,15 @@ PRIMITIVE_CASES = [
     Case("population_count", lax.population_count, [A(3, 4, kind="int")],
          differentiable=False, dtypes=INTS),
     Case("clz", lax.clz, [A(3, 4, kind="int")], differentiable=False, dtypes=INTS),
+    Case("square", lax.square, [A(3, 4)], reference=np.square),
+    Case("square_int", lax.square, [A(3, 4, kind="int")], differentiable=False, dtypes=INTS,
+         reference=np.square),
+    Case("reciprocal", lax.reciprocal, [A(3, 4, kind="away0")], reference=np.reciprocal),
+    # rounding below the step's resolution: the derivative (the tangent rounded alike) is 1
+    Case("reduce_precision_fine", lambda x: lax.reduce_precision(x * x, 11, 44), [A(3, 4)],
+         reference=lambda x: x * x),
+    Case("mulhi", lax.mulhi, [A(3, 4, kind="int"), A(4, kind="int")], differentiable=False,
+         dtypes=(I64,), reference=lambda x, y: np.where(x * y < 0, -1, 0)),
     # primitives with no jax.lax name, behind functrans.numpy functions
     Case("bessel_i0", elementwise.bessel_i0, [A(3, 4)]),
     Case("bessel_i1", elementwise.bessel_i1, [A(3, 4, kind="zeros")]),

@@ -157,7 +157,9 @@ def bitcast_convert_type(operand, new_dtype):
     >>> lax.bitcast_convert_type(np.float32(1.0), np.int32)
     array(1065353216, dtype=int32)
     """
-    return bitcast_convert_type_p.bind(operand, new_dtype=np.dtype(new_dtype))
+    new_dtype = np.dtype(new_dtype)
+    _bitcast_abstract_eval(get_aval(operand), new_dtype=new_dtype)  # eager calls check too
+    return bitcast_convert_type_p.bind(operand, new_dtype=new_dtype)
 
 
 def _bitcast_abstract_eval(aval, *, new_dtype):

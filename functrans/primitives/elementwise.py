@@ -773,7 +773,7 @@ def _reduce_precision_impl(x, *, exponent_bits, mantissa_bits):
     # XLA's ReducePrecision on the bits: round the mantissa to nearest even (a carry may
     # bump the exponent, up to inf), then send exponents above the narrow format's range
     # to inf and those at or below its smallest normal exponent to zero (its subnormals
-    # are flushed), keeping the sign.  NaNs stay NaNs while a mantissa bit is left.
+    # are flushed), keeping the sign.  NaNs come out as they went in (payload and all).
     xp = array_module(x)
     x = xp.asarray(x)
     dtype = x.dtype
@@ -793,10 +793,7 @@ def _reduce_precision_impl(x, *, exponent_bits, mantissa_bits):
         biased = bits & exponent_mask
         bits = xp.where(biased > u((bias + narrow_bias) << mantissa), sign | exponent_mask,
                         xp.where(biased <= u((bias - narrow_bias) << mantissa), sign, bits))
-    out = xp.asarray(bits).view(dtype)
-    if mantissa_bits > 0:
-        out = xp.where(xp.isnan(x), x, out)
-    return out
+    return xp.where(xp.isnan(x), x, xp.asarray(bits).view(dtype))
 
 
 def _reduce_precision_abstract_eval(aval, *, exponent_bits, mantissa_bits):
@@ -1375,6 +1372,10 @@ def mulhi(x, y, /):
     >>> lax.mulhi(np.array([-100, 100], np.int8), np.array([100, 100], np.int8))
     array([-40,  39], dtype=int8)
     """
+    for name, v in (("x", x), ("y", y)):
+        dtype = get_aval(v).dtype
+        if dtype.kind not in "iu":
+            raise TypeError(f"mulhi: {name} must be an integer, got {dtype}")
     return mulhi_p.bind(x, y)
 
 

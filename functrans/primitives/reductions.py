@@ -156,8 +156,10 @@ def _bitwise_reduce_impl(op: str):
         for a in axes:
             n *= x.shape[a]
         if n == 0:  # the operation's identity: all bits set for and, none for or and xor
-            fill = True if x.dtype == np.bool_ else (
-                np.iinfo(x.dtype).max if x.dtype.kind == "u" else -1) if op == "and" else 0
+            fill = 0
+            if op == "and":
+                fill = True if x.dtype == np.bool_ else np.iinfo(x.dtype).max if (
+                    x.dtype.kind == "u") else -1
             return xp.full(out_shape, fill, dtype=x.dtype)
         y = xp.transpose(x, kept + list(axes)).reshape(out_shape + (n,))
         combine = getattr(xp, "bitwise_" + op)
