@@ -68,8 +68,9 @@ _PRIMITIVE_NAMES = (
     "reduce_and_p", "reduce_max_p", "reduce_min_p", "reduce_or_p", "reduce_precision_p",
     "reduce_prod_p", "reduce_sum_p", "reduce_window_max_p", "reduce_window_min_p",
     "reduce_window_p", "reduce_window_sum_p", "reduce_xor_p",
-    "regularized_incomplete_beta_p", "rem_p", "reshape_p", "rev_p", "round_p", "scan_p",
-    "scatter_add_p", "scatter_max_p", "scatter_min_p", "scatter_mul_p", "scatter_p",
+    "regularized_incomplete_beta_p", "rem_p", "reshape_p", "rev_p", "rng_uniform_p",
+    "round_p", "scan_p", "scatter_add_p", "scatter_max_p", "scatter_min_p", "scatter_mul_p",
+    "scatter_p",
     "select_and_gather_add_p", "select_and_scatter_add_p", "shift_left_p",
     "shift_right_arithmetic_p", "shift_right_logical_p", "sign_p", "sin_p", "sinh_p",
     "slice_p", "sort_p", "sqrt_p", "squeeze_p", "stop_gradient_p", "sub_p", "tan_p",
@@ -78,7 +79,6 @@ _PRIMITIVE_NAMES = (
 for _family in _FAMILIES:
     globals().update((n, getattr(_family, n)) for n in _PRIMITIVE_NAMES if hasattr(_family, n))
 rng_uniform_p = _rng_uniform_p  # lax_extra's rng_uniform binds it
-_PRIMITIVE_NAMES += ("rng_uniform_p",)
 assert all(isinstance(globals().get(n), _Primitive) for n in _PRIMITIVE_NAMES), "a name moved"
 __all__ += list(_PRIMITIVE_NAMES)
 del _family

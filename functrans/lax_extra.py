@@ -492,17 +492,17 @@ def platform_dependent(*args, default: Callable | None = None,
     >>> lax.platform_dependent(np.ones(2), cpu=lambda x: x + 1, default=lambda x: x)
     array([2., 2.])
     """
-    for name, branch in per_platform.items():
+    for name, candidate in per_platform.items():
         if name == "gpu":
             raise ValueError("platform_dependent: name the GPU platform 'cuda' (or 'rocm'), "
                              "not 'gpu'")
-        if not callable(branch):
+        if not callable(candidate):
             raise TypeError(f"platform_dependent: the '{name}' branch must be callable")
     if default is not None and not callable(default):
         raise TypeError("platform_dependent: the 'default' branch must be callable")
     library = backend.library_of(*tree_leaves(args))
     platform = "cpu" if library is backend.NUMPY or library.lazy else "cuda"
-    branch = per_platform.get(platform, default)
+    branch: Callable | None = per_platform.get(platform, default)
     if branch is None:
         raise ValueError(f"platform_dependent: the operands are on platform '{platform}', "
                          f"which has no branch ({sorted(per_platform)}) and there is no "

@@ -801,9 +801,13 @@ def _reduce_precision_abstract_eval(aval, *, exponent_bits, mantissa_bits):
     return aval
 
 
-# Linear for derivatives, as JAX has it: the tangent is rounded as the value is.
+def _reduce_precision_derivative(g, ans, x, **params):
+    # linear for derivatives, as JAX has it: the tangent is rounded as the value is
+    return reduce_precision_p.bind(g, **params)
+
+
 reduce_precision_p = unary("reduce_precision", _reduce_precision_impl,
-                           lambda g, ans, x, **params: reduce_precision_p.bind(g, **params),
+                           _reduce_precision_derivative,
                            abstract_eval=_reduce_precision_abstract_eval)
 transpose.deftranspose(reduce_precision_p, lambda ct, x, **params: [
     reduce_precision_p.bind(ct, **params)])
