@@ -50,6 +50,14 @@ def test_reduce_precision_bits_match_jax(dtype, bits):
     assert not bad.any(), (x[bad][:5], got[bad][:5], want[bad][:5])
 
 
+@pytest.mark.parametrize("bits", [(5, 10), (4, 3), (3, 7)])
+def test_reduce_precision_of_float16_bits_match_jax(bits):
+    x = np.random.default_rng(3).integers(0, 2 ** 16, 3000, dtype=np.uint16).view(np.float16)
+    want = np.asarray(jlax.reduce_precision(jnp.asarray(x), *bits))
+    got = np.asarray(lax.reduce_precision(x, *bits))
+    np.testing.assert_array_equal(got.view(np.uint16), want.view(np.uint16))
+
+
 def test_reduce_precision_rounds_to_float16_values():
     x = _grid(np.float32)
     x = x[np.isfinite(x) & (np.abs(x) >= np.finfo(np.float16).tiny)]
@@ -339,3 +347,7 @@ def test_rng_uniform_draws_anew_each_call():
         lax.rng_uniform(np.zeros(2), np.ones(2), (2,))
     with pytest.raises(ValueError, match="one dtype"):
         lax.rng_uniform(0.0, np.float32(1.0), (2,))
+    with pytest.raises(NotImplementedError, match="rng_uniform does not batch"):
+        ft.vmap(lambda a: lax.rng_uniform(a, 1.0, (2,)))(np.zeros(3))
+    with pytest.raises(NotImplementedError, match="rng_uniform has no derivative"):
+        ft.grad(lambda a: lax.rng_uniform(a, 1.0, ()))(0.0)

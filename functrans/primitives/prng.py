@@ -567,3 +567,18 @@ rng_uniform_p = Primitive("rng_uniform", origin="library")
 rng_uniform_p.effectful = True
 impl_rules[rng_uniform_p] = _rng_uniform_impl
 abstract_eval_rules[rng_uniform_p] = _rng_uniform_abstract_eval
+
+
+def _rng_uniform_batch(vals, dims, *, shape):
+    raise NotImplementedError("rng_uniform does not batch under vmap (nor does JAX's): draw "
+                              "the whole batch in one call, with the batch in its shape, or "
+                              "use functrans.random with a key per member")
+
+
+def _rng_uniform_jvp(primals, tangents, *, shape):
+    raise NotImplementedError("rng_uniform has no derivative (nor has JAX's): use "
+                              "functrans.random.uniform, whose bounds are differentiable")
+
+
+batching.batching_rules[rng_uniform_p] = _rng_uniform_batch
+ad.jvp_rules[rng_uniform_p] = _rng_uniform_jvp
