@@ -496,8 +496,9 @@ def platform_dependent(*args, default: Callable | None = None,
         if name == "gpu":
             raise ValueError("platform_dependent: name the GPU platform 'cuda' (or 'rocm'), "
                              "not 'gpu'")
-        if not callable(candidate):
-            raise TypeError(f"platform_dependent: the '{name}' branch must be callable")
+        if not callable(candidate):  # a keyword that is no branch: worded as Python's
+            raise TypeError(f"platform_dependent() got a branch '{name}' that is not "
+                            f"callable: {candidate!r}")
     if default is not None and not callable(default):
         raise TypeError("platform_dependent: the 'default' branch must be callable")
     library = backend.library_of(*tree_leaves(args))

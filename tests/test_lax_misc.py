@@ -288,7 +288,7 @@ def test_platform_dependent_picks_the_operands_platform():
         lax.platform_dependent(x, cuda=lambda v: v)
     with pytest.raises(ValueError, match="cuda"):
         lax.platform_dependent(x, gpu=lambda v: v)
-    with pytest.raises(TypeError, match="'cpu' branch must be callable"):
+    with pytest.raises(TypeError, match="branch 'cpu' that is not callable"):
         lax.platform_dependent(x, cpu=1)
 
 
