@@ -2009,3 +2009,44 @@ _specific(f"{_STATS}.gaussian_kde",
                      "and returning it."),
           weights=(_ARRAY + ", optional", "One non-negative weight per data point (``(n,)``), "
                                           "normalized to sum 1; equal weights by default."))
+
+# --- lax's small functions (functrans/lax_extra.py, the elementwise and conversion families)
+_specific("functrans.lax.reduce_precision",
+          exponent_bits=("int", "The exponent bits of the narrow format (at least 1): 5 for "
+                                "float16, 8 for bfloat16."),
+          mantissa_bits=("int", "The explicit mantissa bits of the narrow format (at least "
+                                "0): 10 for float16, 7 for bfloat16."))
+_specific("functrans.lax.broadcast_like",
+          like_arr=(_ARRAY, "The array whose shape ``arr`` is broadcast to."))
+SPECIFIC.setdefault("functrans.lax.broadcast_shapes", {})["*shapes"] = (
+    "tuple of int", "The shapes to broadcast together (at least one).")
+_specific("functrans.lax.broadcast_to_rank",
+          rank=("int", "The rank of the result; ``x`` of that rank or more is returned as "
+                       "it is."))
+_specific("functrans.lax.collapse",
+          start_dimension=("int", "The first axis merged (negative values count from the "
+                                  "end)."),
+          stop_dimension=("int or None, optional", "The axis after the last one merged "
+                                                   "(None: through the last axis)."))
+_specific("functrans.lax.composite",
+          decomposition=("callable", "The function that computes the composite operation "
+                                     "from primitives; its keyword arguments are static "
+                                     "attributes."),
+          name=("str", "The composite operation's name (``\"my.op\"``)."),
+          version=("int, optional", "The version of the operation's definition (0 by "
+                                    "default)."))
+_specific("functrans.lax.platform_dependent",
+          default=("callable, optional", "The branch for a platform that has none of its "
+                                         "own."))
+SPECIFIC["functrans.lax.platform_dependent"]["**per_platform"] = (
+    "callable", "One branch per platform name (``cpu=...``, ``cuda=...``), each called with "
+                "``*args``.")
+_specific("functrans.lax.rng_bit_generator",
+          key=(_ARRAY, "The generator's state: ``uint32[4]`` or ``uint64[2]``."),
+          algorithm=("RandomAlgorithm, optional", "The algorithm asked for; functrans draws "
+                                                  "the same threefry bits for each."))
+_specific("functrans.lax.rng_uniform",
+          a=("scalar", "The lower bound (included); of ``b``'s dtype."),
+          b=("scalar", "The upper bound (excluded); of ``a``'s dtype."))
+_specific("functrans.lax.tile",
+          reps=("sequence of int", "How many copies along each axis (one count per axis)."))

@@ -34,6 +34,7 @@ from functrans.primitives import elementwise, indexing, reductions, slicing, sor
 from functrans.primitives import linear_solve, windows
 from functrans.primitives import fft as fft_family, gather as gather_family
 from functrans.primitives import linalg as linalg_family, shape as shape_family
+from functrans.primitives.prng import rng_uniform_p as _rng_uniform_p
 from functrans.primitives.shape import normalize_axis as _normalize_axis
 from functrans.primitives.shape import shape_of as _shape_of
 from functrans.primitives.shape import transpose_axes as _transpose_axes
@@ -53,27 +54,31 @@ __all__ = _OWN + [name for family in _FAMILIES + (lax_extra,) for name in family
 _PRIMITIVE_NAMES = (
     "abs_p", "acos_p", "acosh_p", "add_p", "all_gather_p", "and_p", "argmax_p",
     "argmin_p", "asin_p", "asinh_p", "atan2_p", "atan_p", "atanh_p", "axis_index_p",
-    "bessel_i0e_p", "bessel_i1e_p", "broadcast_in_dim_p", "cbrt_p", "ceil_p", "clz_p",
-    "complex_p", "concatenate_p", "cond_p", "conj_p", "conv_general_dilated_p",
-    "convert_element_type_p", "cos_p", "cosh_p", "cummax_p", "cummin_p", "cumprod_p",
-    "cumsum_p", "digamma_p", "div_p", "dot_general_p", "dynamic_slice_p",
-    "dynamic_update_slice_p", "eq_p", "erf_inv_p", "erf_p", "erfc_p", "exp2_p", "exp_p",
-    "expm1_p", "fft_p", "floor_p", "gather_p", "ge_p", "gt_p", "igamma_grad_a_p",
-    "igamma_p", "igammac_p", "imag_p", "integer_pow_p", "iota_p", "is_finite_p", "le_p",
-    "lgamma_p", "linear_solve_p", "log1p_p", "log_p", "logistic_p", "lt_p", "max_p",
-    "min_p", "mul_p", "ne_p", "neg_p", "nextafter_p", "not_p", "or_p", "pad_p", "pmax_p",
+    "bessel_i0e_p", "bessel_i1e_p", "bitcast_convert_type_p", "broadcast_in_dim_p",
+    "cbrt_p", "ceil_p", "clz_p", "complex_p", "concatenate_p", "cond_p", "conj_p",
+    "conv_general_dilated_p", "convert_element_type_p", "cos_p", "cosh_p", "cummax_p",
+    "cummin_p", "cumprod_p", "cumsum_p", "digamma_p", "div_p", "dot_general_p",
+    "dynamic_slice_p", "dynamic_update_slice_p", "eq_p", "erf_inv_p", "erf_p", "erfc_p",
+    "exp2_p", "exp_p", "expm1_p", "fft_p", "floor_p", "gather_p", "ge_p", "gt_p",
+    "igamma_grad_a_p", "igamma_p", "igammac_p", "imag_p", "integer_pow_p", "iota_p",
+    "is_finite_p", "le_p", "lgamma_p", "linear_solve_p", "log1p_p", "log_p",
+    "logistic_p", "lt_p", "max_p", "min_p", "mul_p", "mulhi_p", "ne_p", "neg_p",
+    "nextafter_p", "not_p", "optimization_barrier_p", "or_p", "pad_p", "pmax_p",
     "pmin_p", "polygamma_p", "population_count_p", "pow_p", "psum_p", "real_p",
-    "reduce_max_p", "reduce_min_p", "reduce_prod_p", "reduce_sum_p",
-    "reduce_window_max_p", "reduce_window_min_p", "reduce_window_p",
-    "reduce_window_sum_p", "regularized_incomplete_beta_p", "rem_p", "reshape_p", "rev_p",
-    "round_p", "scan_p", "scatter_add_p", "scatter_max_p", "scatter_min_p",
-    "scatter_mul_p", "scatter_p", "select_and_gather_add_p", "select_and_scatter_add_p",
-    "shift_left_p", "shift_right_arithmetic_p", "shift_right_logical_p", "sign_p",
-    "sin_p", "sinh_p", "slice_p", "sort_p", "sqrt_p", "squeeze_p", "stop_gradient_p",
-    "sub_p", "tan_p", "tanh_p", "transpose_p", "while_p", "xor_p", "zeta_p",
+    "reduce_and_p", "reduce_max_p", "reduce_min_p", "reduce_or_p", "reduce_precision_p",
+    "reduce_prod_p", "reduce_sum_p", "reduce_window_max_p", "reduce_window_min_p",
+    "reduce_window_p", "reduce_window_sum_p", "reduce_xor_p",
+    "regularized_incomplete_beta_p", "rem_p", "reshape_p", "rev_p", "rng_uniform_p",
+    "round_p", "scan_p", "scatter_add_p", "scatter_max_p", "scatter_min_p", "scatter_mul_p",
+    "scatter_p",
+    "select_and_gather_add_p", "select_and_scatter_add_p", "shift_left_p",
+    "shift_right_arithmetic_p", "shift_right_logical_p", "sign_p", "sin_p", "sinh_p",
+    "slice_p", "sort_p", "sqrt_p", "squeeze_p", "stop_gradient_p", "sub_p", "tan_p",
+    "tanh_p", "transpose_p", "while_p", "xor_p", "zeta_p",
 )
 for _family in _FAMILIES:
     globals().update((n, getattr(_family, n)) for n in _PRIMITIVE_NAMES if hasattr(_family, n))
+rng_uniform_p = _rng_uniform_p  # lax_extra's rng_uniform binds it
 assert all(isinstance(globals().get(n), _Primitive) for n in _PRIMITIVE_NAMES), "a name moved"
 __all__ += list(_PRIMITIVE_NAMES)
 del _family

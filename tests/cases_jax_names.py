@@ -59,6 +59,32 @@ PRIMITIVE_CASES = [
          reference=lambda x: np.concatenate([x[:, :1], 2 * x[:, 1:]], 1)),
     Case("cumlogsumexp", lambda x: lax.cumlogsumexp(x, axis=1), [A(3, 6)],
          reference=lambda x: _logcumsumexp(x, 1)),
+    Case("dot_matrix_vector", lambda a, v: lax.dot(a, v), [A(3, 4), A(4)],
+         reference=np.dot),
+    Case("dot_dimension_numbers", lambda a, b: lax.dot(
+        a, b, dimension_numbers=(((2,), (1,)), ((0,), (0,)))), [A(2, 3, 4), A(2, 4, 2)],
+         reference=np.matmul),
+    Case("batch_matmul", lax.batch_matmul, [A(2, 3, 4), A(2, 4, 2)], reference=np.matmul),
+    Case("tile", lambda x: lax.tile(x, (2, 1, 3)), [A(2, 3, 2)],
+         reference=lambda x: np.tile(x, (2, 1, 3)), linear=True),
+    Case("stack", lambda a, b: lax.stack([a, b * b], axis=-1), [A(2, 3), A(2, 3)],
+         reference=lambda a, b: np.stack([a, b * b], axis=-1)),
+    Case("unstack", lambda x: lax.concatenate(
+        [p * (i + 1.0) for i, p in enumerate(lax.unstack(x, axis=1))], 0), [A(2, 3)],
+         reference=lambda x: np.concatenate([x[:, i] * (i + 1.0) for i in range(3)])),
+    Case("collapse", lambda x: lax.collapse(x, 1) * x.reshape(2, -1), [A(2, 3, 2)],
+         reference=lambda x: x.reshape(2, -1) ** 2),
+    Case("broadcast_to_rank", lambda x: lax.broadcast_to_rank(x, 3) * 2.0, [A(2, 3)],
+         reference=lambda x: x[None] * 2.0, linear=True),
+    Case("broadcast_like", lambda x, y: lax.broadcast_like(x, y) * y, [A(3, 1), A(2, 3, 4)],
+         reference=lambda x, y: x * y),
+    Case("optimization_barrier", lambda x, y: lax.optimization_barrier((x * y, {"y": y}))[0]
+         * lax.optimization_barrier(y), [A(3, 2), A(3, 2)], reference=lambda x, y: x * y * y),
+    Case("platform_dependent", lambda x: lax.platform_dependent(
+        x, cpu=lambda v: lax.sin(v) * v, cuda=lambda v: lax.sin(v) * v, default=lax.cos),
+         [A(3, 2)], reference=lambda x: np.sin(x) * x),
+    Case("composite", lambda x: lax.composite(lambda v, *, k: lax.tan(v) * k, "my.tan")(
+        x, k=2.0), [A(4, kind="unit")], reference=lambda x: np.tan(x) * 2.0),
     Case("cumlogsumexp_reverse", lambda x: lax.cumlogsumexp(x, reverse=True), [A(5, 2)],
          reference=lambda x: _logcumsumexp(x, 0, True)),
 ]

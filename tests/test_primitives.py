@@ -346,6 +346,8 @@ def test_every_registered_primitive_is_covered():
                          "custom_jvp_call", "custom_vjp_call", "custom_lin",  # test_custom_rules
                          "checkpoint",
                          "debug_callback",  # tests/test_jax_names.py (no value to sweep)
+                         "rng_uniform",  # tests/test_lax_misc.py (stateful: a new draw
+                                         # each call, nothing to compare a loop with)
                          # a named vmap turns them into reductions before any jaxpr:
                          # tests/cases_collectives.py and tests/test_collectives.py
                          "psum", "pmax", "pmin", "all_gather", "axis_index"}

@@ -1,4 +1,5 @@
-"""Dtype conversion, stop_gradient and zeros_like."""
+"""Dtype conversion, bitcast_convert_type, stop_gradient, optimization_barrier and
+zeros_like."""
 from __future__ import annotations
 
 import numpy as np
@@ -10,10 +11,13 @@ from functrans.core import (Primitive, ShapedArray, abstract_eval_rules, get_ava
                             is_inexact)
 from functrans.interpreters import ad, batching, codegen, transpose
 from functrans.interpreters.ad import Zero
+from functrans.primitives.shape import bdim_to_front
+from functrans.tree_util import tree_flatten, tree_unflatten
 
 #: what functrans.lax re-exports from this family (other names without an underscore
 #: are the package's: other families, numpy, scipy)
-__all__ = ["convert_element_type", "stop_gradient", "zeros_like"]
+__all__ = ["bitcast_convert_type", "convert_element_type", "optimization_barrier",
+           "stop_gradient", "zeros_like"]
 
 # -- convert_element_type ------------------------------------------------------------------
 
@@ -135,6 +139,92 @@ codegen.deflowering(stop_gradient_p, rows=codegen.rows_elementwise)
 abstract_eval_rules[stop_gradient_p] = lambda aval: aval
 ad.defjvp_zero(stop_gradient_p)
 batching.defvectorized(stop_gradient_p)
+
+# -- bitcast_convert_type ------------------------------------------------------------------
+
+bitcast_convert_type_p = Primitive("bitcast_convert_type", origin="library")
+
+
+def bitcast_convert_type(operand, new_dtype):
+    """``operand``'s bits read as ``new_dtype`` (NumPy's ``view``, little-endian).  A
+    narrower type adds a trailing axis of ``old size // new size`` pieces; a wider one
+    takes the trailing axis, of ``new size // old size`` pieces, away.  Booleans and
+    complex numbers only to their own type.  No derivative (its tangent is zero, as JAX's).
+
+    >>> import numpy as np, functrans.lax as lax
+    >>> lax.bitcast_convert_type(np.uint32(0x01020304), np.uint8)
+    array([4, 3, 2, 1], dtype=uint8)
+    >>> lax.bitcast_convert_type(np.float32(1.0), np.int32)
+    array(1065353216, dtype=int32)
+    """
+    new_dtype = np.dtype(new_dtype)
+    _bitcast_abstract_eval(get_aval(operand), new_dtype=new_dtype)  # eager calls check too
+    return bitcast_convert_type_p.bind(operand, new_dtype=new_dtype)
+
+
+def _bitcast_abstract_eval(aval, *, new_dtype):
+    old = aval.dtype
+    if old != new_dtype and (old.kind in "bc" or new_dtype.kind in "bc"):
+        raise TypeError(f"bitcast_convert_type: booleans and complex numbers convert only to "
+                        f"their own type, got {old} to {new_dtype}")
+    shape = aval.shape
+    if new_dtype.itemsize < old.itemsize:
+        shape = shape + (old.itemsize // new_dtype.itemsize,)
+    elif new_dtype.itemsize > old.itemsize:
+        if not shape or shape[-1] * old.itemsize != new_dtype.itemsize:
+            raise ValueError(f"bitcast_convert_type: converting {old} of shape {shape} to "
+                             f"{new_dtype} needs a last axis of length "
+                             f"{new_dtype.itemsize // old.itemsize}")
+        shape = shape[:-1]
+    return ShapedArray(shape, new_dtype, False)
+
+
+def _bitcast_impl(x, *, new_dtype):
+    xp = array_module(x)
+    x = xp.asarray(x)
+    if x.ndim:  # (NumPy's ascontiguousarray makes a 0-d array 1-d)
+        x = xp.ascontiguousarray(x)
+    if new_dtype.itemsize < x.dtype.itemsize:  # a trailing axis to cut into, even for 0-d
+        return x.reshape(x.shape + (1,)).view(new_dtype)
+    out = x.view(new_dtype)
+    return out[..., 0] if new_dtype.itemsize > x.dtype.itemsize else out
+
+
+def _bitcast_batch(vals, dims, *, new_dtype):
+    # the trailing axis is the one that may change: the batch goes first
+    (x,), (bd,) = vals, dims
+    x = bdim_to_front(x, bd, get_aval(x).shape[bd])
+    return bitcast_convert_type_p.bind(x, new_dtype=new_dtype), 0
+
+
+impl_rules[bitcast_convert_type_p] = _bitcast_impl
+abstract_eval_rules[bitcast_convert_type_p] = _bitcast_abstract_eval
+ad.defjvp_zero(bitcast_convert_type_p)
+batching.batching_rules[bitcast_convert_type_p] = _bitcast_batch
+
+# -- optimization_barrier ------------------------------------------------------------------
+# XLA keeps computations from moving across it; functrans's jit neither reorders nor merges
+# work across primitives it cannot fuse, so here it is the identity under every transform
+# (linear: the tangent and the cotangent pass through a barrier of their own).
+
+optimization_barrier_p = Primitive("optimization_barrier", origin="library")
+
+
+def optimization_barrier(operand, /):
+    """``operand`` (a pytree of arrays) unchanged: the identity under every transform.
+
+    >>> import functrans as ft, functrans.lax as lax
+    >>> ft.grad(lambda x: lax.optimization_barrier((x, 2.0 * x))[1] * x)(3.0)
+    12.0
+    """
+    leaves, treedef = tree_flatten(operand)
+    return tree_unflatten(treedef, [optimization_barrier_p.bind(x) for x in leaves])
+
+
+impl_rules[optimization_barrier_p] = lambda x: x
+abstract_eval_rules[optimization_barrier_p] = lambda aval: aval
+transpose.deflinear(optimization_barrier_p, lambda ct, x: [optimization_barrier_p.bind(ct)])
+batching.defvectorized(optimization_barrier_p)
 
 # -- zeros_like ----------------------------------------------------------------------------
 # The primitive belongs to the AD system (``ad.zeros_like_p``, the value of a symbolic zero);

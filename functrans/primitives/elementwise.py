@@ -38,10 +38,11 @@ __all__ = ["abs", "acos", "acosh", "add", "asin", "asinh", "atan", "atan2", "ata
            "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "cbrt", "ceil",
            "clz", "complex", "conj", "cos", "cosh", "div", "eq", "exp", "exp2", "expm1",
            "floor", "ge", "gt", "imag", "integer_pow", "is_finite", "le", "log", "log1p",
-           "logistic", "lt", "max", "min", "mul", "ne", "neg", "nextafter",
-           "population_count", "pow", "real", "rem", "round", "RoundingMethod", "select",
+           "logistic", "lt", "max", "min", "mul", "mulhi", "ne", "neg", "nextafter",
+           "population_count", "pow", "real", "reciprocal", "reduce_precision", "rem",
+           "round", "RoundingMethod", "select",
            "shift_left", "shift_right_arithmetic", "shift_right_logical", "sign", "sin",
-           "sinh", "sqrt", "sub", "tan", "tanh"]
+           "sinh", "sqrt", "square", "sub", "tan", "tanh"]
 
 # The lax-level functions that the derivative rules below call; they are defined at the end
 # of the module (declared here for type checkers, which cannot infer them before then).
@@ -739,6 +740,78 @@ clz_p = _integer_unary("clz", _clz_impl, booleans=False)
 gcd_p = _integer_binary("gcd", _np_binary("gcd"), booleans=False)
 lcm_p = _integer_binary("lcm", _np_binary("lcm"), booleans=False)
 
+
+def _mulhi_impl(x, y):
+    # The high half of the double-width product.  Up to 32 bits the product fits a 64-bit
+    # integer; 64-bit operands are split into 32-bit halves whose four partial products
+    # are summed with their carries (unsigned), then corrected for negative operands:
+    # as unsigned, a negative x stands for x + 2**64, which adds y * 2**64 to the product.
+    xp = array_module(x, y)
+    dtype = core.result_type(get_aval(x), get_aval(y))[0]
+    x, y = (xp.asarray(v).astype(dtype, copy=False) for v in coerce(xp, x, y))
+    width = dtype.itemsize * 8
+    with np.errstate(over="ignore"):
+        if width < 64:
+            wide = np.int64 if dtype.kind == "i" else np.uint64
+            return ((x.astype(wide) * y.astype(wide)) >> wide(width)).astype(dtype)
+        u = np.uint64
+        mask, half = u(0xFFFFFFFF), u(32)
+        xu, yu = x.astype(u), y.astype(u)
+        x_lo, x_hi, y_lo, y_hi = xu & mask, xu >> half, yu & mask, yu >> half
+        low, cross1, cross2 = x_lo * y_lo, x_hi * y_lo, x_lo * y_hi
+        middle = (low >> half) + (cross1 & mask) + (cross2 & mask)
+        high = x_hi * y_hi + (cross1 >> half) + (cross2 >> half) + (middle >> half)
+        if dtype.kind == "i":
+            high = high - xp.where(x < 0, yu, u(0)) - xp.where(y < 0, xu, u(0))
+        return high.astype(dtype)
+
+
+mulhi_p = _integer_binary("mulhi", _mulhi_impl, booleans=False)
+
+
+def _reduce_precision_impl(x, *, exponent_bits, mantissa_bits):
+    # XLA's ReducePrecision on the bits: round the mantissa to nearest even (a carry may
+    # bump the exponent, up to inf), then send exponents above the narrow format's range
+    # to inf and those at or below its smallest normal exponent to zero (its subnormals
+    # are flushed), keeping the sign.  NaNs come out as they went in (payload and all).
+    xp = array_module(x)
+    x = xp.asarray(x)
+    dtype = x.dtype
+    info = np.finfo(dtype)
+    mantissa, exponent = info.nmant, info.nexp
+    u = np.dtype(f"u{dtype.itemsize}").type
+    bits = x.view(u)
+    if mantissa_bits < mantissa:
+        shift = mantissa - mantissa_bits
+        last = u(1) << u(shift)
+        bias = (last >> u(1)) - u(1) + ((bits & last) >> u(shift))
+        bits = (bits + bias) & ~(last - u(1))
+    if exponent_bits < exponent:
+        sign = bits & (u(1) << u(8 * dtype.itemsize - 1))
+        exponent_mask = ((u(1) << u(exponent)) - u(1)) << u(mantissa)
+        bias, narrow_bias = (1 << (exponent - 1)) - 1, (1 << (exponent_bits - 1)) - 1
+        biased = bits & exponent_mask
+        bits = xp.where(biased > u((bias + narrow_bias) << mantissa), sign | exponent_mask,
+                        xp.where(biased <= u((bias - narrow_bias) << mantissa), sign, bits))
+    return xp.where(xp.isnan(x), x, xp.asarray(bits).view(dtype))
+
+
+def _reduce_precision_abstract_eval(aval, *, exponent_bits, mantissa_bits):
+    _require_real_floating("reduce_precision", aval)
+    return aval
+
+
+def _reduce_precision_derivative(g, ans, x, **params):
+    # linear for derivatives, as JAX has it: the tangent is rounded as the value is
+    return reduce_precision_p.bind(g, **params)
+
+
+reduce_precision_p = unary("reduce_precision", _reduce_precision_impl,
+                           _reduce_precision_derivative,
+                           abstract_eval=_reduce_precision_abstract_eval)
+transpose.deftranspose(reduce_precision_p, lambda ct, x, **params: [
+    reduce_precision_p.bind(ct, **params)])
+
 # -- floating-point bit-level family --------------------------------------------------------
 
 
@@ -1293,3 +1366,65 @@ def round(x, rounding_method: RoundingMethod = RoundingMethod.AWAY_FROM_ZERO):  
     array([ 0.,  2., -2.])
     """
     return round_p.bind(x, rounding_method=RoundingMethod(rounding_method))
+
+
+def mulhi(x, y, /):
+    """Elementwise high half of the double-width product of integers: ``(x * y) >> bits``
+    computed exactly (signed for signed dtypes; 64-bit operands included).
+
+    >>> import numpy as np, functrans.lax as lax
+    >>> lax.mulhi(np.array([-100, 100], np.int8), np.array([100, 100], np.int8))
+    array([-40,  39], dtype=int8)
+    """
+    for name, v in (("x", x), ("y", y)):
+        dtype = get_aval(v).dtype
+        if dtype.kind not in "iu":
+            raise TypeError(f"mulhi: {name} must be an integer, got {dtype}")
+    return mulhi_p.bind(x, y)
+
+
+def reduce_precision(operand, exponent_bits: int, mantissa_bits: int):
+    """``operand`` (real floating point) rounded to a float format of ``exponent_bits``
+    exponent and ``mantissa_bits`` mantissa bits and back, as XLA's ReducePrecision: to
+    nearest even, overflow to inf, the narrow format's subnormals flushed to zero.  (5, 10)
+    rounds to float16's values, (8, 7) to bfloat16's.  Its derivative rounds the tangent
+    the same way, as JAX's does.
+
+    >>> import numpy as np, functrans.lax as lax
+    >>> lax.reduce_precision(np.array([1.1, 70000.0, 1e-6]), 5, 10)
+    array([1.09960938,        inf, 0.        ])
+    """
+    exponent_bits, mantissa_bits = int(exponent_bits), int(mantissa_bits)
+    if exponent_bits < 1:
+        raise ValueError(f"reduce_precision: exponent_bits must be positive, got "
+                         f"{exponent_bits}")
+    if mantissa_bits < 0:
+        raise ValueError(f"reduce_precision: mantissa_bits must be non-negative, got "
+                         f"{mantissa_bits}")
+    return reduce_precision_p.bind(operand, exponent_bits=exponent_bits,
+                                   mantissa_bits=mantissa_bits)
+
+
+def square(x):
+    """Elementwise ``x * x``.
+
+    >>> import numpy as np, functrans.lax as lax
+    >>> lax.square(np.array([3, -2]))
+    array([9, 4])
+    """
+    return integer_pow(x, 2)
+
+
+def reciprocal(x):
+    """Elementwise ``1 / x`` of floating-point or complex ``x`` (integers are refused, as
+    JAX refuses them).
+
+    >>> import numpy as np, functrans.lax as lax
+    >>> lax.reciprocal(np.array([4.0, -0.5]))
+    array([ 0.25, -2.  ])
+    """
+    aval = get_aval(x)
+    if not core.is_inexact(aval.dtype):
+        raise TypeError(f"reciprocal: x must be floating point or complex, got "
+                        f"{aval.dtype}; convert it first")
+    return integer_pow(x, -1)

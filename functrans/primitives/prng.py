@@ -21,6 +21,7 @@ single-precision approximation in float32 arithmetic, as XLA evaluates it for JA
 """
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -34,7 +35,7 @@ from functrans.primitives.shape import expand_dims, moveaxis, ndim_of
 from functrans.primitives.special import digamma, random_gamma_grad
 
 __all__ = [
-    "random_seed_p", "random_split_p", "random_fold_in_p", "random_bits_p",
+    "rng_uniform_p", "random_seed_p", "random_split_p", "random_fold_in_p", "random_bits_p",
     "random_uniform_p", "random_normal_p", "random_truncated_normal_p", "random_randint_p",
     "random_shuffle_p", "random_gamma_p", "threefry2x32",
 ]
@@ -526,3 +527,58 @@ def _log_sample_derivative(a, log_x, dtype):
 
 
 ad.jvp_rules[random_gamma_p] = _gamma_jvp
+
+
+# -- rng_uniform: lax's stateful generator ---------------------------------------------------
+# Each evaluation draws from a fresh key (a process-wide counter), so the primitive is
+# effectful: jit's passes neither fold nor merge it, and a compiled function draws anew on
+# every call, as XLA's RngUniform does.  No derivative and no batching rule, as in JAX.
+
+_rng_uniform_draws = itertools.count()
+
+
+def _rng_uniform_impl(a, b, *, shape):
+    xp = backend.array_module(a, b)
+    dtype = np.result_type(a, b)
+    key = np.array([0x5EED, next(_rng_uniform_draws) % 2 ** 32], np.uint32)
+    if xp is not np:  # the key on the bounds' device
+        key = backend.asarray(key, like=b if type(a) in (int, float, bool) else a)
+    if dtype.kind == "f":
+        return _uniform(key, shape, dtype, a, b)
+    # integers: a + floor(u (b - a)) from float64 u in [0, 1)
+    u = _unit_floats(key, shape, np.float64)
+    span = (xp.asarray(b).astype(np.float64) - xp.asarray(a).astype(np.float64))
+    return (xp.asarray(a) + xp.floor(u * span).astype(dtype)).astype(dtype)
+
+
+def _rng_uniform_abstract_eval(a, b, *, shape):
+    if a.shape or b.shape:
+        raise ValueError(f"rng_uniform: a and b must be scalars, got shapes {a.shape} and "
+                         f"{b.shape}")
+    if a.dtype != b.dtype:
+        raise ValueError(f"rng_uniform: a and b must have one dtype, got {a.dtype} and "
+                         f"{b.dtype}")
+    if a.dtype.kind not in "iuf":
+        raise TypeError(f"rng_uniform: a and b must be real numbers, got {a.dtype}")
+    return ShapedArray(tuple(shape), a.dtype, a.weak_type and b.weak_type)
+
+
+rng_uniform_p = Primitive("rng_uniform", origin="library")
+rng_uniform_p.effectful = True
+impl_rules[rng_uniform_p] = _rng_uniform_impl
+abstract_eval_rules[rng_uniform_p] = _rng_uniform_abstract_eval
+
+
+def _rng_uniform_batch(vals, dims, *, shape):
+    raise NotImplementedError("rng_uniform does not batch under vmap (nor does JAX's): draw "
+                              "the whole batch in one call, with the batch in its shape, or "
+                              "use functrans.random with a key per member")
+
+
+def _rng_uniform_jvp(primals, tangents, *, shape):
+    raise NotImplementedError("rng_uniform has no derivative (nor has JAX's): use "
+                              "functrans.random.uniform, whose bounds are differentiable")
+
+
+batching.batching_rules[rng_uniform_p] = _rng_uniform_batch
+ad.jvp_rules[rng_uniform_p] = _rng_uniform_jvp

@@ -1,5 +1,6 @@
-"""Reductions: reduce_max, reduce_min, argmax and argmin over static axes (reduce_sum, the
-transpose of broadcast_in_dim, is in ``shape.py``)."""
+"""Reductions: reduce_max, reduce_min, argmax, argmin and the bitwise reduce_and, reduce_or
+and reduce_xor over static axes (reduce_sum, the transpose of broadcast_in_dim, is in
+``shape.py``)."""
 from __future__ import annotations
 
 from typing import Sequence
@@ -17,7 +18,8 @@ from functrans.primitives.shape import (broadcast_in_dim, kept_dims, normalize_a
 
 #: what functrans.lax re-exports from this family (other names without an underscore
 #: are the package's: other families, numpy, scipy)
-__all__ = ["argmax", "argmin", "reduce_max", "reduce_min"]
+__all__ = ["argmax", "argmin", "reduce_and", "reduce_max", "reduce_min", "reduce_or",
+           "reduce_xor"]
 
 
 # -- reduce_max / reduce_min ---------------------------------------------------------------
@@ -136,3 +138,97 @@ def argmin(operand, axis: int, index_dtype=np.int64):
     return argmin_p.bind(operand, axes=(axis,), index_dtype=np.dtype(index_dtype))
 
 
+
+
+# -- reduce_and / reduce_or / reduce_xor ---------------------------------------------------
+
+
+def _bitwise_reduce_impl(op: str):
+    # Halving rounds of the elementwise operation over the reduced axes moved last and
+    # flattened: ceil(log2 n) whole-array steps in any array library (CuPy and dask have no
+    # ``bitwise_and.reduce``).
+    def impl(x, *, axes):
+        xp = array_module(x)
+        x = xp.asarray(x)
+        kept = [i for i in range(x.ndim) if i not in axes]
+        out_shape = tuple(x.shape[i] for i in kept)
+        n = 1
+        for a in axes:
+            n *= x.shape[a]
+        if n == 0:  # the operation's identity: all bits set for and, none for or and xor
+            fill = 0
+            if op == "and":
+                fill = True if x.dtype == np.bool_ else np.iinfo(x.dtype).max if (
+                    x.dtype.kind == "u") else -1
+            return xp.full(out_shape, fill, dtype=x.dtype)
+        y = xp.transpose(x, kept + list(axes)).reshape(out_shape + (n,))
+        combine = getattr(xp, "bitwise_" + op)
+        while n > 1:
+            half = n // 2
+            head = combine(y[..., :half], y[..., half:2 * half])
+            y = xp.concatenate([head, y[..., 2 * half:]], axis=-1) if n % 2 else head
+            n = half + n % 2
+        return y[..., 0]
+    return impl
+
+
+def _bitwise_reduction(name: str, op: str) -> Primitive:
+    prim = Primitive(name, origin="library")
+
+    def abstract_eval(aval, *, axes):
+        if aval.dtype.kind not in "biu":
+            raise TypeError(f"{name}: operand must be boolean or integer, got {aval.dtype}")
+        return reduced_aval(name, aval, axes)
+
+    impl_rules[prim] = _bitwise_reduce_impl(op)
+    abstract_eval_rules[prim] = abstract_eval
+    ad.defjvp_zero(prim)
+    batching.batching_rules[prim] = reduction_batcher(prim)
+    return prim
+
+
+reduce_and_p = _bitwise_reduction("reduce_and", "and")
+reduce_or_p = _bitwise_reduction("reduce_or", "or")
+reduce_xor_p = _bitwise_reduction("reduce_xor", "xor")
+
+
+def _bitwise_reduce(prim: Primitive, operand, axes: Sequence[int]):
+    aval = get_aval(operand)
+    axes = normalize_axes(axes, aval.ndim)
+    if not axes:  # nothing reduced: only the type is checked
+        abstract_eval_rules[prim](aval, axes=())
+        return operand
+    return prim.bind(operand, axes=axes)
+
+
+def reduce_and(operand, axes: Sequence[int]):
+    """Bitwise and of the elements of a boolean or integer ``operand`` over the given axes
+    (over none: ``operand`` itself; over an empty axis: all bits set); the dtype is kept.
+
+    >>> import numpy as np, functrans.lax as lax
+    >>> lax.reduce_and(np.array([[1, 3], [6, 5]]), (1,))
+    array([1, 4])
+    """
+    return _bitwise_reduce(reduce_and_p, operand, axes)
+
+
+def reduce_or(operand, axes: Sequence[int]):
+    """Bitwise or of the elements of a boolean or integer ``operand`` over the given axes
+    (over none: ``operand`` itself); the dtype is kept.
+
+    >>> import numpy as np, functrans.lax as lax
+    >>> lax.reduce_or(np.array([[1, 3], [6, 5]]), (1,))
+    array([3, 7])
+    """
+    return _bitwise_reduce(reduce_or_p, operand, axes)
+
+
+def reduce_xor(operand, axes: Sequence[int]):
+    """Bitwise exclusive or of the elements of a boolean or integer ``operand`` over the
+    given axes (over none: ``operand`` itself); the dtype is kept.
+
+    >>> import numpy as np, functrans.lax as lax
+    >>> lax.reduce_xor(np.array([[1, 3], [6, 5]]), (1,))
+    array([2, 3])
+    """
+    return _bitwise_reduce(reduce_xor_p, operand, axes)
