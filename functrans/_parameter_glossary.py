@@ -551,6 +551,35 @@ _specific("functrans.lax.all_gather", **_COLLECTIVE,
 _specific("functrans.lax.axis_index",
           axis_name=("hashable", "The name of a ``vmap`` axis: the result is this batch "
                                  "member's position along it."))
+_specific("functrans.lax.axis_size",
+          axis_name=("hashable or tuple", "The name of a ``vmap`` axis (or a tuple of names: "
+                                          "the product of their sizes)."))
+_PERM_AXIS = dict(x=_COLLECTIVE["x"], axis_name=("hashable", "The name of one ``vmap`` axis."))
+_specific("functrans.lax.ppermute", **_PERM_AXIS,
+          perm=("sequence of (int, int)", "``(source, destination)`` member index pairs; "
+                                          "each source and each destination at most once."))
+_specific("functrans.lax.pshuffle", **_PERM_AXIS,
+          perm=("sequence of int", "``perm[i]`` is the member whose value member ``i`` "
+                                   "gets; every member index exactly once."))
+_specific("functrans.lax.pbroadcast", **_PERM_AXIS,
+          source=("int", "The member whose value every member gets."))
+_specific("functrans.lax.all_to_all", **_PERM_AXIS,
+          axis_index_groups=_COLLECTIVE["axis_index_groups"],
+          split_axis=("int", "The axis of ``x`` split among the members (of the axis size; "
+                             "with ``tiled``, divisible by it)."),
+          concat_axis=("int", "Where the received pieces are stacked in the result (with "
+                              "``tiled``: the existing axis they are concatenated along)."),
+          tiled=("bool, optional", "If True, split into chunks and concatenate instead of "
+                                   "removing and adding an axis."))
+_specific("functrans.lax.pswapaxes", **_PERM_AXIS,
+          axis_index_groups=_COLLECTIVE["axis_index_groups"],
+          axis=("int", "The axis of ``x`` (of the axis size) swapped with the batch axis."))
+_specific("functrans.lax.psum_scatter", **_PERM_AXIS,
+          axis_index_groups=_COLLECTIVE["axis_index_groups"],
+          scatter_dimension=("int, optional", "The axis of the sum that is scattered over "
+                                              "the members (default 0)."),
+          tiled=("bool, optional", "If True, each member keeps a chunk and the axis stays; "
+                                   "else it keeps one index and the axis goes."))
 
 # --- gradient checking --------------------------------------------------------------------
 _CHECK_F = ("callable", "The function to check: arrays (pytrees) in, arrays out.")
