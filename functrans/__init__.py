@@ -20,6 +20,7 @@ from functrans.intermediates import intermediate_grads, tag
 from functrans.primitives.checkpoint import (checkpoint, checkpoint_name, checkpoint_policies,
                                              remat)
 from functrans.primitives.jit import jit
+from functrans.parallel import pmap
 from functrans.primitives.custom_derivatives import custom_jvp, custom_vjp
 from functrans import lax, tree, tree_util
 from functrans import numpy  # noqa: F401  (also installs the array methods of tracers)
@@ -48,7 +49,7 @@ __all__ = [
     "checkpoint_policies", "custom_jvp",
     "custom_vjp", "eval_jaxpr",
     "eval_shape", "float0", "grad", "hessian", "intermediate_grads", "jacfwd", "jacobian", "jacrev",
-    "jit", "jvp", "lax",
+    "jit", "jvp", "lax", "pmap",
     "linear_transpose", "linearize", "make_jaxpr", "nn", "numpy", "ops", "random", "remat",
     "tag", "tree",
     "tree_util",
