@@ -76,10 +76,9 @@ def pmap(fun: Callable, axis_name: Hashable | None = None, *,
     if not callable(fun):
         raise TypeError(f"pmap: expected a function, got {fun!r} of type "
                         f"{type(fun).__name__}")
-    if isinstance(static_broadcasted_argnums, int):
-        static = (static_broadcasted_argnums,)
-    else:
-        static = tuple(static_broadcasted_argnums)
+    static: tuple[int, ...] = ((static_broadcasted_argnums,)
+                               if isinstance(static_broadcasted_argnums, int)
+                               else tuple(static_broadcasted_argnums))
     if any(isinstance(i, bool) or not isinstance(i, int) or i < 0 for i in static):
         raise TypeError(f"pmap: static_broadcasted_argnums must be non-negative ints (the "
                         f"positions of static arguments), got {static_broadcasted_argnums!r}")
