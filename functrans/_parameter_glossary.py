@@ -442,6 +442,45 @@ _specific("functrans.device_get",
 _specific("functrans.devices",
           backend=("str, optional", "``'cpu'`` or ``'gpu'`` (CuPy); None: the default "
                                     "backend's devices."))
+_BACKEND = ("str, optional", "``'cpu'`` or ``'gpu'`` (CuPy); None: the default backend.")
+_specific("functrans.device_count functrans.local_device_count functrans.process_index "
+          "functrans.process_count functrans.process_indices functrans.host_id "
+          "functrans.host_count functrans.host_ids", backend=_BACKEND)
+_specific("functrans.local_devices", backend=_BACKEND,
+          process_index=("int, optional", "The process whose devices are listed: None or 0 "
+                                          "(functrans runs in one process)."),
+          host_id=("int, optional", "JAX's older name of ``process_index``."))
+_specific("functrans.Device",
+          platform=("str", "``'cpu'`` (the host) or ``'gpu'`` (a CuPy GPU)."),
+          id=("int, optional", "The device's number on its platform (default 0)."))
+_specific("functrans.default_device",
+          new_val=("Device or str, optional", "The default device inside the block: the host "
+                                              "device, ``'cpu'`` or None (no change)."))
+_specific("functrans.print_environment_info",
+          return_string=("bool, optional", "If True, return the report instead of "
+                                            "printing it."))
+_specific("functrans.pmap",
+          fun=_FUN,
+          axis_name=("hashable, optional", "The name of the mapped axis, for the collectives "
+                                           "of ``functrans.lax`` inside ``fun``."),
+          in_axes=("int, None or sequence, optional",
+                   "As ``vmap``'s: which axis of each positional argument is mapped (a "
+                   "tuple has an entry per positional argument, static ones included); None "
+                   "entries are broadcast."),
+          out_axes=("int, None or pytree, optional",
+                    "As ``vmap``'s: where the mapped axis goes in each output."),
+          static_broadcasted_argnums=("int or sequence of int, optional",
+                                      "Positions of arguments that are Python values the "
+                                      "trace depends on (hashable), passed to every member."),
+          devices=("sequence of Device, optional", "Accepted if they are this machine's "
+                                                   "devices (``functrans.devices()``); the "
+                                                   "computation runs where its inputs are."),
+          backend=("str, optional", "``'cpu'``, or ``'gpu'`` where CuPy sees a GPU; it "
+                                    "chooses nothing (inputs decide)."),
+          axis_size=("int, optional", "The number of members, needed only when no argument "
+                                      "is mapped."),
+          donate_argnums=("int or sequence of int, optional", "JAX's buffer donation; "
+                                                              "accepted and ignored."))
 _specific("functrans.block_until_ready",
           x=("pytree", "Arrays to wait for (GPU work is asynchronous); returned unchanged."))
 _specific("functrans.default_matmul_precision",
