@@ -38,17 +38,17 @@ def test_values_and_derivatives_agree_with_jax(jax):
     jnp, w = jax.numpy, np.array([0.5, -1.0, 2.0])
     ours_step, theirs_step = _program(lax, fnp), _program(jax.lax, jnp)
     ours = ft.pmap(ours_step, axis_name="i", in_axes=(0, None))
-    theirs = jax.vmap(theirs_step, axis_name="i", in_axes=(0, None))
+    theirs = jax.jit(jax.vmap(theirs_step, axis_name="i", in_axes=(0, None)))
     assert_close(ours(X, w), np.asarray(theirs(X, w)))
     # grad of pmap, and pmap of grad
     loss = lambda f: lambda x, w: (f(x, w) ** 2).sum()  # noqa: E731
-    assert_close(ft.grad(loss(ours), argnums=(0, 1))(X, w),
-                 tuple(np.asarray(g) for g in jax.grad(loss(theirs), argnums=(0, 1))(X, w)))
+    assert_close(ft.grad(loss(ours), argnums=(0, 1))(X, w), tuple(
+        np.asarray(g) for g in jax.jit(jax.grad(loss(theirs), argnums=(0, 1)))(X, w)))
     per_member = lambda step, grad: lambda x, w: grad(  # noqa: E731
         lambda x: (step(x, w) ** 2).sum())(x)
     assert_close(ft.pmap(per_member(ours_step, ft.grad), axis_name="i", in_axes=(0, None))(X, w),
-                 np.asarray(jax.vmap(per_member(theirs_step, jax.grad), axis_name="i",
-                                     in_axes=(0, None))(X, w)))
+                 np.asarray(jax.jit(jax.vmap(per_member(theirs_step, jax.grad),
+                                             axis_name="i", in_axes=(0, None)))(X, w)))
     # one member: JAX's own pmap on its one device
     one = X[:1]
     assert_close(ours(one, w), np.asarray(jax.pmap(theirs_step, axis_name="i",
