@@ -288,3 +288,18 @@ def test_permute_and_exchange_errors():
     with pytest.raises(NotImplementedError, match="lax.all_to_all: one axis name at a time"):
         ft.vmap(named(lambda r: lax.all_to_all(r, ("i", "j"), 0, 0)), axis_name="j")(
             RNG.standard_normal((2, 4, 4)))
+
+
+def test_permutes_and_exchanges_inside_staged_code():
+    shifted = np.roll(X, 1, axis=0)
+    assert_close(named(ft.jit(lambda r: lax.ppermute(r, "i", RING)))(X), shifted)
+    flipped = named(lambda r: lax.cond(r[0] > 0, lambda r: lax.ppermute(r, "i", RING),
+                                       lambda r: lax.pshuffle(r, "i", [3, 2, 1, 0]), r))(X)
+    assert_close(flipped, np.where(X[:, :1] > 0, shifted, X[::-1]))
+    twice = named(lambda r: lax.scan(lambda c, _: (lax.ppermute(c, "i", RING), None), r, None,
+                                     length=2)[0])(X)
+    assert_close(twice, np.roll(X, 2, axis=0))
+    x = RNG.standard_normal((4, 4, 2))
+    exchanged = named(ft.jit(lambda r: lax.all_to_all(r, "i", 0, 1)
+                             + lax.psum_scatter(r, "i")[:, None]))(x)
+    assert_close(exchanged, x.transpose(1, 2, 0) + x.sum(0)[:, :, None])
