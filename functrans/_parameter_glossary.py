@@ -588,8 +588,9 @@ _specific("functrans.lax.all_gather", **_COLLECTIVE,
           tiled=("bool, optional", "If True, concatenate along ``axis`` instead of stacking "
                                    "a new axis."))
 _specific("functrans.lax.axis_index",
-          axis_name=("hashable", "The name of a ``vmap`` axis: the result is this batch "
-                                 "member's position along it."))
+          axis_name=("hashable or tuple", "The name of a ``vmap`` axis: the result is this "
+                                          "batch member's position along it (a tuple of "
+                                          "names: along their product, the first major)."))
 _specific("functrans.lax.axis_size",
           axis_name=("hashable or tuple", "The name of a ``vmap`` axis (or a tuple of names: "
                                           "the product of their sizes)."))
@@ -602,7 +603,9 @@ _specific("functrans.lax.pshuffle", **_PERM_AXIS,
                                    "gets; every member index exactly once."))
 _specific("functrans.lax.pbroadcast", **_PERM_AXIS,
           source=("int", "The member whose value every member gets."))
-_specific("functrans.lax.all_to_all", **_PERM_AXIS,
+_specific("functrans.lax.all_to_all", x=_COLLECTIVE["x"],
+          axis_name=("hashable or tuple", "The name of a ``vmap`` axis, or a tuple of names "
+                                          "(their product, the first name major)."),
           axis_index_groups=_COLLECTIVE["axis_index_groups"],
           split_axis=("int", "The axis of ``x`` split among the members (of the axis size; "
                              "with ``tiled``, divisible by it)."),

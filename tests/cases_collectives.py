@@ -54,6 +54,10 @@ PRIMITIVE_CASES = [
     Case("all_to_all_tiled", _named(lambda r: lax.all_to_all(r ** 3, "i", 0, 1, tiled=True)),
          [A(2, 4, 3)], reference=lambda x: (x ** 3).reshape(2, 2, 2, 3).transpose(
              1, 2, 0, 3).reshape(2, 2, 6)),
+    Case("all_to_all_two_names", lambda x: ft.vmap(ft.vmap(
+        lambda r: lax.all_to_all(r * r, ("i", "j"), 0, 1), axis_name="j"), axis_name="i")(x),
+         [A(2, 3, 6, 2)], reference=lambda x: np.transpose(
+             (x * x).reshape(6, 6, 2), (1, 2, 0)).reshape(2, 3, 2, 6)),
     Case("pswapaxes_square", _named(lambda r: lax.pswapaxes(r, "i", 1) ** 2), [A(3, 2, 3)],
          reference=lambda x: np.transpose(x, (2, 1, 0)) ** 2),
     Case("psum_scatter_rows", _named(lambda r: lax.psum_scatter(r * r, "i")), [A(3, 3, 2)],

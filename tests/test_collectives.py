@@ -225,7 +225,7 @@ def test_permutes_and_exchanges_agree_with_jax():
     jax = pytest.importorskip("jax")
     jax.config.update("jax_enable_x64", True)
     x = RNG.standard_normal((4, 4, 8))
-    xs = RNG.standard_normal((3, 4, 4))
+    xs = RNG.standard_normal((3, 4, 4, 24))
 
     def programs(lx, vmap, grad, jit):
         def member(r):
@@ -234,8 +234,10 @@ def test_permutes_and_exchanges_agree_with_jax():
             out = out[:, :4] + lx.pswapaxes(r[:, :4] ** 2, "i", 0)
             return out * lx.psum_scatter(r, "i", scatter_dimension=1, tiled=True).sum()
 
-        def nested(r):  # collectives over the outer and inner names
-            return lx.ppermute(r, "i", [(0, 2), (1, 0), (2, 1)]) * lx.all_to_all(r, "j", 0, 0)
+        def nested(r):  # collectives over the outer, the inner and both names
+            both = lx.all_to_all(r, ("i", "j"), 1, 1, tiled=True)
+            return (lx.ppermute(r, "i", [(0, 2), (1, 0), (2, 1)]) * lx.all_to_all(r, "j", 0, 0)
+                    + both * lx.axis_index(("j", "i")))
         loss = lambda r: (member(r) ** 2).sum()  # noqa: E731
         return [jit(vmap(member, axis_name="i"))(x),
                 jit(vmap(grad(loss), axis_name="i"))(x),
@@ -285,8 +287,8 @@ def test_permute_and_exchange_errors():
     with pytest.raises(ValueError, match="lax.psum_scatter: axis scatter_dimension=0 .* "
                                          "divisible by"):
         named(lambda r: lax.psum_scatter(r, "i", tiled=True))(X)
-    with pytest.raises(NotImplementedError, match="lax.all_to_all: one axis name at a time"):
-        ft.vmap(named(lambda r: lax.all_to_all(r, ("i", "j"), 0, 0)), axis_name="j")(
+    with pytest.raises(NotImplementedError, match="lax.ppermute: one axis name at a time"):
+        ft.vmap(named(lambda r: lax.ppermute(r, ("i", "j"), [(0, 1)])), axis_name="j")(
             RNG.standard_normal((2, 4, 4)))
 
 

@@ -31,7 +31,7 @@ from functrans.interpreters import ad, batching, transpose
 from functrans.interpreters.ad import Zero
 from functrans.interpreters.batching import not_mapped
 from functrans.primitives.conversion import convert_element_type, zeros_like
-from functrans.primitives.elementwise import div, eq, mul, select
+from functrans.primitives.elementwise import add, div, eq, mul, select
 from functrans.primitives.gather import iota
 from functrans.primitives.indexing import dynamic_slice
 from functrans.primitives.reductions import reduce_max, reduce_min
@@ -193,16 +193,22 @@ def all_gather(x, axis_name, *, axis_index_groups=None, axis: int = 0, tiled: bo
 
 
 def axis_index(axis_name):
-    """The position (int32) of the current member along the named batch axis.
+    """The position (int32) of the current member along the named batch axis (along
+    several, a tuple of names: the position in their product, the first name major).
 
     >>> import numpy as np, functrans as ft, functrans.lax as lax
     >>> ft.vmap(lambda v: v * lax.axis_index("i"), axis_name="i")(np.ones(3))
     array([0., 1., 2.])
     """
-    if isinstance(axis_name, (tuple, list)):
-        raise NotImplementedError("lax.axis_index: one axis name at a time")
-    _axis_trace(axis_name, "axis_index")
-    return axis_index_p.bind(axis_name=axis_name)
+    names = _names(axis_name, "axis_index")
+    if not names:
+        raise ValueError("lax.axis_index: axis_name is an empty tuple; name at least one axis")
+    index = None
+    for name in names:
+        size = _axis_trace(name, "axis_index").axis_size
+        own = axis_index_p.bind(axis_name=name)
+        index = own if index is None else add(mul(index, np.int32(size)), own)
+    return index
 
 
 def axis_size(axis_name) -> int:
@@ -312,7 +318,8 @@ def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None,
     """Exchange pieces between members: axis ``split_axis`` of ``x`` (of the axis size;
     with ``tiled=True`` divisible by it) is split among the members, and the pieces each
     member receives are stacked along a new axis ``concat_axis`` (``tiled``: concatenated
-    along the existing one).  Member ``b`` gets piece ``b`` of every member's ``x``.
+    along the existing one).  Member ``b`` gets piece ``b`` of every member's ``x``.  A
+    tuple of names exchanges over their product (the first name major).
 
     >>> import numpy as np, functrans as ft, functrans.lax as lax
     >>> x = np.arange(4.0).reshape(2, 2)   # member m holds row m
@@ -321,29 +328,47 @@ def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None,
            [1., 3.]])
     """
     _check_groups(axis_index_groups, "all_to_all")
-    name = _one_name(axis_name, "all_to_all")
-    size = _axis_trace(name, "all_to_all").axis_size
+    names = _names(axis_name, "all_to_all")
+    size = axis_size(names)
 
     def exchange(leaf):
         shape = shape_of(leaf)
         split = _axis_of(leaf, split_axis, "all_to_all", "split_axis")
-        if tiled:
-            concat = _axis_of(leaf, concat_axis, "all_to_all", "concat_axis")
-        else:
-            ndim = len(shape)
-            if isinstance(concat_axis, bool) or not isinstance(concat_axis, (
-                    int, np.integer)) or not -ndim <= concat_axis < ndim:
-                raise ValueError(f"lax.all_to_all: concat_axis={concat_axis!r} is out of "
-                                 f"range for an operand of shape {shape}")
-            concat = int(concat_axis) % ndim
+        concat = _axis_of(leaf, concat_axis, "all_to_all", "concat_axis")
         if (shape[split] % size if tiled else shape[split] != size):
             raise ValueError(
                 f"lax.all_to_all: axis split_axis={split_axis} of the operand (shape "
                 f"{shape}) must be {'divisible by' if tiled else 'equal to'} the size "
-                f"{size} of axis {name!r}")
-        return all_to_all_p.bind(leaf, axis_name=name, split_axis=split, concat_axis=concat,
-                                 tiled=bool(tiled), axis_size=size)
+                f"{size} of axis {axis_name!r}")
+        if len(names) == 1:
+            return all_to_all_p.bind(leaf, axis_name=names[0], split_axis=split,
+                                     concat_axis=concat, tiled=bool(tiled), axis_size=size)
+        return _all_to_all_over(leaf, names, split, concat, bool(tiled), size)
     return tree_map(exchange, x)
+
+
+def _all_to_all_over(x, names: tuple, split: int, concat: int, tiled: bool, size: int):
+    # Several axes as one (the first name major): every member's operand gathered, then
+    # this member's piece of each.  Linear pieces, so derivatives follow.
+    shape = shape_of(x)
+    everyone = x
+    for name in reversed(names):
+        everyone = all_gather(everyone, name)
+    everyone = reshape(everyone, (size,) + shape)
+    chunk = shape[split] // size if tiled else 1
+    starts = [np.int32(0)] * (len(shape) + 1)
+    starts[1 + split] = mul(axis_index(names), np.int32(chunk))
+    sizes = [size] + list(shape)
+    sizes[1 + split] = chunk
+    pieces = dynamic_slice(everyone, starts, sizes)  # (sender, ...)
+    if not tiled:
+        pieces = reshape(pieces, (size,) + shape[:split] + shape[split + 1:])
+    out = moveaxis(pieces, 0, concat)
+    if tiled:  # senders-major into the concat axis
+        out_shape = shape_of(out)
+        out = reshape(out, out_shape[:concat] + (out_shape[concat] * out_shape[concat + 1],)
+                      + out_shape[concat + 2:])
+    return out
 
 
 def pswapaxes(x, axis_name, axis, *, axis_index_groups=None):
