@@ -8,13 +8,15 @@ There is no parallelism, and the mapped axis may be longer than ``device_count()
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable, Hashable, Iterable, Sequence
+from typing import Any, Callable, Hashable, Iterable, Sequence, TypeVar, cast
 
 from functrans.api import vmap
 from functrans.primitives.jit import jit
 from functrans.runtime import Device, devices as _devices_of
 
 __all__ = ["pmap"]
+
+F = TypeVar("F", bound=Callable)
 
 
 def _usable_devices() -> list[Device]:
@@ -47,11 +49,11 @@ def _check_placement(devices, backend) -> None:
                                  f"({usable}), got {device!r}")
 
 
-def pmap(fun: Callable, axis_name: Hashable | None = None, *,
+def pmap(fun: F, axis_name: Hashable | None = None, *,
          in_axes: int | None | Sequence[Any] = 0, out_axes: Any = 0,
          static_broadcasted_argnums: int | Iterable[int] = (),
          devices: Sequence[Device] | None = None, backend: str | None = None,
-         axis_size: int | None = None, donate_argnums: int | Iterable[int] = ()) -> Any:
+         axis_size: int | None = None, donate_argnums: int | Iterable[int] = ()) -> F:
     """Map ``fun`` over the leading axis of its arguments with the axis named
     ``axis_name``, so ``functrans.lax`` collectives (``psum``, ``ppermute``,
     ``all_gather``, ...) act across the mapped members, compiled like ``jit`` (traced once
@@ -110,4 +112,4 @@ def pmap(fun: Callable, axis_name: Hashable | None = None, *,
     @functools.wraps(fun)
     def mapped_fun(*args, **kwargs):
         return compiled(*args, **kwargs)
-    return mapped_fun
+    return cast(F, mapped_fun)  # same parameters; shapes are not part of the types
