@@ -66,7 +66,8 @@ def _axis_trace(axis_name, caller: str) -> batching.BatchTrace:
         raise NameError(
             f"lax.{caller}: unbound axis name {axis_name!r}: no enclosing vmap has "
             f"axis_name={axis_name!r}. Collectives act across the members of a named batch "
-            f"axis; call {caller} inside functrans.vmap(f, axis_name={axis_name!r}).")
+            f"axis; call {caller} inside functrans.vmap(f, axis_name={axis_name!r}) (or "
+            f"functrans.pmap(f, axis_name={axis_name!r})).")
     return trace
 
 
