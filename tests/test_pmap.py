@@ -87,6 +87,9 @@ def test_traced_once_per_signature_with_static_and_broadcast_arguments():
     assert_close(moved, 2 * X.T)
     total = ft.pmap(lambda x: lax.psum(x, "i"), "i", out_axes=None)(X)
     assert_close(total, X.sum(0))
+    # nothing mapped: axis_size says how many members
+    counted = ft.pmap(lambda c: c + lax.axis_index("i"), "i", in_axes=None, axis_size=3)(1.0)
+    assert_close(counted, np.array([1.0, 2.0, 3.0]))
     # keyword arguments are mapped over their leading axis, as in JAX
     assert_close(ft.pmap(lambda x, y: x * y)(X, y=X), X * X)
 
