@@ -229,8 +229,8 @@ def axis_size(axis_name) -> int:
 def _one_name(axis_name, caller: str):
     names = _names(axis_name, caller)
     if len(names) != 1:
-        raise NotImplementedError(f"lax.{caller}: one axis name at a time, got {axis_name!r}; "
-                                  "nest the collective once per name instead")
+        raise NotImplementedError(f"lax.{caller}: one axis name at a time, got {axis_name!r} "
+                                  "(jax.vmap refuses several names here too)")
     return names[0]
 
 
