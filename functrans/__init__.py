@@ -20,6 +20,7 @@ from functrans.intermediates import intermediate_grads, tag
 from functrans.primitives.checkpoint import (checkpoint, checkpoint_name, checkpoint_policies,
                                              remat)
 from functrans.primitives.jit import jit
+from functrans.parallel import pmap
 from functrans.primitives.custom_derivatives import custom_jvp, custom_vjp
 from functrans import lax, tree, tree_util
 from functrans import numpy  # noqa: F401  (also installs the array methods of tracers)
@@ -34,10 +35,13 @@ from functrans import ad_checkpoint, test_util  # noqa: F401
 from functrans import image  # noqa: F401
 from functrans import custom_derivatives, debug, dtypes, flatten_util, typing  # noqa: F401
 from functrans.custom_derivatives import closure_convert, custom_gradient
-from functrans.runtime import (block_until_ready, clear_caches, default_backend,
-                               default_matmul_precision, device_get, device_put, devices,
-                               disable_jit, ensure_compile_time_eval, named_call, named_scope,
-                               pure_callback)
+from functrans.runtime import (Device, block_until_ready, clear_caches, copy_to_host_async,
+                               default_backend, default_device, default_matmul_precision,
+                               device_count, device_get, device_put, devices, disable_jit,
+                               ensure_compile_time_eval, host_count, host_id, host_ids,
+                               local_device_count, local_devices, named_call, named_scope,
+                               print_environment_info, process_count, process_index,
+                               process_indices, pure_callback, typeof)
 
 __version__ = "0.1.0"
 
@@ -48,7 +52,7 @@ __all__ = [
     "checkpoint_policies", "custom_jvp",
     "custom_vjp", "eval_jaxpr",
     "eval_shape", "float0", "grad", "hessian", "intermediate_grads", "jacfwd", "jacobian", "jacrev",
-    "jit", "jvp", "lax",
+    "jit", "jvp", "lax", "pmap",
     "linear_transpose", "linearize", "make_jaxpr", "nn", "numpy", "ops", "random", "remat",
     "tag", "tree",
     "tree_util",
@@ -62,6 +66,10 @@ __all__ = [
     "flatten_util", "named_call", "named_scope", "pure_callback", "typing",
 ]
 __all__ += ["image"]
+__all__ += ["Device", "copy_to_host_async", "default_device", "device_count", "host_count",
+            "host_id", "host_ids", "local_device_count", "local_devices",
+            "print_environment_info", "process_count", "process_index", "process_indices",
+            "typeof"]
 
 del _primitives, _graphviz
 

@@ -442,6 +442,45 @@ _specific("functrans.device_get",
 _specific("functrans.devices",
           backend=("str, optional", "``'cpu'`` or ``'gpu'`` (CuPy); None: the default "
                                     "backend's devices."))
+_BACKEND = ("str, optional", "``'cpu'`` or ``'gpu'`` (CuPy); None: the default backend.")
+_specific("functrans.device_count functrans.local_device_count functrans.process_index "
+          "functrans.process_count functrans.process_indices functrans.host_id "
+          "functrans.host_count functrans.host_ids", backend=_BACKEND)
+_specific("functrans.local_devices", backend=_BACKEND,
+          process_index=("int, optional", "The process whose devices are listed: None or 0 "
+                                          "(functrans runs in one process)."),
+          host_id=("int, optional", "JAX's older name of ``process_index``."))
+_specific("functrans.Device",
+          platform=("str", "``'cpu'`` (the host) or ``'gpu'`` (a CuPy GPU)."),
+          id=("int, optional", "The device's number on its platform (default 0)."))
+_specific("functrans.default_device",
+          new_val=("Device or str, optional", "The default device inside the block: the host "
+                                              "device, ``'cpu'`` or None (no change)."))
+_specific("functrans.print_environment_info",
+          return_string=("bool, optional", "If True, return the report instead of "
+                                            "printing it."))
+_specific("functrans.pmap",
+          fun=_FUN,
+          axis_name=("hashable, optional", "The name of the mapped axis, for the collectives "
+                                           "of ``functrans.lax`` inside ``fun``."),
+          in_axes=("int, None or sequence, optional",
+                   "As ``vmap``'s: which axis of each positional argument is mapped (a "
+                   "tuple has an entry per positional argument, static ones included); None "
+                   "entries are broadcast."),
+          out_axes=("int, None or pytree, optional",
+                    "As ``vmap``'s: where the mapped axis goes in each output."),
+          static_broadcasted_argnums=("int or sequence of int, optional",
+                                      "Positions of arguments that are Python values the "
+                                      "trace depends on (hashable), passed to every member."),
+          devices=("sequence of Device, optional", "Accepted if they are this machine's "
+                                                   "devices (``functrans.devices()``); the "
+                                                   "computation runs where its inputs are."),
+          backend=("str, optional", "``'cpu'``, or ``'gpu'`` where CuPy sees a GPU; it "
+                                    "chooses nothing (inputs decide)."),
+          axis_size=("int, optional", "The number of members, needed only when no argument "
+                                      "is mapped."),
+          donate_argnums=("int or sequence of int, optional", "JAX's buffer donation; "
+                                                              "accepted and ignored."))
 _specific("functrans.block_until_ready",
           x=("pytree", "Arrays to wait for (GPU work is asynchronous); returned unchanged."))
 _specific("functrans.default_matmul_precision",
@@ -549,8 +588,40 @@ _specific("functrans.lax.all_gather", **_COLLECTIVE,
           tiled=("bool, optional", "If True, concatenate along ``axis`` instead of stacking "
                                    "a new axis."))
 _specific("functrans.lax.axis_index",
-          axis_name=("hashable", "The name of a ``vmap`` axis: the result is this batch "
-                                 "member's position along it."))
+          axis_name=("hashable or tuple", "The name of a ``vmap`` axis: the result is this "
+                                          "batch member's position along it (a tuple of "
+                                          "names: along their product, the first major)."))
+_specific("functrans.lax.axis_size",
+          axis_name=("hashable or tuple", "The name of a ``vmap`` axis (or a tuple of names: "
+                                          "the product of their sizes)."))
+_PERM_AXIS = dict(x=_COLLECTIVE["x"], axis_name=("hashable", "The name of one ``vmap`` axis."))
+_specific("functrans.lax.ppermute", **_PERM_AXIS,
+          perm=("sequence of (int, int)", "``(source, destination)`` member index pairs; "
+                                          "each source and each destination at most once."))
+_specific("functrans.lax.pshuffle", **_PERM_AXIS,
+          perm=("sequence of int", "``perm[i]`` is the member whose value member ``i`` "
+                                   "gets; every member index exactly once."))
+_specific("functrans.lax.pbroadcast", **_PERM_AXIS,
+          source=("int", "The member whose value every member gets."))
+_specific("functrans.lax.all_to_all", x=_COLLECTIVE["x"],
+          axis_name=("hashable or tuple", "The name of a ``vmap`` axis, or a tuple of names "
+                                          "(their product, the first name major)."),
+          axis_index_groups=_COLLECTIVE["axis_index_groups"],
+          split_axis=("int", "The axis of ``x`` split among the members (of the axis size; "
+                             "with ``tiled``, divisible by it)."),
+          concat_axis=("int", "Where the received pieces are stacked in the result (with "
+                              "``tiled``: the existing axis they are concatenated along)."),
+          tiled=("bool, optional", "If True, split into chunks and concatenate instead of "
+                                   "removing and adding an axis."))
+_specific("functrans.lax.pswapaxes", **_PERM_AXIS,
+          axis_index_groups=_COLLECTIVE["axis_index_groups"],
+          axis=("int", "The axis of ``x`` (of the axis size) swapped with the batch axis."))
+_specific("functrans.lax.psum_scatter", **_PERM_AXIS,
+          axis_index_groups=_COLLECTIVE["axis_index_groups"],
+          scatter_dimension=("int, optional", "The axis of the sum that is scattered over "
+                                              "the members (default 0)."),
+          tiled=("bool, optional", "If True, each member keeps a chunk and the axis stays; "
+                                   "else it keeps one index and the axis goes."))
 
 # --- gradient checking --------------------------------------------------------------------
 _CHECK_F = ("callable", "The function to check: arrays (pytrees) in, arrays out.")

@@ -522,7 +522,8 @@ def vmap(fun: F, in_axes: int | None | Sequence[Any] = 0, out_axes: Any = 0,
     arguments are always mapped over their leading axis, as in JAX.  ``out_axes`` likewise
     for the output.  ``axis_name`` names the batch axis for the collectives of
     ``functrans.lax`` (``psum``, ``pmean``, ``pmax``, ``pmin``, ``all_gather``,
-    ``axis_index``), which act across the batch members inside ``fun``.
+    ``axis_index``, ``ppermute``, ``all_to_all``, ``psum_scatter``, ...), which act across
+    the batch members inside ``fun``.
 
     >>> import numpy as np, functrans as ft, functrans.numpy as fnp, functrans.lax as lax
     >>> ft.vmap(fnp.dot, in_axes=(0, None))(np.eye(2), np.array([1.0, 2.0]))

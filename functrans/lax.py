@@ -52,7 +52,7 @@ __all__ = _OWN + [name for family in _FAMILIES + (lax_extra,) for name in family
 #: walks jaxprs (``eqn.primitive is lax.mul_p``).  Binding one directly takes functrans's
 #: parameters (``make_jaxpr`` shows them), which are not always JAX's.
 _PRIMITIVE_NAMES = (
-    "abs_p", "acos_p", "acosh_p", "add_p", "all_gather_p", "and_p", "argmax_p",
+    "abs_p", "acos_p", "acosh_p", "add_p", "all_gather_p", "all_to_all_p", "and_p", "argmax_p",
     "argmin_p", "asin_p", "asinh_p", "atan2_p", "atan_p", "atanh_p", "axis_index_p",
     "bessel_i0e_p", "bessel_i1e_p", "bitcast_convert_type_p", "broadcast_in_dim_p",
     "cbrt_p", "ceil_p", "clz_p", "complex_p", "concatenate_p", "cond_p", "conj_p",
@@ -64,7 +64,7 @@ _PRIMITIVE_NAMES = (
     "is_finite_p", "le_p", "lgamma_p", "linear_solve_p", "log1p_p", "log_p",
     "logistic_p", "lt_p", "max_p", "min_p", "mul_p", "mulhi_p", "ne_p", "neg_p",
     "nextafter_p", "not_p", "optimization_barrier_p", "or_p", "pad_p", "pmax_p",
-    "pmin_p", "polygamma_p", "population_count_p", "pow_p", "psum_p", "real_p",
+    "pmin_p", "polygamma_p", "population_count_p", "pow_p", "ppermute_p", "psum_p", "real_p",
     "reduce_and_p", "reduce_max_p", "reduce_min_p", "reduce_or_p", "reduce_precision_p",
     "reduce_prod_p", "reduce_sum_p", "reduce_window_max_p", "reduce_window_min_p",
     "reduce_window_p", "reduce_window_sum_p", "reduce_xor_p",

@@ -22,9 +22,12 @@ from functrans.primitives import callbacks
 from functrans.primitives.jit import clear_all_caches
 from functrans.tree_util import tree_flatten, tree_map, tree_unflatten
 
-__all__ = ["Device", "block_until_ready", "pure_callback", "clear_caches", "default_backend",
-           "default_matmul_precision", "device_get", "device_put", "devices", "disable_jit",
-           "ensure_compile_time_eval", "named_call", "named_scope"]
+__all__ = ["Device", "block_until_ready", "pure_callback", "clear_caches", "copy_to_host_async",
+           "default_backend", "default_device", "default_matmul_precision", "device_count",
+           "device_get", "device_put", "devices", "disable_jit", "ensure_compile_time_eval",
+           "host_count", "host_id", "host_ids", "local_device_count", "local_devices",
+           "named_call", "named_scope", "print_environment_info", "process_count",
+           "process_index", "process_indices", "typeof"]
 
 F = TypeVar("F", bound=Callable)
 
@@ -97,6 +100,189 @@ def devices(backend: str | None = None) -> list[Device]:
         return [Device("gpu", i) for i in range(cupy.cuda.runtime.getDeviceCount())]
     raise RuntimeError(f"devices: unknown backend {backend!r}; functrans knows 'cpu' and "
                        "'gpu' (CuPy)")
+
+
+def _devices_for(caller: str, backend: str | None) -> list[Device]:
+    try:
+        return devices(backend)
+    except RuntimeError as e:
+        raise RuntimeError(f"{caller}: {str(e).partition(': ')[2]}") from None
+
+
+def device_count(backend: str | None = None) -> int:
+    """The number of devices of ``backend`` (default ``"cpu"``: 1, the host).  Nothing
+    limits a ``pmap``'s mapped axis to it: functrans maps in one process.
+
+    >>> import functrans as ft
+    >>> ft.device_count()
+    1
+    """
+    return len(_devices_for("device_count", backend))
+
+
+def local_device_count(backend: str | None = None) -> int:
+    """The number of devices of ``backend`` this process reaches: all of them
+    (functrans runs in one process), ``device_count(backend)``.
+
+    >>> import functrans as ft
+    >>> ft.local_device_count()
+    1
+    """
+    return len(_devices_for("local_device_count", backend))
+
+
+def _check_process(caller: str, index) -> None:
+    if index is not None and index != 0:
+        raise ValueError(f"{caller}: process index {index!r} does not exist; functrans runs "
+                         "in one process, whose index is 0")
+
+
+def local_devices(process_index: int | None = None, backend: str | None = None,
+                  host_id: int | None = None) -> list[Device]:
+    """The devices of ``backend`` in process ``process_index`` (``host_id`` is its old
+    name): functrans runs in one process, index 0, so ``devices(backend)``.
+
+    >>> import functrans as ft
+    >>> ft.local_devices()
+    [CpuDevice(id=0)]
+    """
+    _check_process("local_devices", process_index)
+    _check_process("local_devices", host_id)
+    return _devices_for("local_devices", backend)
+
+
+def process_index(backend: str | None = None) -> int:
+    """The index of this process among the processes of a multi-process run: 0, as
+    functrans runs in one process.
+
+    >>> import functrans as ft
+    >>> ft.process_index()
+    0
+    """
+    _devices_for("process_index", backend)
+    return 0
+
+
+def process_count(backend: str | None = None) -> int:
+    """The number of processes: 1.
+
+    >>> import functrans as ft
+    >>> ft.process_count()
+    1
+    """
+    _devices_for("process_count", backend)
+    return 1
+
+
+def process_indices(backend: str | None = None) -> list[int]:
+    """The indices of all processes: ``[0]``.
+
+    >>> import functrans as ft
+    >>> ft.process_indices()
+    [0]
+    """
+    _devices_for("process_indices", backend)
+    return [0]
+
+
+#: JAX's older names of the process queries
+host_id = process_index
+host_count = process_count
+host_ids = process_indices
+
+
+class _NoValue:
+    def __repr__(self):
+        return "<no value>"
+
+
+_NO_VALUE = _NoValue()
+
+
+@contextmanager
+def default_device(new_val: Any = _NO_VALUE) -> Iterator[None]:
+    """A block in which new arrays go to ``new_val`` by default, as JAX's
+    ``with jax.default_device(device):``.  functrans makes arrays on the host and computes
+    where its inputs are, so only the host (``devices("cpu")[0]`` or ``"cpu"``) and None
+    (no change) are accepted; for a GPU, put the inputs there with ``device_put``.
+
+    >>> import functrans as ft, functrans.numpy as fnp
+    >>> with ft.default_device(ft.devices("cpu")[0]):
+    ...     fnp.ones(2)
+    array([1., 1.])
+    """
+    value = None if new_val is _NO_VALUE else new_val
+    if value is not None and value != _CPU and not (
+            isinstance(value, str) and value.lower() == "cpu"):
+        raise NotImplementedError(
+            f"default_device: functrans makes new arrays on the host and computes where "
+            f"its inputs are, so only the host device {_CPU!r} (or 'cpu') can be the "
+            f"default, got {value!r}; put the inputs on a GPU with "
+            "functrans.device_put(x, device) instead")
+    yield
+
+
+def _version(module: str) -> str:
+    from importlib import metadata  # noqa: PLC0415  (only for this report)
+    try:
+        return metadata.version(module)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def print_environment_info(return_string: bool = False) -> str | None:
+    """Print (or, with ``return_string=True``, return) the versions of functrans, Python,
+    NumPy, SciPy, CuPy, dask, numba and llvmlite, and the devices functrans sees: what a
+    bug report needs.
+
+    >>> import functrans as ft
+    >>> print(ft.print_environment_info(return_string=True))  # doctest: +ELLIPSIS
+    functrans: ...
+    python: ...
+    devices: [CpuDevice(id=0)...]
+    """
+    import platform  # noqa: PLC0415  (only for this report)
+    import sys  # noqa: PLC0415
+    try:
+        gpus = devices("gpu")
+    except RuntimeError:
+        gpus = []
+    lines = [f"functrans: {_version('functrans')}",
+             f"python: {sys.version.splitlines()[0]}",
+             f"platform: {platform.platform()}"]
+    lines += [f"{name}: {_version(name)}"
+              for name in ("numpy", "scipy", "cupy", "dask", "numba", "llvmlite")]
+    lines.append(f"devices: {devices('cpu') + gpus}")
+    text = "\n".join(lines)
+    if return_string:
+        return text
+    print(text)
+    return None
+
+
+def typeof(x: Any) -> ShapedArray:
+    """The abstract value of ``x`` (an array, a Python or NumPy scalar, or a tracer): its
+    shape, dtype and weak type, the type transforms trace with.
+
+    >>> import numpy as np, functrans as ft
+    >>> ft.typeof(np.ones((2, 3)))
+    ShapedArray((2, 3), float64)
+    >>> ft.typeof(1.0)
+    ShapedArray((), float64, weak_type=True)
+    """
+    return core.get_aval(x)
+
+
+def copy_to_host_async(x: Any) -> Any:
+    """``x``, unchanged: a hint that its device arrays will be read on the host soon.
+    NumPy arrays are on the host already; for CuPy arrays functrans starts no copy
+    (``device_get`` copies when the values are needed).
+
+    >>> import numpy as np, functrans as ft
+    >>> ft.copy_to_host_async({"w": np.ones(2)})
+    {'w': array([1., 1.])}
+    """
+    return x
 
 
 def _put_leaf(x, device: Device | None):

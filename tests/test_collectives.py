@@ -195,3 +195,113 @@ def test_agrees_with_jax_when_installed():
     ours = program(lax, ft.vmap, ft.grad)(X)
     theirs = np.asarray(program(jl, jax.vmap, jax.grad)(X))
     assert_close(ours, theirs)
+
+
+RING = [(0, 1), (1, 2), (2, 3), (3, 0)]
+
+
+def test_permutes_and_exchanges_against_explicit_indexing():
+    assert_close(named(lambda r: lax.ppermute(r, "i", RING))(X), np.roll(X, 1, axis=0))
+    # members no pair sends to get zeros (as on pmap's devices)
+    got = named(lambda r: lax.ppermute(r, "i", [(3, 0), (0, 2)]))(X)
+    assert_close(got, np.stack([X[3], 0 * X[0], X[0], 0 * X[0]]))
+    assert_close(named(lambda r: lax.pshuffle(r, "i", [2, 0, 3, 1]))(X), X[[2, 0, 3, 1]])
+    assert_close(named(lambda r: lax.pbroadcast(r, "i", 3))(X), each(X[3]))
+    assert named(lambda r: lax.axis_size("i") * r)(X).tolist() == (4 * X).tolist()
+    x = RNG.standard_normal((4, 4, 2))
+    assert_close(named(lambda r: lax.all_to_all(r, "i", 0, 0))(x), x.transpose(1, 0, 2))
+    assert_close(named(lambda r: lax.pswapaxes(r, "i", 0))(x), x.transpose(1, 0, 2))
+    assert_close(named(lambda r: lax.psum_scatter(r, "i"))(x), x.sum(0))
+    # an operand that is the same for every member
+    c = np.arange(8.0).reshape(4, 2)
+    assert_close(named(lambda r: lax.all_to_all(c, "i", 0, 1))(X),
+                 np.broadcast_to(c[:, :, None], (4, 2, 4)))
+    assert_close(named(lambda r: lax.psum_scatter(c, "i"))(X), 4 * c)
+    assert_close(named(lambda r: lax.ppermute(c, "i", [(0, 1)]))(X),
+                 np.stack([0 * c, c, 0 * c, 0 * c]))
+
+
+def test_permutes_and_exchanges_agree_with_jax():
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    x = RNG.standard_normal((4, 4, 8))
+    xs = RNG.standard_normal((3, 4, 4, 24))
+
+    def programs(lx, vmap, grad, jit):
+        def member(r):
+            out = lx.ppermute(r, "i", RING) * lx.pshuffle(r, "i", [1, 2, 3, 0])
+            out = out + lx.all_to_all(r, "i", 1, 1, tiled=True) * lx.axis_size("i")
+            out = out[:, :4] + lx.pswapaxes(r[:, :4] ** 2, "i", 0)
+            return out * lx.psum_scatter(r, "i", scatter_dimension=1, tiled=True).sum()
+
+        def nested(r):  # collectives over the outer, the inner and both names
+            both = lx.all_to_all(r, ("i", "j"), 1, 1, tiled=True)
+            return (lx.ppermute(r, "i", [(0, 2), (1, 0), (2, 1)]) * lx.all_to_all(r, "j", 0, 0)
+                    + both * lx.axis_index(("j", "i")))
+        loss = lambda r: (member(r) ** 2).sum()  # noqa: E731
+        return [jit(vmap(member, axis_name="i"))(x),
+                jit(vmap(grad(loss), axis_name="i"))(x),
+                jit(grad(lambda x: (vmap(member, axis_name="i")(x) ** 3).sum()))(x),
+                jit(vmap(vmap(nested, axis_name="j"), axis_name="i"))(xs),
+                jit(vmap(vmap(grad(lambda r: (nested(r) ** 2).sum()), axis_name="j"),
+                         axis_name="i"))(xs)]
+
+    # (JAX is jitted: eagerly it compiles every operation, 18 s here against 3 s)
+    for ours, theirs in zip(programs(lax, ft.vmap, ft.grad, lambda f: f),
+                            programs(jax.lax, jax.vmap, jax.grad, jax.jit)):
+        assert_close(ours, np.asarray(theirs))
+
+
+def test_derivatives_of_permutes_and_exchanges():
+    # (JAX 0.10.2's transpose of an untiled all_to_all with split_axis != concat_axis
+    # raises a cotangent-shape error, so these are checked numerically)
+    x = RNG.standard_normal((3, 3, 2))
+    f = lambda x: named(lambda r: lax.all_to_all(r, "i", 0, 1) ** 2)(x)  # noqa: E731
+    check_grads(f, (x,), 2, np.random.default_rng(3))
+    g = lambda x: named(ft.grad(  # noqa: E731
+        lambda r: fnp.sum(lax.all_to_all(r, "i", 0, 1) ** 3)), name="i")(x)
+    assert_close(g(x), 3 * x ** 2)  # each entry reaches exactly one output entry
+    h = lambda x: named(lambda r: lax.ppermute(r, "i", [(0, 1), (1, 0)]) * r)(x)  # noqa: E731
+    check_grads(h, (x,), 2, np.random.default_rng(4))
+
+
+def test_permute_and_exchange_errors():
+    with pytest.raises(NameError, match="lax.ppermute: unbound axis name 'j'"):
+        named(lambda r: lax.ppermute(r, "j", RING))(X)
+    with pytest.raises(NameError, match="lax.axis_size: unbound axis name 'j'"):
+        lax.axis_size("j")
+    with pytest.raises(ValueError, match="lax.ppermute: perm is not a permutation: a "
+                                         "destination index appears twice"):
+        named(lambda r: lax.ppermute(r, "i", [(0, 1), (2, 1)]))(X)
+    with pytest.raises(ValueError, match=r"lax.ppermute: perm pair \(3, 4\) is out of range"):
+        named(lambda r: lax.ppermute(r, "i", [(3, 4)]))(X)
+    with pytest.raises(TypeError, match="lax.ppermute: perm must be a sequence of"):
+        named(lambda r: lax.ppermute(r, "i", [1, 0]))(X)
+    with pytest.raises(ValueError, match="lax.pshuffle: perm must list every member"):
+        named(lambda r: lax.pshuffle(r, "i", [0, 0, 1, 2]))(X)
+    with pytest.raises(ValueError, match=r"lax.pbroadcast: source=4 must be a member index"):
+        named(lambda r: lax.pbroadcast(r, "i", 4))(X)
+    with pytest.raises(ValueError, match=r"lax.all_to_all: axis split_axis=0 .* must be "
+                                         r"equal to the size 4"):
+        named(lambda r: lax.all_to_all(r, "i", 0, 0))(X)
+    with pytest.raises(ValueError, match="lax.psum_scatter: axis scatter_dimension=0 .* "
+                                         "divisible by"):
+        named(lambda r: lax.psum_scatter(r, "i", tiled=True))(X)
+    with pytest.raises(NotImplementedError, match="lax.ppermute: one axis name at a time"):
+        ft.vmap(named(lambda r: lax.ppermute(r, ("i", "j"), [(0, 1)])), axis_name="j")(
+            RNG.standard_normal((2, 4, 4)))
+
+
+def test_permutes_and_exchanges_inside_staged_code():
+    shifted = np.roll(X, 1, axis=0)
+    assert_close(named(ft.jit(lambda r: lax.ppermute(r, "i", RING)))(X), shifted)
+    flipped = named(lambda r: lax.cond(r[0] > 0, lambda r: lax.ppermute(r, "i", RING),
+                                       lambda r: lax.pshuffle(r, "i", [3, 2, 1, 0]), r))(X)
+    assert_close(flipped, np.where(X[:, :1] > 0, shifted, X[::-1]))
+    twice = named(lambda r: lax.scan(lambda c, _: (lax.ppermute(c, "i", RING), None), r, None,
+                                     length=2)[0])(X)
+    assert_close(twice, np.roll(X, 2, axis=0))
+    x = RNG.standard_normal((4, 4, 2))
+    exchanged = named(ft.jit(lambda r: lax.all_to_all(r, "i", 0, 1)
+                             + lax.psum_scatter(r, "i")[:, None]))(x)
+    assert_close(exchanged, x.transpose(1, 2, 0) + x.sum(0)[:, :, None])

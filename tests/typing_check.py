@@ -44,8 +44,9 @@ if TYPE_CHECKING:
     # linearize: (outputs, the linear map from input tangents to output tangents).
     reveal_type(ft.linearize(loss, 1.0, 2.0))  # revealed: tuple[float, def (*Any, **Any) -> float]
 
-    # vmap and jit keep the whole signature (shapes are not part of the types).
+    # vmap, pmap and jit keep the whole signature (shapes are not part of the types).
     reveal_type(ft.vmap(loss))  # revealed: def (w: float, b: float) -> float
+    reveal_type(ft.pmap(loss, "i"))  # revealed: def (w: float, b: float) -> float
     reveal_type(ft.jit(loss))  # revealed: functrans.primitives.jit.Jitted[[w: float, b: float], float]
     reveal_type(ft.jit(loss)(1.0, 2.0))  # revealed: float
     ft.jit(loss)(1.0)  # type: ignore[call-arg]
