@@ -38,6 +38,10 @@ from functrans.runtime import (block_until_ready, clear_caches, default_backend,
                                default_matmul_precision, device_get, device_put, devices,
                                disable_jit, ensure_compile_time_eval, named_call, named_scope,
                                pure_callback)
+from functrans.runtime import (check_tracer_leaks, debug_infs, debug_nans, default_prng_impl,
+                               enable_x64, log_compiles, numpy_dtype_promotion,
+                               numpy_rank_promotion)
+from functrans import errors  # noqa: F401
 
 __version__ = "0.1.0"
 
@@ -62,6 +66,8 @@ __all__ = [
     "flatten_util", "named_call", "named_scope", "pure_callback", "typing",
 ]
 __all__ += ["image"]
+__all__ += ["check_tracer_leaks", "debug_infs", "debug_nans", "default_prng_impl", "enable_x64",
+            "errors", "log_compiles", "numpy_dtype_promotion", "numpy_rank_promotion"]
 
 del _primitives, _graphviz
 

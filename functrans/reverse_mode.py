@@ -43,6 +43,10 @@ ran.  What ``"auto"`` chooses:
 * ``vjp`` (whose pullback outlives the call and must not keep the caller's arrays) and
   ``jacrev``: ``"compiled"``.
 
+While ``config.debug_nans`` or ``config.debug_infs`` is on, every call is linearized and
+its transposition interpreted (``"linearize"``): each operation of the backward pass is
+then bound and checked.
+
 Only primitives whose rules are the library's own (``Primitive.origin``) are compiled or
 recorded: a user's primitive or custom rule (code that may print, count or draw random
 numbers) runs as written on every call.
@@ -152,6 +156,8 @@ def choose_plan(primals: Sequence, key=None, snapshot: bool = False) -> str:
 def _choose(primals: Sequence, key, snapshot: bool) -> tuple[str, bool]:
     """``choose_plan``, and for a tape whether it is batched (recorded above a vmap)."""
     mode = config.reverse_mode
+    if config.debug_nans or config.debug_infs:
+        return "linearize", False  # every operation bound, so each is checked
     if mode == "auto":
         if key is None or snapshot:
             return "compiled", False
