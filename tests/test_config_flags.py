@@ -145,6 +145,10 @@ def test_eager_operations_that_make_nans_are_named():
         with pytest.raises(FloatingPointError, match=r"\(nan\) encountered in div"):
             lax.div(np.zeros(2), np.zeros(2))
         with pytest.raises(FloatingPointError, match=r"\(nan\) encountered in log"):
+            lax.log(-1.0)  # Python scalars
+        with pytest.raises(FloatingPointError, match=r"\(nan\) encountered in log"):
+            fnp.log(fnp.full(2, -0.5))  # weakly typed arrays
+        with pytest.raises(FloatingPointError, match=r"\(nan\) encountered in log"):
             ft.vmap(fnp.log)(np.array([1.0, -1.0]))
         # NumPy's operators on the arrays functrans hands out
         with pytest.raises(FloatingPointError, match=r"\(nan\) encountered in divide"):
