@@ -11,7 +11,7 @@ import pytest
 
 import functrans as ft
 import functrans.numpy as fnp
-from functrans import config, core, lax
+from functrans import config, core, lax, reverse_mode
 from functrans.array_types import Array
 from functrans.primitives.jit import Jitted
 
@@ -309,3 +309,24 @@ def test_errors_names_are_jax_names():
         for base in (TypeError, IndexError, RuntimeError):
             if issubclass(theirs, base) and base is not RuntimeError:
                 assert issubclass(ours, base), (name, base)
+
+
+def test_pullbacks_made_before_the_switch_and_gradcheck_are_checked():
+    def sqrt_sum(x):
+        return fnp.sum(fnp.sqrt(x))
+
+    x, one = np.array([0.0, 4.0]), np.array(1.0)
+    with config.reverse_mode_set("tape"):
+        ft.grad(sqrt_sum)(np.array([1.0, 4.0]))  # compiled code made for the structure
+        _, recorded = reverse_mode.planned_vjp(lambda x: [sqrt_sum(x)], [x], key=sqrt_sum)
+        _, compiled = reverse_mode.planned_vjp(lambda x: [sqrt_sum(x)], [x], snapshot=True)
+        assert (recorded.plan, compiled.plan) == ("tape", "compiled")
+        assert recorded([one])[0][0] == compiled([one])[0][0] == np.inf
+        assert (recorded.plan, compiled.plan) == ("tape", "compiled")  # compiled code ran
+        with ft.debug_infs(True):
+            for pullback in (recorded, compiled):
+                with pytest.raises(FloatingPointError, match=r"\(inf\) encountered in div"):
+                    pullback([one])
+    with ft.debug_infs(True):
+        with pytest.raises(FloatingPointError, match=r"\(inf\) encountered in div"):
+            ft.gradcheck(fnp.sqrt, modes=("rev",))(x)
