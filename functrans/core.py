@@ -627,6 +627,7 @@ def _call_name(prim: Primitive, params: dict) -> str:
     name = params.get("name")
     return f"{prim.name}({name})" if isinstance(name, str) else prim.name
 
+
 _unchecked_process_primitive = EvalTrace.process_primitive
 
 
@@ -645,9 +646,8 @@ def _checked_process_primitive(self, prim: Primitive, args: Sequence, params: di
             raise FloatingPointError(f"{error}, in {_call_name(prim, params)}") from None
         raise FloatingPointError(
             f"invalid value ({kind}) encountered in {_call_name(prim, params)}; run "
-            f"operation by operation, "
-            f"it made none (the compiled code computed differently). functrans.config."
-            f"{switch} is on.")
+            "operation by operation, it made none (the compiled code computed "
+            f"differently). functrans.config.{switch} is on.")
     raise FloatingPointError(
         f"invalid value ({kind}) encountered in {prim.name} (functrans.config.{switch} is "
         "on)")

@@ -142,20 +142,19 @@ def _jit_batch(vals, dims, *, jaxpr, name):
     return outs, out_dims
 
 
-impl_rules[jit_p] = _jit_impl
-
-
 def _jit_locate_nonfinite(args, *, jaxpr, name):
-    eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *args)  # each operation checked (debug_nans)
+    # debug_nans found a NaN among the results: run the body op by op, each one checked
+    eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *args)
 
 
-locate_nonfinite_rules[jit_p] = _jit_locate_nonfinite
+impl_rules[jit_p] = _jit_impl
 abstract_eval_rules[jit_p] = lambda *avals, jaxpr, name: list(jaxpr.out_avals)
 ad.jvp_rules[jit_p] = _jit_jvp
 partial_eval.linear_staging_rules[jit_p] = _jit_linear_staging
 transpose.deftranspose(jit_p, _jit_transpose)
 batching.batching_rules[jit_p] = _jit_batch
 codegen.deflowering(jit_p, inline=lambda jaxpr, name: jaxpr)
+locate_nonfinite_rules[jit_p] = _jit_locate_nonfinite
 
 
 # ------------------------------------------------------------------------------------------
