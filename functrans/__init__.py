@@ -42,6 +42,10 @@ from functrans.runtime import (Device, block_until_ready, clear_caches, copy_to_
                                local_device_count, local_devices, named_call, named_scope,
                                print_environment_info, process_count, process_index,
                                process_indices, pure_callback, typeof)
+from functrans.runtime import (check_tracer_leaks, debug_infs, debug_nans, default_prng_impl,
+                               enable_x64, log_compiles, numpy_dtype_promotion,
+                               numpy_rank_promotion)
+from functrans import errors  # noqa: F401
 
 __version__ = "0.1.0"
 
@@ -70,6 +74,8 @@ __all__ += ["Device", "copy_to_host_async", "default_device", "device_count", "h
             "host_id", "host_ids", "local_device_count", "local_devices",
             "print_environment_info", "process_count", "process_index", "process_indices",
             "typeof"]
+__all__ += ["check_tracer_leaks", "debug_infs", "debug_nans", "default_prng_impl", "enable_x64",
+            "errors", "log_compiles", "numpy_dtype_promotion", "numpy_rank_promotion"]
 
 del _primitives, _graphviz
 

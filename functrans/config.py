@@ -49,20 +49,47 @@ False
 ``jit_disabled``: when true, ``functrans.jit`` calls the function it wraps directly, so that
 it runs eagerly (prints show values, breakpoints stop in it); ``functrans.disable_jit()``
 turns it on for a block.
+
+``debug_nans`` and ``debug_infs``: when true, an operation that makes a NaN (an infinity)
+from operands without one raises ``FloatingPointError`` naming it (docs/jax_names.md,
+"JAX's options"); ``functrans.debug_nans(True)`` turns it on for a block.  ``log_compiles``:
+``jit`` logs each signature it compiles (logger ``"functrans"``, level WARNING).
+
+JAX's options by JAX's names: ``update("jax_debug_nans", True)`` sets one and
+``config.jax_debug_nans`` reads it, so that scripts written for ``jax.config`` run.  Each
+option either works as in JAX, is a hint without effect on results here (accepted), or
+refuses the values functrans cannot honour with an error saying why.
+
+>>> ft.config.update("jax_enable_x64", True)  # functrans's dtypes are JAX's x64 mode's
+>>> ft.config.jax_enable_x64
+True
+>>> ft.config.update("jax_debug_nans", True)
+>>> ft.config.debug_nans
+True
+>>> ft.config.update("jax_debug_nans", False)
 """
 from __future__ import annotations
 
 import importlib.util
 import os
+import sys
+import types
 from contextlib import contextmanager
-from typing import Iterator
+from typing import Any, Callable, Iterator
 
-__all__ = ["check_tracer_leaks", "checking_leaks", "fusion", "fusion_parallel", "fusion_set",
-           "jit_disabled", "reverse_mode", "reverse_mode_set"]
+__all__ = ["check_tracer_leaks", "checking_leaks", "debug_infs", "debug_nans", "fusion",
+           "fusion_parallel", "fusion_set", "jit_disabled", "log_compiles", "on_change",
+           "option_values", "reverse_mode", "reverse_mode_set", "update", "values"]
 
 check_tracer_leaks: bool = False
 reverse_mode: str = "auto"
 jit_disabled: bool = False
+#: an operation that makes a NaN from operands without one raises FloatingPointError
+debug_nans: bool = False
+#: an operation that makes an infinity from finite operands raises FloatingPointError
+debug_infs: bool = False
+#: ``jit`` logs each signature it compiles (logger "functrans", level WARNING)
+log_compiles: bool = False
 #: ``jit`` fuses elementwise regions into loops compiled by LLVM or numba (on when llvmlite
 #: or numba is installed, ``pip install functrans[fast]``, unless the environment variable
 #: ``FUNCTRANS_FUSION`` is ``0``; docs/jit.md, "Fusion")
@@ -140,6 +167,187 @@ def fusion_set(on: bool) -> Iterator[None]:
         yield
     finally:
         fusion = previous
+
+
+# ------------------------------------------------------------------------------------------
+# JAX's options by JAX's names
+# ------------------------------------------------------------------------------------------
+
+#: switch name -> functions called (without arguments) after it is set, e.g. to install a
+#: checking interpreter only while ``debug_nans`` is on, so that it costs nothing when off
+_watchers: dict[str, list[Callable[[], None]]] = {}
+
+
+def on_change(name: str, watcher: Callable[[], None]) -> None:
+    """Call ``watcher()`` after each assignment to the switch ``name`` of this module (by
+    ``update``, a context manager, or ``config.name = value``)."""
+    _watchers.setdefault(name, []).append(watcher)
+
+
+class _ConfigModule(types.ModuleType):
+    def __setattr__(self, name: str, value: Any) -> None:
+        super().__setattr__(name, value)
+        for watcher in _watchers.get(name, ()):
+            watcher()
+
+
+sys.modules[__name__].__class__ = _ConfigModule
+
+
+def _boolean(option: str, value) -> bool:
+    if isinstance(value, (bool, int)) or type(value).__name__ == "bool_":
+        return bool(value)
+    if isinstance(value, str) and value.lower() in ("true", "false", "1", "0"):
+        return value.lower() in ("true", "1")
+    raise ValueError(f"functrans.config.update: {option} takes True or False, got "
+                     f"{value!r}")
+
+
+def _one_of(option: str, value, allowed: tuple, supported: tuple, why: str):
+    name = getattr(value, "value", value)  # JAX's enums (NumpyDtypePromotion.STANDARD)
+    if name not in allowed:
+        raise ValueError(f"functrans.config.update: {option} must be one of "
+                         f"{', '.join(map(repr, allowed))}, got {value!r}")
+    if name not in supported:
+        raise NotImplementedError(f"functrans.config.update: {option}={value!r} is not "
+                                  f"supported: {why}")
+    return name
+
+
+def _set_switch(name: str) -> Callable[[str, Any], None]:
+    def set_switch(option: str, value) -> None:
+        setattr(sys.modules[__name__], name, _boolean(option, value))
+    return set_switch
+
+
+def _set_x64(option: str, value) -> None:
+    if not _boolean(option, value):
+        raise NotImplementedError(
+            f"functrans.config.update: {option}=False is not supported: functrans's dtypes "
+            "are always those of JAX with jax_enable_x64=True (Python floats and NumPy's "
+            "defaults are 64-bit). For float32, pass float32 arrays (np.float32(...), "
+            "x.astype(np.float32)) or ask for it with dtype=np.float32; operations keep it.")
+
+
+def _set_platforms(option: str, value) -> None:
+    names = [] if value is None else [p.strip().lower() for p in str(value).split(",")]
+    if any(p not in ("", "cpu") for p in names):
+        raise NotImplementedError(
+            f"functrans.config.update: {option}={value!r} is not supported: functrans puts "
+            "the arrays it makes from Python values on the host ('cpu', NumPy). To compute "
+            "on a GPU, pass CuPy arrays (or functrans.device_put(x, "
+            "functrans.devices('gpu')[0])): operations stay on their device.")
+
+
+def _set_choice(allowed: tuple, supported: tuple, why: str) -> Callable[[str, Any], None]:
+    def set_choice(option: str, value) -> None:
+        _one_of(option, value, allowed, supported, why)
+    return set_choice
+
+
+def _set_partitionable(option: str, value) -> None:
+    if not _boolean(option, value):
+        raise NotImplementedError(
+            f"functrans.config.update: {option}=False is not supported: functrans.random "
+            "draws the bits of JAX's partitionable threefry (JAX's default since 0.5), "
+            "not the older stream")
+
+
+def _accept(option: str, value) -> None:
+    """A hint without effect on results in functrans (documented as such)."""
+
+
+_RANK_WHY = ("functrans.numpy broadcasts operands of any ranks together, as NumPy does "
+             "(jax_numpy_rank_promotion='allow')")
+_DTYPE_WHY = ("functrans promotes dtypes one way, 'standard' (arrays as NumPy promotes "
+              "them, Python scalars and weakly typed arrays taking the arrays' dtype as in "
+              "JAX; docs/array_api.md), and has no strict mode")
+
+#: JAX option -> (how to read its value, how to set it: checks the value and applies it)
+_OPTIONS: dict[str, tuple[Callable[[], Any], Callable[[str, Any], None]]] = {
+    "jax_enable_x64": (lambda: True, _set_x64),
+    "jax_disable_jit": (lambda: jit_disabled, _set_switch("jit_disabled")),
+    "jax_check_tracer_leaks": (lambda: check_tracer_leaks, _set_switch("check_tracer_leaks")),
+    "jax_debug_nans": (lambda: debug_nans, _set_switch("debug_nans")),
+    "jax_debug_infs": (lambda: debug_infs, _set_switch("debug_infs")),
+    "jax_log_compiles": (lambda: log_compiles, _set_switch("log_compiles")),
+    "jax_platforms": (lambda: None, _set_platforms),
+    "jax_platform_name": (lambda: "", _set_platforms),
+    "jax_default_prng_impl": (lambda: "threefry2x32", _set_choice(
+        ("threefry2x32", "rbg", "unsafe_rbg"), ("threefry2x32",),
+        "functrans.random implements threefry2x32 alone")),
+    "jax_threefry_partitionable": (lambda: True, _set_partitionable),
+    "jax_numpy_rank_promotion": (lambda: "allow", _set_choice(
+        ("allow", "warn", "raise"), ("allow",), _RANK_WHY)),
+    "jax_numpy_dtype_promotion": (lambda: "standard", _set_choice(
+        ("standard", "strict"), ("standard",), _DTYPE_WHY)),
+    # hints: no effect on results in functrans
+    "jax_traceback_filtering": (lambda: _hints["jax_traceback_filtering"], _accept),
+    "jax_default_matmul_precision": (lambda: _hints["jax_default_matmul_precision"], _accept),
+    "jax_compilation_cache_dir": (lambda: _hints["jax_compilation_cache_dir"], _accept),
+    "jax_persistent_cache_min_compile_time_secs": (
+        lambda: _hints["jax_persistent_cache_min_compile_time_secs"], _accept),
+    "jax_persistent_cache_min_entry_size_bytes": (
+        lambda: _hints["jax_persistent_cache_min_entry_size_bytes"], _accept),
+    "jax_enable_checks": (lambda: _hints["jax_enable_checks"], _accept),
+    "jax_explain_cache_misses": (lambda: _hints["jax_explain_cache_misses"], _accept),
+    "jax_softmax_custom_jvp": (lambda: _hints["jax_softmax_custom_jvp"], _accept),
+}
+
+#: the hints' values as last set (JAX's defaults until then)
+_hints: dict[str, Any] = {
+    "jax_traceback_filtering": "auto", "jax_default_matmul_precision": None,
+    "jax_compilation_cache_dir": None, "jax_persistent_cache_min_compile_time_secs": 1.0,
+    "jax_persistent_cache_min_entry_size_bytes": 0, "jax_enable_checks": False,
+    "jax_explain_cache_misses": False, "jax_softmax_custom_jvp": False,
+}
+
+
+def _option(name: str):
+    try:
+        return _OPTIONS[name]
+    except KeyError:
+        raise AttributeError(f"Unrecognized config option: {name} (functrans knows "
+                             f"{', '.join(sorted(_OPTIONS))})") from None
+
+
+def update(name: str, val: Any) -> None:
+    """Set JAX's option ``name`` (``"jax_enable_x64"``, ``"jax_debug_nans"``, ...) to
+    ``val``, as ``jax.config.update`` does.  Options that change what functrans computes
+    work as in JAX; hints without effect on results here (``jax_traceback_filtering``,
+    ``jax_default_matmul_precision``, ``jax_compilation_cache_dir``, ...) are accepted;
+    values functrans cannot honour (``jax_enable_x64=False``, a GPU platform, an
+    ``rbg`` PRNG, rank or dtype promotion other than JAX's defaults) raise
+    ``NotImplementedError`` saying why.  An unknown name raises ``AttributeError``.
+
+    >>> import functrans as ft
+    >>> ft.config.update("jax_enable_x64", True)
+    >>> ft.config.update("jax_check_tracer_leaks", True)
+    >>> ft.config.check_tracer_leaks
+    True
+    >>> ft.config.update("jax_check_tracer_leaks", False)
+    """
+    _option(name)[1](name, val)
+    if _OPTIONS[name][1] is _accept:
+        _hints[name] = val
+
+
+def option_values() -> dict[str, Any]:
+    """Every JAX option functrans knows, by name, with its value (``config.values``).
+
+    >>> import functrans as ft
+    >>> ft.config.option_values()["jax_enable_x64"]
+    True
+    """
+    return {name: read() for name, (read, _) in _OPTIONS.items()}
+
+
+def __getattr__(name: str):
+    if name == "values":
+        return option_values()
+    if name.startswith("jax_"):
+        return _option(name)[0]()
+    raise AttributeError(f"module 'functrans.config' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:

@@ -43,6 +43,10 @@ ran.  What ``"auto"`` chooses:
 * ``vjp`` (whose pullback outlives the call and must not keep the caller's arrays) and
   ``jacrev``: ``"compiled"``.
 
+While ``config.debug_nans`` or ``config.debug_infs`` is on, every call is linearized and
+its transposition interpreted (``"linearize"``), and so is a pullback made before the
+switch was turned on: each operation of the backward pass is then bound and checked.
+
 Only primitives whose rules are the library's own (``Primitive.origin``) are compiled or
 recorded: a user's primitive or custom rule (code that may print, count or draw random
 numbers) runs as written on every call.
@@ -152,6 +156,8 @@ def choose_plan(primals: Sequence, key=None, snapshot: bool = False) -> str:
 def _choose(primals: Sequence, key, snapshot: bool) -> tuple[str, bool]:
     """``choose_plan``, and for a tape whether it is batched (recorded above a vmap)."""
     mode = config.reverse_mode
+    if config.debug_nans or config.debug_infs:
+        return "linearize", False  # every operation bound, so each is checked
     if mode == "auto":
         if key is None or snapshot:
             return "compiled", False
@@ -227,7 +233,8 @@ def _linear_pullback(jaxpr: Jaxpr, consts: Sequence, out_tangents: Sequence, thr
     def run(pullback: Pullback, cts: Sequence) -> list:
         assert len(cts) == len(out_tangents)
         live_cts = [ct for ct, t in zip(cts, out_tangents) if t is None]
-        if threshold and not _any_lazy(consts, live_cts):
+        if threshold and not (config.debug_nans or config.debug_infs) and not _any_lazy(
+                consts, live_cts):  # (checking: every transpose rule's operation bound)
             out = compiled_backward(jaxpr, consts, live_cts, threshold)
             if out is not None:
                 pullback.plan = "compiled"
@@ -247,6 +254,9 @@ def _tape_pullback(recorded: tape.Tape, key, threshold: int) -> Callable:
     the outcome updates (None: none, under a forced plan)."""
     def run(pullback: Pullback, cts: Sequence) -> list:
         batched = "batched tape" if recorded.batched else "tape"
+        if config.debug_nans or config.debug_infs:  # recorded before the switch was on
+            pullback.plan = batched + ", linearized"
+            return _linearized_tape_pullback(recorded, 0)(cts)
         out = compiled_gradient(recorded, cts, threshold)
         if out is None:
             if key is not None:

@@ -1,7 +1,8 @@
 """Where arrays live and how calls run: JAX's ``device_put``, ``device_get``, ``devices``,
 ``default_backend``, ``block_until_ready``, and the switches ``disable_jit``,
 ``ensure_compile_time_eval``, ``named_scope``, ``named_call``, ``default_matmul_precision``
-and ``clear_caches``.
+and ``clear_caches``, and JAX's options as top-level switches (``debug_nans``,
+``enable_x64``, ...: ``Switch``).
 
 functrans computes where its inputs are: NumPy arrays on the host ("cpu"), CuPy arrays on
 their GPU.  Moving an array is explicit (``device_put``, ``device_get``); everything else
@@ -27,7 +28,9 @@ __all__ = ["Device", "block_until_ready", "pure_callback", "clear_caches", "copy
            "device_get", "device_put", "devices", "disable_jit", "ensure_compile_time_eval",
            "host_count", "host_id", "host_ids", "local_device_count", "local_devices",
            "named_call", "named_scope", "print_environment_info", "process_count",
-           "process_index", "process_indices", "typeof"]
+           "process_index", "process_indices", "typeof", "Switch",
+           "check_tracer_leaks", "debug_infs", "debug_nans", "default_prng_impl",
+           "enable_x64", "log_compiles", "numpy_dtype_promotion", "numpy_rank_promotion"]
 
 F = TypeVar("F", bound=Callable)
 
@@ -445,6 +448,179 @@ def default_matmul_precision(new_val: Any = None) -> Iterator[None]:
                          "'bfloat16', 'tensorfloat32', 'float32' (or 'default', 'high', "
                          "'highest')")
     yield
+
+
+class _NoDefault:
+    def __repr__(self):
+        return "<NoDefault>"
+
+
+_NO_DEFAULT: Any = _NoDefault()
+
+
+class Switch:
+    """One of JAX's options as a top-level object, as ``jax.debug_nans`` is:
+    ``switch(new_val)`` is a context manager that sets the option for the block (through
+    ``config.update``, so a value functrans cannot honour raises there) and restores it
+    after; ``switch.value`` is its value now.  The switches are process-wide, not per
+    thread.
+
+    >>> import functrans as ft
+    >>> with ft.check_tracer_leaks(True):
+    ...     ft.check_tracer_leaks.value
+    ...
+    True
+    >>> ft.check_tracer_leaks.value
+    False
+    """
+
+    def __init__(self, option: str, implied: Any, doc: str):
+        self.option = option
+        self._implied = implied  # what switch() without a value sets (True for on/off)
+        self.__doc__ = doc
+
+    @property
+    def value(self) -> Any:
+        """The option's value now."""
+        return getattr(config, self.option)
+
+    def __repr__(self):
+        return f"<functrans switch {self.option}={self.value!r}>"
+
+    @contextmanager
+    def _setting(self, new_val: Any) -> Iterator[None]:
+        previous = self.value
+        config.update(self.option, new_val)
+        try:
+            yield
+        finally:
+            config.update(self.option, previous)
+
+    def __call__(self, new_val: Any = _NO_DEFAULT):
+        if new_val is _NO_DEFAULT:
+            if self._implied is _NO_DEFAULT:
+                raise TypeError(f"{self.option.removeprefix('jax_')}(): pass the value to "
+                                "set for the block")
+            new_val = self._implied
+        return self._setting(new_val)
+
+
+_SWITCH_PARAMETERS = """
+    Parameters
+    ----------
+    new_val
+        The value for the block{implied}.
+"""
+
+
+def _switch(option: str, implied: Any, text: str) -> Switch:
+    tail = "" if implied is _NO_DEFAULT else f" ({implied!r} if left out)"
+    return Switch(option, implied, text.rstrip() + "\n" + _SWITCH_PARAMETERS.format(
+        implied=tail))
+
+
+debug_nans = _switch("jax_debug_nans", True, """
+    ``with debug_nans(True):``: an operation that makes a NaN from operands without one
+    raises ``FloatingPointError`` naming it: a primitive evaluated outside transforms, an
+    operation of a gradient's backward pass, NumPy's operators on functrans arrays.  A
+    ``jit`` function's results are checked, and one with a NaN is run again operation by
+    operation to name the one that made it.  ``config.update("jax_debug_nans", True)``
+    turns it on for good.  Costs nothing while off.
+
+    >>> import functrans as ft, functrans.numpy as fnp
+    >>> with ft.debug_nans(True):  # doctest: +ELLIPSIS
+    ...     ft.grad(lambda x: 0.0 * fnp.log(x))(0.0)
+    ...
+    Traceback (most recent call last):
+        ...
+    FloatingPointError: invalid value (nan) encountered in mul...
+    """)
+debug_infs = _switch("jax_debug_infs", True, """
+    ``with debug_infs(True):``: an operation that makes an infinity from finite operands
+    raises ``FloatingPointError`` naming it, as ``debug_nans`` does for NaNs.
+
+    >>> import functrans as ft, functrans.numpy as fnp
+    >>> with ft.debug_infs(True):  # doctest: +ELLIPSIS
+    ...     ft.grad(fnp.sqrt)(0.0)
+    ...
+    Traceback (most recent call last):
+        ...
+    FloatingPointError: invalid value (inf) encountered in div...
+    """)
+enable_x64 = _switch("jax_enable_x64", True, """
+    ``with enable_x64(True):`` changes nothing: functrans's dtypes are always those of
+    JAX's x64 mode (Python floats are float64).  ``enable_x64(False)`` raises
+    ``NotImplementedError``: for float32, pass float32 arrays or ``dtype=np.float32``.
+
+    >>> import functrans as ft, functrans.numpy as fnp
+    >>> with ft.enable_x64(True):
+    ...     fnp.asarray(1.5).dtype
+    ...
+    dtype('float64')
+    """)
+check_tracer_leaks = _switch("jax_check_tracer_leaks", True, """
+    ``with check_tracer_leaks(True):``: every transform checks as it ends that none of its
+    tracers is still referenced, and raises ``UnexpectedTracerError`` if one is (as
+    ``checking_leaks()`` does).
+
+    >>> import functrans as ft, functrans.numpy as fnp
+    >>> with ft.check_tracer_leaks(True):
+    ...     ft.grad(fnp.sin)(0.0)
+    ...
+    1.0
+    """)
+log_compiles = _switch("jax_log_compiles", True, """
+    ``with log_compiles(True):``: ``jit`` logs each signature it compiles (the function's
+    name and its arguments' types) to the logger ``"functrans"`` at level WARNING.
+
+    >>> import logging, numpy as np, functrans as ft
+    >>> logging.getLogger("functrans").addHandler(logging.NullHandler())
+    >>> with ft.log_compiles(True):
+    ...     ft.jit(lambda x: x + 1.0)(np.ones(2))
+    ...
+    array([2., 2.])
+    """)
+numpy_rank_promotion = _switch("jax_numpy_rank_promotion", _NO_DEFAULT, """
+    ``with numpy_rank_promotion("allow"):``: operands of different ranks broadcast together,
+    as NumPy's do: the only mode functrans has; ``"warn"`` and ``"raise"`` raise
+    ``NotImplementedError``.
+
+    >>> import numpy as np, functrans as ft, functrans.numpy as fnp
+    >>> with ft.numpy_rank_promotion("allow"):
+    ...     fnp.add(np.ones(2), np.ones((3, 1))).shape
+    ...
+    (3, 2)
+    """)
+numpy_dtype_promotion = _switch("jax_numpy_dtype_promotion", _NO_DEFAULT, """
+    ``with numpy_dtype_promotion("standard"):``: the promotion functrans always does
+    (arrays promote as NumPy's do; Python scalars and weakly typed arrays take the
+    arrays' dtype, as in JAX; docs/array_api.md); ``"strict"`` raises
+    ``NotImplementedError``.
+
+    >>> import numpy as np, functrans as ft, functrans.numpy as fnp
+    >>> with ft.numpy_dtype_promotion("standard"):
+    ...     fnp.add(np.ones(2, np.float32), 1.0).dtype
+    ...
+    dtype('float32')
+    """)
+default_prng_impl = _switch("jax_default_prng_impl", _NO_DEFAULT, """
+    ``with default_prng_impl("threefry2x32"):``: random keys use threefry2x32, the only
+    implementation functrans.random has; another name raises ``NotImplementedError``.
+
+    >>> import functrans as ft
+    >>> with ft.default_prng_impl("threefry2x32"):
+    ...     ft.random.key_data(ft.random.key(0)).tolist()
+    ...
+    [0, 0]
+    """)
+
+#: the switches' examples, for the doctest finder (which does not look into instances)
+__test__ = {name: obj.__doc__ for name, obj in (
+    ("debug_nans", debug_nans), ("debug_infs", debug_infs), ("enable_x64", enable_x64),
+    ("check_tracer_leaks", check_tracer_leaks), ("log_compiles", log_compiles),
+    ("numpy_rank_promotion", numpy_rank_promotion),
+    ("numpy_dtype_promotion", numpy_dtype_promotion),
+    ("default_prng_impl", default_prng_impl))}
 
 
 def clear_caches() -> None:

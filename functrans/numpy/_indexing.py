@@ -24,7 +24,7 @@ import numpy as np
 from numpy import newaxis
 
 from functrans import backend, core, lax
-from functrans.core import Tracer, is_python_scalar
+from functrans.core import NonConcreteBooleanIndexError, Tracer, is_python_scalar
 from functrans.numpy._index_tricks import lazy_shape_error, nonzero
 from functrans.numpy._dtypes import result_type
 from functrans.numpy._elementwise import power, true_divide
@@ -246,7 +246,7 @@ def _prepare_index(x, index: tuple):
             widths.append(0)
         elif _is_boolean(idx):
             if isinstance(idx, Tracer):
-                raise TypeError(
+                raise NonConcreteBooleanIndexError(
                     f"A traced boolean mask ({idx.aval.str_short()}) cannot index an array "
                     "inside a transform: the result's shape would depend on the mask's "
                     "values. Use functrans.numpy.where(mask, x, 0) to keep the shape.")

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import logging
 import threading
 import weakref
 from typing import Any, Callable, Generic, NamedTuple, Sequence, TypeVar, cast, overload
@@ -35,7 +36,8 @@ from typing_extensions import ParamSpec
 from functrans import backend, config, jaxpr_transforms
 from functrans.array_types import Array, strip_weak, user_result, weak_result
 from functrans.core import (ClosedJaxpr, Primitive, ShapedArray, Tracer, abstract_eval_rules,
-                            get_aval, impl_rules)
+                            eval_jaxpr, get_aval, impl_rules, locate_nonfinite_rules,
+                            nonfinite_kind)
 from functrans.interpreters import ad, batching, codegen, partial_eval, transpose
 from functrans.interpreters.ad import Zero
 from functrans.interpreters.batching import not_mapped
@@ -44,7 +46,8 @@ from functrans.interpreters.transpose import is_undefined_primal
 from functrans.jaxpr_transforms import closure_convert, trace_function
 from functrans.primitives.callbacks import collecting_effects, keep_effects
 from functrans.primitives.shape import shape_of
-from functrans.tree_util import register_pytree_node, tree_flatten, tree_unflatten
+from functrans.tree_util import (register_pytree_node, tree_flatten, tree_leaves,
+                                 tree_unflatten)
 
 __all__ = ["jit", "jit_p", "Jitted", "Lowered", "clear_all_caches"]
 
@@ -139,6 +142,11 @@ def _jit_batch(vals, dims, *, jaxpr, name):
     return outs, out_dims
 
 
+def _jit_locate_nonfinite(args, *, jaxpr, name):
+    # debug_nans found a NaN among the results: run the body op by op, each one checked
+    eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *args)
+
+
 impl_rules[jit_p] = _jit_impl
 abstract_eval_rules[jit_p] = lambda *avals, jaxpr, name: list(jaxpr.out_avals)
 ad.jvp_rules[jit_p] = _jit_jvp
@@ -146,6 +154,7 @@ partial_eval.linear_staging_rules[jit_p] = _jit_linear_staging
 transpose.deftranspose(jit_p, _jit_transpose)
 batching.batching_rules[jit_p] = _jit_batch
 codegen.deflowering(jit_p, inline=lambda jaxpr, name: jaxpr)
+locate_nonfinite_rules[jit_p] = _jit_locate_nonfinite
 
 
 # ------------------------------------------------------------------------------------------
@@ -355,6 +364,34 @@ class Jitted(Generic[P, R]):
             return self._fun(*args, **kwargs)
         return self._call(args, kwargs)
 
+    def _checked_call(self, *args, **kwargs):
+        # Jitted.__call__ while debug_nans or debug_infs is on: the compiled function's
+        # results are checked, and one that holds a NaN (an infinity) its arguments did
+        # not hold is found again by running the function op by op (each operation
+        # checked by core's checking EvalTrace), as if jit were removed.
+        out = _unchecked_call(self, *args, **kwargs)
+        if config.jit_disabled:
+            return out  # ran eagerly: each operation was checked
+        nans, infs = config.debug_nans, config.debug_infs
+        kind = nonfinite_kind(tree_leaves(out), nans, infs)
+        if kind is None or nonfinite_kind(tree_leaves((args, kwargs)), kind == "nan",
+                                          kind == "inf"):
+            return out
+        config.jit_disabled = True
+        try:
+            self._fun(*args, **kwargs)
+        except FloatingPointError as error:
+            raise FloatingPointError(f"{error}, in jit({self._name}) (found by running it "
+                                     "operation by operation, as under disable_jit)"
+                                     ) from None
+        finally:
+            config.jit_disabled = False
+        switch = "debug_nans" if kind == "nan" else "debug_infs"
+        raise FloatingPointError(
+            f"invalid value ({kind}) encountered in jit({self._name}); run operation by "
+            "operation (as under disable_jit), it made none (the compiled code computed "
+            f"differently). functrans.config.{switch} is on.")
+
     def _split(self, args: tuple, kwargs: dict):
         """(the dynamic arguments as a pytree, a function of them, the static key)."""
         name = f"jit({self._name})"
@@ -402,6 +439,9 @@ class Jitted(Generic[P, R]):
         key = (in_tree, tuple(avals), static_key, library)
         entry = self._cache.get(key)
         if entry is None:
+            if config.log_compiles:
+                _log.warning("functrans.jit: compiling jit(%s) for arguments (%s)", self._name,
+                             ", ".join(a.str_short() for a in avals))
             consts: Sequence[Any]  # a list from the trace, a tuple once on the device
             jaxpr, consts, out_tree = self._trace(dynamic_fun, in_tree, avals, static_key)
             if any(isinstance(c, Tracer) for c in consts):  # closes over a transform's value
@@ -469,6 +509,22 @@ class Jitted(Generic[P, R]):
             self._last = ((), None, None)
             self._fast_trees.clear()
             self._hits = self._misses = 0
+
+
+_log = logging.getLogger("functrans")
+_unchecked_call = Jitted.__call__
+
+
+def _install_checks() -> None:
+    """Check ``jit``'s results while ``debug_nans`` or ``debug_infs`` is on (the plain
+    ``__call__`` otherwise: its fast path gains nothing)."""
+    checking = config.debug_nans or config.debug_infs
+    Jitted.__call__ = (  # type: ignore[method-assign]
+        Jitted._checked_call if checking else _unchecked_call)
+
+
+config.on_change("debug_nans", _install_checks)
+config.on_change("debug_infs", _install_checks)
 
 
 class _WithEffects:
