@@ -409,6 +409,16 @@ def test_dtypes_and_typing():
     assert dtypes.iinfo(np.int8).max == 127
     with pytest.raises(ValueError):
         dtypes.result_type()
+    # JAX 0.10.2's values: bool is a byte, complex counts both parts
+    assert [dtypes.itemsize_bits(d) for d in (bool, np.int8, np.uint16, np.float32,
+                                              "complex128")] == [8, 8, 16, 32, 128]
+    for bad in (None, "U3", dtypes.float0, "V4"):
+        with pytest.raises(ValueError, match="itemsize_bits: dtype"):
+            dtypes.itemsize_bits(bad)
+    if "bfloat16" in dtypes.__all__:  # ml_dtypes is installed: its sub-byte types
+        import ml_dtypes
+        assert [dtypes.itemsize_bits(d) for d in (ml_dtypes.int4, ml_dtypes.bfloat16,
+                                                  ml_dtypes.float8_e4m3fn)] == [4, 16, 8]
 
     def f(x: ArrayLike, dtype: DTypeLike = np.float32):
         return x
