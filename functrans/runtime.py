@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterator, TypeVar
 import numpy as np
 
 from functrans import array_types, backend, config, core, jaxpr_transforms, reverse_mode
-from functrans.core import Tracer
+from functrans.core import Tracer, ensure_compile_time_eval
 from functrans.core import ShapedArray
 from functrans.primitives import callbacks
 from functrans.primitives.jit import clear_all_caches
@@ -186,23 +186,6 @@ def disable_jit(disable: bool = True) -> Iterator[None]:
         yield
     finally:
         config.jit_disabled = previous
-
-
-def ensure_compile_time_eval():
-    """A context in which operations on values that depend on nothing traced are computed
-    at once, even while ``jit`` or ``make_jaxpr`` traces (operations on tracers are still
-    staged): for constants the trace should hold as values.
-
-    >>> import numpy as np, functrans as ft, functrans.numpy as fnp
-    >>> def f(x):
-    ...     with ft.ensure_compile_time_eval():
-    ...         table = fnp.cos(np.arange(3.0))  # computed now, a constant of the jaxpr
-    ...     return x * table
-    ...
-    >>> [e.primitive.name for e in ft.make_jaxpr(f)(np.ones(3)).jaxpr.eqns]
-    ['mul']
-    """
-    return core.evaluating_constants()
 
 
 @contextmanager

@@ -650,3 +650,29 @@ def test_lax_primitive_objects_have_jaxs_names():
     jax_lax = pytest.importorskip("jax.lax")
     for name in (n for n in lax.__all__ if n.endswith("_p")):
         assert getattr(jax_lax, name).name.replace("-", "_") == getattr(lax, name).name, name
+
+
+# ------------------------------------------------------------------------------------------
+# jax.core's public names
+# ------------------------------------------------------------------------------------------
+
+
+def test_core_names_user_code_imports():
+    from functrans import core
+    assert core.ensure_compile_time_eval is ft.ensure_compile_time_eval
+    assert isinstance(core.get_aval(np.ones(2)), core.AbstractValue)
+    seen = {}
+
+    def f(x):
+        with core.eval_context():
+            seen["table"] = fnp.cos(np.arange(3.0))  # a value, not a tracer
+            y = x * 2.0  # a tracer of the enclosing trace still goes to it
+        return y * seen["table"]
+    jaxpr = ft.make_jaxpr(f)(np.ones(3))
+    assert isinstance(seen["table"], np.ndarray)
+    assert [e.primitive.name for e in jaxpr.jaxpr.eqns] == ["mul", "mul"]
+    eqn = jaxpr.jaxpr.eqns[0]
+    assert all(isinstance(a, core.Atom) for a in eqn.invars)
+    assert core.max_dim(2, np.int64(5)) == 5 and core.min_dim(2, 5) == 2
+    with pytest.raises(TypeError):
+        core.max_dim(2.5, 1)
