@@ -137,7 +137,7 @@ def test_test_util_check_vjp_verdict_matches_jax(scale):
     assert ours == theirs == (scale == 1.0)
 
 
-def test_test_util_signatures_match_jax():
+def test_signatures_of_smaller_modules_match_jax():
     import inspect
     import functrans.test_util as ours
     import jax.test_util as theirs
@@ -145,3 +145,13 @@ def test_test_util_signatures_match_jax():
         return [(p.name, p.kind, p.default) for p in inspect.signature(fun).parameters.values()]
     for name in ("check_jvp", "check_vjp"):
         assert params(getattr(ours, name)) == params(getattr(theirs, name))
+    import functrans.experimental
+    import jax.experimental
+    assert params(functrans.experimental.io_callback) == params(jax.experimental.io_callback)
+    import functrans.dtypes
+    import jax.dtypes
+    assert params(functrans.dtypes.itemsize_bits) == params(jax.dtypes.itemsize_bits)
+    import functrans.core
+    import jax.core
+    for name in ("ensure_compile_time_eval", "eval_context", "max_dim", "min_dim"):
+        assert params(getattr(functrans.core, name)) == params(getattr(jax.core, name))

@@ -676,3 +676,61 @@ def test_core_names_user_code_imports():
     assert core.max_dim(2, np.int64(5)) == 5 and core.min_dim(2, 5) == 2
     with pytest.raises(TypeError):
         core.max_dim(2.5, 1)
+
+
+# ------------------------------------------------------------------------------------------
+# experimental.io_callback
+# ------------------------------------------------------------------------------------------
+
+
+def _io_recorder():
+    from functrans.experimental import io_callback
+    calls = []
+
+    def cb(x):
+        calls.append(np.asarray(x).copy())
+        return np.asarray(x) * 2.0
+
+    def f(x, ordered=False):
+        return io_callback(cb, ft.ShapeDtypeStruct(x.shape, x.dtype), x, ordered=ordered)
+    return calls, f
+
+
+def test_io_callback_runs_every_time_even_when_unused():
+    calls, f = _io_recorder()
+    assert_close(f(np.arange(3.0)), 2.0 * np.arange(3.0))
+    calls.clear()
+    g = ft.jit(lambda x: (f(x), f(x), x + 1.0)[2])  # two equal calls, results unused
+    g(np.ones(2))
+    g(np.ones(2))
+    assert len(calls) == 4
+    jaxpr = ft.make_jaxpr(lambda x: (f(x), x)[1])(np.ones(2))
+    assert [e.primitive.name for e in jaxpr.jaxpr.eqns] == ["io_callback"]
+    calls.clear()
+    body = lambda c, x: (c + f(x), None)  # noqa: E731
+    assert ft.jit(lambda xs: lax.scan(body, 0.0, xs)[0])(np.arange(3.0)) == 6.0
+    assert len(calls) == 3
+    calls.clear()
+    assert ft.eval_shape(f, np.ones(2)).shape == (2,) and not calls
+
+
+def test_io_callback_under_vmap_and_its_refusals():
+    calls, f = _io_recorder()
+    for vf in (ft.vmap(f), ft.jit(ft.vmap(f))):
+        calls.clear()
+        assert_close(vf(np.arange(3.0)), 2.0 * np.arange(3.0))
+        assert [float(c) for c in calls] == [0.0, 1.0, 2.0]  # once per member, in order
+    with pytest.raises(ValueError, match="vmap of an ordered io_callback"):
+        ft.vmap(lambda x: f(x, ordered=True))(np.arange(3.0))
+    assert_close(f(np.arange(2.0), ordered=True), np.array([0.0, 2.0]))
+    for differentiate in (lambda: ft.grad(lambda x: f(x).sum())(np.arange(3.0)),
+                          lambda: ft.jvp(f, (np.arange(3.0),), (np.ones(3),)),
+                          lambda: ft.grad(ft.jit(lambda x: f(x).sum()))(np.arange(3.0))):
+        with pytest.raises(ValueError, match="io_callback does not support differentiation"):
+            differentiate()
+    # its result is a constant where nothing differentiated reaches it
+    assert ft.grad(lambda x: x * f(lax.stop_gradient(x)))(np.array(2.0)) == 4.0  # x * 2 x0
+    from functrans.experimental import io_callback
+    with pytest.raises(TypeError, match="io_callback: result 0 of the callback has shape"):
+        io_callback(lambda x: np.ones(3), ft.ShapeDtypeStruct((2,), np.float64),
+                                    np.ones(2))
