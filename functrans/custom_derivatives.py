@@ -2,7 +2,8 @@
 ``jax.custom_derivatives`` module offers them (``custom_jvp``, ``custom_vjp``,
 ``custom_gradient``, ``closure_convert``; for rules defined with ``symbolic_zeros=True``,
 ``SymbolicZero``, ``CustomVJPPrimal``, ``custom_vjp_primal_tree_values`` and
-``zero_from_primal``; the primitives ``custom_jvp_call_p`` and ``custom_vjp_call_p``).
+``zero_from_primal``; ``linear_call``, a linear function with its own transpose; the
+primitives ``custom_jvp_call_p`` and ``custom_vjp_call_p``).
 
 >>> import functrans as ft
 >>> from functrans.custom_derivatives import custom_gradient
@@ -23,13 +24,13 @@ from functrans.interpreters.ad import Zero
 from functrans.jaxpr_transforms import trace_function
 from functrans.primitives.custom_derivatives import (CustomVJPPrimal, SymbolicZero, custom_jvp,
                                                      custom_jvp_call_p, custom_vjp,
-                                                     custom_vjp_call_p)
+                                                     custom_vjp_call_p, linear_call)
 from functrans.tree_util import (register_pytree_node, tree_flatten, tree_map, tree_unflatten,
                                  treedef_is_leaf)
 
 __all__ = ["closure_convert", "custom_gradient", "custom_jvp", "custom_vjp", "SymbolicZero",
            "CustomVJPPrimal", "custom_vjp_primal_tree_values", "zero_from_primal",
-           "custom_jvp_call_p", "custom_vjp_call_p"]
+           "custom_jvp_call_p", "custom_vjp_call_p", "linear_call"]
 
 
 def zero_from_primal(val: Any, symbolic_zeros: bool = False) -> Any:

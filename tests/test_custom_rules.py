@@ -1248,3 +1248,61 @@ def test_custom_call_primitives_have_jaxs_names():
     assert jaxpr.jaxpr.eqns[0].primitive is cd.custom_jvp_call_p
     jaxpr = ft.make_jaxpr(lambda x: _pair_with_symbolic_vjp(seen)(x, 2.0))(1.0)
     assert jaxpr.jaxpr.eqns[0].primitive is cd.custom_vjp_call_p
+
+
+# ------------------------------------------------------------------------------------------
+# linear_call: a linear function with a transpose of the user's (values checked with JAX)
+# ------------------------------------------------------------------------------------------
+
+
+def _scaled_call(x):
+    # fun doubles, its "transpose" triples: which one a transform used shows in the result
+    from functrans.custom_derivatives import linear_call
+    return linear_call(lambda r, x: 2.0 * x, lambda r, ct: 3.0 * ct, None, x)
+
+
+def test_linear_call_transforms_use_the_given_transpose():
+    assert _scaled_call(1.0) == 2.0
+    assert ft.jvp(_scaled_call, (1.0,), (1.0,)) == (2.0, 2.0)  # forward mode: fun itself
+    assert ft.grad(_scaled_call)(1.0) == 3.0  # reverse mode: fun_transpose (JAX: 3.0 too)
+    assert ft.linear_transpose(_scaled_call, 1.0)(1.0) == (3.0,)
+    assert ft.jit(ft.grad(_scaled_call))(1.0) == ft.grad(ft.jit(_scaled_call))(1.0) == 3.0
+    assert ft.grad(lambda x: ft.grad(_scaled_call)(x) * x)(1.0) == 3.0
+    assert_close(ft.vmap(ft.grad(_scaled_call))(np.ones(2)), np.full(2, 3.0))
+    jaxpr = ft.make_jaxpr(_scaled_call)(1.0)
+    assert [e.primitive.name for e in jaxpr.jaxpr.eqns] == ["linear_call"]
+
+
+def test_linear_call_with_residuals_pytrees_closures_and_vmap():
+    from functrans.custom_derivatives import linear_call
+    w = np.array([[1.0, 2.0], [3.0, 4.0]])
+    x = np.array([1.0, -1.0])
+
+    def matvec(w, x):
+        return linear_call(lambda w, x: w @ x, lambda w, ct: w.T @ ct, w, x)
+    loss = lambda w, x: fnp.sum(matvec(w, x) ** 2)  # noqa: E731
+    assert_close(ft.grad(loss, argnums=1)(w, x), 2 * w.T @ (w @ x))
+    ws, xs = np.stack([w, 2 * w]), np.stack([x, 2 * x])
+    expected = np.stack([2 * a.T @ (a @ b) for a, b in zip(ws, xs)])
+    assert_close(ft.vmap(ft.grad(loss, argnums=1))(ws, xs), expected)
+    assert_close(ft.grad(lambda xs: fnp.sum(ft.vmap(matvec)(ws, xs) ** 2))(xs), expected)
+
+    def scale(x, s):  # closes over s: a constant of both functions
+        return linear_call(lambda r, x: x * s, lambda r, ct: ct * s, None, x)
+    assert ft.grad(scale)(2.0, 3.0) == ft.jit(ft.grad(scale))(2.0, 3.0) == 3.0
+    assert_close(ft.vmap(ft.grad(scale))(np.ones(2), np.array([3.0, 4.0])),
+                 np.array([3.0, 4.0]))
+    with pytest.raises(TypeError, match="linear_call: its residual_args"):
+        ft.grad(scale, 1)(2.0, 3.0)
+    with pytest.raises(TypeError, match="linear_call: its residual_args"):
+        ft.grad(loss, argnums=0)(w, x)
+
+    def pair(a, b):
+        return linear_call(lambda r, x: {"s": x[0] + x[1]},
+                           lambda r, ct: (ct["s"], 2.0 * ct["s"]), None, (a, b))["s"]
+    assert ft.grad(pair, argnums=(0, 1))(1.0, 1.0) == (1.0, 2.0)
+    with pytest.raises(TypeError, match="fun_transpose must return cotangents with the "
+                                        "structure of linear_args"):
+        linear_call(lambda r, x: x, lambda r, c: (c, c), None, 1.0)
+    with pytest.raises(TypeError, match="returned a cotangent of type f64\\[2\\]"):
+        linear_call(lambda r, x: x, lambda r, c: np.ones(2), None, 1.0)

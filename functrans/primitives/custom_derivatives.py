@@ -35,7 +35,7 @@ from functrans.primitives.shape import bdim_to_front, shape_of
 from functrans.tree_util import tree_flatten, tree_map, tree_unflatten
 
 __all__ = ["custom_jvp", "custom_vjp", "library_custom_jvp", "SymbolicZero", "CustomVJPPrimal",
-           "custom_jvp_call_p", "custom_vjp_call_p"]
+           "custom_jvp_call_p", "custom_vjp_call_p", "linear_call", "linear_call_p"]
 
 
 class SymbolicZero:
@@ -832,3 +832,138 @@ abstract_eval_rules[custom_lin_p] = lambda *avals, num_res, bwd, out_avals: list
 ad.jvp_rules[custom_lin_p] = _raise_forward_mode
 transpose.deftranspose(custom_lin_p, _custom_lin_transpose)
 batching.batching_rules[custom_lin_p] = _custom_lin_batch
+
+
+# ------------------------------------------------------------------------------------------
+# linear_call
+# ------------------------------------------------------------------------------------------
+
+# ``linear_call(*consts, *residuals, *linear, callee, transpose, num_consts, num_res)``:
+# ``callee`` computes the result from all the arguments, linearly in ``linear``; ``transpose``
+# takes the same constants and residuals and the result's cotangents, and gives the
+# cotangents of ``linear``.  Transposing swaps the two jaxprs.
+linear_call_p = Primitive("linear_call", multiple_results=True, origin="user")
+
+
+def _linear_call_impl(*args, callee, transpose, num_consts, num_res):
+    return eval_jaxpr(callee.jaxpr, [], *args)
+
+
+def _linear_call_jvp(primals, tangents, *, callee, transpose, num_consts, num_res):
+    fixed = num_consts + num_res
+    if any(type(t) is not Zero for t in tangents[:fixed]):
+        raise TypeError("linear_call: its residual_args (and the values its functions close "
+                        "over) must not be differentiated: the call is linear in linear_args "
+                        "only. Pass differentiated values among linear_args, or stop their "
+                        "gradient (lax.stop_gradient)")
+    params = dict(callee=callee, transpose=transpose, num_consts=num_consts, num_res=num_res)
+    outs = linear_call_p.bind(*primals, **params)
+    lin_tangents = tangents[fixed:]
+    if all(type(t) is Zero for t in lin_tangents):
+        return outs, [Zero.from_value(o) for o in outs]
+    live = [ad.instantiate(t, p) for t, p in zip(lin_tangents, primals[fixed:])]
+    return outs, linear_call_p.bind(*primals[:fixed], *live, **params)
+
+
+def _linear_call_transpose(cts, *args, callee, transpose, num_consts, num_res):
+    fixed = num_consts + num_res
+    witness = ad.device_witness([*cts, *args[:fixed]])
+    cts = [ad.zeros(ct.aval, witness) if type(ct) is Zero else ct for ct in cts]
+    outs = linear_call_p.bind(*args[:fixed], *cts, callee=transpose, transpose=callee,
+                              num_consts=num_consts, num_res=num_res)
+    return [None] * fixed + list(outs)
+
+
+def _linear_call_batch(vals, dims, *, callee, transpose, num_consts, num_res):
+    size = next(shape_of(v)[d] for v, d in zip(vals, dims) if d is not not_mapped)
+    vals = [bdim_to_front(v, d, size) for v, d in zip(vals, dims)]
+    fixed = num_consts + num_res
+    batched_callee, callee_consts = closure_convert(
+        jaxpr_transforms.batch_jaxpr(callee, size, [0] * len(vals))[0])
+    n_cts = len(transpose.jaxpr.invars) - fixed
+    batched_transpose, transpose_consts = closure_convert(
+        jaxpr_transforms.batch_jaxpr(transpose, size, [0] * (fixed + n_cts))[0])
+    if callee_consts or transpose_consts:  # both jaxprs must take the same constants
+        raise NotImplementedError("vmap of linear_call: batching its functions produced "
+                                  "constants; call it on arrays rather than closing over them")
+    outs = linear_call_p.bind(*vals, callee=batched_callee, transpose=batched_transpose,
+                              num_consts=num_consts, num_res=num_res)
+    return outs, [0] * len(outs)
+
+
+impl_rules[linear_call_p] = _linear_call_impl
+abstract_eval_rules[linear_call_p] = lambda *avals, callee, transpose, num_consts, num_res: list(
+    callee.out_avals)
+ad.jvp_rules[linear_call_p] = _linear_call_jvp
+transpose.deftranspose(linear_call_p, _linear_call_transpose)
+batching.batching_rules[linear_call_p] = _linear_call_batch
+codegen.deflowering(linear_call_p,
+                    inline=lambda callee, transpose, num_consts, num_res: callee)
+
+
+def linear_call(fun: Callable, fun_transpose: Callable, residual_args, linear_args):
+    """``fun(residual_args, linear_args)``, a function linear in ``linear_args``, whose
+    transpose is ``fun_transpose(residual_args, cotangents_of_the_result)`` (returning
+    cotangents with ``linear_args``' structure): ``grad``, ``vjp`` and
+    ``linear_transpose`` use it instead of transposing ``fun``'s operations.  ``jvp``
+    applies ``fun`` to the tangents of ``linear_args``; differentiating ``residual_args``
+    raises.  Both functions are traced once per call (on the arguments' types).
+
+    >>> import functrans as ft
+    >>> from functrans.custom_derivatives import linear_call
+    >>> def divide(x, y):
+    ...     return linear_call(lambda r, x: x / r, lambda r, ct: ct / r, y, x)
+    ...
+    >>> ft.grad(divide)(1.0, 4.0)
+    0.25
+    """
+    res_leaves, res_tree = tree_flatten(residual_args)
+    lin_leaves, lin_tree = tree_flatten(linear_args)
+    in_tree = tree_flatten((residual_args, linear_args))[1]
+    name = _fun_name(fun)
+    callee, callee_consts, out_tree = trace_function(
+        lambda r, x: fun(r, x), in_tree, [get_aval(x) for x in res_leaves + lin_leaves],
+        f"linear_call({name})", key=None)
+    out_avals = [core.tangent_aval(a) for a in callee.out_avals]
+    ct_tree = tree_flatten((residual_args, tree_unflatten(out_tree, out_avals)))[1]
+    transpose_, transpose_consts, lin_out_tree = trace_function(
+        lambda r, ct: fun_transpose(r, ct), ct_tree,
+        [get_aval(x) for x in res_leaves] + out_avals, f"linear_call({name}) transpose",
+        key=None)
+    if lin_out_tree != lin_tree:
+        raise TypeError(f"linear_call: fun_transpose must return cotangents with the structure "
+                        f"of linear_args, {lin_tree}; got {lin_out_tree}")
+    for i, (got, x) in enumerate(zip(transpose_.out_avals, lin_leaves)):
+        want = core.tangent_aval(get_aval(x))
+        if got.shape != want.shape or got.dtype != want.dtype and not got.weak_type:
+            raise TypeError(f"linear_call: fun_transpose returned a cotangent of type "
+                            f"{got.str_short()} for linear argument leaf {i} of type "
+                            f"{get_aval(x).str_short()} (expected {want.str_short()})")
+    n_cc, n_tc = len(callee_consts), len(transpose_consts)
+    # Both jaxprs take every constant (each ignores the other's), then the residuals.
+    all_avals = [get_aval(c) for c in callee_consts + transpose_consts]
+    res_avals = [get_aval(x) for x in res_leaves]
+    lin_avals = [get_aval(x) for x in lin_leaves]
+    callee_full = _taking_all_constants(callee, n_cc, n_tc, all_avals, res_avals + lin_avals,
+                                        first=True)
+    transpose_full = _taking_all_constants(transpose_, n_cc, n_tc, all_avals,
+                                           res_avals + out_avals, first=False)
+    outs = linear_call_p.bind(*callee_consts, *transpose_consts, *res_leaves, *lin_leaves,
+                              callee=callee_full, transpose=transpose_full,
+                              num_consts=n_cc + n_tc, num_res=len(res_leaves))
+    return tree_unflatten(out_tree, outs)
+
+
+def _taking_all_constants(closed, n_cc: int, n_tc: int, const_avals, arg_avals, first: bool):
+    """``closed`` (taking its own constants, then its arguments) as a jaxpr taking the
+    constants of both functions of a ``linear_call`` (the callee's first), then its
+    arguments."""
+    def run(*xs):
+        consts, args = xs[:n_cc + n_tc], xs[n_cc + n_tc:]
+        own = consts[:n_cc] if first else consts[n_cc:]
+        return eval_jaxpr(closed.jaxpr, [], *own, *args)
+    avals = list(const_avals) + list(arg_avals)
+    jaxpr, consts, _ = trace_function(run, tree_flatten(tuple(range(len(avals))))[1], avals,
+                                      "linear_call", key=None)
+    assert not consts
+    return jaxpr
