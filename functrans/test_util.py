@@ -35,6 +35,7 @@ def check_jvp(f: Callable, f_jvp: Callable, args: Sequence, atol=None, rtol=None
     ...     check_jvp(fnp.sin, wrong, (np.array([0.5, 2.0]),))
     ... except AssertionError:
     ...     print("wrong JVP found")
+    ...
     wrong JVP found
     """
     testing.check_jvp(f, f_jvp, args, atol=atol, rtol=rtol, eps=eps, err_msg=err_msg, seed=0)

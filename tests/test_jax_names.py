@@ -477,7 +477,8 @@ SUBMODULES = {
     "functrans.tree": "map", "functrans.flatten_util": "ravel_pytree",
     "functrans.custom_derivatives": "custom_vjp", "functrans.dtypes": "float0",
     "functrans.typing": "ArrayLike", "functrans.debug": "print",
-    "functrans.ad_checkpoint": "checkpoint_name",
+    "functrans.ad_checkpoint": "checkpoint_name", "functrans.test_util": "check_vjp",
+    "functrans.core": "eval_context", "functrans.experimental": "io_callback",
     "functrans.scipy.spatial": "transform", "functrans.scipy.spatial.transform": "Rotation",
 }
 
