@@ -18,6 +18,7 @@ from __future__ import annotations
 import gc
 import itertools
 import math
+import operator
 import threading
 import types
 import weakref
@@ -39,6 +40,9 @@ __all__ = [
     "EvalTrace", "eval_jaxpr", "primitive_by_name", "computing_internally", "RuleCounter",
     "handed_to_caller",
     "running_user_code", "has_effects", "eqn_has_effects", "binding_has_effects",
+    # JAX's ``jax.core`` names that user code imports
+    "AbstractValue", "Atom", "Value", "ParamDict", "ensure_compile_time_eval", "eval_context",
+    "max_dim", "min_dim",
 ]
 
 # ------------------------------------------------------------------------------------------
@@ -109,7 +113,19 @@ def short_dtype_name(dtype: np.dtype) -> str:
     return name
 
 
-class ShapedArray:
+class AbstractValue:
+    """The type of abstract values, what a tracer knows of the value it stands for (JAX's
+    ``core.AbstractValue``); functrans has one kind, :class:`ShapedArray`.
+
+    >>> import numpy as np
+    >>> isinstance(get_aval(np.ones(2)), AbstractValue)
+    True
+    """
+
+    __slots__ = ()
+
+
+class ShapedArray(AbstractValue):
     """The abstract value of an array: its shape, dtype and whether its type is weak.
 
     A weak type marks a value that came from a Python scalar: ``x_f32 * 2.0`` stays float32.
@@ -984,6 +1000,61 @@ def evaluating_with(trace: Trace | None):
         state.dynamic = previous
 
 
+def ensure_compile_time_eval():
+    """A context in which operations on values that depend on nothing traced are computed
+    at once, even while ``jit`` or ``make_jaxpr`` traces (operations on tracers are still
+    staged): for constants the trace should hold as values.
+
+    >>> import numpy as np, functrans as ft, functrans.numpy as fnp
+    >>> def f(x):
+    ...     with ft.ensure_compile_time_eval():
+    ...         table = fnp.cos(np.arange(3.0))  # computed now, a constant of the jaxpr
+    ...     return x * table
+    ...
+    >>> [e.primitive.name for e in ft.make_jaxpr(f)(np.ones(3)).jaxpr.eqns]
+    ['mul']
+    """
+    return evaluating_constants()
+
+
+def eval_context():
+    """JAX's ``core.eval_context``: operations on concrete values inside the block run at
+    once, as :func:`ensure_compile_time_eval` (the same context in functrans).  Where JAX
+    raises on a tracer of an enclosing transform used inside the block, functrans hands
+    the operation to that transform.
+
+    >>> import numpy as np, functrans as ft, functrans.numpy as fnp
+    >>> from functrans import core
+    >>> def f(x):
+    ...     with core.eval_context():
+    ...         n = fnp.sum(np.arange(4))
+    ...     return x * n
+    ...
+    >>> ft.make_jaxpr(f)(1.0).jaxpr.eqns[0].primitive.name
+    'mul'
+    """
+    return evaluating_constants()
+
+
+def max_dim(d1: int, d2: int) -> int:
+    """The larger of two dimensions (JAX's ``core.max_dim``, written for symbolic shapes;
+    functrans's dimensions are always integers).
+
+    >>> max_dim(3, 5)
+    5
+    """
+    return max(operator.index(d1), operator.index(d2))
+
+
+def min_dim(d1: int, d2: int) -> int:
+    """The smaller of two dimensions (JAX's ``core.min_dim``; see :func:`max_dim`).
+
+    >>> min_dim(3, 5)
+    3
+    """
+    return min(operator.index(d1), operator.index(d2))
+
+
 @contextmanager
 def evaluating_constants():
     """Evaluate operations on constants now inside the block, even under a staging trace
@@ -1071,6 +1142,14 @@ class Literal:
 
     def __repr__(self):
         return f"Literal({self.val!r})"
+
+
+#: a jaxpr equation's operand: a variable or an inline literal
+Atom = Var | Literal
+#: a concrete value (an array or a Python scalar)
+Value = Any
+#: an equation's parameters
+ParamDict = dict[str, Any]
 
 
 class JaxprEqn:

@@ -1,6 +1,9 @@
 """``functrans.custom_derivatives``: user-defined derivatives, as JAX's
 ``jax.custom_derivatives`` module offers them (``custom_jvp``, ``custom_vjp``,
-``custom_gradient``, ``closure_convert``).
+``custom_gradient``, ``closure_convert``; for rules defined with ``symbolic_zeros=True``,
+``SymbolicZero``, ``CustomVJPPrimal``, ``custom_vjp_primal_tree_values`` and
+``zero_from_primal``; ``linear_call``, a linear function with its own transpose; the
+primitives ``custom_jvp_call_p`` and ``custom_vjp_call_p``).
 
 >>> import functrans as ft
 >>> from functrans.custom_derivatives import custom_gradient
@@ -16,12 +19,55 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from functrans.core import Tracer, eval_jaxpr, get_aval, is_inexact, tangent_aval
+from functrans.interpreters import ad
+from functrans.interpreters.ad import Zero
 from functrans.jaxpr_transforms import trace_function
-from functrans.primitives.custom_derivatives import custom_jvp, custom_vjp
-from functrans.tree_util import (register_pytree_node, tree_flatten, tree_unflatten,
+from functrans.primitives.custom_derivatives import (CustomVJPPrimal, SymbolicZero, custom_jvp,
+                                                     custom_jvp_call_p, custom_vjp,
+                                                     custom_vjp_call_p, linear_call)
+from functrans.tree_util import (register_pytree_node, tree_flatten, tree_map, tree_unflatten,
                                  treedef_is_leaf)
 
-__all__ = ["closure_convert", "custom_gradient", "custom_jvp", "custom_vjp"]
+__all__ = ["closure_convert", "custom_gradient", "custom_jvp", "custom_vjp", "SymbolicZero",
+           "CustomVJPPrimal", "custom_vjp_primal_tree_values", "zero_from_primal",
+           "custom_jvp_call_p", "custom_vjp_call_p", "linear_call"]
+
+
+def zero_from_primal(val: Any, symbolic_zeros: bool = False) -> Any:
+    """The zero tangent of each leaf of the pytree ``val``: a :class:`SymbolicZero` if
+    ``symbolic_zeros``, else an array of zeros of the leaf's tangent type (``float0`` for
+    integers and booleans), where the leaf is.
+
+    >>> import numpy as np, functrans as ft
+    >>> from functrans.custom_derivatives import zero_from_primal
+    >>> zeros = zero_from_primal({"w": np.ones(2), "n": 3})
+    >>> zeros["w"], zeros["n"].dtype == ft.float0
+    (array([0., 0.]), True)
+    >>> zero_from_primal(np.ones(2), symbolic_zeros=True)
+    SymbolicZero
+    """
+    def zero(x):
+        aval = tangent_aval(get_aval(x))
+        return SymbolicZero(aval) if symbolic_zeros else ad.zeros(aval, x)
+    return tree_map(zero, val)
+
+
+def custom_vjp_primal_tree_values(tree: Any) -> Any:
+    """The pytree of a ``custom_vjp`` ``fwd`` rule's argument (defined with
+    ``symbolic_zeros=True``) with each :class:`CustomVJPPrimal` leaf replaced by its
+    ``value``: the argument as the function itself receives it.
+
+    >>> from functrans.custom_derivatives import CustomVJPPrimal, custom_vjp_primal_tree_values
+    >>> custom_vjp_primal_tree_values({"a": CustomVJPPrimal(1.0, True)})
+    {'a': 1.0}
+    """
+    def value(leaf):
+        if type(leaf) is not CustomVJPPrimal:
+            raise TypeError(f"custom_vjp_primal_tree_values: expected a pytree of "
+                            f"CustomVJPPrimal leaves (a symbolic_zeros fwd rule's arguments), "
+                            f"got a leaf of type {type(leaf).__name__}")
+        return leaf.value
+    return tree_map(value, tree, is_leaf=lambda x: type(x) is CustomVJPPrimal)
 
 
 def closure_convert(fun: Callable, *example_args: Any) -> tuple[Callable, list]:

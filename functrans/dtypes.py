@@ -23,13 +23,14 @@ from numpy import finfo, iinfo
 from functrans.core import ShapedArray, Tracer, float0, get_aval
 from functrans.core import result_type as _promote
 
-__all__ = ["canonicalize_dtype", "finfo", "float0", "iinfo", "issubdtype", "result_type",
-           "scalar_type_of"]
+__all__ = ["canonicalize_dtype", "finfo", "float0", "iinfo", "issubdtype", "itemsize_bits",
+           "result_type", "scalar_type_of"]
 
 try:  # optional: JAX depends on ml_dtypes, functrans does not
+    import ml_dtypes
     from ml_dtypes import bfloat16
 except ImportError:  # pragma: no cover - depends on the environment
-    pass
+    ml_dtypes = None  # type: ignore[assignment]  # absent: itemsize_bits skips its types
 else:
     __all__.append("bfloat16")
 
@@ -82,6 +83,38 @@ def result_type(*args: Any, return_weak_type_flag: bool = False):
         raise ValueError("result_type: at least one argument is required")
     dtype, weak = _promote(*[_aval_of(x) for x in args])
     return (dtype, weak) if return_weak_type_flag else dtype
+
+
+def itemsize_bits(dtype: Any) -> int:
+    """The number of bits one element of ``dtype`` holds: 8 for ``bool`` (a byte each),
+    the width of an integer or float type, twice the width of its parts for a complex one,
+    and the true width of ``ml_dtypes``' sub-byte types (4 for ``int4``), not the byte
+    NumPy stores them in.
+
+    >>> import numpy as np
+    >>> from functrans import dtypes
+    >>> dtypes.itemsize_bits(np.float32), dtypes.itemsize_bits(bool), dtypes.itemsize_bits("complex128")
+    (32, 8, 128)
+    """
+    if dtype is None:
+        raise ValueError("dtypes.itemsize_bits: dtype cannot be None")
+    dt = np.dtype(dtype)
+    if dt.kind == "b":
+        return 8
+    if dt.kind in "iu":
+        return int(np.iinfo(dt).bits)
+    if dt.kind == "f":
+        return int(np.finfo(dt).bits)
+    if dt.kind == "c":
+        return 2 * int(np.finfo(dt).bits)
+    if ml_dtypes is not None and dt.kind == "V" and dt.fields is None:
+        for info in (ml_dtypes.finfo, ml_dtypes.iinfo):  # their sub-byte and 8-bit types
+            try:
+                return int(info(dt).bits)
+            except ValueError:
+                pass
+    raise ValueError(f"dtypes.itemsize_bits: dtype must be a boolean, integer, floating or "
+                     f"complex dtype, got {dt}")
 
 
 def scalar_type_of(x: Any) -> type:

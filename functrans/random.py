@@ -44,13 +44,13 @@ from functrans.primitives.prng import (random_bits_p, random_fold_in_p, random_g
                                        random_uniform_p)
 
 __all__ = [
-    "PRNGKey", "key", "key_data", "wrap_key_data", "split", "fold_in", "bits", "uniform",
+    "PRNGKey", "key", "key_data", "wrap_key_data", "key_impl", "clone", "split", "fold_in", "bits", "uniform",
     "normal", "bernoulli", "categorical", "randint", "permutation", "choice",
     "truncated_normal", "multivariate_normal", "exponential", "laplace", "logistic",
     "gumbel", "rademacher", "orthogonal", "cauchy", "gamma", "loggamma", "beta", "dirichlet",
     "poisson", "binomial", "t", "lognormal", "weibull_min", "geometric", "multinomial",
     "chisquare", "f", "pareto", "rayleigh", "wald", "maxwell", "double_sided_maxwell",
-    "generalized_normal", "triangular", "ball",
+    "generalized_normal", "triangular", "ball", "random_gamma_p",
 ]
 
 _DEFAULT_FLOAT = np.dtype(np.float64)
@@ -91,6 +91,13 @@ def _check_impl(name: str, impl) -> None:
         raise ValueError(f"random.{name}: only impl='threefry2x32' exists, got {impl!r}")
 
 
+def _check_key_dtype(name: str, dtype) -> None:
+    if dtype is not None:
+        raise NotImplementedError(
+            f"random.{name}: dtype={dtype!r} names a key dtype, and functrans has none (keys "
+            f"are their raw uint32[2] data); leave dtype=None")
+
+
 def PRNGKey(seed, *, impl=None) -> np.ndarray:  # noqa: N802 (JAX's name)
     """A key from an integer seed: ``uint32[2]`` holding the seed's high and low 32 bits.
 
@@ -104,15 +111,16 @@ def PRNGKey(seed, *, impl=None) -> np.ndarray:  # noqa: N802 (JAX's name)
     return random_seed_p.bind(_seed_array("PRNGKey", seed))
 
 
-def key(seed, *, impl=None):
+def key(seed, *, impl=None, dtype=None):
     """A key from an integer seed; in functrans the same as ``PRNGKey`` (keys are their raw
-    ``uint32[2]`` data, there is no key dtype).
+    ``uint32[2]`` data, there is no key dtype: ``dtype`` must be None).
 
     >>> import functrans.random as random
     >>> random.key(3)
     array([0, 3], dtype=uint32)
     """
     _check_impl("key", impl)
+    _check_key_dtype("key", dtype)
     return random_seed_p.bind(_seed_array("key", seed))
 
 
@@ -139,8 +147,9 @@ def key_data(keys):
     return _check_key("key_data", keys, batched_ok=True)
 
 
-def wrap_key_data(key_bits_array, *, impl=None):
-    """Keys from raw ``uint32[..., 2]`` data (only threefry2x32 exists).
+def wrap_key_data(key_bits_array, *, impl=None, dtype=None):
+    """Keys from raw ``uint32[..., 2]`` data (only threefry2x32 exists; ``dtype``, a key
+    dtype in JAX, must be None).
 
     >>> import numpy as np, functrans.random as random
     >>> key = random.wrap_key_data(np.array([0, 42], dtype=np.uint32))
@@ -148,7 +157,32 @@ def wrap_key_data(key_bits_array, *, impl=None):
     True
     """
     _check_impl("wrap_key_data", impl)
+    _check_key_dtype("wrap_key_data", dtype)
     return _check_key("wrap_key_data", key_bits_array, batched_ok=True)
+
+
+def key_impl(keys) -> str:
+    """The name of the generator that made ``keys`` (a key or an array of keys):
+    ``"threefry2x32"``, the only one functrans has (JAX's default).
+
+    >>> import functrans.random as random
+    >>> random.key_impl(random.split(random.key(0), 3))
+    'threefry2x32'
+    """
+    _check_key("key_impl", keys, batched_ok=True)
+    return "threefry2x32"
+
+
+def clone(key):
+    """``key`` itself, for reusing it: JAX's ``clone`` matters only to its key-reuse
+    checker, which functrans does not have, so the same draws follow from both.
+
+    >>> import functrans.random as random
+    >>> k = random.key(1)
+    >>> bool(random.uniform(random.clone(k)) == random.uniform(k))
+    True
+    """
+    return _check_key("clone", key, batched_ok=True)
 
 
 def _shape(name: str, shape) -> tuple:

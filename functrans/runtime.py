@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterator, TypeVar
 import numpy as np
 
 from functrans import array_types, backend, config, core, jaxpr_transforms, reverse_mode
-from functrans.core import Tracer
+from functrans.core import Tracer, ensure_compile_time_eval
 from functrans.core import ShapedArray
 from functrans.primitives import callbacks
 from functrans.primitives.jit import clear_all_caches
@@ -25,7 +25,7 @@ from functrans.tree_util import tree_flatten, tree_map, tree_unflatten
 
 __all__ = ["Device", "block_until_ready", "pure_callback", "clear_caches", "copy_to_host_async",
            "default_backend", "default_device", "default_matmul_precision", "device_count",
-           "device_get", "device_put", "devices", "disable_jit", "ensure_compile_time_eval",
+           "device_get", "device_put", "devices", "disable_jit", "ensure_compile_time_eval", "io_callback",
            "host_count", "host_id", "host_ids", "local_device_count", "local_devices",
            "named_call", "named_scope", "print_environment_info", "process_count",
            "process_index", "process_indices", "typeof", "Switch",
@@ -377,23 +377,6 @@ def disable_jit(disable: bool = True) -> Iterator[None]:
         config.jit_disabled = previous
 
 
-def ensure_compile_time_eval():
-    """A context in which operations on values that depend on nothing traced are computed
-    at once, even while ``jit`` or ``make_jaxpr`` traces (operations on tracers are still
-    staged): for constants the trace should hold as values.
-
-    >>> import numpy as np, functrans as ft, functrans.numpy as fnp
-    >>> def f(x):
-    ...     with ft.ensure_compile_time_eval():
-    ...         table = fnp.cos(np.arange(3.0))  # computed now, a constant of the jaxpr
-    ...     return x * table
-    ...
-    >>> [e.primitive.name for e in ft.make_jaxpr(f)(np.ones(3)).jaxpr.eqns]
-    ['mul']
-    """
-    return core.evaluating_constants()
-
-
 @contextmanager
 def named_scope(name: str) -> Iterator[None]:
     """A name for the operations of the block, for JAX compatibility: functrans records no
@@ -639,6 +622,30 @@ def clear_caches() -> None:
     reverse_mode.clear_caches()
 
 
+def _result_avals(kind: str, result_shape_dtypes) -> tuple[list, Any]:
+    result_leaves, out_tree = tree_flatten(result_shape_dtypes)
+    result_avals = []
+    for r in result_leaves:
+        if not (hasattr(r, "shape") and hasattr(r, "dtype")):
+            raise TypeError(f"{kind}: result_shape_dtypes must be a pytree of objects "
+                            f"with shape and dtype (ShapeDtypeStruct, arrays), got {r!r}")
+        result_avals.append(ShapedArray(tuple(r.shape), r.dtype))
+    return result_avals, out_tree
+
+
+def _flat_callback(kind: str, callback: Callable, in_tree, out_tree) -> Callable:
+    name = getattr(callback, "__name__", "callback")
+
+    def flat_callback(*values):
+        call_args, call_kwargs = tree_unflatten(in_tree, values)
+        results, tree = tree_flatten(callback(*call_args, **call_kwargs))
+        if tree != out_tree:
+            raise TypeError(f"{kind}: {name} returned a result of structure {tree}, "
+                            f"but result_shape_dtypes has structure {out_tree}")
+        return results
+    return flat_callback
+
+
 def pure_callback(callback: Callable, result_shape_dtypes: Any, *args: Any,
                   sharding: Any = None, vmap_method: str | None = None, **kwargs: Any) -> Any:
     """Call the Python function ``callback(*args, **kwargs)`` on the values of ``args``
@@ -664,25 +671,47 @@ def pure_callback(callback: Callable, result_shape_dtypes: Any, *args: Any,
     """
     del sharding
     leaves, in_tree = tree_flatten((args, kwargs))
-    result_leaves, out_tree = tree_flatten(result_shape_dtypes)
-    result_avals = []
-    for r in result_leaves:
-        if not (hasattr(r, "shape") and hasattr(r, "dtype")):
-            raise TypeError(f"pure_callback: result_shape_dtypes must be a pytree of objects "
-                            f"with shape and dtype (ShapeDtypeStruct, arrays), got {r!r}")
-        result_avals.append(ShapedArray(tuple(r.shape), r.dtype))
+    result_avals, out_tree = _result_avals("pure_callback", result_shape_dtypes)
     name = getattr(callback, "__name__", "callback")
+    outs = callbacks.pure_callback(_flat_callback("pure_callback", callback, in_tree, out_tree),
+                                   result_avals, leaves, vmap_method, f"pure_callback({name})")
+    return tree_unflatten(out_tree, outs)
 
-    def flat_callback(*values):
-        call_args, call_kwargs = tree_unflatten(in_tree, values)
-        results, tree = tree_flatten(callback(*call_args, **call_kwargs))
-        if tree != out_tree:
-            raise TypeError(f"pure_callback: {name} returned a result of structure {tree}, "
-                            f"but result_shape_dtypes has structure {out_tree}")
-        return results
 
-    outs = callbacks.pure_callback(flat_callback, result_avals, leaves, vmap_method,
-                                   f"pure_callback({name})")
+def io_callback(callback: Callable, result_shape_dtypes: Any, *args: Any,
+                sharding: Any = None, ordered: bool = False, **kwargs: Any) -> Any:
+    """Call the Python function ``callback(*args, **kwargs)`` for its effect (writing a
+    file, updating a counter) as well as its results, which must be arrays of the shapes
+    and dtypes of ``result_shape_dtypes`` (as :func:`pure_callback`'s).  Unlike
+    ``pure_callback`` the call is never skipped nor merged with another: it runs each time
+    the program runs, inside ``jit`` too, even when its results are unused.  Calls run in
+    program order whether or not ``ordered`` is set (functrans runs a program's operations
+    one after another).  Under ``vmap`` the callback is called once per batch member, in
+    order; with ``ordered=True`` ``vmap`` raises, as JAX's does.  Differentiating through it
+    raises ``ValueError``, as in JAX.  ``sharding`` is accepted and ignored.
+
+    >>> import numpy as np, functrans as ft
+    >>> from functrans.experimental import io_callback
+    >>> log = []
+    >>> def record(x):
+    ...     log.append(float(x))
+    ...     return np.asarray(len(log))
+    ...
+    >>> @ft.jit
+    ... def step(x):
+    ...     io_callback(record, ft.ShapeDtypeStruct((), np.int64), x)  # result unused
+    ...     return x + 1.0
+    ...
+    >>> _ = step(1.0); _ = step(2.0)
+    >>> log
+    [1.0, 2.0]
+    """
+    del sharding
+    leaves, in_tree = tree_flatten((args, kwargs))
+    result_avals, out_tree = _result_avals("io_callback", result_shape_dtypes)
+    name = getattr(callback, "__name__", "callback")
+    outs = callbacks.io_callback(_flat_callback("io_callback", callback, in_tree, out_tree),
+                                 result_avals, leaves, ordered, f"io_callback({name})")
     return tree_unflatten(out_tree, outs)
 
 

@@ -94,14 +94,6 @@ EXCEPTIONS: dict[str, dict[str, str]] = {
                         "and copy=True (NumPy's and the array API's default) keeps the "
                         "result independent of the input",
     },
-    "jax.random.key": {
-        "missing:dtype": "functrans keys are their raw uint32[2] data: there are no key "
-                         "dtypes to choose from",
-    },
-    "jax.random.wrap_key_data": {
-        "missing:dtype": "functrans keys are their raw uint32[2] data: there are no key "
-                         "dtypes to choose from",
-    },
     "jax.lax.all_gather": {
         "missing:to": "JAX's varying-manual-axes type system (shard_map's 'varying' values) "
                       "has no counterpart: functrans's collectives run under vmap",
@@ -135,5 +127,13 @@ PARTIAL: dict[str, tuple] = {
         "not implemented yet: needs column-pivoted QR (LAPACK geqp3, which CuPy lacks); its "
         "permutation has no derivative",
         _call("functrans.scipy.linalg", "qr", np.eye(3), pivoting=True)),
+    "jax.random.key:dtype": (
+        "functrans keys are their raw uint32[2] data: there are no key dtypes to choose "
+        "from; dtype=None works",
+        _call("functrans.random", "key", 0, dtype="key<fry>")),
+    "jax.random.wrap_key_data:dtype": (
+        "functrans keys are their raw uint32[2] data: there are no key dtypes to choose "
+        "from; dtype=None works",
+        _call("functrans.random", "wrap_key_data", np.zeros(2, np.uint32), dtype="key<fry>")),
 }
 

@@ -82,3 +82,76 @@ def test_second_order_verdict_matches_jax():
         ours = _verdict(check_grads, _functrans_sin(scale, 0.0), (x,), 2)
         theirs = _verdict(jax_check_grads, _jax_sin(scale, 0.0), (jnp.asarray(x),), 2)
         assert ours == theirs
+
+
+# ------------------------------------------------------------------------------------------
+# test_util.check_jvp / check_vjp: the same verdicts as JAX's on custom rules
+# ------------------------------------------------------------------------------------------
+
+
+def _jax_sin_vjp(scale):
+    @jax.custom_vjp
+    def f(x):
+        return jnp.sin(x)
+
+    f.defvjp(lambda x: (jnp.sin(x), x), lambda x, g: (scale * jnp.cos(x) * g,))
+    return f
+
+
+def _functrans_sin_vjp(scale):
+    import functrans as ft
+
+    @ft.custom_vjp
+    def f(x):
+        return fnp.sin(x)
+
+    f.defvjp(lambda x: (fnp.sin(x), x), lambda x, g: (scale * fnp.cos(x) * g,))
+    return f
+
+
+@pytest.mark.parametrize("scale, offset", [(1.0, 0.0), (1.0 + 1e-3, 0.0), (1.0, 5e-5),
+                                           (1.0 + 3e-6, 0.0)])
+def test_test_util_check_jvp_verdict_matches_jax(scale, offset):
+    import functools
+    import functrans as ft
+    from functrans.test_util import check_jvp
+    from jax.test_util import check_jvp as jax_check_jvp
+    x = np.array([0.1, 0.7, -0.4])
+    f, g = _functrans_sin(scale, offset), _jax_sin(scale, offset)
+    ours = _verdict(check_jvp, f, functools.partial(ft.jvp, f), (x,))
+    theirs = _verdict(jax_check_jvp, g, functools.partial(jax.jvp, g), (jnp.asarray(x),))
+    assert ours == theirs
+    assert ours == (scale == 1.0 and offset == 0.0 or scale == 1.0 + 3e-6)
+
+
+@pytest.mark.parametrize("scale", [1.0, 1.0 + 1e-3, -1.0])
+def test_test_util_check_vjp_verdict_matches_jax(scale):
+    import functools
+    import functrans as ft
+    from functrans.test_util import check_vjp
+    from jax.test_util import check_vjp as jax_check_vjp
+    x = np.array([0.1, 0.7, -0.4])
+    f, g = _functrans_sin_vjp(scale), _jax_sin_vjp(scale)
+    ours = _verdict(check_vjp, f, functools.partial(ft.vjp, f), (x,))
+    theirs = _verdict(jax_check_vjp, g, functools.partial(jax.vjp, g), (jnp.asarray(x),))
+    assert ours == theirs == (scale == 1.0)
+
+
+def test_signatures_of_smaller_modules_match_jax():
+    import inspect
+    import functrans.test_util as ours
+    import jax.test_util as theirs
+    def params(fun):
+        return [(p.name, p.kind, p.default) for p in inspect.signature(fun).parameters.values()]
+    for name in ("check_jvp", "check_vjp"):
+        assert params(getattr(ours, name)) == params(getattr(theirs, name))
+    import functrans.experimental
+    import jax.experimental
+    assert params(functrans.experimental.io_callback) == params(jax.experimental.io_callback)
+    import functrans.dtypes
+    import jax.dtypes
+    assert params(functrans.dtypes.itemsize_bits) == params(jax.dtypes.itemsize_bits)
+    import functrans.core
+    import jax.core
+    for name in ("ensure_compile_time_eval", "eval_context", "max_dim", "min_dim"):
+        assert params(getattr(functrans.core, name)) == params(getattr(jax.core, name))

@@ -1109,3 +1109,200 @@ def test_a_custom_vjp_backward_gets_the_users_array_types():
     loss = ft.grad(lambda x: fnp.sum(f(x) * 2.0))
     for _ in range(3):
         np.testing.assert_allclose(loss(x), want, rtol=1e-15)
+
+
+# ------------------------------------------------------------------------------------------
+# symbolic_zeros=True (what the rules see matches JAX 0.10.2's, checked case by case)
+# ------------------------------------------------------------------------------------------
+
+
+def _product_with_symbolic_jvp(seen):
+    from functrans.custom_derivatives import SymbolicZero
+
+    @ft.custom_jvp
+    def f(x, y):
+        return x * y
+
+    def f_jvp(primals, tangents):
+        (x, y), (tx, ty) = primals, tangents
+        seen.append((isinstance(tx, SymbolicZero), isinstance(ty, SymbolicZero)))
+        out = 0.0
+        if not isinstance(tx, SymbolicZero):
+            out = out + tx * y
+        if not isinstance(ty, SymbolicZero):
+            out = out + x * ty
+        return x * y, out
+    f.defjvp(f_jvp, symbolic_zeros=True)
+    return f
+
+
+@pytest.mark.parametrize("transform, value, zeros", [
+    (lambda f: ft.jvp(lambda x: f(x, 3.0), (2.0,), (1.0,))[1], 3.0, (False, True)),
+    (lambda f: ft.grad(f)(2.0, 3.0), 3.0, (False, True)),
+    (lambda f: ft.grad(f, 1)(2.0, 3.0), 2.0, (True, False)),
+    (lambda f: ft.jvp(f, (2.0, 3.0), (1.0, 1.0))[1], 5.0, (False, False)),
+    (lambda f: ft.jit(ft.grad(f))(2.0, 3.0), 3.0, (False, True)),
+    (lambda f: ft.grad(ft.jit(f))(2.0, 3.0), 3.0, (False, True)),
+    (lambda f: ft.vmap(ft.grad(f))(np.full(2, 2.0), np.full(2, 3.0)), 3.0, (False, True)),
+    (lambda f: ft.jvp(ft.vmap(lambda x: f(x, 3.0)), (np.ones(2),), (np.ones(2),))[1], 3.0,
+     (False, True)),
+    (lambda f: ft.hessian(lambda x: f(x, x))(2.0), 2.0, (False, False)),
+], ids=["jvp", "grad0", "grad1", "jvp-both", "jit-grad", "grad-jit", "vmap-grad",
+        "jvp-vmap", "hessian"])
+def test_custom_jvp_symbolic_zeros_for_unperturbed_arguments(transform, value, zeros):
+    seen = []
+    out = transform(_product_with_symbolic_jvp(seen))
+    assert_close(out, np.full(np.shape(out), value))
+    assert seen[-1] == zeros
+
+
+def test_custom_jvp_symbolic_zeros_rule_may_return_a_symbolic_zero():
+    from functrans.custom_derivatives import SymbolicZero
+
+    @ft.custom_jvp
+    def g(x):
+        return fnp.sin(x)
+    g.defjvp(lambda p, t: (fnp.sin(p[0]), SymbolicZero.from_primal_value(p[0])),
+             symbolic_zeros=True)
+    assert ft.jvp(g, (1.0,), (1.0,))[1] == 0.0
+    assert ft.grad(g)(1.0) == 0.0 and ft.jit(ft.grad(g))(1.0) == 0.0
+    assert_close(ft.vmap(ft.grad(g))(np.ones(2)), np.zeros(2))
+
+
+def _pair_with_symbolic_vjp(seen, bwd_returns_symbolic=False):
+    from functrans.custom_derivatives import CustomVJPPrimal, SymbolicZero
+
+    @ft.custom_vjp
+    def h(x, y):
+        return x * y, x + y
+
+    def h_fwd(x, y):
+        assert type(x) is CustomVJPPrimal and type(y) is CustomVJPPrimal
+        seen.append(("fwd", x.perturbed, y.perturbed))
+        return h(x.value, y.value), (x.value, y.value)
+
+    def h_bwd(res, ct):
+        (x, y), (c1, c2) = res, ct
+        seen.append(("bwd", isinstance(c1, SymbolicZero), isinstance(c2, SymbolicZero)))
+        if bwd_returns_symbolic:
+            return SymbolicZero.from_primal_value(x), None
+        c1 = 0.0 if isinstance(c1, SymbolicZero) else c1
+        c2 = 0.0 if isinstance(c2, SymbolicZero) else c2
+        return c1 * y + c2, None
+    h.defvjp(h_fwd, h_bwd, symbolic_zeros=True)
+    return h
+
+
+@pytest.mark.parametrize("transform, value, log", [
+    (lambda h: ft.grad(lambda x: h(x, 3.0)[0])(2.0), 3.0,
+     [("fwd", True, False), ("bwd", False, True)]),
+    (lambda h: ft.grad(lambda x, y: h(x, y)[1], argnums=(0, 1))(2.0, 3.0), (1.0, 0.0),
+     [("fwd", True, True), ("bwd", True, False)]),
+    (lambda h: ft.vmap(ft.grad(lambda x: h(x, 3.0)[0]))(np.ones(2)), 3.0,
+     [("fwd", True, False), ("bwd", False, True)]),
+    (lambda h: ft.grad(lambda x: ft.vmap(lambda a: h(a, 3.0)[0])(x).sum())(np.ones(2)), 3.0,
+     [("fwd", True, False), ("bwd", False, True)]),
+    (lambda h: ft.jit(ft.grad(lambda x: h(x, 3.0)[0]))(2.0), 3.0,
+     [("fwd", True, False), ("bwd", False, True)]),
+    (lambda h: ft.grad(ft.jit(lambda x: h(x, 3.0)[0]))(2.0), 3.0,
+     [("fwd", True, False), ("bwd", False, True)]),
+    (lambda h: h(2.0, 3.0), (6.0, 5.0), []),
+], ids=["grad", "grad-both", "vmap-grad", "grad-vmap", "jit-grad", "grad-jit", "plain"])
+def test_custom_vjp_symbolic_zeros(transform, value, log):
+    seen = []
+    out = transform(_pair_with_symbolic_vjp(seen))
+    if isinstance(value, tuple):
+        for o, v in zip(out, value):
+            assert_close(o, v)
+    else:
+        assert_close(out, np.full(np.shape(out), value))
+    assert seen == log
+
+
+def test_custom_vjp_symbolic_zeros_bwd_may_return_symbolic_zeros():
+    h = _pair_with_symbolic_vjp([], bwd_returns_symbolic=True)
+    assert ft.grad(lambda x: h(x, 3.0)[0])(2.0) == 0.0
+
+
+def test_zero_from_primal_and_primal_tree_values():
+    from functrans.custom_derivatives import (CustomVJPPrimal, SymbolicZero,
+                                              custom_vjp_primal_tree_values, zero_from_primal)
+    zeros = zero_from_primal({"w": np.ones((2, 3), np.float32), "n": 3})
+    assert zeros["w"].dtype == np.float32 and not zeros["w"].any()
+    assert zeros["n"].dtype == ft.float0
+    z = zero_from_primal(np.ones((2, 3), np.float32), symbolic_zeros=True)
+    assert type(z) is SymbolicZero and z.shape == (2, 3) and z.dtype == np.float32
+    assert z.ndim == 2 and z.size == 6 and repr(z) == "SymbolicZero"
+    with pytest.raises(AttributeError, match="SymbolicZero has no attribute 'nope'"):
+        z.nope
+    tree = {"a": CustomVJPPrimal(1.0, True), "b": [CustomVJPPrimal(2, False)]}
+    assert custom_vjp_primal_tree_values(tree) == {"a": 1.0, "b": [2]}
+    with pytest.raises(TypeError, match="expected a pytree of CustomVJPPrimal"):
+        custom_vjp_primal_tree_values({"a": 1.0})
+
+
+def test_custom_call_primitives_have_jaxs_names():
+    from functrans import custom_derivatives as cd
+    seen = []
+    jaxpr = ft.make_jaxpr(lambda x: _product_with_symbolic_jvp(seen)(x, 2.0))(1.0)
+    assert jaxpr.jaxpr.eqns[0].primitive is cd.custom_jvp_call_p
+    jaxpr = ft.make_jaxpr(lambda x: _pair_with_symbolic_vjp(seen)(x, 2.0))(1.0)
+    assert jaxpr.jaxpr.eqns[0].primitive is cd.custom_vjp_call_p
+
+
+# ------------------------------------------------------------------------------------------
+# linear_call: a linear function with a transpose of the user's (values checked with JAX)
+# ------------------------------------------------------------------------------------------
+
+
+def _scaled_call(x):
+    # fun doubles, its "transpose" triples: which one a transform used shows in the result
+    from functrans.custom_derivatives import linear_call
+    return linear_call(lambda r, x: 2.0 * x, lambda r, ct: 3.0 * ct, None, x)
+
+
+def test_linear_call_transforms_use_the_given_transpose():
+    assert _scaled_call(1.0) == 2.0
+    assert ft.jvp(_scaled_call, (1.0,), (1.0,)) == (2.0, 2.0)  # forward mode: fun itself
+    assert ft.grad(_scaled_call)(1.0) == 3.0  # reverse mode: fun_transpose (JAX: 3.0 too)
+    assert ft.linear_transpose(_scaled_call, 1.0)(1.0) == (3.0,)
+    assert ft.jit(ft.grad(_scaled_call))(1.0) == ft.grad(ft.jit(_scaled_call))(1.0) == 3.0
+    assert ft.grad(lambda x: ft.grad(_scaled_call)(x) * x)(1.0) == 3.0
+    assert_close(ft.vmap(ft.grad(_scaled_call))(np.ones(2)), np.full(2, 3.0))
+    jaxpr = ft.make_jaxpr(_scaled_call)(1.0)
+    assert [e.primitive.name for e in jaxpr.jaxpr.eqns] == ["linear_call"]
+
+
+def test_linear_call_with_residuals_pytrees_closures_and_vmap():
+    from functrans.custom_derivatives import linear_call
+    w = np.array([[1.0, 2.0], [3.0, 4.0]])
+    x = np.array([1.0, -1.0])
+
+    def matvec(w, x):
+        return linear_call(lambda w, x: w @ x, lambda w, ct: w.T @ ct, w, x)
+    loss = lambda w, x: fnp.sum(matvec(w, x) ** 2)  # noqa: E731
+    assert_close(ft.grad(loss, argnums=1)(w, x), 2 * w.T @ (w @ x))
+    ws, xs = np.stack([w, 2 * w]), np.stack([x, 2 * x])
+    expected = np.stack([2 * a.T @ (a @ b) for a, b in zip(ws, xs)])
+    assert_close(ft.vmap(ft.grad(loss, argnums=1))(ws, xs), expected)
+    assert_close(ft.grad(lambda xs: fnp.sum(ft.vmap(matvec)(ws, xs) ** 2))(xs), expected)
+
+    def scale(x, s):  # closes over s: a constant of both functions
+        return linear_call(lambda r, x: x * s, lambda r, ct: ct * s, None, x)
+    assert ft.grad(scale)(2.0, 3.0) == ft.jit(ft.grad(scale))(2.0, 3.0) == 3.0
+    assert_close(ft.vmap(ft.grad(scale))(np.ones(2), np.array([3.0, 4.0])),
+                 np.array([3.0, 4.0]))
+    with pytest.raises(TypeError, match="linear_call: its residual_args"):
+        ft.grad(scale, 1)(2.0, 3.0)
+    with pytest.raises(TypeError, match="linear_call: its residual_args"):
+        ft.grad(loss, argnums=0)(w, x)
+
+    def pair(a, b):
+        return linear_call(lambda r, x: {"s": x[0] + x[1]},
+                           lambda r, ct: (ct["s"], 2.0 * ct["s"]), None, (a, b))["s"]
+    assert ft.grad(pair, argnums=(0, 1))(1.0, 1.0) == (1.0, 2.0)
+    with pytest.raises(TypeError, match="fun_transpose must return cotangents with the "
+                                        "structure of linear_args"):
+        linear_call(lambda r, x: x, lambda r, c: (c, c), None, 1.0)
+    with pytest.raises(TypeError, match="returned a cotangent of type f64\\[2\\]"):
+        linear_call(lambda r, x: x, lambda r, c: np.ones(2), None, 1.0)

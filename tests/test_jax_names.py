@@ -409,6 +409,16 @@ def test_dtypes_and_typing():
     assert dtypes.iinfo(np.int8).max == 127
     with pytest.raises(ValueError):
         dtypes.result_type()
+    # JAX 0.10.2's values: bool is a byte, complex counts both parts
+    assert [dtypes.itemsize_bits(d) for d in (bool, np.int8, np.uint16, np.float32,
+                                              "complex128")] == [8, 8, 16, 32, 128]
+    for bad in (None, "U3", dtypes.float0, "V4"):
+        with pytest.raises(ValueError, match="itemsize_bits: dtype"):
+            dtypes.itemsize_bits(bad)
+    if "bfloat16" in dtypes.__all__:  # ml_dtypes is installed: its sub-byte types
+        import ml_dtypes
+        assert [dtypes.itemsize_bits(d) for d in (ml_dtypes.int4, ml_dtypes.bfloat16,
+                                                  ml_dtypes.float8_e4m3fn)] == [4, 16, 8]
 
     def f(x: ArrayLike, dtype: DTypeLike = np.float32):
         return x
@@ -467,7 +477,8 @@ SUBMODULES = {
     "functrans.tree": "map", "functrans.flatten_util": "ravel_pytree",
     "functrans.custom_derivatives": "custom_vjp", "functrans.dtypes": "float0",
     "functrans.typing": "ArrayLike", "functrans.debug": "print",
-    "functrans.ad_checkpoint": "checkpoint_name",
+    "functrans.ad_checkpoint": "checkpoint_name", "functrans.test_util": "check_vjp",
+    "functrans.core": "eval_context", "functrans.experimental": "io_callback",
     "functrans.scipy.spatial": "transform", "functrans.scipy.spatial.transform": "Rotation",
 }
 
@@ -640,3 +651,87 @@ def test_lax_primitive_objects_have_jaxs_names():
     jax_lax = pytest.importorskip("jax.lax")
     for name in (n for n in lax.__all__ if n.endswith("_p")):
         assert getattr(jax_lax, name).name.replace("-", "_") == getattr(lax, name).name, name
+
+
+# ------------------------------------------------------------------------------------------
+# jax.core's public names
+# ------------------------------------------------------------------------------------------
+
+
+def test_core_names_user_code_imports():
+    from functrans import core
+    assert core.ensure_compile_time_eval is ft.ensure_compile_time_eval
+    assert isinstance(core.get_aval(np.ones(2)), core.AbstractValue)
+    seen = {}
+
+    def f(x):
+        with core.eval_context():
+            seen["table"] = fnp.cos(np.arange(3.0))  # a value, not a tracer
+            y = x * 2.0  # a tracer of the enclosing trace still goes to it
+        return y * seen["table"]
+    jaxpr = ft.make_jaxpr(f)(np.ones(3))
+    assert isinstance(seen["table"], np.ndarray)
+    assert [e.primitive.name for e in jaxpr.jaxpr.eqns] == ["mul", "mul"]
+    eqn = jaxpr.jaxpr.eqns[0]
+    assert all(isinstance(a, core.Atom) for a in eqn.invars)
+    assert core.max_dim(2, np.int64(5)) == 5 and core.min_dim(2, 5) == 2
+    with pytest.raises(TypeError):
+        core.max_dim(2.5, 1)
+
+
+# ------------------------------------------------------------------------------------------
+# experimental.io_callback
+# ------------------------------------------------------------------------------------------
+
+
+def _io_recorder():
+    from functrans.experimental import io_callback
+    calls = []
+
+    def cb(x):
+        calls.append(np.asarray(x).copy())
+        return np.asarray(x) * 2.0
+
+    def f(x, ordered=False):
+        return io_callback(cb, ft.ShapeDtypeStruct(x.shape, x.dtype), x, ordered=ordered)
+    return calls, f
+
+
+def test_io_callback_runs_every_time_even_when_unused():
+    calls, f = _io_recorder()
+    assert_close(f(np.arange(3.0)), 2.0 * np.arange(3.0))
+    calls.clear()
+    g = ft.jit(lambda x: (f(x), f(x), x + 1.0)[2])  # two equal calls, results unused
+    g(np.ones(2))
+    g(np.ones(2))
+    assert len(calls) == 4
+    jaxpr = ft.make_jaxpr(lambda x: (f(x), x)[1])(np.ones(2))
+    assert [e.primitive.name for e in jaxpr.jaxpr.eqns] == ["io_callback"]
+    calls.clear()
+    body = lambda c, x: (c + f(x), None)  # noqa: E731
+    assert ft.jit(lambda xs: lax.scan(body, 0.0, xs)[0])(np.arange(3.0)) == 6.0
+    assert len(calls) == 3
+    calls.clear()
+    assert ft.eval_shape(f, np.ones(2)).shape == (2,) and not calls
+
+
+def test_io_callback_under_vmap_and_its_refusals():
+    calls, f = _io_recorder()
+    for vf in (ft.vmap(f), ft.jit(ft.vmap(f))):
+        calls.clear()
+        assert_close(vf(np.arange(3.0)), 2.0 * np.arange(3.0))
+        assert [float(c) for c in calls] == [0.0, 1.0, 2.0]  # once per member, in order
+    with pytest.raises(ValueError, match="vmap of an ordered io_callback"):
+        ft.vmap(lambda x: f(x, ordered=True))(np.arange(3.0))
+    assert_close(f(np.arange(2.0), ordered=True), np.array([0.0, 2.0]))
+    for differentiate in (lambda: ft.grad(lambda x: f(x).sum())(np.arange(3.0)),
+                          lambda: ft.jvp(f, (np.arange(3.0),), (np.ones(3),)),
+                          lambda: ft.grad(ft.jit(lambda x: f(x).sum()))(np.arange(3.0))):
+        with pytest.raises(ValueError, match="io_callback does not support differentiation"):
+            differentiate()
+    # its result is a constant where nothing differentiated reaches it
+    assert ft.grad(lambda x: x * f(lax.stop_gradient(x)))(np.array(2.0)) == 4.0  # x * 2 x0
+    from functrans.experimental import io_callback
+    with pytest.raises(TypeError, match="io_callback: result 0 of the callback has shape"):
+        io_callback(lambda x: np.ones(3), ft.ShapeDtypeStruct((2,), np.float64),
+                                    np.ones(2))

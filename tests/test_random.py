@@ -318,6 +318,18 @@ def test_keys_split_fold_in_and_typed_keys():
     assert random.split(K, 0).shape == (0, 2)
     np.testing.assert_array_equal(random.wrap_key_data(np.array([0, 5], np.uint32)),
                                   random.key(5))
+    np.testing.assert_array_equal(random.key(5, dtype=None), random.key(5))
+    assert random.key_impl(K) == random.key_impl(random.split(K, (2, 3))) == "threefry2x32"
+    assert random.clone(K) is K
+    assert random.uniform(random.clone(K)) == random.uniform(K)
+    with pytest.raises(NotImplementedError, match="random.key: dtype='key<fry>'"):
+        random.key(5, dtype="key<fry>")
+    with pytest.raises(NotImplementedError, match="random.wrap_key_data: dtype"):
+        random.wrap_key_data(random.key(5), dtype="key<fry>")
+    with pytest.raises(TypeError, match="random.key_impl: key must be"):
+        random.key_impl(np.zeros(3))
+    with pytest.raises(TypeError, match="random.clone: key must be"):
+        random.clone(np.zeros(2))
     # distinct keys and independent streams
     assert len({tuple(k) for k in random.split(K, 100).tolist()}) == 100
     assert not np.array_equal(random.fold_in(K, 1), random.fold_in(K, 2))
@@ -358,7 +370,8 @@ def test_errors_name_the_function_and_argument(call, error, match):
 def test_namespace():
     assert ft.random is random
     for name in random.__all__:
-        assert callable(getattr(random, name))
+        obj = getattr(random, name)
+        assert callable(obj) or isinstance(obj, ft.core.Primitive) and name.endswith("_p")
 
 
 # -- the derivative of gamma draws in their shape (implicit reparameterization) ------------

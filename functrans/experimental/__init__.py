@@ -1,5 +1,6 @@
-"""``functrans.experimental``: JAX's ``jax.experimental`` modules that functrans offers.
-Each is imported as a module, as in JAX: ``from functrans.experimental.ode import odeint``.
+"""``functrans.experimental``: JAX's ``jax.experimental`` modules and functions that
+functrans offers: the module ``ode`` (imported as a module, as in JAX:
+``from functrans.experimental.ode import odeint``) and ``io_callback``.
 
 >>> import numpy as np
 >>> from functrans.experimental import ode
@@ -7,8 +8,9 @@ Each is imported as a module, as in JAX: ``from functrans.experimental.ode impor
 True
 """
 from functrans.experimental import ode
+from functrans.runtime import io_callback
 
-__all__ = ["ode"]
+__all__ = ["io_callback", "ode"]
 
 
 def __dir__() -> list:

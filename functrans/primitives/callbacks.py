@@ -9,6 +9,10 @@ Two primitives, each with every rule:
   the batch as a leading axis); differentiation is refused, as in JAX (give the function a
   ``custom_jvp`` or ``custom_vjp`` rule instead).  The code ``jit`` writes calls the impl,
   hence the function, on each run.
+* ``io_callback`` (results of declared types, computed by a Python function called for
+  its effect as well): as ``pure_callback``, but ``effectful`` (below): no call is skipped
+  or merged with another; under ``vmap`` it is called once per batch member (an
+  ``ordered`` one refuses, as in JAX); differentiation is refused.
 * ``debug_callback`` (a function called for its effect, printing): evaluation calls it; its
   JVP rule calls it on the primal values only; under ``vmap`` it is called once per batch
   member, in order, as JAX does.
@@ -40,7 +44,8 @@ from functrans.interpreters.batching import not_mapped
 from functrans.primitives.shape import broadcast, expand_dims, moveaxis, reshape, shape_of
 from functrans.primitives.slicing import concatenate, slice as slice_
 
-__all__ = ["pure_callback_p", "debug_callback_p", "pure_callback", "debug_callback",
+__all__ = ["pure_callback_p", "debug_callback_p", "io_callback_p", "pure_callback",
+           "debug_callback", "io_callback",
            "token_dtype", "collecting_effects", "keep_effects",
            "VMAP_METHODS"]
 
@@ -219,21 +224,27 @@ def split_values(leaves: Sequence) -> tuple[list, list, list]:
 pure_callback_p = Primitive("pure_callback", multiple_results=True, origin="user")
 
 
-def _pure_callback_impl(*args, callback, result_avals, vmap_method):
+def _call_checked(kind: str, args, callback, result_avals) -> list:
+    """``callback(*args)``, its results checked against the declared ``result_avals`` and
+    placed where the arguments are."""
     results = callback(*array_types.user_result(list(args)))
     if len(results) != len(result_avals):
-        raise TypeError(f"pure_callback: the callback returned {len(results)} arrays, but "
+        raise TypeError(f"{kind}: the callback returned {len(results)} arrays, but "
                         f"result_shape_dtypes declares {len(result_avals)}")
     xp = backend.array_module(*args)
     out = []
     for i, (r, aval) in enumerate(zip(results, result_avals)):
         r = xp.asarray(r)  # the callback may compute on the host; results go back
         if tuple(r.shape) != aval.shape or r.dtype != aval.dtype:
-            raise TypeError(f"pure_callback: result {i} of the callback has shape "
+            raise TypeError(f"{kind}: result {i} of the callback has shape "
                             f"{tuple(r.shape)} and dtype {r.dtype}, but result_shape_dtypes "
                             f"declares shape {aval.shape} and dtype {aval.dtype}")
         out.append(r)
     return out
+
+
+def _pure_callback_impl(*args, callback, result_avals, vmap_method):
+    return _call_checked("pure_callback", args, callback, result_avals)
 
 
 def _pure_callback_jvp(primals, tangents, **params):
@@ -291,3 +302,61 @@ def pure_callback(callback: Callable, result_avals: Sequence[ShapedArray], args:
                          f"got {vmap_method!r}")
     return pure_callback_p.bind(*args, callback=_Callback(callback, name),
                                 result_avals=tuple(result_avals), vmap_method=vmap_method)
+
+
+# ------------------------------------------------------------------------------------------
+# io_callback
+# ------------------------------------------------------------------------------------------
+
+# A user's function called for its effect: kept by every pass, never differentiated.  The
+# equation holds its results, so it needs no token: ``effectful`` keeps it alive in jaxprs.
+io_callback_p = Primitive("io_callback", multiple_results=True, origin="user")
+io_callback_p.effectful = True
+
+
+def _io_callback_impl(*args, callback, result_avals, ordered):
+    return _call_checked("io_callback", args, callback, result_avals)
+
+
+def _io_callback_jvp(primals, tangents, **params):
+    if any(type(t) is not Zero for t in tangents):
+        raise ValueError("io_callback does not support differentiation (JVP, grad, vjp), "
+                         "as in JAX: functrans cannot see inside the Python function it calls. "
+                         "Stop the gradient of its inputs (lax.stop_gradient), or wrap the "
+                         "call in a function with a custom_jvp or custom_vjp rule")
+    outs = io_callback_p.bind(*primals, **params)
+    return outs, [Zero.from_value(o) for o in outs]
+
+
+def _io_callback_batch(vals, dims, *, callback, result_avals, ordered):
+    if ordered:
+        raise ValueError("vmap of an ordered io_callback is not supported (as in JAX): the "
+                         "order of the batch members' calls would not be a program order. "
+                         "Pass ordered=False, or loop over the batch (lax.map)")
+    size = next(shape_of(v)[d] for v, d in zip(vals, dims) if d is not not_mapped)
+    vals = [v if d is not_mapped else moveaxis(v, d, 0) for v, d in zip(vals, dims)]
+    per_member = [io_callback_p.bind(*[v if d is not_mapped else _member(v, i)
+                                       for v, d in zip(vals, dims)],
+                                     callback=callback, result_avals=result_avals,
+                                     ordered=ordered)
+                  for i in range(size)]  # one call per batch member, in order
+    like = next(v for v, d in zip(vals, dims) if d is not not_mapped)
+    outs = [_stack([m[k] for m in per_member], aval, like)
+            for k, aval in enumerate(result_avals)]
+    return outs, [0] * len(outs)
+
+
+impl_rules[io_callback_p] = _io_callback_impl
+abstract_eval_rules[io_callback_p] = lambda *avals, callback, result_avals, ordered: list(
+    result_avals)
+ad.jvp_rules[io_callback_p] = _io_callback_jvp
+batching.batching_rules[io_callback_p] = _io_callback_batch
+
+
+def io_callback(callback: Callable, result_avals: Sequence[ShapedArray], args: Sequence,
+                ordered: bool, name: str) -> list:
+    """Bind ``io_callback_p``: ``callback(*args)`` (flat lists in and out) gives arrays of
+    ``result_avals``.  The user-facing ``functrans.experimental.io_callback`` handles
+    pytrees."""
+    return io_callback_p.bind(*args, callback=_Callback(callback, name),
+                              result_avals=tuple(result_avals), ordered=bool(ordered))

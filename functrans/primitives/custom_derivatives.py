@@ -18,6 +18,7 @@ import functools
 import inspect
 from typing import Any, Callable, Sequence
 
+import numpy as np
 
 from functrans import array_types, core
 from functrans.api_util import argnums_with_names
@@ -33,7 +34,103 @@ from functrans.primitives.elementwise import add
 from functrans.primitives.shape import bdim_to_front, shape_of
 from functrans.tree_util import tree_flatten, tree_map, tree_unflatten
 
-__all__ = ["custom_jvp", "custom_vjp", "library_custom_jvp"]
+__all__ = ["custom_jvp", "custom_vjp", "library_custom_jvp", "SymbolicZero", "CustomVJPPrimal",
+           "custom_jvp_call_p", "custom_vjp_call_p", "linear_call", "linear_call_p"]
+
+
+class SymbolicZero:
+    """A zero tangent or cotangent that holds no array, only its type: what custom rules
+    defined with ``symbolic_zeros=True`` receive for the arguments that are not perturbed
+    (a ``custom_jvp`` rule's tangents) or the outputs whose cotangent is zero (a
+    ``custom_vjp`` ``bwd``'s).  Rules may also return one.  It has its abstract value's
+    ``shape`` and ``dtype`` (``aval``), and no arithmetic: test for it with
+    ``isinstance``.
+
+    >>> import numpy as np
+    >>> z = SymbolicZero.from_primal_value(np.ones((2, 3), np.float32))
+    >>> z, z.shape, z.dtype
+    (SymbolicZero, (2, 3), dtype('float32'))
+    """
+
+    __slots__ = ("aval",)
+
+    def __init__(self, aval: core.ShapedArray) -> None:
+        self.aval = aval
+
+    def __repr__(self) -> str:
+        return "SymbolicZero"
+
+    def __getattr__(self, name):
+        if name == "aval":  # not set yet (while unpickling, say)
+            raise AttributeError(name)
+        try:
+            return getattr(self.aval, name)
+        except AttributeError:
+            raise AttributeError(f"SymbolicZero has no attribute {name!r}") from None
+
+    @property
+    def ndim(self) -> int:
+        return len(self.aval.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.aval.shape, dtype=np.int64))
+
+    @staticmethod
+    def from_primal_value(val: Any) -> SymbolicZero:
+        """The symbolic zero tangent of ``val`` (of ``val``'s tangent type: ``float0`` for
+        integers and booleans).
+
+        >>> SymbolicZero.from_primal_value(3).dtype
+        dtype([('float0', 'V')])
+        """
+        return SymbolicZero(core.tangent_aval(get_aval(val)))
+
+
+class CustomVJPPrimal:
+    """An argument of a ``custom_vjp`` ``fwd`` rule defined with ``symbolic_zeros=True``:
+    its ``value`` and whether it is ``perturbed`` (differentiated: False when its cotangent
+    is not asked for, so ``bwd`` may return None for it).
+
+    >>> CustomVJPPrimal(2.0, True)
+    CustomVJPPrimal(value=2.0, perturbed=True)
+    """
+
+    __slots__ = ("value", "perturbed")
+
+    def __init__(self, value: Any, perturbed: bool) -> None:
+        self.value, self.perturbed = value, perturbed
+
+    def __repr__(self) -> str:
+        return f"CustomVJPPrimal(value={self.value!r}, perturbed={self.perturbed!r})"
+
+    def __eq__(self, other):
+        return (type(other) is CustomVJPPrimal and self.value is other.value
+                and self.perturbed == other.perturbed)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as JAX's dataclass
+
+
+def _to_symbolic(t):
+    return SymbolicZero(t.aval) if type(t) is Zero else t
+
+
+def _unbatched(aval: core.ShapedArray) -> core.ShapedArray:
+    return aval.update(shape=aval.shape[1:])
+
+
+def _batch_keeping_zeros(fun: Callable, size: int, values: Sequence):
+    """``batching.batch_flat`` of ``fun`` (a flat list in, out) on ``values`` batched along
+    axis 0, where symbolic ``Zero`` values (of batched types) stay symbolic: ``fun`` gets
+    them as ``Zero``s of one member's type."""
+    zero = [type(v) is Zero for v in values]
+    live = [v for v, z in zip(values, zero) if not z]
+
+    def flat(*xs):
+        it = iter(xs)
+        return fun([Zero(_unbatched(v.aval)) if z else next(it) for v, z in zip(values, zero)])
+    outs, dims = batching.batch_flat(flat, size, live, [0] * len(live))
+    return [bdim_to_front(o, d, size) for o, d in zip(outs, dims)]
 
 
 class _Rule:
@@ -206,6 +303,7 @@ class custom_jvp:
         self.nondiff_argnums = _nondiff_positions("custom_jvp", fun, nondiff_argnums,
                                                   nondiff_argnames)
         self.jvp: Callable | None = None
+        self.symbolic_zeros = False
 
     def defjvp(self, jvp: Callable, symbolic_zeros: bool = False) -> Callable:
         """Set the rule ``jvp(*nondiff_args, primals, tangents) -> (out, tangent_out)``.
@@ -223,8 +321,11 @@ class custom_jvp:
             linear in ``tangents`` and may itself use any functrans operation (it is
             differentiated again for higher orders).
         symbolic_zeros : bool, optional
-            JAX's option to pass zero tangents as symbolic zeros; only False (every
-            tangent an array) is supported, True raises ``NotImplementedError``.
+            If True, the tangent of an argument that is not perturbed (not differentiated
+            by the enclosing transform) is a :class:`SymbolicZero` instead of an array of
+            zeros, so the rule can skip its work, and the rule may return a
+            ``SymbolicZero`` as an output tangent.  Under ``vmap`` of the rule's transform
+            the zero tangents stay symbolic too.
 
         Examples
         --------
@@ -241,9 +342,7 @@ class custom_jvp:
         >>> ft.grad(f, argnums=(0, 1))(2.0, 3.0)
         (3.0, 2.0)
         """
-        if symbolic_zeros:
-            raise NotImplementedError("custom_jvp: symbolic_zeros=True is not supported")
-        self.jvp = jvp
+        self.jvp, self.symbolic_zeros = jvp, bool(symbolic_zeros)
         return jvp
 
     def defjvps(self, *jvps: Callable | None) -> None:
@@ -301,9 +400,11 @@ class custom_jvp:
             return staged[0]
         name, static, dyn, leaves, in_tree, jaxpr, consts, out_tree = staged
         user_jvp, nondiff = self.jvp, [static[i] for i in sorted(static)]
-        users = self.origin != "library"
+        users, symbolic = self.origin != "library", self.symbolic_zeros
 
-        def flat_jvp(primals, tangents):
+        def flat_jvp(primals, tangents):  # tangents: arrays and symbolic Zeros
+            tangents = [_to_symbolic(t) if symbolic else ad.instantiate(t, p)
+                        for t, p in zip(tangents, primals)]
             if users:  # the user's arrays, with `.at`, as in their own calls
                 primals = array_types.hand_out(list(primals))
                 tangents = array_types.hand_out(list(tangents))
@@ -317,6 +418,8 @@ class custom_jvp:
             out, t_out = _jvp_pair(name, pair)
             out_leaves, tree = tree_flatten(out)
             t_leaves, t_tree = tree_flatten(t_out)
+            if tree == out_tree == t_tree:
+                t_leaves = _instantiate_symbolic(t_leaves, out_leaves)
             if tree != out_tree or t_tree != out_tree:
                 raise TypeError(f"custom_jvp rule of '{name}' must return (primal_out, "
                                 f"tangent_out) with the function's output structure "
@@ -331,7 +434,7 @@ class custom_jvp:
 
         # The traced jaxpr is cached by the function, its static arguments and the types
         # of the others (trace_function): the same jaxpr and rule make the same flat_jvp.
-        rule = _Rule(flat_jvp, f"{name}_jvp", key=("custom_jvp", user_jvp, jaxpr))
+        rule = _Rule(flat_jvp, f"{name}_jvp", key=("custom_jvp", user_jvp, symbolic, jaxpr))
         outs = custom_jvp_call_p.bind(*consts, *leaves, call_jaxpr=jaxpr, jvp=rule,
                                       num_consts=len(consts))
         return tree_unflatten(out_tree, outs)
@@ -350,7 +453,8 @@ class custom_jvp:
             return _NOT_RUN
         name = _fun_name(self.fun)
         primals, tangents = zip(*[trace.unpack(x) for x in leaves])
-        tangents = [ad.instantiate(t, p) for t, p in zip(tangents, primals)]
+        tangents = [_to_symbolic(t) if self.symbolic_zeros else ad.instantiate(t, p)
+                    for t, p in zip(tangents, primals)]
         if self.origin != "library":  # the user's arrays, with `.at`, as in their own calls
             primals = array_types.hand_out(list(primals))
             tangents = array_types.hand_out(tangents)
@@ -362,6 +466,7 @@ class custom_jvp:
         if t_tree != out_tree:
             raise TypeError(f"custom_jvp rule of '{name}' must return (primal_out, "
                             f"tangent_out) of the same structure; got {out_tree} and {t_tree}")
+        t_leaves = _instantiate_symbolic(t_leaves, out_leaves)
         for x in out_leaves + t_leaves:
             if isinstance(x, Tracer) and x._trace is trace:
                 raise _closed_over_error("custom_jvp")
@@ -395,6 +500,13 @@ def _jvp_pair(name: str, result) -> tuple:
     return result
 
 
+def _instantiate_symbolic(tangents: list, primals: list) -> list:
+    """Output tangents with each ``SymbolicZero`` made an array of zeros (on the device of
+    the primal output it belongs to)."""
+    return [ad.instantiate(Zero(t.aval), p) if type(t) is SymbolicZero else t
+            for t, p in zip(tangents, primals)]
+
+
 def _tree_add(a, b):
     return tree_map(add, a, b)
 
@@ -408,7 +520,7 @@ def _custom_jvp_call_jvp(primals, tangents, *, call_jaxpr, jvp, num_consts):
     if any(type(t) is not Zero for t in tangents[:num_consts]):
         raise _closed_over_error("custom_jvp")
     args, arg_tangents = primals[num_consts:], tangents[num_consts:]
-    return jvp(list(args), [ad.instantiate(t, a) for t, a in zip(arg_tangents, args)])
+    return jvp(list(args), list(arg_tangents))  # the rule instantiates what it needs
 
 
 def _custom_jvp_call_batch(vals, dims, *, call_jaxpr, jvp, num_consts):
@@ -419,12 +531,10 @@ def _custom_jvp_call_batch(vals, dims, *, call_jaxpr, jvp, num_consts):
     n = len(vals) - num_consts
 
     def batched_jvp(primals, tangents):
-        def flat(*xs):
+        def flat(xs):
             outs, t_outs = jvp(list(xs[:n]), list(xs[n:]))
             return list(outs) + list(t_outs)
-        outs, out_dims = batching.batch_flat(flat, size, list(primals) + list(tangents),
-                                             [0] * (2 * n))
-        outs = [bdim_to_front(o, d, size) for o, d in zip(outs, out_dims)]
+        outs = _batch_keeping_zeros(flat, size, list(primals) + list(tangents))
         half = len(outs) // 2
         return outs[:half], outs[half:]
 
@@ -500,8 +610,10 @@ class custom_vjp:
                                                   nondiff_argnames)
         self.fwd: Callable | None = None
         self.bwd: Callable | None = None
+        self.symbolic_zeros = False
 
-    def defvjp(self, fwd: Callable, bwd: Callable) -> None:
+    def defvjp(self, fwd: Callable, bwd: Callable, symbolic_zeros: bool = False,
+               optimize_remat: bool = False) -> None:
         """Set the reverse-mode rule: ``fwd`` computes the output and what ``bwd`` needs,
         ``bwd`` pulls an output cotangent back to the inputs.
 
@@ -515,7 +627,16 @@ class custom_vjp:
             Called as ``bwd(*nondiff_args, residuals, out_cotangent)`` (``out_cotangent``
             with ``out``'s structure); returns a tuple with one cotangent per
             differentiated argument, each with that argument's structure, shapes and dtypes
-            (None for a zero cotangent).
+            (None or a :class:`SymbolicZero` for a zero cotangent).
+        symbolic_zeros : bool, optional
+            If True, ``fwd`` receives each array argument as a :class:`CustomVJPPrimal`
+            (its ``value``, and ``perturbed``: whether it is differentiated; the
+            non-differentiated arguments of ``nondiff_argnums`` come as they are), and
+            ``bwd`` receives a :class:`SymbolicZero` for each output whose cotangent is
+            zero (an output the differentiated result does not use).
+        optimize_remat : bool, optional
+            JAX's option to keep ``fwd`` out of rematerialized (``checkpoint``) code; it
+            changes no value, and functrans accepts and ignores it.
 
         Examples
         --------
@@ -534,7 +655,8 @@ class custom_vjp:
         >>> float(ft.grad(f)(0.0))
         1.0
         """
-        self.fwd, self.bwd = fwd, bwd
+        del optimize_remat
+        self.fwd, self.bwd, self.symbolic_zeros = fwd, bwd, bool(symbolic_zeros)
 
     def __get__(self, instance, owner=None):
         return self if instance is None else functools.partial(self, instance)
@@ -548,14 +670,16 @@ class custom_vjp:
         if len(staged) == 1:
             return staged[0]
         name, static, dyn, leaves, in_tree, jaxpr, consts, out_tree = staged
-        user_fwd, user_bwd = self.fwd, self.bwd
+        user_fwd, user_bwd, symbolic = self.fwd, self.bwd, self.symbolic_zeros
         nondiff = [static[i] for i in sorted(static)]
         in_avals = [get_aval(x) for x in leaves]
         # Only types and structures of the arguments: bwd must not keep their tracers alive.
         arg_trees = [tree_flatten(arg)[1] for arg in dyn]
         res_tree: dict[str, Any] = {}
 
-        def flat_fwd(*xs):
+        def flat_fwd(perturbed, *xs):  # perturbed: per leaf of xs, whether it has a tangent
+            if symbolic:
+                xs = [CustomVJPPrimal(x, p) for x, p in zip(xs, perturbed)]
             result = user_fwd(*_merge(static, tree_unflatten(in_tree, xs)))
             if not (isinstance(result, tuple) and len(result) == 2):
                 raise TypeError(f"custom_vjp fwd of '{name}' must return a pair "
@@ -568,7 +692,11 @@ class custom_vjp:
             res_leaves, res_tree["tree"] = tree_flatten(res)
             return out_leaves, res_leaves
 
-        def flat_bwd(res, cts):
+        def flat_bwd(res, cts):  # cts: arrays and symbolic Zeros
+            witness = ad.device_witness([*cts, *res])
+            cts = [(SymbolicZero(c.aval) if symbolic else ad.zeros(c.aval, witness))
+                   if type(c) is Zero else c for c in cts]
+            cts = array_types.hand_out(cts)  # the user's arrays, as in their own calls
             cts_in = user_bwd(*nondiff, tree_unflatten(res_tree["tree"], res),
                               tree_unflatten(out_tree, cts))
             if not isinstance(cts_in, (tuple, list)) or len(cts_in) != len(arg_trees):
@@ -580,16 +708,17 @@ class custom_vjp:
             flat, avals = [], iter(in_avals)
             for arg_tree, ct in zip(arg_trees, cts_in):
                 arg_avals = [next(avals) for _ in range(arg_tree.num_leaves)]
-                if ct is None:
+                if ct is None or type(ct) is SymbolicZero and arg_tree.num_leaves == 1:
                     flat.extend(Zero(core.tangent_aval(a)) for a in arg_avals)
                     continue
-                ct_leaves, ct_tree = tree_flatten(ct, is_leaf=lambda x: x is None)
+                ct_leaves, ct_tree = tree_flatten(
+                    ct, is_leaf=lambda x: x is None or type(x) is SymbolicZero)
                 if ct_tree != arg_tree:
                     raise TypeError(f"custom_vjp bwd of '{name}' returned a cotangent of "
                                     f"structure {ct_tree} for an argument of structure "
                                     f"{arg_tree}")
-                flat.extend(Zero(core.tangent_aval(a)) if c is None else c
-                            for a, c in zip(arg_avals, ct_leaves))
+                flat.extend(Zero(core.tangent_aval(a)) if c is None or type(c) is SymbolicZero
+                            else c for a, c in zip(arg_avals, ct_leaves))
             for i, (c, aval) in enumerate(zip(flat, in_avals)):
                 if type(c) is Zero:
                     continue
@@ -612,7 +741,7 @@ def _custom_vjp_call_jvp(primals, tangents, *, call_jaxpr, fwd, bwd, num_consts)
     if any(type(t) is not Zero for t in tangents[:num_consts]):
         raise _closed_over_error("custom_vjp")
     args, arg_tangents = primals[num_consts:], tangents[num_consts:]
-    outs, res = fwd(*args)
+    outs, res = fwd(tuple(type(t) is not Zero for t in arg_tangents), *args)
     out_avals = tuple(core.tangent_aval(get_aval(o)) for o in outs)
     live = [ad.instantiate(t, a) for t, a in zip(arg_tangents, args)]
     t_outs = custom_lin_p.bind(*res, *live, num_res=len(res), bwd=bwd, out_avals=out_avals)
@@ -626,11 +755,11 @@ def _custom_vjp_call_batch(vals, dims, *, call_jaxpr, fwd, bwd, num_consts):
                                                                [0] * len(vals))[0])
     n_args = len(vals) - num_consts
 
-    def batched_fwd(*xs):
+    def batched_fwd(perturbed, *xs):
         found = {}
 
         def flat(*a):
-            outs, res = fwd(*a)
+            outs, res = fwd(perturbed, *a)
             found["n_out"] = len(outs)
             return list(outs) + list(res)
         outs, out_dims = batching.batch_flat(flat, size, list(xs), [0] * n_args)
@@ -649,14 +778,12 @@ def _batched_bwd(bwd: _Rule, size: int) -> _Rule:
     def batched(res, cts):
         found = {}
 
-        def flat(*a):
+        def flat(a):
             outs = bwd(list(a[:len(res)]), list(a[len(res):]))
             found["zero"] = [type(o) is Zero for o in outs]
             found["avals"] = [o.aval if type(o) is Zero else None for o in outs]
             return [o for o in outs if type(o) is not Zero]
-        outs, dims = batching.batch_flat(flat, size, list(res) + list(cts),
-                                         [0] * (len(res) + len(cts)))
-        it = iter(bdim_to_front(o, d, size) for o, d in zip(outs, dims))
+        it = iter(_batch_keeping_zeros(flat, size, list(res) + list(cts)))
         return [Zero(core.ShapedArray((size,) + a.shape, a.dtype)) if z else next(it)
                 for z, a in zip(found["zero"], found["avals"])]
     return _Rule(batched, f"batched_{bwd!r}")
@@ -672,10 +799,8 @@ def _forward_mode_error(name: str = ""):
 
 def _custom_lin_transpose(cts, *args, num_res, bwd, out_avals):
     res = args[:num_res]
-    witness = ad.device_witness([*cts, *res])
-    cts = [ad.zeros(ct.aval, witness) if type(ct) is Zero else ct for ct in cts]
     with core.running_user_code():  # the user's arrays, with `.at`, as in their own calls
-        out = bwd(array_types.hand_out(list(res)), array_types.hand_out(cts))
+        out = bwd(array_types.hand_out(list(res)), list(cts))  # bwd hands out the cotangents
     return [None] * num_res + list(out)
 
 
@@ -707,3 +832,138 @@ abstract_eval_rules[custom_lin_p] = lambda *avals, num_res, bwd, out_avals: list
 ad.jvp_rules[custom_lin_p] = _raise_forward_mode
 transpose.deftranspose(custom_lin_p, _custom_lin_transpose)
 batching.batching_rules[custom_lin_p] = _custom_lin_batch
+
+
+# ------------------------------------------------------------------------------------------
+# linear_call
+# ------------------------------------------------------------------------------------------
+
+# ``linear_call(*consts, *residuals, *linear, callee, transpose, num_consts, num_res)``:
+# ``callee`` computes the result from all the arguments, linearly in ``linear``; ``transpose``
+# takes the same constants and residuals and the result's cotangents, and gives the
+# cotangents of ``linear``.  Transposing swaps the two jaxprs.
+linear_call_p = Primitive("linear_call", multiple_results=True, origin="user")
+
+
+def _linear_call_impl(*args, callee, transpose, num_consts, num_res):
+    return eval_jaxpr(callee.jaxpr, [], *args)
+
+
+def _linear_call_jvp(primals, tangents, *, callee, transpose, num_consts, num_res):
+    fixed = num_consts + num_res
+    if any(type(t) is not Zero for t in tangents[:fixed]):
+        raise TypeError("linear_call: its residual_args (and the values its functions close "
+                        "over) must not be differentiated: the call is linear in linear_args "
+                        "only. Pass differentiated values among linear_args, or stop their "
+                        "gradient (lax.stop_gradient)")
+    params = dict(callee=callee, transpose=transpose, num_consts=num_consts, num_res=num_res)
+    outs = linear_call_p.bind(*primals, **params)
+    lin_tangents = tangents[fixed:]
+    if all(type(t) is Zero for t in lin_tangents):
+        return outs, [Zero.from_value(o) for o in outs]
+    live = [ad.instantiate(t, p) for t, p in zip(lin_tangents, primals[fixed:])]
+    return outs, linear_call_p.bind(*primals[:fixed], *live, **params)
+
+
+def _linear_call_transpose(cts, *args, callee, transpose, num_consts, num_res):
+    fixed = num_consts + num_res
+    witness = ad.device_witness([*cts, *args[:fixed]])
+    cts = [ad.zeros(ct.aval, witness) if type(ct) is Zero else ct for ct in cts]
+    outs = linear_call_p.bind(*args[:fixed], *cts, callee=transpose, transpose=callee,
+                              num_consts=num_consts, num_res=num_res)
+    return [None] * fixed + list(outs)
+
+
+def _linear_call_batch(vals, dims, *, callee, transpose, num_consts, num_res):
+    size = next(shape_of(v)[d] for v, d in zip(vals, dims) if d is not not_mapped)
+    vals = [bdim_to_front(v, d, size) for v, d in zip(vals, dims)]
+    fixed = num_consts + num_res
+    batched_callee, callee_consts = closure_convert(
+        jaxpr_transforms.batch_jaxpr(callee, size, [0] * len(vals))[0])
+    n_cts = len(transpose.jaxpr.invars) - fixed
+    batched_transpose, transpose_consts = closure_convert(
+        jaxpr_transforms.batch_jaxpr(transpose, size, [0] * (fixed + n_cts))[0])
+    if callee_consts or transpose_consts:  # both jaxprs must take the same constants
+        raise NotImplementedError("vmap of linear_call: batching its functions produced "
+                                  "constants; call it on arrays rather than closing over them")
+    outs = linear_call_p.bind(*vals, callee=batched_callee, transpose=batched_transpose,
+                              num_consts=num_consts, num_res=num_res)
+    return outs, [0] * len(outs)
+
+
+impl_rules[linear_call_p] = _linear_call_impl
+abstract_eval_rules[linear_call_p] = lambda *avals, callee, transpose, num_consts, num_res: list(
+    callee.out_avals)
+ad.jvp_rules[linear_call_p] = _linear_call_jvp
+transpose.deftranspose(linear_call_p, _linear_call_transpose)
+batching.batching_rules[linear_call_p] = _linear_call_batch
+codegen.deflowering(linear_call_p,
+                    inline=lambda callee, transpose, num_consts, num_res: callee)
+
+
+def linear_call(fun: Callable, fun_transpose: Callable, residual_args, linear_args):
+    """``fun(residual_args, linear_args)``, a function linear in ``linear_args``, whose
+    transpose is ``fun_transpose(residual_args, cotangents_of_the_result)`` (returning
+    cotangents with ``linear_args``' structure): ``grad``, ``vjp`` and
+    ``linear_transpose`` use it instead of transposing ``fun``'s operations.  ``jvp``
+    applies ``fun`` to the tangents of ``linear_args``; differentiating ``residual_args``
+    raises.  Both functions are traced once per call (on the arguments' types).
+
+    >>> import functrans as ft
+    >>> from functrans.custom_derivatives import linear_call
+    >>> def divide(x, y):
+    ...     return linear_call(lambda r, x: x / r, lambda r, ct: ct / r, y, x)
+    ...
+    >>> ft.grad(divide)(1.0, 4.0)
+    0.25
+    """
+    res_leaves, res_tree = tree_flatten(residual_args)
+    lin_leaves, lin_tree = tree_flatten(linear_args)
+    in_tree = tree_flatten((residual_args, linear_args))[1]
+    name = _fun_name(fun)
+    callee, callee_consts, out_tree = trace_function(
+        lambda r, x: fun(r, x), in_tree, [get_aval(x) for x in res_leaves + lin_leaves],
+        f"linear_call({name})", key=None)
+    out_avals = [core.tangent_aval(a) for a in callee.out_avals]
+    ct_tree = tree_flatten((residual_args, tree_unflatten(out_tree, out_avals)))[1]
+    transpose_, transpose_consts, lin_out_tree = trace_function(
+        lambda r, ct: fun_transpose(r, ct), ct_tree,
+        [get_aval(x) for x in res_leaves] + out_avals, f"linear_call({name}) transpose",
+        key=None)
+    if lin_out_tree != lin_tree:
+        raise TypeError(f"linear_call: fun_transpose must return cotangents with the structure "
+                        f"of linear_args, {lin_tree}; got {lin_out_tree}")
+    for i, (got, x) in enumerate(zip(transpose_.out_avals, lin_leaves)):
+        want = core.tangent_aval(get_aval(x))
+        if got.shape != want.shape or got.dtype != want.dtype and not got.weak_type:
+            raise TypeError(f"linear_call: fun_transpose returned a cotangent of type "
+                            f"{got.str_short()} for linear argument leaf {i} of type "
+                            f"{get_aval(x).str_short()} (expected {want.str_short()})")
+    n_cc, n_tc = len(callee_consts), len(transpose_consts)
+    # Both jaxprs take every constant (each ignores the other's), then the residuals.
+    all_avals = [get_aval(c) for c in callee_consts + transpose_consts]
+    res_avals = [get_aval(x) for x in res_leaves]
+    lin_avals = [get_aval(x) for x in lin_leaves]
+    callee_full = _taking_all_constants(callee, n_cc, n_tc, all_avals, res_avals + lin_avals,
+                                        first=True)
+    transpose_full = _taking_all_constants(transpose_, n_cc, n_tc, all_avals,
+                                           res_avals + out_avals, first=False)
+    outs = linear_call_p.bind(*callee_consts, *transpose_consts, *res_leaves, *lin_leaves,
+                              callee=callee_full, transpose=transpose_full,
+                              num_consts=n_cc + n_tc, num_res=len(res_leaves))
+    return tree_unflatten(out_tree, outs)
+
+
+def _taking_all_constants(closed, n_cc: int, n_tc: int, const_avals, arg_avals, first: bool):
+    """``closed`` (taking its own constants, then its arguments) as a jaxpr taking the
+    constants of both functions of a ``linear_call`` (the callee's first), then its
+    arguments."""
+    def run(*xs):
+        consts, args = xs[:n_cc + n_tc], xs[n_cc + n_tc:]
+        own = consts[:n_cc] if first else consts[n_cc:]
+        return eval_jaxpr(closed.jaxpr, [], *own, *args)
+    avals = list(const_avals) + list(arg_avals)
+    jaxpr, consts, _ = trace_function(run, tree_flatten(tuple(range(len(avals))))[1], avals,
+                                      "linear_call", key=None)
+    assert not consts
+    return jaxpr
