@@ -1219,6 +1219,18 @@ _specific("functrans.lax.scatter_apply",
           update_shape=("tuple of int, optional", "The shape the updates of the equivalent "
                                                   "scatter would have."))
 
+_specific("functrans.lax.conv_general_dilated_patches functrans.lax.conv_general_dilated_local",
+          filter_shape=("sequence of int", "The kernel's spatial shape (the window), in the "
+                                           "order the kernel layout lists its spatial "
+                                           "axes."))
+_specific("functrans.lax.conv_general_dilated_local",
+          rhs=(_ARRAY, "The unshared kernel: output features, input features times the "
+                       "window (channel-major), and one spatial axis per output spatial "
+                       "axis."))
+_specific("functrans.lax.conv_shape_tuple",
+          pads=("str or sequence of (int, int)", "A padding string or one (low, high) pair "
+                                                 "per spatial axis."))
+
 FAMILY["functrans.random"].update({
     "seed": ("int", "The seed (any Python int or integer array value)."),
     "keys": ("PRNG key", "Typed keys."),
