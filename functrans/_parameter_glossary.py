@@ -1231,6 +1231,33 @@ _specific("functrans.lax.conv_shape_tuple",
           pads=("str or sequence of (int, int)", "A padding string or one (low, high) pair "
                                                  "per spatial axis."))
 
+# --- lax.ragged_dot* and JAX's product types ------------------------------------------------
+_specific("functrans.lax.ragged_dot functrans.lax.ragged_dot_general",
+          group_sizes=("array_like of int", "The sizes of the consecutive groups that the "
+                                            "ragged axis of ``lhs`` is cut into (1-d)."),
+          group_offset=("None", "JAX's first group to compute (TPU only); not supported."))
+_specific("functrans.lax.ragged_dot_general",
+          ragged_dot_dimension_numbers=("RaggedDotDimensionNumbers",
+                                        "The product's axes, the ragged axis of ``lhs`` and "
+                                        "the group axis of ``rhs``."))
+_specific("functrans.lax.RaggedDotDimensionNumbers",
+          dot_dimension_numbers=("tuple", "``((lhs_contracting, rhs_contracting), "
+                                          "(lhs_batch, rhs_batch))``, as ``dot_general``'s."),
+          lhs_ragged_dimensions=("sequence of int", "The one ``lhs`` axis cut into groups."),
+          rhs_group_dimensions=("sequence of int", "The ``rhs`` axis of the groups' kernels "
+                                                   "(empty when the ragged axis is "
+                                                   "contracted)."))
+_ALGO = "recorded, no effect on NumPy or CuPy."
+_specific("functrans.lax.DotAlgorithm",
+          lhs_precision_type=("dtype", "The type ``lhs`` is rounded to; " + _ALGO),
+          rhs_precision_type=("dtype", "The type ``rhs`` is rounded to; " + _ALGO),
+          accumulation_type=("dtype", "The accumulator's type; " + _ALGO),
+          lhs_component_count=("int, optional", "Parts ``lhs`` is split into; " + _ALGO),
+          rhs_component_count=("int, optional", "Parts ``rhs`` is split into; " + _ALGO),
+          num_primitive_operations=("int, optional", "Products computed; " + _ALGO),
+          allow_imprecise_accumulation=("bool, optional", "Whether the accumulator may be "
+                                                          "less precise; " + _ALGO))
+
 FAMILY["functrans.random"].update({
     "seed": ("int", "The seed (any Python int or integer array value)."),
     "keys": ("PRNG key", "Typed keys."),
