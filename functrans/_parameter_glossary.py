@@ -1238,6 +1238,97 @@ _specific("functrans.lax.zeta", q=(_ARRAY, "The shift of Hurwitz's zeta function
 # --- functrans.random ---------------------------------------------------------------------
 _RANDOM_MODE = ("str, optional", "JAX's choice of the bits' algorithm; accepted (functrans "
                                  "uses JAX's default, so samples match JAX's).")
+# --- lax.gather / lax.scatter* in XLA's form -----------------------------------------------
+_AXES = "tuple of int"
+_specific("functrans.lax.GatherDimensionNumbers",
+          offset_dims=(_AXES, "The result's axes holding the slice's axes that are neither "
+                              "collapsed nor batching (sorted)."),
+          collapsed_slice_dims=(_AXES, "Operand axes whose slice has size 1 and no axis in "
+                                       "the result (sorted)."),
+          start_index_map=(_AXES, "For each entry of an index vector, the operand axis "
+                                  "whose start it gives."),
+          operand_batching_dims=(_AXES + ", optional", "Operand axes paired one to one with "
+                                                       "``start_indices_batching_dims``."),
+          start_indices_batching_dims=(_AXES + ", optional", "Axes of the indices paired "
+                                                             "with ``operand_batching_dims`` "
+                                                             "(equal sizes)."))
+_specific("functrans.lax.ScatterDimensionNumbers",
+          update_window_dims=(_AXES, "The updates' axes holding a window (sorted); the "
+                                     "others match the indices' batch axes."),
+          inserted_window_dims=(_AXES, "Operand axes of window size 1 that the updates do "
+                                       "not have (sorted)."),
+          scatter_dims_to_operand_dims=(_AXES, "For each entry of an index vector, the "
+                                               "operand axis whose start it gives."),
+          operand_batching_dims=(_AXES + ", optional", "Operand axes paired one to one with "
+                                                       "``scatter_indices_batching_dims``."),
+          scatter_indices_batching_dims=(_AXES + ", optional", "Axes of the indices paired "
+                                                               "with "
+                                                               "``operand_batching_dims`` "
+                                                               "(equal sizes)."))
+_SCATTER_INDICES = ("array_like of int", "The positions: with ``dimension_numbers`` the start "
+                                         "of each window (last axis: the index vectors), "
+                                         "else functrans's ``(*batch, k)`` index array.")
+_specific("functrans.lax.scatter functrans.lax.scatter_add functrans.lax.scatter_sub "
+          "functrans.lax.scatter_mul functrans.lax.scatter_min functrans.lax.scatter_max "
+          "functrans.lax.scatter_apply", scatter_indices=_SCATTER_INDICES,
+          dimension_numbers=("ScatterDimensionNumbers, optional",
+                             "XLA's form: how the indices and the updates' windows map to "
+                             "axes (None: functrans's form; required by scatter_apply)."))
+_specific("functrans.lax.gather",
+          start_indices=("array_like of int", "The positions: with ``dimension_numbers`` the "
+                                              "start of each slice (last axis: the index "
+                                              "vectors), else functrans's ``(*batch, k)`` "
+                                              "index array."),
+          dimension_numbers=("GatherDimensionNumbers, optional", "XLA's form: how the "
+                                                                 "indices and slices map to "
+                                                                 "axes (None: functrans's "
+                                                                 "form)."),
+          slice_sizes=("sequence of int, optional", "With ``dimension_numbers``: the "
+                                                    "slice's size on each operand axis."))
+_specific("functrans.lax.scatter_apply",
+          func=("callable", "Applied elementwise to each element a window reaches."),
+          update_shape=("tuple of int, optional", "The shape the updates of the equivalent "
+                                                  "scatter would have."))
+
+_specific("functrans.lax.conv_general_dilated_patches functrans.lax.conv_general_dilated_local",
+          filter_shape=("sequence of int", "The kernel's spatial shape (the window), in the "
+                                           "order the kernel layout lists its spatial "
+                                           "axes."))
+_specific("functrans.lax.conv_general_dilated_local",
+          rhs=(_ARRAY, "The unshared kernel: output features, input features times the "
+                       "window (channel-major), and one spatial axis per output spatial "
+                       "axis."))
+_specific("functrans.lax.conv_shape_tuple",
+          pads=("str or sequence of (int, int)", "A padding string or one (low, high) pair "
+                                                 "per spatial axis."))
+
+# --- lax.ragged_dot* and JAX's product types ------------------------------------------------
+_specific("functrans.lax.ragged_dot functrans.lax.ragged_dot_general",
+          group_sizes=("array_like of int", "The sizes of the consecutive groups that the "
+                                            "ragged axis of ``lhs`` is cut into (1-d)."),
+          group_offset=("None", "JAX's first group to compute (TPU only); not supported."))
+_specific("functrans.lax.ragged_dot_general",
+          ragged_dot_dimension_numbers=("RaggedDotDimensionNumbers",
+                                        "The product's axes, the ragged axis of ``lhs`` and "
+                                        "the group axis of ``rhs``."))
+_specific("functrans.lax.RaggedDotDimensionNumbers",
+          dot_dimension_numbers=("tuple", "``((lhs_contracting, rhs_contracting), "
+                                          "(lhs_batch, rhs_batch))``, as ``dot_general``'s."),
+          lhs_ragged_dimensions=("sequence of int", "The one ``lhs`` axis cut into groups."),
+          rhs_group_dimensions=("sequence of int", "The ``rhs`` axis of the groups' kernels "
+                                                   "(empty when the ragged axis is "
+                                                   "contracted)."))
+_ALGO = "recorded, no effect on NumPy or CuPy."
+_specific("functrans.lax.DotAlgorithm",
+          lhs_precision_type=("dtype", "The type ``lhs`` is rounded to; " + _ALGO),
+          rhs_precision_type=("dtype", "The type ``rhs`` is rounded to; " + _ALGO),
+          accumulation_type=("dtype", "The accumulator's type; " + _ALGO),
+          lhs_component_count=("int, optional", "Parts ``lhs`` is split into; " + _ALGO),
+          rhs_component_count=("int, optional", "Parts ``rhs`` is split into; " + _ALGO),
+          num_primitive_operations=("int, optional", "Products computed; " + _ALGO),
+          allow_imprecise_accumulation=("bool, optional", "Whether the accumulator may be "
+                                                          "less precise; " + _ALGO))
+
 FAMILY["functrans.random"].update({
     "seed": ("int", "The seed (any Python int or integer array value)."),
     "keys": ("PRNG key", "Typed keys."),

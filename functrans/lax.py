@@ -8,9 +8,10 @@ import sys
 
 import numpy as np
 
-from functrans import lax_extra, lax_linalg as linalg
+from functrans import lax_extra, lax_linalg as linalg, lax_ragged
 from functrans.core import Primitive as _Primitive
 from functrans.lax_extra import *  # noqa: F401,F403
+from functrans.lax_ragged import *  # noqa: F401,F403
 # Each family's __all__ is what it adds to functrans.lax (docs/design.md, "Add a primitive").
 from functrans.primitives.collectives import *  # noqa: F401,F403
 from functrans.primitives.control_flow import *  # noqa: F401,F403
@@ -46,7 +47,8 @@ _OWN = ["dynamic_index_in_dim", "dynamic_slice_in_dim", "dynamic_update_index_in
 _FAMILIES = (collectives, control_flow, conversion, convolution, cumulative, elementwise,
              fft_family, gather_family, indexing, linalg_family, reductions, shape_family,
              slicing, sorting, special, linear_solve, windows)
-__all__ = _OWN + [name for family in _FAMILIES + (lax_extra,) for name in family.__all__]
+__all__ = _OWN + [name for family in _FAMILIES + (lax_extra, lax_ragged)
+                  for name in family.__all__]
 
 #: The primitive objects under the names JAX's lax gives them (``lax.mul_p``), for code that
 #: walks jaxprs (``eqn.primitive is lax.mul_p``).  Binding one directly takes functrans's
@@ -85,7 +87,7 @@ del _family
 del collectives, control_flow, conversion, convolution, cumulative, elementwise, fft_family
 del gather_family
 del indexing, linalg_family, reductions, shape_family, slicing, sorting, special
-del linear_solve, windows, lax_extra
+del linear_solve, windows, lax_extra, lax_ragged
 
 # ``import functrans.lax.linalg`` works as ``import jax.lax.linalg`` does, though this module
 # is not a package: the import system finds the submodule here.

@@ -41,6 +41,26 @@ def _finite(x):
 
 
 
+# XLA-form dimension numbers: x[:, i] / x.at[:, i]; windows of (2, 3) from starts (i, j);
+# take_along_axis / put_along_axis along axis 1 (axis 0 shared)
+_COLUMNS = lax.GatherDimensionNumbers(offset_dims=(0,), collapsed_slice_dims=(1,),
+                                      start_index_map=(1,))
+_COLUMNS_UPDATE = lax.ScatterDimensionNumbers(update_window_dims=(0,),
+                                              inserted_window_dims=(1,),
+                                              scatter_dims_to_operand_dims=(1,))
+_WINDOWS = lax.GatherDimensionNumbers(offset_dims=(1, 2), collapsed_slice_dims=(),
+                                      start_index_map=(0, 1))
+_WINDOWS_UPDATE = lax.ScatterDimensionNumbers(update_window_dims=(1, 2),
+                                              inserted_window_dims=(),
+                                              scatter_dims_to_operand_dims=(0, 1))
+_ALONG = lax.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(1,),
+                                    start_index_map=(1,), operand_batching_dims=(0,),
+                                    start_indices_batching_dims=(0,))
+_ALONG_UPDATE = lax.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(1,),
+                                            scatter_dims_to_operand_dims=(1,),
+                                            operand_batching_dims=(0,),
+                                            scatter_indices_batching_dims=(0,))
+
 PRIMITIVE_CASES = [
     Case("gather_rows", lambda x, i: lax.gather(x, i), [A(5, 3), A(4, 1, kind="int")],
          linear=True),
@@ -57,6 +77,27 @@ PRIMITIVE_CASES = [
     Case("scatter_add_repeated_rows", lambda x, i, u: lax.scatter_add(x, i, u),
          [A(3, 2), A(8, 1, kind="int"), A(8, 2)], linear=True),
     Case("iota", lambda x: x * lax.iota(x.dtype, 4, like=x), [A(3, 4)], linear=True),
+    # XLA's form (dimension numbers), translated into the primitives above
+    Case("gather_dnums_columns_fill",
+         lambda x, i: lax.gather(x, i, _COLUMNS, (4, 1), mode="fill", fill_value=0.0),
+         [A(4, 5), A(3, 1, kind="int")], linear=True),
+    Case("gather_dnums_windows_clip",
+         lambda x, i: lax.gather(x, i, _WINDOWS, (2, 3), mode="clip"),
+         [A(5, 4), A(3, 2, kind="int")], linear=True),
+    Case("gather_dnums_batching", lambda x, i: lax.gather(x, i, _ALONG, (1, 1)),
+         [A(3, 4), A(3, 2, 1, kind="int")], linear=True),
+    Case("scatter_add_dnums_windows_drop",
+         lambda x, i, u: lax.scatter_add(x, i, u, _WINDOWS_UPDATE),
+         [A(5, 4), A(3, 2, kind="int"), A(3, 2, 3)], linear=True),
+    Case("scatter_sub_dnums_columns_clip",
+         lambda x, i, u: lax.scatter_sub(x, i, u, _COLUMNS_UPDATE, mode="clip"),
+         [A(4, 5), A(3, 1, kind="int"), A(4, 3)], linear=True),
+    Case("scatter_max_dnums_batching",
+         lambda x, i, u: lax.scatter_max(x, i, u, _ALONG_UPDATE),
+         [A(3, 4), A(3, 2, 1, kind="int"), A(3, 2)]),
+    Case("scatter_mul_dnums_windows_clip",
+         lambda x, i, u: lax.scatter_mul(x, i, u, _WINDOWS_UPDATE, mode="clip"),
+         [A(5, 4), A(3, 2, kind="int"), A(3, 2, 3)]),
 ]
 
 def _np_take_fill(x, i, fill):

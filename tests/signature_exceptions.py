@@ -16,20 +16,6 @@ import numpy as np
 
 __all__ = ["EXCEPTIONS", "PARTIAL"]
 
-_GATHER = ("not implemented yet: functrans's lax.{name} takes NumPy-style integer index "
-           "arrays (operand, indices, updates); XLA's general form with {what} "
-           "dimension_numbers needs a translation of those numbers to that form")
-_SCATTER = {
-    "missing:scatter_indices": _GATHER.format(name="scatter", what="ScatterDimensionNumbers"),
-    "missing:dimension_numbers": "see missing:scatter_indices",
-    "missing:indices_are_sorted": "see missing:scatter_indices (a hint about the XLA form's "
-                                  "indices)",
-    "missing:unique_indices": "see missing:scatter_indices (a hint about the XLA form's "
-                              "indices)",
-    "extra:indices": "functrans's NumPy-style index array, in the XLA form's place (see "
-                     "missing:scatter_indices)",
-}
-
 #: JAX function -> {difference: reason}
 EXCEPTIONS: dict[str, dict[str, str]] = {
     # -- more likely: calls that appear in ported programs --------------------------------
@@ -45,22 +31,6 @@ EXCEPTIONS: dict[str, dict[str, str]] = {
         "default:rtol": "the default cutoff is NumPy's (1e-15 relative) rather than JAX's "
                         "(10 max(M, N) eps): only nearly singular matrices tell them apart",
     },
-    "jax.lax.gather": {
-        "missing:start_indices": _GATHER.format(name="gather", what="GatherDimensionNumbers"),
-        "missing:dimension_numbers": "see missing:start_indices",
-        "missing:slice_sizes": "see missing:start_indices",
-        "missing:indices_are_sorted": "see missing:start_indices (a hint about the XLA "
-                                      "form's indices)",
-        "missing:unique_indices": "see missing:start_indices (a hint about the XLA form's "
-                                  "indices)",
-        "extra:indices": "functrans's NumPy-style index array, in the XLA form's place (see "
-                         "missing:start_indices)",
-    },
-    "jax.lax.scatter": _SCATTER,
-    "jax.lax.scatter_add": _SCATTER,
-    "jax.lax.scatter_mul": _SCATTER,
-    "jax.lax.scatter_min": _SCATTER,
-    "jax.lax.scatter_max": _SCATTER,
     "jax.make_jaxpr": {
         "missing:axis_env": "not implemented yet: needs named axes bound while tracing "
                             "outside vmap, for collectives in the traced function",

@@ -52,7 +52,7 @@ import functools
 import itertools
 import math
 import operator
-from typing import NamedTuple
+from typing import NamedTuple, Tuple, Union
 
 import numpy as np
 
@@ -63,8 +63,11 @@ from functrans.interpreters import ad, batching, codegen, transpose
 from functrans.interpreters.batching import not_mapped
 from functrans.interpreters.transpose import is_undefined_primal
 from functrans.primitives.conversion import convert_element_type
-from functrans.primitives.shape import (broadcast, moveaxis, reduce_sum, reshape, rev,
-                                        shape_of, transpose_axes)
+from functrans.primitives.elementwise import eq
+from functrans.primitives.gather import iota
+from functrans.primitives.linalg import dot_general
+from functrans.primitives.shape import (broadcast, broadcast_in_dim, moveaxis, reduce_sum,
+                                        reshape, rev, shape_of, transpose_axes)
 
 #: what functrans.lax re-exports from this family (other names without an underscore
 #: are the package's)
@@ -72,6 +75,8 @@ __all__ = [
     "ConvDimensionNumbers", "conv_dimension_numbers",
     "conv_general_dilated", "conv", "conv_with_general_padding", "conv_transpose",
     "conv_general_shape_tuple", "conv_transpose_shape_tuple", "padtype_to_pads",
+    "conv_general_dilated_patches", "conv_general_dilated_local", "conv_shape_tuple",
+    "conv_general_permutations", "ConvGeneralDilatedDimensionNumbers",
 ]
 
 conv_general_dilated_p = Primitive("conv_general_dilated", origin="library")
@@ -934,3 +939,171 @@ def conv_transpose_shape_tuple(lhs_shape, rhs_shape, window_strides, padding,
         n = lhs_shape[dn.lhs_spec[2 + j]]
         out[dn.out_spec[2 + j]] = (n - 1) * strides[j] - kernel[j] + 2 + sum(padding[j])
     return tuple(out)
+
+
+# -- patches, locally connected convolutions, JAX's shape helpers -------------------------
+
+#: what ``dimension_numbers`` of a convolution may be (JAX's type alias of the same name)
+ConvGeneralDilatedDimensionNumbers = Union[Tuple[str, str, str], ConvDimensionNumbers, None]
+
+
+def conv_general_permutations(dimension_numbers) -> tuple:
+    """For three layout strings such as ``("NHWC", "HWIO", "NHWC")``, the permutations that
+    put each array in canonical order (batch or output feature, feature or input feature,
+    then the spatial axes in the kernel string's order): ``x.transpose(perm)`` is
+    canonical.
+
+    >>> import functrans.lax as lax
+    >>> lax.conv_general_permutations(("NHWC", "HWIO", "NHWC"))
+    ((0, 3, 1, 2), (3, 2, 0, 1), (0, 3, 1, 2))
+    """
+    name = "conv_general_permutations"
+    if (not isinstance(dimension_numbers, (tuple, list)) or len(dimension_numbers) != 3
+            or not all(isinstance(s, str) for s in dimension_numbers)):
+        raise TypeError(f"{name}: dimension_numbers must be three layout strings such as "
+                        f"('NHWC', 'HWIO', 'NHWC'), got {dimension_numbers!r}")
+    lhs, rhs, out = dimension_numbers
+    for i, (spec, first, second) in enumerate(((lhs, "N", "C"), (rhs, "O", "I"),
+                                               (out, "N", "C"))):
+        if spec.count(first) != 1 or spec.count(second) != 1:
+            raise TypeError(f"{name}: dimension_numbers[{i}]={spec!r} must hold {first!r} "
+                            f"and {second!r} once each")
+        if len(set(spec)) != len(spec):
+            raise TypeError(f"{name}: dimension_numbers[{i}]={spec!r} repeats a letter")
+    if not set(lhs) - set("NC") == set(rhs) - set("OI") == set(out) - set("NC"):
+        raise TypeError(f"{name}: dimension_numbers {tuple(dimension_numbers)} name "
+                        "different spatial axes in lhs, rhs and out")
+    return (_spec_from_string(lhs, "N", "C", rhs), _spec_from_string(rhs, "O", "I", rhs),
+            _spec_from_string(out, "N", "C", rhs))
+
+
+def conv_shape_tuple(lhs_shape, rhs_shape, strides, pads, batch_group_count=1) -> tuple:
+    """The shape of a convolution's result for operands in canonical layout (``lhs``
+    ``(N, C, *S)``, ``rhs`` ``(O, I, *K)``): ``(N / batch_group_count, O, *out)``, with
+    ``pads`` a padding string or one ``(low, high)`` pair per spatial axis.
+
+    >>> import functrans.lax as lax
+    >>> lax.conv_shape_tuple((8, 3, 32, 32), (16, 3, 3, 3), (2, 2), "SAME")
+    (8, 16, 16, 16)
+    """
+    name = "conv_shape_tuple"
+    lhs_shape, rhs_shape = tuple(lhs_shape), tuple(rhs_shape)
+    ns = len(lhs_shape) - 2
+    strides = _ints(name, "strides", strides, ns, None)
+    if isinstance(pads, str):
+        pads = padtype_to_pads(lhs_shape[2:], rhs_shape[2:], strides, pads)
+    pads = _pads(name, pads, ns)
+    padded = [n + lo + hi for n, (lo, hi) in zip(lhs_shape[2:], pads)]
+    if any(p < 0 for p in padded):
+        raise ValueError(f"{name}: negative padding {pads} crops more than the spatial "
+                         f"sizes {lhs_shape[2:]}")
+    groups = operator.index(batch_group_count)
+    if groups < 1 or lhs_shape[0] % groups:
+        raise ValueError(f"{name}: batch_group_count={groups} must be positive and divide "
+                         f"the batch size {lhs_shape[0]}")
+    return (lhs_shape[0] // groups, rhs_shape[0]) + tuple(
+        _out_size(p, k, s) for p, k, s in zip(padded, rhs_shape[2:], strides))
+
+
+def conv_general_dilated_patches(lhs, filter_shape, window_strides, padding,
+                                 lhs_dilation=None, rhs_dilation=None, dimension_numbers=None,
+                                 precision=None, preferred_element_type=None):
+    """The patches a convolution with a kernel of spatial shape ``filter_shape`` reads:
+    for each output position, the input window flattened into the output's feature axis,
+    channel-major (feature ``c * prod(filter_shape) + k`` is input channel ``c`` at
+    window position ``k``, row-major over ``filter_shape``), laid out as JAX's.  It is
+    ``conv_general_dilated`` with an identity kernel per channel, so it has that
+    convolution's derivatives.  The arguments are ``conv_general_dilated``'s (the kernel's
+    spatial axes in ``filter_shape``, in the order the kernel layout string lists them).
+
+    >>> import numpy as np, functrans.lax as lax
+    >>> x = np.arange(5.0).reshape(1, 1, 5)
+    >>> lax.conv_general_dilated_patches(x, (3,), (2,), "VALID")[0]
+    array([[0., 2.],
+           [1., 3.],
+           [2., 4.]])
+    """
+    name = "conv_general_dilated_patches"
+    lhs_aval = get_aval(lhs)
+    try:
+        filter_shape = tuple(operator.index(k) for k in filter_shape)
+    except TypeError:
+        raise TypeError(f"{name}: filter_shape must be a sequence of ints, got "
+                        f"{filter_shape!r}") from None
+    if len(filter_shape) != lhs_aval.ndim - 2:
+        raise ValueError(f"{name}: filter_shape={filter_shape} must have one size per "
+                         f"spatial axis of lhs (shape {lhs_aval.shape})")
+    dn = conv_dimension_numbers(lhs_aval.shape, (1, 1) + filter_shape, dimension_numbers)
+    size = math.prod(filter_shape)
+    channels = lhs_aval.shape[dn.lhs_spec[1]]
+    dtype = (np.dtype(preferred_element_type) if preferred_element_type is not None
+             else lhs_aval.dtype)
+    # kernel[c * size + k, 0, *window] = 1 where the window position's number is k
+    numbers = iota(np.int64, size, like=lhs)
+    eye = eq(broadcast_in_dim(numbers, (size, size), (0,)),
+             broadcast_in_dim(numbers, (size, size), (1,)))
+    kernel = broadcast_in_dim(convert_element_type(eye, dtype), (channels, size, size),
+                              (1, 2))
+    kernel = reshape(kernel, (channels * size, 1) + filter_shape)
+    # canonical (O, I, *spatial) to the layout rhs_spec describes
+    order = [0] * len(dn.rhs_spec)
+    for canonical, axis in enumerate(dn.rhs_spec):
+        order[axis] = canonical
+    kernel = transpose_axes(kernel, order)
+    return conv_general_dilated(lhs, kernel, window_strides, padding, lhs_dilation,
+                                rhs_dilation, dn, feature_group_count=channels,
+                                precision=precision,
+                                preferred_element_type=preferred_element_type)
+
+
+def conv_general_dilated_local(lhs, rhs, window_strides, padding, filter_shape,
+                               lhs_dilation=None, rhs_dilation=None, dimension_numbers=None,
+                               precision=None):
+    """A locally connected layer: a convolution whose kernel differs at every output
+    position (unshared weights).  ``rhs``'s spatial axes are the output's positions and its
+    input feature axis holds the window flattened as ``conv_general_dilated_patches`` lays
+    it out (channel-major, then ``filter_shape`` row-major); the other arguments are
+    ``conv_general_dilated``'s.
+
+    >>> import numpy as np, functrans.lax as lax
+    >>> x = np.arange(5.0).reshape(1, 1, 5)
+    >>> w = np.ones((1, 2, 4))   # (O, I * 2 taps, 4 output positions): OIH
+    >>> w[0, :, 3] = (10.0, 0.0)  # the last position's own weights
+    >>> lax.conv_general_dilated_local(x, w, (1,), "VALID", (2,))
+    array([[[ 1.,  3.,  5., 30.]]])
+    """
+    name = "conv_general_dilated_local"
+    lhs_aval, rhs_aval = get_aval(lhs), get_aval(rhs)
+    patches = conv_general_dilated_patches(lhs, filter_shape, window_strides, padding,
+                                           lhs_dilation, rhs_dilation, dimension_numbers,
+                                           precision)
+    filter_shape = tuple(operator.index(k) for k in filter_shape)
+    dn = conv_dimension_numbers(lhs_aval.shape, (1, 1) + filter_shape, dimension_numbers)
+    if rhs_aval.ndim != lhs_aval.ndim:
+        raise ValueError(f"{name}: rhs (shape {rhs_aval.shape}) must have as many axes as "
+                         f"lhs (shape {lhs_aval.shape})")
+    patch_shape = shape_of(patches)
+    expected = [0] * rhs_aval.ndim
+    expected[dn.rhs_spec[0]] = rhs_aval.shape[dn.rhs_spec[0]]
+    expected[dn.rhs_spec[1]] = patch_shape[dn.out_spec[1]]
+    for o, r in zip(dn.out_spec[2:], dn.rhs_spec[2:]):
+        expected[r] = patch_shape[o]
+    if tuple(expected) != rhs_aval.shape:
+        raise ValueError(f"{name}: rhs must have shape {tuple(expected)} (its input feature "
+                         f"axis: channels x prod(filter_shape); its spatial axes: the "
+                         f"output's positions), got {rhs_aval.shape}")
+    # contract the patch features, pair the spatial positions (in the output's axis
+    # order), then put the batch and output feature axes where out_spec says
+    pairs = sorted(zip(dn.out_spec[2:], dn.rhs_spec[2:]))
+    numbers = (((dn.out_spec[1],), (dn.rhs_spec[1],)),
+               (tuple(o for o, _ in pairs), tuple(r for _, r in pairs)))
+    out = dot_general(patches, rhs, numbers, precision=precision)
+    nd = lhs_aval.ndim
+    # `out` is (*spatial in increasing out axes, N, O); place N and O
+    source = list(range(nd - 2))
+    order = [0] * nd
+    spatial_out = sorted(dn.out_spec[2:])
+    for j, axis in enumerate(spatial_out):
+        order[axis] = source[j]
+    order[dn.out_spec[0]], order[dn.out_spec[1]] = nd - 2, nd - 1
+    return transpose_axes(out, order)

@@ -46,6 +46,8 @@ from __future__ import annotations
 import builtins
 import enum
 import math
+import operator
+from typing import NamedTuple
 
 import numpy as np
 
@@ -57,15 +59,18 @@ from functrans.interpreters.ad import Zero
 from functrans.interpreters.batching import not_mapped
 from functrans.interpreters.transpose import is_undefined_primal
 from functrans.primitives.conversion import convert_element_type, zeros_like
-from functrans.primitives.elementwise import add, div, eq, mul, select
-from functrans.primitives.shape import (bdim_to_front, broadcast_in_dim, moveaxis, ndim_of,
-                                        reshape, shape_of)
-from functrans.primitives.slicing import concatenate
+from functrans.primitives.elementwise import (add, bitwise_and, div, eq, ge, gt, le, mul, neg,
+                                             select)
+from functrans.primitives.elementwise import max as elementwise_max, min as elementwise_min
+from functrans.primitives.shape import (bdim_to_front, broadcast_in_dim, expand_dims, moveaxis,
+                                        ndim_of, reshape, shape_of)
+from functrans.primitives.slicing import concatenate, slice as slicing_slice
 
 #: what functrans.lax re-exports from this family (other names without an underscore
 #: are the package's: other families, numpy, scipy)
-__all__ = ["gather", "GatherScatterMode", "iota", "scatter", "scatter_add", "scatter_max",
-           "scatter_min", "scatter_mul"]
+__all__ = ["gather", "GatherDimensionNumbers", "GatherScatterMode", "iota", "scatter",
+           "scatter_add", "scatter_apply", "scatter_max", "scatter_min", "scatter_mul",
+           "scatter_sub", "ScatterDimensionNumbers"]
 
 gather_p = Primitive("gather", origin="library")
 iota_p = Primitive("iota", origin="library")
@@ -252,10 +257,20 @@ def _take_rows(xp, operand, positions: tuple):
 
 # -- gather ------------------------------------------------------------------------------
 
-def gather(operand, indices, *, mode=None, fill_value=None, batch_dims: int = 0):
-    """``out[b] = operand[indices[b, 0], ..., indices[b, k-1]]`` for ``indices`` of shape
-    ``(*batch, k)``.  Positions out of bounds are clamped into range (``mode`` None, "clip"
-    or "promise_in_bounds"), or read ``fill_value`` (``mode="fill"`` or "drop"; by default
+def gather(operand, start_indices, dimension_numbers=None, slice_sizes=None, *,
+           unique_indices: bool = False, indices_are_sorted: bool = False, mode=None,
+           fill_value=None, batch_dims: int = 0):
+    """Two forms.  With ``dimension_numbers`` (a ``GatherDimensionNumbers``) and
+    ``slice_sizes``, JAX's and XLA's general gather: a slice of ``slice_sizes`` read from
+    each start in ``start_indices`` (see "Gather and scatter with dimension numbers" in
+    docs/jax_names.md); ``mode`` None or "promise_in_bounds" or "clip" clamps each start so
+    its slice fits, "fill" reads ``fill_value`` for a whole slice that does not fit.
+    ``unique_indices`` and ``indices_are_sorted`` are hints, accepted and not needed.
+
+    Without them, functrans's own form:
+    ``out[b] = operand[indices[b, 0], ..., indices[b, k-1]]`` for ``indices``
+    (``start_indices``) of shape ``(*batch, k)``.  Positions out of bounds are clamped into
+    range (``mode`` None, "clip" or "promise_in_bounds"), or read ``fill_value`` (``mode="fill"`` or "drop"; by default
     NaN for floats, the smallest integer, the largest unsigned integer, True).  With
     ``batch_dims=m`` the first ``m`` axes of ``operand`` and ``indices`` are shared (equal
     sizes): ``out[a, b] = operand[a][indices[a, b]]``.
@@ -273,9 +288,26 @@ def gather(operand, indices, *, mode=None, fill_value=None, batch_dims: int = 0)
     array([ 5., -1.])
     >>> lax.gather(x, np.array([[2], [0], [1], [1]]), batch_dims=1)  # row r's element
     array([ 2.,  3.,  7., 10.])
+    >>> dnums = lax.GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,),
+    ...                                    start_index_map=(0,))
+    >>> lax.gather(x, np.array([[3], [0]]), dnums, slice_sizes=(1, 2))  # x[[3, 0], :2]
+    array([[9., 10.],
+           [0.,  1.]])
     """
-    return gather_p.bind(operand, indices, **gather_params(mode, fill_value,
-                                                           batch_dims=batch_dims))
+    if dimension_numbers is None:
+        if slice_sizes is not None:
+            raise TypeError("gather: slice_sizes goes with dimension_numbers (XLA's form); "
+                            "without them the index array's last axis picks whole slices")
+        return gather_p.bind(operand, start_indices, **gather_params(
+            mode, fill_value, batch_dims=batch_dims))
+    if batch_dims:
+        raise TypeError("gather: batch_dims belongs to functrans's own form; with "
+                        "dimension_numbers use their operand_batching_dims")
+    if slice_sizes is None:
+        raise TypeError("gather: with dimension_numbers, slice_sizes is required (one size "
+                        "per operand axis)")
+    return _xla_gather(operand, start_indices, dimension_numbers, slice_sizes, mode,
+                       fill_value)
 
 
 def _check_indices(name: str, aval: ShapedArray, indices: ShapedArray,
@@ -506,10 +538,29 @@ for _p in (gather_p, scatter_p, scatter_add_p, scatter_mul_p, scatter_min_p, sca
     codegen.deflowering(_p, positions=1)
 
 
-def scatter(operand, indices, updates, *, mode=None, batch_dims: int = 0):
-    """A copy of ``operand`` with ``updates[b]`` written at ``indices[b]`` for every ``b``
-    (shapes as for ``gather``).  Of repeated positions the last update in row-major order
-    of the batch axes wins.  Out-of-bounds positions are clamped (``mode`` None, "clip" or
+def _scatter_either(prim, name: str, operand, indices, updates, dimension_numbers, mode,
+                    batch_dims):
+    """A scatter in XLA's form when ``dimension_numbers`` is given, else in functrans's."""
+    if dimension_numbers is None:
+        return prim.bind(operand, indices, updates,
+                         **scatter_params(mode, batch_dims=batch_dims, name=name))
+    if batch_dims:
+        raise TypeError(f"{name}: batch_dims belongs to functrans's own form; with "
+                        "dimension_numbers use their operand_batching_dims")
+    return _xla_scatter(prim, name, operand, indices, updates, dimension_numbers, mode)
+
+
+def scatter(operand, scatter_indices, updates, dimension_numbers=None, *,
+            indices_are_sorted: bool = False, unique_indices: bool = False,
+            mode=None, batch_dims: int = 0):
+    """A copy of ``operand`` with ``updates`` written into it.  Two forms: with
+    ``dimension_numbers`` (a ``ScatterDimensionNumbers``), JAX's and XLA's general scatter,
+    each window of ``updates`` written from its start in ``scatter_indices`` (``mode`` None,
+    "fill", "drop" or "promise_in_bounds" drops a whole window that does not fit, "clip"
+    clamps its start; ``indices_are_sorted`` and ``unique_indices`` are hints, accepted and
+    not needed).  Without them, functrans's own form: ``updates[b]`` written at
+    ``indices[b]`` (``scatter_indices``) for every ``b`` (shapes as for ``gather``).  Of
+    repeated positions the last update in row-major order of the batch axes wins.  Out-of-bounds positions are clamped (``mode`` None, "clip" or
     "promise_in_bounds") or their updates dropped (``mode="drop"`` or "fill").  With
     ``batch_dims=m`` the first ``m`` axes of ``operand``, ``indices`` and ``updates`` are
     shared: ``updates[a, b]`` goes to ``operand[a][indices[a, b]]``.
@@ -519,57 +570,124 @@ def scatter(operand, indices, updates, *, mode=None, batch_dims: int = 0):
     array([ 0., 10.,  0.,  2.])
     >>> lax.scatter(np.zeros(3), np.array([[0], [7]]), np.array([1.0, 2.0]), mode="drop")
     array([1., 0., 0.])
+    >>> dnums = lax.ScatterDimensionNumbers(update_window_dims=(1,), inserted_window_dims=(),
+    ...                                     scatter_dims_to_operand_dims=(0,))
+    >>> lax.scatter(np.zeros(5), np.array([[1], [4]]), np.ones((2, 2)), dnums)  # 4: dropped
+    array([0., 1., 1., 0., 0.])
     """
-    return scatter_p.bind(operand, indices, updates,
-                          **scatter_params(mode, batch_dims=batch_dims, name="scatter"))
+    return _scatter_either(scatter_p, "scatter", operand, scatter_indices, updates,
+                           dimension_numbers, mode, batch_dims)
 
 
-def scatter_add(operand, indices, updates, *, mode=None, batch_dims: int = 0):
+def scatter_add(operand, scatter_indices, updates, dimension_numbers=None, *,
+                indices_are_sorted: bool = False, unique_indices: bool = False,
+                mode=None, batch_dims: int = 0):
     """A copy of ``operand`` with ``updates[b]`` added at ``indices[b]`` for every ``b``
-    (shapes as for ``gather``); repeated positions accumulate.  Modes as for ``scatter``.
+    (shapes as for ``gather``); repeated positions accumulate.  Modes, and XLA's form with
+    ``dimension_numbers``, as for ``scatter``.
 
     >>> import numpy as np, functrans.lax as lax
     >>> lax.scatter_add(np.zeros(4), np.array([[1], [3], [1]]), np.array([1.0, 2.0, 10.0]))
     array([ 0., 11.,  0.,  2.])
     """
-    return scatter_add_p.bind(operand, indices, updates,
-                              **scatter_params(mode, batch_dims=batch_dims, name="scatter_add"))
+    return _scatter_either(scatter_add_p, "scatter_add", operand, scatter_indices, updates,
+                           dimension_numbers, mode, batch_dims)
 
 
-def scatter_mul(operand, indices, updates, *, mode=None, batch_dims: int = 0):
+def scatter_mul(operand, scatter_indices, updates, dimension_numbers=None, *,
+                indices_are_sorted: bool = False, unique_indices: bool = False,
+                mode=None, batch_dims: int = 0):
     """A copy of ``operand`` multiplied by ``updates[b]`` at ``indices[b]`` for every ``b``;
-    repeated positions multiply by all their updates.  Modes as for ``scatter``.
+    repeated positions multiply by all their updates.  Modes, and XLA's form with
+    ``dimension_numbers``, as for ``scatter``.
 
     >>> import numpy as np, functrans.lax as lax
     >>> lax.scatter_mul(np.ones(3), np.array([[1], [1], [2]]), np.array([2.0, 3.0, 5.0]))
     array([1., 6., 5.])
     """
-    return scatter_mul_p.bind(operand, indices, updates,
-                              **scatter_params(mode, batch_dims=batch_dims, name="scatter_mul"))
+    return _scatter_either(scatter_mul_p, "scatter_mul", operand, scatter_indices, updates,
+                           dimension_numbers, mode, batch_dims)
 
 
-def scatter_min(operand, indices, updates, *, mode=None, batch_dims: int = 0):
+def scatter_min(operand, scatter_indices, updates, dimension_numbers=None, *,
+                indices_are_sorted: bool = False, unique_indices: bool = False,
+                mode=None, batch_dims: int = 0):
     """A copy of ``operand`` with the minimum of it and of ``updates[b]`` at ``indices[b]``
-    for every ``b``.  Modes as for ``scatter``.
+    for every ``b``.  Modes, and XLA's form with ``dimension_numbers``, as for ``scatter``.
 
     >>> import numpy as np, functrans.lax as lax
     >>> lax.scatter_min(np.zeros(3), np.array([[1], [1], [2]]), np.array([-2.0, -3.0, 5.0]))
     array([ 0., -3.,  0.])
     """
-    return scatter_min_p.bind(operand, indices, updates,
-                              **scatter_params(mode, batch_dims=batch_dims, name="scatter_min"))
+    return _scatter_either(scatter_min_p, "scatter_min", operand, scatter_indices, updates,
+                           dimension_numbers, mode, batch_dims)
 
 
-def scatter_max(operand, indices, updates, *, mode=None, batch_dims: int = 0):
+def scatter_max(operand, scatter_indices, updates, dimension_numbers=None, *,
+                indices_are_sorted: bool = False, unique_indices: bool = False,
+                mode=None, batch_dims: int = 0):
     """A copy of ``operand`` with the maximum of it and of ``updates[b]`` at ``indices[b]``
-    for every ``b``.  Modes as for ``scatter``.
+    for every ``b``.  Modes, and XLA's form with ``dimension_numbers``, as for ``scatter``.
 
     >>> import numpy as np, functrans.lax as lax
     >>> lax.scatter_max(np.zeros(3), np.array([[1], [1], [2]]), np.array([2.0, 3.0, -5.0]))
     array([0., 3., 0.])
     """
-    return scatter_max_p.bind(operand, indices, updates,
-                              **scatter_params(mode, batch_dims=batch_dims, name="scatter_max"))
+    return _scatter_either(scatter_max_p, "scatter_max", operand, scatter_indices, updates,
+                           dimension_numbers, mode, batch_dims)
+
+
+def scatter_sub(operand, scatter_indices, updates, dimension_numbers=None, *,
+                indices_are_sorted: bool = False, unique_indices: bool = False, mode=None,
+                batch_dims: int = 0):
+    """A copy of ``operand`` with ``updates[b]`` subtracted at ``indices[b]`` for every
+    ``b``: ``scatter_add`` of the negated updates (differentiable as it is).  Modes, and
+    XLA's form with ``dimension_numbers``, as for ``scatter``.
+
+    >>> import numpy as np, functrans.lax as lax
+    >>> lax.scatter_sub(np.zeros(4), np.array([[1], [3], [1]]), np.array([1.0, 2.0, 10.0]))
+    array([  0., -11.,   0.,  -2.])
+    """
+    return _scatter_either(scatter_add_p, "scatter_sub", operand, scatter_indices,
+                           neg(updates), dimension_numbers, mode, batch_dims)
+
+
+def scatter_apply(operand, scatter_indices, func, dimension_numbers, *, update_shape=(),
+                  indices_are_sorted: bool = False, unique_indices: bool = False, mode=None):
+    """A copy of ``operand`` with ``func`` applied to the elements that a scatter in XLA's
+    form (``dimension_numbers``, with updates of shape ``update_shape``) would write: once
+    per update that reaches an element, as JAX (an element two windows cover gets
+    ``func(func(x))``).  ``func`` is called on whole arrays and must act elementwise.
+    Modes as for ``scatter``'s XLA form.
+
+    >>> import numpy as np, functrans.lax as lax
+    >>> dnums = lax.ScatterDimensionNumbers(update_window_dims=(1,), inserted_window_dims=(),
+    ...                                     scatter_dims_to_operand_dims=(0,))
+    >>> lax.scatter_apply(np.arange(5.0), np.array([[1], [2]]), lambda v: 2 * v, dnums,
+    ...                   update_shape=(2, 2))
+    array([0., 2., 8., 6., 4.])
+    """
+    if not callable(func):
+        raise TypeError(f"scatter_apply: func must be callable, got {func!r}")
+    one = convert_element_type(add(_int_zeros(scatter_indices), 1), np.int32)
+    try:
+        update_shape = tuple(operator.index(n) for n in update_shape)
+    except TypeError:
+        raise TypeError(f"scatter_apply: update_shape must be a sequence of ints, got "
+                        f"{update_shape!r}") from None
+    board = broadcast_in_dim(mul(one, 0), tuple(shape_of(operand)), ())
+    hits = _xla_scatter(scatter_add_p, "scatter_apply", board, scatter_indices,
+                        broadcast_in_dim(one, update_shape, ()), dimension_numbers, mode)
+    if unique_indices:
+        times = 1
+    elif backend.is_array(hits):  # known: as many rounds as the most-covered element needs
+        times = int(hits.max()) if hits.size else 0
+    else:  # traced: at most one round per window
+        times = math.prod(shape_of(scatter_indices)[:-1])
+    out = operand
+    for round_ in range(times):
+        out = select(gt(hits, round_), func(out), out)
+    return out
 
 
 def _both_zero(g_op, g_up) -> bool:
@@ -722,3 +840,321 @@ def _scatter_extremum_jvp(prim):
 
 ad.jvp_rules[scatter_min_p] = _scatter_extremum_jvp(scatter_min_p)
 ad.jvp_rules[scatter_max_p] = _scatter_extremum_jvp(scatter_max_p)
+
+
+# -- XLA's form: dimension numbers --------------------------------------------------------
+# jax.lax.gather / scatter* take XLA's general form: `start_indices` of shape
+# (*batch, n) whose last axis holds n start positions, spread over the operand's axes by
+# `start_index_map`, and a window (`slice_sizes`, or the updates' window axes) read or
+# written from there.  Here that form is translated into the one above: one position
+# (a full coordinate of the operand) for every element of the result (gather) or of the
+# updates (scatter), then one gather_p or scatter bind.  The positions are integer
+# arithmetic on the indices, so jvp, transposition and batching are the primitive's own.
+
+class GatherDimensionNumbers(NamedTuple):
+    """XLA's description of a general gather (``jax.lax.GatherDimensionNumbers``).
+
+    ``offset_dims``: the result's axes that hold the slice's (uncollapsed, unbatched) axes;
+    ``collapsed_slice_dims``: operand axes whose slice has size 1 and no result axis;
+    ``start_index_map``: the operand axis that each entry of an index vector starts;
+    ``operand_batching_dims`` / ``start_indices_batching_dims``: operand axes paired with
+    axes of the indices (equal sizes), element ``a`` of one meeting element ``a`` of the
+    other.
+
+    >>> import functrans.lax as lax
+    >>> lax.GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,),
+    ...                            start_index_map=(0,)).offset_dims
+    (1,)
+    """
+    offset_dims: tuple
+    collapsed_slice_dims: tuple
+    start_index_map: tuple
+    operand_batching_dims: tuple = ()
+    start_indices_batching_dims: tuple = ()
+
+
+class ScatterDimensionNumbers(NamedTuple):
+    """XLA's description of a general scatter (``jax.lax.ScatterDimensionNumbers``).
+
+    ``update_window_dims``: the updates' axes that hold a window (the operand's axes that
+    are neither inserted nor batching, in order); ``inserted_window_dims``: operand axes
+    of window size 1 that the updates do not have; ``scatter_dims_to_operand_dims``: the
+    operand axis each entry of an index vector starts; ``operand_batching_dims`` /
+    ``scatter_indices_batching_dims``: operand axes paired with axes of the indices.
+
+    >>> import functrans.lax as lax
+    >>> lax.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,),
+    ...                             scatter_dims_to_operand_dims=(0,)).inserted_window_dims
+    (0,)
+    """
+    update_window_dims: tuple
+    inserted_window_dims: tuple
+    scatter_dims_to_operand_dims: tuple
+    operand_batching_dims: tuple = ()
+    scatter_indices_batching_dims: tuple = ()
+
+
+def _dims_field(name: str, dnums, field: str) -> tuple:
+    try:
+        value = getattr(dnums, field)
+    except AttributeError:
+        raise TypeError(f"{name}: dimension_numbers must be a "
+                        f"{'Gather' if name == 'gather' else 'Scatter'}DimensionNumbers "
+                        f"(it has no field {field}), got {dnums!r}") from None
+    try:
+        return tuple(operator.index(d) for d in value)
+    except TypeError:
+        raise TypeError(f"{name}: dimension_numbers.{field} must be a sequence of ints, "
+                        f"got {value!r}") from None
+
+
+def _check_axes(name: str, field: str, axes: tuple, rank: int, what: str,
+                ordered: bool = True) -> None:
+    """``axes`` (a field of the dimension numbers) are distinct, in ``range(rank)``, and
+    increasing when ``ordered``."""
+    for d in axes:
+        if not 0 <= d < rank:
+            raise ValueError(f"{name}: dimension_numbers.{field}={axes} must be axes of "
+                             f"{what} (0 <= axis < {rank}); {d} is not")
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"{name}: dimension_numbers.{field}={axes} repeats an axis")
+    if ordered and list(axes) != sorted(axes):
+        raise ValueError(f"{name}: dimension_numbers.{field}={axes} must be sorted")
+
+
+def _check_disjoint(name: str, field_a: str, a: tuple, field_b: str, b: tuple) -> None:
+    common = sorted(set(a) & set(b))
+    if common:
+        raise ValueError(f"{name}: dimension_numbers.{field_a}={a} and {field_b}={b} "
+                         f"share the axes {common}")
+
+
+def _index_batch(name: str, operand_shape: tuple, indices, n_starts: int, index_field: str,
+                 operand_batching: tuple, indices_batching: tuple,
+                 indices_batching_field: str) -> tuple:
+    """The batch shape of XLA-form ``indices`` (all axes but the last, the index vector),
+    after checking it against the fields that name its axes."""
+    aval = get_aval(indices)
+    if aval.dtype.kind not in "iu":
+        raise TypeError(f"{name}: indices must be integers, got {aval.str_short()}")
+    if aval.ndim == 0:
+        raise ValueError(f"{name}: indices must have a last axis holding the index vectors "
+                         "(shape (*batch, n)), got a scalar")
+    batch = tuple(aval.shape[:-1])
+    if aval.shape[-1] != n_starts:
+        raise ValueError(f"{name}: the indices' last axis (shape {aval.shape}) holds "
+                         f"{aval.shape[-1]} start positions, but "
+                         f"dimension_numbers.{index_field} names {n_starts} operand axes")
+    _check_axes(name, indices_batching_field, indices_batching, len(batch),
+                "the indices' batch axes (all but the last)", ordered=False)
+    if len(indices_batching) != len(operand_batching):
+        raise ValueError(f"{name}: dimension_numbers.operand_batching_dims="
+                         f"{operand_batching} and {indices_batching_field}="
+                         f"{indices_batching} must have equal lengths")
+    for a, b in zip(operand_batching, indices_batching):
+        if operand_shape[a] != batch[b]:
+            raise ValueError(f"{name}: operand axis {a} (size {operand_shape[a]}, in "
+                             f"operand_batching_dims) and indices axis {b} (size "
+                             f"{batch[b]}, in {indices_batching_field}) must have equal "
+                             "sizes")
+    return batch
+
+
+def _starts(name: str, indices, batch: tuple, operand_shape: tuple, window: tuple,
+            start_map: tuple, operand_batching: tuple, indices_batching: tuple,
+            clamp: bool):
+    """Per operand axis, the window's start for each index vector (an int64 array of shape
+    ``batch``, or the int 0), clamped so the window fits when ``clamp``; and, when not
+    clamping, a boolean array of shape ``batch``: whether each window is in bounds (None
+    when all are)."""
+    indices = convert_element_type(indices, np.int64)
+    nb = len(batch)
+    starts: list = [0] * len(operand_shape)
+    inside = None
+    for k, d in enumerate(start_map):
+        column = reshape(slicing_slice(indices, (0,) * nb + (k,), batch + (k + 1,)), batch)
+        upper = operand_shape[d] - window[d]
+        if clamp:
+            column = elementwise_max(elementwise_min(column, upper), 0)
+        else:
+            ok = bitwise_and(ge(column, 0), le(column, upper))
+            inside = ok if inside is None else bitwise_and(inside, ok)
+        starts[d] = column
+    for a, b in zip(operand_batching, indices_batching):
+        starts[a] = broadcast_in_dim(iota(np.int64, batch[b], like=indices), batch, (b,))
+    return starts, inside
+
+
+def _positions(starts: list, inside, operand_shape: tuple, out_shape: tuple,
+               batch_axes: tuple, window_axes: tuple, window_operand_dims: tuple, like):
+    """The full coordinate (last axis, one per operand axis) of every element of
+    ``out_shape``: its window's start (broadcast from the ``batch_axes``) plus its place in
+    the window (``window_axes[j]`` runs along operand axis ``window_operand_dims[j]``);
+    every coordinate of a window out of bounds (``inside`` False) moved out of bounds."""
+    offsets = dict(zip(window_operand_dims, window_axes))
+    columns = []
+    for d, start in enumerate(starts):
+        column = None
+        if not isinstance(start, int):
+            column = broadcast_in_dim(start, out_shape, batch_axes)
+        if d in offsets:
+            axis = offsets[d]
+            step = broadcast_in_dim(iota(np.int64, out_shape[axis], like=like), out_shape,
+                                    (axis,))
+            column = step if column is None else add(column, step)
+        if column is None:
+            column = broadcast_in_dim(_int_zeros(like), out_shape, ())
+        if inside is not None and d == 0:
+            outside = broadcast_in_dim(inside, out_shape, batch_axes)
+            column = select(outside, column, add(mul(column, 0), operand_shape[0]))
+        columns.append(expand_dims(column, (len(out_shape),)))
+    if not columns:
+        return _empty_positions(out_shape, like)
+    return concatenate(columns, len(out_shape))
+
+
+def _int_zeros(like):
+    return reshape(iota(np.int64, 1, like=like), ())
+
+
+def _empty_positions(out_shape: tuple, like):
+    return broadcast_in_dim(reshape(slicing_slice(iota(np.int64, 1, like=like), (0,), (0,)),
+                                    (0,)), out_shape + (0,), (len(out_shape),))
+
+
+def _xla_gather_mode(mode) -> str:
+    """jax.lax.gather's modes: None is PROMISE_IN_BOUNDS there, which (like CLIP) clamps
+    each start so the slice fits; FILL_OR_DROP reads the fill value for whole slices out of
+    bounds."""
+    key = mode_name(mode)
+    if key is None or key in ("clip", "promise_in_bounds"):
+        return "clip"
+    if key in ("fill", "drop", "fill_or_drop"):
+        return "fill"
+    raise ValueError(f"gather: mode={mode!r} is not one of 'clip', 'fill', 'drop', "
+                     "'promise_in_bounds' or a GatherScatterMode")
+
+
+def _xla_scatter_mode(name: str, mode) -> str:
+    """jax.lax.scatter*'s modes: None is FILL_OR_DROP there; FILL_OR_DROP and
+    PROMISE_IN_BOUNDS drop whole windows out of bounds (XLA's scatter); CLIP clamps each
+    start so the window fits."""
+    key = mode_name(mode)
+    if key == "clip":
+        return "clip"
+    if key is None or key in ("fill", "drop", "fill_or_drop", "promise_in_bounds"):
+        return "drop"
+    raise ValueError(f"{name}: mode={mode!r} is not one of 'clip', 'fill', 'drop', "
+                     "'promise_in_bounds' or a GatherScatterMode")
+
+
+def _xla_gather(operand, start_indices, dimension_numbers, slice_sizes, mode, fill_value):
+    name = "gather"
+    shape = tuple(shape_of(operand))
+    rank = len(shape)
+    offset_dims = _dims_field(name, dimension_numbers, "offset_dims")
+    collapsed = _dims_field(name, dimension_numbers, "collapsed_slice_dims")
+    start_map = _dims_field(name, dimension_numbers, "start_index_map")
+    operand_batching = _dims_field(name, dimension_numbers, "operand_batching_dims")
+    indices_batching = _dims_field(name, dimension_numbers, "start_indices_batching_dims")
+    try:
+        slice_sizes = tuple(operator.index(s) for s in slice_sizes)
+    except TypeError:
+        raise TypeError(f"gather: slice_sizes must be a sequence of ints, got "
+                        f"{slice_sizes!r}") from None
+    if len(slice_sizes) != rank:
+        raise ValueError(f"gather: slice_sizes={slice_sizes} must have one size per operand "
+                         f"axis ({rank}, operand shape {shape})")
+    for d, (s, n) in enumerate(zip(slice_sizes, shape)):
+        if not 0 <= s <= n:
+            raise ValueError(f"gather: slice_sizes[{d}]={s} must be between 0 and the "
+                             f"operand's size there ({n}; operand shape {shape})")
+    _check_axes(name, "collapsed_slice_dims", collapsed, rank, "the operand")
+    _check_axes(name, "operand_batching_dims", operand_batching, rank, "the operand")
+    _check_axes(name, "start_index_map", start_map, rank, "the operand", ordered=False)
+    _check_disjoint(name, "collapsed_slice_dims", collapsed, "operand_batching_dims",
+                    operand_batching)
+    _check_disjoint(name, "start_index_map", start_map, "operand_batching_dims",
+                    operand_batching)
+    for field, axes in (("collapsed_slice_dims", collapsed),
+                        ("operand_batching_dims", operand_batching)):
+        for d in axes:
+            if slice_sizes[d] != 1:
+                raise ValueError(f"gather: slice_sizes[{d}] must be 1 (axis {d} is in "
+                                 f"dimension_numbers.{field}), got {slice_sizes[d]}")
+    kept = tuple(d for d in range(rank) if d not in collapsed and d not in operand_batching)
+    batch = _index_batch(name, shape, start_indices, len(start_map), "start_index_map",
+                         operand_batching, indices_batching, "start_indices_batching_dims")
+    out_rank = len(batch) + len(offset_dims)
+    _check_axes(name, "offset_dims", offset_dims, out_rank, "the result")
+    if len(offset_dims) != len(kept):
+        raise ValueError(f"gather: dimension_numbers.offset_dims={offset_dims} must name one "
+                         f"result axis for each operand axis not collapsed or batching "
+                         f"{kept}")
+    batch_axes = tuple(a for a in range(out_rank) if a not in offset_dims)
+    out_shape = [0] * out_rank
+    for a, n in zip(batch_axes, batch):
+        out_shape[a] = n
+    for a, d in zip(offset_dims, kept):
+        out_shape[a] = slice_sizes[d]
+    out_shape = tuple(out_shape)
+    kind = _xla_gather_mode(mode)
+    starts, inside = _starts(name, start_indices, batch, shape, slice_sizes, start_map,
+                             operand_batching, indices_batching, clamp=kind == "clip")
+    positions = _positions(starts, inside, shape, out_shape, batch_axes, offset_dims, kept,
+                           start_indices)
+    if kind == "clip":
+        return gather_p.bind(operand, positions)
+    return gather_p.bind(operand, positions, mode="fill", fill_value=fill_value)
+
+
+def _xla_scatter(prim, name: str, operand, scatter_indices, updates, dimension_numbers,
+                 mode):
+    shape = tuple(shape_of(operand))
+    rank = len(shape)
+    up_shape = tuple(shape_of(updates))
+    window_dims = _dims_field(name, dimension_numbers, "update_window_dims")
+    inserted = _dims_field(name, dimension_numbers, "inserted_window_dims")
+    start_map = _dims_field(name, dimension_numbers, "scatter_dims_to_operand_dims")
+    operand_batching = _dims_field(name, dimension_numbers, "operand_batching_dims")
+    indices_batching = _dims_field(name, dimension_numbers, "scatter_indices_batching_dims")
+    _check_axes(name, "update_window_dims", window_dims, len(up_shape), "the updates")
+    _check_axes(name, "inserted_window_dims", inserted, rank, "the operand")
+    _check_axes(name, "operand_batching_dims", operand_batching, rank, "the operand")
+    _check_axes(name, "scatter_dims_to_operand_dims", start_map, rank, "the operand",
+                ordered=False)
+    _check_disjoint(name, "inserted_window_dims", inserted, "operand_batching_dims",
+                    operand_batching)
+    _check_disjoint(name, "scatter_dims_to_operand_dims", start_map, "operand_batching_dims",
+                    operand_batching)
+    kept = tuple(d for d in range(rank) if d not in inserted and d not in operand_batching)
+    if len(window_dims) != len(kept):
+        raise ValueError(f"{name}: dimension_numbers.update_window_dims={window_dims} must "
+                         f"name one updates axis for each operand axis not inserted or "
+                         f"batching {kept}")
+    batch = _index_batch(name, shape, scatter_indices, len(start_map),
+                         "scatter_dims_to_operand_dims", operand_batching, indices_batching,
+                         "scatter_indices_batching_dims")
+    scatter_axes = tuple(a for a in range(len(up_shape)) if a not in window_dims)
+    if tuple(up_shape[a] for a in scatter_axes) != batch:
+        raise ValueError(f"{name}: the updates' axes outside update_window_dims="
+                         f"{window_dims} (shape {up_shape}) must match the indices' batch "
+                         f"axes {batch}")
+    window = [1] * rank
+    for a, d in zip(window_dims, kept):
+        if up_shape[a] > shape[d]:
+            raise ValueError(f"{name}: the updates' window axis {a} (size {up_shape[a]}) is "
+                             f"larger than operand axis {d} (size {shape[d]})")
+        window[d] = up_shape[a]
+    up_dtype, op_dtype = get_aval(updates).dtype, get_aval(operand).dtype
+    if up_dtype != op_dtype:
+        raise TypeError(f"{name}: updates ({up_dtype}) must have the dtype of the operand "
+                        f"({op_dtype}); convert them first")
+    kind = _xla_scatter_mode(name, mode)
+    starts, inside = _starts(name, scatter_indices, batch, shape, tuple(window), start_map,
+                             operand_batching, indices_batching, clamp=kind == "clip")
+    positions = _positions(starts, inside, shape, up_shape, scatter_axes, window_dims, kept,
+                           scatter_indices)
+    if kind == "clip":
+        return prim.bind(operand, positions, updates)
+    return prim.bind(operand, positions, updates, mode="drop")
