@@ -7,6 +7,8 @@ own functions, with the names of JAX's ``jax.lax.linalg``.
 array([[3.]])
 """
 from functrans.primitives.decompositions import (cholesky, eig, eigh, lu, qr, svd,
-                                                 triangular_solve)
+                                                 triangular_solve, tridiagonal_solve,
+                                                 tridiagonal_solve_p)
 
-__all__ = ["cholesky", "eig", "eigh", "lu", "qr", "svd", "triangular_solve"]
+__all__ = ["cholesky", "eig", "eigh", "lu", "qr", "svd", "triangular_solve",
+           "tridiagonal_solve", "tridiagonal_solve_p"]

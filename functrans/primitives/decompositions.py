@@ -1328,3 +1328,163 @@ def _static_tol(tol) -> float:
     except (TypeError, ValueError):
         raise TypeError(f"solve_sylvester: tol must be a static number (it decides which "
                         f"answers are NaN), got {tol!r}") from None
+
+
+# -- tridiagonal_solve ---------------------------------------------------------------------
+# x with A x = b for the tridiagonal A with subdiagonal dl (dl[i] = A[i, i - 1], dl[0]
+# unread), diagonal d and superdiagonal du (du[i] = A[i, i + 1], du[-1] unread).  Linear in
+# b; in the diagonals d x = -A⁻¹ (dA x), where (dA x)[i] = ddl[i] x[i - 1] + dd[i] x[i] +
+# ddu[i] x[i + 1].  Its transpose in b solves with Aᵀ: subdiagonal [0, du[:-1]] and
+# superdiagonal [dl[1:], 0].
+
+tridiagonal_solve_p = Primitive("tridiagonal_solve", origin="library")
+
+
+def _gtsv(xp, dl, d, du, b, perturb_singular: bool):
+    """LAPACK's ``gtsv`` (Gaussian elimination with partial pivoting, rows swapped where
+    the subdiagonal entry is the larger), vectorized over the batch and the columns of
+    ``b``: one Python step per row."""
+    m = d.shape[-1]
+    lower = xp.moveaxis(dl, -1, 0)
+    diag = xp.moveaxis(d, -1, 0).copy()
+    upper = xp.moveaxis(du, -1, 0).copy()
+    rhs = xp.moveaxis(b, -2, 0).copy()
+    second = xp.zeros_like(diag)                 # the second superdiagonal rows swaps make
+    one = xp.ones((), dtype=d.dtype)
+    for i in range(m - 1):
+        below = lower[i + 1]
+        swap = xp.abs(diag[i]) < xp.abs(below)
+        fact = xp.where(swap, diag[i] / xp.where(swap, below, one),
+                        below / xp.where(swap, one, diag[i]))
+        kept_diag, kept_rhs = diag[i].copy(), rhs[i].copy()
+        next_diag, next_upper = diag[i + 1].copy(), upper[i + 1].copy()
+        f, s = fact[..., None], swap[..., None]
+        diag[i] = xp.where(swap, below, kept_diag)
+        diag[i + 1] = xp.where(swap, upper[i] - fact * next_diag, next_diag - fact * upper[i])
+        rhs[i] = xp.where(s, rhs[i + 1], kept_rhs)
+        rhs[i + 1] = xp.where(s, kept_rhs - f * rhs[i + 1], rhs[i + 1] - f * kept_rhs)
+        if i < m - 2:
+            second[i] = xp.where(swap, next_upper, 0)
+            upper[i + 1] = xp.where(swap, -fact * next_upper, next_upper)
+        upper[i] = xp.where(swap, next_diag, upper[i])
+    if perturb_singular:  # tiny pivots moved to eps max|U| (keeping their sign), as dlagts
+        scale = xp.abs(xp.concatenate([diag, upper[:-1], second])).max(axis=0)
+        tol = np.finfo(diag.dtype).eps * xp.where(scale == 0, 1, scale)
+        small = xp.abs(diag) < tol
+        sign = xp.where(diag.real < 0, -1, 1) if diag.dtype.kind == "f" else xp.where(
+            diag == 0, 1, diag / xp.where(diag == 0, 1, xp.abs(diag)))
+        diag = xp.where(small, sign * tol, diag)
+    singular = (diag == 0).any(axis=0)          # gtsv's info > 0: JAX answers nan
+    x = xp.empty_like(rhs)
+    for i in range(m - 1, -1, -1):
+        acc = rhs[i]
+        if i + 1 < m:
+            acc = acc - upper[i][..., None] * x[i + 1]
+        if i + 2 < m:
+            acc = acc - second[i][..., None] * x[i + 2]
+        x[i] = acc / diag[i][..., None]
+    x = xp.where(singular[..., None], np.nan, x)
+    return xp.moveaxis(x, 0, -2)
+
+
+def _tridiagonal_solve_impl(dl, d, du, b, *, perturb_singular):
+    xp = array_module(dl, d, du, b)
+    dl, d, du, b = coerce(xp, dl, d, du, b)
+    if not b.size:
+        return xp.zeros_like(b)
+    with np.errstate(divide="ignore", invalid="ignore"):  # a singular A gives inf or nan
+        return _gtsv(xp, dl, d, du, b, perturb_singular).astype(b.dtype, copy=False)
+
+
+def _tridiagonal_solve_abstract_eval(dl, d, du, b, *, perturb_singular):
+    name = "tridiagonal_solve"
+    for what, aval in (("dl", dl), ("d", d), ("du", du), ("b", b)):
+        _check_inexact(name, what, aval)
+    if not dl.dtype == d.dtype == du.dtype == b.dtype:
+        raise TypeError(f"{name}: dl, d, du and b must have one dtype, got {dl.dtype}, "
+                        f"{d.dtype}, {du.dtype} and {b.dtype}; convert them first")
+    if d.ndim < 1 or not dl.shape == d.shape == du.shape:
+        raise ValueError(f"{name}: dl, d and du must be vectors (or stacks of them, (..., "
+                         f"m)) of one shape, got shapes {dl.shape}, {d.shape} and {du.shape}")
+    if b.ndim != d.ndim + 1 or b.shape[:-1] != d.shape:
+        raise ValueError(f"{name}: b must have shape (..., m, n) with the leading axes and m "
+                         f"of the diagonals {d.shape}, got shape {b.shape}")
+    return ShapedArray(b.shape, b.dtype)
+
+
+def _tridiagonal_product(ddl, dd, ddu, x):
+    """``dA x`` for the tridiagonal ``dA`` with diagonals ``ddl``, ``dd``, ``ddu`` (each
+    possibly a symbolic zero) and the stack of matrices ``x``."""
+    shape = shape_of(x)
+    nd, m = len(shape), shape[-2]
+    dtype = get_aval(x).dtype
+    zero_row = backend.zeros(shape[:-2] + (1, shape[-1]), dtype, like=x)
+    start = (0,) * nd
+    previous = concatenate([zero_row, slice_array(x, start, shape[:-2] + (m - 1, shape[-1]))],
+                           nd - 2)
+    following = concatenate([slice_array(x, start[:-2] + (1, 0), shape), zero_row], nd - 2)
+    total = None
+    for g, y in ((ddl, previous), (dd, x), (ddu, following)):
+        if type(g) is ad.Zero:
+            continue
+        term = mul(broadcast_in_dim(g, shape, tuple(range(nd - 1))), y)
+        total = term if total is None else add(total, term)
+    return total
+
+
+def _tridiagonal_solve_jvp(primals, tangents, *, perturb_singular):
+    dl, d, du, b = primals
+    ddl, dd, ddu, db = tangents
+    x = tridiagonal_solve_p.bind(dl, d, du, b, perturb_singular=perturb_singular)
+    rhs = None if type(db) is ad.Zero else ad.instantiate(db, b)
+    product = _tridiagonal_product(ddl, dd, ddu, x)
+    if product is not None:
+        rhs = neg(product) if rhs is None else sub(rhs, product)
+    if rhs is None:
+        return x, ad.Zero.from_value(x)
+    return x, tridiagonal_solve_p.bind(dl, d, du, rhs, perturb_singular=perturb_singular)
+
+
+def _tridiagonal_solve_transpose(ct, dl, d, du, b, *, perturb_singular):
+    assert not any(is_undefined_primal(v) for v in (dl, d, du)), (
+        "tridiagonal_solve is linear in b only")
+    shape = shape_of(d)
+    nd, m = len(shape), shape[-1]
+    zero = backend.zeros(shape[:-1] + (1,), get_aval(d).dtype, like=d)
+    start = (0,) * nd
+    dl_t = concatenate([zero, slice_array(du, start, shape[:-1] + (m - 1,))], nd - 1)
+    du_t = concatenate([slice_array(dl, start[:-1] + (1,), shape), zero], nd - 1)
+    return [None, None, None,
+            tridiagonal_solve_p.bind(dl_t, d, du_t, ct, perturb_singular=perturb_singular)]
+
+
+impl_rules[tridiagonal_solve_p] = _tridiagonal_solve_impl
+abstract_eval_rules[tridiagonal_solve_p] = _tridiagonal_solve_abstract_eval
+ad.jvp_rules[tridiagonal_solve_p] = _tridiagonal_solve_jvp
+transpose.deftranspose(tridiagonal_solve_p, _tridiagonal_solve_transpose)
+batching.batching_rules[tridiagonal_solve_p] = batch_matrix_and_operand(tridiagonal_solve_p)
+
+
+def tridiagonal_solve(dl, d, du, b, *, perturb_singular: bool = False):
+    """The solution ``x`` of ``A x = b`` for the tridiagonal matrix ``A`` with subdiagonal
+    ``dl`` (``dl[i] = A[i, i - 1]``; ``dl[0]`` is not read), diagonal ``d`` and
+    superdiagonal ``du`` (``du[i] = A[i, i + 1]``; ``du[-1]`` is not read), each ``(...,
+    m)``, and ``b`` ``(..., m, n)`` with the same leading (batch) axes, all of one float or
+    complex dtype.  Gaussian elimination with partial pivoting (LAPACK's ``gtsv``); a
+    singular ``A`` (a zero pivot) gives nan, as JAX, unless ``perturb_singular``, which moves pivots
+    smaller than ``eps`` times the largest entry of ``U`` to that size (keeping their sign)
+    for a finite answer (inverse iteration's use).  Linear in ``b``; differentiable in all
+    four, as JAX.
+
+    >>> import numpy as np
+    >>> from functrans.lax_linalg import tridiagonal_solve
+    >>> dl, d, du = np.array([0.0, 1.0, 1.0]), np.array([2.0, 2.0, 2.0]), np.array([1.0, 1.0, 0.0])
+    >>> tridiagonal_solve(dl, d, du, np.array([[3.0], [4.0], [3.0]]))
+    array([[1.],
+           [1.],
+           [1.]])
+    """
+    params = dict(perturb_singular=bool(perturb_singular))
+    _tridiagonal_solve_abstract_eval(get_aval(dl), get_aval(d), get_aval(du), get_aval(b),
+                                     **params)
+    return tridiagonal_solve_p.bind(dl, d, du, b, **params)
