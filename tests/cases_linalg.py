@@ -199,6 +199,28 @@ PRIMITIVE_CASES = [
          lambda a, b, c, d, e, f, g, h: _parts(_tridiagonal_solve(
              _cplx(a, b), _cplx(c, d), _cplx(e, f), _cplx(g, h))),
          [A(3), A(3), A(3), A(3), A(3), A(3), A(3, 2), A(3, 2)]),
+    # Built from lax operations: differentiable here (JAX's are not).
+    Case("householder_product", lambda a, t: lax.linalg.householder_product(a, t),
+         [A(4, 3), A(3)]),
+    Case("householder_product_batched_complex", lambda a, b, t, u: _parts(
+        lax.linalg.householder_product(_cplx(a, b), _cplx(t, u))),
+         [A(2, 3, 3), A(2, 3, 3), A(2, 2), A(2, 2)]),
+    Case("ormqr_left", lambda a, t, c: lax.linalg.ormqr(a, t, c), [A(4, 3), A(3), A(4, 2)]),
+    Case("ormqr_right_transpose",
+         lambda a, t, c: lax.linalg.ormqr(a, t, c, left=False, transpose=True),
+         [A(2, 4, 3), A(2, 2), A(2, 2, 4)]),
+    Case("ormqr_complex_left_transpose", lambda a, b, t, u, c, d: _parts(lax.linalg.ormqr(
+        _cplx(a, b), _cplx(t, u), _cplx(c, d), transpose=True)),
+         [A(3, 3), A(3, 3), A(3), A(3), A(3, 2), A(3, 2)]),
+    Case("cholesky_update", lambda x, w: lax.linalg.cholesky_update(
+        _mT(lax.linalg.cholesky(_spd(x))), w), [A(3, 3), A(3)]),
+    Case("cholesky_update_batched", lambda x, w: lax.linalg.cholesky_update(
+        _mT(lax.linalg.cholesky(_spd(x))), w), [A(2, 3, 3), A(2, 3)]),
+    Case("symmetric_product", lambda a, c: lax.linalg.symmetric_product(
+        a, _sym(c), alpha=2.0, beta=-0.5), [A(3, 4), A(3, 3)]),
+    Case("symmetric_product_symmetrized", lambda a, c: lax.linalg.symmetric_product(
+        a, c, alpha=0.5, beta=1.5, symmetrize_output=True), [A(2, 3, 2), A(2, 3, 3)]),
+    Case("qdwh", lambda x: lax.concatenate(list(lax.linalg.qdwh(x)[:2]), 0), [A(4, 3)]),
     Case("lu_pivots_and_permutation",
          lambda a: lax.concatenate(list(lax.linalg.lu(a)[1:]), len(np.shape(a)) - 2),
          [A(2, 4, 4)],

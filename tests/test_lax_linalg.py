@@ -80,3 +80,187 @@ def test_tridiagonal_solve_errors_name_the_argument():
         lax.linalg.tridiagonal_solve(np.ones(2), d, d, np.ones((3, 1)))
     with pytest.raises(TypeError, match="one dtype"):
         lax.linalg.tridiagonal_solve(d, d, d.astype(np.float32), np.ones((3, 1)))
+
+
+# -- the packed Householder forms: tridiagonal, hessenberg ------------------------------------
+
+
+def _lapack(name, *arrays):
+    from scipy.linalg.lapack import get_lapack_funcs
+    return get_lapack_funcs((name,), arrays)[0]
+
+
+@pytest.mark.parametrize("n, complex_", [(1, False), (2, True), (4, False), (5, True)])
+def test_tridiagonal_and_hessenberg_are_lapacks_and_jaxs(n, complex_):
+    jax = _jax()
+    a = _draw((2, n, n), complex_)
+    h = a + np.conj(np.swapaxes(a, -1, -2))
+    for lower in (True, False):
+        mine = lax.linalg.tridiagonal(h, lower=lower)
+        theirs = jax.lax.linalg.tridiagonal(h, lower=lower)
+        for x, y in zip(mine, theirs):
+            assert x.shape == y.shape and x.dtype == y.dtype
+            np.testing.assert_allclose(x, np.asarray(y), rtol=1e-12, atol=1e-13)
+        if n > 1:
+            arr, d, e, taus, _ = _lapack("hetrd" if complex_ else "sytrd", h[1])(
+                h[1], lower=int(lower))
+            for x, y in zip(mine, (arr, d, e, taus)):
+                np.testing.assert_array_equal(x[1], y)
+    mine = lax.linalg.hessenberg(a)
+    theirs = jax.lax.linalg.hessenberg(a)
+    for x, y in zip(mine, theirs):
+        assert x.shape == y.shape and x.dtype == y.dtype
+        np.testing.assert_allclose(x, np.asarray(y), rtol=1e-12, atol=1e-13)
+    if n > 1:
+        packed, taus, _ = _lapack("gehrd", a[0])(a[0])
+        np.testing.assert_array_equal(mine[0][0], packed)
+        np.testing.assert_array_equal(mine[1][0], taus)
+
+
+def test_packed_forms_batch_jit_and_refuse_derivatives():
+    a = _draw((3, 4, 4))
+    h = a + np.swapaxes(a, -1, -2)
+    for fun, x in ((lambda m: lax.linalg.tridiagonal(m)[1], h),
+                   (lambda m: lax.linalg.hessenberg(m)[0], a),
+                   (lambda m: lax.linalg.schur(m)[0], a)):
+        np.testing.assert_array_equal(ft.vmap(fun)(x), fun(x))
+        np.testing.assert_array_equal(ft.jit(fun)(x), fun(x))
+    for fun, x, name in ((lax.linalg.tridiagonal, h, "functrans.lax.linalg.tridiagonal"),
+                         (lax.linalg.hessenberg, a, "functrans.lax.linalg.hessenberg"),
+                         (lax.linalg.schur, a, "functrans.lax.linalg.schur")):
+        with pytest.raises(NotImplementedError, match=name):
+            ft.jvp(fun, (x,), (np.ones_like(x),))
+        with pytest.raises(NotImplementedError, match=name):
+            ft.grad(lambda m: fun(m)[0].sum())(x)
+
+
+def test_schur_is_jaxs_and_refuses_sorting():
+    jax = _jax()
+    a = _draw((4, 4))
+    for vectors in (True, False):
+        mine = lax.linalg.schur(a, compute_schur_vectors=vectors)
+        theirs = jax.lax.linalg.schur(a, compute_schur_vectors=vectors)
+        assert len(mine) == len(theirs)
+        for x, y in zip(mine, theirs):
+            np.testing.assert_allclose(x, np.asarray(y), atol=1e-12)
+    with pytest.raises(NotImplementedError, match="schur: sort_eig_vals"):
+        lax.linalg.schur(a, sort_eig_vals=True)
+
+
+# -- householder_product and ormqr ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("m, n, k, complex_", [(5, 3, 3, False), (4, 4, 2, True)])
+def test_householder_product_and_ormqr_are_lapacks_and_jaxs(m, n, k, complex_):
+    jax = _jax()
+    packed, taus = _lapack("geqrf", _draw((m, n), complex_))(_draw((m, n), complex_))[:2]
+    taus = taus[:k]
+    q = lax.linalg.householder_product(packed, taus)
+    orgqr = _lapack("ungqr" if complex_ else "orgqr", packed)
+    np.testing.assert_allclose(q, orgqr(packed, taus)[0], atol=1e-13)
+    np.testing.assert_allclose(q, np.asarray(jax.lax.linalg.householder_product(packed, taus)),
+                               atol=1e-13)
+    ormqr = _lapack("unmqr" if complex_ else "ormqr", packed)
+    for left in (True, False):
+        for transpose in (False, True):
+            c = _draw((m, 2) if left else (2, m), complex_)
+            mine = lax.linalg.ormqr(packed, taus, c, left=left, transpose=transpose)
+            trans = ("C" if complex_ else "T") if transpose else "N"
+            # SciPy's wrapper wants as many reflectors (columns) as factors
+            lapack = ormqr("L" if left else "R", trans, packed[:, :k].copy(), taus, c,
+                           lwork=64)[0]
+            np.testing.assert_allclose(mine, lapack, atol=1e-13)
+            np.testing.assert_allclose(mine, np.asarray(jax.lax.linalg.ormqr(
+                packed, taus, c, left=left, transpose=transpose)), atol=1e-13)
+
+
+def test_householder_errors_name_the_argument():
+    with pytest.raises(ValueError, match="householder_product: taus must have shape"):
+        lax.linalg.householder_product(np.ones((3, 2)), np.ones(3))
+    with pytest.raises(ValueError, match="at least as many rows"):
+        lax.linalg.householder_product(np.ones((2, 3)), np.ones(1))
+    with pytest.raises(ValueError, match=r"ormqr: c must have shape \(\.\.\., r, m\)"):
+        lax.linalg.ormqr(np.ones((3, 2)), np.ones(2), np.ones((3, 2)), left=False)
+
+
+# -- cholesky_update, symmetric_product, qdwh, lu_pivots_to_permutation ---------------------
+
+
+def test_cholesky_update_and_symmetric_product_are_jaxs():
+    jax = _jax()
+    x = _draw((4, 4))
+    r = np.linalg.cholesky(x @ x.T + np.eye(4)).T
+    for w in (_draw(4), np.array([0.0, 0.0, 1.0, -2.0])):
+        mine = lax.linalg.cholesky_update(r, w)
+        np.testing.assert_allclose(mine, np.asarray(jax.lax.linalg.cholesky_update(r, w)),
+                                   atol=1e-13)
+        np.testing.assert_allclose(mine.T @ mine, r.T @ r + np.outer(w, w), atol=1e-12)
+    a, c = _draw((3, 5)), _draw((3, 3))
+    for symmetrize in (False, True):
+        mine = lax.linalg.symmetric_product(a, c, alpha=0.5, beta=2.0,
+                                            symmetrize_output=symmetrize)
+        theirs = jax.lax.linalg.symmetric_product(a, c, alpha=0.5, beta=2.0,
+                                                  symmetrize_output=symmetrize)
+        np.testing.assert_allclose(mine, np.asarray(theirs), atol=1e-13)
+    with pytest.raises(TypeError, match="symmetric_product: a_matrix must be a real"):
+        lax.linalg.symmetric_product(a + 0j, c + 0j)
+    with pytest.raises(ValueError, match="cholesky_update: w_vector must have shape"):
+        lax.linalg.cholesky_update(r, np.ones(3))
+
+
+@pytest.mark.parametrize("complex_", [False, True])
+def test_qdwh_is_jaxs(complex_):
+    jax = _jax()
+    x = _draw((5, 3), complex_)
+    mine = lax.linalg.qdwh(x)
+    theirs = jax.lax.linalg.qdwh(x)
+    for a, b in zip(mine, theirs):
+        assert np.shape(a) == np.shape(b) and np.asarray(a).dtype == np.asarray(b).dtype
+    for a, b in zip(mine[:2], theirs[:2]):
+        np.testing.assert_allclose(a, np.asarray(b), atol=1e-10)
+    assert int(mine[2]) == 0 and bool(mine[3])
+    with pytest.raises(ValueError, match="m >= n"):
+        lax.linalg.qdwh(x.T)
+    with pytest.raises(NotImplementedError, match="dynamic_shape"):
+        lax.linalg.qdwh(x, dynamic_shape=(4, 3))
+
+
+def test_qdwh_tangent_is_jaxs():
+    jax = _jax()
+    x, t = _draw((4, 3)), _draw((4, 3))
+    mine = ft.jvp(lambda a: lax.linalg.qdwh(a)[:2], (x,), (t,))[1]
+    theirs = jax.jvp(lambda a: jax.lax.linalg.qdwh(a)[:2], (x,), (t,))[1]
+    for a, b in zip(mine, theirs):
+        np.testing.assert_allclose(a, np.asarray(b), atol=1e-9)
+
+
+def test_lu_pivots_to_permutation_is_jaxs_and_lus():
+    jax = _jax()
+    pivots = np.array([[2, 2, 3], [0, 3, 2], [1, 1, 2]], np.int32)
+    mine = lax.linalg.lu_pivots_to_permutation(pivots, 5)
+    np.testing.assert_array_equal(mine, jax.lax.linalg.lu_pivots_to_permutation(pivots, 5))
+    assert mine.dtype == np.int32
+    np.testing.assert_array_equal(ft.vmap(lambda p: lax.linalg.lu_pivots_to_permutation(
+        p, 5))(pivots), mine)
+    np.testing.assert_array_equal(ft.jit(lambda p: lax.linalg.lu_pivots_to_permutation(
+        p, 5))(pivots), mine)
+    _, lu_pivots, permutation = lax.linalg.lu(_draw((2, 4, 4)))
+    np.testing.assert_array_equal(lax.linalg.lu_pivots_to_permutation(lu_pivots, 4),
+                                  permutation)
+    with pytest.raises(ValueError, match="k <= permutation_size"):
+        lax.linalg.lu_pivots_to_permutation(pivots, 2)
+
+
+def test_algorithm_enums_are_jaxs():
+    jax = _jax()
+    for name in ("EigImplementation", "EighImplementation", "SvdAlgorithm"):
+        mine, theirs = getattr(lax.linalg, name), getattr(jax.lax.linalg, name)
+        assert [(m.name, m.value) for m in mine] == [(m.name, m.value) for m in theirs]
+    x = _draw((3, 3))
+    s = x + x.T
+    np.testing.assert_allclose(
+        lax.linalg.eigh(s, implementation=lax.linalg.EighImplementation.JACOBI)[1],
+        np.linalg.eigvalsh(s), atol=1e-12)
+    np.testing.assert_allclose(
+        lax.linalg.svd(x, compute_uv=False, algorithm=lax.linalg.SvdAlgorithm.POLAR),
+        np.linalg.svd(x, compute_uv=False), atol=1e-12)

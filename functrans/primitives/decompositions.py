@@ -48,7 +48,8 @@ from functrans.interpreters.batching import not_mapped
 from functrans.interpreters.transpose import is_undefined_primal
 from functrans.primitives.conversion import convert_element_type
 from functrans.primitives.elementwise import (abs, add, complex, conj, div, eq, gt, imag, mul,
-                                              neg, real, sub)
+                                              neg, real, sqrt, sub)
+from functrans.primitives.elementwise import max as maximum
 from functrans.primitives.reductions import argmax
 from functrans.primitives.shape import expand_dims, reduce_sum
 from functrans.primitives.linalg import dot_general_p
@@ -1047,13 +1048,17 @@ def matrix_by_matrix(kernel, *stacks):
 
 
 def _no_derivative(prim: Primitive, name: str, why: str):
-    """A JVP rule that raises ``NotImplementedError`` naming ``functrans.scipy.linalg``'s
-    ``name`` and saying ``why``, unless every tangent is zero."""
+    """A JVP rule that raises ``NotImplementedError`` naming the functions ``name`` (a
+    bare name is ``functrans.scipy.linalg``'s) and saying ``why``, unless every tangent is
+    zero."""
+    if "." not in name:
+        name = f"functrans.scipy.linalg.{name}"
+
     def jvp(primals, tangents, **params):
         outs = prim.bind(*primals, **params)
         if all(type(t) is ad.Zero for t in tangents):
             return outs, [ad.Zero.from_value(o) for o in outs]
-        raise NotImplementedError(f"functrans.scipy.linalg.{name}: {why}")
+        raise NotImplementedError(f"{name}: {why}")
     return jvp
 
 
@@ -1086,7 +1091,8 @@ _SCHUR_NO_DERIVATIVE = (
 
 impl_rules[schur_p] = _schur_impl
 abstract_eval_rules[schur_p] = _schur_abstract_eval
-ad.jvp_rules[schur_p] = _no_derivative(schur_p, "schur", _SCHUR_NO_DERIVATIVE)
+ad.jvp_rules[schur_p] = _no_derivative(schur_p, "schur", _SCHUR_NO_DERIVATIVE + (
+    " (functrans.lax.linalg.schur computes the same decomposition)"))
 batching.defleading_dims(schur_p, moveaxis)
 
 
@@ -1488,3 +1494,394 @@ def tridiagonal_solve(dl, d, du, b, *, perturb_singular: bool = False):
     _tridiagonal_solve_abstract_eval(get_aval(dl), get_aval(d), get_aval(du), get_aval(b),
                                      **params)
     return tridiagonal_solve_p.bind(dl, d, du, b, **params)
+
+
+# -- packed Householder forms: tridiagonal (sytrd / hetrd) and hessenberg_reflectors (gehrd)
+# LAPACK's own outputs, as JAX returns them: the reduced matrix with the reflectors' vectors
+# below (or above) the band, and their scalar factors.  No derivative (none in JAX): the
+# reflectors are one of many choices, fixed by LAPACK's sign conventions, not by a rule a
+# derivative could follow; scipy.linalg.hessenberg's (h, q) and eigh have rules.
+
+_PACKED_NO_DERIVATIVE = (
+    "the packed Householder form (LAPACK's reflectors and their factors) has no derivative "
+    "(JAX has none either): differentiate the unpacked forms instead, "
+    "functrans.scipy.linalg.hessenberg's (h, q) or functrans.numpy.linalg.eigh")
+
+tridiagonal_p = Primitive("tridiagonal", multiple_results=True, origin="library")
+
+
+def _tridiagonal_impl(a, *, lower):
+    xp = array_module(a)
+    (a,) = coerce(xp, a)
+    n = a.shape[-1]
+    real = _real_dtype(a.dtype)
+    batch = a.shape[:-2]
+    if not a.size or n == 1:  # LAPACK asks for n >= 1; nothing to reduce for n <= 1
+        return [a.copy(), xp.real(a[..., :, 0] if n else a[..., 0]).astype(real),
+                xp.zeros(batch + (max(n - 1, 0),), real),
+                xp.zeros(batch + (max(n - 1, 0),), a.dtype)]
+    name = "hetrd" if a.dtype.kind == "c" else "sytrd"
+    kernel = backend.lapack_kernel(name, a, what="functrans.lax.linalg.tridiagonal")
+    arr, d, e, taus = matrix_by_matrix(
+        lambda m: tuple(kernel(m, lower=int(lower))[:4]), a)
+    return [arr.astype(a.dtype, copy=False), d.astype(real, copy=False),
+            e.astype(real, copy=False), taus.astype(a.dtype, copy=False)]
+
+
+def _tridiagonal_abstract_eval(a, *, lower):
+    _check_inexact("tridiagonal", "the operand", a)
+    _check_square("tridiagonal", "the operand", a)
+    n, batch, real = a.shape[-1], a.shape[:-2], _real_dtype(a.dtype)
+    short = batch + (max(n - 1, 0),)
+    return [ShapedArray(a.shape, a.dtype), ShapedArray(batch + (n,), real),
+            ShapedArray(short, real), ShapedArray(short, a.dtype)]
+
+
+impl_rules[tridiagonal_p] = _tridiagonal_impl
+abstract_eval_rules[tridiagonal_p] = _tridiagonal_abstract_eval
+ad.jvp_rules[tridiagonal_p] = _no_derivative(
+    tridiagonal_p, "functrans.lax.linalg.tridiagonal", _PACKED_NO_DERIVATIVE)
+batching.defleading_dims(tridiagonal_p, moveaxis)
+
+
+def tridiagonal(a, *, lower: bool = True):
+    """The reduction of each Hermitian matrix in ``a`` (``(..., n, n)``, reading its
+    ``lower`` or upper triangle) to a real symmetric tridiagonal one, ``a = Q T Qᴴ``, in
+    LAPACK's packed form (``sytrd``, ``hetrd``, through SciPy), as JAX: ``(arr, d, e,
+    taus)``, where ``d`` (``(..., n)``) and ``e`` (``(..., n - 1)``) are ``T``'s diagonal
+    and off-diagonal (real), ``taus`` (``(..., n - 1)``) the reflectors' factors and
+    ``arr`` the matrix with ``T`` on its band and the reflectors' vectors below it (above
+    it when not ``lower``).  NumPy arrays only (CuPy has no such kernel).  Not
+    differentiable (nor in JAX): ``eigh`` and ``scipy.linalg.eigh_tridiagonal`` are.
+
+    >>> import numpy as np
+    >>> from functrans.lax_linalg import tridiagonal
+    >>> arr, d, e, taus = tridiagonal(np.array([[2.0, 1.0, 0.0], [1.0, 2.0, 1.0], [0.0, 1.0, 2.0]]))
+    >>> d, e
+    (array([2., 2., 2.]), array([1., 1.]))
+    """
+    _tridiagonal_abstract_eval(get_aval(a), lower=bool(lower))
+    return tuple(tridiagonal_p.bind(a, lower=bool(lower)))
+
+
+hessenberg_reflectors_p = Primitive("hessenberg_reflectors", multiple_results=True,
+                                    origin="library")
+
+
+def _hessenberg_reflectors_impl(a):
+    xp = array_module(a)
+    (a,) = coerce(xp, a)
+    n = a.shape[-1]
+    if not a.size or n == 1:
+        return [a.copy(), xp.zeros(a.shape[:-2] + (max(n - 1, 0),), a.dtype)]
+    kernel = backend.lapack_kernel("gehrd", a, what="functrans.lax.linalg.hessenberg")
+    packed, taus = matrix_by_matrix(lambda m: tuple(kernel(m)[:2]), a)
+    return [packed.astype(a.dtype, copy=False), taus.astype(a.dtype, copy=False)]
+
+
+def _hessenberg_reflectors_abstract_eval(a):
+    _check_inexact("hessenberg", "the operand", a)
+    _check_square("hessenberg", "the operand", a)
+    return [ShapedArray(a.shape, a.dtype),
+            ShapedArray(a.shape[:-2] + (max(a.shape[-1] - 1, 0),), a.dtype)]
+
+
+impl_rules[hessenberg_reflectors_p] = _hessenberg_reflectors_impl
+abstract_eval_rules[hessenberg_reflectors_p] = _hessenberg_reflectors_abstract_eval
+ad.jvp_rules[hessenberg_reflectors_p] = _no_derivative(
+    hessenberg_reflectors_p, "functrans.lax.linalg.hessenberg", _PACKED_NO_DERIVATIVE)
+batching.defleading_dims(hessenberg_reflectors_p, moveaxis)
+
+
+def hessenberg_reflectors(a):
+    """The reduction of each square matrix in ``a`` (``(..., n, n)``) to upper Hessenberg
+    form ``a = Q H Qᴴ`` in LAPACK's packed form (``gehrd``, through SciPy), as JAX's
+    ``lax.linalg.hessenberg``: ``(a_out, taus)`` with ``H`` on and above the first
+    subdiagonal of ``a_out``, the reflectors' vectors below it and their factors in
+    ``taus`` (``(..., n - 1)``).  NumPy arrays only.  Not differentiable (nor in JAX);
+    ``functrans.scipy.linalg.hessenberg``'s unpacked ``(h, q)`` is.
+
+    >>> import numpy as np
+    >>> from functrans.lax_linalg import hessenberg
+    >>> a_out, taus = hessenberg(np.array([[1.0, 2.0, 3.0], [0.0, 4.0, 5.0], [0.0, 6.0, 7.0]]))
+    >>> taus
+    array([0., 0.])
+    """
+    _hessenberg_reflectors_abstract_eval(get_aval(a))
+    return tuple(hessenberg_reflectors_p.bind(a))
+
+
+# -- lu_pivots_to_permutation --------------------------------------------------------------
+
+lu_pivots_to_permutation_p = Primitive("lu_pivots_to_permutation", origin="library")
+
+
+def _lu_pivots_to_permutation_impl(pivots, *, permutation_size):
+    xp = array_module(pivots)
+    (pivots,) = coerce(xp, pivots)
+    batch, k = pivots.shape[:-1], pivots.shape[-1]
+    flat = pivots.reshape((-1, k))
+    rows = xp.arange(flat.shape[0])
+    permutation = xp.broadcast_to(xp.arange(permutation_size, dtype=pivots.dtype),
+                                  (flat.shape[0], permutation_size)).copy()
+    for i in range(k):  # swap entries i and pivots[i], in order (LAPACK's row swaps)
+        j = flat[:, i]
+        here, there = permutation[:, i].copy(), permutation[rows, j]
+        permutation[:, i] = there
+        permutation[rows, j] = here
+    return permutation.reshape(batch + (permutation_size,))
+
+
+def _lu_pivots_to_permutation_abstract_eval(pivots, *, permutation_size):
+    name = "lu_pivots_to_permutation"
+    if pivots.dtype.kind not in "iu":
+        raise TypeError(f"{name}: pivots must be an integer array, got dtype {pivots.dtype}")
+    if pivots.ndim < 1 or pivots.shape[-1] > permutation_size:
+        raise ValueError(f"{name}: pivots must have shape (..., k) with k <= "
+                         f"permutation_size = {permutation_size}, got shape {pivots.shape}")
+    return ShapedArray(pivots.shape[:-1] + (permutation_size,), pivots.dtype)
+
+
+impl_rules[lu_pivots_to_permutation_p] = _lu_pivots_to_permutation_impl
+abstract_eval_rules[lu_pivots_to_permutation_p] = _lu_pivots_to_permutation_abstract_eval
+ad.defjvp_zero(lu_pivots_to_permutation_p)
+batching.defleading_dims(lu_pivots_to_permutation_p, moveaxis)
+
+
+def lu_pivots_to_permutation(pivots, permutation_size: int):
+    """The permutation (``(..., permutation_size)``, the dtype of ``pivots``) that the row
+    swaps ``pivots`` (``(..., k)``, ``k <= permutation_size``; LAPACK's ``getrf`` pivots,
+    0-based, as ``lu`` returns them) make of ``0, 1, ..., permutation_size - 1``: swap
+    entries ``i`` and ``pivots[i]`` for ``i = 0, 1, ...`` in turn.  Integer valued.
+
+    >>> import numpy as np
+    >>> from functrans.lax_linalg import lu_pivots_to_permutation
+    >>> lu_pivots_to_permutation(np.array([2, 2, 3], np.int32), 5)
+    array([2, 0, 3, 1, 4], dtype=int32)
+    """
+    try:
+        permutation_size = int(permutation_size)
+    except TypeError:
+        raise TypeError(f"lu_pivots_to_permutation: permutation_size must be a static "
+                        f"integer, got {permutation_size!r}") from None
+    _lu_pivots_to_permutation_abstract_eval(get_aval(pivots),
+                                            permutation_size=permutation_size)
+    return lu_pivots_to_permutation_p.bind(pivots, permutation_size=permutation_size)
+
+
+# -- Householder reflectors: householder_product (orgqr) and ormqr -------------------------
+# Built from lax operations, one reflector H = I - τ v vᴴ at a time, so every transform
+# (derivatives too, which JAX does not have) goes through them.  Column i of ``a`` holds
+# v below the diagonal; v[i] = 1 and v[:i] = 0.
+
+
+def _reflector(a, i: int):
+    """The ``i``-th Householder vector of the stack of packed reflectors ``a``."""
+    shape = shape_of(a)
+    nd, m = len(shape), shape[-2]
+    dtype = get_aval(a).dtype
+    rows = backend.arange(m, like=a)
+    below = broadcast_in_dim((rows > i).astype(dtype), shape[:-1], (nd - 2,))
+    unit = broadcast_in_dim((rows == i).astype(dtype), shape[:-1], (nd - 2,))
+    return add(mul(_column(a, i), below), unit)
+
+
+def _scalar_at(x, i: int):
+    """``x[..., i]`` of a stack of vectors."""
+    shape = shape_of(x)
+    nd = len(shape)
+    return squeeze(slice_array(x, (0,) * (nd - 1) + (i,), shape[:-1] + (i + 1,)), (nd - 1,))
+
+
+def _apply_reflector(v, tau, c, left: bool, adjoint: bool):
+    """``H c`` (``left``) or ``c H``, with ``H = I - τ v vᴴ`` (``Hᴴ`` if ``adjoint``)."""
+    shape = shape_of(c)
+    nd = len(shape)
+    batch = tuple(range(nd - 2))
+    complex_ = get_aval(c).dtype.kind == "c"
+    vc = conj(v) if complex_ else v
+    if adjoint and complex_:
+        tau = conj(tau)
+    if left:   # w = vᴴ c, (..., s); c - τ v w
+        w = dot_general_p.bind(vc, c, dimension_numbers=(((nd - 2,), (nd - 2,)),
+                                                         (batch, batch)))
+        v_full = broadcast_in_dim(v, shape, batch + (nd - 2,))
+        w_full = broadcast_in_dim(w, shape, batch + (nd - 1,))
+    else:      # w = c v, (..., r); c - τ w vᴴ
+        w = dot_general_p.bind(c, v, dimension_numbers=(((nd - 1,), (nd - 2,)),
+                                                        (batch, batch)))
+        v_full = broadcast_in_dim(vc, shape, batch + (nd - 1,))
+        w_full = broadcast_in_dim(w, shape, batch + (nd - 2,))
+    return sub(c, mul(broadcast_in_dim(tau, shape, batch), mul(v_full, w_full)))
+
+
+def _check_reflectors(name: str, a: ShapedArray, taus: ShapedArray) -> None:
+    _check_inexact(name, "a", a)
+    if a.ndim < 2:
+        raise ValueError(f"{name}: a must be a stack of matrices (..., m, n) holding "
+                         f"Householder reflectors, got shape {a.shape}")
+    if taus.dtype != a.dtype:
+        raise TypeError(f"{name}: taus must have the dtype of a, {a.dtype}, got "
+                        f"{taus.dtype}; convert it first")
+    if taus.ndim != a.ndim - 1 or taus.shape[:-1] != a.shape[:-2] or (
+            taus.shape[-1] > min(a.shape[-2:])):
+        raise ValueError(f"{name}: taus must have shape (..., k) with the leading axes of "
+                         f"a {a.shape} and k <= min(m, n) = {min(a.shape[-2:])}, got shape "
+                         f"{taus.shape}")
+
+
+def _apply_reflectors(a, taus, c, left: bool, transpose: bool):
+    """``Q c``, ``Qᴴ c``, ``c Q`` or ``c Qᴴ`` with ``Q = H_0 H_1 ... H_{k-1}``."""
+    k = shape_of(taus)[-1]
+    order = list(range(k))
+    if left != transpose:  # Q c and c Qᴴ apply H_{k-1} first
+        order.reverse()
+    for i in order:
+        c = _apply_reflector(_reflector(a, i), _scalar_at(taus, i), c, left, transpose)
+    return c
+
+
+def householder_product(a, taus):
+    """The first ``n`` columns of ``Q = H_0 H_1 ... H_{k-1}``, the product of the
+    Householder reflectors ``H_i = I - taus[i] v_i v_iᴴ`` packed in the columns of ``a``
+    (``(..., m, n)``, ``m >= n``: ``v_i`` is column ``i`` below the diagonal, with 1 on
+    it), and ``taus`` (``(..., k)``, ``k <= n``), as LAPACK's ``orgqr`` / ``ungqr`` from the
+    output of ``geqrf``.  Built from lax operations, so differentiable (JAX's is not) and
+    batched.
+
+    >>> import numpy as np
+    >>> from functrans.lax_linalg import householder_product
+    >>> householder_product(np.array([[1.0], [1.0]]), np.array([1.0]))
+    array([[ 0.],
+           [-1.]])
+    """
+    a_aval, taus_aval = get_aval(a), get_aval(taus)
+    _check_reflectors("householder_product", a_aval, taus_aval)
+    m, n = a_aval.shape[-2:]
+    if m < n:
+        raise ValueError(f"householder_product: a must have at least as many rows as "
+                         f"columns (m >= n, as LAPACK's orgqr), got shape {a_aval.shape}")
+    eye = backend.eye(m, n, dtype=a_aval.dtype, like=a)
+    first = broadcast_in_dim(eye, a_aval.shape, (a_aval.ndim - 2, a_aval.ndim - 1))
+    return _apply_reflectors(a, taus, first, left=True, transpose=False)
+
+
+def ormqr(a, taus, c, *, left: bool = True, transpose: bool = False):
+    """``Q c`` (``left``), ``c Q``, or with ``transpose`` ``Qᴴ c`` or ``c Qᴴ`` (the
+    conjugate transpose for complex arrays), for ``Q = H_0 H_1 ... H_{k-1}`` (``m x m``)
+    given by the Householder reflectors packed in ``a`` (``(..., m, n)``) and ``taus``
+    (``(..., k)``), as LAPACK's ``ormqr`` / ``unmqr``, without forming ``Q``.  ``c`` is
+    ``(..., m, s)`` (``left``) or ``(..., r, m)`` with the leading axes of ``a``.  Built
+    from lax operations, so differentiable (JAX's is not) and batched.
+
+    >>> import numpy as np
+    >>> from functrans.lax_linalg import ormqr
+    >>> ormqr(np.array([[1.0], [1.0]]), np.array([1.0]), np.array([[1.0], [2.0]]))
+    array([[-2.],
+           [-1.]])
+    """
+    a_aval, taus_aval, c_aval = get_aval(a), get_aval(taus), get_aval(c)
+    _check_reflectors("ormqr", a_aval, taus_aval)
+    m = a_aval.shape[-2]
+    if c_aval.dtype != a_aval.dtype:
+        raise TypeError(f"ormqr: c must have the dtype of a, {a_aval.dtype}, got "
+                        f"{c_aval.dtype}; convert it first")
+    axis = -2 if left else -1
+    if c_aval.ndim != a_aval.ndim or c_aval.shape[:-2] != a_aval.shape[:-2] or (
+            c_aval.shape[axis] != m):
+        want = "(..., m, s)" if left else "(..., r, m)"
+        raise ValueError(f"ormqr: c must have shape {want} with the leading axes of a and "
+                         f"m = {m} (left={bool(left)}), got shape {c_aval.shape}")
+    return _apply_reflectors(a, taus, c, left=bool(left), transpose=bool(transpose))
+
+
+# -- cholesky_update and symmetric_product: built from lax operations ----------------------
+
+
+def cholesky_update(r_matrix, w_vector):
+    """The upper Cholesky factor ``R'`` of ``Rᵀ R + w wᵀ`` from the upper factor ``R =
+    r_matrix`` (``(..., n, n)``; its strict lower triangle is not read) and ``w =
+    w_vector`` (``(..., n)``), real, in ``O(n²)`` operations: one Givens rotation per row
+    folds ``w`` into ``R``, as JAX (equal to JAX's values where ``R``'s diagonal is positive,
+    as ``cholesky`` makes it, or ``w`` reaches no zero on the way).  Built from lax
+    operations, so differentiable (JAX's is not) and batched.
+
+    >>> import numpy as np
+    >>> from functrans.lax_linalg import cholesky_update
+    >>> cholesky_update(np.array([[3.0, 0.0], [0.0, 1.0]]), np.array([4.0, 0.0]))
+    array([[5., 0.],
+           [0., 1.]])
+    """
+    r_aval, w_aval = get_aval(r_matrix), get_aval(w_vector)
+    for what, aval in (("r_matrix", r_aval), ("w_vector", w_aval)):
+        if aval.dtype.kind != "f":
+            raise TypeError(f"cholesky_update: {what} must be a real floating array, got "
+                            f"dtype {aval.dtype}")
+    _check_square("cholesky_update", "r_matrix", r_aval)
+    if w_aval.shape != r_aval.shape[:-1] or w_aval.dtype != r_aval.dtype:
+        raise ValueError(f"cholesky_update: w_vector must have shape (..., n) = "
+                         f"{r_aval.shape[:-1]} and dtype {r_aval.dtype}, as r_matrix "
+                         f"{r_aval.shape}, got {w_aval.str_short()}")
+    shape = r_aval.shape
+    nd, n = len(shape), shape[-1]
+    r = _triangle(r_matrix, False, 0, r_matrix)
+    z = w_vector
+    rows = []
+    for k in range(n):
+        row = squeeze(slice_array(r, (0,) * (nd - 2) + (k, 0), shape[:-2] + (k + 1, n)),
+                      (nd - 2,))
+        x, y = _scalar_at(row, k), _scalar_at(z, k)
+        # c = x / |(x, y)|, s = -y / |(x, y)|, scaled against overflow; (1, 0) at (0, 0)
+        size = maximum(abs(x), abs(y))
+        zero = eq(size, 0.0)
+        safe = add(size, convert_element_type(zero, r_aval.dtype))
+        xs, ys = div(x, safe), div(y, safe)
+        norm = sqrt(add(add(mul(xs, xs), mul(ys, ys)), convert_element_type(zero, r_aval.dtype)))
+        c = add(div(xs, norm), convert_element_type(zero, r_aval.dtype))
+        s = neg(div(ys, norm))
+        c_row, s_row = (broadcast_in_dim(v, shape[:-1], tuple(range(nd - 2))) for v in (c, s))
+        rows.append(sub(mul(c_row, row), mul(s_row, z)))
+        z = add(mul(c_row, z), mul(s_row, row))
+    return concatenate([expand_dims(row, (nd - 2,)) for row in rows], nd - 2)
+
+
+def symmetric_product(a_matrix, c_matrix, *, alpha: float = 1.0, beta: float = 0.0,
+                      symmetrize_output: bool = False):
+    """``alpha a aᵀ + beta c`` for ``a = a_matrix`` (``(..., m, n)``) and the symmetric
+    ``c = c_matrix`` (``(..., m, m)``), real (as JAX), as BLAS's ``syrk``.  The whole matrix is computed here (JAX promises the
+    lower triangle only, unless ``symmetrize_output``); with ``symmetrize_output`` the
+    upper triangle is the transpose of the lower one.  Built from lax operations, so
+    differentiable (JAX's is not) and batched.
+
+    >>> import numpy as np
+    >>> from functrans.lax_linalg import symmetric_product
+    >>> symmetric_product(np.array([[1.0, 2.0], [0.0, 1.0]]), np.eye(2), alpha=1.0, beta=2.0)
+    array([[7., 2.],
+           [2., 3.]])
+    """
+    a_aval, c_aval = get_aval(a_matrix), get_aval(c_matrix)
+    for what, aval in (("a_matrix", a_aval), ("c_matrix", c_aval)):
+        if aval.dtype.kind != "f":
+            raise TypeError(f"symmetric_product: {what} must be a real floating array (as "
+                            f"JAX), got dtype {aval.dtype}")
+    if a_aval.ndim < 2 or c_aval.shape != a_aval.shape[:-1] + (a_aval.shape[-2],) or (
+            a_aval.dtype != c_aval.dtype):
+        raise ValueError(f"symmetric_product: a_matrix (..., m, n) and c_matrix (..., m, m) "
+                         f"must have the same leading axes, m and dtype, got "
+                         f"{a_aval.str_short()} and {c_aval.str_short()}")
+    product = _matmul(a_matrix, _swap_last(a_matrix))
+    out = add(mul(product, _static_scalar("alpha", alpha, a_aval.dtype, a_matrix)),
+              mul(c_matrix, _static_scalar("beta", beta, a_aval.dtype, a_matrix)))
+    if symmetrize_output:
+        out = add(_triangle(out, True, 0, a_matrix), _swap_last(_triangle(out, True, -1,
+                                                                            a_matrix)))
+    return out
+
+
+def _static_scalar(what: str, value, dtype, like):
+    try:
+        value = float(value)
+    except TypeError:
+        raise TypeError(f"symmetric_product: {what} must be a static number, got "
+                        f"{value!r}") from None
+    return backend.full((), value, dtype=dtype, like=like)
