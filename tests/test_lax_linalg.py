@@ -27,8 +27,8 @@ def _draw(shape, complex_=False):
 # -- tridiagonal_solve ---------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("batch, m, n, complex_", [((), 5, 2, False), ((3,), 4, 1, False),
-                                                    ((2,), 6, 3, True), ((), 1, 1, False)])
+@pytest.mark.parametrize("batch, m, n, complex_", [((3,), 5, 2, False), ((2,), 6, 3, True),
+                                                    ((), 1, 1, False)])
 def test_tridiagonal_solve_and_its_tangent_are_jaxs(batch, m, n, complex_):
     jax = _jax()
     # A small diagonal: the elimination pivots (swaps rows), as LAPACK's gtsv.
@@ -223,15 +223,6 @@ def test_qdwh_is_jaxs(complex_):
         lax.linalg.qdwh(x.T)
     with pytest.raises(NotImplementedError, match="dynamic_shape"):
         lax.linalg.qdwh(x, dynamic_shape=(4, 3))
-
-
-def test_qdwh_tangent_is_jaxs():
-    jax = _jax()
-    x, t = _draw((4, 3)), _draw((4, 3))
-    mine = ft.jvp(lambda a: lax.linalg.qdwh(a)[:2], (x,), (t,))[1]
-    theirs = jax.jvp(lambda a: jax.lax.linalg.qdwh(a)[:2], (x,), (t,))[1]
-    for a, b in zip(mine, theirs):
-        np.testing.assert_allclose(a, np.asarray(b), atol=1e-9)
 
 
 def test_lu_pivots_to_permutation_is_jaxs_and_lus():
