@@ -255,3 +255,16 @@ def test_algorithm_enums_are_jaxs():
     np.testing.assert_allclose(
         lax.linalg.svd(x, compute_uv=False, algorithm=lax.linalg.SvdAlgorithm.POLAR),
         np.linalg.svd(x, compute_uv=False), atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["tridiagonal", "hessenberg"])
+def test_packed_forms_refuse_device_arrays_without_copying(name):
+    """CuPy has no sytrd or gehrd: the stand-in's arrays get an error naming the function,
+    and nothing is copied to the host."""
+    import cupy_standin as standin
+    x = standin.asarray(np.eye(3))
+    with standin.transfers() as counts:
+        with pytest.raises(NotImplementedError,
+                           match=rf"functrans.lax.linalg.{name}: cupy_standin has no LAPACK"):
+            getattr(lax.linalg, name)(x)
+    assert counts.d2h == 0

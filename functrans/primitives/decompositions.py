@@ -1,6 +1,9 @@
 """Matrix decompositions and solves on the last two axes (``cholesky``,
-``triangular_solve``, ``triangular_matmul``, ``lu``, ``eigh``, ``qr``, ``svd``, ``eig``);
-leading axes are batch members.
+``triangular_solve``, ``triangular_matmul``, ``lu``, ``eigh``, ``qr``, ``svd``, ``eig``,
+``schur``, ``hessenberg``, ``sylvester``, ``tridiagonal_solve``, and LAPACK's packed
+``tridiagonal`` and ``hessenberg_reflectors``, which have no derivative); leading axes are
+batch members.  ``householder_product``, ``ormqr``, ``cholesky_update`` and
+``symmetric_product`` are composed from lax operations at the end.
 
 Each primitive reads only the part of its matrix operand that its impl reads, and its
 derivative is exactly that of the impl:
@@ -30,6 +33,8 @@ derivative is exactly that of the impl:
   ``dU = U (F ∘ (dS S + S dSᴴ) + i Im diag(dS) / s)`` and ``dV = V (F ∘ (S dS + dSᴴ S))``,
   ``F[i, j] = 1 / (s[j]² - s[i]²)``, plus for ``m > n`` (``m < n``) the part of ``da V / s``
   (``daᴴ U / s``) outside the span of ``U`` (``V``), as JAX.
+* ``tridiagonal_solve(dl, d, du, b)`` solves ``A x = b`` for the tridiagonal ``A``: linear
+  in ``b`` (its transpose solves with ``Aᵀ``), ``dx = -A⁻¹ (dA x)`` in the diagonals.
 * ``eig(a)``: with ``P = V⁻¹ da V``, ``dw = diag(P)`` and
   ``dV = V (F ∘ P) + V diag(c)``, ``F[i, j] = 1 / (w[j] - w[i])``, ``c`` keeping each
   column's norm 1 and its largest component real (LAPACK's normalization, as JAX).
