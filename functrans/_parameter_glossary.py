@@ -2123,6 +2123,55 @@ _specific("functrans.lax.linalg.qr",
           use_magma=("None or bool, optional", _ACCEPTED))
 _specific("functrans.lax.linalg.svd",
           algorithm=("None or SvdAlgorithm, optional", _ACCEPTED))
+_specific("functrans.lax.linalg.tridiagonal_solve",
+          dl=(_ARRAY, "The subdiagonal, ``(..., m)``: ``dl[i] = A[i, i - 1]`` (``dl[0]`` is "
+                      "not read)."),
+          d=(_ARRAY, "The diagonal, ``(..., m)``."),
+          du=(_ARRAY, "The superdiagonal, ``(..., m)``: ``du[i] = A[i, i + 1]`` (``du[-1]`` "
+                      "is not read)."),
+          b=(_ARRAY, "The right-hand sides, ``(..., m, n)``."),
+          perturb_singular=("bool, optional", "If True, pivots below ``eps`` times the "
+                                              "largest entry of ``U`` are moved to that size "
+                                              "(a finite answer for a singular ``A``); "
+                                              "False (default): nan for a singular ``A``."))
+_specific("functrans.lax.linalg.tridiagonal functrans.lax.linalg.hessenberg",
+          a=(_ARRAY, "The square matrix, or a stack of them on the last two axes."))
+_specific("functrans.lax.linalg.householder_product functrans.lax.linalg.ormqr",
+          a=(_ARRAY, "The Householder reflectors' vectors below the diagonal of its "
+                     "columns, ``(..., m, n)`` (``geqrf``'s packed output)."),
+          taus=(_ARRAY, "The reflectors' scalar factors, ``(..., k)``, ``k <= n``."))
+_specific("functrans.lax.linalg.ormqr",
+          c=(_ARRAY, "The matrix multiplied by ``Q``: ``(..., m, s)`` (``left``) or ``(..., "
+                     "r, m)``."),
+          left=("bool, optional", "If True (default), ``Q c``; if False, ``c Q``."),
+          transpose=("bool, optional", "If True, ``Qᴴ`` (``Qᵀ`` for real arrays) instead "
+                                       "of ``Q``."))
+_specific("functrans.lax.linalg.cholesky_update",
+          r_matrix=(_ARRAY, "The upper Cholesky factor ``R`` of ``A = Rᵀ R``, ``(..., n, "
+                            "n)``."),
+          w_vector=(_ARRAY, "The vector ``w`` of the update ``A + w wᵀ``, ``(..., n)``."))
+_specific("functrans.lax.linalg.symmetric_product",
+          a_matrix=(_ARRAY, "The matrix ``a``, ``(..., m, n)``."),
+          c_matrix=(_ARRAY, "The symmetric matrix ``c``, ``(..., m, m)``."),
+          alpha=("float, optional", "The factor of ``a aᵀ`` (default 1)."),
+          beta=("float, optional", "The factor of ``c`` (default 0)."),
+          symmetrize_output=("bool, optional", "If True, the upper triangle is the "
+                                               "transpose of the lower one."))
+_specific("functrans.lax.linalg.qdwh",
+          is_hermitian=("bool, optional", _ACCEPTED),
+          max_iterations=("int or None, optional", _ACCEPTED),
+          eps=("float or None, optional", _ACCEPTED),
+          dynamic_shape=("None, optional", "JAX's true shape of a padded matrix; only None "
+                                           "is accepted."))
+_specific("functrans.lax.linalg.schur",
+          compute_schur_vectors=("bool, optional", "If True (default), ``(t, vs)``; if "
+                                                   "False, ``(t,)``."),
+          sort_eig_vals=("bool, optional", "Must be False (sorting is refused, as by JAX "
+                                           "on CPU)."),
+          select_callable=("None, optional", "Must be None (sorting is refused)."))
+_specific("functrans.lax.linalg.lu_pivots_to_permutation",
+          pivots=(_ARRAY, "The row swaps, ``(..., k)``, 0-based, as ``lu`` returns them."),
+          permutation_size=("int", "The length of the permutation, ``>= k``."))
 _specific("functrans.nn.standardize",
           algorithm=("str, optional", "``'stable'`` (default: the variance as the mean of "
                                       "squared deviations, accurate far from zero) or "

@@ -31,7 +31,7 @@ __all__ = [
     "is_device_array", "is_mutable", "is_lazy", "coerce", "asarray", "zeros", "ones", "full",
     "empty", "arange", "eye", "tri", "copy", "ascontiguous", "scatter_add", "scatter_apply",
     "cumulative_max", "cumulative_min", "is_writeable", "memory_owner", "owned",
-    "default_rng", "LazyGenerator", "to_host", "special_module", "linalg_kernel",
+    "default_rng", "LazyGenerator", "to_host", "special_module", "linalg_kernel", "lapack_kernel",
     "triangular_solver", "triangular_multiplier",
     "synchronize", "ArrayLibraryError", "ChunkedAxisError", "UnknownChunkSizesError",
     "MixedArrayLibrariesError", "check_known_chunks", "map_chunked",
@@ -852,6 +852,26 @@ def linalg_kernel(name: str, *args, what: str):
         raise NotImplementedError(f"{what}: {where} has no {name} kernel for {xp.__name__} "
                                   "arrays; compute it on NumPy arrays")
     return kernel
+
+
+def lapack_kernel(name: str, *args, what: str):
+    """LAPACK's ``name`` (``gehrd``, ``sytrd``, ``hetrd`` without the type prefix) for the
+    NumPy arrays ``args``, through ``scipy.linalg.lapack.get_lapack_funcs``: the packed
+    Householder forms JAX returns and NumPy does not.  Raises ``ImportError`` when SciPy is
+    missing and ``NotImplementedError`` for other arrays' libraries (CuPy calls no such
+    routine; the arrays are not copied to the host behind the caller's back); ``what``
+    names the caller in both."""
+    xp = array_module(*args)
+    if xp is not np:
+        raise NotImplementedError(f"{what}: {xp.__name__} has no LAPACK {name} kernel; "
+                                  "compute it on NumPy arrays")
+    try:
+        from scipy.linalg.lapack import get_lapack_funcs
+    except ImportError:
+        raise ImportError(f"{what} needs LAPACK's {name} through SciPy, and SciPy is not "
+                          'installed; install it with: pip install "functrans[scipy]"'
+                          ) from None
+    return get_lapack_funcs((name,), args)[0]
 
 
 #: SciPy's solve_triangular once looked up (None: not yet; False: SciPy is missing).

@@ -98,6 +98,21 @@ def _solve(**params):
     return lambda a, b: lax.linalg.triangular_solve(_shifted(a), b, **params)
 
 
+def _tridiagonal_solve(dl, d, du, b):
+    """A system far from singular: the diagonal is shifted by 4 (the draws are standard
+    normal)."""
+    shift = backend.zeros(np.shape(d), dtype=d.dtype, like=d) + 4.0
+    return lax.linalg.tridiagonal_solve(dl, lax.add(d, shift), du, b)
+
+
+def _fixed_tridiagonal_solve(b):
+    """The solve with one fixed matrix (made on the device and in the dtype of ``b``):
+    linear."""
+    dl, d, du = (backend.full(np.shape(b)[:-1], v, dtype=b.dtype, like=b)
+                 for v in (1.0, 3.0, -0.5))
+    return lax.linalg.tridiagonal_solve(dl, d, du, b)
+
+
 PRIMITIVE_CASES = [
     Case("cholesky", lambda x: lax.linalg.cholesky(_spd(x)), [A(3, 3)]),
     Case("cholesky_batched", lambda x: lax.linalg.cholesky(_spd(x)), [A(2, 4, 4)]),
@@ -176,6 +191,36 @@ PRIMITIVE_CASES = [
     # Complex ones: unit norm and a real largest component fix each eigenvector.
     Case("eig_vectors_complex", lambda x, y: _parts(lax.concatenate(
         _eig(_cplx(x, y))[1:], 1)), [A(3, 3), A(3, 3)]),
+    Case("tridiagonal_solve", _tridiagonal_solve, [A(4), A(4), A(4), A(4, 2)]),
+    Case("tridiagonal_solve_batched", _tridiagonal_solve, [A(2, 3), A(2, 3), A(2, 3), A(2, 3, 1)]),
+    Case("tridiagonal_solve_linear_in_b",
+         _fixed_tridiagonal_solve, [A(3, 2)], linear=True),
+    Case("tridiagonal_solve_complex",
+         lambda a, b, c, d, e, f, g, h: _parts(_tridiagonal_solve(
+             _cplx(a, b), _cplx(c, d), _cplx(e, f), _cplx(g, h))),
+         [A(3), A(3), A(3), A(3), A(3), A(3), A(3, 2), A(3, 2)]),
+    # Built from lax operations: differentiable here (JAX's are not).
+    Case("householder_product", lambda a, t: lax.linalg.householder_product(a, t),
+         [A(4, 3), A(3)]),
+    Case("householder_product_batched_complex", lambda a, b, t, u: _parts(
+        lax.linalg.householder_product(_cplx(a, b), _cplx(t, u))),
+         [A(2, 3, 3), A(2, 3, 3), A(2, 2), A(2, 2)]),
+    Case("ormqr_left", lambda a, t, c: lax.linalg.ormqr(a, t, c), [A(4, 3), A(3), A(4, 2)]),
+    Case("ormqr_right_transpose",
+         lambda a, t, c: lax.linalg.ormqr(a, t, c, left=False, transpose=True),
+         [A(2, 4, 3), A(2, 2), A(2, 2, 4)]),
+    Case("ormqr_complex_left_transpose", lambda a, b, t, u, c, d: _parts(lax.linalg.ormqr(
+        _cplx(a, b), _cplx(t, u), _cplx(c, d), transpose=True)),
+         [A(3, 3), A(3, 3), A(3), A(3), A(3, 2), A(3, 2)]),
+    Case("cholesky_update", lambda x, w: lax.linalg.cholesky_update(
+        _mT(lax.linalg.cholesky(_spd(x))), w), [A(3, 3), A(3)]),
+    Case("cholesky_update_batched", lambda x, w: lax.linalg.cholesky_update(
+        _mT(lax.linalg.cholesky(_spd(x))), w), [A(2, 3, 3), A(2, 3)]),
+    Case("symmetric_product", lambda a, c: lax.linalg.symmetric_product(
+        a, _sym(c), alpha=2.0, beta=-0.5), [A(3, 4), A(3, 3)]),
+    Case("symmetric_product_symmetrized", lambda a, c: lax.linalg.symmetric_product(
+        a, c, alpha=0.5, beta=1.5, symmetrize_output=True), [A(2, 3, 2), A(2, 3, 3)]),
+    Case("qdwh", lambda x: lax.concatenate(list(lax.linalg.qdwh(x)[:2]), 0), [A(4, 3)]),
     Case("lu_pivots_and_permutation",
          lambda a: lax.concatenate(list(lax.linalg.lu(a)[1:]), len(np.shape(a)) - 2),
          [A(2, 4, 4)],

@@ -1,6 +1,9 @@
 """Matrix decompositions and solves on the last two axes (``cholesky``,
-``triangular_solve``, ``triangular_matmul``, ``lu``, ``eigh``, ``qr``, ``svd``, ``eig``);
-leading axes are batch members.
+``triangular_solve``, ``triangular_matmul``, ``lu``, ``eigh``, ``qr``, ``svd``, ``eig``,
+``schur``, ``hessenberg``, ``sylvester``, ``tridiagonal_solve``, and LAPACK's packed
+``tridiagonal`` and ``hessenberg_reflectors``, which have no derivative); leading axes are
+batch members.  ``householder_product``, ``ormqr``, ``cholesky_update`` and
+``symmetric_product`` are composed from lax operations at the end.
 
 Each primitive reads only the part of its matrix operand that its impl reads, and its
 derivative is exactly that of the impl:
@@ -30,6 +33,8 @@ derivative is exactly that of the impl:
   ``dU = U (F ∘ (dS S + S dSᴴ) + i Im diag(dS) / s)`` and ``dV = V (F ∘ (S dS + dSᴴ S))``,
   ``F[i, j] = 1 / (s[j]² - s[i]²)``, plus for ``m > n`` (``m < n``) the part of ``da V / s``
   (``daᴴ U / s``) outside the span of ``U`` (``V``), as JAX.
+* ``tridiagonal_solve(dl, d, du, b)`` solves ``A x = b`` for the tridiagonal ``A``: linear
+  in ``b`` (its transpose solves with ``Aᵀ``), ``dx = -A⁻¹ (dA x)`` in the diagonals.
 * ``eig(a)``: with ``P = V⁻¹ da V``, ``dw = diag(P)`` and
   ``dV = V (F ∘ P) + V diag(c)``, ``F[i, j] = 1 / (w[j] - w[i])``, ``c`` keeping each
   column's norm 1 and its largest component real (LAPACK's normalization, as JAX).
@@ -48,7 +53,8 @@ from functrans.interpreters.batching import not_mapped
 from functrans.interpreters.transpose import is_undefined_primal
 from functrans.primitives.conversion import convert_element_type
 from functrans.primitives.elementwise import (abs, add, complex, conj, div, eq, gt, imag, mul,
-                                              neg, real, sub)
+                                              neg, real, sqrt, sub)
+from functrans.primitives.elementwise import max as maximum
 from functrans.primitives.reductions import argmax
 from functrans.primitives.shape import expand_dims, reduce_sum
 from functrans.primitives.linalg import dot_general_p
@@ -1047,13 +1053,17 @@ def matrix_by_matrix(kernel, *stacks):
 
 
 def _no_derivative(prim: Primitive, name: str, why: str):
-    """A JVP rule that raises ``NotImplementedError`` naming ``functrans.scipy.linalg``'s
-    ``name`` and saying ``why``, unless every tangent is zero."""
+    """A JVP rule that raises ``NotImplementedError`` naming the functions ``name`` (a
+    bare name is ``functrans.scipy.linalg``'s) and saying ``why``, unless every tangent is
+    zero."""
+    if "." not in name:
+        name = f"functrans.scipy.linalg.{name}"
+
     def jvp(primals, tangents, **params):
         outs = prim.bind(*primals, **params)
         if all(type(t) is ad.Zero for t in tangents):
             return outs, [ad.Zero.from_value(o) for o in outs]
-        raise NotImplementedError(f"functrans.scipy.linalg.{name}: {why}")
+        raise NotImplementedError(f"{name}: {why}")
     return jvp
 
 
@@ -1086,7 +1096,8 @@ _SCHUR_NO_DERIVATIVE = (
 
 impl_rules[schur_p] = _schur_impl
 abstract_eval_rules[schur_p] = _schur_abstract_eval
-ad.jvp_rules[schur_p] = _no_derivative(schur_p, "schur", _SCHUR_NO_DERIVATIVE)
+ad.jvp_rules[schur_p] = _no_derivative(schur_p, "schur", _SCHUR_NO_DERIVATIVE + (
+    " (functrans.lax.linalg.schur computes the same decomposition)"))
 batching.defleading_dims(schur_p, moveaxis)
 
 
@@ -1328,3 +1339,554 @@ def _static_tol(tol) -> float:
     except (TypeError, ValueError):
         raise TypeError(f"solve_sylvester: tol must be a static number (it decides which "
                         f"answers are NaN), got {tol!r}") from None
+
+
+# -- tridiagonal_solve ---------------------------------------------------------------------
+# x with A x = b for the tridiagonal A with subdiagonal dl (dl[i] = A[i, i - 1], dl[0]
+# unread), diagonal d and superdiagonal du (du[i] = A[i, i + 1], du[-1] unread).  Linear in
+# b; in the diagonals d x = -A⁻¹ (dA x), where (dA x)[i] = ddl[i] x[i - 1] + dd[i] x[i] +
+# ddu[i] x[i + 1].  Its transpose in b solves with Aᵀ: subdiagonal [0, du[:-1]] and
+# superdiagonal [dl[1:], 0].
+
+tridiagonal_solve_p = Primitive("tridiagonal_solve", origin="library")
+
+
+def _gtsv(xp, dl, d, du, b, perturb_singular: bool):
+    """LAPACK's ``gtsv`` (Gaussian elimination with partial pivoting, rows swapped where
+    the subdiagonal entry is the larger), vectorized over the batch and the columns of
+    ``b``: one Python step per row."""
+    m = d.shape[-1]
+    lower = xp.moveaxis(dl, -1, 0)
+    diag = xp.moveaxis(d, -1, 0).copy()
+    upper = xp.moveaxis(du, -1, 0).copy()
+    rhs = xp.moveaxis(b, -2, 0).copy()
+    second = xp.zeros_like(diag)                 # the second superdiagonal rows swaps make
+    one = xp.ones((), dtype=d.dtype)
+    for i in range(m - 1):
+        below = lower[i + 1]
+        swap = xp.abs(diag[i]) < xp.abs(below)
+        fact = xp.where(swap, diag[i] / xp.where(swap, below, one),
+                        below / xp.where(swap, one, diag[i]))
+        kept_diag, kept_rhs = diag[i].copy(), rhs[i].copy()
+        next_diag, next_upper = diag[i + 1].copy(), upper[i + 1].copy()
+        f, s = fact[..., None], swap[..., None]
+        diag[i] = xp.where(swap, below, kept_diag)
+        diag[i + 1] = xp.where(swap, upper[i] - fact * next_diag, next_diag - fact * upper[i])
+        rhs[i] = xp.where(s, rhs[i + 1], kept_rhs)
+        rhs[i + 1] = xp.where(s, kept_rhs - f * rhs[i + 1], rhs[i + 1] - f * kept_rhs)
+        if i < m - 2:
+            second[i] = xp.where(swap, next_upper, 0)
+            upper[i + 1] = xp.where(swap, -fact * next_upper, next_upper)
+        upper[i] = xp.where(swap, next_diag, upper[i])
+    if perturb_singular:  # tiny pivots moved to eps max|U| (keeping their sign), as dlagts
+        scale = xp.abs(xp.concatenate([diag, upper[:-1], second])).max(axis=0)
+        tol = np.finfo(diag.dtype).eps * xp.where(scale == 0, 1, scale)
+        small = xp.abs(diag) < tol
+        sign = xp.where(diag.real < 0, -1, 1) if diag.dtype.kind == "f" else xp.where(
+            diag == 0, 1, diag / xp.where(diag == 0, 1, xp.abs(diag)))
+        diag = xp.where(small, sign * tol, diag)
+    singular = (diag == 0).any(axis=0)          # gtsv's info > 0: JAX answers nan
+    x = xp.empty_like(rhs)
+    for i in range(m - 1, -1, -1):
+        acc = rhs[i]
+        if i + 1 < m:
+            acc = acc - upper[i][..., None] * x[i + 1]
+        if i + 2 < m:
+            acc = acc - second[i][..., None] * x[i + 2]
+        x[i] = acc / diag[i][..., None]
+    x = xp.where(singular[..., None], np.nan, x)
+    return xp.moveaxis(x, 0, -2)
+
+
+def _tridiagonal_solve_impl(dl, d, du, b, *, perturb_singular):
+    xp = array_module(dl, d, du, b)
+    dl, d, du, b = coerce(xp, dl, d, du, b)
+    if not b.size:
+        return xp.zeros_like(b)
+    with np.errstate(divide="ignore", invalid="ignore"):  # a singular A gives inf or nan
+        return _gtsv(xp, dl, d, du, b, perturb_singular).astype(b.dtype, copy=False)
+
+
+def _tridiagonal_solve_abstract_eval(dl, d, du, b, *, perturb_singular):
+    name = "tridiagonal_solve"
+    for what, aval in (("dl", dl), ("d", d), ("du", du), ("b", b)):
+        _check_inexact(name, what, aval)
+    if not dl.dtype == d.dtype == du.dtype == b.dtype:
+        raise TypeError(f"{name}: dl, d, du and b must have one dtype, got {dl.dtype}, "
+                        f"{d.dtype}, {du.dtype} and {b.dtype}; convert them first")
+    if d.ndim < 1 or not dl.shape == d.shape == du.shape:
+        raise ValueError(f"{name}: dl, d and du must be vectors (or stacks of them, (..., "
+                         f"m)) of one shape, got shapes {dl.shape}, {d.shape} and {du.shape}")
+    if b.ndim != d.ndim + 1 or b.shape[:-1] != d.shape:
+        raise ValueError(f"{name}: b must have shape (..., m, n) with the leading axes and m "
+                         f"of the diagonals {d.shape}, got shape {b.shape}")
+    return ShapedArray(b.shape, b.dtype)
+
+
+def _tridiagonal_product(ddl, dd, ddu, x):
+    """``dA x`` for the tridiagonal ``dA`` with diagonals ``ddl``, ``dd``, ``ddu`` (each
+    possibly a symbolic zero) and the stack of matrices ``x``."""
+    shape = shape_of(x)
+    nd, m = len(shape), shape[-2]
+    dtype = get_aval(x).dtype
+    zero_row = backend.zeros(shape[:-2] + (1, shape[-1]), dtype, like=x)
+    start = (0,) * nd
+    previous = concatenate([zero_row, slice_array(x, start, shape[:-2] + (m - 1, shape[-1]))],
+                           nd - 2)
+    following = concatenate([slice_array(x, start[:-2] + (1, 0), shape), zero_row], nd - 2)
+    total = None
+    for g, y in ((ddl, previous), (dd, x), (ddu, following)):
+        if type(g) is ad.Zero:
+            continue
+        term = mul(broadcast_in_dim(g, shape, tuple(range(nd - 1))), y)
+        total = term if total is None else add(total, term)
+    return total
+
+
+def _tridiagonal_solve_jvp(primals, tangents, *, perturb_singular):
+    dl, d, du, b = primals
+    ddl, dd, ddu, db = tangents
+    x = tridiagonal_solve_p.bind(dl, d, du, b, perturb_singular=perturb_singular)
+    rhs = None if type(db) is ad.Zero else ad.instantiate(db, b)
+    product = _tridiagonal_product(ddl, dd, ddu, x)
+    if product is not None:
+        rhs = neg(product) if rhs is None else sub(rhs, product)
+    if rhs is None:
+        return x, ad.Zero.from_value(x)
+    return x, tridiagonal_solve_p.bind(dl, d, du, rhs, perturb_singular=perturb_singular)
+
+
+def _tridiagonal_solve_transpose(ct, dl, d, du, b, *, perturb_singular):
+    assert not any(is_undefined_primal(v) for v in (dl, d, du)), (
+        "tridiagonal_solve is linear in b only")
+    shape = shape_of(d)
+    nd, m = len(shape), shape[-1]
+    zero = backend.zeros(shape[:-1] + (1,), get_aval(d).dtype, like=d)
+    start = (0,) * nd
+    dl_t = concatenate([zero, slice_array(du, start, shape[:-1] + (m - 1,))], nd - 1)
+    du_t = concatenate([slice_array(dl, start[:-1] + (1,), shape), zero], nd - 1)
+    return [None, None, None,
+            tridiagonal_solve_p.bind(dl_t, d, du_t, ct, perturb_singular=perturb_singular)]
+
+
+impl_rules[tridiagonal_solve_p] = _tridiagonal_solve_impl
+abstract_eval_rules[tridiagonal_solve_p] = _tridiagonal_solve_abstract_eval
+ad.jvp_rules[tridiagonal_solve_p] = _tridiagonal_solve_jvp
+transpose.deftranspose(tridiagonal_solve_p, _tridiagonal_solve_transpose)
+batching.batching_rules[tridiagonal_solve_p] = batch_matrix_and_operand(tridiagonal_solve_p)
+
+
+def tridiagonal_solve(dl, d, du, b, *, perturb_singular: bool = False):
+    """The solution ``x`` of ``A x = b`` for the tridiagonal matrix ``A`` with subdiagonal
+    ``dl`` (``dl[i] = A[i, i - 1]``; ``dl[0]`` is not read), diagonal ``d`` and
+    superdiagonal ``du`` (``du[i] = A[i, i + 1]``; ``du[-1]`` is not read), each ``(...,
+    m)``, and ``b`` ``(..., m, n)`` with the same leading (batch) axes, all of one float or
+    complex dtype.  Gaussian elimination with partial pivoting (LAPACK's ``gtsv``); a
+    singular ``A`` (a zero pivot) gives nan, as JAX, unless ``perturb_singular``, which moves pivots
+    smaller than ``eps`` times the largest entry of ``U`` to that size (keeping their sign)
+    for a finite answer (inverse iteration's use).  Linear in ``b``; differentiable in all
+    four, as JAX.
+
+    >>> import numpy as np
+    >>> from functrans.lax_linalg import tridiagonal_solve
+    >>> dl, d, du = np.array([0.0, 1.0, 1.0]), np.array([2.0, 2.0, 2.0]), np.array([1.0, 1.0, 0.0])
+    >>> tridiagonal_solve(dl, d, du, np.array([[3.0], [4.0], [3.0]]))
+    array([[1.],
+           [1.],
+           [1.]])
+    """
+    params = dict(perturb_singular=bool(perturb_singular))
+    _tridiagonal_solve_abstract_eval(get_aval(dl), get_aval(d), get_aval(du), get_aval(b),
+                                     **params)
+    return tridiagonal_solve_p.bind(dl, d, du, b, **params)
+
+
+# -- packed Householder forms: tridiagonal (sytrd / hetrd) and hessenberg_reflectors (gehrd)
+# LAPACK's own outputs, as JAX returns them: the reduced matrix with the reflectors' vectors
+# below (or above) the band, and their scalar factors.  No derivative (none in JAX): the
+# reflectors are one of many choices, fixed by LAPACK's sign conventions, not by a rule a
+# derivative could follow; scipy.linalg.hessenberg's (h, q) and eigh have rules.
+
+_PACKED_NO_DERIVATIVE = (
+    "the packed Householder form (LAPACK's reflectors and their factors) has no derivative "
+    "(JAX has none either): differentiate the unpacked forms instead, "
+    "functrans.scipy.linalg.hessenberg's (h, q) or functrans.numpy.linalg.eigh")
+
+tridiagonal_p = Primitive("tridiagonal", multiple_results=True, origin="library")
+
+
+def _tridiagonal_impl(a, *, lower):
+    xp = array_module(a)
+    (a,) = coerce(xp, a)
+    n = a.shape[-1]
+    real = _real_dtype(a.dtype)
+    batch = a.shape[:-2]
+    if not a.size or n == 1:  # LAPACK asks for n >= 1; nothing to reduce for n <= 1
+        return [a.copy(), xp.real(a[..., :, 0] if n else a[..., 0]).astype(real),
+                xp.zeros(batch + (max(n - 1, 0),), real),
+                xp.zeros(batch + (max(n - 1, 0),), a.dtype)]
+    name = "hetrd" if a.dtype.kind == "c" else "sytrd"
+    kernel = backend.lapack_kernel(name, a, what="functrans.lax.linalg.tridiagonal")
+    arr, d, e, taus = matrix_by_matrix(
+        lambda m: tuple(kernel(m, lower=int(lower))[:4]), a)
+    return [arr.astype(a.dtype, copy=False), d.astype(real, copy=False),
+            e.astype(real, copy=False), taus.astype(a.dtype, copy=False)]
+
+
+def _tridiagonal_abstract_eval(a, *, lower):
+    _check_inexact("tridiagonal", "the operand", a)
+    _check_square("tridiagonal", "the operand", a)
+    n, batch, real = a.shape[-1], a.shape[:-2], _real_dtype(a.dtype)
+    short = batch + (max(n - 1, 0),)
+    return [ShapedArray(a.shape, a.dtype), ShapedArray(batch + (n,), real),
+            ShapedArray(short, real), ShapedArray(short, a.dtype)]
+
+
+impl_rules[tridiagonal_p] = _tridiagonal_impl
+abstract_eval_rules[tridiagonal_p] = _tridiagonal_abstract_eval
+ad.jvp_rules[tridiagonal_p] = _no_derivative(
+    tridiagonal_p, "functrans.lax.linalg.tridiagonal", _PACKED_NO_DERIVATIVE)
+batching.defleading_dims(tridiagonal_p, moveaxis)
+
+
+def tridiagonal(a, *, lower: bool = True):
+    """The reduction of each Hermitian matrix in ``a`` (``(..., n, n)``, reading its
+    ``lower`` or upper triangle) to a real symmetric tridiagonal one, ``a = Q T Qᴴ``, in
+    LAPACK's packed form (``sytrd``, ``hetrd``, through SciPy), as JAX: ``(arr, d, e,
+    taus)``, where ``d`` (``(..., n)``) and ``e`` (``(..., n - 1)``) are ``T``'s diagonal
+    and off-diagonal (real), ``taus`` (``(..., n - 1)``) the reflectors' factors and
+    ``arr`` the matrix with ``T`` on its band and the reflectors' vectors below it (above
+    it when not ``lower``).  NumPy arrays only (CuPy has no such kernel).  Not
+    differentiable (nor in JAX): ``eigh`` and ``scipy.linalg.eigh_tridiagonal`` are.
+
+    >>> import numpy as np
+    >>> from functrans.lax_linalg import tridiagonal
+    >>> arr, d, e, taus = tridiagonal(np.array([[2.0, 1.0, 0.0], [1.0, 2.0, 1.0], [0.0, 1.0, 2.0]]))
+    >>> d, e
+    (array([2., 2., 2.]), array([1., 1.]))
+    """
+    _tridiagonal_abstract_eval(get_aval(a), lower=bool(lower))
+    return tuple(tridiagonal_p.bind(a, lower=bool(lower)))
+
+
+hessenberg_reflectors_p = Primitive("hessenberg_reflectors", multiple_results=True,
+                                    origin="library")
+
+
+def _hessenberg_reflectors_impl(a):
+    xp = array_module(a)
+    (a,) = coerce(xp, a)
+    n = a.shape[-1]
+    if not a.size or n == 1:
+        return [a.copy(), xp.zeros(a.shape[:-2] + (max(n - 1, 0),), a.dtype)]
+    kernel = backend.lapack_kernel("gehrd", a, what="functrans.lax.linalg.hessenberg")
+    packed, taus = matrix_by_matrix(lambda m: tuple(kernel(m)[:2]), a)
+    return [packed.astype(a.dtype, copy=False), taus.astype(a.dtype, copy=False)]
+
+
+def _hessenberg_reflectors_abstract_eval(a):
+    _check_inexact("hessenberg", "the operand", a)
+    _check_square("hessenberg", "the operand", a)
+    return [ShapedArray(a.shape, a.dtype),
+            ShapedArray(a.shape[:-2] + (max(a.shape[-1] - 1, 0),), a.dtype)]
+
+
+impl_rules[hessenberg_reflectors_p] = _hessenberg_reflectors_impl
+abstract_eval_rules[hessenberg_reflectors_p] = _hessenberg_reflectors_abstract_eval
+ad.jvp_rules[hessenberg_reflectors_p] = _no_derivative(
+    hessenberg_reflectors_p, "functrans.lax.linalg.hessenberg", _PACKED_NO_DERIVATIVE)
+batching.defleading_dims(hessenberg_reflectors_p, moveaxis)
+
+
+def hessenberg_reflectors(a):
+    """The reduction of each square matrix in ``a`` (``(..., n, n)``) to upper Hessenberg
+    form ``a = Q H Qᴴ`` in LAPACK's packed form (``gehrd``, through SciPy), as JAX's
+    ``lax.linalg.hessenberg``: ``(a_out, taus)`` with ``H`` on and above the first
+    subdiagonal of ``a_out``, the reflectors' vectors below it and their factors in
+    ``taus`` (``(..., n - 1)``).  NumPy arrays only.  Not differentiable (nor in JAX);
+    ``functrans.scipy.linalg.hessenberg``'s unpacked ``(h, q)`` is.
+
+    >>> import numpy as np
+    >>> from functrans.lax_linalg import hessenberg
+    >>> a_out, taus = hessenberg(np.array([[1.0, 2.0, 3.0], [0.0, 4.0, 5.0], [0.0, 6.0, 7.0]]))
+    >>> taus
+    array([0., 0.])
+    """
+    _hessenberg_reflectors_abstract_eval(get_aval(a))
+    return tuple(hessenberg_reflectors_p.bind(a))
+
+
+# -- lu_pivots_to_permutation --------------------------------------------------------------
+
+lu_pivots_to_permutation_p = Primitive("lu_pivots_to_permutation", origin="library")
+
+
+def _lu_pivots_to_permutation_impl(pivots, *, permutation_size):
+    xp = array_module(pivots)
+    (pivots,) = coerce(xp, pivots)
+    batch, k = pivots.shape[:-1], pivots.shape[-1]
+    flat = pivots.reshape((-1, k))
+    rows = xp.arange(flat.shape[0])
+    permutation = xp.broadcast_to(xp.arange(permutation_size, dtype=pivots.dtype),
+                                  (flat.shape[0], permutation_size)).copy()
+    for i in range(k):  # swap entries i and pivots[i], in order (LAPACK's row swaps)
+        j = flat[:, i]
+        here, there = permutation[:, i].copy(), permutation[rows, j]
+        permutation[:, i] = there
+        permutation[rows, j] = here
+    return permutation.reshape(batch + (permutation_size,))
+
+
+def _lu_pivots_to_permutation_abstract_eval(pivots, *, permutation_size):
+    name = "lu_pivots_to_permutation"
+    if pivots.dtype.kind not in "iu":
+        raise TypeError(f"{name}: pivots must be an integer array, got dtype {pivots.dtype}")
+    if pivots.ndim < 1 or pivots.shape[-1] > permutation_size:
+        raise ValueError(f"{name}: pivots must have shape (..., k) with k <= "
+                         f"permutation_size = {permutation_size}, got shape {pivots.shape}")
+    return ShapedArray(pivots.shape[:-1] + (permutation_size,), pivots.dtype)
+
+
+impl_rules[lu_pivots_to_permutation_p] = _lu_pivots_to_permutation_impl
+abstract_eval_rules[lu_pivots_to_permutation_p] = _lu_pivots_to_permutation_abstract_eval
+ad.defjvp_zero(lu_pivots_to_permutation_p)
+batching.defleading_dims(lu_pivots_to_permutation_p, moveaxis)
+
+
+def lu_pivots_to_permutation(pivots, permutation_size: int):
+    """The permutation (``(..., permutation_size)``, the dtype of ``pivots``) that the row
+    swaps ``pivots`` (``(..., k)``, ``k <= permutation_size``; LAPACK's ``getrf`` pivots,
+    0-based, as ``lu`` returns them) make of ``0, 1, ..., permutation_size - 1``: swap
+    entries ``i`` and ``pivots[i]`` for ``i = 0, 1, ...`` in turn.  Integer valued.
+
+    >>> import numpy as np
+    >>> from functrans.lax_linalg import lu_pivots_to_permutation
+    >>> lu_pivots_to_permutation(np.array([2, 2, 3], np.int32), 5)
+    array([2, 0, 3, 1, 4], dtype=int32)
+    """
+    try:
+        permutation_size = int(permutation_size)
+    except TypeError:
+        raise TypeError(f"lu_pivots_to_permutation: permutation_size must be a static "
+                        f"integer, got {permutation_size!r}") from None
+    _lu_pivots_to_permutation_abstract_eval(get_aval(pivots),
+                                            permutation_size=permutation_size)
+    return lu_pivots_to_permutation_p.bind(pivots, permutation_size=permutation_size)
+
+
+# -- Householder reflectors: householder_product (orgqr) and ormqr -------------------------
+# Built from lax operations, one reflector H = I - τ v vᴴ at a time, so every transform
+# (derivatives too, which JAX does not have) goes through them.  Column i of ``a`` holds
+# v below the diagonal; v[i] = 1 and v[:i] = 0.
+
+
+def _reflector(a, i: int):
+    """The ``i``-th Householder vector of the stack of packed reflectors ``a``."""
+    shape = shape_of(a)
+    nd, m = len(shape), shape[-2]
+    dtype = get_aval(a).dtype
+    rows = backend.arange(m, like=a)
+    below = broadcast_in_dim((rows > i).astype(dtype), shape[:-1], (nd - 2,))
+    unit = broadcast_in_dim((rows == i).astype(dtype), shape[:-1], (nd - 2,))
+    return add(mul(_column(a, i), below), unit)
+
+
+def _scalar_at(x, i: int):
+    """``x[..., i]`` of a stack of vectors."""
+    shape = shape_of(x)
+    nd = len(shape)
+    return squeeze(slice_array(x, (0,) * (nd - 1) + (i,), shape[:-1] + (i + 1,)), (nd - 1,))
+
+
+def _apply_reflector(v, tau, c, left: bool, adjoint: bool):
+    """``H c`` (``left``) or ``c H``, with ``H = I - τ v vᴴ`` (``Hᴴ`` if ``adjoint``)."""
+    shape = shape_of(c)
+    nd = len(shape)
+    batch = tuple(range(nd - 2))
+    complex_ = get_aval(c).dtype.kind == "c"
+    vc = conj(v) if complex_ else v
+    if adjoint and complex_:
+        tau = conj(tau)
+    if left:   # w = vᴴ c, (..., s); c - τ v w
+        w = dot_general_p.bind(vc, c, dimension_numbers=(((nd - 2,), (nd - 2,)),
+                                                         (batch, batch)))
+        v_full = broadcast_in_dim(v, shape, batch + (nd - 2,))
+        w_full = broadcast_in_dim(w, shape, batch + (nd - 1,))
+    else:      # w = c v, (..., r); c - τ w vᴴ
+        w = dot_general_p.bind(c, v, dimension_numbers=(((nd - 1,), (nd - 2,)),
+                                                        (batch, batch)))
+        v_full = broadcast_in_dim(vc, shape, batch + (nd - 1,))
+        w_full = broadcast_in_dim(w, shape, batch + (nd - 2,))
+    return sub(c, mul(broadcast_in_dim(tau, shape, batch), mul(v_full, w_full)))
+
+
+def _check_reflectors(name: str, a: ShapedArray, taus: ShapedArray) -> None:
+    _check_inexact(name, "a", a)
+    if a.ndim < 2:
+        raise ValueError(f"{name}: a must be a stack of matrices (..., m, n) holding "
+                         f"Householder reflectors, got shape {a.shape}")
+    if taus.dtype != a.dtype:
+        raise TypeError(f"{name}: taus must have the dtype of a, {a.dtype}, got "
+                        f"{taus.dtype}; convert it first")
+    if taus.ndim != a.ndim - 1 or taus.shape[:-1] != a.shape[:-2] or (
+            taus.shape[-1] > min(a.shape[-2:])):
+        raise ValueError(f"{name}: taus must have shape (..., k) with the leading axes of "
+                         f"a {a.shape} and k <= min(m, n) = {min(a.shape[-2:])}, got shape "
+                         f"{taus.shape}")
+
+
+def _apply_reflectors(a, taus, c, left: bool, transpose: bool):
+    """``Q c``, ``Qᴴ c``, ``c Q`` or ``c Qᴴ`` with ``Q = H_0 H_1 ... H_{k-1}``."""
+    k = shape_of(taus)[-1]
+    order = list(range(k))
+    if left != transpose:  # Q c and c Qᴴ apply H_{k-1} first
+        order.reverse()
+    for i in order:
+        c = _apply_reflector(_reflector(a, i), _scalar_at(taus, i), c, left, transpose)
+    return c
+
+
+def householder_product(a, taus):
+    """The first ``n`` columns of ``Q = H_0 H_1 ... H_{k-1}``, the product of the
+    Householder reflectors ``H_i = I - taus[i] v_i v_iᴴ`` packed in the columns of ``a``
+    (``(..., m, n)``, ``m >= n``: ``v_i`` is column ``i`` below the diagonal, with 1 on
+    it), and ``taus`` (``(..., k)``, ``k <= n``), as LAPACK's ``orgqr`` / ``ungqr`` from the
+    output of ``geqrf``.  Built from lax operations, so differentiable (JAX's is not) and
+    batched.
+
+    >>> import numpy as np
+    >>> from functrans.lax_linalg import householder_product
+    >>> householder_product(np.array([[1.0], [1.0]]), np.array([1.0]))
+    array([[ 0.],
+           [-1.]])
+    """
+    a_aval, taus_aval = get_aval(a), get_aval(taus)
+    _check_reflectors("householder_product", a_aval, taus_aval)
+    m, n = a_aval.shape[-2:]
+    if m < n:
+        raise ValueError(f"householder_product: a must have at least as many rows as "
+                         f"columns (m >= n, as LAPACK's orgqr), got shape {a_aval.shape}")
+    eye = backend.eye(m, n, dtype=a_aval.dtype, like=a)
+    first = broadcast_in_dim(eye, a_aval.shape, (a_aval.ndim - 2, a_aval.ndim - 1))
+    return _apply_reflectors(a, taus, first, left=True, transpose=False)
+
+
+def ormqr(a, taus, c, *, left: bool = True, transpose: bool = False):
+    """``Q c`` (``left``), ``c Q``, or with ``transpose`` ``Qᴴ c`` or ``c Qᴴ`` (the
+    conjugate transpose for complex arrays), for ``Q = H_0 H_1 ... H_{k-1}`` (``m x m``)
+    given by the Householder reflectors packed in ``a`` (``(..., m, n)``) and ``taus``
+    (``(..., k)``), as LAPACK's ``ormqr`` / ``unmqr``, without forming ``Q``.  ``c`` is
+    ``(..., m, s)`` (``left``) or ``(..., r, m)`` with the leading axes of ``a``.  Built
+    from lax operations, so differentiable (JAX's is not) and batched.
+
+    >>> import numpy as np
+    >>> from functrans.lax_linalg import ormqr
+    >>> ormqr(np.array([[1.0], [1.0]]), np.array([1.0]), np.array([[1.0], [2.0]]))
+    array([[-2.],
+           [-1.]])
+    """
+    a_aval, taus_aval, c_aval = get_aval(a), get_aval(taus), get_aval(c)
+    _check_reflectors("ormqr", a_aval, taus_aval)
+    m = a_aval.shape[-2]
+    if c_aval.dtype != a_aval.dtype:
+        raise TypeError(f"ormqr: c must have the dtype of a, {a_aval.dtype}, got "
+                        f"{c_aval.dtype}; convert it first")
+    axis = -2 if left else -1
+    if c_aval.ndim != a_aval.ndim or c_aval.shape[:-2] != a_aval.shape[:-2] or (
+            c_aval.shape[axis] != m):
+        want = "(..., m, s)" if left else "(..., r, m)"
+        raise ValueError(f"ormqr: c must have shape {want} with the leading axes of a and "
+                         f"m = {m} (left={bool(left)}), got shape {c_aval.shape}")
+    return _apply_reflectors(a, taus, c, left=bool(left), transpose=bool(transpose))
+
+
+# -- cholesky_update and symmetric_product: built from lax operations ----------------------
+
+
+def cholesky_update(r_matrix, w_vector):
+    """The upper Cholesky factor ``R'`` of ``Rᵀ R + w wᵀ`` from the upper factor ``R =
+    r_matrix`` (``(..., n, n)``; its strict lower triangle is not read) and ``w =
+    w_vector`` (``(..., n)``), real, in ``O(n²)`` operations: one Givens rotation per row
+    folds ``w`` into ``R``, as JAX (equal to JAX's values where ``R``'s diagonal is positive,
+    as ``cholesky`` makes it, or ``w`` reaches no zero on the way).  Built from lax
+    operations, so differentiable (JAX's is not) and batched.
+
+    >>> import numpy as np
+    >>> from functrans.lax_linalg import cholesky_update
+    >>> cholesky_update(np.array([[3.0, 0.0], [0.0, 1.0]]), np.array([4.0, 0.0]))
+    array([[5., 0.],
+           [0., 1.]])
+    """
+    r_aval, w_aval = get_aval(r_matrix), get_aval(w_vector)
+    for what, aval in (("r_matrix", r_aval), ("w_vector", w_aval)):
+        if aval.dtype.kind != "f":
+            raise TypeError(f"cholesky_update: {what} must be a real floating array, got "
+                            f"dtype {aval.dtype}")
+    _check_square("cholesky_update", "r_matrix", r_aval)
+    if w_aval.shape != r_aval.shape[:-1] or w_aval.dtype != r_aval.dtype:
+        raise ValueError(f"cholesky_update: w_vector must have shape (..., n) = "
+                         f"{r_aval.shape[:-1]} and dtype {r_aval.dtype}, as r_matrix "
+                         f"{r_aval.shape}, got {w_aval.str_short()}")
+    shape = r_aval.shape
+    nd, n = len(shape), shape[-1]
+    r = _triangle(r_matrix, False, 0, r_matrix)
+    z = w_vector
+    rows = []
+    for k in range(n):
+        row = squeeze(slice_array(r, (0,) * (nd - 2) + (k, 0), shape[:-2] + (k + 1, n)),
+                      (nd - 2,))
+        x, y = _scalar_at(row, k), _scalar_at(z, k)
+        # c = x / |(x, y)|, s = -y / |(x, y)|, scaled against overflow; (1, 0) at (0, 0)
+        size = maximum(abs(x), abs(y))
+        zero = eq(size, 0.0)
+        safe = add(size, convert_element_type(zero, r_aval.dtype))
+        xs, ys = div(x, safe), div(y, safe)
+        norm = sqrt(add(add(mul(xs, xs), mul(ys, ys)), convert_element_type(zero, r_aval.dtype)))
+        c = add(div(xs, norm), convert_element_type(zero, r_aval.dtype))
+        s = neg(div(ys, norm))
+        c_row, s_row = (broadcast_in_dim(v, shape[:-1], tuple(range(nd - 2))) for v in (c, s))
+        rows.append(sub(mul(c_row, row), mul(s_row, z)))
+        z = add(mul(c_row, z), mul(s_row, row))
+    return concatenate([expand_dims(row, (nd - 2,)) for row in rows], nd - 2)
+
+
+def symmetric_product(a_matrix, c_matrix, *, alpha: float = 1.0, beta: float = 0.0,
+                      symmetrize_output: bool = False):
+    """``alpha a aᵀ + beta c`` for ``a = a_matrix`` (``(..., m, n)``) and the symmetric
+    ``c = c_matrix`` (``(..., m, m)``), real (as JAX), as BLAS's ``syrk``.  The whole matrix is computed here (JAX promises the
+    lower triangle only, unless ``symmetrize_output``); with ``symmetrize_output`` the
+    upper triangle is the transpose of the lower one.  Built from lax operations, so
+    differentiable (JAX's is not) and batched.
+
+    >>> import numpy as np
+    >>> from functrans.lax_linalg import symmetric_product
+    >>> symmetric_product(np.array([[1.0, 2.0], [0.0, 1.0]]), np.eye(2), alpha=1.0, beta=2.0)
+    array([[7., 2.],
+           [2., 3.]])
+    """
+    a_aval, c_aval = get_aval(a_matrix), get_aval(c_matrix)
+    for what, aval in (("a_matrix", a_aval), ("c_matrix", c_aval)):
+        if aval.dtype.kind != "f":
+            raise TypeError(f"symmetric_product: {what} must be a real floating array (as "
+                            f"JAX), got dtype {aval.dtype}")
+    if a_aval.ndim < 2 or c_aval.shape != a_aval.shape[:-1] + (a_aval.shape[-2],) or (
+            a_aval.dtype != c_aval.dtype):
+        raise ValueError(f"symmetric_product: a_matrix (..., m, n) and c_matrix (..., m, m) "
+                         f"must have the same leading axes, m and dtype, got "
+                         f"{a_aval.str_short()} and {c_aval.str_short()}")
+    product = _matmul(a_matrix, _swap_last(a_matrix))
+    out = add(mul(product, _static_scalar("alpha", alpha, a_aval.dtype, a_matrix)),
+              mul(c_matrix, _static_scalar("beta", beta, a_aval.dtype, a_matrix)))
+    if symmetrize_output:
+        out = add(_triangle(out, True, 0, a_matrix), _swap_last(_triangle(out, True, -1,
+                                                                            a_matrix)))
+    return out
+
+
+def _static_scalar(what: str, value, dtype, like):
+    try:
+        value = float(value)
+    except TypeError:
+        raise TypeError(f"symmetric_product: {what} must be a static number, got "
+                        f"{value!r}") from None
+    return backend.full((), value, dtype=dtype, like=like)
