@@ -1531,6 +1531,12 @@ FAMILY["functrans.nn"].update({
 # --- configuration, debugging, dtypes, images ---------------------------------------------
 _specific("functrans.config.fusion_set", on=("bool", "Whether ``jit`` fuses elementwise "
                                                      "regions into compiled loops."))
+_specific("functrans.config.update",
+          name=("str", "JAX's option name, e.g. ``'jax_enable_x64'`` or ``'jax_debug_nans'``."),
+          val=("any", "The option's new value (a bool for switches, a string for modes)."))
+_specific("functrans.config.on_change",
+          name=("str", "The switch of ``functrans.config`` to watch, e.g. ``'debug_nans'``."),
+          watcher=("callable", "Called with no arguments after each assignment to it."))
 _specific("functrans.config.reverse_mode_set",
           mode=("str", "``'auto'``, ``'linearize'``, ``'compiled'`` or ``'tape'``: the "
                        "reverse-mode plan ``grad`` and ``vjp`` use."))
