@@ -520,6 +520,7 @@ def composite(decomposition: Callable, name: str, version: int = 0):
     >>> @functools.partial(lax.composite, name="my.tangent")
     ... def tangent(x):
     ...     return lax.sin(x) / lax.cos(x)
+    ...
     >>> tangent(np.array([0.0]))
     array([0.])
     """

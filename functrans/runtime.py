@@ -212,6 +212,7 @@ def default_device(new_val: Any = _NO_VALUE) -> Iterator[None]:
     >>> import functrans as ft, functrans.numpy as fnp
     >>> with ft.default_device(ft.devices("cpu")[0]):
     ...     fnp.ones(2)
+    ...
     array([1., 1.])
     """
     value = None if new_val is _NO_VALUE else new_val

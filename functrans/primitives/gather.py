@@ -291,8 +291,8 @@ def gather(operand, start_indices, dimension_numbers=None, slice_sizes=None, *,
     >>> dnums = lax.GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,),
     ...                                    start_index_map=(0,))
     >>> lax.gather(x, np.array([[3], [0]]), dnums, slice_sizes=(1, 2))  # x[[3, 0], :2]
-    array([[9., 10.],
-           [0.,  1.]])
+    array([[ 9., 10.],
+           [ 0.,  1.]])
     """
     if dimension_numbers is None:
         if slice_sizes is not None:
