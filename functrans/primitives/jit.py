@@ -36,9 +36,9 @@ from typing_extensions import ParamSpec
 from functrans import backend, config, jaxpr_transforms
 from functrans.array_types import Array, strip_weak, user_result, weak_result
 from functrans.core import (ClosedJaxpr, Primitive, ShapedArray, Tracer, abstract_eval_rules,
-                            eval_jaxpr, get_aval, impl_rules, locate_nonfinite_rules,
-                            nonfinite_kind)
+                            eval_jaxpr, get_aval, impl_rules)
 from functrans.interpreters import ad, batching, codegen, partial_eval, transpose
+from functrans.interpreters.checking import locate_nonfinite_rules, nonfinite_kind
 from functrans.interpreters.ad import Zero
 from functrans.interpreters.batching import not_mapped
 from functrans.interpreters.partial_eval import JaxprTracer
