@@ -18,6 +18,8 @@ from functrans.primitives.conversion import convert_element_type
 from functrans.primitives.elementwise import conj, mul
 from functrans.primitives.linalg import dot_general
 from functrans.primitives.shape import broadcast_in_dim
+from functrans.primitives.decompositions import (  # noqa: F401 (the *_p are re-exported)
+    cholesky_p, eig_p, eigh_p, lu_p, qr_p, svd_p, triangular_solve_p)
 from functrans.primitives.decompositions import (
     cholesky, cholesky_update, eig, eigh, householder_product, lu, lu_pivots_to_permutation,
     lu_pivots_to_permutation_p, ormqr, qr, schur_p, svd, symmetric_product, triangular_solve,
@@ -29,7 +31,9 @@ __all__ = ["cholesky", "cholesky_update", "eig", "eigh", "hessenberg", "househol
            "lu", "lu_pivots_to_permutation", "lu_pivots_to_permutation_p", "ormqr", "qr",
            "qdwh", "schur", "schur_p", "svd", "symmetric_product", "triangular_solve", "tridiagonal",
            "tridiagonal_p", "tridiagonal_solve", "tridiagonal_solve_p",
-           "EigImplementation", "EighImplementation", "SvdAlgorithm"]
+           "EigImplementation", "EighImplementation", "SvdAlgorithm",
+           # the primitives of the decompositions, under JAX's names (functrans's parameters)
+           "cholesky_p", "eig_p", "eigh_p", "lu_p", "qr_p", "svd_p", "triangular_solve_p"]
 
 
 class EigImplementation(enum.Enum):

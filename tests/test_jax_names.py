@@ -653,6 +653,18 @@ def test_lax_primitive_objects_have_jaxs_names():
         assert getattr(jax_lax, name).name.replace("-", "_") == getattr(lax, name).name, name
 
 
+def test_lax_linalg_primitive_objects_are_the_decompositions():
+    from functrans import core
+    names = [n for n in lax.linalg.__all__ if n.endswith("_p")]
+    assert len(names) == 11
+    assert all(isinstance(getattr(lax.linalg, n), core.Primitive) for n in names)
+    jaxpr = ft.make_jaxpr(lambda a: lax.linalg.cholesky(a) + lax.linalg.qr(a)[1])(np.eye(2))
+    assert {lax.linalg.cholesky_p, lax.linalg.qr_p} <= {e.primitive for e in jaxpr.jaxpr.eqns}
+    jax_linalg = pytest.importorskip("jax.lax.linalg")
+    for name in names:
+        assert getattr(jax_linalg, name).name == getattr(lax.linalg, name).name, name
+
+
 # ------------------------------------------------------------------------------------------
 # jax.core's public names
 # ------------------------------------------------------------------------------------------
