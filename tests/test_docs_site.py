@@ -68,6 +68,7 @@ API_PAGES = {
     "typing": "functrans.typing",
     "flatten_util": "functrans.flatten_util",
     "experimental.ode": "functrans.experimental.ode",
+    "test_util": "functrans.test_util",
     "example_libraries.optimizers": "functrans.example_libraries.optimizers",
     "example_libraries.stax": "functrans.example_libraries.stax",
 }
@@ -75,7 +76,7 @@ API_PAGES = {
 #: reference pages whose module re-exports objects documented on another page (JAX's stax
 #: re-exports jax.nn's functions): they link those entries, as alias pages do, instead of
 #: documenting the objects a second time
-REEXPORTS = {"example_libraries.stax": {
+REEXPORTS = {"test_util": {"check_grads": "functrans.testing"}, "example_libraries.stax": {
     name: "functrans.nn" for name in ("relu", "log_softmax", "logsoftmax", "softmax",
                                       "softplus", "sigmoid", "elu", "leaky_relu", "selu",
                                       "gelu", "standardize")} | {
@@ -159,7 +160,7 @@ def test_numpy_objects_reexported_unchanged_are_left_to_numpy():
 
 #: JAX's import paths that re-export names documented elsewhere: their pages link the
 #: canonical entries instead of documenting the objects twice.
-ALIAS_PAGES = {"ad_checkpoint": "functrans.ad_checkpoint", "test_util": "functrans.test_util",
+ALIAS_PAGES = {"ad_checkpoint": "functrans.ad_checkpoint",
                "custom_derivatives": "functrans.custom_derivatives"}
 
 

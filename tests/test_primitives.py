@@ -348,6 +348,12 @@ def test_every_registered_primitive_is_covered():
                          "debug_callback",  # tests/test_jax_names.py (no value to sweep)
                          "rng_uniform",  # tests/test_lax_misc.py (stateful: a new draw
                                          # each call, nothing to compare a loop with)
+                         # LAPACK's packed forms and integer permutations, with no
+                         # derivative: against SciPy's LAPACK, under vmap and jit, in
+                         # tests/test_lax_linalg.py
+                         "hessenberg_reflectors", "tridiagonal", "lu_pivots_to_permutation",
+                         "io_callback",  # tests/test_jax_names.py (effects, no derivative)
+                         "linear_call",  # tests/test_custom_rules.py (a user's transpose)
                          # a named vmap turns them into reductions before any jaxpr:
                          # tests/cases_collectives.py and tests/test_collectives.py
                          "psum", "pmax", "pmin", "all_gather", "axis_index", "ppermute",

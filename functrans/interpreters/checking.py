@@ -126,10 +126,10 @@ def _install_checks() -> None:
     ``Array`` through a checking ``__array_ufunc__``) while ``debug_nans`` or
     ``debug_infs`` is on, the plain ones otherwise (the switches cost nothing when off)."""
     checking = config.debug_nans or config.debug_infs
-    EvalTrace.process_primitive = (  # type: ignore[method-assign]
-        _checked_process_primitive if checking else _unchecked_process_primitive)
+    setattr(EvalTrace, "process_primitive",
+            _checked_process_primitive if checking else _unchecked_process_primitive)
     if checking:
-        Array.__array_ufunc__ = _checked_array_ufunc  # type: ignore[assignment]
+        setattr(Array, "__array_ufunc__", _checked_array_ufunc)
     elif "__array_ufunc__" in Array.__dict__:
         del Array.__array_ufunc__
 

@@ -347,8 +347,20 @@ def _integer_pow_derivative(g, ans, x, *, y):
     return mul(g, mul(y, integer_pow(x, y - 1)))
 
 
-integer_pow_p = unary("integer_pow", lambda x, *, y: array_module(x).power(x, y),
-                      _integer_pow_derivative, inexact_only=False)
+def _integer_pow_impl(x, *, y):
+    # the square and the reciprocal as the correctly rounded x * x and 1 / x, as the
+    # generated code and the fused loops compute them (NumPy's power takes these paths
+    # only from some versions on: NumPy 2.0's float64 power(x, -1) can be off by an ulp)
+    xp = array_module(x)
+    if y == 2:
+        return xp.multiply(x, x)
+    if y == -1 and xp.asarray(x).dtype.kind in "fc":
+        return xp.reciprocal(x)
+    return xp.power(x, y)
+
+
+integer_pow_p = unary("integer_pow", _integer_pow_impl, _integer_pow_derivative,
+                      inexact_only=False)
 
 
 def integer_pow(x, y: int):
@@ -1027,8 +1039,10 @@ def _zero_of_sign(value, sign: int) -> bool:
 
 
 def _integer_pow_lowering(ctx, x, *, y):
-    if y == 2:  # NumPy's power computes the square as x * x too
+    if y == 2:  # correctly rounded, as the impl computes it
         return f"({x} * {x})"
+    if y == -1 and ctx.in_avals[0].dtype.kind in "fc":
+        return f"{ctx.xp}.reciprocal({x})"
     return f"{ctx.xp}.power({x}, {y})"
 
 
@@ -1038,6 +1052,8 @@ def _integer_pow_kernel(operands, in_dtypes, out_dtype, *, y):
     x, = operands
     if y == 2:
         return f"({x} * {x})"
+    if y == -1:  # correctly rounded, as the impl's reciprocal
+        return f"(np.{in_dtypes[0].name}(1.0) / {x})"
     return f"np.power({x}, np.{in_dtypes[0].name}({float(y)!r}))"
 
 
