@@ -30,7 +30,7 @@ try:  # optional: JAX depends on ml_dtypes, functrans does not
     import ml_dtypes
     from ml_dtypes import bfloat16
 except ImportError:  # pragma: no cover - depends on the environment
-    ml_dtypes = None  # type: ignore[assignment]  # absent: itemsize_bits skips its types
+    ml_dtypes = None  # type: ignore[assignment, unused-ignore]  # absent: itemsize_bits skips its types
 else:
     __all__.append("bfloat16")
 
