@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import importlib.util
 import pathlib
 import zlib
 from dataclasses import dataclass, field
@@ -702,3 +703,19 @@ def check_tree_case(case: TreeCase, what: str = "all"):
         got = ft.vmap(case.fun)(batched)
         want = tree_map(lambda *xs: np.stack(xs), *[case(m) for m in members])
         assert_close(got, want, 1e-13, 1e-13, f"{case.name}: vmap against a loop")
+
+
+def optional_jax():
+    """JAX with 64-bit mode on, for tests that compare with it, or None when JAX is not
+    installed (CI has none; those tests skip with ``needs_jax``)."""
+    try:
+        import jax
+    except ImportError:
+        return None
+    jax.config.update("jax_enable_x64", True)
+    return jax
+
+
+#: marks a test that compares with JAX
+needs_jax = pytest.mark.skipif(importlib.util.find_spec("jax") is None,
+                               reason="JAX is not installed")

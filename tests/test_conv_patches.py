@@ -12,14 +12,10 @@ import pytest
 import functrans
 from functrans import lax
 
-try:
-    import jax
-except ImportError:
-    jax = None
-else:
-    jax.config.update("jax_enable_x64", True)
-    jlax = jax.lax
-needs_jax = pytest.mark.skipif(jax is None, reason="JAX is not installed")
+from sweep import needs_jax, optional_jax
+
+jax = optional_jax()
+jlax = jax.lax if jax is not None else None
 
 RNG = np.random.default_rng(1)
 
